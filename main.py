@@ -1,0 +1,196 @@
+"""kernel-lab command line: no arguments opens the viewer; subcommands run scenes headless.
+
+  python main.py                                  the viewer (default scene: balls dripping)
+  python main.py view balls --preset t            the viewer on a chosen scene and preset
+  python main.py run balls --preset T --steps 600 --headless --screenshot out.png
+  python main.py bench balls --preset t --steps 600 --json results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from sim.backend import BackendUnavailable
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad input found after argparse (paths, presets): exit 2 with the message."""
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def add_scene_args(p: argparse.ArgumentParser, default_preset: str | None) -> None:
+    from sim import SCENES
+
+    p.add_argument("scene", nargs="?", default="balls", help=f"scene: {', '.join(SCENES)} (default balls)")
+    p.add_argument("--preset", default=default_preset,
+                   help="initial state; balls: drip (default for the viewer), T (1715-ball lattice), "
+                        "t (8575), block (a lattice of -n balls)")
+    p.add_argument("-n", "--count", type=positive_int,
+                   help="ball count for presets that take one (drip, block)")
+    p.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"),
+                   help="physics backend (default cpu; auto = GPU when available)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the initial state (default 0)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kernel-lab",
+        description="Interactive viewer and headless runner for classic GPU simulation kernels. "
+                    "With no subcommand, opens the viewer.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Examples:\n" + "\n".join(__doc__.splitlines()[2:6]))
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    view = sub.add_parser("view", help="open the viewer window (the default command)")
+    add_scene_args(view, "drip")
+    view.add_argument("--size", default="1280x800", help="window size WxH (default 1280x800)")
+
+    run = sub.add_parser("run", help="run a scene for a number of steps, in the viewer or headless")
+    add_scene_args(run, "T")
+    run.add_argument("--steps", type=positive_int, default=600,
+                     help="physics steps (dt = 1/360 s; default 600)")
+    run.add_argument("--headless", action="store_true", help="no window: simulate, print a summary")
+    run.add_argument("--screenshot", metavar="PNG", help="save a picture of the final state (works headless)")
+    run.add_argument("--size", default="1280x800", help="window or picture size WxH (default 1280x800)")
+
+    bench = sub.add_parser("bench", help="time a scene's stages; print a table, optionally JSON")
+    add_scene_args(bench, "t")
+    bench.add_argument("--steps", type=positive_int, default=600, help="timed physics steps (default 600)")
+    bench.add_argument("--warmup", type=int, default=12, help="untimed steps first (compilation; default 12)")
+    bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
+    return parser
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"--size must look like 1280x800, got {text!r}") from None
+    if not (16 <= w <= 16384 and 16 <= h <= 16384):
+        raise UsageError(f"--size out of range: {text}")
+    return w, h
+
+
+def check_writable(path: str, what: str) -> None:
+    """Fail before any work if ``path`` cannot be written (nothing is half-written later)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UsageError(f"{what} {path!r} is a directory")
+    if not os.path.isdir(folder):
+        raise UsageError(f"{what} {path!r}: folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"{what} {path!r} is not writable")
+
+
+def make_scene(args):
+    from sim import create_scene
+
+    try:
+        return create_scene(args.scene, preset=args.preset, backend=args.backend, n=args.count,
+                            seed=args.seed)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_view(args) -> int:
+    from viewer.app import display_problem
+
+    problem = display_problem()
+    if problem:
+        print(f"kernel-lab: cannot open the viewer window: {problem}\n"
+              "Run headless instead, e.g.:\n"
+              "  python main.py run balls --preset T --steps 600 --headless --screenshot balls.png",
+              file=sys.stderr)
+        return 1
+    width, height = parse_size(args.size)
+    scene = make_scene(args)
+    from viewer.app import main as viewer_main
+
+    return viewer_main(scene, width=width, height=height)
+
+
+def cmd_run(args) -> int:
+    import time
+
+    width, height = parse_size(args.size)
+    if args.screenshot:
+        check_writable(args.screenshot, "screenshot")
+    if not args.headless:
+        from viewer.app import display_problem
+
+        problem = display_problem()
+        if problem:
+            raise UsageError(f"cannot open a window ({problem}); add --headless")
+    scene = make_scene(args)
+    if not args.headless:
+        from viewer.app import main as viewer_main
+
+        return viewer_main(scene, width=width, height=height, steps=args.steps, screenshot=args.screenshot)
+    start = time.perf_counter()
+    for _ in range(args.steps):
+        scene.single_step()
+    wall = time.perf_counter() - start
+    stats = scene.stats()
+    print(f"{scene.name} preset {scene.preset} on {scene.backend}: {args.steps} steps "
+          f"({stats['sim_time']:.3f} s simulated) in {wall:.2f} s, {args.steps / wall:.0f} steps/s")
+    print(f"balls {stats['n']}, last proximity pass: {stats['tests']} tests, {stats['pairs']} pairs")
+    if args.screenshot:
+        from viewer.headless import render_png
+
+        render_png(scene, args.screenshot, width=width, height=height)
+        print(f"screenshot: {args.screenshot}")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from sim import bench
+
+    if args.json and args.json != "-":
+        check_writable(args.json, "JSON file")
+    if args.warmup < 0:
+        raise UsageError("--warmup must be >= 0")
+    scene = make_scene(args)
+    record = bench.run_balls(scene, steps=args.steps, warmup=args.warmup)
+    report = bench.report(scene.name, [record], backend=scene.backend)
+    out = sys.stderr if args.json == "-" else sys.stdout
+    print(bench.table(report), file=out)
+    if args.json:
+        bench.write_json(report, args.json)
+    return 0
+
+
+COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["view", *(argv if argv is not None else sys.argv[1:])])
+    try:
+        return COMMANDS[args.command](args)
+    except UsageError as exc:
+        print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BackendUnavailable as exc:  # a sound request this machine cannot serve
+        print(f"kernel-lab {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""3D falling balls with z-sorted proximity pairs (spec: balls.md)."""

@@ -1,0 +1,121 @@
+"""Benchmark records: timing a scene headless, the table, and the JSON other tools read.
+
+JSON shape: {"device", "commit", "date", "workload", "results": [record, ...]}; a balls record has
+preset, n, backend, variant, block, steps, stage_ms (median per stage, amortised per physics
+step), step_ms, ball_steps_per_s, tests_per_s and passes ([{"tests", "pairs"}, ...], first first).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from sim.backend import device_name
+
+
+def git_commit() -> str:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
+                              text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
+
+
+def run_balls(scene, steps: int, warmup: int = 12, progress=None) -> dict:
+    """Time ``steps`` physics steps (whole frames of six) after ``warmup`` untimed ones.
+
+    Each frame's stage times are divided by its step count (a proximity pass serves six steps,
+    so its cost is amortised); the record keeps the median over frames.
+    """
+    for _ in range(warmup):
+        scene.single_step()
+    per_frame = scene.steps_per_frame
+    frames = max(1, -(-steps // per_frame))
+    scene.timer.clear()
+    first_pass = len(scene.pass_log)
+    counts = []
+    start = time.perf_counter()
+    for f in range(frames):
+        scene.advance_frame()
+        counts.append(scene.n)
+        if progress:
+            progress(f + 1, frames)
+    wall = time.perf_counter() - start
+    done = frames * per_frame
+    stage_ms = {name: scene.timer.median(name) / per_frame for name in scene.timer.names}
+    frame_total = sum(scene.timer.history(name) for name in scene.timer.names)
+    passes = [{"tests": t, "pairs": p} for t, p in list(scene.pass_log)[first_pass:]]
+    return {
+        "preset": scene.preset,
+        "n": int(np.mean(counts)),
+        "backend": scene.backend,
+        "variant": getattr(scene, "variant", "zsweep"),
+        "block": getattr(scene, "block", None),
+        "steps": done,
+        "wall_s": wall,
+        "stage_ms": stage_ms,
+        "step_ms": float(np.median(frame_total)) / per_frame,
+        "ball_steps_per_s": float(np.sum(counts)) * per_frame / wall,
+        "steps_per_s": done / wall,
+        "tests_per_s": sum(p["tests"] for p in passes) / wall,
+        "passes": passes,
+    }
+
+
+def report(workload: str, results: list[dict], backend: str = "cpu") -> dict:
+    return {
+        "device": device_name(backend),
+        "commit": git_commit(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "workload": workload,
+        "results": results,
+    }
+
+
+def table(rep: dict) -> str:
+    lines = [f"{rep['workload']} on {rep['device']} (commit {rep['commit']}, {rep['date']})"]
+    for r in rep["results"]:
+        passes = r["passes"]
+        tests = np.mean([p["tests"] for p in passes]) if passes else 0
+        pairs = np.mean([p["pairs"] for p in passes]) if passes else 0
+        lines.append(f"preset {r['preset']}  n {r['n']}  backend {r['backend']}  variant {r['variant']}"
+                     + (f"  block {r['block']}" if r["block"] else ""))
+        lines.append(f"  {'stage':<12}{'median ms/step':>16}")
+        for name, ms in r["stage_ms"].items():
+            lines.append(f"  {name:<12}{ms:>16.4f}")
+        lines.append(f"  {'step':<12}{r['step_ms']:>16.4f}")
+        lines.append(f"  steps/s {r['steps_per_s']:.1f}   ball-steps/s {r['ball_steps_per_s']:.4g}   "
+                     f"tests/s {r['tests_per_s']:.4g}")
+        first = passes[0] if passes else {"tests": 0, "pairs": 0}
+        lines.append(f"  per pass: {tests:.0f} tests, {pairs:.0f} pairs on average "
+                     f"({tests / max(r['n'], 1):.1f} tests per ball); first timed pass "
+                     f"{first['tests']} tests, {first['pairs']} pairs; {len(passes)} passes")
+    return "\n".join(lines)
+
+
+def write_json(rep: dict, path: str) -> None:
+    """Write atomically (a temporary file renamed into place), or to stdout for "-"."""
+    text = json.dumps(rep, indent=2) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".bench-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

@@ -1,0 +1,15 @@
+"""The scenes kernel-lab knows, by name."""
+
+from __future__ import annotations
+
+from sim.balls.scene import BallsScene
+from sim.scene import Scene
+
+SCENES: dict[str, type[Scene]] = {"balls": BallsScene}
+
+
+def create_scene(name: str = "balls", **kwargs) -> Scene:
+    """A scene by name; ValueError names the choices on a typo."""
+    if name not in SCENES:
+        raise ValueError(f"unknown scene {name!r} (choose from {', '.join(SCENES)})")
+    return SCENES[name](**kwargs)

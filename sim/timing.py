@@ -1,0 +1,69 @@
+"""Named stage timings per displayed frame, with a short history for plots.
+
+A scene wraps each stage of its step in ``with timer.stage("forces"):``; stages that run
+several times in one frame (six physics steps) add up. ``frame_done()`` closes the frame and
+pushes its totals into the history. The CPU backend uses the host clock; a GPU backend records
+CUDA events instead and reads them a frame late (see ``EventStageTimer`` when it exists).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from contextlib import contextmanager
+
+import numpy as np
+
+
+class StageTimer:
+    """Host-clock stage timer. Times are milliseconds per frame."""
+
+    def __init__(self, stages: tuple[str, ...] = (), history: int = 240):
+        self.names: list[str] = list(stages)
+        self._history = history
+        self._series: dict[str, deque] = {n: deque(maxlen=history) for n in self.names}
+        self._current: dict[str, float] = {}
+        self.frames = 0
+
+    def _ensure(self, name: str) -> None:
+        if name not in self._series:
+            self.names.append(name)
+            self._series[name] = deque(maxlen=self._history)
+
+    @contextmanager
+    def stage(self, name: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(name, (time.perf_counter() - start) * 1e3)
+
+    def add(self, name: str, ms: float) -> None:
+        """Add ``ms`` to stage ``name`` in the frame being recorded."""
+        self._ensure(name)
+        self._current[name] = self._current.get(name, 0.0) + ms
+
+    def frame_done(self) -> None:
+        """Close the current frame: every known stage gets a value (0 if it did not run)."""
+        for name in self.names:
+            self._series[name].append(self._current.get(name, 0.0))
+        self._current = {}
+        self.frames += 1
+
+    def latest(self) -> dict[str, float]:
+        """Milliseconds of each stage in the last closed frame."""
+        return {n: (s[-1] if s else 0.0) for n, s in self._series.items()}
+
+    def history(self, name: str) -> np.ndarray:
+        """The last frames' milliseconds for one stage, oldest first."""
+        return np.asarray(self._series.get(name, ()), dtype=np.float64)
+
+    def median(self, name: str) -> float:
+        h = self.history(name)
+        return float(np.median(h)) if h.size else 0.0
+
+    def clear(self) -> None:
+        for s in self._series.values():
+            s.clear()
+        self._current = {}
+        self.frames = 0

@@ -1,0 +1,92 @@
+"""The z-sorted proximity pass against a brute-force scan and hand-derived lattice counts."""
+
+import numpy as np
+import pytest
+
+from sim import create_scene
+from sim.balls import presets, proximity_cpu, world
+
+T = np.float32(world.PAIR_LIFETIME)
+MARGIN = np.float32(world.PROXIMITY_MARGIN)
+
+
+def brute_force(pos, vel):
+    """Every ordered pair inside the same z window, predicate evaluated in float32, op by op."""
+    z_max, z_min = proximity_cpu.compute_keys(pos, vel, world.PAIR_LIFETIME)
+    rank = np.empty(len(pos), np.int64)
+    rank[np.argsort(z_max, kind="stable")] = np.arange(len(pos))
+    later, earlier = np.nonzero(rank[:, None] > rank[None, :])  # (ball of idx9, ball of idx1)
+    in_window = z_max[earlier] >= z_min[later]
+    b9, b1 = later[in_window], earlier[in_window]
+    d = pos[b1, :3] - pos[b9, :3]
+    u = vel[b1, :3] - vel[b9, :3]
+    dist = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
+    speed = np.sqrt(u[:, 0] * u[:, 0] + u[:, 1] * u[:, 1] + u[:, 2] * u[:, 2])
+    near = dist - T * speed <= MARGIN * (pos[b9, 3] + pos[b1, 3])
+    return {(int(a), int(b)) for a, b in zip(b9[near], b1[near], strict=True)}, int(in_window.sum())
+
+
+def random_cloud(rng, n, box):
+    pos = np.empty((n, 4), np.float32)
+    pos[:, :3] = rng.uniform(-box, box, (n, 3))
+    pos[:, 3] = rng.uniform(0.5, 1.5, n)
+    vel = np.zeros((n, 4), np.float32)
+    vel[:, :3] = rng.normal(0.0, 30.0, (n, 3))
+    return pos, vel
+
+
+@pytest.mark.parametrize("n, box", [(2, 1.0), (700, 10.0), (1500, 12.0), (2500, 30.0)])
+def test_sweep_equals_brute_force_on_random_clouds(n, box):
+    rng = np.random.default_rng()  # fresh inputs every run
+    pos, vel = random_cloud(rng, n, box)
+    pairs, tests, count = proximity_cpu.proximity_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
+    expected, window = brute_force(pos, vel)
+    found = {(int(a), int(b)) for a, b in pairs}
+    assert len(found) == count == len(pairs), "no pair twice"
+    assert found == expected
+    assert tests == window
+    assert count > 0 or n == 2
+
+
+def test_sweep_finds_pairs_with_tied_keys():
+    """Balls with equal z_max (a lattice layer) still pair up exactly once."""
+    rng = np.random.default_rng()
+    pos, vel = random_cloud(rng, 400, 6.0)
+    pos[:, 2] = np.round(pos[:, 2])  # many ties
+    pos[:, 3] = 1.0
+    vel[:, 2] = 0.0
+    pairs, tests, count = proximity_cpu.proximity_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
+    expected, window = brute_force(pos, vel)
+    assert {(int(a), int(b)) for a, b in pairs} == expected and tests == window
+
+
+def lattice_counts(tiers):
+    """First-pass counts derived from the lattice geometry (radius r = 1.08).
+
+    Layers in z are 3r apart, so z windows [z - r, z + r] (vz = 0 at the start) of different
+    layers never overlap and every ball tests exactly the balls of its own layer sorted before
+    it: a layer of m balls makes m(m-1)/2 tests. Within a layer, x and y neighbours are
+    2.1r = 2.268 apart and pass the predicate (2.268 - T|dv| <= 2.2r = 2.376), while diagonal
+    (2.97r) and second neighbours (4.2r) do not, since T|dv| < 1/60 (|dv| < 1).
+    """
+    columns, layers = 35, 49  # x from -40 + dx/2 while < 40: 35 balls; z: 49 layers
+    m = columns * tiers
+    tests = layers * m * (m - 1) // 2
+    pairs = layers * (tiers * (columns - 1) + columns * (tiers - 1))
+    return tests, pairs
+
+
+@pytest.mark.parametrize("preset, tiers", [("T", 1), ("t", 5)])
+def test_lattice_first_pass_counts(preset, tiers):
+    scene = create_scene("balls", preset=preset)
+    assert scene.n == 1715 * tiers
+    scene.single_step()
+    assert scene.pass_log[0] == lattice_counts(tiers)
+    assert lattice_counts(1) == (29155, 1666) and lattice_counts(5) == (746025, 15190)
+
+
+def test_lattice_is_built_in_float32_like_the_seed():
+    pos, vel = presets.lattice(1)
+    assert pos.dtype == np.float32 and pos.shape == (1715, 4)
+    assert pos[0, 0] == np.float32(-40) + np.float32(2.1) * np.float32(1.08) / np.float32(2)
+    assert (0.0 <= vel[:, 0]).all() and (vel[:, 0] < 1.0).all() and (vel[:, 1:] == 0).all()
