@@ -1,0 +1,121 @@
+"""The command line: exit codes, messages, outputs."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def cli(*args, display=True, timeout=300):
+    env = dict(os.environ)
+    if not display:
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=ROOT)
+
+
+def test_help_lists_every_command():
+    out = cli("--help")
+    assert out.returncode == 0
+    for command in ("view", "run", "bench"):
+        assert command in out.stdout
+    bench = cli("bench", "--help")
+    assert bench.returncode == 0 and "--json" in bench.stdout and "--backend" in bench.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "balls", "--steps", "-5", "--headless"], "must be positive"),
+    (["run", "balls", "--steps", "abc", "--headless"], "whole number"),
+    (["run", "balls", "--preset", "nope", "--headless"], "unknown preset"),
+    (["run", "marbles", "--headless"], "unknown scene"),
+    (["bench", "balls", "--backend", "tpu"], "invalid choice"),
+    (["run", "balls", "--headless", "--size", "big"], "--size"),
+    (["bench", "balls", "-n", "0"], "must be positive"),
+])
+def test_bad_input_exits_2_with_a_message(args, message):
+    out = cli(*args)
+    assert out.returncode == 2, out.stderr
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_unwritable_screenshot_path_exits_2_and_writes_nothing(tmp_path):
+    target = tmp_path / "missing" / "shot.png"
+    out = cli("run", "balls", "--headless", "--steps", "6", "--screenshot", str(target))
+    assert out.returncode == 2 and "does not exist" in out.stderr
+    assert not target.parent.exists()
+    out = cli("run", "balls", "--headless", "--steps", "6", "--screenshot", str(tmp_path))
+    assert out.returncode == 2 and "is a directory" in out.stderr
+
+
+def test_unwritable_json_path_exits_2(tmp_path):
+    out = cli("bench", "balls", "--steps", "6", "--json", str(tmp_path / "no" / "r.json"))
+    assert out.returncode == 2 and "does not exist" in out.stderr
+
+
+def test_gpu_request_without_gpu_says_why():
+    from sim.backend import gpu_status
+
+    if gpu_status().available:
+        pytest.skip("this machine has a GPU")
+    out = cli("run", "balls", "--headless", "--steps", "6", "--backend", "gpu")
+    assert out.returncode == 1
+    assert "GPU backend unavailable" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_headless_run_prints_a_summary():
+    out = cli("run", "balls", "--preset", "T", "--steps", "12", "--headless")
+    assert out.returncode == 0, out.stderr
+    assert "12 steps" in out.stdout and "balls 1715" in out.stdout
+
+
+def test_bench_writes_the_json_shape(tmp_path):
+    path = tmp_path / "bench.json"
+    out = cli("bench", "balls", "--preset", "T", "--steps", "12", "--warmup", "0", "--json", str(path))
+    assert out.returncode == 0, out.stderr
+    assert "proximity" in out.stdout and "steps/s" in out.stdout
+    report = json.loads(path.read_text())
+    assert {"device", "commit", "date", "workload", "results"} <= report.keys()
+    assert report["workload"] == "balls"
+    (record,) = report["results"]
+    for key in ("preset", "n", "backend", "variant", "block", "stage_ms", "step_ms", "ball_steps_per_s",
+                "tests_per_s", "passes"):
+        assert key in record
+    assert record["preset"] == "T" and record["n"] == 1715 and record["backend"] == "cpu"
+    assert set(record["stage_ms"]) >= {"sort", "proximity", "forces", "integrate"}
+    assert record["passes"][0] == {"tests": 29155, "pairs": 1666}, "the lattice's first pass"
+    assert len(record["passes"]) == 2 and record["step_ms"] > 0 and record["ball_steps_per_s"] > 0
+
+
+def test_bench_json_to_stdout_keeps_the_table_on_stderr():
+    out = cli("bench", "balls", "--preset", "T", "--steps", "6", "--json", "-")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["results"][0]["n"] == 1715
+    assert "proximity" in out.stderr
+
+
+def test_viewer_without_display_says_so_and_how_to_run_headless():
+    out = cli(display=False)
+    assert out.returncode == 1
+    assert "display" in out.stderr.lower() and "--headless" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_headless_screenshot_without_display(tmp_path):
+    path = tmp_path / "balls.png"
+    out = cli("run", "balls", "--preset", "T", "--steps", "60", "--headless", "--screenshot", str(path),
+              "--size", "320x200", display=False)
+    assert out.returncode == 0, out.stderr
+    from viewer.png import read_png
+
+    pixels = read_png(path)
+    assert pixels.shape[:2] == (200, 320)
+    background = pixels[0, 0]
+    differing = (pixels[..., :3] != background[:3]).any(axis=-1).mean()
+    assert differing > 0.05, "balls and trough drawn over the background"

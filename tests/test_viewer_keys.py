@@ -1,0 +1,113 @@
+"""Key table, dispatcher and controller: no window or GL needed."""
+
+import math
+
+import pytest
+
+from sim import create_scene
+from viewer.app import Viewer, display_problem
+from viewer.controller import Controller
+from viewer.keys import BINDINGS, dispatch_key, find_binding, key
+
+
+def test_bindings_are_unique_and_every_action_exists():
+    seen = set()
+    for binding in BINDINGS:
+        shifts = (False, True) if binding.shift is None else (binding.shift,)
+        for shift in shifts:
+            assert (binding.symbol, shift) not in seen, f"{binding.label} bound twice"
+            seen.add((binding.symbol, shift))
+        owner = Viewer if hasattr(Viewer, binding.action) else Controller
+        assert callable(getattr(owner, binding.action, None)), f"{binding.label}: no {binding.action}"
+        assert binding.help
+
+
+def test_original_keys_are_all_bound():
+    labels = {b.label for b in BINDINGS}
+    assert {"F4", "a", "v", "t", "T", "c", "q", "Q", "Space", "s", "r", "F1", "F12", "Esc"} <= labels
+
+
+def test_shift_selects_capital_bindings():
+    assert find_binding(key.T, 0).action == "load_preset_t"
+    assert find_binding(key.T, key.MOD_SHIFT).action == "load_preset_T"
+    assert find_binding(key.Q, key.MOD_SHIFT).action == "cycle_block_size"
+    assert find_binding(key.SPACE, key.MOD_SHIFT).action == "toggle_pause"
+    assert find_binding(key.Z, 0) is None
+
+
+def test_dispatch_runs_the_first_target_that_has_the_action():
+    calls = []
+
+    class Target:
+        def toggle_pause(self):
+            calls.append("pause")
+
+    assert dispatch_key(key.SPACE, 0, object(), Target()).action == "toggle_pause"
+    assert calls == ["pause"]
+    assert dispatch_key(key.Z, 0, Target()) is None
+
+
+@pytest.fixture
+def controller():
+    return Controller(create_scene("balls", preset="block", n=200, seed=3))
+
+
+def test_gpu_switches_explain_without_changing_anything(controller):
+    if controller.gpu_reason() is None:
+        pytest.skip("this machine runs the scene on a GPU")
+    for action in ("toggle_gpu_physics", "toggle_cuda_proximity", "toggle_verify",
+                   "toggle_block_colors", "cycle_variant", "cycle_block_size"):
+        mode, backend = controller.color_mode, controller.scene.backend
+        getattr(controller, action)()
+        assert "needs a GPU" in controller.message
+        assert controller.color_mode == mode and controller.scene.backend == backend
+    controller.set_backend("gpu")
+    assert controller.scene.backend == "cpu"
+    assert "unavailable" in controller.message
+
+
+def test_bad_values_become_messages(controller):
+    name = controller.scene.params[0].name
+    before = controller.scene.param_value(name)
+    for bad in (math.nan, "junk", None):
+        controller.set_param(name, bad)
+        assert controller.scene.param_value(name) == before
+    controller.set_param(name, 1e300)
+    assert "out of range" in controller.message
+    controller.load_preset("nope")
+    assert "failed" in controller.message
+    controller.set_color_mode("nope")
+    assert controller.color_mode in controller.scene.color_modes
+
+
+def test_a_failing_step_pauses_and_reports(controller):
+    def broken():
+        raise RuntimeError("kaboom")
+
+    controller.scene.advance_frame = broken
+    assert controller.advance() is False
+    assert controller.paused
+    assert "kaboom" in controller.message
+
+
+def test_pause_step_reset(controller):
+    assert controller.advance()
+    controller.toggle_pause()
+    assert controller.paused and controller.advance() is False
+    steps = controller.scene.steps
+    controller.single_step()
+    assert controller.scene.steps == steps + 1
+    controller.reset()
+    assert controller.scene.steps == 0
+
+
+def test_display_problem_without_display(monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert display_problem() == "no display: DISPLAY is not set"
+
+
+def test_display_problem_with_a_bad_display(monkeypatch):
+    monkeypatch.setenv("DISPLAY", ":12345")
+    problem = display_problem()
+    assert problem is not None and "12345" in problem

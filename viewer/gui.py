@@ -1,0 +1,64 @@
+"""One Dear ImGui + ImPlot context with its moderngl renderer.
+
+Each ``Gui`` owns its contexts and makes them current before use, so a window and a headless
+render can coexist in one process (tests do that).
+"""
+
+from __future__ import annotations
+
+import moderngl
+from imgui_bundle import imgui, implot
+
+from viewer.imgui_renderer import ImGuiRenderer
+
+
+class Gui:
+    def __init__(self, ctx: moderngl.Context):
+        self.imgui_ctx = imgui.create_context()
+        self.implot_ctx = implot.create_context()
+        self.make_current()
+        io = imgui.get_io()
+        io.set_ini_filename("")  # no imgui.ini next to wherever the viewer was started
+        io.config_flags &= ~imgui.ConfigFlags_.nav_enable_keyboard  # keys belong to the scene
+        imgui.style_colors_dark()
+        style = imgui.get_style()
+        style.window_rounding = 4.0
+        style.frame_rounding = 3.0
+        self.renderer = ImGuiRenderer(ctx)
+
+    def make_current(self) -> None:
+        imgui.set_current_context(self.imgui_ctx)
+        implot.set_current_context(self.implot_ctx)
+
+    @property
+    def io(self):
+        return imgui.get_io()
+
+    def new_frame(self, display_size: tuple[int, int], framebuffer_size: tuple[int, int], dt: float) -> None:
+        self.make_current()
+        io = imgui.get_io()
+        width, height = max(display_size[0], 1), max(display_size[1], 1)
+        io.display_size = (width, height)
+        io.display_framebuffer_scale = (framebuffer_size[0] / width, framebuffer_size[1] / height)
+        io.delta_time = dt if dt > 0 else 1e-3
+        imgui.new_frame()
+
+    def end_frame(self) -> None:
+        """Finish the frame's widgets; ``draw`` may then be called once or more."""
+        self.make_current()
+        imgui.render()
+
+    def draw_data(self):
+        self.make_current()
+        return imgui.get_draw_data()
+
+    def draw(self, target: moderngl.Framebuffer) -> None:
+        """Draw the last finished frame over ``target``."""
+        self.make_current()
+        self.renderer.render(imgui.get_draw_data(), target)
+
+    def release(self) -> None:
+        self.make_current()
+        self.renderer.release()
+        implot.destroy_context(self.implot_ctx)
+        imgui.destroy_context(self.imgui_ctx)

@@ -1,0 +1,264 @@
+"""The ImGui side panel: a message line, scene, preset, backend, ball count, run controls, physics
+sliders, colouring, counters, rates and per-stage timings (ImPlot chart + table).
+
+Also the F1 help window, which lists ``keys.BINDINGS`` so it cannot drift from the dispatcher.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from imgui_bundle import imgui, implot
+
+from viewer.keys import BINDINGS, MOUSE_HELP
+
+PANEL_WIDTH = 400
+_GREY = imgui.ImVec4(0.62, 0.64, 0.68, 1.0)
+_MESSAGE = imgui.ImVec4(1.0, 0.82, 0.35, 1.0)
+_BACKENDS = ("cpu", "gpu")
+_BLOCK_COLORS_LABEL = "CUDA block"
+
+
+def _tooltip(text: str) -> None:
+    if text:
+        imgui.set_item_tooltip(text)
+
+
+def _disabled_tooltip(text: str) -> None:
+    if text and imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
+        imgui.set_tooltip(text)
+
+
+class Panel:
+    def __init__(self):
+        self._count_choice: int | None = None
+        self._count_source: tuple | None = None  # (preset, target_n) the choice was taken from
+
+    # --- the panel ------------------------------------------------------------------------
+    def draw(self, ctl, app=None) -> None:
+        """Draw the panel for controller ``ctl``; ``app`` (the window) adds its own rows."""
+        io = imgui.get_io()
+        height = io.display_size.y - 16
+        imgui.set_next_window_pos((io.display_size.x - PANEL_WIDTH - 8, 8), imgui.Cond_.always)
+        imgui.set_next_window_size((PANEL_WIDTH, height), imgui.Cond_.always)
+        imgui.set_next_window_bg_alpha(0.88)
+        flags = imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_resize
+        flags |= imgui.WindowFlags_.no_saved_settings
+        expanded, _ = imgui.begin("kernel-lab", None, flags)
+        if expanded:
+            self._message_line(ctl)  # first, so key feedback is never scrolled out of sight
+            self._scene_section(ctl)
+            self._run_section(ctl, app)
+            self._physics_section(ctl)
+            self._color_section(ctl)
+            self._stats_section(ctl, app)
+            self._timing_section(ctl)
+        imgui.end()
+
+    def _scene_section(self, ctl) -> None:
+        from sim import SCENES
+
+        scene = ctl.scene
+        imgui.separator_text("Scene")
+        if imgui.begin_combo("scene", scene.name):
+            for name in SCENES:
+                if imgui.selectable(name, name == scene.name)[0]:
+                    ctl.switch_scene(name)
+            imgui.end_combo()
+
+        if imgui.begin_combo("preset", scene.preset):
+            for name, description in scene.presets.items():
+                if imgui.selectable(name, name == scene.preset)[0]:
+                    ctl.load_preset(name)
+                _tooltip(description)
+            imgui.end_combo()
+        _tooltip(scene.presets.get(scene.preset, ""))
+
+        gpu_reason = ctl.gpu_reason()
+        if imgui.begin_combo("backend", scene.backend):
+            for backend in _BACKENDS:
+                unavailable = gpu_reason if backend == "gpu" else None
+                flags = imgui.SelectableFlags_.disabled if unavailable else 0
+                label = f"{backend}  (unavailable)" if unavailable else backend
+                if imgui.selectable(label, backend == scene.backend, flags)[0]:
+                    ctl.set_backend(backend)
+                _disabled_tooltip(unavailable or "")
+            imgui.end_combo()
+        note = getattr(scene, "backend_note", "")
+        if gpu_reason:
+            # First clause only, the whole reason on hover: CUDA errors can be long.
+            imgui.text_colored(_GREY, "GPU: " + gpu_reason.split(":")[0])
+            _tooltip(gpu_reason)
+        if note:
+            imgui.push_text_wrap_pos(0.0)
+            imgui.text_colored(_GREY, note)
+            imgui.pop_text_wrap_pos()
+
+        if scene.takes_count:
+            self._count_slider(ctl)
+
+    def _count_slider(self, ctl) -> None:
+        scene = ctl.scene
+        source = (scene.preset, scene.target_n)
+        if self._count_source != source or self._count_choice is None:
+            self._count_source, self._count_choice = source, int(scene.target_n)
+        lo, hi = (int(v) for v in scene.count_range)
+        flags = imgui.SliderFlags_.always_clamp
+        if hi > 100 * max(lo, 1):
+            flags |= imgui.SliderFlags_.logarithmic
+        imgui.set_next_item_width(PANEL_WIDTH - 170)
+        _, self._count_choice = imgui.slider_int("##balls", self._count_choice, lo, hi, "%d balls", flags)
+        released = imgui.is_item_deactivated_after_edit()
+        _tooltip("applies when released (reloads the preset); ctrl+click to type")
+        imgui.same_line()
+        changed = self._count_choice != scene.target_n
+        imgui.begin_disabled(not changed)
+        clicked = imgui.button("Apply")
+        imgui.end_disabled()
+        if (released or clicked) and changed:
+            ctl.set_count(self._count_choice)
+            self._count_source = None  # resync with what the scene accepted
+
+    def _run_section(self, ctl, app) -> None:
+        imgui.separator_text("Run")
+        if imgui.button("Resume" if ctl.paused else "Pause", (80, 0)):
+            ctl.toggle_pause()
+        _tooltip("space")
+        imgui.same_line()
+        if imgui.button("Step"):
+            ctl.single_step()
+        _tooltip("s: pause and advance one physics step")
+        imgui.same_line()
+        if imgui.button("Reset"):
+            ctl.reset()
+        _tooltip("r: reload the preset")
+        if app is not None:
+            imgui.same_line()
+            if imgui.button("Camera"):
+                app.reset_camera()
+            _tooltip("Home: default view")
+            imgui.same_line()
+            if imgui.button("Help"):
+                app.toggle_help()
+            _tooltip("F1: keys and mouse")
+            changed, limited = imgui.checkbox("limit to 60 fps", app.max_fps is not None)
+            if changed:
+                app.max_fps = 60.0 if limited else None
+            _tooltip("off: draw as fast as possible (physics then runs faster than real time)")
+            imgui.same_line()
+            if imgui.button("Screenshot"):
+                app.screenshot()
+            _tooltip("F12")
+
+    def _physics_section(self, ctl) -> None:
+        scene = ctl.scene
+        if not scene.params:
+            return
+        imgui.separator_text("Physics")
+        imgui.push_item_width(PANEL_WIDTH - 170)
+        for param in scene.params:
+            value = ctl.param_value(param.name)
+            if value is None:
+                continue
+            flags = imgui.SliderFlags_.logarithmic if param.log else 0
+            changed, new = imgui.slider_float(param.label, value, param.lo, param.hi, param.fmt, flags)
+            if changed:
+                ctl.set_param(param.name, new)
+            _tooltip(param.help)
+        imgui.pop_item_width()
+
+    def _color_section(self, ctl) -> None:
+        modes = ctl.scene.color_modes
+        imgui.separator_text("Colour")
+        if imgui.begin_combo("colour by", modes.get(ctl.color_mode, ctl.color_mode)):
+            for mode, label in modes.items():
+                if imgui.selectable(label, mode == ctl.color_mode)[0]:
+                    ctl.set_color_mode(mode)
+            reason = ctl.gpu_reason() or f"the {ctl.scene.name} scene has no CUDA kernels to colour by"
+            imgui.selectable(_BLOCK_COLORS_LABEL, False, imgui.SelectableFlags_.disabled)
+            _disabled_tooltip("needs a GPU: " + reason)
+            imgui.end_combo()
+
+    def _stats_section(self, ctl, app) -> None:
+        stats = ctl.stats()
+        imgui.separator_text("Counters")
+        n = int(stats.get("n", 0))
+        tests = int(stats.get("tests", 0))
+        imgui.text(f"balls {n:,}    steps {int(stats.get('steps', 0)):,}    "
+                   f"sim time {float(stats.get('sim_time', 0.0)):.3f} s")
+        per_ball = tests / n if n else 0.0
+        imgui.text(f"last pass: {tests:,} tests ({per_ball:.1f}/ball), {int(stats.get('pairs', 0)):,} pairs")
+        _tooltip(f"proximity passes so far: {int(stats.get('passes', 0)):,}")
+        steps_s = 0.0 if ctl.paused else ctl.step_rate.rate
+        imgui.text(f"physics: {steps_s:,.0f} steps/s" + ("  (paused)" if ctl.paused else ""))
+        if app is not None:
+            imgui.text(f"render: {app.frame_rate.rate:.1f} frames/s, {app.render_ms:.1f} ms per frame")
+
+    def _timing_section(self, ctl) -> None:
+        timer = ctl.scene.timer
+        names = list(timer.names)
+        imgui.separator_text("Stage times (ms per frame)")
+        if implot.begin_plot("##stages", (-1, 140), implot.Flags_.no_menus | implot.Flags_.no_box_select):
+            implot.setup_axes("frames ago", "ms", implot.AxisFlags_.auto_fit, 0)
+            # Scale to the bulk of the data, not to one-off spikes such as the first (compiling) frame.
+            tops = [np.percentile(h, 95) for h in map(timer.history, names) if h.size]
+            implot.setup_axis_limits(implot.ImAxis_.y1, 0.0, 1.25 * max(tops, default=1.0) + 0.05,
+                                     imgui.Cond_.always)
+            legend = implot.LegendFlags_.horizontal | implot.LegendFlags_.outside
+            implot.setup_legend(implot.Location_.north, legend)
+            for name in names:
+                ys = timer.history(name)
+                if ys.size:
+                    xs = np.arange(-ys.size + 1, 1, dtype=np.float64)
+                    implot.plot_line(name, xs, ys)
+            implot.end_plot()
+        table_flags = imgui.TableFlags_.borders_inner_h | imgui.TableFlags_.row_bg
+        if names and imgui.begin_table("stage_table", 3, table_flags):
+            imgui.table_setup_column("stage")
+            imgui.table_setup_column("last ms")
+            imgui.table_setup_column("median ms")
+            imgui.table_headers_row()
+            latest = timer.latest()
+            for name in names:
+                imgui.table_next_row()
+                imgui.table_next_column()
+                imgui.text(name)
+                imgui.table_next_column()
+                imgui.text(f"{latest.get(name, 0.0):.2f}")
+                imgui.table_next_column()
+                imgui.text(f"{timer.median(name):.2f}")
+            imgui.end_table()
+
+    def _message_line(self, ctl) -> None:
+        if ctl.message:
+            imgui.push_text_wrap_pos(0.0)
+            imgui.text_colored(_MESSAGE, ctl.message)
+            imgui.pop_text_wrap_pos()
+        else:
+            imgui.text_colored(_GREY, "F1: keys and mouse")
+
+
+def draw_help() -> bool:
+    """The F1 window; returns False when the user closed it."""
+    io = imgui.get_io()
+    centre = (io.display_size.x * 0.33, io.display_size.y * 0.5)
+    imgui.set_next_window_pos(centre, imgui.Cond_.appearing, (0.5, 0.5))
+    imgui.set_next_window_bg_alpha(0.94)
+    flags = imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_saved_settings
+    _, still_open = imgui.begin("Keys and mouse (F1)", True, flags)
+    if imgui.begin_table("keys", 2, imgui.TableFlags_.row_bg):
+        for binding in BINDINGS:
+            imgui.table_next_row()
+            imgui.table_next_column()
+            imgui.text(binding.label)
+            imgui.table_next_column()
+            imgui.text(binding.help)
+        for gesture, what in MOUSE_HELP:
+            imgui.table_next_row()
+            imgui.table_next_column()
+            imgui.text(gesture)
+            imgui.table_next_column()
+            imgui.text(what)
+        imgui.end_table()
+    imgui.text_colored(_GREY, "(GPU) keys say why they are unavailable when there is no GPU backend.")
+    imgui.end()
+    return bool(still_open)

@@ -1,0 +1,39 @@
+"""Load GLSL programs from ``shaders/`` by name.
+
+A program is one ``NAME.glsl`` file holding both stages, each guarded by
+``#if defined VERTEX_SHADER`` / ``#elif defined FRAGMENT_SHADER``; the loader compiles the
+file twice, inserting the matching ``#define`` after the ``#version`` line.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import moderngl
+
+SHADER_DIR = Path(__file__).resolve().parent.parent / "shaders"
+
+
+@cache
+def shader_source(name: str) -> str:
+    path = SHADER_DIR / f"{name}.glsl"
+    if not path.is_file():
+        raise FileNotFoundError(f"no shader named {name!r} (looked for {path})")
+    return path.read_text()
+
+
+def _with_define(source: str, define: str) -> str:
+    lines = source.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith("#version"):
+            return "\n".join([*lines[: i + 1], f"#define {define}", *lines[i + 1 :]]) + "\n"
+    raise ValueError("shader source has no #version line")
+
+
+def load_program(ctx: moderngl.Context, name: str) -> moderngl.Program:
+    source = shader_source(name)
+    return ctx.program(
+        vertex_shader=_with_define(source, "VERTEX_SHADER"),
+        fragment_shader=_with_define(source, "FRAGMENT_SHADER"),
+    )

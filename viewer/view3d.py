@@ -1,0 +1,73 @@
+"""The 3D view: floor, balls and trough drawn with one camera into any framebuffer.
+
+Used by the window and by headless rendering alike, so both show the same picture.
+"""
+
+from __future__ import annotations
+
+import moderngl
+import numpy as np
+
+from viewer.camera import OrbitCamera
+from viewer.spheres import SphereRenderer
+from viewer.trough import TroughRenderer
+
+BACKGROUND = (0.075, 0.085, 0.105)
+# The light hangs above-left of the camera and moves with it, so the visible side is always lit.
+LIGHT_DIR_VIEW = np.array([-0.35, 0.75, 0.55]) / np.linalg.norm([-0.35, 0.75, 0.55])
+
+
+class SceneView:
+    def __init__(self, ctx: moderngl.Context, trough=None):
+        self.ctx = ctx
+        self.spheres = SphereRenderer(ctx)
+        self.trough = TroughRenderer.for_trough(ctx, trough) if trough is not None else TroughRenderer(ctx)
+        self.show_trough = True
+        self.show_floor = True
+
+    def set_trough(self, trough) -> None:
+        geometry = (float(trough.radius), float(trough.z_min), float(trough.z_max))
+        if geometry != self.trough.geometry:
+            self.trough.release()
+            self.trough = TroughRenderer(self.ctx, *geometry)
+
+    def upload(self, positions: np.ndarray, colors: np.ndarray) -> None:
+        self.spheres.upload(positions, colors)
+
+    def draw(
+        self, target: moderngl.Framebuffer, camera: OrbitCamera, size: tuple[int, int], covered_right: int = 0
+    ) -> None:
+        """Clear ``target`` and draw the scene over its whole ``size`` (pixels), centred in the part
+        left of ``covered_right`` pixels (where the panel sits)."""
+        width, height = size
+        ctx = self.ctx
+        target.use()
+        target.viewport = (0, 0, width, height)
+        target.scissor = None
+        target.clear(*BACKGROUND, 1.0, depth=1.0)
+        view = camera.view_matrix()
+        proj = camera.projection_matrix(width / max(height, 1), covered_right / max(width, 1))
+        light = LIGHT_DIR_VIEW
+
+        ctx.enable(moderngl.DEPTH_TEST)
+        ctx.disable(moderngl.CULL_FACE)
+        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+        target.depth_mask = True
+        ctx.disable(moderngl.BLEND)
+        self.spheres.draw(view, proj, light, camera.near)
+        if self.show_floor:
+            # After the balls, so the depth test skips the floor behind them.
+            ctx.enable(moderngl.BLEND)
+            self.trough.draw_floor(view, proj, light)
+        if self.show_trough:
+            # Translucent last, without depth writes, so balls behind the wall still show through.
+            ctx.enable(moderngl.BLEND)
+            target.depth_mask = False
+            self.trough.draw_trough(view, proj, light)
+            target.depth_mask = True
+        ctx.disable(moderngl.BLEND)
+        ctx.disable(moderngl.DEPTH_TEST)
+
+    def release(self) -> None:
+        self.spheres.release()
+        self.trough.release()
