@@ -31,17 +31,27 @@ def positive_int(text: str) -> int:
     return value
 
 
-def add_scene_args(p: argparse.ArgumentParser, default_preset: str | None) -> None:
+def positive_ints(text: str) -> list[int]:
+    return [positive_int(v) for v in text.split(",")]
+
+
+def add_scene_args(p: argparse.ArgumentParser, default_preset: str, many: bool = False) -> None:
     from sim import SCENES
 
+    some = "comma-separated " if many else ""
     p.add_argument("scene", nargs="?", default="balls", help=f"scene: {', '.join(SCENES)} (default balls)")
     p.add_argument("--preset", default=default_preset,
-                   help="initial state; balls: drip (default for the viewer), T (1715-ball lattice), "
-                        "t (8575), block (a lattice of -n balls)")
-    p.add_argument("-n", "--count", type=positive_int,
-                   help="ball count for presets that take one (drip, block)")
+                   help=f"{some}initial state; balls: drip (default for the viewer), T (1715-ball lattice), "
+                        "t (8575), block (a lattice of -n balls; the trough widens past 27k balls)")
+    p.add_argument("-n", "--count", type=positive_ints if many else positive_int,
+                   help=f"{some}ball count for presets that take one (drip, block)")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"),
                    help="physics backend (default cpu; auto = GPU when available)")
+    p.add_argument("--variant", default="global",
+                   help=f"{some}proximity variant: global, texture, shared (z-sweep kernels; on the CPU the "
+                        "z-sweep twin) or grid" + (", or all" if many else "") + " (default global)")
+    p.add_argument("--block", default="128", type=positive_ints if many else positive_int,
+                   help=f"{some}CUDA block size of the proximity kernel, 32..1024 (default 128)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the initial state (default 0)")
 
 
@@ -67,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--size", default="1280x800", help="window or picture size WxH (default 1280x800)")
 
     bench = sub.add_parser("bench", help="time a scene's stages; print a table, optionally JSON")
-    add_scene_args(bench, "t")
+    add_scene_args(bench, "t", many=True)
     bench.add_argument("--steps", type=positive_int, default=600, help="timed physics steps (default 600)")
     bench.add_argument("--warmup", type=int, default=12, help="untimed steps first (compilation; default 12)")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
@@ -95,14 +105,17 @@ def check_writable(path: str, what: str) -> None:
         raise UsageError(f"{what} {path!r} is not writable")
 
 
-def make_scene(args):
+def make_scene(args, preset=None, n=None, variant=None, block=None):
     from sim import create_scene
 
     try:
-        return create_scene(args.scene, preset=args.preset, backend=args.backend, n=args.count,
-                            seed=args.seed)
+        return create_scene(args.scene, preset=preset or args.preset, backend=args.backend,
+                            n=n if n is not None else args.count, seed=args.seed,
+                            variant=variant or args.variant, block=block or args.block)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    except MemoryError as exc:  # a sound request too large for this machine
+        raise BackendUnavailable(str(exc)) from None
 
 
 def cmd_view(args) -> int:
@@ -162,9 +175,29 @@ def cmd_bench(args) -> int:
         check_writable(args.json, "JSON file")
     if args.warmup < 0:
         raise UsageError("--warmup must be >= 0")
-    scene = make_scene(args)
-    record = bench.run_balls(scene, steps=args.steps, warmup=args.warmup)
-    report = bench.report(scene.name, [record], backend=scene.backend)
+    from sim import SCENES
+
+    if args.scene not in SCENES:
+        raise UsageError(f"unknown scene {args.scene!r} (choose from {', '.join(SCENES)})")
+    kind = SCENES[args.scene]
+    presets = args.preset.split(",")
+    variants = list(kind.variants) if args.variant == "all" else args.variant.split(",")
+    for name, known, what in ((presets, kind.presets, "preset"), (variants, kind.variants, "variant")):
+        unknown = [v for v in name if v not in known]
+        if unknown:
+            raise UsageError(f"unknown {what} {unknown[0]!r} (choose from {', '.join(known)})")
+    configs = [(p, n, v, b) for p in presets for n in (args.count or [None]) for v in variants for b in args.block]
+    records = []
+    for i, (preset, n, variant, block) in enumerate(configs, 1):
+        scene = make_scene(args, preset, n, variant, block)
+        label = f"[{i}/{len(configs)}] {preset} n={scene.n:,} {scene.backend} {variant} block {block}"
+        print(f"{label} ...", file=sys.stderr, flush=True)
+        records.append(bench.run_balls(scene, steps=args.steps, warmup=args.warmup))
+        print(f"{label}: {records[-1]['step_ms']:.4f} ms/step, {records[-1]['ball_steps_per_s']:.3g} ball-steps/s",
+              file=sys.stderr, flush=True)
+        del scene
+        bench.release_memory()
+    report = bench.report(kind.name, records, backend=args.backend)
     out = sys.stderr if args.json == "-" else sys.stdout
     print(bench.table(report), file=out)
     if args.json:

@@ -40,6 +40,7 @@ def run_balls(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     """
     for _ in range(warmup):
         scene.single_step()
+    scene.timer.flush()
     per_frame = scene.steps_per_frame
     frames = max(1, -(-steps // per_frame))
     scene.timer.clear()
@@ -51,17 +52,21 @@ def run_balls(scene, steps: int, warmup: int = 12, progress=None) -> dict:
         counts.append(scene.n)
         if progress:
             progress(f + 1, frames)
+    scene.timer.flush()  # GPU: wait for the last frame's events
     wall = time.perf_counter() - start
     done = frames * per_frame
     stage_ms = {name: scene.timer.median(name) / per_frame for name in scene.timer.names}
     frame_total = sum(scene.timer.history(name) for name in scene.timer.names)
     passes = [{"tests": t, "pairs": p} for t, p in list(scene.pass_log)[first_pass:]]
+    gpu_pass = scene.backend == "gpu" or getattr(scene, "gpu_proximity", False)
+    variant = scene.variant if gpu_pass else ("grid" if scene.variant == "grid" else "zsweep")
     return {
         "preset": scene.preset,
         "n": int(np.mean(counts)),
         "backend": scene.backend,
-        "variant": getattr(scene, "variant", "zsweep"),
-        "block": getattr(scene, "block", None),
+        "variant": variant,
+        "block": scene.block if gpu_pass else None,
+        "gpu_bytes_per_ball": gpu_bytes_per_ball(scene) if scene.backend == "gpu" else None,
         "steps": done,
         "wall_s": wall,
         "stage_ms": stage_ms,
@@ -73,9 +78,29 @@ def run_balls(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     }
 
 
+def gpu_bytes_per_ball(scene) -> float:
+    import cupy
+
+    return cupy.get_default_memory_pool().used_bytes() / max(scene.n, 1)
+
+
+def release_memory() -> None:
+    """Between benchmark configurations: give the GPU memory pool back."""
+    import gc
+
+    from sim.backend import gpu_status
+
+    gc.collect()
+    if gpu_status().available:
+        import cupy
+
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
 def report(workload: str, results: list[dict], backend: str = "cpu") -> dict:
+    used = {r["backend"] for r in results}
     return {
-        "device": device_name(backend),
+        "device": device_name("gpu" if "gpu" in used else "cpu"),
         "commit": git_commit(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "workload": workload,

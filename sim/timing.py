@@ -62,6 +62,9 @@ class StageTimer:
         h = self.history(name)
         return float(np.median(h)) if h.size else 0.0
 
+    def flush(self) -> None:
+        """Make every recorded frame readable (host times always are)."""
+
     def clear(self) -> None:
         for s in self._series.values():
             s.clear()

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sim import create_scene
-from sim.balls import presets, proximity_cpu, world
+from sim.balls import grid_cpu, presets, proximity_cpu, world
 
 T = np.float32(world.PAIR_LIFETIME)
 MARGIN = np.float32(world.PROXIMITY_MARGIN)
@@ -90,3 +90,66 @@ def test_lattice_is_built_in_float32_like_the_seed():
     assert pos.dtype == np.float32 and pos.shape == (1715, 4)
     assert pos[0, 0] == np.float32(-40) + np.float32(2.1) * np.float32(1.08) / np.float32(2)
     assert (0.0 <= vel[:, 0]).all() and (vel[:, 0] < 1.0).all() and (vel[:, 1:] == 0).all()
+
+
+def all_pairs_brute_force(pos, vel):
+    """Every pair the predicate accepts, over all n(n-1)/2 pairs (no z window)."""
+    a, b = np.triu_indices(len(pos), 1)
+    d = pos[a, :3] - pos[b, :3]
+    u = vel[a, :3] - vel[b, :3]
+    dist = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
+    speed = np.sqrt(u[:, 0] * u[:, 0] + u[:, 1] * u[:, 1] + u[:, 2] * u[:, 2])
+    near = dist - T * speed <= MARGIN * (pos[a, 3] + pos[b, 3])
+    return {(int(y), int(x)) for x, y in zip(a[near], b[near], strict=True)}
+
+
+@pytest.mark.parametrize("n, box, speed", [(1, 1.0, 1.0), (600, 5.0, 1.0), (2500, 20.0, 30.0), (3000, 60.0, 3.0)])
+def test_grid_twin_finds_every_pair_the_predicate_accepts(n, box, speed):
+    rng = np.random.default_rng()
+    pos, vel = random_cloud(rng, n, box)
+    vel[:, :3] *= speed / 30.0
+    pairs, tests, count = grid_cpu.grid_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
+    found = {(int(a), int(b)) for a, b in pairs}
+    assert len(found) == count == len(pairs)
+    assert found == all_pairs_brute_force(pos, vel)
+    assert tests >= 2 * count
+
+
+def test_grid_finds_pairs_the_z_window_misses():
+    """A fast sideways pair: the predicate accepts it, its z intervals do not overlap."""
+    pos = np.array([(0, 0, 0, 1), (0, 0, 2.3, 1)], np.float32)
+    vel = np.array([(0, 0, 0, 0), (60, 0, 0, 0)], np.float32)
+    zsweep = proximity_cpu.proximity_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
+    grid = grid_cpu.grid_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
+    assert zsweep[2] == 0 and grid[2] == 1
+
+
+def test_vectorised_lattice_matches_the_seed_loops():
+    f = np.float32
+    r = f(world.BENCH_RADIUS)
+    dx = dy = f(2.1) * r
+    dz = f(3) * r
+    rows = []
+    z = f(-80) + dz / f(2)
+    while z < f(80):
+        x = f(-40) + dx / f(2)
+        while x < f(40):
+            y = f(0)
+            while y < dy * f(5) - f(0.001):
+                rows.append((x, y, z))
+                y = f(y + dy)
+            x = f(x + dx)
+        z = f(z + dz)
+    pos, _ = presets.lattice(5)
+    np.testing.assert_array_equal(pos[:, :3], np.array(rows, np.float32))
+
+
+def test_block_preset_widens_the_trough_past_sixteen_tiers():
+    small = presets.block_trough(10_000)
+    assert (small.radius, small.z_min, small.z_max) == (40.0, -80.0, 80.0)
+    rng = np.random.default_rng(0)
+    pos, _, trough = presets.block(200_000, rng)
+    assert pos.shape == (200_000, 4) and trough.radius > 40.0
+    tiers = len(np.unique(pos[:, 1]))
+    assert 14 <= tiers <= 17, "a wide drop, not a tower"
+    assert np.abs(pos[:, 0]).max() < trough.radius and trough.z_min < pos[:, 2].min()

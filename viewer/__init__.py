@@ -6,10 +6,25 @@ user's settings back through the scene's methods.
 pyglet options are set here, before any viewer module imports ``pyglet.window``:
 - no shadow window, so importing ``pyglet.window`` needs no display (headless use,
   ``display_problem()``); the viewer has a single window anyway;
-- no per-call GL error checks: moderngl does the drawing and reports its own errors.
+- no per-call GL error checks: moderngl does the drawing and reports its own errors;
+- headless (EGL) when there is no display to open windows on, so that ``pyglet.window`` imports
+  on a GPU machine without X libraries; ``AUTO_HEADLESS`` records that choice.
+
+The NVIDIA EGL driver is preferred where it is installed outside glvnd's search path (see
+``viewer.egl``), before anything loads libEGL.
 """
+
+import os
+import sys
 
 import pyglet
 
+from viewer.egl import prefer_nvidia_egl
+
 pyglet.options["shadow_window"] = False
 pyglet.options["debug_gl"] = False
+prefer_nvidia_egl()
+AUTO_HEADLESS = (sys.platform.startswith("linux") and not pyglet.options.get("headless")
+                 and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"))
+if AUTO_HEADLESS:
+    pyglet.options["headless"] = True

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import moderngl
 
-from viewer import pyglet
+from viewer import AUTO_HEADLESS, pyglet
 from viewer.camera import OrbitCamera
 from viewer.controller import Controller
 from viewer.gui import Gui
@@ -33,7 +33,7 @@ EVENT_HANDLED = pyglet.event.EVENT_HANDLED
 def display_problem() -> str | None:
     """None when a window can be opened here, else a one-line reason. Never raises."""
     try:
-        if pyglet.options.get("headless"):
+        if pyglet.options.get("headless") and not AUTO_HEADLESS:
             return "no display: pyglet runs headless (PYGLET_HEADLESS is set)"
         if sys.platform.startswith("linux"):
             name = os.environ.get("DISPLAY")
@@ -52,6 +52,8 @@ def display_problem() -> str | None:
             pyglet.display.get_display()
     except Exception as exc:  # noqa: BLE001  any failure here is the answer, not a crash
         return f"cannot open a display: {exc}"
+    if AUTO_HEADLESS:
+        return "no display when the viewer was imported: pyglet runs headless"
     return None
 
 
@@ -99,6 +101,7 @@ class Viewer:
         self.stop_at_steps: int | None = None  # scripted run: quit once the scene reaches this step
         self.final_screenshot: Path | None = None  # ... after saving the window here
         self.exit_status = 0
+        self._interop_reported = False  # the reason for host uploads of a GPU scene is said once
         self._last_tick = time.perf_counter()
         self.window.push_handlers(self)  # held weakly by pyglet; the viewer owns itself
 
@@ -174,10 +177,15 @@ class Viewer:
         self._quit_requested = True
 
     def _upload(self) -> None:
-        scene = self.controller.scene
-        with self.controller.guard("reading the scene"):
-            self.view.set_trough(scene.trough)
-            self.view.upload(scene.positions(), scene.colors(self.controller.color_mode))
+        ctl = self.controller
+        ctl.watch_scene()
+        with ctl.guard("reading the scene"):
+            if self.view.show(ctl.scene, ctl.color_mode):
+                self.reset_camera()  # a preset with another trough size: frame the new one
+        reason = self.view.feed.fallback_reason
+        if reason and not self._interop_reported:
+            self._interop_reported = True
+            ctl.say(f"GPU balls drawn through host copies: {reason}")
 
     def _draw(self, target: moderngl.Framebuffer, fb_size: tuple[int, int]) -> None:
         scale = fb_size[0] / max(self.window.get_size()[0], 1)

@@ -45,6 +45,7 @@ class OrbitCamera:
     fov_y: float = 40.0
     min_distance: float = 0.2
     max_distance: float = 5000.0
+    extent: float = 100.0  # how far the scene reaches from the target: sets the far plane
 
     @classmethod
     def framing(cls, radius: float = 40.0, z_min: float = -80.0, z_max: float = 80.0) -> OrbitCamera:
@@ -52,7 +53,10 @@ class OrbitCamera:
         half_len = 0.5 * (z_max - z_min)
         reach = math.hypot(radius, half_len)
         target = np.array([0.0, -0.3 * radius, 0.5 * (z_min + z_max)])
-        return cls(target=target, distance=2.9 * reach, yaw=32.0, pitch=30.0)
+        distance = 2.9 * reach
+        # The floor reaches 2.5x the trough's size: keep it inside the far plane and the zoom range.
+        return cls(target=target, distance=distance, yaw=32.0, pitch=30.0,
+                   max_distance=max(5000.0, 4.0 * distance), extent=4.0 * reach)
 
     @classmethod
     def for_trough(cls, trough) -> OrbitCamera:
@@ -64,7 +68,7 @@ class OrbitCamera:
 
     def copy(self) -> OrbitCamera:
         return OrbitCamera(self.target.copy(), self.distance, self.yaw, self.pitch, self.fov_y,
-                           self.min_distance, self.max_distance)
+                           self.min_distance, self.max_distance, self.extent)
 
     # --- geometry --------------------------------------------------------------------
     @property
@@ -80,7 +84,7 @@ class OrbitCamera:
 
     @property
     def far(self) -> float:
-        return self.distance + 2000.0
+        return self.distance + max(2000.0, self.extent)
 
     def view_matrix(self) -> np.ndarray:
         return look_at(self.eye, self.target)

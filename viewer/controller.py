@@ -11,28 +11,43 @@ import time
 import traceback
 from typing import Self
 
+from viewer.keys import key_label
 from viewer.rates import RateMeter
 
-GPU_FEATURES = {
-    # action -> (key, what it does once GPU kernels exist)
-    "toggle_cuda_proximity": ("F4", "CUDA proximity on/off"),
-    "toggle_verify": ("v", "verification on/off"),
-    "toggle_block_colors": ("c", "colour by CUDA block"),
-    "cycle_variant": ("q", "proximity variant"),
-    "cycle_block_size": ("Q", "block size"),
+BLOCK_COLORS = "block"  # the colour mode that paints each ball with its CUDA block's colour
+
+GPU_SWITCHES = {
+    # key action -> (what the scene must offer for it, what it switches)
+    "toggle_cuda_proximity": ("set_cuda_proximity", "CUDA proximity"),
+    "toggle_verify": ("set_verify", "verification"),
+    "toggle_block_colors": ("block_colors_available", "CUDA block colouring"),
+    "cycle_variant": ("set_variant", "proximity variant"),
+    "cycle_block_size": ("set_block", "block size"),
 }
 
 
 def gpu_unavailable_reason(scene) -> str | None:
     """Why this scene cannot run on the GPU here, or None when it can."""
+    if "gpu" in getattr(scene, "supported_backends", ("cpu",)):
+        return None
+    reason = getattr(scene, "gpu_reason", "")
+    if reason:
+        return str(reason)
     from sim.backend import gpu_status
 
     status = gpu_status()
     if not status.available:
         return status.reason
-    if "gpu" not in getattr(scene, "supported_backends", ("cpu",)):
-        return "this scene has no GPU kernels yet"
-    return None
+    return "this scene has no GPU kernels yet"
+
+
+def _next_after(choices, current):
+    """The choice after ``current``, wrapping around (the first one if ``current`` is unknown)."""
+    choices = list(choices)
+    try:
+        return choices[(choices.index(current) + 1) % len(choices)]
+    except ValueError:
+        return choices[0]
 
 
 class _Guard:
@@ -61,6 +76,8 @@ class Controller:
         self.message_time = 0.0
         self.step_failed = False  # the last attempt to advance raised
         self.step_rate = RateMeter()
+        self._color_before_block = self.color_mode  # what c goes back to
+        self._reported_gpu_error: str | None = None
 
     # --- messages -----------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -161,16 +178,33 @@ class Controller:
         return {}
 
     def set_color_mode(self, mode: str) -> None:
-        if mode in self.scene.color_modes:
-            self.color_mode = mode
-        else:
+        if mode not in self.scene.color_modes:
             self.say(f"unknown colour mode {mode!r}")
+        elif mode == BLOCK_COLORS:
+            if self.color_mode != BLOCK_COLORS:
+                self.toggle_block_colors()
+        else:
+            self.color_mode = mode
 
     def replace_scene(self, scene) -> None:
         self.scene = scene
         if self.color_mode not in scene.color_modes:
             self.color_mode = next(iter(scene.color_modes), "uniform")
+        if self._color_before_block not in scene.color_modes:
+            self._color_before_block = next(iter(scene.color_modes), "uniform")
         self.step_rate.clear()
+
+    def watch_scene(self) -> None:
+        """Once a frame: report what the scene changed on its own (a GPU failure, block colours
+        no longer meaningful)."""
+        error = getattr(self.scene, "gpu_error", None)
+        if error and error != self._reported_gpu_error:
+            self.say(f"GPU disabled, physics on the CPU: {error}")
+        self._reported_gpu_error = error
+        if self.color_mode == BLOCK_COLORS and not getattr(self.scene, "block_colors_available", False):
+            self._leave_block_colors()
+            if not error:
+                self.say("CUDA block colouring off: no CUDA kernel handles the balls now")
 
     def switch_scene(self, name: str) -> None:
         """Replace the scene by a fresh one of another kind, on the same backend."""
@@ -204,31 +238,85 @@ class Controller:
             return
         self.set_backend("cpu" if self.scene.backend == "gpu" else "gpu")
 
-    def gpu_feature(self, action: str) -> None:
-        """The original's CUDA switches. A scene with GPU kernels offers a method of the same name
-        (returning a status line); without one, say why and change nothing."""
-        key, what = GPU_FEATURES[action]
+    def _gpu_switch_ready(self, action: str) -> bool:
+        """True when the key of ``action`` can act on this scene here; else say why."""
+        needs, what = GPU_SWITCHES[action]
         reason = self.gpu_reason()
-        switch = getattr(self.scene, action, None)
-        if reason is None and switch is None:
+        if reason is None and not hasattr(self.scene, needs):
             reason = f"the {self.scene.name} scene has no {what} switch"
         if reason is not None:
-            self.say(f"{key}: needs a GPU: {reason}")
+            self.say(f"{key_label(action)}: needs a GPU: {reason}")
+            return False
+        return True
+
+    def _gpu_switch(self, action: str, change) -> None:
+        """Run ``change()`` (returns the status line) if the switch applies; errors become messages."""
+        if not self._gpu_switch_ready(action):
             return
-        with self.guard(what):
-            self.say(f"{key}: {switch()}")
+        with self.guard(GPU_SWITCHES[action][1]):
+            self.say(f"{key_label(action)}: {change()}")
+
+    def proximity_note(self) -> str:
+        return "" if getattr(self.scene, "cuda_proximity", False) else " (used when CUDA proximity is on: F4)"
 
     def toggle_cuda_proximity(self) -> None:
-        self.gpu_feature("toggle_cuda_proximity")
+        def change():
+            on = not self.scene.cuda_proximity
+            self.scene.set_cuda_proximity(on)
+            return "CUDA proximity on: the proximity pass runs on the GPU" if on else \
+                "CUDA proximity off: the proximity pass runs on the CPU"
+        self._gpu_switch("toggle_cuda_proximity", change)
 
     def toggle_verify(self) -> None:
-        self.gpu_feature("toggle_verify")
-
-    def toggle_block_colors(self) -> None:
-        self.gpu_feature("toggle_block_colors")
+        def change():
+            on = not self.scene.verify
+            self.scene.set_verify(on)
+            return "verification on: each proximity pass is checked on the CPU" if on else \
+                "verification off"
+        self._gpu_switch("toggle_verify", change)
 
     def cycle_variant(self) -> None:
-        self.gpu_feature("cycle_variant")
+        def change():
+            variant = _next_after(self.scene.variants, self.scene.variant)
+            self.scene.set_variant(variant)
+            return f"proximity variant {self.scene.variant}{self.proximity_note()}"
+        self._gpu_switch("cycle_variant", change)
 
     def cycle_block_size(self) -> None:
-        self.gpu_feature("cycle_block_size")
+        def change():
+            block = _next_after(self.scene.block_sizes, self.scene.block)
+            self.scene.set_block(block)
+            return f"block size {self.scene.block}"
+        self._gpu_switch("cycle_block_size", change)
+
+    def set_variant(self, variant: str) -> None:
+        with self.guard(f"variant {variant}"):
+            self.scene.set_variant(variant)
+            self.say(f"proximity variant {self.scene.variant}{self.proximity_note()}")
+
+    def set_block(self, block: int) -> None:
+        with self.guard(f"block size {block}"):
+            self.scene.set_block(int(block))
+            self.say(f"block size {self.scene.block}")
+
+    def toggle_block_colors(self) -> None:
+        label = key_label("toggle_block_colors")
+        if self.color_mode == BLOCK_COLORS:
+            self._leave_block_colors()
+            self.say(f"{label}: colour by {self.scene.color_modes.get(self.color_mode, self.color_mode)}")
+            return
+        if not self._gpu_switch_ready("toggle_block_colors"):
+            return
+        if BLOCK_COLORS not in self.scene.color_modes or not self.scene.block_colors_available:
+            self.say(f"{label}: no CUDA kernel handles the balls now: "
+                     "turn on CUDA proximity (F4) or GPU physics (a)")
+            return
+        self._color_before_block = self.color_mode
+        self.color_mode = BLOCK_COLORS
+        self.say(f"{label}: colour by CUDA block")
+
+    def _leave_block_colors(self) -> None:
+        modes = self.scene.color_modes
+        fallback = next((m for m in modes if m != BLOCK_COLORS), "uniform")
+        previous = self._color_before_block
+        self.color_mode = previous if previous in modes and previous != BLOCK_COLORS else fallback

@@ -30,19 +30,20 @@ def render_pixels(
     try:
         view = SceneView(ctx, scene.trough)
         target = Offscreen(ctx, (width, height))
-        mode = color_mode or default_color_mode(scene)
-        view.upload(scene.positions(), scene.colors(mode))
-        gui = _panel_frame(ctx, scene, mode, (width, height)) if panel else None
-        covered = _panel_cover() if panel else 0
-        view.draw(target.fbo, camera or OrbitCamera.for_trough(scene.trough), (width, height), covered)
-        if gui is not None:
-            gui.draw(target.fbo)
-            gui.release()
-        ctx.finish()
-        pixels = target.read_rgb()
-        view.release()
-        target.release()
-        return pixels
+        try:
+            mode = color_mode or default_color_mode(scene)
+            view.show(scene, mode)
+            gui = _panel_frame(ctx, scene, mode, (width, height)) if panel else None
+            covered = _panel_cover() if panel else 0
+            view.draw(target.fbo, camera or OrbitCamera.for_trough(scene.trough), (width, height), covered)
+            if gui is not None:
+                gui.draw(target.fbo)
+                gui.release()
+            ctx.finish()
+            return target.read_rgb()
+        finally:
+            view.release()  # unregisters the GL buffers from CUDA while the context still exists
+            target.release()
     finally:
         ctx.release()
 

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from pyglet.window import key, mouse  # re-exported: import them from here, after viewer's pyglet options
 
-__all__ = ["BINDINGS", "MOUSE_HELP", "KeyBinding", "dispatch_key", "find_binding", "key", "mouse"]
+__all__ = [
+    "BINDINGS", "MOUSE_HELP", "KeyBinding", "dispatch_key", "find_binding", "key", "key_label", "mouse",
+]
 
 
 @dataclass(frozen=True)
@@ -26,8 +28,9 @@ BINDINGS: tuple[KeyBinding, ...] = (
     KeyBinding("T", key.T, True, "load_preset_T", "benchmark T: drop 1715 balls (one tier)"),
     KeyBinding("F4", key.F4, None, "toggle_cuda_proximity", "CUDA proximity search on / off (GPU)"),
     KeyBinding("a", key.A, False, "toggle_gpu_physics", "physics on CPU / GPU"),
-    KeyBinding("v", key.V, False, "toggle_verify", "verify GPU pairs against the CPU (GPU)"),
-    KeyBinding("c", key.C, False, "toggle_block_colors", "colour balls by CUDA block (GPU)"),
+    KeyBinding("v", key.V, False, "toggle_verify",
+               "verify GPU pairs against the CPU, differing balls drawn red (GPU)"),
+    KeyBinding("c", key.C, False, "toggle_block_colors", "colour balls by CUDA block on / off (GPU)"),
     KeyBinding("q", key.Q, False, "cycle_variant", "next proximity kernel variant (GPU)"),
     KeyBinding("Q", key.Q, True, "cycle_block_size", "next CUDA block size (GPU)"),
     KeyBinding("Home", key.HOME, None, "reset_camera", "camera back to the default view"),
@@ -41,6 +44,11 @@ MOUSE_HELP: tuple[tuple[str, str], ...] = (
     ("right drag / wheel", "zoom"),
     ("middle drag / shift + left drag", "pan"),
 )
+
+
+def key_label(action: str) -> str:
+    """The key bound to ``action``, as the help shows it (for messages such as "q: ...")."""
+    return next((b.label for b in BINDINGS if b.action == action), action)
 
 
 def find_binding(symbol: int, modifiers: int) -> KeyBinding | None:

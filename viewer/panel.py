@@ -6,14 +6,19 @@ Also the F1 help window, which lists ``keys.BINDINGS`` so it cannot drift from t
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from imgui_bundle import imgui, implot
 
+from viewer.controller import BLOCK_COLORS
 from viewer.keys import BINDINGS, MOUSE_HELP
 
 PANEL_WIDTH = 400
 _GREY = imgui.ImVec4(0.62, 0.64, 0.68, 1.0)
 _MESSAGE = imgui.ImVec4(1.0, 0.82, 0.35, 1.0)
+_ERROR = imgui.ImVec4(1.0, 0.38, 0.33, 1.0)
+_BLINK = (imgui.ImVec4(1.0, 0.25, 0.2, 1.0), imgui.ImVec4(1.0, 0.85, 0.3, 1.0))
 _BACKENDS = ("cpu", "gpu")
 _BLOCK_COLORS_LABEL = "CUDA block"
 
@@ -47,6 +52,7 @@ class Panel:
         if expanded:
             self._message_line(ctl)  # first, so key feedback is never scrolled out of sight
             self._scene_section(ctl)
+            self._cuda_section(ctl, app)
             self._run_section(ctl, app)
             self._physics_section(ctl)
             self._color_section(ctl)
@@ -92,6 +98,11 @@ class Panel:
             imgui.push_text_wrap_pos(0.0)
             imgui.text_colored(_GREY, note)
             imgui.pop_text_wrap_pos()
+        error = getattr(scene, "gpu_error", None)
+        if error:
+            imgui.push_text_wrap_pos(0.0)
+            imgui.text_colored(_ERROR, f"GPU error: {error}")
+            imgui.pop_text_wrap_pos()
 
         if scene.takes_count:
             self._count_slider(ctl)
@@ -117,6 +128,70 @@ class Panel:
         if (released or clicked) and changed:
             ctl.set_count(self._count_choice)
             self._count_source = None  # resync with what the scene accepted
+
+    def _cuda_section(self, ctl, app) -> None:
+        """The GPU switches, shown only when this scene can use them here."""
+        scene = ctl.scene
+        if ctl.gpu_reason() is not None or not hasattr(scene, "variants"):
+            return
+        imgui.separator_text("CUDA")
+        if imgui.checkbox("CUDA proximity", bool(scene.cuda_proximity))[0]:
+            ctl.toggle_cuda_proximity()
+        _tooltip("F4: the proximity pass runs as a GPU kernel (on) or on the CPU (off)")
+
+        imgui.push_item_width(PANEL_WIDTH - 170)
+        imgui.begin_disabled(not scene.cuda_proximity)
+        if imgui.begin_combo("variant", scene.variant):
+            for variant in scene.variants:
+                if imgui.selectable(variant, variant == scene.variant)[0]:
+                    ctl.set_variant(variant)
+            imgui.end_combo()
+        imgui.end_disabled()
+        _disabled_tooltip("q: proximity kernel variant" + ctl.proximity_note())
+        if imgui.begin_combo("block size", str(scene.block)):
+            for block in scene.block_sizes:
+                if imgui.selectable(str(block), block == scene.block)[0]:
+                    ctl.set_block(block)
+            imgui.end_combo()
+        _tooltip("Q: threads per CUDA block")
+        imgui.pop_item_width()
+
+        imgui.begin_disabled(not scene.cuda_proximity and not scene.verify)  # on can always go off
+        changed = imgui.checkbox("verify against the CPU", bool(scene.verify))[0]
+        imgui.end_disabled()
+        if changed:
+            ctl.toggle_verify()
+        _disabled_tooltip("v: each proximity pass is re-derived on the CPU; differing balls drawn red"
+                          + ctl.proximity_note())
+        if scene.verify:
+            imgui.same_line()
+            imgui.text_colored(_BLINK[int(time.monotonic() * 4) % 2], "VERIFYING")  # 2 blinks/s
+            self._verification_counts(scene.verification)
+        if app is not None and getattr(scene, "render_on_device", False):
+            feed = app.view.feed
+            if feed.fallback_reason:
+                imgui.text_colored(_GREY, "balls drawn through host copies")
+                _tooltip(feed.fallback_reason)
+            elif feed.path:
+                imgui.text_colored(_GREY, f"balls drawn through {feed.path}")
+
+    @staticmethod
+    def _verification_counts(result) -> None:
+        if not result:
+            imgui.text_colored(_GREY, "waiting for the next proximity pass")
+            return
+        differing = int(result.get("balls_differing", 0))
+        colour = _ERROR if differing else _GREY
+        imgui.text_colored(colour, f"{differing:,} balls differ (drawn red)")
+        imgui.text(f"pairs: GPU {int(result.get('pairs_gpu', 0)):,}, CPU {int(result.get('pairs_cpu', 0)):,}"
+                   f"   check {float(result.get('check_ms', 0.0)):.1f} ms")
+        against = result.get("against", "")
+        if against:
+            _tooltip(f"checked against {against}")
+        mismatched = int(result.get("passes_mismatched", 0))
+        checked = int(result.get("passes_checked", 0))
+        imgui.text_colored(_ERROR if mismatched else _GREY,
+                           f"passes: {checked:,} checked, {mismatched:,} mismatched")
 
     def _run_section(self, ctl, app) -> None:
         imgui.separator_text("Run")
@@ -167,16 +242,23 @@ class Panel:
         imgui.pop_item_width()
 
     def _color_section(self, ctl) -> None:
-        modes = ctl.scene.color_modes
+        scene = ctl.scene
+        modes = scene.color_modes
         imgui.separator_text("Colour")
         if imgui.begin_combo("colour by", modes.get(ctl.color_mode, ctl.color_mode)):
+            block_reason = _block_colors_unavailable(ctl)
             for mode, label in modes.items():
-                if imgui.selectable(label, mode == ctl.color_mode)[0]:
+                unavailable = block_reason if mode == BLOCK_COLORS else None
+                flags = imgui.SelectableFlags_.disabled if unavailable else 0
+                if imgui.selectable(label, mode == ctl.color_mode, flags)[0]:
                     ctl.set_color_mode(mode)
-            reason = ctl.gpu_reason() or f"the {ctl.scene.name} scene has no CUDA kernels to colour by"
-            imgui.selectable(_BLOCK_COLORS_LABEL, False, imgui.SelectableFlags_.disabled)
-            _disabled_tooltip("needs a GPU: " + reason)
+                _disabled_tooltip(unavailable or ("c: on / off" if mode == BLOCK_COLORS else ""))
+            if BLOCK_COLORS not in modes:
+                imgui.selectable(_BLOCK_COLORS_LABEL, False, imgui.SelectableFlags_.disabled)
+                _disabled_tooltip(block_reason)
             imgui.end_combo()
+        if getattr(scene, "verify", False):
+            imgui.text_colored(_GREY, "balls whose pairs differ from the CPU's are drawn red")
 
     def _stats_section(self, ctl, app) -> None:
         stats = ctl.stats()
@@ -235,6 +317,18 @@ class Panel:
             imgui.pop_text_wrap_pos()
         else:
             imgui.text_colored(_GREY, "F1: keys and mouse")
+
+
+def _block_colors_unavailable(ctl) -> str | None:
+    """Why the "CUDA block" colouring cannot be chosen now, or None."""
+    reason = ctl.gpu_reason()
+    if reason:
+        return "needs a GPU: " + reason
+    if BLOCK_COLORS not in ctl.scene.color_modes:
+        return f"the {ctl.scene.name} scene has no CUDA kernels to colour by"
+    if not getattr(ctl.scene, "block_colors_available", False):
+        return "no CUDA kernel handles the balls now: turn on CUDA proximity (F4) or GPU physics (a)"
+    return None
 
 
 def draw_help() -> bool:

@@ -29,6 +29,13 @@ def half_cylinder_mesh(radius: float, z_min: float, z_max: float, segments: int 
     return np.array(verts, dtype="f4")
 
 
+def grid_spacing(radius: float) -> float:
+    """Grid lines about a quarter radius apart, on a 1-2-5 scale: 10 for the spec's trough."""
+    target = max(radius / 4.0, 1e-3)
+    decade = 10.0 ** math.floor(math.log10(target))
+    return next(step * decade for step in (1.0, 2.0, 5.0, 10.0) if step * decade >= target * 0.999)
+
+
 def floor_mesh(y: float, half_size: float) -> np.ndarray:
     h = half_size
     corners = [(-h, y, -h), (h, y, -h), (h, y, h), (-h, y, h)]
@@ -54,6 +61,7 @@ class TroughRenderer:
         self._floor_vbo = ctx.buffer(floor_mesh(floor_y, self._floor_half).tobytes())
         self._trough_vao = self._vao(self._trough_vbo)
         self._floor_vao = self._vao(self._floor_vbo)
+        self._grid_spacing = grid_spacing(radius)
 
     def _vao(self, vbo: moderngl.Buffer) -> moderngl.VertexArray:
         return self.ctx.vertex_array(self.program, [(vbo, "3f 3f", "in_position", "in_normal")])
@@ -72,7 +80,7 @@ class TroughRenderer:
         self._set_common(view, proj, light_dir_view)
         self.program["u_color"].value = self.floor_color
         self.program["u_grid_axes"].value = (1.0, 0.0, 1.0)
-        self.program["u_grid_spacing"].value = 10.0
+        self.program["u_grid_spacing"].value = self._grid_spacing
         self.program["u_fade_radius"].value = self._floor_half
         self._floor_vao.render(moderngl.TRIANGLES)
 
@@ -81,7 +89,7 @@ class TroughRenderer:
         self._set_common(view, proj, light_dir_view)
         self.program["u_color"].value = self.trough_color
         self.program["u_grid_axes"].value = (1.0, 0.0, 1.0)
-        self.program["u_grid_spacing"].value = 10.0
+        self.program["u_grid_spacing"].value = self._grid_spacing
         self.program["u_fade_radius"].value = 0.0
         self._trough_vao.render(moderngl.TRIANGLES)
 

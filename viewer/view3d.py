@@ -5,10 +5,14 @@ Used by the window and by headless rendering alike, so both show the same pictur
 
 from __future__ import annotations
 
+import sys
+
 import moderngl
 import numpy as np
 
+from viewer.ball_feed import BallFeed
 from viewer.camera import OrbitCamera
+from viewer.interop import InteropError
 from viewer.spheres import SphereRenderer
 from viewer.trough import TroughRenderer
 
@@ -21,18 +25,25 @@ class SceneView:
     def __init__(self, ctx: moderngl.Context, trough=None):
         self.ctx = ctx
         self.spheres = SphereRenderer(ctx)
+        self.feed = BallFeed(self.spheres)
         self.trough = TroughRenderer.for_trough(ctx, trough) if trough is not None else TroughRenderer(ctx)
         self.show_trough = True
         self.show_floor = True
 
-    def set_trough(self, trough) -> None:
+    def set_trough(self, trough) -> bool:
+        """Rebuild the trough mesh if its size changed (a preset loaded); True when it did."""
         geometry = (float(trough.radius), float(trough.z_min), float(trough.z_max))
-        if geometry != self.trough.geometry:
-            self.trough.release()
-            self.trough = TroughRenderer(self.ctx, *geometry)
+        if geometry == self.trough.geometry:
+            return False
+        self.trough.release()
+        self.trough = TroughRenderer(self.ctx, *geometry)
+        return True
 
-    def upload(self, positions: np.ndarray, colors: np.ndarray) -> None:
-        self.spheres.upload(positions, colors)
+    def show(self, scene, color_mode: str) -> bool:
+        """Take the scene's trough and balls for the next draws; True when the trough changed."""
+        changed = self.set_trough(scene.trough)
+        self.feed.update(scene, color_mode)
+        return changed
 
     def draw(
         self, target: moderngl.Framebuffer, camera: OrbitCamera, size: tuple[int, int], covered_right: int = 0
@@ -69,5 +80,9 @@ class SceneView:
         ctx.disable(moderngl.DEPTH_TEST)
 
     def release(self) -> None:
+        try:
+            self.feed.close()  # CUDA lets go of the GL buffers before they are deleted
+        except InteropError as exc:  # shutting down anyway: say so, free the rest
+            print(f"viewer: {exc}", file=sys.stderr)
         self.spheres.release()
         self.trough.release()

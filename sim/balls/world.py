@@ -29,7 +29,9 @@ PROXIMITY_MARGIN = 1.1
 TROUGH_RADIUS = 40.0
 TROUGH_Z_MIN = -80.0
 TROUGH_Z_MAX = 80.0
-FALLEN_Y = -60.0  # below the trough bottom (-40): such a ball left the platform for good
+
+PROXIMITY_VARIANTS = ("global", "texture", "shared", "grid")  # GPU kernels; the CPU twin of the first
+BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)                 # three is the z-sweep, of grid the grid
 
 DEFAULT_RADIUS = 2.0
 BENCH_RADIUS = 1.08
@@ -44,6 +46,11 @@ class Trough:
     radius: float = TROUGH_RADIUS
     z_min: float = TROUGH_Z_MIN
     z_max: float = TROUGH_Z_MAX
+
+    @property
+    def fallen_y(self) -> float:
+        """Below the bottom: a ball this low has left the platform for good and is removed."""
+        return -self.radius - 20.0
 
 
 @dataclass

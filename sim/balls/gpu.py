@@ -1,0 +1,269 @@
+"""Balls on the GPU (CuPy): device state, the proximity pass in four variants, the physics step.
+
+State: float4 arrays pos (x, y, z, radius), vel (vx, vy, vz, -) and omega (spin), double-buffered
+(each step reads one set and writes the other). A proximity pass reorders the state into the
+order its kernel walks (by z_max for the z-sweep, by grid cell for the grid), so a ball's index
+is its thread's index: partners are near in memory, and "colour by CUDA block" is index // block.
+
+Host round trips: one per proximity pass (every six steps), reading four numbers together:
+fallen balls (sorted last, then dropped), the longest partner list (overflow: rebuild with room,
+so no pair is lost), the tests and the pairs. Nothing else waits for the device inside a step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cupy
+import numpy as np
+
+from sim.balls import world
+from sim.gpu import ROOT, grid_for, load_module
+
+SOURCE_DIR = ROOT / "sim" / "balls"
+VARIANTS = world.PROXIMITY_VARIANTS
+STEP_BLOCK = 256
+FIRST_CAPACITY = 16  # partner slots per ball; grows on overflow
+BYTES_PER_BALL = 2 * 3 * 16 + 4 * 4 + 16 * 4 + 8 * 4  # state x2, keys/bins, partner slots, sort scratch
+
+
+@dataclass
+class PassResult:
+    tests: int
+    pairs: int
+    fallen: int
+
+
+def proximity_kernels(variant: str, block: int, extra_options: tuple[str, ...] = ()):
+    define = "-DVARIANT_" + variant.upper()
+    extra_options = (f"-DBLOCK={block}", *extra_options)  # registers fitted to the block size
+    names = ("sweep", "reorder") + (("grid_bounds", "grid_setup", "grid_count", "grid_scatter") if variant == "grid"
+                                    else ("sweep_keys",))
+    return load_module(SOURCE_DIR / "proximity.cu", ("--std=c++17", "--fmad=false", define, *extra_options), names)
+
+
+def step_kernel():
+    return load_module(SOURCE_DIR / "contact.cu", ("--std=c++17", "-DCONTACT"), ("step",))["step"]
+
+
+def check_memory(n: int) -> None:
+    """Refuse early, with a clear message, a ball count the device cannot hold."""
+    free, total = cupy.cuda.runtime.memGetInfo()
+    need = n * BYTES_PER_BALL
+    pool = cupy.get_default_memory_pool()
+    if need > free + pool.free_bytes():
+        raise MemoryError(f"{n:,} balls need about {need / 2**30:.1f} GiB of GPU memory; "
+                          f"{(free + pool.free_bytes()) / 2**30:.1f} GiB of {total / 2**30:.1f} GiB is free")
+
+
+class BallsGpu:
+    """Device state and kernels for one balls scene."""
+
+    def __init__(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, variant: str = "grid",
+                 block: int = 128, extra_options: tuple[str, ...] = (), fallen_y: float = -60.0):
+        check_memory(pos.shape[0])
+        self.fallen_y = fallen_y  # balls below are dropped at the next pass
+        self.extra_options = tuple(extra_options)
+        self.variant, self.block = variant, block
+        self.set_variant(variant)
+        self.set_block(block)
+        self._step = step_kernel()
+        self.load(pos, vel, omega)
+
+    # --- configuration -------------------------------------------------------------------
+    def set_variant(self, variant: str) -> None:
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
+        self.kernels = proximity_kernels(variant, self.block, self.extra_options)
+        self.variant = variant
+
+    def set_block(self, block: int) -> None:
+        block = int(block)
+        if not (32 <= block <= 1024 and block % 32 == 0):
+            raise ValueError(f"block size must be a multiple of 32 from 32 to 1024, got {block}")
+        self.kernels = proximity_kernels(self.variant, block, self.extra_options)
+        self.block = block
+
+    # --- state ---------------------------------------------------------------------------
+    def load(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray) -> None:
+        n = pos.shape[0]
+        self.pos, self.vel, self.omega = (cupy.asarray(np.ascontiguousarray(a, np.float32)) for a in (pos, vel, omega))
+        self._spare = tuple(cupy.empty_like(a) for a in (self.pos, self.vel, self.omega))
+        self.n = n
+        self.capacity = FIRST_CAPACITY
+        self.stride = n
+        self.count = cupy.zeros(max(n, 1), cupy.int32)
+        self.partners = cupy.empty(self.capacity * max(n, 1), cupy.int32)
+        self.summary = cupy.zeros(4, cupy.uint64)  # fallen, longest list on overflow, tests, pairs
+        self.ids = cupy.arange(n, dtype=cupy.int32)  # each ball's index when loaded, through every reorder
+        self.textures = {}
+
+    def append(self, pos: np.ndarray, vel: np.ndarray) -> None:
+        """Add balls (between passes): they join the next pass."""
+        zeros = cupy.zeros((pos.shape[0], 4), cupy.float32)
+        self.pos = cupy.concatenate([self.pos[: self.n], cupy.asarray(pos)])
+        self.vel = cupy.concatenate([self.vel[: self.n], cupy.asarray(vel)])
+        self.omega = cupy.concatenate([self.omega[: self.n], zeros])
+        self._spare = tuple(cupy.empty_like(a) for a in (self.pos, self.vel, self.omega))
+        self.ids = cupy.concatenate([self.ids[: self.n], cupy.arange(self.n, self.pos.shape[0], dtype=cupy.int32)])
+        self.n = self.pos.shape[0]
+        self.textures = {}
+
+    def host_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = self.n
+        return cupy.asnumpy(self.pos[:n]), cupy.asnumpy(self.vel[:n]), cupy.asnumpy(self.omega[:n])
+
+    def _swap(self) -> None:
+        spare = self._spare
+        self._spare = (self.pos, self.vel, self.omega)
+        self.pos, self.vel, self.omega = spare
+
+    # --- proximity pass --------------------------------------------------------------------
+    def proximity_pass(self, timer, lifetime: float = world.PAIR_LIFETIME,
+                       margin: float = world.PROXIMITY_MARGIN) -> PassResult:
+        """Sort, search, and drop fallen balls; one host round trip (two when lists overflow)."""
+        n = self.n
+        if n == 0:
+            return PassResult(0, 0, 0)
+        self._size_lists(n)
+        self.summary.fill(0)
+        with timer.stage("sort"):
+            if self.variant == "grid":
+                self._sort_by_cell(n, lifetime, margin)
+            else:
+                self._sort_by_zmax(n, lifetime)
+        with timer.stage("proximity"):
+            self._search(n, lifetime, margin)
+            fallen, longest, tests, found = (int(v) for v in self.summary.get())
+            if longest > self.capacity:  # grow and search again: no pair is ever dropped
+                self.capacity = 1 << math.ceil(math.log2(longest))
+                self.partners = cupy.empty(self.capacity * self.stride, cupy.int32)
+                self.summary[1:].fill(0)
+                self._search(n, lifetime, margin)
+        self.n = n - fallen
+        return PassResult(tests, found // 2 if self.variant == "grid" else found, fallen)
+
+    def _size_lists(self, n: int) -> None:
+        if self.stride != n or self.count.shape[0] < n:
+            self.stride = n
+            self.count = cupy.zeros(n, cupy.int32)
+            self.partners = cupy.empty(self.capacity * n, cupy.int32)
+
+    def _reorder(self, order, n: int) -> None:
+        out = self._spare
+        self.kernels["reorder"](*grid_for(n, STEP_BLOCK), (order, np.int32(n), self.pos, self.vel, self.omega, *out))
+        self._swap()
+        self.ids = self.ids[order]
+        self.textures = {}
+
+    def _sort_by_zmax(self, n: int, lifetime: float) -> None:
+        z_max = cupy.empty(n, cupy.float32)
+        z_min = cupy.empty(n, cupy.float32)
+        self.kernels["sweep_keys"](*grid_for(n, STEP_BLOCK), (
+            self.pos, self.vel, np.int32(n), np.float32(lifetime), np.float32(self.fallen_y), z_max, z_min,
+            self.summary))
+        order = cupy.argsort(z_max)  # fallen balls have z_max = inf: they sort last
+        self._reorder(order, n)
+        self.z_max, self.z_min = z_max[order], z_min[order]
+
+    def _sort_by_cell(self, n: int, lifetime: float, margin: float) -> None:
+        """Counting sort by grid cell: atomic counts, prefix sum, scatter (state moved in the scatter)."""
+        max_cells = 4 * n
+        bounds = self._bounds_start.copy()
+        self.kernels["grid_bounds"](*grid_for(n, STEP_BLOCK), (
+            self.pos, self.vel, np.int32(n), np.float32(self.fallen_y), bounds))
+        self.grid = cupy.empty(8, cupy.int32)  # struct Grid: origin, cell side, dims
+        self.kernels["grid_setup"]((1,), (1,), (bounds, np.float32(lifetime), np.float32(margin),
+                                                np.int64(max_cells), self.grid))
+        cell_count = cupy.zeros(max_cells + 1, cupy.int32)  # the last cell holds fallen balls
+        cell = cupy.empty(n, cupy.int32)
+        rank = cupy.empty(n, cupy.int32)
+        self.kernels["grid_count"](*grid_for(n, STEP_BLOCK), (
+            self.pos, np.int32(n), self.grid, np.int32(max_cells), np.float32(self.fallen_y), cell, rank,
+            cell_count, self.summary))
+        cell_end = cupy.cumsum(cell_count, dtype=cupy.int32)
+        out = self._spare
+        ids = cupy.empty_like(self.ids)
+        self.kernels["grid_scatter"](*grid_for(n, STEP_BLOCK), (
+            cell, rank, cell_end, cell_count, np.int32(n), self.pos, self.vel, self.omega, self.ids, *out, ids))
+        self._swap()
+        self.ids = ids
+        self.textures = {}
+        self.cell_end, self.cell_count = cell_end, cell_count
+
+    @property
+    def _bounds_start(self):
+        """min x, y, z = +inf and max x, y, z, radius, speed^2 = -inf, as the kernels' ordered ints."""
+        if not hasattr(self, "_bounds0"):
+            inf = np.array([np.inf] * 3 + [-np.inf] * 5, np.float32).view(np.int32)
+            self._bounds0 = cupy.asarray(np.where(inf >= 0, inf, inf ^ 0x7FFFFFFF).astype(np.int32))
+        return self._bounds0
+
+    def _texture(self, array):
+        """A texture object over a float4 array's linear memory, kept while the array lives."""
+        key = (array.data.ptr, array.nbytes)
+        if key not in self.textures:
+            from cupy.cuda import runtime, texture
+
+            channels = texture.ChannelFormatDescriptor(32, 32, 32, 32, runtime.cudaChannelFormatKindFloat)
+            resource = texture.ResourceDescriptor(runtime.cudaResourceTypeLinear, arr=array, chDesc=channels,
+                                                  sizeInBytes=array.nbytes)
+            sampling = texture.TextureDescriptor(readMode=runtime.cudaReadModeElementType)
+            self.textures[key] = texture.TextureObject(resource, sampling)
+        return self.textures[key]
+
+    def _search(self, n: int, lifetime: float, margin: float) -> None:
+        block = self.block
+        common = (np.int32(n), np.float32(lifetime), np.float32(margin))
+        lists = (np.int32(self.capacity), np.int32(self.stride), self.count, self.partners, self.summary)
+        if self.variant == "grid":
+            self.kernels["sweep"](*grid_for(n, block), (
+                self.pos, self.vel, self.grid, self.cell_end, self.cell_count, *common, np.float32(self.fallen_y),
+                *lists))
+            return
+        self.count[:n].fill(0)
+        if self.variant == "texture":
+            textures = (self._texture(self.pos[:n]), self._texture(self.vel[:n]))
+        else:
+            textures = (np.uint64(0), np.uint64(0))
+        shared = 36 * block if self.variant == "shared" else 0
+        self.kernels["sweep"](*grid_for(n, block), (
+            self.pos, self.vel, *textures, self.z_max, self.z_min, *common, *lists), shared_mem=shared)
+
+    # --- what the pass found ---------------------------------------------------------------
+    def host_lists(self) -> tuple[np.ndarray, np.ndarray]:
+        """(count (n,), partners (n, capacity)) of the live balls, on the host."""
+        n = self.n
+        count = cupy.asnumpy(self.count[:n])
+        slots = cupy.asnumpy(self.partners.reshape(self.capacity, self.stride)[:, :n]).T
+        return count, slots
+
+    def set_lists(self, pairs: np.ndarray) -> None:
+        """Install a pair list computed elsewhere (the CPU twin), as symmetric per-ball lists."""
+        n = self.n
+        a = np.concatenate([pairs[:, 0], pairs[:, 1]])
+        b = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        count = np.bincount(a, minlength=n).astype(np.int32)
+        capacity = max(FIRST_CAPACITY, 1 << math.ceil(math.log2(max(int(count.max(initial=0)), 1))))
+        order = np.argsort(a, kind="stable")
+        a, b = a[order], b[order]
+        slot = np.arange(a.shape[0]) - np.repeat(np.cumsum(count) - count, count)
+        slots = np.zeros((capacity, n), np.int32)
+        slots[slot, a] = b
+        self.capacity, self.stride = capacity, n
+        self.count = cupy.asarray(count)
+        self.partners = cupy.asarray(slots.ravel())
+
+    # --- the step ----------------------------------------------------------------------------
+    def step(self, settings, trough, zeta: float, dt: float) -> None:
+        n = self.n
+        if n == 0:
+            return
+        out = self._spare
+        self._step(*grid_for(n, STEP_BLOCK), (
+            self.pos, self.vel, self.omega, *out, self.count, self.partners, np.int32(self.stride), np.int32(n),
+            np.float32(world.DENSITY), np.float32(settings.contact_freq), np.float32(zeta),
+            np.float32(settings.friction), np.float32(settings.rolling), np.float32(settings.gravity),
+            np.float32(dt), np.float32(trough.radius), np.float32(trough.z_min), np.float32(trough.z_max)))
+        self._swap()

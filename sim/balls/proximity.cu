@@ -1,0 +1,314 @@
+// Proximity pass on the GPU: the twin of proximity_cpu.py (z-sweep) and grid_cpu.py (grid).
+//
+// One source, four variants chosen at compile time:
+//   VARIANT_GLOBAL   z-sweep, plain loads of float4 position (xyz + radius) and velocity
+//   VARIANT_TEXTURE  z-sweep, loads through texture objects over the same linear memory
+//   VARIANT_SHARED   z-sweep, each block stages the idx1 balls its threads scan in shared memory
+//   VARIANT_GRID     hashed uniform grid, counting sort, 27 neighbour cells
+// The state is already in the order the kernels walk (sorted by z_max, or by cell), so a ball's
+// array index is its sorted index. Partners go into per-ball lists of capacity K stored slot-major
+// (partners[slot * stride + ball]); counts keep counting past K so the host sees an overflow and
+// rebuilds with room: a pair is never dropped.
+//
+// Build with --fmad=false: the predicate must round each operation on its own, like the CPU twin.
+// PLANT_MARGIN (tests only) replaces the margin, to prove that verification catches a wrong kernel.
+//
+// nvrtc-variants: -DVARIANT_GLOBAL --fmad=false | -DVARIANT_TEXTURE --fmad=false | -DVARIANT_SHARED --fmad=false | -DVARIANT_GRID --fmad=false | -DVARIANT_GRID --fmad=false -DBLOCK=128 | -DVARIANT_GLOBAL --fmad=false -DPLANT_MARGIN=1.0f
+
+#define INF __int_as_float(0x7f800000)
+
+// summary[]: what the host reads once per pass
+#define FALLEN 0   // balls below the platform, sorted last, then dropped
+#define LONGEST 1  // the longest partner list when one overflowed its capacity, else 0
+#define TESTS 2    // predicate evaluations
+#define PAIRS 3    // pairs found (z-sweep: once each; grid: once from each side)
+
+// The launch's block size, so the compiler fits registers to it (the grid search needs many).
+#ifndef BLOCK
+#define BLOCK 1024
+#endif
+
+#ifdef PLANT_MARGIN
+#define MARGIN(m) (PLANT_MARGIN)
+#else
+#define MARGIN(m) (m)
+#endif
+
+// |p1 - p9| - T*|v1 - v9| <= margin*(r1 + r9), each operation rounded on its own.
+__device__ __forceinline__ bool in_proximity(float4 p1, float4 v1, float4 p9, float4 v9, float t, float margin)
+{
+    float dx = p1.x - p9.x, dy = p1.y - p9.y, dz = p1.z - p9.z;
+    float ux = v1.x - v9.x, uy = v1.y - v9.y, uz = v1.z - v9.z;
+    float dist = sqrtf(dx * dx + dy * dy + dz * dz);
+    float speed = sqrtf(ux * ux + uy * uy + uz * uz);
+    return dist - t * speed <= MARGIN(margin) * (p1.w + p9.w);
+}
+
+// A ball's partner list gets `other`; past the capacity, the longest list is reported instead.
+__device__ __forceinline__ void add_partner(int* count, int* partners, int stride, int k, int ball, int other,
+                                            unsigned long long* summary)
+{
+    int slot = atomicAdd(&count[ball], 1);
+    if (slot < k)
+        partners[(size_t)slot * stride + ball] = other;
+    else
+        atomicMax(&summary[LONGEST], (unsigned long long)slot + 1);
+}
+
+// Totals of the pass, summed per warp first: every lane of the warp must call it.
+__device__ __forceinline__ void add_totals(unsigned long long* summary, unsigned long long tests,
+                                           unsigned long long pairs)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        tests += __shfl_down_sync(0xffffffffu, tests, offset);
+        pairs += __shfl_down_sync(0xffffffffu, pairs, offset);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&summary[TESTS], tests);
+        atomicAdd(&summary[PAIRS], pairs);
+    }
+}
+
+extern "C" __global__ void sweep_keys(const float4* pos, const float4* vel, int n, float t, float fallen_y,
+                                      float* z_max, float* z_min, unsigned long long* summary)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float4 p = pos[i];
+    float reach = fabsf(vel[i].z) * t;
+    bool fallen = p.y < fallen_y;  // sorts last and scans nothing; the host then drops it
+    if (fallen) atomicAdd(&summary[FALLEN], 1ull);
+    z_max[i] = fallen ? INF : (p.z + reach) + p.w;
+    z_min[i] = fallen ? INF : (p.z - reach) - p.w;
+}
+
+// Gather the state into the order of `order` (sorted index -> old index).
+extern "C" __global__ void reorder(const long long* order, int n, const float4* pos, const float4* vel,
+                                   const float4* omega, float4* pos_out, float4* vel_out, float4* omega_out)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    long long i = order[k];
+    pos_out[k] = pos[i];
+    vel_out[k] = vel[i];
+    omega_out[k] = omega[i];
+}
+
+#if defined(VARIANT_GLOBAL) || defined(VARIANT_TEXTURE)
+
+#ifdef VARIANT_TEXTURE
+#define POS(i) tex1Dfetch<float4>(tex_pos, (i))
+#define VEL(i) tex1Dfetch<float4>(tex_vel, (i))
+#else
+#define POS(i) pos[i]
+#define VEL(i) vel[i]
+#endif
+
+// One thread per sorted ball idx9: scan idx1 = idx9-1, idx9-2, ... while z_max[idx1] >= z_min[idx9].
+extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restrict__ pos, const float4* __restrict__ vel,
+                                 cudaTextureObject_t tex_pos, cudaTextureObject_t tex_vel,
+                                 const float* __restrict__ z_max, const float* __restrict__ z_min, int n,
+                                 float t, float margin, int k, int stride, int* count, int* partners,
+                                 unsigned long long* summary)
+{
+    int idx9 = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned scanned = 0, found = 0;
+    float lo = idx9 < n ? z_min[idx9] : INF;
+    if (lo != INF) {
+        float4 p9 = POS(idx9), v9 = VEL(idx9);
+        for (int idx1 = idx9 - 1; idx1 >= 0 && z_max[idx1] >= lo; --idx1) {
+            ++scanned;
+            if (in_proximity(POS(idx1), VEL(idx1), p9, v9, t, margin)) {
+                add_partner(count, partners, stride, k, idx9, idx1, summary);
+                add_partner(count, partners, stride, k, idx1, idx9, summary);
+                ++found;
+            }
+        }
+    }
+    add_totals(summary, scanned, found);
+}
+#endif
+
+#ifdef VARIANT_SHARED
+// The block's threads scan overlapping windows below the block: stage them tile by tile, each tile
+// the block's width, from just below the block's top downward, until every thread has stopped.
+extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restrict__ pos, const float4* __restrict__ vel,
+                                 cudaTextureObject_t, cudaTextureObject_t,
+                                 const float* __restrict__ z_max, const float* __restrict__ z_min, int n,
+                                 float t, float margin, int k, int stride, int* count, int* partners,
+                                 unsigned long long* summary)
+{
+    extern __shared__ float4 tile[];
+    float4* tile_pos = tile;
+    float4* tile_vel = tile + blockDim.x;
+    float* tile_zmax = (float*)(tile + 2 * blockDim.x);
+
+    int first = blockIdx.x * blockDim.x;
+    int idx9 = first + threadIdx.x;
+    bool scanning = idx9 < n && z_min[idx9] != INF;
+    float lo = 0.f;
+    float4 p9, v9;
+    if (scanning) { lo = z_min[idx9]; p9 = pos[idx9]; v9 = vel[idx9]; }
+    int idx1 = idx9 - 1;
+    unsigned scanned = 0, found = 0;
+    int top = min(first + (int)blockDim.x, n) - 2;  // highest idx1 of any thread in the block
+    while (__syncthreads_or(scanning) && top >= 0) {
+        int bottom = top - (int)blockDim.x + 1;
+        int j = bottom + (int)threadIdx.x;
+        if (j >= 0) { tile_pos[threadIdx.x] = pos[j]; tile_vel[threadIdx.x] = vel[j]; tile_zmax[threadIdx.x] = z_max[j]; }
+        __syncthreads();
+        for (; scanning && idx1 >= 0 && idx1 >= bottom; --idx1) {
+            int s = idx1 - bottom;
+            if (tile_zmax[s] < lo) { scanning = false; break; }
+            ++scanned;
+            if (in_proximity(tile_pos[s], tile_vel[s], p9, v9, t, margin)) {
+                add_partner(count, partners, stride, k, idx9, idx1, summary);
+                add_partner(count, partners, stride, k, idx1, idx9, summary);
+                ++found;
+            }
+        }
+        if (idx1 < 0) scanning = false;
+        top = bottom - 1;
+    }
+    add_totals(summary, scanned, found);
+}
+#endif
+
+#ifdef VARIANT_GRID
+// A dense grid over the live balls' bounding box: cubic cells of side >= the predicate's largest
+// reach, numbered x fastest, so the three cells of a row are adjacent in the sorted order and a
+// ball's 27 neighbour cells are nine contiguous runs. Cells grow when the box would need more than
+// `max_cells`. Cell `max_cells` holds fallen balls, sorted last.
+struct Grid {
+    float ox, oy, oz, cell;
+    int nx, ny, nz;
+};
+
+// Floats as ints that order like the floats, for atomicMin/atomicMax.
+__device__ __forceinline__ int ordered(float f) { int i = __float_as_int(f); return i >= 0 ? i : i ^ 0x7fffffff; }
+__device__ __forceinline__ float unordered(int i) { return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff); }
+
+// bounds[]: min x, y, z, max x, y, z, max radius, max speed squared (of live balls), as ordered ints.
+extern "C" __global__ void grid_bounds(const float4* pos, const float4* vel, int n, float fallen_y, int* bounds)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float4 p = i < n ? pos[i] : make_float4(0.f, 0.f, 0.f, 0.f);
+    bool live = i < n && p.y >= fallen_y;
+    float v[8];
+    if (live) {
+        float4 u = vel[i];
+        v[0] = p.x; v[1] = p.y; v[2] = p.z; v[3] = p.x; v[4] = p.y; v[5] = p.z;
+        v[6] = p.w; v[7] = u.x * u.x + u.y * u.y + u.z * u.z;
+    } else {
+        v[0] = v[1] = v[2] = INF;
+        v[3] = v[4] = v[5] = v[6] = v[7] = -INF;
+    }
+#pragma unroll
+    for (int a = 0; a < 8; ++a)
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            float other = __shfl_down_sync(0xffffffffu, v[a], offset);
+            v[a] = a < 3 ? fminf(v[a], other) : fmaxf(v[a], other);
+        }
+    if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+        for (int a = 0; a < 8; ++a)
+            if (a < 3) atomicMin(&bounds[a], ordered(v[a])); else atomicMax(&bounds[a], ordered(v[a]));
+    }
+}
+
+extern "C" __global__ void grid_setup(const int* bounds, float t, float margin, long long max_cells, Grid* grid)
+{
+    float lo[3], hi[3];
+    for (int a = 0; a < 3; ++a) { lo[a] = unordered(bounds[a]); hi[a] = unordered(bounds[3 + a]); }
+    float reach = 2.f * MARGIN(margin) * unordered(bounds[6]) + 2.f * t * sqrtf(unordered(bounds[7]));
+    Grid g = {lo[0], lo[1], lo[2], reach * 1.01f + 1e-6f, 1, 1, 1};  // 1% to spare for rounding
+    if (!(lo[0] <= hi[0])) { g.ox = g.oy = g.oz = 0.f; g.cell = 1.f; *grid = g; return; }  // no live balls
+    for (;;) {
+        long long nx = (long long)((hi[0] - lo[0]) / g.cell) + 1;
+        long long ny = (long long)((hi[1] - lo[1]) / g.cell) + 1;
+        long long nz = (long long)((hi[2] - lo[2]) / g.cell) + 1;
+        if (nx * ny * nz <= max_cells) { g.nx = (int)nx; g.ny = (int)ny; g.nz = (int)nz; break; }
+        g.cell *= 1.25f;
+    }
+    *grid = g;
+}
+
+__device__ __forceinline__ int3 cell_of(float4 p, const Grid& g)
+{
+    return make_int3(min(max((int)floorf((p.x - g.ox) / g.cell), 0), g.nx - 1),
+                     min(max((int)floorf((p.y - g.oy) / g.cell), 0), g.ny - 1),
+                     min(max((int)floorf((p.z - g.oz) / g.cell), 0), g.nz - 1));
+}
+
+__device__ __forceinline__ int cell_index(int x, int y, int z, const Grid& g) { return (z * g.ny + y) * g.nx + x; }
+
+// Counting sort, step 1: each ball's cell and its rank inside the cell (the atomic's old value).
+extern "C" __global__ void grid_count(const float4* pos, int n, const Grid* grid, int max_cells, float fallen_y,
+                                      int* cell, int* rank, int* cell_count, unsigned long long* summary)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const Grid g = *grid;
+    float4 p = pos[i];
+    int c = max_cells;
+    if (p.y < fallen_y) {
+        atomicAdd(&summary[FALLEN], 1ull);
+    } else {
+        int3 q = cell_of(p, g);
+        c = cell_index(q.x, q.y, q.z, g);
+    }
+    cell[i] = c;
+    rank[i] = atomicAdd(&cell_count[c], 1);
+}
+
+// Step 3, after an inclusive prefix sum of the counts: move each ball (and its id) to its sorted place.
+extern "C" __global__ void grid_scatter(const int* cell, const int* rank, const int* cell_end, const int* cell_count,
+                                        int n, const float4* pos, const float4* vel, const float4* omega,
+                                        const int* ids, float4* pos_out, float4* vel_out, float4* omega_out,
+                                        int* ids_out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int c = cell[i];
+    int k = cell_end[c] - cell_count[c] + rank[i];
+    pos_out[k] = pos[i];
+    vel_out[k] = vel[i];
+    omega_out[k] = omega[i];
+    ids_out[k] = ids[i];
+}
+
+// One thread per (cell-sorted) ball: test every ball of the 27 neighbour cells, nine runs of
+// three; each ball writes only its own list, so the lists come out symmetric without atomics.
+extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restrict__ pos,
+                                 const float4* __restrict__ vel, const Grid* __restrict__ grid,
+                                 const int* __restrict__ cell_end, const int* __restrict__ cell_count,
+                                 int n, float t, float margin, float fallen_y, int k, int stride,
+                                 int* count, int* partners, unsigned long long* summary)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned found = 0, scanned = 0;
+    float4 p9 = i < n ? pos[i] : make_float4(0.f, 0.f, 0.f, 0.f);
+    if (i < n && p9.y >= fallen_y) {
+        const Grid g = *grid;
+        float4 v9 = vel[i];
+        int3 c = cell_of(p9, g);
+        int x0 = max(c.x - 1, 0), x1 = min(c.x + 1, g.nx - 1);
+        for (int z = max(c.z - 1, 0); z <= min(c.z + 1, g.nz - 1); ++z)
+            for (int y = max(c.y - 1, 0); y <= min(c.y + 1, g.ny - 1); ++y) {
+                int first = cell_index(x0, y, z, g), last = cell_index(x1, y, z, g);
+                int end = cell_end[last];
+                for (int j = cell_end[first] - cell_count[first]; j < end; ++j) {
+                    if (j == i) continue;
+                    ++scanned;
+                    if (in_proximity(pos[j], vel[j], p9, v9, t, margin)) {
+                        if (found < k) partners[(size_t)found * stride + i] = j;
+                        ++found;
+                    }
+                }
+            }
+        if (found > k) atomicMax(&summary[LONGEST], (unsigned long long)found);
+    }
+    if (i < n) count[i] = found;
+    add_totals(summary, scanned, found);
+}
+#endif

@@ -1,0 +1,328 @@
+"""The viewer's GPU controls driven through a stand-in scene that implements the GPU contract on
+the CPU: keys, controller messages, panel, block colours, GPU errors, trough changes, and the
+fallback from CUDA–GL interop to host uploads. No GPU needed.
+"""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from sim import create_scene
+from viewer.camera import OrbitCamera
+from viewer.controller import BLOCK_COLORS, Controller
+from viewer.egl import VENDOR_VARIABLE, prefer_nvidia_egl
+from viewer.keys import dispatch_key, key
+
+
+class GpuContractScene:
+    """A small CPU balls scene dressed up with the GPU contract (variants, block sizes, switches)."""
+
+    variants = ("global", "texture", "shared", "grid")
+    block_sizes = (32, 64, 128, 256, 512, 1024)
+
+    def __init__(self, gpu: bool = True, n: int = 300):
+        self._inner = create_scene("balls", preset="block", n=n, seed=2)
+        self.supported_backends = ("cpu", "gpu") if gpu else ("cpu",)
+        self.gpu_reason = "" if gpu else "no CUDA device in this test"
+        self.backend = "cpu"
+        self.variant, self.block = "global", 256
+        self.cuda_proximity = self.verify = False
+        self.verification = None
+        self.gpu_error = None
+        self.render_on_device = False
+        self.color_modes = {**self._inner.color_modes, BLOCK_COLORS: "CUDA block"}
+        self.trough = SimpleNamespace(radius=40.0, z_min=-80.0, z_max=80.0)
+
+    def __getattr__(self, name):  # everything else: the real CPU scene
+        return getattr(self._inner, name)
+
+    @property
+    def block_colors_available(self) -> bool:
+        return self.cuda_proximity or self.backend == "gpu"
+
+    def set_backend(self, name):
+        if name not in self.supported_backends:
+            raise RuntimeError(f"{name} unavailable")
+        self.backend = name
+
+    def set_variant(self, name):
+        if name not in self.variants:
+            raise ValueError(f"unknown variant {name!r}")
+        self.variant = name
+
+    def set_block(self, size):
+        if size not in self.block_sizes:
+            raise ValueError(f"unsupported block size {size}")
+        self.block = size
+
+    def set_cuda_proximity(self, on):
+        self.cuda_proximity = bool(on)
+
+    def set_verify(self, on):
+        self.verify = bool(on)
+        self.verification = {"against": "CPU z-sweep", "balls_differing": 3, "pairs_gpu": 1200,
+                             "pairs_cpu": 1203, "check_ms": 4.2, "passes_checked": 7,
+                             "passes_mismatched": 1} if on else None
+
+    def colors(self, mode):
+        if mode == BLOCK_COLORS:
+            rgba = np.ones((self.n, 4), np.float32)
+            rgba[:, 0] = (np.arange(self.n) // self.block % 2).astype(np.float32)
+            return rgba
+        return self._inner.colors(mode)
+
+
+def press(ctl, symbol, modifiers=0):
+    dispatch_key(symbol, modifiers, ctl)
+    return ctl.message
+
+
+@pytest.fixture
+def ctl():
+    return Controller(GpuContractScene())
+
+
+def test_q_cycles_the_variants_and_says_which(ctl):
+    seen = [press(ctl, key.Q) for _ in range(4)]
+    assert ctl.scene.variant == "global"
+    assert [m.split()[3] for m in seen] == ["texture", "shared", "grid", "global"]
+    assert seen[0].startswith("q: proximity variant texture")
+    assert "F4" in seen[0], "the variant is only used with CUDA proximity on: say so"
+    press(ctl, key.F4)
+    assert "F4" not in press(ctl, key.Q)
+
+
+def test_shift_q_cycles_block_sizes_and_wraps(ctl):
+    sizes = [int(press(ctl, key.Q, key.MOD_SHIFT).split()[-1]) for _ in range(6)]
+    assert sizes == [512, 1024, 32, 64, 128, 256]
+    assert ctl.scene.block == 256
+
+
+def test_f4_toggles_cuda_proximity(ctl):
+    assert "on" in press(ctl, key.F4) and ctl.scene.cuda_proximity
+    assert "off" in press(ctl, key.F4) and not ctl.scene.cuda_proximity
+
+
+def test_v_toggles_verification_and_says_so(ctl):
+    assert press(ctl, key.V).startswith("v: verification on") and ctl.scene.verify
+    assert press(ctl, key.V) == "v: verification off" and not ctl.scene.verify
+
+
+def test_c_colours_by_block_only_when_a_cuda_kernel_handles_the_balls(ctl):
+    start = ctl.color_mode
+    assert "F4" in press(ctl, key.C) and ctl.color_mode == start
+    press(ctl, key.F4)
+    assert press(ctl, key.C) == "c: colour by CUDA block" and ctl.color_mode == BLOCK_COLORS
+    press(ctl, key.C)
+    assert ctl.color_mode == start, "c again goes back to the previous colouring"
+
+
+def test_block_colours_end_when_the_gpu_kernels_stop(ctl):
+    press(ctl, key.F4)
+    press(ctl, key.C)
+    ctl.scene.cuda_proximity = False  # e.g. switched off from elsewhere
+    ctl.watch_scene()
+    assert ctl.color_mode != BLOCK_COLORS and "off" in ctl.message
+
+
+def test_a_gpu_error_is_reported_once(ctl):
+    ctl.scene.gpu_error = "proximity.cu(12): error: expected a ';'"
+    ctl.watch_scene()
+    assert "proximity.cu(12)" in ctl.message
+    ctl.say("something else")
+    ctl.watch_scene()
+    assert ctl.message == "something else"
+
+
+def test_scene_errors_become_messages(ctl):
+    def broken(_):
+        raise RuntimeError("out of memory")
+
+    ctl.scene.set_variant = broken
+    press(ctl, key.Q)
+    assert "failed" in ctl.message and "out of memory" in ctl.message
+    ctl.set_block(3)
+    assert "unsupported block size" in ctl.message
+
+
+def test_gpu_keys_say_why_when_the_scene_cannot_use_a_gpu():
+    ctl = Controller(GpuContractScene(gpu=False))
+    for symbol, modifiers in [(key.A, 0), (key.F4, 0), (key.V, 0), (key.C, 0), (key.Q, 0),
+                              (key.Q, key.MOD_SHIFT)]:
+        message = press(ctl, symbol, modifiers)
+        assert "needs a GPU: no CUDA device in this test" in message, message
+    scene = ctl.scene
+    assert (scene.backend, scene.variant, scene.block, scene.cuda_proximity, scene.verify) == \
+        ("cpu", "global", 256, False, False)
+
+
+def test_a_switches_the_backend_through_the_scene(ctl):
+    press(ctl, key.A)
+    assert ctl.scene.backend == "gpu" and ctl.message == "physics on gpu"
+    press(ctl, key.A)
+    assert ctl.scene.backend == "cpu"
+
+
+def test_large_troughs_are_framed_with_room_to_spare():
+    small = OrbitCamera.framing(40.0, -80.0, 80.0)
+    large = OrbitCamera.framing(800.0, -1600.0, 1600.0)
+    for camera, reach in ((small, np.hypot(40, 80)), (large, np.hypot(800, 1600))):
+        assert camera.distance + 2.5 * reach < camera.far, "the floor reaches 2.5 trough sizes"
+        assert camera.max_distance >= 3 * camera.distance
+    assert small.far == pytest.approx(small.distance + 2000.0)
+
+
+def test_nvidia_egl_is_preferred_only_where_installed(tmp_path):
+    nvidia = tmp_path / "10_nvidia.json"
+    system = tmp_path / "vendors"
+    system.mkdir()
+    (system / "50_mesa.json").write_text("{}")
+    env = {}
+    assert not prefer_nvidia_egl(env, nvidia, system) and env == {}
+    nvidia.write_text("{}")
+    assert prefer_nvidia_egl(env, nvidia, system)
+    assert env[VENDOR_VARIABLE] == f"{nvidia}:{system / '50_mesa.json'}"
+    chosen = {VENDOR_VARIABLE: "/somewhere/else.json"}
+    assert not prefer_nvidia_egl(chosen, nvidia, system)
+    assert chosen[VENDOR_VARIABLE] == "/somewhere/else.json"
+
+
+# --- with an OpenGL context (EGL, no display needed) --------------------------------------------
+
+def _egl_problem() -> str | None:
+    try:
+        import moderngl
+
+        moderngl.create_standalone_context(backend="egl", require=330).release()
+    except Exception as exc:  # noqa: BLE001  any failure means: skip with the reason
+        return f"no EGL OpenGL 3.3 context: {exc}"
+    return None
+
+
+needs_egl = pytest.mark.skipif(_egl_problem() is not None, reason=str(_egl_problem()))
+
+
+@pytest.fixture
+def gl():
+    import moderngl
+
+    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    yield ctx
+    ctx.release()
+
+
+@pytest.fixture
+def no_interop(monkeypatch):
+    """Registration fails as it does on a Mesa context or without cuda-bindings, on any machine."""
+    import viewer.ball_feed
+    from viewer.interop import InteropError
+
+    def refuse(buffers):
+        raise InteropError("cudaGraphicsGLRegisterBuffer(buffer 1) failed: cudaErrorOperatingSystem")
+
+    monkeypatch.setattr(viewer.ball_feed, "GLBufferRegistration", refuse)
+
+
+class DeviceSceneStandIn(GpuContractScene):
+    """Claims its state is on the GPU; with interop refused, the feed must use the host."""
+
+    def __init__(self):
+        super().__init__()
+        self.render_on_device = True
+        self.host_reads = 0
+
+    def positions(self):
+        self.host_reads += 1
+        return self._inner.positions()
+
+    def write_render(self, pos, col, mode):
+        raise AssertionError("interop was refused: write_render must not be called")
+
+
+@needs_egl
+def test_trough_changes_rebuild_the_mesh(gl):
+    from viewer.view3d import SceneView
+
+    scene = GpuContractScene()
+    view = SceneView(gl, scene.trough)
+    try:
+        assert not view.show(scene, "speed")
+        scene.trough = SimpleNamespace(radius=800.0, z_min=-1600.0, z_max=1600.0)
+        assert view.show(scene, "speed")
+        assert view.trough.geometry == (800.0, -1600.0, 1600.0)
+        assert not view.show(scene, "speed")
+    finally:
+        view.release()
+
+
+@needs_egl
+def test_device_scene_falls_back_to_host_uploads_with_the_reason(gl, no_interop):
+    from viewer.view3d import SceneView
+
+    scene = DeviceSceneStandIn()
+    view = SceneView(gl, scene.trough)
+    try:
+        view.show(scene, "speed")
+        view.show(scene, "speed")
+        assert view.feed.path == "host upload" and scene.host_reads == 2
+        assert "cudaGraphicsGLRegisterBuffer" in view.feed.fallback_reason
+        assert view.spheres.count == scene.n
+        drawn = np.frombuffer(view.spheres.position_buffer.read(size=scene.n * 16), np.float32)
+        np.testing.assert_array_equal(drawn.reshape(-1, 4), scene.positions())
+    finally:
+        view.release()
+
+
+@needs_egl
+def test_panel_draws_the_cuda_controls_and_verification():
+    from viewer.headless import render_pixels
+    from viewer.panel import PANEL_WIDTH
+
+    scene = GpuContractScene()
+    scene.set_cuda_proximity(True)
+    width, height = 1024, 900
+    camera = OrbitCamera.for_trough(scene.trough)
+    plain = render_pixels(scene, width, height, camera=camera, panel=True).astype(int)
+    scene.set_verify(True)
+    scene.gpu_error = "out of memory allocating 10,000,000 balls"
+    verifying = render_pixels(scene, width, height, camera=camera, panel=True).astype(int)
+    panel = np.s_[:, width - PANEL_WIDTH : width]
+    changed = np.any(np.abs(verifying[panel] - plain[panel]) > 30, axis=2)
+    assert changed.sum() > 500, "verification counts and the GPU error should show in the panel"
+
+
+# --- in a window (Xvfb under make test) ---------------------------------------------------------
+
+def _display_problem():
+    from viewer.app import display_problem
+
+    return display_problem()
+
+
+@pytest.mark.window
+@pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
+def test_window_reframes_on_a_new_trough_and_says_why_balls_use_the_host(no_interop):
+    from viewer.app import Viewer
+
+    scene = DeviceSceneStandIn()
+    viewer = Viewer(scene, 640, 480, max_fps=None)
+    try:
+        viewer.tick()
+        assert "host copies" in viewer.message
+        viewer.controller.say("")
+        viewer.tick()
+        assert viewer.message == "", "the reason is said once"
+        distance = viewer.camera.distance
+        scene.trough = SimpleNamespace(radius=800.0, z_min=-1600.0, z_max=1600.0)
+        viewer.tick()
+        assert viewer.view.trough.geometry == (800.0, -1600.0, 1600.0)
+        assert viewer.camera.distance > 10 * distance
+        press(viewer.controller, key.F4)
+        press(viewer.controller, key.V)
+        press(viewer.controller, key.C)
+        assert viewer.controller.color_mode == BLOCK_COLORS
+        for _ in range(3):
+            assert viewer.tick()
+    finally:
+        viewer.close()
