@@ -64,6 +64,7 @@ class BallsGpu:
                  block: int = 128, extra_options: tuple[str, ...] = (), fallen_y: float = -60.0):
         check_memory(pos.shape[0])
         self.fallen_y = fallen_y  # balls below are dropped at the next pass
+        self.sm_count = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["multiProcessorCount"]
         self.extra_options = tuple(extra_options)
         self.variant, self.block = variant, block
         self.set_variant(variant)
@@ -169,9 +170,10 @@ class BallsGpu:
 
     def _sort_by_cell(self, n: int, lifetime: float, margin: float) -> None:
         """Counting sort by grid cell: atomic counts, prefix sum, scatter (state moved in the scatter)."""
-        max_cells = 4 * n
+        max_cells = 2 * n  # a cell per ball or so; cells grow past this
         bounds = self._bounds_start.copy()
-        self.kernels["grid_bounds"](*grid_for(n, STEP_BLOCK), (
+        blocks = min(-(-n // STEP_BLOCK), 8 * self.sm_count)
+        self.kernels["grid_bounds"]((blocks,), (STEP_BLOCK,), (
             self.pos, self.vel, np.int32(n), np.float32(self.fallen_y), bounds))
         self.grid = cupy.empty(8, cupy.int32)  # struct Grid: origin, cell side, dims
         self.kernels["grid_setup"]((1,), (1,), (bounds, np.float32(lifetime), np.float32(margin),

@@ -18,7 +18,7 @@ from sim.balls.proximity_cpu import in_proximity
 
 
 def max_cells_for(n: int) -> int:
-    return max(4 * n, 64)
+    return max(2 * n, 64)
 
 
 def grid_shape(pos: np.ndarray, vel: np.ndarray, lifetime: float, margin: float, max_cells: int):

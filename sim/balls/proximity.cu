@@ -55,17 +55,31 @@ __device__ __forceinline__ void add_partner(int* count, int* partners, int strid
         atomicMax(&summary[LONGEST], (unsigned long long)slot + 1);
 }
 
-// Totals of the pass, summed per warp first: every lane of the warp must call it.
+// Totals of the pass, summed over the block first (one atomic per block, not per thread or warp:
+// millions of atomics on two addresses would serialise). Every thread of the block must call it.
 __device__ __forceinline__ void add_totals(unsigned long long* summary, unsigned long long tests,
                                            unsigned long long pairs)
 {
+    __shared__ unsigned long long warp_tests[32], warp_pairs[32];
     for (int offset = 16; offset > 0; offset >>= 1) {
         tests += __shfl_down_sync(0xffffffffu, tests, offset);
         pairs += __shfl_down_sync(0xffffffffu, pairs, offset);
     }
-    if ((threadIdx.x & 31) == 0) {
-        atomicAdd(&summary[TESTS], tests);
-        atomicAdd(&summary[PAIRS], pairs);
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) { warp_tests[warp] = tests; warp_pairs[warp] = pairs; }
+    __syncthreads();
+    if (warp == 0) {
+        int warps = blockDim.x >> 5;
+        tests = lane < warps ? warp_tests[lane] : 0;
+        pairs = lane < warps ? warp_pairs[lane] : 0;
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            tests += __shfl_down_sync(0xffffffffu, tests, offset);
+            pairs += __shfl_down_sync(0xffffffffu, pairs, offset);
+        }
+        if (lane == 0) {
+            atomicAdd(&summary[TESTS], tests);
+            atomicAdd(&summary[PAIRS], pairs);
+        }
     }
 }
 
@@ -189,30 +203,34 @@ __device__ __forceinline__ int ordered(float f) { int i = __float_as_int(f); ret
 __device__ __forceinline__ float unordered(int i) { return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff); }
 
 // bounds[]: min x, y, z, max x, y, z, max radius, max speed squared (of live balls), as ordered ints.
+// A grid-stride loop over a few blocks per SM, reduced per block: a handful of atomics in all.
 extern "C" __global__ void grid_bounds(const float4* pos, const float4* vel, int n, float fallen_y, int* bounds)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    float4 p = i < n ? pos[i] : make_float4(0.f, 0.f, 0.f, 0.f);
-    bool live = i < n && p.y >= fallen_y;
-    float v[8];
-    if (live) {
+    float v[8] = {INF, INF, INF, -INF, -INF, -INF, -INF, -INF};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        float4 p = pos[i];
+        if (p.y < fallen_y) continue;
         float4 u = vel[i];
-        v[0] = p.x; v[1] = p.y; v[2] = p.z; v[3] = p.x; v[4] = p.y; v[5] = p.z;
-        v[6] = p.w; v[7] = u.x * u.x + u.y * u.y + u.z * u.z;
-    } else {
-        v[0] = v[1] = v[2] = INF;
-        v[3] = v[4] = v[5] = v[6] = v[7] = -INF;
+        v[0] = fminf(v[0], p.x); v[1] = fminf(v[1], p.y); v[2] = fminf(v[2], p.z);
+        v[3] = fmaxf(v[3], p.x); v[4] = fmaxf(v[4], p.y); v[5] = fmaxf(v[5], p.z);
+        v[6] = fmaxf(v[6], p.w); v[7] = fmaxf(v[7], u.x * u.x + u.y * u.y + u.z * u.z);
     }
+    __shared__ float per_warp[32][8];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
 #pragma unroll
-    for (int a = 0; a < 8; ++a)
+    for (int a = 0; a < 8; ++a) {
         for (int offset = 16; offset > 0; offset >>= 1) {
             float other = __shfl_down_sync(0xffffffffu, v[a], offset);
             v[a] = a < 3 ? fminf(v[a], other) : fmaxf(v[a], other);
         }
-    if ((threadIdx.x & 31) == 0) {
-#pragma unroll
-        for (int a = 0; a < 8; ++a)
-            if (a < 3) atomicMin(&bounds[a], ordered(v[a])); else atomicMax(&bounds[a], ordered(v[a]));
+        if (lane == 0) per_warp[warp][a] = v[a];
+    }
+    __syncthreads();
+    if (threadIdx.x < 8) {
+        int a = threadIdx.x;
+        float m = per_warp[0][a];
+        for (int w = 1; w < warps; ++w) m = a < 3 ? fminf(m, per_warp[w][a]) : fmaxf(m, per_warp[w][a]);
+        if (a < 3) atomicMin(&bounds[a], ordered(m)); else atomicMax(&bounds[a], ordered(m));
     }
 }
 
