@@ -43,8 +43,9 @@ def add_scene_args(p: argparse.ArgumentParser, default_preset: str, many: bool =
     p.add_argument("--preset", default=default_preset,
                    help=f"{some}initial state; balls: drip (default for the viewer), T (1715-ball lattice), "
                         "t (8575), block (a lattice of -n balls; the trough widens past 27k balls)")
-    p.add_argument("-n", "--count", type=positive_ints if many else positive_int,
-                   help=f"{some}ball count for presets that take one (drip, block)")
+    counts = ("-n", "--count", "--sizes") if many else ("-n", "--count")
+    p.add_argument(*counts, dest="count", type=positive_ints if many else positive_int,
+                   help=f"{some}ball count for presets that take one (drip, block); particle count")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"),
                    help="physics backend (default cpu; auto = GPU when available)")
     p.add_argument("--variant", default="global",
@@ -76,8 +77,28 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--screenshot", metavar="PNG", help="save a picture of the final state (works headless)")
     run.add_argument("--size", default="1280x800", help="window or picture size WxH (default 1280x800)")
 
+    particles = sub.add_parser(
+        "particles", help="CS 267 particles, course-compatible: prints n, time, absmin, absavg; -o writes frames",
+        description="Runs the CS 267 particle simulation like the course's starters: prints "
+                    "'n = N, simulation time = T seconds, absmin = A, absavg = B' and the course's warnings.")
+    particles.add_argument("-n", type=positive_int, default=1000, help="number of particles (default 1000)")
+    particles.add_argument("-s", "--seed", type=int, default=1, help="random seed (default 1)")
+    particles.add_argument("-o", "--output", metavar="FILE", help="write the course's trajectory file")
+    particles.add_argument("--steps", type=positive_int, default=1000, help="steps (default 1000)")
+    particles.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"), help="default cpu")
+    particles.add_argument("--init", default="2020", help="initial state: 2020 (mt19937) or legacy (drand48)")
+    particles.add_argument("--variant", default="plain", help="GPU variant: plain, tiled or blockscan")
+    particles.add_argument("--precision", default="fp64", choices=("fp64", "fp32"), help="GPU precision")
+
+    check = sub.add_parser("particles-check", help="the course's checker: compare two -o files",
+                           description="Mean distance between two trajectory files per frame; passes when the "
+                                       "mean over the first 50 frames < 3e-7 and over all frames < 0.025.")
+    check.add_argument("a", metavar="A.out")
+    check.add_argument("b", metavar="B.out")
+
     bench = sub.add_parser("bench", help="time a scene's stages; print a table, optionally JSON")
     add_scene_args(bench, "t", many=True)
+    bench.add_argument("--precision", default="fp64", choices=("fp64", "fp32"), help="particles: float precision")
     bench.add_argument("--steps", type=positive_int, default=600, help="timed physics steps (default 600)")
     bench.add_argument("--warmup", type=int, default=12, help="untimed steps first (compilation; default 12)")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
@@ -180,6 +201,8 @@ def cmd_bench(args) -> int:
     if args.scene not in SCENES:
         raise UsageError(f"unknown scene {args.scene!r} (choose from {', '.join(SCENES)})")
     kind = SCENES[args.scene]
+    if args.scene == "particles":
+        return bench_particles(args, kind)
     presets = args.preset.split(",")
     variants = list(kind.variants) if args.variant == "all" else args.variant.split(",")
     for name, known, what in ((presets, kind.presets, "preset"), (variants, kind.variants, "variant")):
@@ -205,7 +228,95 @@ def cmd_bench(args) -> int:
     return 0
 
 
-COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench}
+def bench_particles(args, kind) -> int:
+    from sim import bench, create_scene
+
+    variants = list(kind.variants) if args.variant == "all" else args.variant.split(",")
+    if args.variant == "global":  # the balls default: particles' is plain
+        variants = ["plain"]
+    unknown = [v for v in variants if v not in kind.variants]
+    if unknown:
+        raise UsageError(f"unknown variant {unknown[0]!r} (choose from {', '.join(kind.variants)})")
+    blocks = args.block if args.block != "128" else [256]
+    configs = [(n, v, b) for n in (args.count or [100_000]) for v in variants for b in blocks]
+    records = []
+    for i, (n, variant, block) in enumerate(configs, 1):
+        try:
+            scene = create_scene("particles", n=n, seed=args.seed, backend=args.backend, variant=variant,
+                                 block=block, precision=args.precision, stats=False)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        label = f"[{i}/{len(configs)}] n={n:,} {scene.backend} {variant} block {block} {args.precision}"
+        print(f"{label} ...", file=sys.stderr, flush=True)
+        records.append(bench.run_particles(scene, steps=args.steps, warmup=args.warmup))
+        print(f"{label}: {records[-1]['total_s']:.3f} s", file=sys.stderr, flush=True)
+        del scene
+        bench.release_memory()
+    report = bench.report("particles", records, backend=args.backend)
+    out = sys.stderr if args.json == "-" else sys.stdout
+    print(bench.particles_table(report), file=out)
+    if args.json:
+        bench.write_json(report, args.json)
+    return 0
+
+
+def cmd_particles(args) -> int:
+    import time
+
+    from sim import create_scene
+    from sim.particles.output import TrajectoryWriter
+    from sim.particles.world import SAVE_EVERY
+
+    if args.output:
+        check_writable(args.output, "output file")
+    try:
+        scene = create_scene("particles", preset=args.init, backend=args.backend, n=args.n, seed=args.seed,
+                             variant=args.variant, precision=args.precision)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    stream = None
+    if args.output:  # written to a temporary file, renamed when complete: nothing half-written
+        stream = open(args.output + ".partial", "w")
+        writer = TrajectoryWriter(stream, scene.n, scene.size)
+    try:
+        start = time.perf_counter()
+        for step in range(args.steps):
+            scene.step()
+            if stream and step % SAVE_EVERY == 0:
+                writer.frame(*scene.host_positions())
+        scene.finish()
+        seconds = time.perf_counter() - start
+    except BaseException:
+        if stream:
+            stream.close()
+            os.unlink(args.output + ".partial")
+        raise
+    if stream:
+        stream.close()
+        os.replace(args.output + ".partial", args.output)
+    stats = scene.stats_per_step
+    print(f"n = {scene.n}, simulation time = {seconds:g} seconds, absmin = {stats.absmin:f}, "
+          f"absavg = {stats.absavg:f}")
+    for warning in stats.warnings():
+        print(warning)
+    return 0
+
+
+def cmd_particles_check(args) -> int:
+    from sim.particles.output import FormatError, check
+
+    try:
+        early, overall, passed = check(args.a, args.b)
+    except FormatError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"mean distance over the first 50 frames: {early:g} (must be < 3e-07)")
+    print(f"mean distance over all frames: {overall:g} (must be < 0.025)")
+    print("PASS" if passed else "FAIL")
+    return 0 if passed else 1
+
+
+COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench, "particles": cmd_particles,
+            "particles-check": cmd_particles_check}
 
 
 def main(argv: list[str] | None = None) -> int:

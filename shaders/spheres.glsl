@@ -70,15 +70,19 @@ out vec4 f_color;
 void main() {
     vec3 dir = normalize(v_ray);
     float b = dot(dir, v_center);
-    float disc = b * b - (dot(v_center, v_center) - v_radius * v_radius);
+    // From the centre's offset off the ray, not b^2 - (|c|^2 - r^2): far away that difference of
+    // large squares loses every digit of a small ball, and the shading turns to noise.
+    vec3 off_ray = v_center - b * dir;
+    float disc = v_radius * v_radius - dot(off_ray, off_ray);
     if (disc < 0.0) discard;
-    vec3 hit = (b - sqrt(disc)) * dir;
+    float h = sqrt(disc);
+    vec3 hit = (b - h) * dir;
     // Only z of the projection matters for depth: ndc_z = (P22 z + P32) / -z.
     float ndc_z = (u_proj[2][2] * hit.z + u_proj[3][2]) / -hit.z;
     if (ndc_z < -1.0) discard;  // the front of the ball is cut by the near plane
     gl_FragDepth = 0.5 * ndc_z + 0.5;
 
-    vec3 n = (hit - v_center) / v_radius;
+    vec3 n = -(off_ray + h * dir) / v_radius;  // (hit - centre) / r without the cancellation
     float lambert = max(dot(n, u_light_dir), 0.0);
     float spec = max(dot(n, normalize(u_light_dir - dir)), 0.0);
     spec *= spec; spec *= spec; spec *= spec; spec *= spec; spec *= spec;  // ^32

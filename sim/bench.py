@@ -78,6 +78,51 @@ def run_balls(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     }
 
 
+FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report's GPU, whole run, 1000 steps
+
+
+def run_particles(scene, steps: int = 1000, warmup: int = 10) -> dict:
+    """Time ``steps`` steps after ``warmup`` (initialisation excluded): wall clock, and CUDA events per stage."""
+    for _ in range(warmup):
+        scene.single_step()
+    scene.finish()
+    scene.timer.flush()
+    scene.timer.clear()
+    start = time.perf_counter()
+    for _ in range(steps):
+        scene.single_step()
+    scene.finish()
+    total = time.perf_counter() - start
+    scene.timer.flush()
+    gpu = scene.backend == "gpu"
+    return {
+        "n": scene.n,
+        "steps": steps,
+        "backend": scene.backend,
+        "variant": scene.variant if gpu else "binned",
+        "block": scene.block if gpu else None,
+        "precision": scene.precision if gpu else "fp64",
+        "total_s": total,
+        "particle_steps_per_s": scene.n * steps / total,
+        "stage_ms": {name: scene.timer.median(name) for name in scene.timer.names},
+        "fermi_s": FERMI_SECONDS.get(scene.n),
+        "gpu_bytes_per_particle": gpu_bytes_per_ball(scene) if gpu else None,
+    }
+
+
+def particles_table(rep: dict) -> str:
+    lines = [f"particles on {rep['device']} (commit {rep['commit']}, {rep['date']})",
+             f"{'n':>10} {'backend':>7} {'variant':>9} {'block':>5} {'prec':>4} {'steps':>5} {'total s':>9} "
+             f"{'particle-steps/s':>16} {'Fermi s':>8}  stage ms/step"]
+    for r in rep["results"]:
+        fermi = f"{r['fermi_s']:.2f}" if r["fermi_s"] else "-"
+        stages = ", ".join(f"{k} {v:.4f}" for k, v in r["stage_ms"].items())
+        lines.append(f"{r['n']:>10} {r['backend']:>7} {r['variant']:>9} {str(r['block'] or '-'):>5} "
+                     f"{r['precision']:>4} {r['steps']:>5} {r['total_s']:>9.3f} {r['particle_steps_per_s']:>16.4g} "
+                     f"{fermi:>8}  {stages}")
+    return "\n".join(lines)
+
+
 def gpu_bytes_per_ball(scene) -> float:
     import cupy
 

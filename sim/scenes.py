@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from sim.balls.scene import BallsScene
+from sim.particles.scene import ParticlesScene
 from sim.scene import Scene
 
-SCENES: dict[str, type[Scene]] = {"balls": BallsScene}
+SCENES: dict[str, type[Scene]] = {"balls": BallsScene, "particles": ParticlesScene}
 
 
 def create_scene(name: str = "balls", **kwargs) -> Scene:

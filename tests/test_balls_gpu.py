@@ -211,3 +211,20 @@ def test_a_kernel_that_does_not_compile_disables_the_gpu_not_the_scene():
     assert "proximity.cu" in scene.gpu_reason
     scene.advance_frame()
     assert scene.steps == 6
+
+
+def test_a_failed_compile_on_the_gpu_moves_the_state_to_the_cpu(monkeypatch):
+    import sim.balls.gpu as gpu_module
+    from sim.backend import BackendUnavailable
+
+    scene = create_scene("balls", preset="T", backend="gpu")
+    for _ in range(5):
+        scene.advance_frame()
+    before = scene.state()[0]
+    monkeypatch.setattr(gpu_module, "SOURCE_DIR", gpu_module.ROOT / "tests" / "data")
+    with pytest.raises(BackendUnavailable, match=r"tests/data/proximity\.cu\(\d+\)"):
+        scene.set_variant("shared")
+    assert scene.backend == "cpu" and scene.gpu_reason
+    np.testing.assert_array_equal(np.sort(scene.pos, axis=0), np.sort(before, axis=0))
+    scene.advance_frame()
+    assert scene.n == 1715

@@ -1,4 +1,4 @@
-"""Every .cu file under sim/ compiles with NVRTC for sm_90 (no GPU needed), under each of its variants.
+"""Every .cu file of the product (sim/, viewer/) compiles with NVRTC for sm_90 (no GPU needed), per variant.
 
 A .cu file lists its compile-option sets in a comment line, e.g.
     // nvrtc-variants: -DVARIANT=0 | -DVARIANT=1 -DUSE_SHARED
@@ -13,7 +13,7 @@ import pytest
 nvrtc = pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SOURCES = sorted((ROOT / "sim").rglob("*.cu"))
+SOURCES = sorted(p for folder in ("sim", "viewer") for p in (ROOT / folder).rglob("*.cu"))
 ARCH = b"--gpu-architecture=sm_90"
 
 

@@ -218,7 +218,7 @@ def no_interop(monkeypatch):
     import viewer.ball_feed
     from viewer.interop import InteropError
 
-    def refuse(buffers):
+    def refuse(*args, **kwargs):
         raise InteropError("cudaGraphicsGLRegisterBuffer(buffer 1) failed: cudaErrorOperatingSystem")
 
     monkeypatch.setattr(viewer.ball_feed, "GLBufferRegistration", refuse)

@@ -102,6 +102,7 @@ class Viewer:
         self.final_screenshot: Path | None = None  # ... after saving the window here
         self.exit_status = 0
         self._interop_reported = False  # the reason for host uploads of a GPU scene is said once
+        self._splat_reported = False  # likewise why its balls are not splatted by CUDA
         self._last_tick = time.perf_counter()
         self.window.push_handlers(self)  # held weakly by pyglet; the viewer owns itself
 
@@ -190,6 +191,9 @@ class Viewer:
     def _draw(self, target: moderngl.Framebuffer, fb_size: tuple[int, int]) -> None:
         scale = fb_size[0] / max(self.window.get_size()[0], 1)
         self.view.draw(target, self.camera, fb_size, int((PANEL_WIDTH + 16) * scale))
+        if self.view.splat_problem and not self._splat_reported:
+            self._splat_reported = True
+            self.controller.say(f"GPU balls drawn as impostors: {self.view.splat_problem}")
         self.gui.draw(target)
 
     def run(self) -> None:

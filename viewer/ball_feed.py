@@ -9,6 +9,9 @@ from the host instead and keeps the reason in ``fallback_reason``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from viewer.interop import GLBufferRegistration, InteropError, cupy_view, current_stream_ptr
 from viewer.spheres import SphereRenderer
 
@@ -48,12 +51,24 @@ class BallFeed:
             return
         if self._registration is None or not self._registration.matches(self._buffers()):
             self._unregister()
-            self._registration = GLBufferRegistration(self._buffers())
+            # Readable too: the splat reads the balls back while drawing.
+            self._registration = GLBufferRegistration(self._buffers(), write_only=False)
         with self._registration.mapped(current_stream_ptr()) as ((pos_ptr, pos_size), (col_ptr, col_size)):
             positions = cupy_view(pos_ptr, pos_size, (n, 4), "float32", self._registration)
             colors = cupy_view(col_ptr, col_size, (n, 4), "float32", self._registration)
             scene.write_render(positions, colors, color_mode)
         self.spheres.set_count(n)
+
+    @contextmanager
+    def mapped_balls(self) -> Iterator[tuple]:
+        """The balls the last update wrote on the device, as CuPy (n, 4) positions and colours over
+        the GL buffers, mapped on the current stream for the duration."""
+        if self.path != DEVICE or self._registration is None:
+            raise InteropError("the balls were not written on the device")
+        n = self.spheres.count
+        with self._registration.mapped(current_stream_ptr()) as ((pos_ptr, pos_size), (col_ptr, col_size)):
+            yield (cupy_view(pos_ptr, pos_size, (n, 4), "float32", self._registration),
+                   cupy_view(col_ptr, col_size, (n, 4), "float32", self._registration))
 
     def _upload_from_host(self, scene, color_mode: str) -> None:
         positions = scene.positions()

@@ -115,6 +115,7 @@ def measure(scene, width: int, height: int, frames: int, warmup: int, headless: 
                 "renderer": surface.ctx.info.get("GL_RENDERER", "?"),
                 "feed": view.feed.path,
                 "fallback": view.feed.fallback_reason,
+                "balls_drawn": view.balls_drawn + (f" ({view.splat_problem})" if view.splat_problem else ""),
                 "frame_ms": float(np.median(whole[:, 3])),
                 "physics_ms": float(np.median(split[:, 0])),
                 "feed_ms": float(np.median(split[:, 1])),
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     result = measure(scene, width, height, args.frames, args.warmup, headless)
     feed = result["feed"] + (f" (interop unavailable: {result['fallback']})" if result["fallback"] else "")
     print(f"{scene.n:,} balls (block preset), {scene.backend}, {width}x{height} {result['surface']} "
-          f"on {result['renderer']}; balls drawn through {feed}")
+          f"on {result['renderer']}; balls into GL through {feed}, drawn as {result['balls_drawn']}")
     print(f"whole frame: median {result['frame_ms']:.2f} ms ({1e3 / result['frame_ms']:.1f} frames/s) "
           f"over {args.frames} frames")
     render_ms = result["feed_ms"] + result["draw_ms"]

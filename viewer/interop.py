@@ -42,16 +42,18 @@ def _check(call: str, result: tuple) -> tuple:
 
 
 class GLBufferRegistration:
-    """GL buffers registered with CUDA for write-discard access: CUDA overwrites, never reads.
+    """GL buffers registered with CUDA, by default for write-discard access: CUDA overwrites, never
+    reads (``write_only=False`` when CUDA reads them too).
 
     Registration holds the GL buffer names (``glo``); when the buffers are reallocated the
     registration is stale (``matches`` says so) and must be closed before the old buffers are
     released, then made again.
     """
 
-    def __init__(self, buffers: Sequence[moderngl.Buffer]):
+    def __init__(self, buffers: Sequence[moderngl.Buffer], write_only: bool = True):
         runtime = _runtime()
-        flags = runtime.cudaGraphicsRegisterFlags.cudaGraphicsRegisterFlagsWriteDiscard
+        kinds = runtime.cudaGraphicsRegisterFlags
+        flags = kinds.cudaGraphicsRegisterFlagsWriteDiscard if write_only else kinds.cudaGraphicsRegisterFlagsNone
         self.glos = tuple(int(buf.glo) for buf in buffers)
         self.sizes = tuple(int(buf.size) for buf in buffers)
         self._resources: list = []

@@ -50,16 +50,20 @@ class SphereRenderer:
                 buf.release()
         self.position_buffer = self.ctx.buffer(reserve=capacity * BYTES_PER_BALL, dynamic=True)
         self.color_buffer = self.ctx.buffer(reserve=capacity * BYTES_PER_BALL, dynamic=True)
-        self._vao = self.ctx.vertex_array(
+        self._vao = self.vertex_array(self.position_buffer, self.color_buffer)
+        self._capacity = capacity
+        return True
+
+    def vertex_array(self, positions: moderngl.Buffer, colors: moderngl.Buffer) -> moderngl.VertexArray:
+        """Impostors for the balls of two buffers laid out like this renderer's own."""
+        return self.ctx.vertex_array(
             self.program,
             [
                 (self._corners, "2f", "in_corner"),
-                (self.position_buffer, "4f/i", "in_sphere"),
-                (self.color_buffer, "4f/i", "in_color"),
+                (positions, "4f/i", "in_sphere"),
+                (colors, "4f/i", "in_color"),
             ],
         )
-        self._capacity = capacity
-        return True
 
     def set_count(self, n: int) -> None:
         if not 0 <= n <= self._capacity:
@@ -79,13 +83,16 @@ class SphereRenderer:
             self.color_buffer.write(colors)
         self._count = n
 
-    def draw(self, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray, near: float) -> None:
-        if self._count == 0:
-            return
+    def set_camera(self, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray, near: float) -> None:
         self.program["u_near"].value = float(near)
         self.program["u_view"].write(view.T.astype("f4").tobytes())
         self.program["u_proj"].write(proj.T.astype("f4").tobytes())
         self.program["u_light_dir"].value = tuple(float(x) for x in light_dir_view)
+
+    def draw(self, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray, near: float) -> None:
+        if self._count == 0:
+            return
+        self.set_camera(view, proj, light_dir_view, near)
         self._vao.render(moderngl.TRIANGLE_STRIP, vertices=len(_CORNERS), instances=self._count)
 
     def release(self) -> None:

@@ -10,13 +10,15 @@ import sys
 import moderngl
 import numpy as np
 
-from viewer.ball_feed import BallFeed
+from viewer.ball_feed import DEVICE, BallFeed
 from viewer.camera import OrbitCamera
 from viewer.interop import InteropError
 from viewer.spheres import SphereRenderer
+from viewer.splat import BallSplat, gl_problem
 from viewer.trough import TroughRenderer
 
 BACKGROUND = (0.075, 0.085, 0.105)
+SPLAT, IMPOSTORS = "CUDA splat + impostors", "impostors"
 # The light hangs above-left of the camera and moves with it, so the visible side is always lit.
 LIGHT_DIR_VIEW = np.array([-0.35, 0.75, 0.55]) / np.linalg.norm([-0.35, 0.75, 0.55])
 
@@ -29,6 +31,9 @@ class SceneView:
         self.trough = TroughRenderer.for_trough(ctx, trough) if trough is not None else TroughRenderer(ctx)
         self.show_trough = True
         self.show_floor = True
+        self.splat: BallSplat | None = None
+        self.splat_problem: str | None = None  # why balls on the device are not splatted
+        self.balls_drawn = IMPOSTORS  # how the last draw drew the balls
 
     def set_trough(self, trough) -> bool:
         """Rebuild the trough mesh if its size changed (a preset loaded); True when it did."""
@@ -65,7 +70,7 @@ class SceneView:
         ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
         target.depth_mask = True
         ctx.disable(moderngl.BLEND)
-        self.spheres.draw(view, proj, light, camera.near)
+        self._draw_balls(view, proj, light, camera.near, size)
         if self.show_floor:
             # After the balls, so the depth test skips the floor behind them.
             ctx.enable(moderngl.BLEND)
@@ -79,7 +84,38 @@ class SceneView:
         ctx.disable(moderngl.BLEND)
         ctx.disable(moderngl.DEPTH_TEST)
 
+    def _draw_balls(self, view: np.ndarray, proj: np.ndarray, light: np.ndarray, near: float,
+                    size: tuple[int, int]) -> None:
+        """Balls written on the device are splatted by CUDA where this context allows; the rest
+        are impostors (also the fallback, which keeps the reason in ``splat_problem``)."""
+        if self.feed.path == DEVICE and self.spheres.count and self.splat_problem is None:
+            try:
+                if self.splat is None:
+                    self.splat_problem = gl_problem(self.ctx)
+                    if self.splat_problem is not None:
+                        raise InteropError(self.splat_problem)
+                    self.splat = BallSplat(self.ctx, self.spheres)
+                with self.feed.mapped_balls() as (positions, colors):
+                    self.splat.splat(positions, colors, view, proj, light, near, size)
+                self.splat.draw(view, proj, light, near)
+                self.balls_drawn = SPLAT
+                return
+            except (InteropError, moderngl.Error) as exc:
+                self.splat_problem = str(exc)
+                self._release_splat()
+        self.spheres.draw(view, proj, light, near)
+        self.balls_drawn = IMPOSTORS
+
+    def _release_splat(self) -> None:
+        splat, self.splat = self.splat, None
+        if splat is not None:
+            try:
+                splat.release()
+            except InteropError as exc:
+                print(f"viewer: {exc}", file=sys.stderr)
+
     def release(self) -> None:
+        self._release_splat()
         try:
             self.feed.close()  # CUDA lets go of the GL buffers before they are deleted
         except InteropError as exc:  # shutting down anyway: say so, free the rest

@@ -6,8 +6,7 @@
 4. each scanned idx1 is one test: |p1 - p9| - T*|v1 - v9| <= margin*(r1 + r9), all in float32,
    each operation rounded on its own (no fused multiply-add), so the GPU twin can match exactly.
 
-Pairs are written as (ball of idx9, ball of idx1). Two passes over the same windows (count,
-then fill at prefix-sum offsets) keep the output exact and ordered without locks.
+Pairs are written as (ball of idx9, ball of idx1).
 """
 
 from __future__ import annotations
@@ -44,46 +43,16 @@ def in_proximity(pos, vel, a, b, t, margin):
 
 
 @numba.njit(cache=True, parallel=True)
-def sweep_count(order, z_max_sorted, z_min_sorted, pos, vel, lifetime, margin):
-    """Per sorted index: (tests, pairs) found scanning its z window."""
-    n = order.shape[0]
-    tests = np.zeros(n, np.int64)
-    pairs = np.zeros(n, np.int64)
+def sweep_flags(order, first, offsets, pos, vel, lifetime, margin, flags):
+    """Test every (idx9, idx1) of every window; flags[offsets[idx9] + k] is the k-th test of idx9
+    (idx1 = idx9 - 1 - k, scanning downward as the seed's kernel does)."""
     t = np.float32(lifetime)
     m = np.float32(margin)
-    for idx9 in prange(n):
+    for idx9 in prange(order.shape[0]):
         b9 = order[idx9]
-        lo = z_min_sorted[idx9]
-        nt = 0
-        npairs = 0
-        idx1 = idx9 - 1
-        while idx1 >= 0 and z_max_sorted[idx1] >= lo:
-            nt += 1
-            if in_proximity(pos, vel, order[idx1], b9, t, m):
-                npairs += 1
-            idx1 -= 1
-        tests[idx9] = nt
-        pairs[idx9] = npairs
-    return tests, pairs
-
-
-@numba.njit(cache=True, parallel=True)
-def sweep_fill(order, z_max_sorted, z_min_sorted, pos, vel, lifetime, margin, offsets, out):
-    n = order.shape[0]
-    t = np.float32(lifetime)
-    m = np.float32(margin)
-    for idx9 in prange(n):
-        b9 = order[idx9]
-        lo = z_min_sorted[idx9]
-        k = offsets[idx9]
-        idx1 = idx9 - 1
-        while idx1 >= 0 and z_max_sorted[idx1] >= lo:
-            b1 = order[idx1]
-            if in_proximity(pos, vel, b1, b9, t, m):
-                out[k, 0] = b9
-                out[k, 1] = b1
-                k += 1
-            idx1 -= 1
+        base = offsets[idx9]
+        for k in range(idx9 - first[idx9]):
+            flags[base + k] = in_proximity(pos, vel, order[idx9 - 1 - k], b9, t, m)
 
 
 def sort_by_zmax(z_max: np.ndarray) -> np.ndarray:
@@ -92,7 +61,12 @@ def sort_by_zmax(z_max: np.ndarray) -> np.ndarray:
 
 
 def proximity_pass(pos, vel, lifetime, margin, timer=None):
-    """Keys, sort and sweep. Returns (pairs (m, 2) int64, tests, pairs count)."""
+    """Keys, sort and sweep. Returns (pairs (m, 2) int64, tests, pairs count).
+
+    The z_max are sorted, so the balls a sweep from idx9 scans (down to the first z_max below
+    z_min[idx9]) are exactly idx1 in [first, idx9), first = the first z_max >= z_min[idx9]: the
+    windows are found by binary search, then every test runs once, in parallel.
+    """
     import contextlib
 
     def stage(name):
@@ -104,9 +78,14 @@ def proximity_pass(pos, vel, lifetime, margin, timer=None):
         z_max_sorted = z_max[order]
         z_min_sorted = z_min[order]
     with stage("proximity"):
-        tests, counts = sweep_count(order, z_max_sorted, z_min_sorted, pos, vel, lifetime, margin)
-        offsets = np.zeros(order.shape[0] + 1, np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        pairs = np.empty((int(offsets[-1]), 2), np.int64)
-        sweep_fill(order, z_max_sorted, z_min_sorted, pos, vel, lifetime, margin, offsets, pairs)
-    return pairs, int(tests.sum()), int(offsets[-1])
+        n = order.shape[0]
+        first = np.minimum(np.searchsorted(z_max_sorted, z_min_sorted, side="left"), np.arange(n))
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(np.arange(n) - first, out=offsets[1:])
+        flags = np.empty(int(offsets[-1]), np.bool_)
+        sweep_flags(order, first, offsets, pos, vel, lifetime, margin, flags)
+        hits = np.flatnonzero(flags)
+        idx9 = np.searchsorted(offsets, hits, side="right") - 1
+        idx1 = idx9 - 1 - (hits - offsets[idx9])
+        pairs = np.column_stack([order[idx9], order[idx1]])
+    return pairs, int(offsets[-1]), int(hits.shape[0])

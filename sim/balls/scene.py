@@ -110,14 +110,17 @@ class BallsScene(Scene):
         return modes
 
     def _gpu_failed(self, exc: Exception) -> str:
-        """A kernel that does not compile disables the GPU; the CPU carries on."""
+        """A kernel that does not compile disables the GPU; the state moves to the CPU, which carries on."""
         from sim.gpu import GpuCompileError
 
         if isinstance(exc, GpuCompileError):
             self.gpu_error = str(exc)
-            self.gpu = None
             if self.backend == "gpu":
-                self._use_host_state(*self._fresh_host_state())
+                self._use_host_state(*self.gpu.host_state())
+                self.backend = "cpu"
+                self._new_timer()
+                self._invalidate_pass()
+            self.gpu = None
         return str(exc)
 
     def _new_gpu(self, pos, vel, omega, trough=None):
@@ -148,10 +151,6 @@ class BallsScene(Scene):
             self.gpu, self.backend = None, "cpu"
         self._new_timer()
         self._invalidate_pass()
-
-    def _fresh_host_state(self):
-        n = 0 if self.gpu is None else self.gpu.n
-        return np.empty((n, 4), np.float32), np.empty((n, 4), np.float32), np.zeros((n, 4), np.float32)
 
     def _new_timer(self) -> None:
         if self.backend == "gpu":

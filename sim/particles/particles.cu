@@ -1,0 +1,228 @@
+// CS 267 particles on the GPU: the twin of binning_cpu.py (same forces, same walls).
+//
+// The state stays sorted by bin (bins at least a cutoff wide, numbered row by row), so the 9
+// neighbour bins of a particle are three contiguous runs of the sorted arrays. One step:
+//   step     forces from the 9 bins, move, reflect, and count the particle into its new bin:
+//            the atomic's old value is its offset in the bin (the report's binning)
+//   scan     prefix sum of the bin counts: CuPy's cumsum, or the report's three launches
+//            (scan_blocks, scan_sums, add_sums)
+//   scatter  write each particle to bin_start[bin] + offset (with its id, to map back)
+// No host synchronisation inside a step.
+//
+// REAL is double (the course's precision) or float. STATS adds the starters' distance statistics.
+// TILED stages each block's neighbourhood (a contiguous slab of the sorted arrays) in shared memory.
+//
+// nvrtc-variants: -DREAL=double -DSTATS | -DREAL=double -DTILED -DBLOCK=1024 | -DREAL=float | -DREAL=float -DTILED -DSTATS
+
+#ifndef REAL
+#define REAL double
+#endif
+#define CUTOFF ((REAL)0.01)
+#define MIN_R ((REAL)(0.01 / 100))
+#define MASS ((REAL)0.01)
+#define DT ((REAL)0.0005)
+
+#ifndef BLOCK
+#define BLOCK 256
+#endif
+#define TILE (4 * BLOCK > 2048 ? 2048 : 4 * BLOCK)
+
+__device__ __forceinline__ int bin_of(REAL x, REAL y, REAL inv_width, int nb)
+{
+    int bx = min(max((int)(x * inv_width), 0), nb - 1);
+    int by = min(max((int)(y * inv_width), 0), nb - 1);
+    return by * nb + bx;
+}
+
+// Count each particle into its bin; the atomic's old value is its offset inside the bin.
+extern "C" __global__ void count_bins(const REAL* x, const REAL* y, int n, REAL inv_width, int nb, int* bin,
+                                      int* offset, int* count)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int b = bin_of(x[i], y[i], inv_width, nb);
+    bin[i] = b;
+    offset[i] = atomicAdd(&count[b], 1);
+}
+
+extern "C" __global__ void scatter(const int* bin, const int* offset, const int* start, int n,
+                                   const REAL* x, const REAL* y, const REAL* vx, const REAL* vy, const int* id,
+                                   REAL* x2, REAL* y2, REAL* vx2, REAL* vy2, int* id2)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int k = start[bin[i]] + offset[i];
+    x2[k] = x[i];
+    y2[k] = y[i];
+    vx2[k] = vx[i];
+    vy2[k] = vy[i];
+    id2[k] = id[i];
+}
+
+// The report's scan, launch 1: each block scans 2 * blockDim counts in shared memory (inclusive,
+// written to start + 1) and leaves its total in sums[block].
+extern "C" __global__ void scan_blocks(const int* count, int m, int* start, int* sums)
+{
+    extern __shared__ int part[];
+    int base = 2 * blockIdx.x * blockDim.x, t = threadIdx.x, width = 2 * blockDim.x;
+    part[2 * t] = base + 2 * t < m ? count[base + 2 * t] : 0;
+    part[2 * t + 1] = base + 2 * t + 1 < m ? count[base + 2 * t + 1] : 0;
+    for (int stride = 1; stride < width; stride *= 2) {  // Hillis-Steele over the block's slice
+        __syncthreads();
+        int a = 2 * t, b = 2 * t + 1;
+        int va = a >= stride ? part[a - stride] : 0, vb = b >= stride ? part[b - stride] : 0;
+        __syncthreads();
+        part[a] += va;
+        part[b] += vb;
+    }
+    __syncthreads();
+    if (base + 2 * t < m) start[base + 2 * t + 1] = part[2 * t];
+    if (base + 2 * t + 1 < m) start[base + 2 * t + 2] = part[2 * t + 1];
+    if (t == blockDim.x - 1) sums[blockIdx.x] = part[width - 1];
+}
+
+// Launch 2: one block turns the block totals into exclusive offsets, a chunk of blockDim at a time.
+extern "C" __global__ void scan_sums(int* sums, int blocks)
+{
+    __shared__ int warp_total[32];
+    __shared__ int carry;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (threadIdx.x == 0) carry = 0;
+    __syncthreads();
+    for (int chunk = 0; chunk < blocks; chunk += blockDim.x) {
+        int i = chunk + threadIdx.x;
+        int own = i < blocks ? sums[i] : 0, v = own;
+        for (int offset = 1; offset < 32; offset *= 2) {  // inclusive scan within the warp
+            int u = __shfl_up_sync(0xffffffffu, v, offset);
+            if (lane >= offset) v += u;
+        }
+        if (lane == 31) warp_total[warp] = v;
+        __syncthreads();
+        int before = carry;
+        for (int w = 0; w < warp; ++w) before += warp_total[w];
+        if (i < blocks) sums[i] = before + v - own;
+        __syncthreads();  // every thread has read carry and the warp totals
+        if (threadIdx.x == blockDim.x - 1) carry = before + v;
+        __syncthreads();
+    }
+}
+
+// Launch 3: add each block's offset to its slice.
+extern "C" __global__ void add_sums(int* start, int m, const int* sums)
+{
+    int base = 2 * blockIdx.x * blockDim.x, t = threadIdx.x;
+    int add = sums[blockIdx.x];
+    if (base + 2 * t < m) start[base + 2 * t + 1] += add;
+    if (base + 2 * t + 1 < m) start[base + 2 * t + 2] += add;
+}
+
+#ifdef STATS
+// stats[]: per step, the closest pair (as the bits of a non-negative double, which order like
+// integers), the sum of pair distances and their count (in cutoffs, r2 != 0 only).
+__device__ __forceinline__ void add_stats(unsigned long long* stats, double dmin, double dsum, unsigned long long count)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        dmin = fmin(dmin, __shfl_down_sync(0xffffffffu, dmin, offset));
+        dsum += __shfl_down_sync(0xffffffffu, dsum, offset);
+        count += __shfl_down_sync(0xffffffffu, count, offset);
+    }
+    if ((threadIdx.x & 31) == 0 && count) {
+        atomicMin(&stats[0], (unsigned long long)__double_as_longlong(dmin));
+        atomicAdd((double*)&stats[1], dsum);
+        atomicAdd(&stats[2], count);
+    }
+}
+
+// After each step: the starters' running absmin / absavg, on the device (no host round trip).
+extern "C" __global__ void fold_stats(unsigned long long* stats, double* totals)
+{
+    double dmin = __longlong_as_double((long long)stats[0]);
+    double dsum = __longlong_as_double((long long)stats[1]);
+    unsigned long long count = stats[2];
+    if (count) { totals[1] += dsum / count; totals[2] += 1.0; }
+    totals[0] = fmin(totals[0], dmin);
+    stats[0] = (unsigned long long)__double_as_longlong(1.0);
+    stats[1] = 0;
+    stats[2] = 0;
+}
+#endif
+
+// One step for the particle at sorted index i: forces of its 9 neighbour bins (three runs of the
+// sorted arrays), move, reflect, then count it into its new bin for the next scatter.
+extern "C" __global__ void __launch_bounds__(BLOCK) step(
+    const REAL* __restrict__ x, const REAL* __restrict__ y, const REAL* __restrict__ vx,
+    const REAL* __restrict__ vy, const int* __restrict__ start, int n, REAL size, REAL inv_width, int nb,
+    REAL* __restrict__ x2, REAL* __restrict__ y2, REAL* __restrict__ vx2, REAL* __restrict__ vy2,
+    int* __restrict__ bin, int* __restrict__ offset, int* __restrict__ count, unsigned long long* stats)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    bool live = i < n;
+    REAL xi = live ? x[i] : 0, yi = live ? y[i] : 0;
+#ifdef TILED
+    // The block's neighbourhood is the slab of sorted particles from the first bin below-left of
+    // its first particle to the last bin above-right of its last one.
+    __shared__ REAL tile_x[TILE], tile_y[TILE];
+    __shared__ int slab_first, slab_last;
+    if (threadIdx.x == 0) {
+        int first = blockIdx.x * blockDim.x, last = min(first + (int)blockDim.x, n) - 1;
+        slab_first = start[max(bin_of(x[first], y[first], inv_width, nb) - nb - 1, 0)];
+        slab_last = start[min(bin_of(x[last], y[last], inv_width, nb) + nb + 2, nb * nb)];
+    }
+    __syncthreads();
+    int slab = min(slab_last - slab_first, TILE);  // a larger slab reads the rest from memory
+    for (int k = threadIdx.x; k < slab; k += blockDim.x) {
+        tile_x[k] = x[slab_first + k];
+        tile_y[k] = y[slab_first + k];
+    }
+    __syncthreads();
+#define XJ(j) ((unsigned)((j) - slab_first) < (unsigned)slab ? tile_x[(j) - slab_first] : x[j])
+#define YJ(j) ((unsigned)((j) - slab_first) < (unsigned)slab ? tile_y[(j) - slab_first] : y[j])
+#else
+#define XJ(j) x[j]
+#define YJ(j) y[j]
+#endif
+#ifdef STATS
+    double dmin = 1.0, dsum = 0.0;
+    unsigned long long pairs = 0;
+#endif
+    if (live) {
+        REAL ax = 0, ay = 0;
+        int b = bin_of(xi, yi, inv_width, nb), bx = b % nb, by = b / nb;
+        int x0 = max(bx - 1, 0), x1 = min(bx + 1, nb - 1);
+        for (int cy = max(by - 1, 0); cy <= min(by + 1, nb - 1); ++cy) {
+            int end = start[cy * nb + x1 + 1];
+            for (int j = start[cy * nb + x0]; j < end; ++j) {
+                REAL dx = XJ(j) - xi, dy = YJ(j) - yi;
+                REAL r2 = dx * dx + dy * dy;
+                if (r2 > CUTOFF * CUTOFF) continue;
+#ifdef STATS
+                if (r2 != 0) {
+                    double d = sqrt((double)r2) / 0.01;
+                    dmin = fmin(dmin, d);
+                    dsum += d;
+                    ++pairs;
+                }
+#endif
+                r2 = r2 > MIN_R * MIN_R ? r2 : MIN_R * MIN_R;
+                REAL r = sqrt(r2);
+                REAL coef = (1 - CUTOFF / r) / r2 / MASS;
+                ax += coef * dx;
+                ay += coef * dy;
+            }
+        }
+        REAL u = vx[i] + ax * DT, v = vy[i] + ay * DT;
+        REAL px = xi + u * DT, py = yi + v * DT;
+        while (px < 0 || px > size) { px = px < 0 ? -px : 2 * size - px; u = -u; }
+        while (py < 0 || py > size) { py = py < 0 ? -py : 2 * size - py; v = -v; }
+        x2[i] = px;
+        y2[i] = py;
+        vx2[i] = u;
+        vy2[i] = v;
+        int nb_new = bin_of(px, py, inv_width, nb);
+        bin[i] = nb_new;
+        offset[i] = atomicAdd(&count[nb_new], 1);
+    }
+#ifdef STATS
+    add_stats(stats, dmin, dsum, pairs);
+#endif
+}

@@ -1,0 +1,111 @@
+"""CS 267 particles on the CPU: the starters' initial states, the binned step against the O(n^2) starter."""
+
+import pathlib
+import shutil
+import subprocess
+
+import numba
+import numpy as np
+import pytest
+
+from sim import create_scene
+from sim.particles import world
+from sim.particles.init import init_2020, init_legacy
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+@numba.njit(cache=True)
+def starter_step(x, y, vx, vy, size):
+    """The O(n^2) starter, as written: for each i, every j in increasing j, float64, then move."""
+    n = x.shape[0]
+    ax = np.zeros(n)
+    ay = np.zeros(n)
+    cutoff, min_r, mass, dt = world.CUTOFF, world.MIN_R, world.MASS, world.DT
+    for i in range(n):
+        for j in range(n):
+            dx = x[j] - x[i]
+            dy = y[j] - y[i]
+            r2 = dx * dx + dy * dy
+            if r2 > cutoff * cutoff:
+                continue
+            r2 = max(r2, min_r * min_r)
+            r = np.sqrt(r2)
+            coef = (1 - cutoff / r) / r2 / mass
+            ax[i] += coef * dx
+            ay[i] += coef * dy
+    for i in range(n):
+        vx[i] += ax[i] * dt
+        vy[i] += ay[i] * dt
+        x[i] += vx[i] * dt
+        y[i] += vy[i] * dt
+        while x[i] < 0 or x[i] > size:
+            x[i] = -x[i] if x[i] < 0 else 2 * size - x[i]
+            vx[i] = -vx[i]
+        while y[i] < 0 or y[i] > size:
+            y[i] = -y[i] if y[i] < 0 else 2 * size - y[i]
+            vy[i] = -vy[i]
+
+
+@pytest.mark.parametrize("n", [1000, 3000])
+def test_binned_step_is_bit_identical_to_the_starter(n):
+    scene = create_scene("particles", n=n, seed=int(np.random.default_rng().integers(1, 1 << 30)))
+    x, y, vx, vy = (a.copy() for a in (scene.x, scene.y, scene.vx, scene.vy))
+    for step in range(120):
+        scene.step()
+        starter_step(x, y, vx, vy, scene.size)
+        if step % 20 == 19:
+            for ours, theirs in ((scene.x, x), (scene.y, y), (scene.vx, vx), (scene.vy, vy)):
+                np.testing.assert_array_equal(ours, theirs)
+
+
+def test_distance_statistics_in_the_course_bands():
+    scene = create_scene("particles", n=1000, seed=1)
+    for _ in range(1000):
+        scene.step()
+    stats = scene.stats_per_step
+    assert 0.6 < stats.absmin < 0.9 and 0.9 < stats.absavg < 1.0
+    assert stats.warnings() == []
+
+
+def test_forces_off_control_trips_both_warnings():
+    scene = create_scene("particles", n=1000, seed=1, forces=False)
+    for _ in range(1000):
+        scene.step()
+    stats = scene.stats_per_step
+    assert stats.absmin < 0.4 and stats.absavg < 0.8
+    assert len(stats.warnings()) == 2
+
+
+@pytest.fixture(scope="module")
+def starter_init(tmp_path_factory):
+    """The C++ starters' init_particles (tests/data/starter_init.cpp), built with the machine's g++."""
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is needed to build the C++ starter's init")
+    exe = tmp_path_factory.mktemp("starter") / "starter_init"
+    subprocess.run(["g++", "-O0", "-o", str(exe), str(ROOT / "tests" / "data" / "starter_init.cpp")], check=True)
+    return exe
+
+
+def run_starter(exe, kind, n, seed):
+    text = subprocess.run([str(exe), kind, str(n), str(seed)], capture_output=True, text=True, check=True).stdout
+    return np.array([[float(v) for v in ln.split()] for ln in text.splitlines()])
+
+
+def test_2020_init_matches_the_cpp_starter(starter_init):
+    """n = 1000, seed 1: libstdc++'s uniform_int agrees across versions (see the spec)."""
+    ours = np.column_stack(init_2020(1000, 1))
+    np.testing.assert_array_equal(ours, run_starter(starter_init, "2020", 1000, 1))
+
+
+@pytest.mark.parametrize("n, seed", [(1000, 1), (777, 12345), (5000, 7)])
+def test_legacy_init_matches_the_c_starter(starter_init, n, seed):
+    ours = np.column_stack(init_legacy(n, seed))
+    np.testing.assert_array_equal(ours, run_starter(starter_init, "legacy", n, seed))
+
+
+def test_mt19937_is_the_standard_engine():
+    from sim.particles.init import mt19937_stream
+
+    draws = mt19937_stream(5489).random_raw(10000)
+    assert draws[0] == 3499211612 and draws[-1] == 4123659995  # the C++ standard's check value
