@@ -31,7 +31,7 @@ def main(out: Path) -> None:
         planted.advance_frame()
     report = planted.verification
     render_png(planted, out / "gpu-verify-planted.png", 1280, 800, color_mode="speed")
-    print(f"planted margin 1.0: {report['balls_differing']} of {planted.n} balls differ "
+    print(f"planted margin 1.0: {report['differing']} of {planted.n} balls differ "
           f"({report['pairs_gpu']} GPU pairs vs {report['pairs_cpu']} CPU)")
 
 

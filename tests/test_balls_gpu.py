@@ -106,12 +106,12 @@ def test_verification_catches_a_planted_wrong_margin():
     good = create_scene("balls", preset="t", backend="gpu")
     good.set_verify(True)
     good.single_step()
-    assert good.verification["balls_differing"] == 0 and good.verification["passes_checked"] == 1
+    assert good.verification["differing"] == 0 and good.verification["passes_checked"] == 1
     planted = create_scene("balls", preset="t", backend="gpu", kernel_options=("-DPLANT_MARGIN=1.0f",))
     planted.set_verify(True)
     planted.single_step()
     report = planted.verification
-    assert report["balls_differing"] > 1000 and report["passes_mismatched"] == 1
+    assert report["differing"] > 1000 and report["passes_mismatched"] == 1
     assert report["pairs_gpu"] < report["pairs_cpu"]
     red = (planted.colors("speed") == (1, 0, 0, 1)).all(axis=1)
     np.testing.assert_array_equal(red, planted.mismatch)
@@ -123,7 +123,7 @@ def test_verification_on_the_cpu_backend_with_cuda_proximity():
     scene.set_verify(True)
     for _ in range(3):
         scene.advance_frame()
-    assert scene.verification["passes_checked"] == 3 and scene.verification["balls_differing"] == 0
+    assert scene.verification["passes_checked"] == 3 and scene.verification["differing"] == 0
 
 
 def test_trajectories_agree():

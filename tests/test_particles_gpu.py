@@ -95,3 +95,26 @@ def test_output_file_is_written_in_particle_order(tmp_path):
     first = np.array([[float(v) for v in ln.split()] for ln in buffer.getvalue().splitlines()[1:501]])
     cpu = create_scene("particles", n=500, seed=2)
     np.testing.assert_allclose(first, np.column_stack([cpu.x, cpu.y]), rtol=1e-5)
+
+
+@pytest.mark.parametrize("precision", ["fp64", "fp32"])
+def test_verification_agrees_with_a_correct_gpu_step(precision):
+    scene = create_scene("particles", n=5000, seed=4, backend="gpu", precision=precision)
+    scene.set_verify(True)
+    for _ in range(3):
+        scene.step()
+    report = scene.verification
+    assert report["differing"] == 0 and report["passes_checked"] == 3 and report["checked"] == 5000
+
+
+def test_verification_catches_a_wrong_step():
+    scene = create_scene("particles", n=5000, seed=4, backend="gpu")
+    scene.set_verify(True)
+    scene.step()
+    g = scene.gpu
+    g.size = g.size * 0.999  # a planted fault: the kernel reflects off the wrong walls
+    for _ in range(20):
+        scene.step()
+    assert scene.verification["differing"] > 0
+    red = (scene.colors("speed") == (1, 0, 0, 1)).all(axis=1)
+    np.testing.assert_array_equal(red, scene.mismatch)

@@ -406,7 +406,9 @@ class BallsScene(Scene):
         previous = self.verification or {"passes_checked": 0, "passes_mismatched": 0}
         self.verification = {
             "against": "CPU grid (every pair the predicate accepts)" if self.variant == "grid" else "CPU z-sweep",
-            "balls_differing": differing,
+            "differing": differing,
+            "checked": int(pos.shape[0]),
+            "unit": "balls",
             "pairs_gpu": int(count.sum()) // 2,
             "pairs_cpu": found,
             "check_ms": (time.perf_counter() - start) * 1e3,

@@ -113,6 +113,11 @@ class ParticlesGpu:
             out.append(cupy.asnumpy(o))
         return tuple(out)
 
+    def sorted_host_state(self) -> tuple[np.ndarray, ...]:
+        """x, y, vx, vy (float64) and ids, in the device's (bin-sorted) order."""
+        *arrays, ids = self.state
+        return tuple(cupy.asnumpy(a).astype(np.float64) for a in arrays) + (cupy.asnumpy(ids),)
+
     def distance_stats(self) -> tuple[float, float, int]:
         """(absmin, sum of per-step mean distances, steps with pairs), read from the device."""
         absmin, total, steps = (float(v) for v in self.totals.get())

@@ -7,10 +7,12 @@ The starters' distance statistics (absmin, absavg) are kept per step.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from sim.backend import BackendUnavailable, choose_backend, gpu_status
-from sim.colormap import block_colors, colormap
+from sim.colormap import MISMATCH_RGBA, block_colors, colormap
 from sim.particles import binning_cpu, world
 from sim.particles.init import INITS
 from sim.scene import Scene
@@ -50,7 +52,7 @@ class ParticlesScene(Scene):
         "legacy": "the 2011-2019 starter's state: srand48(seed), lrand48, drand48",
     }
     stages = ("bin", "forces", "move")
-    steps_per_frame = 1
+    steps_per_frame = 10  # one displayed frame per frame of the course's output file
     dt = world.DT
     variants = ("plain", "tiled", "blockscan")  # GPU force kernel / scan variants
     block_sizes = (32, 64, 128, 256, 512, 1024)
@@ -70,6 +72,9 @@ class ParticlesScene(Scene):
             raise ValueError(f"unknown precision {precision!r} (choose fp64 or fp32)")
         self.variant, self.block, self.precision = variant, int(block), precision
         self.gpu = None
+        self.verify = False
+        self.verification: dict | None = None
+        self.mismatch = None  # particles whose GPU step differs from the CPU's (last check), in GPU order
         self.backend, self.backend_note = choose_backend(backend, self.supported_backends)
         if self.backend == "gpu" and not forces:
             raise ValueError("the forces-off control runs on the CPU")
@@ -144,6 +149,7 @@ class ParticlesScene(Scene):
             self.gpu = None
         self.backend = backend
         self._stats = DistanceStats()
+        self.verify, self.verification, self.mismatch = False, None, None
         self._new_timer()
 
     def set_variant(self, variant: str) -> None:
@@ -176,9 +182,19 @@ class ParticlesScene(Scene):
     def n(self) -> int:
         return self.gpu.n if self.gpu is not None else self.x.shape[0]
 
+    def set_verify(self, on: bool) -> None:
+        if on and self.gpu is None:
+            raise ValueError("verification checks the GPU's steps against the CPU: switch to the GPU backend first")
+        self.verify = bool(on)
+        self.verification = None
+        self.mismatch = None
+
     def step(self) -> None:
         if self.gpu is not None:
+            before = self.gpu.sorted_host_state() if self.verify else None
             self.gpu.step(self.timer)
+            if before is not None:
+                self._verify(before)
             self.steps += 1
             return
         n = self.n
@@ -197,6 +213,40 @@ class ParticlesScene(Scene):
         with self.timer.stage("move"):
             binning_cpu.move(self.x, self.y, self.vx, self.vy, self.ax, self.ay, self.size)
         self.steps += 1
+
+    def _verify(self, before) -> None:
+        """Step the GPU's pre-step state on the CPU and compare each particle after the step.
+
+        The GPU adds the same forces in another order (and may fuse multiply-adds), so a correct
+        step differs by rounding only: ~1e-18 in fp64 here. 1e-12 (fp64) or 1e-5 (fp32) of the box is
+        far above that and far below a wrong force or a lost neighbour.
+        """
+        start = time.perf_counter()
+        x, y, vx, vy, ids = before
+        bins, first, members = binning_cpu.sort_into_bins(x, y, self.size, self.nbins)
+        ax, ay = np.zeros_like(x), np.zeros_like(x)
+        n = x.shape[0]
+        binning_cpu.forces(x, y, ax, ay, self.nbins, bins, first, members, np.empty(n), np.empty(n),
+                           np.empty(n, np.int64))
+        binning_cpu.move(x, y, vx, vy, ax, ay, self.size)
+        gx, gy, _, _, gids = self.gpu.sorted_host_state()
+        cpu_x, cpu_y = np.empty(n), np.empty(n)
+        cpu_x[ids], cpu_y[ids] = x, y
+        distance = np.hypot(cpu_x[gids] - gx, cpu_y[gids] - gy)
+        tolerance = (1e-12 if self.precision == "fp64" else 1e-5) * self.size
+        self.mismatch = distance > tolerance
+        differing = int(self.mismatch.sum())
+        previous = self.verification or {"passes_checked": 0, "passes_mismatched": 0}
+        self.verification = {
+            "against": "CPU step from the same state",
+            "differing": differing,
+            "checked": n,
+            "unit": "particles",
+            "largest_difference": float(distance.max(initial=0.0)),
+            "check_ms": (time.perf_counter() - start) * 1e3,
+            "passes_checked": previous["passes_checked"] + 1,
+            "passes_mismatched": previous["passes_mismatched"] + (differing > 0),
+        }
 
     def _stats_without_forces(self, start, members) -> None:
         """The control run still measures distances (forces off, particles fly freely)."""
@@ -265,6 +315,8 @@ class ParticlesScene(Scene):
             col_out[:] = xp.asarray((0.3, 0.7, 0.95, 1.0), dtype=xp.float32)
         else:
             raise ValueError(f"unknown colour mode {mode!r} (choose from {', '.join(self.color_modes)})")
+        if self.verify and self.mismatch is not None and self.mismatch.shape[0] == self.n:
+            col_out[xp.asarray(self.mismatch)] = xp.asarray(MISMATCH_RGBA, dtype=xp.float32)
 
     def positions(self) -> np.ndarray:
         if self.gpu is not None:
