@@ -228,3 +228,22 @@ def test_a_failed_compile_on_the_gpu_moves_the_state_to_the_cpu(monkeypatch):
     np.testing.assert_array_equal(np.sort(scene.pos, axis=0), np.sort(before, axis=0))
     scene.advance_frame()
     assert scene.n == 1715
+
+
+@pytest.mark.parametrize("mode", ["speed", "height", "pairs", "uniform", "block"])
+def test_render_kernel_matches_the_numpy_colours(mode):
+    import cupy
+
+    scene = create_scene("balls", preset="t", backend="gpu", block=64)
+    for _ in range(20):
+        scene.advance_frame()
+    scene.set_verify(True)
+    scene.advance_frame()
+    scene.mismatch = np.zeros(scene.n, bool)
+    scene.mismatch[::97] = True  # some balls drawn red
+    pos = cupy.full((scene.n, 4), np.nan, cupy.float32)
+    col = cupy.full((scene.n, 4), np.nan, cupy.float32)
+    scene.write_render(pos, col, mode)
+    expected = scene._fill_colors(mode, cupy, cupy.empty((scene.n, 4), cupy.float32))
+    np.testing.assert_array_equal(pos.get(), scene.gpu.pos[: scene.n].get())
+    np.testing.assert_allclose(col.get(), expected.get(), atol=1e-6)

@@ -15,7 +15,6 @@ from pathlib import Path
 import moderngl
 
 from viewer import AUTO_HEADLESS, pyglet
-from viewer.camera import OrbitCamera
 from viewer.controller import Controller
 from viewer.gui import Gui
 from viewer.imgui_input import ImGuiInput
@@ -24,7 +23,8 @@ from viewer.offscreen import Offscreen
 from viewer.panel import PANEL_WIDTH, Panel, draw_help
 from viewer.png import write_png
 from viewer.rates import RateMeter
-from viewer.view3d import SceneView
+from viewer.scene_words import words_for
+from viewer.view3d import SceneView, default_camera
 
 SCREENSHOT_DIR = Path("screenshots")
 EVENT_HANDLED = pyglet.event.EVENT_HANDLED
@@ -82,8 +82,8 @@ class Viewer:
         if self.ctx.version_code < 330:
             raise RuntimeError(f"OpenGL 3.3 needed, got {self.ctx.info['GL_VERSION']}")
         self.controller = Controller(scene)
-        self.view = SceneView(self.ctx, scene.trough)
-        self.camera = OrbitCamera.for_trough(scene.trough)
+        self.view = SceneView(self.ctx)
+        self.camera = default_camera(scene)
         self.gui = Gui(self.ctx)
         self.input = ImGuiInput(self.gui, lambda: self.window.get_size()[1])
         self.panel = Panel()
@@ -182,18 +182,18 @@ class Viewer:
         ctl.watch_scene()
         with ctl.guard("reading the scene"):
             if self.view.show(ctl.scene, ctl.color_mode):
-                self.reset_camera()  # a preset with another trough size: frame the new one
+                self.reset_camera()  # another trough size, box or scene: frame the new one
         reason = self.view.feed.fallback_reason
         if reason and not self._interop_reported:
             self._interop_reported = True
-            ctl.say(f"GPU balls drawn through host copies: {reason}")
+            ctl.say(f"GPU {words_for(ctl.scene).unit} drawn through host copies: {reason}")
 
     def _draw(self, target: moderngl.Framebuffer, fb_size: tuple[int, int]) -> None:
         scale = fb_size[0] / max(self.window.get_size()[0], 1)
         self.view.draw(target, self.camera, fb_size, int((PANEL_WIDTH + 16) * scale))
         if self.view.splat_problem and not self._splat_reported:
             self._splat_reported = True
-            self.controller.say(f"GPU balls drawn as impostors: {self.view.splat_problem}")
+            self.controller.say(f"GPU {words_for(self.scene).unit} drawn as impostors: {self.view.splat_problem}")
         self.gui.draw(target)
 
     def run(self) -> None:
@@ -223,7 +223,7 @@ class Viewer:
         self.show_help = not self.show_help
 
     def reset_camera(self) -> None:
-        self.camera = OrbitCamera.for_trough(self.scene.trough)
+        self.camera = default_camera(self.scene)
 
     def screenshot(self) -> None:
         """Saved at the end of this frame's drawing, so the PNG shows exactly what the window does."""
@@ -278,7 +278,9 @@ class Viewer:
         if wanted or self._drag is not None:
             return
         if button == mouse.LEFT:
-            self._drag = "pan" if modifiers & key.MOD_SHIFT else "orbit"
+            # A 2D scene's camera does not orbit: its left drag pans.
+            orbit = self.camera.orbit_enabled and not modifiers & key.MOD_SHIFT
+            self._drag = "orbit" if orbit else "pan"
         elif button == mouse.MIDDLE:
             self._drag = "pan"
         elif button == mouse.RIGHT:

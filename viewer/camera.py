@@ -1,9 +1,13 @@
-"""An orbit camera: yaw/pitch around a target point, a distance, and a perspective projection."""
+"""An orbit camera: yaw/pitch around a target point, a distance, and a perspective projection.
+
+2D scenes get the same camera looking straight down at z = 0 with orbiting off: the plane is
+parallel to the image, so the perspective shows it without distortion and zoom and pan stay exact.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -46,6 +50,7 @@ class OrbitCamera:
     min_distance: float = 0.2
     max_distance: float = 5000.0
     extent: float = 100.0  # how far the scene reaches from the target: sets the far plane
+    orbit_enabled: bool = True  # False for 2D scenes: the view stays top-down
 
     @classmethod
     def framing(cls, radius: float = 40.0, z_min: float = -80.0, z_max: float = 80.0) -> OrbitCamera:
@@ -63,12 +68,22 @@ class OrbitCamera:
         return cls.framing(trough.radius, trough.z_min, trough.z_max)
 
     @classmethod
+    def top_view(cls, side: float, spacing: float) -> OrbitCamera:
+        """Straight down onto the square [0, side]^2 at z = 0, x to the right and y up, the square
+        filling 3/4 of the view's height; zooms in until the view is two ``spacing`` high (the mean
+        distance between particles) and out to a few squares."""
+        half_tan = math.tan(math.radians(cls.fov_y) / 2)
+        distance = side / (1.5 * half_tan)
+        return cls(target=np.array([0.5 * side, 0.5 * side, 0.0]), distance=distance, yaw=0.0, pitch=0.0,
+                   min_distance=spacing / half_tan, max_distance=4.0 * distance, extent=side,
+                   orbit_enabled=False)
+
+    @classmethod
     def looking_at(cls, point, distance: float, yaw: float = 0.0, pitch: float = 0.0) -> OrbitCamera:
         return cls(target=np.asarray(point, dtype=np.float64), distance=distance, yaw=yaw, pitch=pitch)
 
     def copy(self) -> OrbitCamera:
-        return OrbitCamera(self.target.copy(), self.distance, self.yaw, self.pitch, self.fov_y,
-                           self.min_distance, self.max_distance, self.extent)
+        return replace(self, target=self.target.copy())
 
     # --- geometry --------------------------------------------------------------------
     @property
@@ -98,6 +113,8 @@ class OrbitCamera:
 
     # --- interaction (pixel deltas from mouse drags) ------------------------------------
     def orbit(self, dx: float, dy: float) -> None:
+        if not self.orbit_enabled:
+            return
         self.yaw = (self.yaw - 0.3 * dx) % 360.0
         self.pitch = min(max(self.pitch - 0.3 * dy, -89.0), 89.0)
 

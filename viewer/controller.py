@@ -13,6 +13,7 @@ from typing import Self
 
 from viewer.keys import key_label
 from viewer.rates import RateMeter
+from viewer.scene_words import SceneWords, words_for
 
 BLOCK_COLORS = "block"  # the colour mode that paints each ball with its CUDA block's colour
 
@@ -79,6 +80,10 @@ class Controller:
         self._color_before_block = self.color_mode  # what c goes back to
         self._reported_gpu_error: str | None = None
 
+    @property
+    def words(self) -> SceneWords:
+        return words_for(self.scene)
+
     # --- messages -----------------------------------------------------------------------
     def say(self, text: str) -> None:
         self.message = text
@@ -134,24 +139,32 @@ class Controller:
         with self.guard(f"preset {name}"):
             self.scene.load_preset(name, n)
             self.step_rate.clear()
-            self.say(f"loaded preset {name}: {self.scene.n:,} balls")
+            self.say(f"loaded preset {name}: {self.scene.n:,} {self.words.unit}")
 
     def load_preset_t(self) -> None:
-        self.load_preset("t")
+        self._load_benchmark("t")
 
     def load_preset_T(self) -> None:
-        self.load_preset("T")
+        self._load_benchmark("T")
+
+    def _load_benchmark(self, name: str) -> None:
+        """The balls' benchmark drops (t, T); other scenes say they have none."""
+        if name not in self.scene.presets:
+            self.say(f"{name}: benchmark drop {name} is a balls preset: it does not apply to the "
+                     f"{self.scene.name} scene")
+            return
+        self.load_preset(name)
 
     def set_count(self, n: int) -> None:
         """Reload the current preset with ``n`` balls."""
         if not self.scene.takes_count:
-            self.say(f"preset {self.scene.preset} has a fixed ball count")
+            self.say(f"preset {self.scene.preset} has a fixed {self.words.unit} count")
             return
         lo, hi = self.scene.count_range
         try:
             n = int(min(max(int(n), lo), hi))
         except (TypeError, ValueError, OverflowError):
-            self.say(f"ball count {n!r} is not a number")
+            self.say(f"{self.words.unit} count {n!r} is not a number")
             return
         self.load_preset(self.scene.preset, n)
 
@@ -204,7 +217,7 @@ class Controller:
         if self.color_mode == BLOCK_COLORS and not getattr(self.scene, "block_colors_available", False):
             self._leave_block_colors()
             if not error:
-                self.say("CUDA block colouring off: no CUDA kernel handles the balls now")
+                self.say(f"CUDA block colouring off: no CUDA kernel handles the {self.words.unit} now")
 
     def switch_scene(self, name: str) -> None:
         """Replace the scene by a fresh one of another kind, on the same backend."""
@@ -256,10 +269,26 @@ class Controller:
         with self.guard(GPU_SWITCHES[action][1]):
             self.say(f"{key_label(action)}: {change()}")
 
-    def proximity_note(self) -> str:
-        return "" if getattr(self.scene, "cuda_proximity", False) else " (used when CUDA proximity is on: F4)"
+    def gpu_kernels_run(self) -> bool:
+        """Whether the scene's CUDA kernels (the variant of q, what v checks) run now: with CUDA
+        proximity on (balls) or on the GPU backend (scenes without a CUDA proximity switch)."""
+        if hasattr(self.scene, "set_cuda_proximity"):
+            return bool(self.scene.cuda_proximity)
+        return self.scene.backend == "gpu"
+
+    def variant_note(self) -> str:
+        if self.gpu_kernels_run():
+            return ""
+        if hasattr(self.scene, "set_cuda_proximity"):
+            return " (used when CUDA proximity is on: F4)"
+        return " (used on the GPU backend: a)"
 
     def toggle_cuda_proximity(self) -> None:
+        if not hasattr(self.scene, "set_cuda_proximity"):
+            self.say(f"{key_label('toggle_cuda_proximity')}: CUDA proximity does not apply to the "
+                     f"{self.scene.name} scene: its GPU backend (a) runs every stage")
+            return
+
         def change():
             on = not self.scene.cuda_proximity
             self.scene.set_cuda_proximity(on)
@@ -271,15 +300,14 @@ class Controller:
         def change():
             on = not self.scene.verify
             self.scene.set_verify(on)
-            return "verification on: each proximity pass is checked on the CPU" if on else \
-                "verification off"
+            return f"verification on: {self.words.verified}" if on else "verification off"
         self._gpu_switch("toggle_verify", change)
 
     def cycle_variant(self) -> None:
         def change():
             variant = _next_after(self.scene.variants, self.scene.variant)
             self.scene.set_variant(variant)
-            return f"proximity variant {self.scene.variant}{self.proximity_note()}"
+            return f"{self.words.variant} {self.scene.variant}{self.variant_note()}"
         self._gpu_switch("cycle_variant", change)
 
     def cycle_block_size(self) -> None:
@@ -292,7 +320,7 @@ class Controller:
     def set_variant(self, variant: str) -> None:
         with self.guard(f"variant {variant}"):
             self.scene.set_variant(variant)
-            self.say(f"proximity variant {self.scene.variant}{self.proximity_note()}")
+            self.say(f"{self.words.variant} {self.scene.variant}{self.variant_note()}")
 
     def set_block(self, block: int) -> None:
         with self.guard(f"block size {block}"):
@@ -308,8 +336,7 @@ class Controller:
         if not self._gpu_switch_ready("toggle_block_colors"):
             return
         if BLOCK_COLORS not in self.scene.color_modes or not self.scene.block_colors_available:
-            self.say(f"{label}: no CUDA kernel handles the balls now: "
-                     "turn on CUDA proximity (F4) or GPU physics (a)")
+            self.say(f"{label}: no CUDA kernel handles the {self.words.unit} now: {self.words.kernels_hint}")
             return
         self._color_before_block = self.color_mode
         self.color_mode = BLOCK_COLORS

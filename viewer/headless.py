@@ -10,7 +10,7 @@ import numpy as np
 from viewer.camera import OrbitCamera
 from viewer.offscreen import Offscreen
 from viewer.png import write_png
-from viewer.view3d import SceneView
+from viewer.view3d import SceneView, default_camera
 
 
 def default_color_mode(scene) -> str:
@@ -28,14 +28,14 @@ def render_pixels(
     """The scene's current state as an (height, width, 3) uint8 image, top row first."""
     ctx = moderngl.create_standalone_context(backend="egl", require=330)
     try:
-        view = SceneView(ctx, scene.trough)
+        view = SceneView(ctx)
         target = Offscreen(ctx, (width, height))
         try:
             mode = color_mode or default_color_mode(scene)
             view.show(scene, mode)
             gui = _panel_frame(ctx, scene, mode, (width, height)) if panel else None
             covered = _panel_cover() if panel else 0
-            view.draw(target.fbo, camera or OrbitCamera.for_trough(scene.trough), (width, height), covered)
+            view.draw(target.fbo, camera or default_camera(scene), (width, height), covered)
             if gui is not None:
                 gui.draw(target.fbo)
                 gui.release()
@@ -83,5 +83,5 @@ def render_png(
     color_mode: str | None = None,
     panel: bool = False,
 ) -> Path:
-    """Draw the scene's current state (balls and trough, the panel if asked) into ``path``."""
+    """Draw the scene's current state (balls and their trough or box, the panel if asked) into ``path``."""
     return write_png(path, render_pixels(scene, width, height, camera, color_mode, panel))

@@ -24,14 +24,14 @@ BINDINGS: tuple[KeyBinding, ...] = (
     KeyBinding("Space", key.SPACE, None, "toggle_pause", "pause / resume the simulation"),
     KeyBinding("s", key.S, False, "single_step", "pause and advance one physics step"),
     KeyBinding("r", key.R, False, "reset", "reload the current preset (same seed)"),
-    KeyBinding("t", key.T, False, "load_preset_t", "benchmark t: drop 8575 balls (five tiers)"),
-    KeyBinding("T", key.T, True, "load_preset_T", "benchmark T: drop 1715 balls (one tier)"),
-    KeyBinding("F4", key.F4, None, "toggle_cuda_proximity", "CUDA proximity search on / off (GPU)"),
+    KeyBinding("t", key.T, False, "load_preset_t", "balls benchmark t: drop 8575 balls (five tiers)"),
+    KeyBinding("T", key.T, True, "load_preset_T", "balls benchmark T: drop 1715 balls (one tier)"),
+    KeyBinding("F4", key.F4, None, "toggle_cuda_proximity", "balls: CUDA proximity search on / off (GPU)"),
     KeyBinding("a", key.A, False, "toggle_gpu_physics", "physics on CPU / GPU"),
     KeyBinding("v", key.V, False, "toggle_verify",
-               "verify GPU pairs against the CPU, differing balls drawn red (GPU)"),
-    KeyBinding("c", key.C, False, "toggle_block_colors", "colour balls by CUDA block on / off (GPU)"),
-    KeyBinding("q", key.Q, False, "cycle_variant", "next proximity kernel variant (GPU)"),
+               "verify the GPU against the CPU, differing balls / particles drawn red (GPU)"),
+    KeyBinding("c", key.C, False, "toggle_block_colors", "colour by CUDA block on / off (GPU)"),
+    KeyBinding("q", key.Q, False, "cycle_variant", "next kernel variant: balls proximity, particles forces (GPU)"),
     KeyBinding("Q", key.Q, True, "cycle_block_size", "next CUDA block size (GPU)"),
     KeyBinding("Home", key.HOME, None, "reset_camera", "camera back to the default view"),
     KeyBinding("F1", key.F1, None, "toggle_help", "show / hide this help"),
@@ -40,7 +40,7 @@ BINDINGS: tuple[KeyBinding, ...] = (
 )
 
 MOUSE_HELP: tuple[tuple[str, str], ...] = (
-    ("left drag", "orbit the camera"),
+    ("left drag", "orbit the camera (2D scenes: pan)"),
     ("right drag / wheel", "zoom"),
     ("middle drag / shift + left drag", "pan"),
 )

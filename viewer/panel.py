@@ -1,5 +1,5 @@
-"""The ImGui side panel: a message line, scene, preset, backend, ball count, run controls, physics
-sliders, colouring, counters, rates and per-stage timings (ImPlot chart + table).
+"""The ImGui side panel: a message line, scene, preset, backend, ball or particle count, run controls,
+physics sliders, colouring, counters, rates and per-stage timings (ImPlot chart + table).
 
 Also the F1 help window, which lists ``keys.BINDINGS`` so it cannot drift from the dispatcher.
 """
@@ -117,7 +117,8 @@ class Panel:
         if hi > 100 * max(lo, 1):
             flags |= imgui.SliderFlags_.logarithmic
         imgui.set_next_item_width(PANEL_WIDTH - 170)
-        _, self._count_choice = imgui.slider_int("##balls", self._count_choice, lo, hi, "%d balls", flags)
+        _, self._count_choice = imgui.slider_int("##count", self._count_choice, lo, hi,
+                                                 f"%d {ctl.words.unit}", flags)
         released = imgui.is_item_deactivated_after_edit()
         _tooltip("applies when released (reloads the preset); ctrl+click to type")
         imgui.same_line()
@@ -134,20 +135,23 @@ class Panel:
         scene = ctl.scene
         if ctl.gpu_reason() is not None or not hasattr(scene, "variants"):
             return
+        words = ctl.words
         imgui.separator_text("CUDA")
-        if imgui.checkbox("CUDA proximity", bool(scene.cuda_proximity))[0]:
-            ctl.toggle_cuda_proximity()
-        _tooltip("F4: the proximity pass runs as a GPU kernel (on) or on the CPU (off)")
+        if hasattr(scene, "set_cuda_proximity"):
+            if imgui.checkbox("CUDA proximity", bool(scene.cuda_proximity))[0]:
+                ctl.toggle_cuda_proximity()
+            _tooltip("F4: the proximity pass runs as a GPU kernel (on) or on the CPU (off)")
 
+        kernels_run = ctl.gpu_kernels_run()
         imgui.push_item_width(PANEL_WIDTH - 170)
-        imgui.begin_disabled(not scene.cuda_proximity)
+        imgui.begin_disabled(not kernels_run)
         if imgui.begin_combo("variant", scene.variant):
             for variant in scene.variants:
                 if imgui.selectable(variant, variant == scene.variant)[0]:
                     ctl.set_variant(variant)
             imgui.end_combo()
         imgui.end_disabled()
-        _disabled_tooltip("q: proximity kernel variant" + ctl.proximity_note())
+        _disabled_tooltip(f"q: {words.variant}" + ctl.variant_note())
         if imgui.begin_combo("block size", str(scene.block)):
             for block in scene.block_sizes:
                 if imgui.selectable(str(block), block == scene.block)[0]:
@@ -156,13 +160,12 @@ class Panel:
         _tooltip("Q: threads per CUDA block")
         imgui.pop_item_width()
 
-        imgui.begin_disabled(not scene.cuda_proximity and not scene.verify)  # on can always go off
+        imgui.begin_disabled(not kernels_run and not scene.verify)  # on can always go off
         changed = imgui.checkbox("verify against the CPU", bool(scene.verify))[0]
         imgui.end_disabled()
         if changed:
             ctl.toggle_verify()
-        _disabled_tooltip("v: each proximity pass is re-derived on the CPU; differing balls drawn red"
-                          + ctl.proximity_note())
+        _disabled_tooltip(f"v: {words.verified}; {words.mismatch}" + ctl.variant_note())
         if scene.verify:
             imgui.same_line()
             imgui.text_colored(_BLINK[int(time.monotonic() * 4) % 2], "VERIFYING")  # 2 blinks/s
@@ -170,21 +173,29 @@ class Panel:
         if app is not None and getattr(scene, "render_on_device", False):
             feed = app.view.feed
             if feed.fallback_reason:
-                imgui.text_colored(_GREY, "balls drawn through host copies")
+                imgui.text_colored(_GREY, f"{words.unit} drawn through host copies")
                 _tooltip(feed.fallback_reason)
             elif feed.path:
-                imgui.text_colored(_GREY, f"balls drawn through {feed.path}")
+                imgui.text_colored(_GREY, f"{words.unit} drawn through {feed.path}")
 
     @staticmethod
     def _verification_counts(result) -> None:
+        """The scene's last check, in the keys every scene's ``verification`` shares, plus the
+        balls' pair totals or the particles' largest difference."""
         if not result:
-            imgui.text_colored(_GREY, "waiting for the next proximity pass")
+            imgui.text_colored(_GREY, "waiting for the next check")
             return
-        differing = int(result.get("balls_differing", 0))
+        differing, checked = int(result.get("differing", 0)), int(result.get("checked", 0))
+        unit = result.get("unit", "balls")
         colour = _ERROR if differing else _GREY
-        imgui.text_colored(colour, f"{differing:,} balls differ (drawn red)")
-        imgui.text(f"pairs: GPU {int(result.get('pairs_gpu', 0)):,}, CPU {int(result.get('pairs_cpu', 0)):,}"
-                   f"   check {float(result.get('check_ms', 0.0)):.1f} ms")
+        imgui.text_colored(colour, f"{differing:,} of {checked:,} {unit} differ (drawn red)")
+        if "pairs_gpu" in result:
+            imgui.text(f"pairs: GPU {int(result['pairs_gpu']):,}, CPU {int(result.get('pairs_cpu', 0)):,}")
+        if "largest_difference" in result:
+            imgui.text(f"largest difference {float(result['largest_difference']):.3g}")
+            _tooltip("distance between a particle's GPU and CPU positions after the step")
+        imgui.same_line()
+        imgui.text(f"  check {float(result.get('check_ms', 0.0)):.1f} ms")
         against = result.get("against", "")
         if against:
             _tooltip(f"checked against {against}")
@@ -258,10 +269,31 @@ class Panel:
                 _disabled_tooltip(block_reason)
             imgui.end_combo()
         if getattr(scene, "verify", False):
-            imgui.text_colored(_GREY, "balls whose pairs differ from the CPU's are drawn red")
+            imgui.text_colored(_GREY, ctl.words.mismatch)
 
     def _stats_section(self, ctl, app) -> None:
         stats = ctl.stats()
+        if "absmin" in stats:
+            self._particle_counters(ctl, stats)
+        else:
+            self._ball_counters(stats)
+        steps_s = 0.0 if ctl.paused else ctl.step_rate.rate
+        imgui.text(f"physics: {steps_s:,.0f} steps/s" + ("  (paused)" if ctl.paused else ""))
+        if app is not None:
+            imgui.text(f"render: {app.frame_rate.rate:.1f} frames/s, {app.render_ms:.1f} ms per frame")
+
+    @staticmethod
+    def _particle_counters(ctl, stats: dict) -> None:
+        imgui.separator_text("Particles")
+        imgui.text(f"particles {int(stats.get('n', 0)):,}    box size {float(getattr(ctl.scene, 'size', 0.0)):.4g}")
+        imgui.text(f"steps {int(stats.get('steps', 0)):,}    sim time {float(stats.get('sim_time', 0.0)):.3f} s")
+        absmin, absavg = float(stats["absmin"]), float(stats.get("absavg", 0.0))
+        imgui.text(f"absmin {absmin:.4f}    absavg {absavg:.4f}")
+        _tooltip("the course's distance statistics, in cutoffs: closest pair and mean pair distance "
+                 "(correct runs: about 0.7-0.8 and 0.95; warnings below 0.4 and 0.8)")
+
+    @staticmethod
+    def _ball_counters(stats: dict) -> None:
         imgui.separator_text("Counters")
         n = int(stats.get("n", 0))
         tests = int(stats.get("tests", 0))
@@ -270,10 +302,6 @@ class Panel:
         per_ball = tests / n if n else 0.0
         imgui.text(f"last pass: {tests:,} tests ({per_ball:.1f}/ball), {int(stats.get('pairs', 0)):,} pairs")
         _tooltip(f"proximity passes so far: {int(stats.get('passes', 0)):,}")
-        steps_s = 0.0 if ctl.paused else ctl.step_rate.rate
-        imgui.text(f"physics: {steps_s:,.0f} steps/s" + ("  (paused)" if ctl.paused else ""))
-        if app is not None:
-            imgui.text(f"render: {app.frame_rate.rate:.1f} frames/s, {app.render_ms:.1f} ms per frame")
 
     def _timing_section(self, ctl) -> None:
         timer = ctl.scene.timer
@@ -327,7 +355,7 @@ def _block_colors_unavailable(ctl) -> str | None:
     if BLOCK_COLORS not in ctl.scene.color_modes:
         return f"the {ctl.scene.name} scene has no CUDA kernels to colour by"
     if not getattr(ctl.scene, "block_colors_available", False):
-        return "no CUDA kernel handles the balls now: turn on CUDA proximity (F4) or GPU physics (a)"
+        return f"no CUDA kernel handles the {ctl.words.unit} now: {ctl.words.kernels_hint}"
     return None
 
 

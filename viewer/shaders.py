@@ -23,17 +23,18 @@ def shader_source(name: str) -> str:
     return path.read_text()
 
 
-def _with_define(source: str, define: str) -> str:
+def _with_defines(source: str, defines: tuple[str, ...]) -> str:
     lines = source.splitlines()
     for i, line in enumerate(lines):
         if line.strip().startswith("#version"):
-            return "\n".join([*lines[: i + 1], f"#define {define}", *lines[i + 1 :]]) + "\n"
+            return "\n".join([*lines[: i + 1], *(f"#define {d}" for d in defines), *lines[i + 1 :]]) + "\n"
     raise ValueError("shader source has no #version line")
 
 
-def load_program(ctx: moderngl.Context, name: str) -> moderngl.Program:
+def load_program(ctx: moderngl.Context, name: str, defines: tuple[str, ...] = ()) -> moderngl.Program:
+    """The program of ``shaders/NAME.glsl``; ``defines`` select compile-time options of the file."""
     source = shader_source(name)
     return ctx.program(
-        vertex_shader=_with_define(source, "VERTEX_SHADER"),
-        fragment_shader=_with_define(source, "FRAGMENT_SHADER"),
+        vertex_shader=_with_defines(source, ("VERTEX_SHADER", *defines)),
+        fragment_shader=_with_defines(source, ("FRAGMENT_SHADER", *defines)),
     )

@@ -257,6 +257,21 @@ class BallsGpu:
         self.count = cupy.asarray(count)
         self.partners = cupy.asarray(slots.ravel())
 
+    # --- drawing -------------------------------------------------------------------------------
+    def write_render(self, pos_out, col_out, mode: int, block: int, trough_radius: float, mismatch) -> None:
+        """Positions and colours into (n, 4) arrays (the mapped GL buffers), one kernel."""
+        from sim.colormap import BLOCK_PALETTE, STOPS
+
+        if not hasattr(self, "_render"):
+            self._render = load_module(SOURCE_DIR / "render.cu", ("--std=c++17",), ("write_render",))["write_render"]
+            self._stops, self._palette = cupy.asarray(STOPS.ravel()), cupy.asarray(BLOCK_PALETTE.ravel())
+        n = self.n
+        marks = np.uint64(0) if mismatch is None else cupy.asarray(mismatch, cupy.uint8)
+        self._render(*grid_for(n, STEP_BLOCK), (
+            self.pos, self.vel, self.count, np.int32(n), np.int32(mode), np.int32(block), np.float32(trough_radius),
+            self._stops, np.int32(len(STOPS)), self._palette, np.int32(len(BLOCK_PALETTE)), marks, pos_out,
+            col_out))
+
     # --- the step ----------------------------------------------------------------------------
     def step(self, settings, trough, zeta: float, dt: float) -> None:
         n = self.n

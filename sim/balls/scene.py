@@ -27,6 +27,7 @@ from sim.scene import Param, Scene
 from sim.timing import StageTimer
 
 CPU_STAGES = ("sort", "proximity", "forces", "integrate")
+RENDER_MODES = {"speed": 0, "height": 1, "pairs": 2, "uniform": 3, "block": 4}  # render.cu's modes
 GPU_STAGES = ("sort", "proximity", "forces+integrate")
 
 
@@ -466,15 +467,18 @@ class BallsScene(Scene):
         if self.backend == "gpu":
             import cupy
 
-            return self._fill_colors(mode, cupy, cupy.empty((self.n, 4), cupy.float32)).get()
+            pos, col = cupy.empty((self.n, 4), cupy.float32), cupy.empty((self.n, 4), cupy.float32)
+            self.write_render(pos, col, mode)
+            return col.get()
         return self._fill_colors(mode, np, np.empty((self.n, 4), np.float32))
 
     def write_render(self, pos_out, col_out, mode: str) -> None:
-        """GPU backend: fill CuPy arrays (n, 4) that alias the renderer's GL buffers; no host copy."""
-        import cupy
-
-        pos_out[...] = self.gpu.pos[: self.n]
-        self._fill_colors(mode, cupy, col_out)
+        """GPU backend: fill CuPy arrays (n, 4) that alias the renderer's GL buffers, in one kernel."""
+        if mode not in self.color_modes:
+            raise ValueError(f"unknown colour mode {mode!r} (choose from {', '.join(self.color_modes)})")
+        mismatch = self.mismatch if self.verify and self.mismatch is not None and self.mismatch.shape[0] == self.n \
+            else None
+        self.gpu.write_render(pos_out, col_out, RENDER_MODES[mode], self.block, self.trough.radius, mismatch)
 
     def stats(self) -> dict:
         return {"n": self.n, "steps": self.steps, "sim_time": self.sim_time,
