@@ -6,12 +6,11 @@ import numpy as np
 import pytest
 
 from sim import create_scene
-from sim.particles import world
 from sim.particles.output import TrajectoryWriter, check
 from sim.particles.world import SAVE_EVERY
 
 pytestmark = pytest.mark.gpu
-VARIANTS = ["plain", "tiled", "blockscan", "skin"]
+VARIANTS = ["plain", "tiled", "blockscan"]
 
 
 def trajectory(tmp_path, name, **kwargs):
@@ -45,16 +44,9 @@ def test_binning_keeps_every_particle_once_in_bin_order(variant, n):
     g = scene.gpu
     x, y, _, _, ids = (a.get() for a in g.state)
     assert sorted(ids.tolist()) == list(range(n)), "each particle exactly once"
-    if variant == "skin":  # listed in the bin of the last sort, which it has not left by more than half a skin
-        bins = g.bin.get()
-        bx, by = bins % g.nb, bins // g.nb
-        width = g.size / g.nb
-        assert (np.abs(x - (bx + 0.5) * width) <= width / 2 + world.CUTOFF / 2).all()
-        assert (np.abs(y - (by + 0.5) * width) <= width / 2 + world.CUTOFF / 2).all()
-    else:
-        bx = np.minimum((x * g.inv_width).astype(np.int64), g.nb - 1)
-        by = np.minimum((y * g.inv_width).astype(np.int64), g.nb - 1)
-        bins = by * g.nb + bx
+    bx = np.minimum((x * g.inv_width).astype(np.int64), g.nb - 1)
+    by = np.minimum((y * g.inv_width).astype(np.int64), g.nb - 1)
+    bins = by * g.nb + bx
     assert (np.diff(bins) >= 0).all(), "bins contiguous and in order"
     start = g.start.get()
     counts = np.bincount(bins, minlength=g.bins)
@@ -69,7 +61,7 @@ def test_every_variant_follows_the_cpu_for_50_steps(variant, block):
     gpu = create_scene("particles", n=3000, seed=seed, backend="gpu", variant=variant, block=block)
     for _ in range(5):
         cpu.advance_frame()
-        gpu.advance_frame()  # the skin variant: CUDA graphs of ten steps
+        gpu.advance_frame()
     gx, gy = gpu.host_positions()
     distance = np.hypot(cpu.x - gx, cpu.y - gy).mean()
     assert distance < 3e-7, distance

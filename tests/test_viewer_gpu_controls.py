@@ -61,8 +61,8 @@ class GpuContractScene:
 
     def set_verify(self, on):
         self.verify = bool(on)
-        self.verification = {"against": "CPU z-sweep", "balls_differing": 3, "pairs_gpu": 1200,
-                             "pairs_cpu": 1203, "check_ms": 4.2, "passes_checked": 7,
+        self.verification = {"against": "CPU z-sweep", "differing": 3, "checked": self.n, "unit": "balls",
+                             "pairs_gpu": 1200, "pairs_cpu": 1203, "check_ms": 4.2, "passes_checked": 7,
                              "passes_mismatched": 1} if on else None
 
     def colors(self, mode):

@@ -1,9 +1,11 @@
 """Time whole displayed frames: ``python -m viewer.frame_bench -n 1000000 --size 1920x1080 [--backend gpu]
-[--frames 100] [--headless]``.
+[--scene balls|particles] [--preset P] [--variant V] [--frames 100] [--headless]``.
 
-Loads the balls "block" preset with n balls and times frames as the viewer shows them: six
-physics steps (``scene.advance_frame()``), the balls into the GL buffers (CUDA–GL interop for a
-GPU scene, host uploads otherwise), the 3D view drawn at the given size, and ``finish()``.
+Loads a scene (balls: the "block" preset, grid variant; particles: the "2020" preset, plain
+variant) with n balls or particles and times frames as the viewer shows them: one displayed frame
+of physics (``scene.advance_frame()``: 6 steps for balls, 10 for particles), the positions and
+colours into the GL buffers (CUDA–GL interop for a GPU scene, host uploads otherwise), the 3D
+view of the whole scene drawn at the given size, and ``finish()``.
 No panel. ``--headless`` (or no display) draws into an offscreen framebuffer of a standalone EGL
 context: no X server needed.
 
@@ -25,7 +27,12 @@ import numpy as np
 
 from viewer.camera import OrbitCamera
 from viewer.offscreen import Offscreen
-from viewer.view3d import SceneView
+from viewer.scene_words import words_for
+from viewer.view3d import SceneView, default_camera
+
+# Per scene: the preset and variant timed by default. The balls' z-sweep variants are far slower
+# than the grid at millions of balls.
+DEFAULTS = {"balls": ("block", "grid"), "particles": ("2020", "plain")}
 
 
 @dataclass
@@ -66,7 +73,7 @@ def window_surface(width: int, height: int) -> Surface:
 
 def device_sync(scene) -> None:
     """Wait for the scene's CUDA work (a no-op for a scene that runs none)."""
-    if scene.backend == "gpu" or getattr(scene, "cuda_proximity", False):
+    if scene.backend == "gpu" or getattr(scene, "gpu_proximity", False):
         import cupy
 
         cupy.cuda.get_current_stream().synchronize()
@@ -102,9 +109,9 @@ def time_frames(scene, view: SceneView, surface: Surface, size: tuple[int, int],
 def measure(scene, width: int, height: int, frames: int, warmup: int, headless: bool) -> dict:
     surface = offscreen_surface(width, height) if headless else window_surface(width, height)
     try:
-        view = SceneView(surface.ctx, scene.trough)
+        view = SceneView(surface.ctx)
         try:
-            camera = OrbitCamera.for_trough(scene.trough)
+            camera = default_camera(scene)
             mode = next(iter(scene.color_modes), "uniform")
             size = (width, height)
             time_frames(scene, view, surface, size, camera, mode, warmup, split=True)  # compile, settle
@@ -141,7 +148,10 @@ def _size(text: str) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Time whole displayed frames (physics + render).")
-    parser.add_argument("-n", type=int, default=1_000_000, help="ball count (default 1000000)")
+    parser.add_argument("-n", type=int, default=1_000_000, help="ball or particle count (default 1000000)")
+    parser.add_argument("--scene", choices=tuple(DEFAULTS), default="balls", help="default balls")
+    parser.add_argument("--preset", help="default: block (balls), 2020 (particles)")
+    parser.add_argument("--variant", help="GPU kernel variant; default: grid (balls), plain (particles)")
     parser.add_argument("--size", type=_size, default=(1920, 1080), help="WxH (default 1920x1080)")
     parser.add_argument("--backend", choices=("cpu", "gpu", "auto"), default="auto",
                         help="physics backend (default auto: the GPU when there is one)")
@@ -159,8 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     from sim import create_scene
     from sim.backend import BackendUnavailable
 
+    preset, variant = DEFAULTS[args.scene]
     try:
-        scene = create_scene("balls", preset="block", n=args.n, backend=args.backend)
+        scene = create_scene(args.scene, preset=args.preset or preset, n=args.n, backend=args.backend,
+                             variant=args.variant or variant)
     except BackendUnavailable as exc:
         print(f"frame_bench: {exc}", file=sys.stderr)
         return 1
@@ -170,13 +182,15 @@ def main(argv: list[str] | None = None) -> int:
     width, height = args.size
     result = measure(scene, width, height, args.frames, args.warmup, headless)
     feed = result["feed"] + (f" (interop unavailable: {result['fallback']})" if result["fallback"] else "")
-    print(f"{scene.n:,} balls (block preset), {scene.backend}, {width}x{height} {result['surface']} "
-          f"on {result['renderer']}; balls into GL through {feed}, drawn as {result['balls_drawn']}")
+    unit = words_for(scene).unit
+    print(f"{scene.n:,} {unit} ({scene.preset} preset, {scene.variant} variant, {scene.steps_per_frame} steps "
+          f"a frame), {scene.backend}, {width}x{height} {result['surface']} on {result['renderer']}; "
+          f"{unit} into GL through {feed}, drawn as {result['balls_drawn']}")
     print(f"whole frame: median {result['frame_ms']:.2f} ms ({1e3 / result['frame_ms']:.1f} frames/s) "
           f"over {args.frames} frames")
     render_ms = result["feed_ms"] + result["draw_ms"]
     print(f"split (device synced between parts): physics {result['physics_ms']:.2f} ms, "
-          f"render {render_ms:.2f} ms = balls into GL {result['feed_ms']:.2f} + draw {result['draw_ms']:.2f}, "
+          f"render {render_ms:.2f} ms = {unit} into GL {result['feed_ms']:.2f} + draw {result['draw_ms']:.2f}, "
           f"frame {result['split_frame_ms']:.2f} ms (medians)")
     stages = ", ".join(f"{name} {ms:.2f}" for name, ms in result["stages"].items())
     print(f"scene stage timer (ms per frame, median): {stages}")

@@ -54,45 +54,44 @@ class TroughRenderer:
     ):
         self.ctx = ctx
         self.program = load_program(ctx, "surface")
+        self.floor_program = load_program(ctx, "surface", ("FLAT_SURFACE",))
         self.geometry = (radius, z_min, z_max)
         self._trough_vbo = ctx.buffer(half_cylinder_mesh(radius, z_min, z_max).tobytes())
         floor_y = -radius - 0.6 * radius
         self._floor_half = 2.5 * max(radius, 0.5 * (z_max - z_min))
         self._floor_vbo = ctx.buffer(floor_mesh(floor_y, self._floor_half).tobytes())
-        self._trough_vao = self._vao(self._trough_vbo)
-        self._floor_vao = self._vao(self._floor_vbo)
+        self._trough_vao = self._vao(self.program, self._trough_vbo)
+        self._floor_vao = self._vao(self.floor_program, self._floor_vbo)
         self._grid_spacing = grid_spacing(radius)
 
-    def _vao(self, vbo: moderngl.Buffer) -> moderngl.VertexArray:
-        return self.ctx.vertex_array(self.program, [(vbo, "3f 3f", "in_position", "in_normal")])
+    def _vao(self, program: moderngl.Program, vbo: moderngl.Buffer) -> moderngl.VertexArray:
+        return self.ctx.vertex_array(program, [(vbo, "3f 3f", "in_position", "in_normal")])
 
     @classmethod
     def for_trough(cls, ctx: moderngl.Context, trough) -> TroughRenderer:
         return cls(ctx, float(trough.radius), float(trough.z_min), float(trough.z_max))
 
-    def _set_common(self, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray) -> None:
-        self.program["u_view"].write(view.T.astype("f4").tobytes())
-        self.program["u_proj"].write(proj.T.astype("f4").tobytes())
-        self.program["u_light_dir"].value = tuple(float(x) for x in light_dir_view)
+    def _set_uniforms(self, program: moderngl.Program, view: np.ndarray, proj: np.ndarray,
+                      light_dir_view: np.ndarray, color, fade_radius: float) -> None:
+        program["u_view"].write(view.T.astype("f4").tobytes())
+        program["u_proj"].write(proj.T.astype("f4").tobytes())
+        program["u_light_dir"].value = tuple(float(x) for x in light_dir_view)
+        program["u_color"].value = color
+        program["u_grid_axes"].value = (1.0, 0.0, 1.0)
+        program["u_grid_spacing"].value = self._grid_spacing
+        program["u_fade_radius"].value = fade_radius
 
     def draw_floor(self, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray) -> None:
         """Nearly opaque, blended for its faded rim: call after the balls, with depth writes on."""
-        self._set_common(view, proj, light_dir_view)
-        self.program["u_color"].value = self.floor_color
-        self.program["u_grid_axes"].value = (1.0, 0.0, 1.0)
-        self.program["u_grid_spacing"].value = self._grid_spacing
-        self.program["u_fade_radius"].value = self._floor_half
+        self._set_uniforms(self.floor_program, view, proj, light_dir_view, self.floor_color, self._floor_half)
         self._floor_vao.render(moderngl.TRIANGLES)
 
     def draw_trough(self, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray) -> None:
         """Translucent pass: call after the balls, with blending on and depth writes off."""
-        self._set_common(view, proj, light_dir_view)
-        self.program["u_color"].value = self.trough_color
-        self.program["u_grid_axes"].value = (1.0, 0.0, 1.0)
-        self.program["u_grid_spacing"].value = self._grid_spacing
-        self.program["u_fade_radius"].value = 0.0
+        self._set_uniforms(self.program, view, proj, light_dir_view, self.trough_color, 0.0)
         self._trough_vao.render(moderngl.TRIANGLES)
 
     def release(self) -> None:
-        for obj in (self._trough_vao, self._floor_vao, self._trough_vbo, self._floor_vbo, self.program):
+        for obj in (self._trough_vao, self._floor_vao, self._trough_vbo, self._floor_vbo, self.program,
+                    self.floor_program):
             obj.release()

@@ -11,12 +11,8 @@
 //
 // REAL is double (the course's precision) or float. STATS adds the starters' distance statistics.
 // TILED stages each block's neighbourhood (a contiguous slab of the sorted arrays) in shared memory.
-// SKIN re-bins only when needed: bins are a skin wider than the cutoff, particles stay listed in
-// the bin they were sorted into, and the device re-sorts once some particle has moved half a skin
-// (no pair within the cutoff can then be missed); the host never decides, so a run of steps can
-// be one CUDA graph.
 //
-// nvrtc-variants: -DREAL=double -DSTATS | -DREAL=double -DTILED -DBLOCK=1024 | -DREAL=float | -DREAL=float -DTILED -DSTATS | -DREAL=double -DSKIN -DSTATS | -DREAL=float -DSKIN
+// nvrtc-variants: -DREAL=double -DSTATS | -DREAL=double -DTILED -DBLOCK=1024 | -DREAL=float | -DREAL=float -DTILED -DSTATS
 
 #ifndef REAL
 #define REAL double
@@ -65,11 +61,9 @@ extern "C" __global__ void scatter(const int* bin, const int* offset, const int*
 
 // The report's scan, launch 1: each block scans 2 * blockDim counts in shared memory (inclusive,
 // written to start + 1) and leaves its total in sums[block].
-// The counts are zeroed as they are read, ready for the next binning. `when` (may be null): skip
-// unless *when is set (the skin variant re-bins only when a particle may have left its bin).
-extern "C" __global__ void scan_blocks(int* count, int m, int* start, int* sums, const int* when)
+// The counts are zeroed as they are read, ready for the next binning.
+extern "C" __global__ void scan_blocks(int* count, int m, int* start, int* sums)
 {
-    if (when && !*when) return;
     extern __shared__ int part[];
     int base = 2 * blockIdx.x * blockDim.x, t = threadIdx.x, width = 2 * blockDim.x;
     part[2 * t] = base + 2 * t < m ? count[base + 2 * t] : 0;
@@ -91,9 +85,8 @@ extern "C" __global__ void scan_blocks(int* count, int m, int* start, int* sums,
 }
 
 // Launch 2: one block turns the block totals into exclusive offsets, a chunk of blockDim at a time.
-extern "C" __global__ void scan_sums(int* sums, int blocks, const int* when)
+extern "C" __global__ void scan_sums(int* sums, int blocks)
 {
-    if (when && !*when) return;
     __shared__ int warp_total[32];
     __shared__ int carry;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -118,9 +111,8 @@ extern "C" __global__ void scan_sums(int* sums, int blocks, const int* when)
 }
 
 // Launch 3: add each block's offset to its slice.
-extern "C" __global__ void add_sums(int* start, int m, const int* sums, const int* when)
+extern "C" __global__ void add_sums(int* start, int m, const int* sums)
 {
-    if (when && !*when) return;
     int base = 2 * blockIdx.x * blockDim.x, t = threadIdx.x;
     int add = sums[blockIdx.x];
     if (base + 2 * t < m) start[base + 2 * t + 1] += add;
@@ -132,15 +124,28 @@ extern "C" __global__ void add_sums(int* start, int m, const int* sums, const in
 // integers), the sum of pair distances and their count (in cutoffs, r2 != 0 only).
 __device__ __forceinline__ void add_stats(unsigned long long* stats, double dmin, double dsum, unsigned long long count)
 {
+    // summed over the block first: one set of atomics per block, not per warp (they would serialise)
+    __shared__ double warp_min[32], warp_sum[32];
+    __shared__ unsigned long long warp_count[32];
     for (int offset = 16; offset > 0; offset >>= 1) {
         dmin = fmin(dmin, __shfl_down_sync(0xffffffffu, dmin, offset));
         dsum += __shfl_down_sync(0xffffffffu, dsum, offset);
         count += __shfl_down_sync(0xffffffffu, count, offset);
     }
-    if ((threadIdx.x & 31) == 0 && count) {
-        atomicMin(&stats[0], (unsigned long long)__double_as_longlong(dmin));
-        atomicAdd((double*)&stats[1], dsum);
-        atomicAdd(&stats[2], count);
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) { warp_min[warp] = dmin; warp_sum[warp] = dsum; warp_count[warp] = count; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < (int)(blockDim.x >> 5); ++w) {
+            dmin = fmin(dmin, warp_min[w]);
+            dsum += warp_sum[w];
+            count += warp_count[w];
+        }
+        if (count) {
+            atomicMin(&stats[0], (unsigned long long)__double_as_longlong(dmin));
+            atomicAdd((double*)&stats[1], dsum);
+            atomicAdd(&stats[2], count);
+        }
     }
 }
 
@@ -238,120 +243,3 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
 #endif
 }
 
-#ifdef SKIN
-// ctl[]: which of the two state buffers holds the state, whether to re-sort before the next step,
-// and the largest squared move since the last sort (float bits, which order like ints).
-#define CURRENT 0
-#define REBIN 1
-#define DRIFT 2
-
-struct Buffers {  // in device memory: the kernels pick a set by ctl[CURRENT]
-    REAL *x[2], *y[2], *vx[2], *vy[2];
-    int* id[2];
-};
-
-// One step: forces from the 9 bins the particles were sorted into, move, walls; the state goes to
-// the other buffer, at the same index; the largest move since the sort is kept in ctl[DRIFT].
-extern "C" __global__ void __launch_bounds__(BLOCK) step_skin(
-    const Buffers* buffers, const REAL* __restrict__ x0, const REAL* __restrict__ y0, const int* __restrict__ bin,
-    const int* __restrict__ start, int n, REAL size, int nb, int* ctl, unsigned long long* stats)
-{
-    const Buffers buf = *buffers;
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    int cur = ctl[CURRENT];
-    const REAL *x = buf.x[cur], *y = buf.y[cur];
-    float moved = 0.f;
-#ifdef STATS
-    double dmin = 1.0, dsum = 0.0;
-    unsigned long long pairs = 0;
-#endif
-    if (i < n) {
-        REAL xi = x[i], yi = y[i], ax = 0, ay = 0;
-        int b = bin[i], bx = b % nb, by = b / nb;
-        int x0b = max(bx - 1, 0), x1b = min(bx + 1, nb - 1);
-        for (int cy = max(by - 1, 0); cy <= min(by + 1, nb - 1); ++cy) {
-            int end = start[cy * nb + x1b + 1];
-            for (int j = start[cy * nb + x0b]; j < end; ++j) {
-                REAL dx = x[j] - xi, dy = y[j] - yi;
-                REAL r2 = dx * dx + dy * dy;
-                if (r2 > CUTOFF * CUTOFF) continue;
-#ifdef STATS
-                if (r2 != 0) {
-                    double d = sqrt((double)r2) / 0.01;
-                    dmin = fmin(dmin, d);
-                    dsum += d;
-                    ++pairs;
-                }
-#endif
-                r2 = r2 > MIN_R * MIN_R ? r2 : MIN_R * MIN_R;
-                REAL r = sqrt(r2);
-                REAL coef = (1 - CUTOFF / r) / r2 / MASS;
-                ax += coef * dx;
-                ay += coef * dy;
-            }
-        }
-        REAL u = buf.vx[cur][i] + ax * DT, v = buf.vy[cur][i] + ay * DT;
-        REAL px = xi + u * DT, py = yi + v * DT;
-        while (px < 0 || px > size) { px = px < 0 ? -px : 2 * size - px; u = -u; }
-        while (py < 0 || py > size) { py = py < 0 ? -py : 2 * size - py; v = -v; }
-        int out = 1 - cur;
-        buf.x[out][i] = px;
-        buf.y[out][i] = py;
-        buf.vx[out][i] = u;
-        buf.vy[out][i] = v;
-        buf.id[out][i] = buf.id[cur][i];
-        float ddx = (float)(px - x0[i]), ddy = (float)(py - y0[i]);
-        moved = ddx * ddx + ddy * ddy;
-    }
-    for (int offset = 16; offset > 0; offset >>= 1) moved = fmaxf(moved, __shfl_down_sync(0xffffffffu, moved, offset));
-    if ((threadIdx.x & 31) == 0) atomicMax(&ctl[DRIFT], __float_as_int(moved));
-#ifdef STATS
-    add_stats(stats, dmin, dsum, pairs);
-#endif
-}
-
-// After a step: re-sort if some particle may have left the reach of its bin's neighbours. The
-// drift is measured in float; the limit keeps a margin of 1% of a skin for that rounding.
-extern "C" __global__ void decide(int* ctl, float limit2)
-{
-    int rebin = ctl[DRIFT] > __float_as_int(limit2);
-    ctl[REBIN] = rebin;
-    if (!rebin) ctl[CURRENT] = 1 - ctl[CURRENT];  // the step's output is the state
-}
-
-extern "C" __global__ void count_skin(const Buffers* buffers, int n, REAL inv_width, int nb, int* bin_new,
-                                      int* offset, int* count, const int* ctl)
-{
-    const Buffers buf = *buffers;
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n || !ctl[REBIN]) return;
-    int src = 1 - ctl[CURRENT];
-    int b = bin_of(buf.x[src][i], buf.y[src][i], inv_width, nb);
-    bin_new[i] = b;
-    offset[i] = atomicAdd(&count[b], 1);
-}
-
-extern "C" __global__ void scatter_skin(const Buffers* buffers, const int* bin_new, const int* offset,
-                                        const int* start, int n, REAL* x0, REAL* y0, int* bin, const int* ctl)
-{
-    const Buffers buf = *buffers;
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n || !ctl[REBIN]) return;
-    int dst = ctl[CURRENT], src = 1 - dst;
-    int b = bin_new[i], k = start[b] + offset[i];
-    REAL px = buf.x[src][i], py = buf.y[src][i];
-    buf.x[dst][k] = px;
-    buf.y[dst][k] = py;
-    buf.vx[dst][k] = buf.vx[src][i];
-    buf.vy[dst][k] = buf.vy[src][i];
-    buf.id[dst][k] = buf.id[src][i];
-    x0[k] = px;
-    y0[k] = py;
-    bin[k] = b;
-}
-
-extern "C" __global__ void settle(int* ctl)
-{
-    if (ctl[REBIN]) { ctl[DRIFT] = 0; ctl[REBIN] = 0; }
-}
-#endif

@@ -54,7 +54,7 @@ class ParticlesScene(Scene):
     stages = ("bin", "forces", "move")
     steps_per_frame = 10  # one displayed frame per frame of the course's output file
     dt = world.DT
-    variants = ("plain", "tiled", "blockscan", "skin")  # GPU variants (see sim/particles/gpu.py)
+    variants = ("plain", "tiled", "blockscan")  # GPU variants (see sim/particles/gpu.py)
     block_sizes = (32, 64, 128, 256, 512, 1024)
     default_counts = {"2020": 10_000, "legacy": 10_000}
     params = ()
@@ -268,15 +268,6 @@ class ParticlesScene(Scene):
 
     def single_step(self) -> None:
         self.step()
-        self.timer.frame_done()
-
-    def advance_frame(self) -> None:
-        """``steps_per_frame`` steps; on the GPU, without verification, as one batch (CUDA graphs)."""
-        if self.gpu is None or self.verify:
-            super().advance_frame()
-            return
-        self.gpu.advance(self.steps_per_frame, self.timer)
-        self.steps += self.steps_per_frame
         self.timer.frame_done()
 
     # --- what the viewer reads ----------------------------------------------------------------
