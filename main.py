@@ -237,8 +237,7 @@ def bench_particles(args, kind) -> int:
     unknown = [v for v in variants if v not in kind.variants]
     if unknown:
         raise UsageError(f"unknown variant {unknown[0]!r} (choose from {', '.join(kind.variants)})")
-    blocks = args.block if args.block != "128" else [256]
-    configs = [(n, v, b) for n in (args.count or [100_000]) for v in variants for b in blocks]
+    configs = [(n, v, b) for n in (args.count or [100_000]) for v in variants for b in args.block]
     records = []
     for i, (n, variant, block) in enumerate(configs, 1):
         try:

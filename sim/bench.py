@@ -21,7 +21,10 @@ from sim.backend import device_name
 
 
 def git_commit() -> str:
+    """HEAD (with -dirty for local changes); KERNEL_LAB_COMMIT names it where the tree has no .git."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.path.isdir(os.path.join(root, ".git")) and os.environ.get("KERNEL_LAB_COMMIT"):
+        return os.environ["KERNEL_LAB_COMMIT"]
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
                               text=True, timeout=10, check=True).stdout.strip()

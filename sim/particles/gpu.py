@@ -50,7 +50,9 @@ class ParticlesGpu:
         self.nb = max(1, int(size / (world.CUTOFF * max(bin_cutoffs, 1.0))))
         self.inv_width = self.nb / size  # bins of side size / nb, at least the reach
         self.bins = self.nb * self.nb
-        state = [cupy.asarray(a, self.real) for a in (x, y, vx, vy)] + [cupy.arange(n, dtype=cupy.int32)]
+        # (pos (n, 2), vel (n, 2), ids): x, y pairs side by side, one wide load per particle
+        state = [cupy.asarray(np.column_stack([x, y]), self.real), cupy.asarray(np.column_stack([vx, vy]), self.real),
+                 cupy.arange(n, dtype=cupy.int32)]
         self.buffers = [[cupy.empty_like(a) for a in state], state]  # the state starts in set 1
         self.cur = 1
         self.bin = cupy.empty(n, cupy.int32)
@@ -63,7 +65,7 @@ class ParticlesGpu:
             self.stat = cupy.zeros(3, cupy.uint64)
             self.stat[0] = np.float64(1.0).view(np.uint64)
             self.totals = cupy.asarray([1.0, 0.0, 0.0])  # absmin, sum of per-step averages, steps with pairs
-        self.k["count_bins"](*grid_for(n, 256), (*state[:2], np.int32(n), self.real(self.inv_width),
+        self.k["count_bins"](*grid_for(n, 256), (state[0], np.int32(n), self.real(self.inv_width),
                                                  np.int32(self.nb), self.bin, self.offset, self.count))
         self._scan()
         self._scatter()
@@ -90,10 +92,10 @@ class ParticlesGpu:
         a, b = self.buffers[self.cur], self.buffers[1 - self.cur]
         with timer.stage("forces+move"):
             self.k["step"](*grid_for(self.n, self.block), (
-                *a[:4], self.start, np.int32(self.n), self.real(self.size), self.real(self.inv_width),
-                np.int32(self.nb), *b[:4], self.bin, self.offset, self.count, self._stats_arg()))
+                *a[:2], self.start, np.int32(self.n), self.real(self.size), self.real(self.inv_width),
+                np.int32(self.nb), *b[:2], self.bin, self.offset, self.count, self._stats_arg()))
             self._fold_stats()
-        a[4], b[4] = b[4], a[4]  # the moved particles are in set b at their old indices; so are their ids
+        a[2], b[2] = b[2], a[2]  # the moved particles are in set b at their old indices; so are their ids
         self.cur = 1 - self.cur
         with timer.stage("bin"):
             self._scan()
@@ -109,27 +111,27 @@ class ParticlesGpu:
     # --- reading back ------------------------------------------------------------------------
     @property
     def state(self) -> list:
-        """x, y, vx, vy, ids of the set that holds the state (bin-sorted order)."""
-        return self.buffers[self.cur]
+        """x, y, vx, vy (views of the pairs) and ids of the current set, in bin-sorted order."""
+        pos, vel, ids = self.buffers[self.cur]
+        return [pos[:, 0], pos[:, 1], vel[:, 0], vel[:, 1], ids]
 
-    def host_positions(self) -> tuple[np.ndarray, np.ndarray]:
-        """x, y in the particles' original order (for the course's output file)."""
-        x, y, _, _, ids = self.state
-        ox = cupy.empty(self.n, cupy.float64)
-        oy = cupy.empty(self.n, cupy.float64)
-        ox[ids] = x
-        oy[ids] = y
-        return cupy.asnumpy(ox), cupy.asnumpy(oy)
-
-    def host_state(self) -> tuple[np.ndarray, ...]:
-        """x, y, vx, vy (float64) in the original order."""
-        *arrays, ids = self.state
+    def _by_id(self, arrays) -> list[np.ndarray]:
+        """Device arrays in bin order -> float64 host arrays in the particles' own order."""
+        ids = self.buffers[self.cur][2]
         out = []
         for a in arrays:
             o = cupy.empty(self.n, cupy.float64)
             o[ids] = a
             out.append(cupy.asnumpy(o))
-        return tuple(out)
+        return out
+
+    def host_positions(self) -> tuple[np.ndarray, np.ndarray]:
+        """x, y in the particles' original order (for the course's output file)."""
+        return tuple(self._by_id(self.state[:2]))
+
+    def host_state(self) -> tuple[np.ndarray, ...]:
+        """x, y, vx, vy (float64) in the original order."""
+        return tuple(self._by_id(self.state[:4]))
 
     def sorted_host_state(self) -> tuple[np.ndarray, ...]:
         """x, y, vx, vy (float64) and ids, in the device's (bin-sorted) order."""

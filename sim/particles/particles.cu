@@ -17,6 +17,8 @@
 #ifndef REAL
 #define REAL double
 #endif
+// positions and velocities are (x, y) pairs: one 16-byte (fp64) or 8-byte load per particle
+typedef struct __align__(2 * sizeof(REAL)) { REAL x, y; } REAL2;
 #define CUTOFF ((REAL)0.01)
 #define MIN_R ((REAL)(0.01 / 100))
 #define MASS ((REAL)0.01)
@@ -35,27 +37,25 @@ __device__ __forceinline__ int bin_of(REAL x, REAL y, REAL inv_width, int nb)
 }
 
 // Count each particle into its bin; the atomic's old value is its offset inside the bin.
-extern "C" __global__ void count_bins(const REAL* x, const REAL* y, int n, REAL inv_width, int nb, int* bin,
-                                      int* offset, int* count)
+extern "C" __global__ void count_bins(const REAL2* pos, int n, REAL inv_width, int nb, int* bin, int* offset,
+                                      int* count)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    int b = bin_of(x[i], y[i], inv_width, nb);
+    REAL2 p = pos[i];
+    int b = bin_of(p.x, p.y, inv_width, nb);
     bin[i] = b;
     offset[i] = atomicAdd(&count[b], 1);
 }
 
-extern "C" __global__ void scatter(const int* bin, const int* offset, const int* start, int n,
-                                   const REAL* x, const REAL* y, const REAL* vx, const REAL* vy, const int* id,
-                                   REAL* x2, REAL* y2, REAL* vx2, REAL* vy2, int* id2)
+extern "C" __global__ void scatter(const int* bin, const int* offset, const int* start, int n, const REAL2* pos,
+                                   const REAL2* vel, const int* id, REAL2* pos2, REAL2* vel2, int* id2)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     int k = start[bin[i]] + offset[i];
-    x2[k] = x[i];
-    y2[k] = y[i];
-    vx2[k] = vx[i];
-    vy2[k] = vy[i];
+    pos2[k] = pos[i];
+    vel2[k] = vel[i];
     id2[k] = id[i];
 }
 
@@ -166,36 +166,31 @@ extern "C" __global__ void fold_stats(unsigned long long* stats, double* totals)
 // One step for the particle at sorted index i: forces of its 9 neighbour bins (three runs of the
 // sorted arrays), move, reflect, then count it into its new bin for the next scatter.
 extern "C" __global__ void __launch_bounds__(BLOCK) step(
-    const REAL* __restrict__ x, const REAL* __restrict__ y, const REAL* __restrict__ vx,
-    const REAL* __restrict__ vy, const int* __restrict__ start, int n, REAL size, REAL inv_width, int nb,
-    REAL* __restrict__ x2, REAL* __restrict__ y2, REAL* __restrict__ vx2, REAL* __restrict__ vy2,
-    int* __restrict__ bin, int* __restrict__ offset, int* __restrict__ count, unsigned long long* stats)
+    const REAL2* __restrict__ pos, const REAL2* __restrict__ vel, const int* __restrict__ start, int n, REAL size,
+    REAL inv_width, int nb, REAL2* __restrict__ pos2, REAL2* __restrict__ vel2, int* __restrict__ bin,
+    int* __restrict__ offset, int* __restrict__ count, unsigned long long* stats)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     bool live = i < n;
-    REAL xi = live ? x[i] : 0, yi = live ? y[i] : 0;
+    REAL2 own = live ? pos[i] : REAL2{0, 0};
+    REAL xi = own.x, yi = own.y;
 #ifdef TILED
     // The block's neighbourhood is the slab of sorted particles from the first bin below-left of
     // its first particle to the last bin above-right of its last one.
-    __shared__ REAL tile_x[TILE], tile_y[TILE];
+    __shared__ REAL2 tile[TILE];
     __shared__ int slab_first, slab_last;
     if (threadIdx.x == 0) {
         int first = blockIdx.x * blockDim.x, last = min(first + (int)blockDim.x, n) - 1;
-        slab_first = start[max(bin_of(x[first], y[first], inv_width, nb) - nb - 1, 0)];
-        slab_last = start[min(bin_of(x[last], y[last], inv_width, nb) + nb + 2, nb * nb)];
+        slab_first = start[max(bin_of(pos[first].x, pos[first].y, inv_width, nb) - nb - 1, 0)];
+        slab_last = start[min(bin_of(pos[last].x, pos[last].y, inv_width, nb) + nb + 2, nb * nb)];
     }
     __syncthreads();
     int slab = min(slab_last - slab_first, TILE);  // a larger slab reads the rest from memory
-    for (int k = threadIdx.x; k < slab; k += blockDim.x) {
-        tile_x[k] = x[slab_first + k];
-        tile_y[k] = y[slab_first + k];
-    }
+    for (int k = threadIdx.x; k < slab; k += blockDim.x) tile[k] = pos[slab_first + k];
     __syncthreads();
-#define XJ(j) ((unsigned)((j) - slab_first) < (unsigned)slab ? tile_x[(j) - slab_first] : x[j])
-#define YJ(j) ((unsigned)((j) - slab_first) < (unsigned)slab ? tile_y[(j) - slab_first] : y[j])
+#define POS(j) ((unsigned)((j) - slab_first) < (unsigned)slab ? tile[(j) - slab_first] : pos[j])
 #else
-#define XJ(j) x[j]
-#define YJ(j) y[j]
+#define POS(j) pos[j]
 #endif
 #ifdef STATS
     double dmin = 1.0, dsum = 0.0;
@@ -208,7 +203,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
         for (int cy = max(by - 1, 0); cy <= min(by + 1, nb - 1); ++cy) {
             int end = start[cy * nb + x1 + 1];
             for (int j = start[cy * nb + x0]; j < end; ++j) {
-                REAL dx = XJ(j) - xi, dy = YJ(j) - yi;
+                REAL2 q = POS(j);
+                REAL dx = q.x - xi, dy = q.y - yi;
                 REAL r2 = dx * dx + dy * dy;
                 if (r2 > CUTOFF * CUTOFF) continue;
 #ifdef STATS
@@ -226,14 +222,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
                 ay += coef * dy;
             }
         }
-        REAL u = vx[i] + ax * DT, v = vy[i] + ay * DT;
+        REAL2 w = vel[i];
+        REAL u = w.x + ax * DT, v = w.y + ay * DT;
         REAL px = xi + u * DT, py = yi + v * DT;
         while (px < 0 || px > size) { px = px < 0 ? -px : 2 * size - px; u = -u; }
         while (py < 0 || py > size) { py = py < 0 ? -py : 2 * size - py; v = -v; }
-        x2[i] = px;
-        y2[i] = py;
-        vx2[i] = u;
-        vy2[i] = v;
+        pos2[i] = REAL2{px, py};
+        vel2[i] = REAL2{u, v};
         int nb_new = bin_of(px, py, inv_width, nb);
         bin[i] = nb_new;
         offset[i] = atomicAdd(&count[nb_new], 1);
