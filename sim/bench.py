@@ -21,17 +21,15 @@ from sim.backend import device_name
 
 
 def git_commit() -> str:
-    """HEAD (with -dirty for local changes); KERNEL_LAB_COMMIT names it where the tree has no .git."""
+    """HEAD (with -dirty for local changes); KERNEL_LAB_COMMIT names it where git cannot (a copied tree)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if not os.path.isdir(os.path.join(root, ".git")) and os.environ.get("KERNEL_LAB_COMMIT"):
-        return os.environ["KERNEL_LAB_COMMIT"]
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
                               text=True, timeout=10, check=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                                capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        return os.environ.get("KERNEL_LAB_COMMIT", "unknown")
     return head + ("-dirty" if dirty else "")
 
 

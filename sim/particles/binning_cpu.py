@@ -59,13 +59,24 @@ def apply_force(xi, yi, xj, yj, ax, ay):
 @numba.njit(cache=True, parallel=True)
 def _forces(x, y, ax, ay, nbins, bins, start, members, dmin_out, dsum_out, dcount_out, chunks):
     n = x.shape[0]
+    # positions in bin order, so that a bin's neighbours are read from nearby memory
+    xs = np.empty(n)
+    ys = np.empty(n)
+    for m in prange(n):
+        xs[m] = x[members[m]]
+        ys[m] = y[members[m]]
     widest = 0  # the fullest bin: nine of them bound a particle's neighbour list
     for b in range(nbins * nbins):
         widest = max(widest, start[b + 1] - start[b])
-    scratch = np.empty((chunks, 9 * widest), np.int64)
+    near_j = np.empty((chunks, 9 * widest), np.int64)  # each chunk of particles has its own lists
+    near_x = np.empty((chunks, 9 * widest))
+    near_y = np.empty((chunks, 9 * widest))
     for chunk in prange(chunks):
-        near = scratch[chunk]
-        for i in range(chunk * n // chunks, (chunk + 1) * n // chunks):
+        nj = near_j[chunk]
+        nx = near_x[chunk]
+        ny = near_y[chunk]
+        for m9 in range(chunk * n // chunks, (chunk + 1) * n // chunks):  # particles in bin order
+            i = members[m9]
             bx = bins[i] % nbins
             by = bins[i] // nbins
             total = 0
@@ -75,19 +86,24 @@ def _forces(x, y, ax, ay, nbins, bins, start, members, dmin_out, dsum_out, dcoun
                     for m in range(start[b], start[b + 1]):
                         j = members[m]
                         k = total  # insertion: keep increasing j, the order the starter adds them in
-                        while k > 0 and near[k - 1] > j:
-                            near[k] = near[k - 1]
+                        while k > 0 and nj[k - 1] > j:
+                            nj[k] = nj[k - 1]
+                            nx[k] = nx[k - 1]
+                            ny[k] = ny[k - 1]
                             k -= 1
-                        near[k] = j
+                        nj[k] = j
+                        nx[k] = xs[m]
+                        ny[k] = ys[m]
                         total += 1
             fx = 0.0
             fy = 0.0
             dmin = 1.0
             dsum = 0.0
             dcount = 0
+            xi = x[i]
+            yi = y[i]
             for m in range(total):
-                j = near[m]
-                fx, fy, r2 = apply_force(x[i], y[i], x[j], y[j], fx, fy)
+                fx, fy, r2 = apply_force(xi, yi, nx[m], ny[m], fx, fy)
                 if r2 <= CUTOFF * CUTOFF and r2 != 0.0:
                     if r2 / (CUTOFF * CUTOFF) < dmin * dmin:
                         dmin = np.sqrt(r2) / CUTOFF
