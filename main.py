@@ -245,7 +245,8 @@ def bench_particles(args, kind) -> int:
                                  block=block, precision=args.precision, stats=False)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        label = f"[{i}/{len(configs)}] n={n:,} {scene.backend} {variant} block {block} {args.precision}"
+        label = f"[{i}/{len(configs)}] n={n:,} " + (f"gpu {variant} block {block} {args.precision}"
+                                                       if scene.backend == "gpu" else "cpu binned fp64")
         print(f"{label} ...", file=sys.stderr, flush=True)
         records.append(bench.run_particles(scene, steps=args.steps, warmup=args.warmup))
         print(f"{label}: {records[-1]['total_s']:.3f} s", file=sys.stderr, flush=True)

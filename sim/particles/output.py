@@ -47,8 +47,9 @@ def read_trajectory(path: str) -> tuple[int, float, np.ndarray]:
     i = 1
     while i < len(lines) and lines[i].strip():
         block = lines[i:i + n]
-        if len(block) < n:
-            raise FormatError(f"{path}:{i + 1}: frame {len(frames)} ends after {len(block)} of {n} particles")
+        filled = next((k for k, ln in enumerate(block) if not ln.strip()), len(block))
+        if filled < n:
+            raise FormatError(f"{path}:{i + 1}: frame {len(frames)} ends after {filled} of {n} particles")
         try:
             frames.append(np.array([[float(v) for v in ln.split()] for ln in block], np.float64))
         except ValueError:
