@@ -19,3 +19,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def gl():
+    """A standalone EGL OpenGL 3.3 context (no display needed)."""
+    import moderngl
+
+    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    yield ctx
+    ctx.release()

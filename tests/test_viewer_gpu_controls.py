@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from gl_support import needs_egl
 
 from sim import create_scene
 from viewer.camera import OrbitCamera
@@ -189,28 +190,6 @@ def test_nvidia_egl_is_preferred_only_where_installed(tmp_path):
 
 
 # --- with an OpenGL context (EGL, no display needed) --------------------------------------------
-
-def _egl_problem() -> str | None:
-    try:
-        import moderngl
-
-        moderngl.create_standalone_context(backend="egl", require=330).release()
-    except Exception as exc:  # noqa: BLE001  any failure means: skip with the reason
-        return f"no EGL OpenGL 3.3 context: {exc}"
-    return None
-
-
-needs_egl = pytest.mark.skipif(_egl_problem() is not None, reason=str(_egl_problem()))
-
-
-@pytest.fixture
-def gl():
-    import moderngl
-
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    yield ctx
-    ctx.release()
-
 
 @pytest.fixture
 def no_interop(monkeypatch):

@@ -7,25 +7,14 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from gl_support import needs_egl
 
 from viewer.camera import OrbitCamera
+from viewer.headless import render_pixels, render_png
+from viewer.png import read_png
 from viewer.view3d import BACKGROUND
 
-
-def _egl_problem() -> str | None:
-    try:
-        import moderngl
-
-        moderngl.create_standalone_context(backend="egl", require=330).release()
-    except Exception as exc:  # noqa: BLE001  any failure means: skip with the reason
-        return f"no EGL OpenGL 3.3 context: {exc}"
-    return None
-
-
-pytestmark = pytest.mark.skipif(_egl_problem() is not None, reason=str(_egl_problem()))
-
-from viewer.headless import render_pixels, render_png  # noqa: E402
-from viewer.png import read_png  # noqa: E402
+pytestmark = needs_egl
 
 RED, GREEN = (1.0, 0.0, 0.0, 1.0), (0.0, 1.0, 0.0, 1.0)
 

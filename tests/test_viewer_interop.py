@@ -7,20 +7,12 @@ needed: standalone EGL contexts).
 
 import numpy as np
 import pytest
+from gl_support import HostOnly
 
 import viewer  # noqa: F401  first: it picks NVIDIA's EGL before any context loads libEGL
 from sim.backend import gpu_status
 
 pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture
-def gl():
-    import moderngl
-
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    yield ctx
-    ctx.release()
 
 
 @pytest.fixture
@@ -97,18 +89,6 @@ def test_feed_reregisters_when_the_renderer_grows(gl, cp):
     finally:
         feed.close()
         spheres.release()
-
-
-class HostOnly:
-    """The same scene, made to go through host uploads (positions() / colors() copy to the host)."""
-
-    render_on_device = False
-
-    def __init__(self, scene):
-        self._scene = scene
-
-    def __getattr__(self, name):
-        return getattr(self._scene, name)
 
 
 class CountingWrites(HostOnly):

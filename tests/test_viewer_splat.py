@@ -11,6 +11,7 @@ import struct
 
 import numpy as np
 import pytest
+from gl_support import HostOnly
 
 import viewer  # noqa: F401  first: it picks NVIDIA's EGL before any context loads libEGL
 from viewer.camera import OrbitCamera
@@ -146,16 +147,6 @@ def test_a_failing_splat_falls_back_to_impostors_with_the_reason(gl, monkeypatch
 
 # --- on a GPU: splatted device balls look like impostors -------------------------------------------
 
-class HostOnly:
-    """A device scene made to go through host uploads, so that its balls are drawn as impostors."""
-
-    render_on_device = False
-
-    def __init__(self, scene):
-        self._scene = scene
-
-    def __getattr__(self, name):
-        return getattr(self._scene, name)
 
 
 def _render(scene, camera: OrbitCamera, size=(800, 500)):
