@@ -12,6 +12,8 @@ import argparse
 import os
 import sys
 
+import numpy as np
+
 from sim.backend import BackendUnavailable
 
 EXIT_USAGE = 2
@@ -96,9 +98,24 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("a", metavar="A.out")
     check.add_argument("b", metavar="B.out")
 
+    sdh = sub.add_parser("sdh", help="spatial distance histogram, course-compatible: ./SDH atoms width [block]",
+                         description="The histogram of all N(N-1)/2 distances of N atoms from glibc rand() after "
+                                     "srand(1) in a cube of side 23000, printed like the course's program.")
+    sdh.add_argument("atoms", type=int, metavar="N", help="number of atoms (>= 2)")
+    sdh.add_argument("width", type=float, metavar="W", help="bucket width (> 0)")
+    sdh.add_argument("block", type=int, nargs="?", default=256, metavar="BLOCK",
+                     help="CUDA block size, 1..1024 (multiple of 32 for the fast kernel; default 256)")
+    sdh.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
+    sdh.add_argument("--kernel", default="fast",
+                     help="GPU kernel: naive, naive-priv, tiled, tiled-priv, fast (default) or all")
+    sdh.add_argument("--compare", action="store_true",
+                     help="GPU: also compute on the CPU, print the difference histogram, exit 1 if any bucket differs")
+
     bench = sub.add_parser("bench", help="time a scene's stages; print a table, optionally JSON")
     add_scene_args(bench, "t", many=True)
     bench.add_argument("--precision", default="fp64", choices=("fp64", "fp32"), help="particles: float precision")
+    bench.add_argument("--kernel", default="all", help="sdh: kernel(s), comma-separated, or all (default)")
+    bench.add_argument("--width", type=float, default=500.0, help="sdh: bucket width (default 500)")
     bench.add_argument("--steps", type=positive_int, default=600, help="timed physics steps (default 600)")
     bench.add_argument("--warmup", type=int, default=12, help="untimed steps first (compilation; default 12)")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
@@ -198,6 +215,8 @@ def cmd_bench(args) -> int:
         raise UsageError("--warmup must be >= 0")
     from sim import SCENES
 
+    if args.scene == "sdh":
+        return bench_sdh(args)
     if args.scene not in SCENES:
         raise UsageError(f"unknown scene {args.scene!r} (choose from {', '.join(SCENES)})")
     kind = SCENES[args.scene]
@@ -223,6 +242,51 @@ def cmd_bench(args) -> int:
     report = bench.report(kind.name, records, backend=args.backend)
     out = sys.stderr if args.json == "-" else sys.stdout
     print(bench.table(report), file=out)
+    if args.json:
+        bench.write_json(report, args.json)
+    return 0
+
+
+def bench_sdh(args) -> int:
+    from sim import bench
+    from sim.backend import BackendUnavailable, gpu_status
+    from sim.sdh import data
+
+    if not gpu_status().available:
+        raise BackendUnavailable(f"the sdh benchmark times GPU kernels: {gpu_status().reason}")
+    from sim.sdh import gpu
+
+    kernels = list(gpu.KERNELS) if args.kernel == "all" else args.kernel.split(",")
+    unknown = [k for k in kernels if k not in gpu.KERNELS]
+    if unknown:
+        raise UsageError(f"unknown kernel {unknown[0]!r} (choose from {', '.join(gpu.KERNELS)})")
+    if not args.width > 0:
+        raise UsageError(f"bucket width must be positive, got {args.width}")
+    buckets = data.bucket_count(args.width)
+    records = []
+    for n in args.count or [100_000]:
+        points = data.atoms(n)
+        reference = None
+        for kernel in kernels:
+            for block in args.block:
+                try:
+                    counts, ms = gpu.histogram(points, args.width, buckets, kernel, block, repeats=3)
+                except gpu.KernelError as exc:
+                    raise UsageError(str(exc)) from None
+                reference = counts if reference is None else reference
+                if not np.array_equal(counts, reference) or counts.sum() != data.pair_count(n):
+                    print(f"kernel {kernel} block {block} disagrees at n={n}", file=sys.stderr)
+                    return 1
+                pairs = data.pair_count(n)
+                records.append({"n": n, "w": args.width, "kernel": kernel, "block": block, "kernel_ms": ms,
+                                "pairs_per_s": pairs / (ms * 1e-3)})
+                print(f"n={n:,} {kernel} block {block}: {ms:.3f} ms, {pairs / (ms * 1e-3):.4g} pairs/s",
+                      file=sys.stderr, flush=True)
+        del points
+        bench.release_memory()
+    report = bench.report("sdh", records, backend="gpu")
+    out = sys.stderr if args.json == "-" else sys.stdout
+    print(bench.sdh_table(report), file=out)
     if args.json:
         bench.write_json(report, args.json)
     return 0
@@ -315,7 +379,64 @@ def cmd_particles_check(args) -> int:
     return 0 if passed else 1
 
 
-COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench, "particles": cmd_particles,
+def cmd_sdh(args) -> int:
+    import time
+
+    from sim.sdh import cpu, data
+    from sim.sdh.output import format_histogram
+
+    if args.atoms < 2:
+        raise UsageError(f"need at least 2 atoms, got {args.atoms}")
+    if not (args.width > 0 and args.width < float("inf")):
+        raise UsageError(f"bucket width must be positive, got {args.width}")
+    if not 1 <= args.block <= 1024:
+        raise UsageError(f"block size must be 1..1024, got {args.block}")
+    buckets = data.bucket_count(args.width)
+    points = data.atoms(args.atoms)
+    if args.backend == "cpu":
+        start = time.perf_counter()
+        counts = cpu.histogram(points, args.width, buckets, progress=sys.stderr.isatty() or args.atoms >= 100_000)
+        seconds = time.perf_counter() - start
+        print(f"Running time for CPU version: {int(seconds)}.{int(seconds % 1 * 1e6):06d}")
+        print(format_histogram(counts), end="")
+        return 0
+    from sim.backend import BackendUnavailable, gpu_status
+
+    if not gpu_status().available:
+        raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
+    from sim.sdh import gpu
+
+    kernels = list(gpu.KERNELS) if args.kernel == "all" else [args.kernel]
+    results = {}
+    try:
+        for kernel in kernels:
+            gpu.launch_shape(kernel, args.atoms, args.block, buckets)  # every kernel checked before any runs
+        for kernel in kernels:
+            counts, ms = gpu.histogram(points, args.width, buckets, kernel, args.block)
+            results[kernel] = counts
+            label = "" if len(kernels) == 1 else f" ({kernel})"
+            print(f"Running time for GPU version{label}: {ms:0.5f} ms")
+    except gpu.KernelError as exc:
+        raise UsageError(str(exc)) from None
+    counts = results[kernels[0]]
+    print(format_histogram(counts), end="")
+    status = 0
+    for kernel, other in results.items():
+        if not np.array_equal(other, counts):
+            print(f"kernel {kernel} disagrees with {kernels[0]}", file=sys.stderr)
+            status = 1
+    if args.compare:
+        reference = cpu.histogram(points, args.width, buckets, progress=args.atoms >= 100_000)
+        difference = counts - reference
+        print("\nDifference histogram (GPU - CPU):", end="")
+        print(format_histogram(difference), end="")
+        if difference.any():
+            print(f"{int(np.count_nonzero(difference))} buckets differ", file=sys.stderr)
+            status = 1
+    return status
+
+
+COMMANDS = {"sdh": cmd_sdh, "view": cmd_view, "run": cmd_run, "bench": cmd_bench, "particles": cmd_particles,
             "particles-check": cmd_particles_check}
 
 

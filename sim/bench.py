@@ -127,6 +127,15 @@ def particles_table(rep: dict) -> str:
     return "\n".join(lines)
 
 
+def sdh_table(rep: dict) -> str:
+    lines = [f"sdh on {rep['device']} (commit {rep['commit']}, {rep['date']}); CUDA-event kernel times, median of 3",
+             f"{'n':>10} {'w':>7} {'kernel':>11} {'block':>5} {'kernel ms':>12} {'pairs/s':>12}"]
+    for r in rep["results"]:
+        lines.append(f"{r['n']:>10} {r['w']:>7g} {r['kernel']:>11} {r['block']:>5} {r['kernel_ms']:>12.3f} "
+                     f"{r['pairs_per_s']:>12.4g}")
+    return "\n".join(lines)
+
+
 def gpu_bytes_per_ball(scene) -> float:
     import cupy
 

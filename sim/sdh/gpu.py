@@ -1,0 +1,74 @@
+"""The distance histogram kernels on the GPU (CuPy): launch shapes, shared memory, CUDA-event timing."""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from sim.gpu import ROOT, load_module
+
+SOURCE = ROOT / "sim" / "sdh" / "sdh.cu"
+KERNELS = ("naive", "naive-priv", "tiled", "tiled-priv", "fast")
+ATOMS = 4  # the fast kernel's atoms per thread (its -DATOMS default)
+
+
+class KernelError(ValueError):
+    """A kernel cannot run with these settings (block size, shared memory); the message says why."""
+
+
+def _function(kernel: str):
+    define = "-D" + kernel.upper().replace("-", "_")
+    return load_module(SOURCE, ("--std=c++17", "--fmad=false", define), ("sdh",))["sdh"]
+
+
+def launch_shape(kernel: str, n: int, block: int, buckets: int) -> tuple[int, int]:
+    """(blocks, dynamic shared bytes); KernelError for a block size or bucket count it cannot take."""
+    if not 1 <= block <= 1024:
+        raise KernelError(f"block size must be 1..1024, got {block}")
+    if kernel == "fast" and block % 32:
+        raise KernelError(f"the fast kernel keeps a histogram per warp: block size must be a multiple of 32, "
+                          f"got {block}")
+    if kernel in ("naive", "naive-priv"):
+        blocks, shared = -(-n // block), 0
+    elif kernel in ("tiled", "tiled-priv"):
+        blocks, shared = -(-n // block), 3 * 8 * block
+    else:
+        warps = block // 32
+        blocks, shared = -(-n // (ATOMS * block)), ((warps * buckets + 3) & ~3) * 4 + 16 * block
+    if kernel.endswith("priv"):
+        shared += 8 * buckets
+    limit = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["sharedMemPerBlockOptin"]
+    if shared > limit:
+        raise KernelError(f"kernel {kernel} needs {shared:,} bytes of shared memory for {buckets:,} buckets at block "
+                          f"{block} ({limit:,} available): use a larger bucket width or another kernel")
+    return blocks, shared
+
+
+def histogram(points: np.ndarray, width: float, buckets: int, kernel: str = "fast", block: int = 256,
+              repeats: int = 1) -> tuple[np.ndarray, float]:
+    """(counts int64, median kernel milliseconds over ``repeats`` runs, CUDA events, transfers excluded)."""
+    if kernel not in KERNELS:
+        raise KernelError(f"unknown kernel {kernel!r} (choose from {', '.join(KERNELS)})")
+    n = points.shape[0]
+    blocks, shared = launch_shape(kernel, n, block, buckets)
+    p = cupy.asarray(np.ascontiguousarray(points, np.float64))
+    x, y, z = (cupy.ascontiguousarray(p[:, k]) for k in range(3))
+    args = (x, y, z, np.int64(n), np.float64(width), np.int32(buckets))
+    if kernel == "fast":
+        xf = cupy.zeros((n, 4), cupy.float32)
+        xf[:, :3] = p  # float32 copies, rounded to nearest
+        args = (xf, *args)
+    fn = _function(kernel)
+    if shared > 48 * 1024:
+        fn.max_dynamic_shared_size_bytes = shared
+    hist = cupy.empty(buckets, cupy.uint64)
+    times = []
+    for _ in range(max(1, repeats)):
+        hist.fill(0)
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        fn((blocks,), (block,), (*args, hist), shared_mem=shared)
+        end.record()
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end))
+    return hist.get().astype(np.int64), float(np.median(times))

@@ -1,0 +1,159 @@
+// Spatial distance histogram on the GPU: the twin of sim/sdh/cpu.py. Every kernel is exact: a
+// pair's bucket is (int)(sqrt(dx*dx + dy*dy + dz*dz) / w) in float64 as the course computes it
+// (build with --fmad=false), clamped to the last bucket; counts are 64-bit.
+//
+// One source, five kernels chosen at compile time:
+//   NAIVE       one thread per atom i, j > i, atomicAdd on the global histogram
+//   NAIVE_PRIV  the same, counting into a per-block histogram in shared memory, merged at the end
+//   TILED       Tu et al. Algorithm 3: structure-of-arrays inputs; a block keeps its atoms in
+//               registers and streams later blocks' atoms through shared memory; its own pairs last
+//   TILED_PRIV  TILED counting into a per-block shared histogram
+//   FAST        TILED's shape with ATOMS atoms per thread, float32 distances, a histogram per warp
+//               in shared memory, and a float64 recheck of every pair whose float32 distance lies
+//               within MARGIN of a bucket edge (float32's error here is below 0.02, see sdh/gpu.py)
+//
+// nvrtc-variants: -DNAIVE --fmad=false | -DNAIVE_PRIV --fmad=false | -DTILED --fmad=false | -DTILED_PRIV --fmad=false | -DFAST --fmad=false
+
+typedef unsigned long long u64;
+
+__device__ __forceinline__ int bucket64(double dx, double dy, double dz, double w, int nb)
+{
+    return min((int)(sqrt(dx * dx + dy * dy + dz * dz) / w), nb - 1);
+}
+
+#if defined(NAIVE_PRIV) || defined(TILED_PRIV)
+#define PRIVATE 1
+#endif
+
+#ifdef PRIVATE
+#define COUNT(b) atomicAdd(&local[b], 1ull)
+#define HISTOGRAM_START                                                                    \
+    extern __shared__ u64 local[];                                                         \
+    for (int b = threadIdx.x; b < nb; b += blockDim.x) local[b] = 0;                       \
+    __syncthreads();
+#define HISTOGRAM_END                                                                      \
+    __syncthreads();                                                                       \
+    for (int b = threadIdx.x; b < nb; b += blockDim.x)                                     \
+        if (local[b]) atomicAdd(&hist[b], local[b]);
+#else
+#define COUNT(b) atomicAdd(&hist[b], 1ull)
+#define HISTOGRAM_START
+#define HISTOGRAM_END
+#endif
+
+#if defined(NAIVE) || defined(NAIVE_PRIV)
+extern "C" __global__ void sdh(const double* x, const double* y, const double* z, long long n, double w, int nb,
+                               u64* hist)
+{
+    HISTOGRAM_START
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i < n) {
+        double xi = x[i], yi = y[i], zi = z[i];
+        for (long long j = i + 1; j < n; ++j) COUNT(bucket64(xi - x[j], yi - y[j], zi - z[j], w, nb));
+    }
+    HISTOGRAM_END
+}
+#endif
+
+#if defined(TILED) || defined(TILED_PRIV)
+extern "C" __global__ void sdh(const double* x, const double* y, const double* z, long long n, double w, int nb,
+                               u64* hist)
+{
+    extern __shared__ u64 shared_words[];
+    // shared memory: [histogram (PRIVATE)] then the streamed tile's x, y, z
+    double* tile = (double*)shared_words;
+#ifdef PRIVATE
+    u64* local = shared_words;
+    tile = (double*)(shared_words + nb);
+    for (int b = threadIdx.x; b < nb; b += blockDim.x) local[b] = 0;
+#endif
+    double* tx = tile;
+    double* ty = tile + blockDim.x;
+    double* tz = tile + 2 * blockDim.x;
+    long long base = blockIdx.x * (long long)blockDim.x;
+    long long i = base + threadIdx.x;
+    bool mine = i < n;
+    double xi = mine ? x[i] : 0, yi = mine ? y[i] : 0, zi = mine ? z[i] : 0;
+    for (long long tile_base = base + blockDim.x; tile_base < n; tile_base += blockDim.x) {
+        __syncthreads();
+        long long j = tile_base + threadIdx.x;
+        if (j < n) { tx[threadIdx.x] = x[j]; ty[threadIdx.x] = y[j]; tz[threadIdx.x] = z[j]; }
+        __syncthreads();
+        int count = (int)min((long long)blockDim.x, n - tile_base);
+        if (mine)
+            for (int t = 0; t < count; ++t) COUNT(bucket64(xi - tx[t], yi - ty[t], zi - tz[t], w, nb));
+    }
+    __syncthreads();  // the block's own pairs: its atoms as the tile
+    tx[threadIdx.x] = xi;
+    ty[threadIdx.x] = yi;
+    tz[threadIdx.x] = zi;
+    __syncthreads();
+    int count = (int)min((long long)blockDim.x, n - base);
+    if (mine)
+        for (int t = threadIdx.x + 1; t < count; ++t) COUNT(bucket64(xi - tx[t], yi - ty[t], zi - tz[t], w, nb));
+    HISTOGRAM_END
+}
+#endif
+
+#ifdef FAST
+#ifndef ATOMS
+#define ATOMS 4  // i-side atoms per thread: each streamed atom is read from shared memory once for them
+#endif
+#ifndef MARGIN
+#define MARGIN 0.1  // recheck in float64 when the float32 distance is this close to a bucket edge
+#endif
+
+// xf: float4 (x, y, z, -) float32 copies; x, y, z: the float64 originals for rechecks.
+// A block owns ATOMS * blockDim consecutive atoms and pairs them with every later atom.
+extern "C" __global__ void sdh(const float4* __restrict__ xf, const double* __restrict__ x,
+                               const double* __restrict__ y, const double* __restrict__ z, long long n, double w,
+                               int nb, u64* hist)
+{
+    extern __shared__ unsigned per_warp[];  // a histogram per warp (nb counters), then the tile
+    int warps = blockDim.x >> 5, warp = threadIdx.x >> 5;
+    float4* tile = (float4*)(per_warp + ((warps * nb + 3) & ~3));
+    for (int b = threadIdx.x; b < warps * nb; b += blockDim.x) per_warp[b] = 0;
+    unsigned* mine = per_warp + warp * nb;
+
+    const float inv_w = (float)(1.0 / w), lo = (float)(MARGIN / w), hi = 1.f - lo;
+    long long span = (long long)ATOMS * blockDim.x;
+    long long base = blockIdx.x * span;
+    float4 a[ATOMS];
+    long long ia[ATOMS];
+#pragma unroll
+    for (int k = 0; k < ATOMS; ++k) {
+        ia[k] = base + k * blockDim.x + threadIdx.x;
+        a[k] = ia[k] < n ? xf[ia[k]] : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    for (long long tile_base = base; tile_base < n; tile_base += blockDim.x) {
+        __syncthreads();
+        long long j = tile_base + threadIdx.x;
+        tile[threadIdx.x] = j < n ? xf[j] : make_float4(0.f, 0.f, 0.f, 0.f);
+        __syncthreads();
+        int count = (int)min((long long)blockDim.x, n - tile_base);
+        bool own = tile_base < base + span;  // tiles of the block's own atoms: only j > i
+        for (int t = 0; t < count; ++t) {
+            float4 b4 = tile[t];
+            long long jt = tile_base + t;
+#pragma unroll
+            for (int k = 0; k < ATOMS; ++k) {
+                if (ia[k] >= n || (own && jt <= ia[k])) continue;
+                float dx = a[k].x - b4.x, dy = a[k].y - b4.y, dz = a[k].z - b4.z;
+                float d2 = __fmaf_rn(dz, dz, __fmaf_rn(dy, dy, __fmul_rn(dx, dx)));
+                float f = __fmul_rn(__fsqrt_rn(d2), inv_w);
+                int bucket = (int)f;
+                float frac = __fsub_rn(f, (float)bucket);
+                if (frac < lo || frac > hi)  // near an edge: the course's float64 arithmetic decides
+                    bucket = bucket64(x[ia[k]] - x[jt], y[ia[k]] - y[jt], z[ia[k]] - z[jt], w, nb);
+                atomicAdd(&mine[min(bucket, nb - 1)], 1u);
+            }
+        }
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < nb; b += blockDim.x) {
+        u64 total = 0;
+        for (int v = 0; v < warps; ++v) total += per_warp[v * nb + b];
+        if (total) atomicAdd(&hist[b], total);
+    }
+}
+#endif
