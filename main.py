@@ -278,7 +278,8 @@ def bench_sdh(args) -> int:
                     print(f"kernel {kernel} block {block} disagrees at n={n}", file=sys.stderr)
                     return 1
                 pairs = data.pair_count(n)
-                records.append({"n": n, "w": args.width, "kernel": kernel, "block": block, "kernel_ms": ms,
+                records.append({"n": n, "w": args.width, "backend": "gpu", "kernel": kernel, "block": block,
+                                "kernel_ms": ms,
                                 "pairs_per_s": pairs / (ms * 1e-3)})
                 print(f"n={n:,} {kernel} block {block}: {ms:.3f} ms, {pairs / (ms * 1e-3):.4g} pairs/s",
                       file=sys.stderr, flush=True)

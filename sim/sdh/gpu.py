@@ -16,13 +16,18 @@ class KernelError(ValueError):
     """A kernel cannot run with these settings (block size, shared memory); the message says why."""
 
 
-def _function(kernel: str):
-    define = "-D" + kernel.upper().replace("-", "_")
-    return load_module(SOURCE, ("--std=c++17", "--fmad=false", define), ("sdh",))["sdh"]
+def _function(kernel: str, block: int, lane_counts: bool):
+    options = ["--std=c++17", "--fmad=false", "-D" + kernel.upper().replace("-", "_")]
+    if kernel == "fast":
+        options += [f"-DBLOCK={block}"] + (["-DLANE_COUNTS"] if lane_counts else [])
+    return load_module(SOURCE, tuple(options), ("sdh",))["sdh"]
 
 
-def launch_shape(kernel: str, n: int, block: int, buckets: int) -> tuple[int, int]:
-    """(blocks, dynamic shared bytes); KernelError for a block size or bucket count it cannot take."""
+def launch_shape(kernel: str, n: int, block: int, buckets: int) -> tuple[int, int, bool]:
+    """(blocks, dynamic shared bytes, lane counters?); KernelError for a block size or bucket count it cannot take.
+
+    The fast kernel counts per lane when the columns fit in shared memory, else per warp (atomics).
+    """
     if not 1 <= block <= 1024:
         raise KernelError(f"block size must be 1..1024, got {block}")
     if kernel == "fast" and block % 32:
@@ -32,16 +37,20 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int) -> tuple[int, in
         blocks, shared = -(-n // block), 0
     elif kernel in ("tiled", "tiled-priv"):
         blocks, shared = -(-n // block), 3 * 8 * block
-    else:
+    limit = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["sharedMemPerBlockOptin"]
+    lanes = False
+    if kernel == "fast":
         warps = block // 32
-        blocks, shared = -(-n // (ATOMS * block)), ((warps * buckets + 3) & ~3) * 4 + 16 * block
+        blocks = -(-n // (ATOMS * block))
+        lane_bytes = ((warps * 32 * buckets + 3) & ~3) * 4 + 16 * block
+        lanes = lane_bytes <= limit // 2  # leave room for a second block per SM
+        shared = lane_bytes if lanes else ((warps * buckets + 3) & ~3) * 4 + 16 * block
     if kernel.endswith("priv"):
         shared += 8 * buckets
-    limit = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["sharedMemPerBlockOptin"]
     if shared > limit:
         raise KernelError(f"kernel {kernel} needs {shared:,} bytes of shared memory for {buckets:,} buckets at block "
                           f"{block} ({limit:,} available): use a larger bucket width or another kernel")
-    return blocks, shared
+    return blocks, shared, lanes
 
 
 def histogram(points: np.ndarray, width: float, buckets: int, kernel: str = "fast", block: int = 256,
@@ -50,7 +59,7 @@ def histogram(points: np.ndarray, width: float, buckets: int, kernel: str = "fas
     if kernel not in KERNELS:
         raise KernelError(f"unknown kernel {kernel!r} (choose from {', '.join(KERNELS)})")
     n = points.shape[0]
-    blocks, shared = launch_shape(kernel, n, block, buckets)
+    blocks, shared, lanes = launch_shape(kernel, n, block, buckets)
     p = cupy.asarray(np.ascontiguousarray(points, np.float64))
     x, y, z = (cupy.ascontiguousarray(p[:, k]) for k in range(3))
     args = (x, y, z, np.int64(n), np.float64(width), np.int32(buckets))
@@ -58,7 +67,7 @@ def histogram(points: np.ndarray, width: float, buckets: int, kernel: str = "fas
         xf = cupy.zeros((n, 4), cupy.float32)
         xf[:, :3] = p  # float32 copies, rounded to nearest
         args = (xf, *args)
-    fn = _function(kernel)
+    fn = _function(kernel, block, lanes)
     if shared > 48 * 1024:
         fn.max_dynamic_shared_size_bytes = shared
     hist = cupy.empty(buckets, cupy.uint64)

@@ -8,11 +8,12 @@
 //   TILED       Tu et al. Algorithm 3: structure-of-arrays inputs; a block keeps its atoms in
 //               registers and streams later blocks' atoms through shared memory; its own pairs last
 //   TILED_PRIV  TILED counting into a per-block shared histogram
-//   FAST        TILED's shape with ATOMS atoms per thread, float32 distances, a histogram per warp
-//               in shared memory, and a float64 recheck of every pair whose float32 distance lies
-//               within MARGIN of a bucket edge (float32's error here is below 0.02, see sdh/gpu.py)
+//   FAST        TILED's shape with ATOMS atoms per thread, float32 distances, counters per lane (or
+//               per warp) in shared memory, and a float64 recheck of every pair whose float32
+//               distance lies within MARGIN of a bucket edge (float32's error here is below 0.03,
+//               see sdh/gpu.py)
 //
-// nvrtc-variants: -DNAIVE --fmad=false | -DNAIVE_PRIV --fmad=false | -DTILED --fmad=false | -DTILED_PRIV --fmad=false | -DFAST --fmad=false
+// nvrtc-variants: -DNAIVE --fmad=false | -DNAIVE_PRIV --fmad=false | -DTILED --fmad=false | -DTILED_PRIV --fmad=false | -DFAST --fmad=false | -DFAST -DLANE_COUNTS -DBLOCK=128 --fmad=false
 
 typedef unsigned long long u64;
 
@@ -102,18 +103,32 @@ extern "C" __global__ void sdh(const double* x, const double* y, const double* z
 #ifndef MARGIN
 #define MARGIN 0.1  // recheck in float64 when the float32 distance is this close to a bucket edge
 #endif
+#ifndef BLOCK
+#define BLOCK 1024
+#endif
 
 // xf: float4 (x, y, z, -) float32 copies; x, y, z: the float64 originals for rechecks.
 // A block owns ATOMS * blockDim consecutive atoms and pairs them with every later atom.
-extern "C" __global__ void sdh(const float4* __restrict__ xf, const double* __restrict__ x,
+// LANE_COUNTS: every lane of every warp owns a column of counters (counter b of lane l at
+// b * 32 + l: no atomics and no bank conflicts); otherwise a histogram per warp with shared atomics
+// (for bucket counts whose lane columns would not fit in shared memory).
+extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const float4* __restrict__ xf, const double* __restrict__ x,
                                const double* __restrict__ y, const double* __restrict__ z, long long n, double w,
                                int nb, u64* hist)
 {
-    extern __shared__ unsigned per_warp[];  // a histogram per warp (nb counters), then the tile
-    int warps = blockDim.x >> 5, warp = threadIdx.x >> 5;
-    float4* tile = (float4*)(per_warp + ((warps * nb + 3) & ~3));
-    for (int b = threadIdx.x; b < warps * nb; b += blockDim.x) per_warp[b] = 0;
-    unsigned* mine = per_warp + warp * nb;
+    extern __shared__ unsigned counters[];
+    int warps = blockDim.x >> 5, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#ifdef LANE_COUNTS
+    long long words = (long long)warps * nb * 32;
+    unsigned* mine = counters + (long long)warp * nb * 32 + lane;
+#define COUNT_FAST(b) (mine[(b) * 32] += 1u)
+#else
+    long long words = (long long)warps * nb;
+    unsigned* mine = counters + warp * nb;
+#define COUNT_FAST(b) atomicAdd(&mine[b], 1u)
+#endif
+    float4* tile = (float4*)(counters + ((words + 3) & ~3ll));
+    for (long long b = threadIdx.x; b < words; b += blockDim.x) counters[b] = 0;
 
     const float inv_w = (float)(1.0 / w), lo = (float)(MARGIN / w), hi = 1.f - lo;
     long long span = (long long)ATOMS * blockDim.x;
@@ -140,19 +155,23 @@ extern "C" __global__ void sdh(const float4* __restrict__ xf, const double* __re
                 if (ia[k] >= n || (own && jt <= ia[k])) continue;
                 float dx = a[k].x - b4.x, dy = a[k].y - b4.y, dz = a[k].z - b4.z;
                 float d2 = __fmaf_rn(dz, dz, __fmaf_rn(dy, dy, __fmul_rn(dx, dx)));
-                float f = __fmul_rn(__fsqrt_rn(d2), inv_w);
-                int bucket = (int)f;
-                float frac = __fsub_rn(f, (float)bucket);
-                if (frac < lo || frac > hi)  // near an edge: the course's float64 arithmetic decides
+                float f = __fmul_rn(__fmul_rn(d2, rsqrtf(d2)), inv_w);  // d2 = 0 gives NaN: rechecked
+                int bucket = __float2int_rz(f);
+                float frac = __fsub_rn(f, __int2float_rn(bucket));
+                if (!(frac >= lo && frac <= hi))  // near an edge (or NaN): the course's float64 decides
                     bucket = bucket64(x[ia[k]] - x[jt], y[ia[k]] - y[jt], z[ia[k]] - z[jt], w, nb);
-                atomicAdd(&mine[min(bucket, nb - 1)], 1u);
+                COUNT_FAST(min(bucket, nb - 1));
             }
         }
     }
     __syncthreads();
     for (int b = threadIdx.x; b < nb; b += blockDim.x) {
         u64 total = 0;
-        for (int v = 0; v < warps; ++v) total += per_warp[v * nb + b];
+#ifdef LANE_COUNTS
+        for (long long c = 0; c < (long long)warps * 32; ++c) total += counters[(c >> 5) * nb * 32 + b * 32 + (c & 31)];
+#else
+        for (int v = 0; v < warps; ++v) total += counters[v * nb + b];
+#endif
         if (total) atomicAdd(&hist[b], total);
     }
 }
