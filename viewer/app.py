@@ -1,7 +1,7 @@
 """The viewer window: pyglet for the window and input, moderngl for drawing, ImGui for the panel.
 
-``Viewer.tick()`` runs exactly one frame (events, physics unless paused, upload, 3D view, panel,
-flip), so tests can drive the window without ``pyglet.app.run``.
+``Viewer.tick()`` runs exactly one frame (events, physics unless paused, the live histogram when
+due, upload, 3D view, panel, flip), so tests can drive the window without ``pyglet.app.run``.
 """
 
 from __future__ import annotations
@@ -136,6 +136,7 @@ class Viewer:
             self.controller.advance(self.render_ms)
         else:
             self._scripted_advance()
+        self.controller.histogram.frame(self.scene)
         start = time.perf_counter()
         self._upload()
         fb_size = self.window.get_framebuffer_size()

@@ -12,6 +12,7 @@ import traceback
 from typing import Self
 
 from viewer.keys import key_label
+from viewer.live_histogram import LiveHistogram
 from viewer.rates import RateMeter
 from viewer.scene_words import SceneWords, words_for
 
@@ -79,6 +80,7 @@ class Controller:
         self.step_rate = RateMeter()
         self._color_before_block = self.color_mode  # what c goes back to
         self._reported_gpu_error: str | None = None
+        self.histogram = LiveHistogram()  # off until the panel turns it on
 
     @property
     def words(self) -> SceneWords:

@@ -1,5 +1,6 @@
 """The ImGui side panel: a message line, scene, preset, backend, ball or particle count, run controls,
-physics sliders, colouring, counters, rates and per-stage timings (ImPlot chart + table).
+physics sliders, colouring, counters, rates, per-stage timings (ImPlot chart + table) and the
+live distance histogram.
 
 Also the F1 help window, which lists ``keys.BINDINGS`` so it cannot drift from the dispatcher.
 """
@@ -12,25 +13,14 @@ import numpy as np
 from imgui_bundle import imgui, implot
 
 from viewer.controller import BLOCK_COLORS
+from viewer.histogram_section import draw_histogram_section
 from viewer.keys import BINDINGS, MOUSE_HELP
+from viewer.panel_style import ERROR, GREY, MESSAGE, disabled_tooltip, tooltip
 
 PANEL_WIDTH = 400
-_GREY = imgui.ImVec4(0.62, 0.64, 0.68, 1.0)
-_MESSAGE = imgui.ImVec4(1.0, 0.82, 0.35, 1.0)
-_ERROR = imgui.ImVec4(1.0, 0.38, 0.33, 1.0)
 _BLINK = (imgui.ImVec4(1.0, 0.25, 0.2, 1.0), imgui.ImVec4(1.0, 0.85, 0.3, 1.0))
 _BACKENDS = ("cpu", "gpu")
 _BLOCK_COLORS_LABEL = "CUDA block"
-
-
-def _tooltip(text: str) -> None:
-    if text:
-        imgui.set_item_tooltip(text)
-
-
-def _disabled_tooltip(text: str) -> None:
-    if text and imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
-        imgui.set_tooltip(text)
 
 
 class Panel:
@@ -58,6 +48,7 @@ class Panel:
             self._color_section(ctl)
             self._stats_section(ctl, app)
             self._timing_section(ctl)
+            draw_histogram_section(ctl.histogram, ctl.scene, PANEL_WIDTH - 170)
         imgui.end()
 
     def _scene_section(self, ctl) -> None:
@@ -75,9 +66,9 @@ class Panel:
             for name, description in scene.presets.items():
                 if imgui.selectable(name, name == scene.preset)[0]:
                     ctl.load_preset(name)
-                _tooltip(description)
+                tooltip(description)
             imgui.end_combo()
-        _tooltip(scene.presets.get(scene.preset, ""))
+        tooltip(scene.presets.get(scene.preset, ""))
 
         gpu_reason = ctl.gpu_reason()
         if imgui.begin_combo("backend", scene.backend):
@@ -87,21 +78,21 @@ class Panel:
                 label = f"{backend}  (unavailable)" if unavailable else backend
                 if imgui.selectable(label, backend == scene.backend, flags)[0]:
                     ctl.set_backend(backend)
-                _disabled_tooltip(unavailable or "")
+                disabled_tooltip(unavailable or "")
             imgui.end_combo()
         note = getattr(scene, "backend_note", "")
         if gpu_reason:
             # First clause only, the whole reason on hover: CUDA errors can be long.
-            imgui.text_colored(_GREY, "GPU: " + gpu_reason.split(":")[0])
-            _tooltip(gpu_reason)
+            imgui.text_colored(GREY, "GPU: " + gpu_reason.split(":")[0])
+            tooltip(gpu_reason)
         if note:
             imgui.push_text_wrap_pos(0.0)
-            imgui.text_colored(_GREY, note)
+            imgui.text_colored(GREY, note)
             imgui.pop_text_wrap_pos()
         error = getattr(scene, "gpu_error", None)
         if error:
             imgui.push_text_wrap_pos(0.0)
-            imgui.text_colored(_ERROR, f"GPU error: {error}")
+            imgui.text_colored(ERROR, f"GPU error: {error}")
             imgui.pop_text_wrap_pos()
 
         if scene.takes_count:
@@ -120,7 +111,7 @@ class Panel:
         _, self._count_choice = imgui.slider_int("##count", self._count_choice, lo, hi,
                                                  f"%d {ctl.words.unit}", flags)
         released = imgui.is_item_deactivated_after_edit()
-        _tooltip("applies when released (reloads the preset); ctrl+click to type")
+        tooltip("applies when released (reloads the preset); ctrl+click to type")
         imgui.same_line()
         changed = self._count_choice != scene.target_n
         imgui.begin_disabled(not changed)
@@ -140,7 +131,7 @@ class Panel:
         if hasattr(scene, "set_cuda_proximity"):
             if imgui.checkbox("CUDA proximity", bool(scene.cuda_proximity))[0]:
                 ctl.toggle_cuda_proximity()
-            _tooltip("F4: the proximity pass runs as a GPU kernel (on) or on the CPU (off)")
+            tooltip("F4: the proximity pass runs as a GPU kernel (on) or on the CPU (off)")
 
         kernels_run = ctl.gpu_kernels_run()
         imgui.push_item_width(PANEL_WIDTH - 170)
@@ -151,13 +142,13 @@ class Panel:
                     ctl.set_variant(variant)
             imgui.end_combo()
         imgui.end_disabled()
-        _disabled_tooltip(f"q: {words.variant}" + ctl.variant_note())
+        disabled_tooltip(f"q: {words.variant}" + ctl.variant_note())
         if imgui.begin_combo("block size", str(scene.block)):
             for block in scene.block_sizes:
                 if imgui.selectable(str(block), block == scene.block)[0]:
                     ctl.set_block(block)
             imgui.end_combo()
-        _tooltip("Q: threads per CUDA block")
+        tooltip("Q: threads per CUDA block")
         imgui.pop_item_width()
 
         imgui.begin_disabled(not kernels_run and not scene.verify)  # on can always go off
@@ -165,7 +156,7 @@ class Panel:
         imgui.end_disabled()
         if changed:
             ctl.toggle_verify()
-        _disabled_tooltip(f"v: {words.verified}; {words.mismatch}" + ctl.variant_note())
+        disabled_tooltip(f"v: {words.verified}; {words.mismatch}" + ctl.variant_note())
         if scene.verify:
             imgui.same_line()
             imgui.text_colored(_BLINK[int(time.monotonic() * 4) % 2], "VERIFYING")  # 2 blinks/s
@@ -173,67 +164,67 @@ class Panel:
         if app is not None and getattr(scene, "render_on_device", False):
             feed = app.view.feed
             if feed.fallback_reason:
-                imgui.text_colored(_GREY, f"{words.unit} drawn through host copies")
-                _tooltip(feed.fallback_reason)
+                imgui.text_colored(GREY, f"{words.unit} drawn through host copies")
+                tooltip(feed.fallback_reason)
             elif feed.path:
-                imgui.text_colored(_GREY, f"{words.unit} drawn through {feed.path}")
+                imgui.text_colored(GREY, f"{words.unit} drawn through {feed.path}")
 
     @staticmethod
     def _verification_counts(result) -> None:
         """The scene's last check, in the keys every scene's ``verification`` shares, plus the
         balls' pair totals or the particles' largest difference."""
         if not result:
-            imgui.text_colored(_GREY, "waiting for the next check")
+            imgui.text_colored(GREY, "waiting for the next check")
             return
         differing, checked = int(result.get("differing", 0)), int(result.get("checked", 0))
         unit = result.get("unit", "balls")
-        colour = _ERROR if differing else _GREY
+        colour = ERROR if differing else GREY
         imgui.text_colored(colour, f"{differing:,} of {checked:,} {unit} differ (drawn red)")
         if "pairs_gpu" in result:
             imgui.text(f"pairs: GPU {int(result['pairs_gpu']):,}, CPU {int(result.get('pairs_cpu', 0)):,}")
         if "largest_difference" in result:
             imgui.text(f"largest difference {float(result['largest_difference']):.3g}")
-            _tooltip("distance between a particle's GPU and CPU positions after the step")
+            tooltip("distance between a particle's GPU and CPU positions after the step")
         imgui.same_line()
         imgui.text(f"  check {float(result.get('check_ms', 0.0)):.1f} ms")
         against = result.get("against", "")
         if against:
-            _tooltip(f"checked against {against}")
+            tooltip(f"checked against {against}")
         mismatched = int(result.get("passes_mismatched", 0))
         checked = int(result.get("passes_checked", 0))
-        imgui.text_colored(_ERROR if mismatched else _GREY,
+        imgui.text_colored(ERROR if mismatched else GREY,
                            f"passes: {checked:,} checked, {mismatched:,} mismatched")
 
     def _run_section(self, ctl, app) -> None:
         imgui.separator_text("Run")
         if imgui.button("Resume" if ctl.paused else "Pause", (80, 0)):
             ctl.toggle_pause()
-        _tooltip("space")
+        tooltip("space")
         imgui.same_line()
         if imgui.button("Step"):
             ctl.single_step()
-        _tooltip("s: pause and advance one physics step")
+        tooltip("s: pause and advance one physics step")
         imgui.same_line()
         if imgui.button("Reset"):
             ctl.reset()
-        _tooltip("r: reload the preset")
+        tooltip("r: reload the preset")
         if app is not None:
             imgui.same_line()
             if imgui.button("Camera"):
                 app.reset_camera()
-            _tooltip("Home: default view")
+            tooltip("Home: default view")
             imgui.same_line()
             if imgui.button("Help"):
                 app.toggle_help()
-            _tooltip("F1: keys and mouse")
+            tooltip("F1: keys and mouse")
             changed, limited = imgui.checkbox("limit to 60 fps", app.max_fps is not None)
             if changed:
                 app.max_fps = 60.0 if limited else None
-            _tooltip("off: draw as fast as possible (physics then runs faster than real time)")
+            tooltip("off: draw as fast as possible (physics then runs faster than real time)")
             imgui.same_line()
             if imgui.button("Screenshot"):
                 app.screenshot()
-            _tooltip("F12")
+            tooltip("F12")
 
     def _physics_section(self, ctl) -> None:
         scene = ctl.scene
@@ -249,7 +240,7 @@ class Panel:
             changed, new = imgui.slider_float(param.label, value, param.lo, param.hi, param.fmt, flags)
             if changed:
                 ctl.set_param(param.name, new)
-            _tooltip(param.help)
+            tooltip(param.help)
         imgui.pop_item_width()
 
     def _color_section(self, ctl) -> None:
@@ -263,13 +254,13 @@ class Panel:
                 flags = imgui.SelectableFlags_.disabled if unavailable else 0
                 if imgui.selectable(label, mode == ctl.color_mode, flags)[0]:
                     ctl.set_color_mode(mode)
-                _disabled_tooltip(unavailable or ("c: on / off" if mode == BLOCK_COLORS else ""))
+                disabled_tooltip(unavailable or ("c: on / off" if mode == BLOCK_COLORS else ""))
             if BLOCK_COLORS not in modes:
                 imgui.selectable(_BLOCK_COLORS_LABEL, False, imgui.SelectableFlags_.disabled)
-                _disabled_tooltip(block_reason)
+                disabled_tooltip(block_reason)
             imgui.end_combo()
         if getattr(scene, "verify", False):
-            imgui.text_colored(_GREY, ctl.words.mismatch)
+            imgui.text_colored(GREY, ctl.words.mismatch)
 
     def _stats_section(self, ctl, app) -> None:
         stats = ctl.stats()
@@ -289,7 +280,7 @@ class Panel:
         imgui.text(f"steps {int(stats.get('steps', 0)):,}    sim time {float(stats.get('sim_time', 0.0)):.3f} s")
         absmin, absavg = float(stats["absmin"]), float(stats.get("absavg", 0.0))
         imgui.text(f"absmin {absmin:.4f}    absavg {absavg:.4f}")
-        _tooltip("the course's distance statistics, in cutoffs: closest pair and mean pair distance "
+        tooltip("the course's distance statistics, in cutoffs: closest pair and mean pair distance "
                  "(correct runs: about 0.7-0.8 and 0.95; warnings below 0.4 and 0.8)")
 
     @staticmethod
@@ -301,7 +292,7 @@ class Panel:
                    f"sim time {float(stats.get('sim_time', 0.0)):.3f} s")
         per_ball = tests / n if n else 0.0
         imgui.text(f"last pass: {tests:,} tests ({per_ball:.1f}/ball), {int(stats.get('pairs', 0)):,} pairs")
-        _tooltip(f"proximity passes so far: {int(stats.get('passes', 0)):,}")
+        tooltip(f"proximity passes so far: {int(stats.get('passes', 0)):,}")
 
     def _timing_section(self, ctl) -> None:
         timer = ctl.scene.timer
@@ -341,10 +332,10 @@ class Panel:
     def _message_line(self, ctl) -> None:
         if ctl.message:
             imgui.push_text_wrap_pos(0.0)
-            imgui.text_colored(_MESSAGE, ctl.message)
+            imgui.text_colored(MESSAGE, ctl.message)
             imgui.pop_text_wrap_pos()
         else:
-            imgui.text_colored(_GREY, "F1: keys and mouse")
+            imgui.text_colored(GREY, "F1: keys and mouse")
 
 
 def _block_colors_unavailable(ctl) -> str | None:
@@ -381,6 +372,6 @@ def draw_help() -> bool:
             imgui.table_next_column()
             imgui.text(what)
         imgui.end_table()
-    imgui.text_colored(_GREY, "(GPU) keys say why they are unavailable when there is no GPU backend.")
+    imgui.text_colored(GREY, "(GPU) keys say why they are unavailable when there is no GPU backend.")
     imgui.end()
     return bool(still_open)

@@ -19,7 +19,7 @@ class KernelError(ValueError):
 def _function(kernel: str, block: int, lane_counts: bool):
     options = ["--std=c++17", "--fmad=false", "-D" + kernel.upper().replace("-", "_")]
     if kernel == "fast":
-        options += [f"-DBLOCK={block}"] + (["-DLANE_COUNTS"] if lane_counts else [])
+        options += [f"-DBLOCK={block}", f"-DATOMS={ATOMS}"] + (["-DLANE_COUNTS"] if lane_counts else [])
     return load_module(SOURCE, tuple(options), ("sdh",))["sdh"]
 
 

@@ -110,8 +110,8 @@ extern "C" __global__ void sdh(const double* x, const double* y, const double* z
 // xf: float4 (x, y, z, -) float32 copies; x, y, z: the float64 originals for rechecks.
 // A block owns ATOMS * blockDim consecutive atoms and pairs them with every later atom.
 // LANE_COUNTS: every lane of every warp owns a column of counters (counter b of lane l at
-// b * 32 + l: no atomics and no bank conflicts); otherwise a histogram per warp with shared atomics
-// (for bucket counts whose lane columns would not fit in shared memory).
+// b * 32 + l: no bank conflicts, and a shared atomic that nothing waits on); otherwise a histogram
+// per warp (for bucket counts whose lane columns would not fit in shared memory).
 extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const float4* __restrict__ xf, const double* __restrict__ x,
                                const double* __restrict__ y, const double* __restrict__ z, long long n, double w,
                                int nb, u64* hist)
@@ -121,7 +121,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const float4* __restrict
 #ifdef LANE_COUNTS
     long long words = (long long)warps * nb * 32;
     unsigned* mine = counters + (long long)warp * nb * 32 + lane;
-#define COUNT_FAST(b) (mine[(b) * 32] += 1u)
+#define COUNT_FAST(b) atomicAdd(&mine[(b) * 32], 1u)  // no conflicts; no load-add-store chain to wait on
 #else
     long long words = (long long)warps * nb;
     unsigned* mine = counters + warp * nb;
@@ -130,15 +130,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const float4* __restrict
     float4* tile = (float4*)(counters + ((words + 3) & ~3ll));
     for (long long b = threadIdx.x; b < words; b += blockDim.x) counters[b] = 0;
 
-    const float inv_w = (float)(1.0 / w), lo = (float)(MARGIN / w), hi = 1.f - lo;
+    const float inv_w = (float)(1.0 / w), lo = (float)(MARGIN / w);
     long long span = (long long)ATOMS * blockDim.x;
     long long base = blockIdx.x * span;
     float4 a[ATOMS];
-    long long ia[ATOMS];
+    int ia[ATOMS];  // this thread's atoms, relative to base; past n: never counted
 #pragma unroll
     for (int k = 0; k < ATOMS; ++k) {
-        ia[k] = base + k * blockDim.x + threadIdx.x;
-        a[k] = ia[k] < n ? xf[ia[k]] : make_float4(0.f, 0.f, 0.f, 0.f);
+        ia[k] = k * blockDim.x + threadIdx.x;
+        a[k] = base + ia[k] < n ? xf[base + ia[k]] : make_float4(0.f, 0.f, 0.f, 0.f);
     }
     for (long long tile_base = base; tile_base < n; tile_base += blockDim.x) {
         __syncthreads();
@@ -146,21 +146,39 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const float4* __restrict
         tile[threadIdx.x] = j < n ? xf[j] : make_float4(0.f, 0.f, 0.f, 0.f);
         __syncthreads();
         int count = (int)min((long long)blockDim.x, n - tile_base);
-        bool own = tile_base < base + span;  // tiles of the block's own atoms: only j > i
-        for (int t = 0; t < count; ++t) {
-            float4 b4 = tile[t];
-            long long jt = tile_base + t;
+        int first_j = (int)(tile_base - base);  // the tile's first atom, relative to base
+#define PAIR(k, t)                                                                                      \
+    {                                                                                                   \
+        float dx = a[k].x - b4.x, dy = a[k].y - b4.y, dz = a[k].z - b4.z;                               \
+        float d2 = __fmaf_rn(dz, dz, __fmaf_rn(dy, dy, __fmul_rn(dx, dx)));                            \
+        float f = __fmul_rn(__fmul_rn(d2, rsqrtf(d2)), inv_w); /* d2 = 0 gives NaN: rechecked */       \
+        /* floor(f) without conversions: adding 1.5 * 2^23 leaves round(f) in the low mantissa bits */  \
+        /* (f < 2^22: the bucket counts that fit in shared memory keep it so); near = f - round(f) */   \
+        float rounded = __fadd_rn(f, 12582912.0f);                                                      \
+        float near = __fsub_rn(f, __fsub_rn(rounded, 12582912.0f));                                     \
+        int bucket = __float_as_int(rounded) - 0x4B400000 - (near < 0.f);                               \
+        if (!(fabsf(near) >= lo)) { /* near an edge (or NaN): the course's float64 decides */           \
+            long long i = base + ia[k], jt = tile_base + (t);                                           \
+            bucket = bucket64(x[i] - x[jt], y[i] - y[jt], z[i] - z[jt], w, nb);                         \
+        }                                                                                               \
+        COUNT_FAST(min(bucket, nb - 1));                                                                \
+    }
+        if (first_j >= span && base + span <= n) {  // a later tile, every own atom real: no checks
+            for (int t = 0; t < count; ++t) {
+                float4 b4 = tile[t];
 #pragma unroll
-            for (int k = 0; k < ATOMS; ++k) {
-                if (ia[k] >= n || (own && jt <= ia[k])) continue;
-                float dx = a[k].x - b4.x, dy = a[k].y - b4.y, dz = a[k].z - b4.z;
-                float d2 = __fmaf_rn(dz, dz, __fmaf_rn(dy, dy, __fmul_rn(dx, dx)));
-                float f = __fmul_rn(__fmul_rn(d2, rsqrtf(d2)), inv_w);  // d2 = 0 gives NaN: rechecked
-                int bucket = __float2int_rz(f);
-                float frac = __fsub_rn(f, __int2float_rn(bucket));
-                if (!(frac >= lo && frac <= hi))  // near an edge (or NaN): the course's float64 decides
-                    bucket = bucket64(x[ia[k]] - x[jt], y[ia[k]] - y[jt], z[ia[k]] - z[jt], w, nb);
-                COUNT_FAST(min(bucket, nb - 1));
+                for (int k = 0; k < ATOMS; ++k) PAIR(k, t)
+            }
+        } else {  // the block's own tiles count only j > i; atoms past n count nothing
+            int limit[ATOMS];
+#pragma unroll
+            for (int k = 0; k < ATOMS; ++k)
+                limit[k] = base + ia[k] >= n ? count : max(0, min(count, ia[k] + 1 - first_j));
+            for (int t = 0; t < count; ++t) {
+                float4 b4 = tile[t];
+#pragma unroll
+                for (int k = 0; k < ATOMS; ++k)
+                    if (t >= limit[k]) PAIR(k, t)
             }
         }
     }

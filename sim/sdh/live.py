@@ -1,0 +1,74 @@
+"""Live 2-body statistics of a scene: the distance histogram and g(r) of its current points.
+
+On the GPU backend the scene's positions stay on the device and go through the fast kernel; on
+the CPU through the numba histogram. g(r) divides each bucket by the count an ideal gas of the
+same size would put there: N(N-1)/2 * shell / region, where the region is the points' bounding
+box (a volume for balls, an area for the 2D particles) and the shell the bucket's spherical shell
+(or ring). Edge effects of the finite box are not corrected, so g(r) falls off at large r.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.sdh import cpu
+
+
+@dataclass
+class Histogram:
+    counts: np.ndarray  # int64, one per bucket
+    width: float
+    g: np.ndarray  # g(r) per bucket
+    ms: float  # time to compute
+    backend: str
+
+    @property
+    def centres(self) -> np.ndarray:
+        return (np.arange(self.counts.shape[0]) + 0.5) * self.width
+
+
+def scene_points(scene) -> tuple[object, int]:
+    """(points (n, 3) on the scene's backend, dimensions 2 or 3)."""
+    dims = 3 if hasattr(scene, "trough") else 2
+    if getattr(scene, "render_on_device", False):
+        import cupy
+
+        pos = cupy.empty((scene.n, 4), cupy.float32)
+        col = cupy.empty((scene.n, 4), cupy.float32)
+        scene.write_render(pos, col, "uniform")
+        return pos[:, :3], dims
+    return scene.positions()[:, :3], dims
+
+
+def distance_histogram(scene, width: float, max_buckets: int = 400) -> Histogram:
+    """The histogram of all pair distances of the scene's points, buckets of ``width`` up to the longest pair."""
+    if not width > 0 or not math.isfinite(width):
+        raise ValueError(f"bucket width must be positive, got {width}")
+    points, dims = scene_points(scene)
+    n = points.shape[0]
+    on_gpu = not isinstance(points, np.ndarray)
+    xp = __import__("cupy") if on_gpu else np
+    lo, hi = xp.min(points, axis=0) if n else xp.zeros(3), xp.max(points, axis=0) if n else xp.zeros(3)
+    extent = [float(v) for v in (hi - lo)]
+    diagonal = math.sqrt(sum(e * e for e in extent))
+    buckets = max(1, min(max_buckets, int(diagonal / width) + 1))
+    start = time.perf_counter()
+    if n < 2:
+        counts = np.zeros(buckets, np.int64)
+    elif on_gpu:
+        from sim.sdh import gpu
+
+        counts, _ = gpu.histogram(points.astype(xp.float64), width, buckets, "fast", 128)
+    else:
+        counts = cpu.histogram(np.asarray(points, np.float64), width, buckets)
+    ms = (time.perf_counter() - start) * 1e3
+    region = math.prod(e for e in extent[:dims] if e > 0) or 1.0
+    r = np.arange(buckets + 1) * width
+    shell = (4 / 3 * math.pi * np.diff(r**3)) if dims == 3 else (math.pi * np.diff(r**2))
+    expected = n * (n - 1) / 2 * shell / region
+    g = np.divide(counts, expected, out=np.zeros(buckets), where=expected > 0)
+    return Histogram(counts, width, g, ms, "gpu" if on_gpu else "cpu")
