@@ -213,6 +213,9 @@ class Viewer:
         self.window.switch_to()
         self.gui.release()
         self.view.release()
+        # Release moderngl's context while its window still exists: released after the window
+        # closed (by the garbage collector), the next window's moderngl.create_context fails.
+        self.ctx.release()
         self.window.remove_handlers(self)
         self.window.close()
 
