@@ -53,14 +53,14 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int) -> tuple[int, in
     return blocks, shared, lanes
 
 
-def histogram(points: np.ndarray, width: float, buckets: int, kernel: str = "fast", block: int = 256,
+def histogram(points, width: float, buckets: int, kernel: str = "fast", block: int = 256,
               repeats: int = 1) -> tuple[np.ndarray, float]:
     """(counts int64, median kernel milliseconds over ``repeats`` runs, CUDA events, transfers excluded)."""
     if kernel not in KERNELS:
         raise KernelError(f"unknown kernel {kernel!r} (choose from {', '.join(KERNELS)})")
     n = points.shape[0]
     blocks, shared, lanes = launch_shape(kernel, n, block, buckets)
-    p = cupy.asarray(np.ascontiguousarray(points, np.float64))
+    p = cupy.ascontiguousarray(cupy.asarray(points), dtype=cupy.float64)  # host or device points
     x, y, z = (cupy.ascontiguousarray(p[:, k]) for k in range(3))
     args = (x, y, z, np.int64(n), np.float64(width), np.int32(buckets))
     if kernel == "fast":
