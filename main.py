@@ -240,8 +240,14 @@ def cmd_bench(args) -> int:
         del scene
         bench.release_memory()
     report = bench.report(kind.name, records, backend=args.backend)
-    out = sys.stderr if args.json == "-" else sys.stdout
-    print(bench.table(report), file=out)
+    return publish(args, report, bench.table(report))
+
+
+def publish(args, report: dict, table: str) -> int:
+    """The table on stdout (stderr when the JSON goes to stdout), and the JSON where --json says."""
+    from sim import bench
+
+    print(table, file=sys.stderr if args.json == "-" else sys.stdout)
     if args.json:
         bench.write_json(report, args.json)
     return 0
@@ -286,11 +292,7 @@ def bench_sdh(args) -> int:
         del points
         bench.release_memory()
     report = bench.report("sdh", records, backend="gpu")
-    out = sys.stderr if args.json == "-" else sys.stdout
-    print(bench.sdh_table(report), file=out)
-    if args.json:
-        bench.write_json(report, args.json)
-    return 0
+    return publish(args, report, bench.sdh_table(report))
 
 
 def bench_particles(args, kind) -> int:
@@ -318,11 +320,7 @@ def bench_particles(args, kind) -> int:
         del scene
         bench.release_memory()
     report = bench.report("particles", records, backend=args.backend)
-    out = sys.stderr if args.json == "-" else sys.stdout
-    print(bench.particles_table(report), file=out)
-    if args.json:
-        bench.write_json(report, args.json)
-    return 0
+    return publish(args, report, bench.particles_table(report))
 
 
 def cmd_particles(args) -> int:
