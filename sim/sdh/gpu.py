@@ -12,6 +12,12 @@ KERNELS = ("naive", "naive-priv", "tiled", "tiled-priv", "fast")
 ATOMS = 4  # the fast kernel's atoms per thread (its -DATOMS default)
 
 
+def spare_slots_for(buckets: int) -> int:
+    """Counters past the course's last bucket that a far-corner pair can reach (its 1.732 is below
+    sqrt 3: at most buckets * (sqrt 3 / 1.732 - 1) < 3e-5 buckets), plus room for float32 rounding."""
+    return int(buckets * 3e-5) + 3
+
+
 class KernelError(ValueError):
     """A kernel cannot run with these settings (block size, shared memory); the message says why."""
 
@@ -42,9 +48,10 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int) -> tuple[int, in
     if kernel == "fast":
         warps = block // 32
         blocks = -(-n // (ATOMS * block))
-        lane_bytes = ((warps * 32 * buckets + 3) & ~3) * 4 + 16 * block
+        slots = buckets + spare_slots_for(buckets)
+        lane_bytes = ((warps * 32 * slots + 3) & ~3) * 4 + 16 * block
         lanes = lane_bytes <= limit // 2  # leave room for a second block per SM
-        shared = lane_bytes if lanes else ((warps * buckets + 3) & ~3) * 4 + 16 * block
+        shared = lane_bytes if lanes else ((warps * slots + 3) & ~3) * 4 + 16 * block
     if kernel.endswith("priv"):
         shared += 8 * buckets
     if shared > limit:
@@ -65,8 +72,8 @@ def histogram(points, width: float, buckets: int, kernel: str = "fast", block: i
     args = (x, y, z, np.int64(n), np.float64(width), np.int32(buckets))
     if kernel == "fast":
         xf = cupy.zeros((n, 4), cupy.float32)
-        xf[:, :3] = p  # float32 copies, rounded to nearest
-        args = (xf, *args)
+        xf[:, :3] = p * (1.0 / width)  # float32 copies in bucket units, rounded to nearest
+        args = (xf, *args, np.int32(buckets + spare_slots_for(buckets)))
     fn = _function(kernel, block, lanes)
     if shared > 48 * 1024:
         fn.max_dynamic_shared_size_bytes = shared

@@ -112,25 +112,28 @@ extern "C" __global__ void sdh(const double* x, const double* y, const double* z
 // LANE_COUNTS: every lane of every warp owns a column of counters (counter b of lane l at
 // b * 32 + l: no bank conflicts, and a shared atomic that nothing waits on); otherwise a histogram
 // per warp (for bucket counts whose lane columns would not fit in shared memory).
+// xf holds the coordinates divided by w, so a float32 distance is directly in buckets; `slots`
+// counters per column (nb plus the few buckets a far-corner pair can reach past the last one, folded
+// into the last bucket at the end) spare a clamp per pair.
 extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const float4* __restrict__ xf, const double* __restrict__ x,
                                const double* __restrict__ y, const double* __restrict__ z, long long n, double w,
-                               int nb, u64* hist)
+                               int nb, int slots, u64* hist)
 {
     extern __shared__ unsigned counters[];
     int warps = blockDim.x >> 5, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #ifdef LANE_COUNTS
-    long long words = (long long)warps * nb * 32;
-    unsigned* mine = counters + (long long)warp * nb * 32 + lane;
+    long long words = (long long)warps * slots * 32;
+    unsigned* mine = counters + (long long)warp * slots * 32 + lane;
 #define COUNT_FAST(b) atomicAdd(&mine[(b) * 32], 1u)  // no conflicts; no load-add-store chain to wait on
 #else
-    long long words = (long long)warps * nb;
-    unsigned* mine = counters + warp * nb;
+    long long words = (long long)warps * slots;
+    unsigned* mine = counters + warp * slots;
 #define COUNT_FAST(b) atomicAdd(&mine[b], 1u)
 #endif
     float4* tile = (float4*)(counters + ((words + 3) & ~3ll));
     for (long long b = threadIdx.x; b < words; b += blockDim.x) counters[b] = 0;
 
-    const float inv_w = (float)(1.0 / w), lo = (float)(MARGIN / w);
+    const float lo = (float)(MARGIN / w);
     long long span = (long long)ATOMS * blockDim.x;
     long long base = blockIdx.x * span;
     float4 a[ATOMS];
@@ -151,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const float4* __restrict
     {                                                                                                   \
         float dx = a[k].x - b4.x, dy = a[k].y - b4.y, dz = a[k].z - b4.z;                               \
         float d2 = __fmaf_rn(dz, dz, __fmaf_rn(dy, dy, __fmul_rn(dx, dx)));                            \
-        float f = __fmul_rn(__fmul_rn(d2, rsqrtf(d2)), inv_w); /* d2 = 0 gives NaN: rechecked */       \
+        float f = __fmul_rn(d2, rsqrtf(d2)); /* in buckets; d2 = 0 gives NaN: rechecked */             \
         /* floor(f) without conversions: adding 1.5 * 2^23 leaves round(f) in the low mantissa bits */  \
         /* (f < 2^22: the bucket counts that fit in shared memory keep it so); near = f - round(f) */   \
         float rounded = __fadd_rn(f, 12582912.0f);                                                      \
@@ -161,7 +164,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const float4* __restrict
             long long i = base + ia[k], jt = tile_base + (t);                                           \
             bucket = bucket64(x[i] - x[jt], y[i] - y[jt], z[i] - z[jt], w, nb);                         \
         }                                                                                               \
-        COUNT_FAST(min(bucket, nb - 1));                                                                \
+        COUNT_FAST(bucket);                                                                             \
     }
         if (first_j >= span && base + span <= n) {  // a later tile, every own atom real: no checks
             for (int t = 0; t < count; ++t) {
@@ -185,11 +188,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const float4* __restrict
     __syncthreads();
     for (int b = threadIdx.x; b < nb; b += blockDim.x) {
         u64 total = 0;
+        for (int s = b; s < (b == nb - 1 ? slots : b + 1); ++s) {  // the last bucket takes the spare slots
 #ifdef LANE_COUNTS
-        for (long long c = 0; c < (long long)warps * 32; ++c) total += counters[(c >> 5) * nb * 32 + b * 32 + (c & 31)];
+            for (int c = 0; c < warps * 32; ++c) total += counters[(long long)(c >> 5) * slots * 32 + s * 32 + (c & 31)];
 #else
-        for (int v = 0; v < warps; ++v) total += counters[v * nb + b];
+            for (int v = 0; v < warps; ++v) total += counters[v * slots + s];
 #endif
+        }
         if (total) atomicAdd(&hist[b], total);
     }
 }
