@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from test_balls_proximity import all_pairs_brute_force as brute_force_pairs
 
 from sim import create_scene
 from sim.balls import grid_cpu, proximity_cpu, world
@@ -46,16 +47,6 @@ class _NoTimer:
 
     def stage(self, name):
         return self._null()
-
-
-def brute_force_pairs(pos, vel):
-    a, b = np.triu_indices(len(pos), 1)
-    d = pos[a, :3] - pos[b, :3]
-    u = vel[a, :3] - vel[b, :3]
-    dist = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
-    speed = np.sqrt(u[:, 0] * u[:, 0] + u[:, 1] * u[:, 1] + u[:, 2] * u[:, 2])
-    ok = dist - np.float32(T) * speed <= np.float32(M) * (pos[a, 3] + pos[b, 3])
-    return np.column_stack([b[ok], a[ok]])
 
 
 VARIANT_BLOCKS = [(v, b) for v in world.PROXIMITY_VARIANTS for b in (32, 96, 128, 256, 1024)]

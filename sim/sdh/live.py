@@ -51,7 +51,10 @@ def distance_histogram(scene, width: float, max_buckets: int = 400) -> Histogram
     points, dims = scene_points(scene)
     n = points.shape[0]
     on_gpu = not isinstance(points, np.ndarray)
-    xp = __import__("cupy") if on_gpu else np
+    if on_gpu:
+        import cupy as xp
+    else:
+        xp = np
     lo, hi = xp.min(points, axis=0) if n else xp.zeros(3), xp.max(points, axis=0) if n else xp.zeros(3)
     extent = [float(v) for v in (hi - lo)]
     diagonal = math.sqrt(sum(e * e for e in extent))
