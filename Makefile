@@ -33,7 +33,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,mpi]'
 	rm -f $(VENV)/.installed-* && touch $@
 
 # dpkg -s answers for installed packages; only the missing ones are fetched.

@@ -15,26 +15,9 @@ import sys
 import numpy as np
 
 from sim.backend import BackendUnavailable
+from sim.cli import EXIT_USAGE, UsageError, positive_int
 
-EXIT_USAGE = 2
-
-
-class UsageError(Exception):
-    """Bad input found after argparse (paths, presets): exit 2 with the message."""
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value
-
-
-def positive_ints(text: str) -> list[int]:
-    return [positive_int(v) for v in text.split(",")]
+positive_ints = __import__("sim.cli", fromlist=["counts"]).counts
 
 
 def add_scene_args(p: argparse.ArgumentParser, default_preset: str, many: bool = False) -> None:
@@ -79,37 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--screenshot", metavar="PNG", help="save a picture of the final state (works headless)")
     run.add_argument("--size", default="1280x800", help="window or picture size WxH (default 1280x800)")
 
-    particles = sub.add_parser(
-        "particles", help="CS 267 particles, course-compatible: prints n, time, absmin, absavg; -o writes frames",
-        description="Runs the CS 267 particle simulation like the course's starters: prints "
-                    "'n = N, simulation time = T seconds, absmin = A, absavg = B' and the course's warnings.")
-    particles.add_argument("-n", type=positive_int, default=1000, help="number of particles (default 1000)")
-    particles.add_argument("-s", "--seed", type=int, default=1, help="random seed (default 1)")
-    particles.add_argument("-o", "--output", metavar="FILE", help="write the course's trajectory file")
-    particles.add_argument("--steps", type=positive_int, default=1000, help="steps (default 1000)")
-    particles.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"), help="default cpu")
-    particles.add_argument("--init", default="2020", help="initial state: 2020 (mt19937) or legacy (drand48)")
-    particles.add_argument("--variant", default="plain", help="GPU variant: plain, tiled or blockscan")
-    particles.add_argument("--precision", default="fp64", choices=("fp64", "fp32"), help="GPU precision")
-
-    check = sub.add_parser("particles-check", help="the course's checker: compare two -o files",
-                           description="Mean distance between two trajectory files per frame; passes when the "
-                                       "mean over the first 50 frames < 3e-7 and over all frames < 0.025.")
-    check.add_argument("a", metavar="A.out")
-    check.add_argument("b", metavar="B.out")
-
-    sdh = sub.add_parser("sdh", help="spatial distance histogram, course-compatible: ./SDH atoms width [block]",
-                         description="The histogram of all N(N-1)/2 distances of N atoms from glibc rand() after "
-                                     "srand(1) in a cube of side 23000, printed like the course's program.")
-    sdh.add_argument("atoms", type=int, metavar="N", help="number of atoms (>= 2)")
-    sdh.add_argument("width", type=float, metavar="W", help="bucket width (> 0)")
-    sdh.add_argument("block", type=int, nargs="?", default=256, metavar="BLOCK",
-                     help="CUDA block size, 1..1024 (multiple of 32 for the fast kernel; default 256)")
-    sdh.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
-    sdh.add_argument("--kernel", default="fast",
-                     help="GPU kernel: naive, naive-priv, tiled, tiled-priv, fast (default) or all")
-    sdh.add_argument("--compare", action="store_true",
-                     help="GPU: also compute on the CPU, print the difference histogram, exit 1 if any bucket differs")
+    for command in course_commands():
+        parser_ = sub.add_parser(command.name, help=command.help, description=command.description or command.help)
+        command.add_arguments(parser_)
 
     bench = sub.add_parser("bench", help="time a scene's stages; print a table, optionally JSON")
     add_scene_args(bench, "t", many=True)
@@ -323,120 +278,14 @@ def bench_particles(args, kind) -> int:
     return publish(args, report, bench.particles_table(report))
 
 
-def cmd_particles(args) -> int:
-    import time
-
-    from sim import create_scene
-    from sim.particles.output import TrajectoryWriter
-    from sim.particles.world import SAVE_EVERY
-
-    if args.output:
-        check_writable(args.output, "output file")
-    try:
-        scene = create_scene("particles", preset=args.init, backend=args.backend, n=args.n, seed=args.seed,
-                             variant=args.variant, precision=args.precision)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    stream = None
-    if args.output:  # written to a temporary file, renamed when complete: nothing half-written
-        stream = open(args.output + ".partial", "w")
-        writer = TrajectoryWriter(stream, scene.n, scene.size)
-    try:
-        start = time.perf_counter()
-        for step in range(args.steps):
-            scene.step()
-            if stream and step % SAVE_EVERY == 0:
-                writer.frame(*scene.host_positions())
-        scene.finish()
-        seconds = time.perf_counter() - start
-    except BaseException:
-        if stream:
-            stream.close()
-            os.unlink(args.output + ".partial")
-        raise
-    if stream:
-        stream.close()
-        os.replace(args.output + ".partial", args.output)
-    stats = scene.stats_per_step
-    print(f"n = {scene.n}, simulation time = {seconds:g} seconds, absmin = {stats.absmin:f}, "
-          f"absavg = {stats.absavg:f}")
-    for warning in stats.warnings():
-        print(warning)
-    return 0
+COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench}
 
 
-def cmd_particles_check(args) -> int:
-    from sim.particles.output import FormatError, check
+def course_commands():
+    from sim.particles.cli import COMMANDS as particles
+    from sim.sdh.cli import COMMANDS as sdh
 
-    try:
-        early, overall, passed = check(args.a, args.b)
-    except FormatError as exc:
-        raise UsageError(str(exc)) from None
-    print(f"mean distance over the first 50 frames: {early:g} (must be < 3e-07)")
-    print(f"mean distance over all frames: {overall:g} (must be < 0.025)")
-    print("PASS" if passed else "FAIL")
-    return 0 if passed else 1
-
-
-def cmd_sdh(args) -> int:
-    import time
-
-    from sim.sdh import cpu, data
-    from sim.sdh.output import format_histogram
-
-    if args.atoms < 2:
-        raise UsageError(f"need at least 2 atoms, got {args.atoms}")
-    if not (args.width > 0 and args.width < float("inf")):
-        raise UsageError(f"bucket width must be positive, got {args.width}")
-    if not 1 <= args.block <= 1024:
-        raise UsageError(f"block size must be 1..1024, got {args.block}")
-    buckets = data.bucket_count(args.width)
-    points = data.atoms(args.atoms)
-    if args.backend == "cpu":
-        start = time.perf_counter()
-        counts = cpu.histogram(points, args.width, buckets, progress=sys.stderr.isatty() or args.atoms >= 100_000)
-        seconds = time.perf_counter() - start
-        print(f"Running time for CPU version: {int(seconds)}.{int(seconds % 1 * 1e6):06d}")
-        print(format_histogram(counts), end="")
-        return 0
-    from sim.backend import BackendUnavailable, gpu_status
-
-    if not gpu_status().available:
-        raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
-    from sim.sdh import gpu
-
-    kernels = list(gpu.KERNELS) if args.kernel == "all" else [args.kernel]
-    results = {}
-    try:
-        for kernel in kernels:
-            gpu.launch_shape(kernel, args.atoms, args.block, buckets)  # every kernel checked before any runs
-        for kernel in kernels:
-            counts, ms = gpu.histogram(points, args.width, buckets, kernel, args.block)
-            results[kernel] = counts
-            label = "" if len(kernels) == 1 else f" ({kernel})"
-            print(f"Running time for GPU version{label}: {ms:0.5f} ms")
-    except gpu.KernelError as exc:
-        raise UsageError(str(exc)) from None
-    counts = results[kernels[0]]
-    print(format_histogram(counts), end="")
-    status = 0
-    for kernel, other in results.items():
-        if not np.array_equal(other, counts):
-            print(f"kernel {kernel} disagrees with {kernels[0]}", file=sys.stderr)
-            status = 1
-    if args.compare:
-        reference = cpu.histogram(points, args.width, buckets, progress=args.atoms >= 100_000)
-        difference = counts - reference
-        print("\nDifference histogram (GPU - CPU):", end="")
-        print(format_histogram(difference), end="")
-        if difference.any():
-            print(f"{int(np.count_nonzero(difference))} buckets differ", file=sys.stderr)
-            status = 1
-    return status
-
-
-COMMANDS = {"sdh": cmd_sdh, "view": cmd_view, "run": cmd_run, "bench": cmd_bench, "particles": cmd_particles,
-            "particles-check": cmd_particles_check}
+    return (*particles, *sdh)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -444,8 +293,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["view", *(argv if argv is not None else sys.argv[1:])])
+    commands = {**COMMANDS, **{c.name: c.run for c in course_commands()}}
     try:
-        return COMMANDS[args.command](args)
+        return commands[args.command](args)
     except UsageError as exc:
         print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,10 +1,12 @@
 """The balls GPU backend against its CPU twins (run with pytest -m gpu on a GPU machine)."""
 
+import pathlib
+
 import numpy as np
 import pytest
 from test_balls_proximity import all_pairs_brute_force as brute_force_pairs
 
-from sim import create_scene
+from sim import create_scene, cuda
 from sim.balls import grid_cpu, proximity_cpu, world
 from sim.balls.scene import _differing_balls, _lists_from_pairs
 
@@ -23,13 +25,13 @@ def random_cloud(rng, n, box, speed=30.0):
     return pos, vel
 
 
-def gpu_pass(pos, vel, variant, block, options=()):
+def gpu_pass(pos, vel, variant, block):
     """Run one GPU pass on fresh device state with poisoned outputs; return its state and lists."""
     import cupy
 
     from sim.balls.gpu import BallsGpu
 
-    gpu = BallsGpu(pos, vel, np.zeros_like(pos), variant, block, options, fallen_y=-1e30)
+    gpu = BallsGpu(pos, vel, np.zeros_like(pos), variant, block, fallen_y=-1e30)
     gpu.partners.fill(-7)
     gpu.count.fill(12345)
     result = gpu.proximity_pass(_NoTimer())
@@ -98,7 +100,8 @@ def test_verification_catches_a_planted_wrong_margin():
     good.set_verify(True)
     good.single_step()
     assert good.verification["differing"] == 0 and good.verification["passes_checked"] == 1
-    planted = create_scene("balls", preset="t", backend="gpu", kernel_options=("-DPLANT_MARGIN=1.0f",))
+    with cuda.planted("sim/balls/proximity.cu", "-DPLANT_MARGIN=1.0f"):
+        planted = create_scene("balls", preset="t", backend="gpu")
     planted.set_verify(True)
     planted.single_step()
     report = planted.verification
@@ -195,8 +198,9 @@ def test_too_many_balls_keeps_the_scene(monkeypatch):
 def test_a_kernel_that_does_not_compile_disables_the_gpu_not_the_scene():
     from sim.backend import BackendUnavailable
 
-    scene = create_scene("balls", preset="T", kernel_options=("-DPLANT_MARGIN=(",))
-    with pytest.raises(BackendUnavailable, match=r"sim/balls/proximity\.cu\(\d+\)"):
+    scene = create_scene("balls", preset="T")
+    with cuda.planted("sim/balls/proximity.cu", "-DPLANT_MARGIN=("), \
+            pytest.raises(BackendUnavailable, match=r"sim/balls/proximity\.cu\(\d+\)"):
         scene.set_backend("gpu")
     assert scene.backend == "cpu" and "gpu" not in scene.supported_backends
     assert "proximity.cu" in scene.gpu_reason
@@ -204,16 +208,16 @@ def test_a_kernel_that_does_not_compile_disables_the_gpu_not_the_scene():
     assert scene.steps == 6
 
 
-def test_a_failed_compile_on_the_gpu_moves_the_state_to_the_cpu(monkeypatch):
-    import sim.balls.gpu as gpu_module
+def test_a_failed_compile_on_the_gpu_moves_the_state_to_the_cpu():
     from sim.backend import BackendUnavailable
 
     scene = create_scene("balls", preset="T", backend="gpu")
     for _ in range(5):
         scene.advance_frame()
     before = scene.state()[0]
-    monkeypatch.setattr(gpu_module, "SOURCE_DIR", gpu_module.ROOT / "tests" / "data")
-    with pytest.raises(BackendUnavailable, match=r"tests/data/proximity\.cu\(\d+\)"):
+    broken = pathlib.Path(__file__).parent / "data" / "proximity.cu"
+    with cuda.replaced_source("sim/balls/proximity.cu", broken), \
+            pytest.raises(BackendUnavailable, match=r"tests/data/proximity\.cu\(\d+\)"):
         scene.set_variant("shared")
     assert scene.backend == "cpu" and scene.gpu_reason
     np.testing.assert_array_equal(np.sort(scene.pos, axis=0), np.sort(before, axis=0))

@@ -1,20 +1,19 @@
-"""Every .cu file of the product (sim/, viewer/) compiles with NVRTC for sm_90 (no GPU needed), per variant.
+"""Every CUDA build the product's launchers make compiles with NVRTC for sm_90 (no GPU needed), and
+every .cu file of the product is reached by at least one build.
 
-A .cu file lists its compile-option sets in a comment line, e.g.
-    // nvrtc-variants: -DVARIANT=0 | -DVARIANT=1 -DUSE_SHARED
-and is compiled once per set (once with no options when it has no such line).
+The builds come from the launchers themselves (each package's CuPy-free ``kernels.builds()``), so
+this list cannot drift from what runs on a GPU.
 """
-
-import pathlib
-import re
 
 import pytest
 
 nvrtc = pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-SOURCES = sorted(p for folder in ("sim", "viewer") for p in (ROOT / folder).rglob("*.cu"))
+from sim import cuda  # noqa: E402
+from sim.registry import all_builds  # noqa: E402
+
 ARCH = b"--gpu-architecture=sm_90"
+BUILDS = all_builds()
 
 
 def check(result):
@@ -23,12 +22,11 @@ def check(result):
     return rest[0] if len(rest) == 1 else rest
 
 
-def compile_cubin(source: str, name: str, options: list[str]) -> bytes:
+def compile_cubin(source: str, name: str, options: tuple[str, ...]) -> bytes:
     """Compile to a cubin (not PTX: a newer NVRTC's PTX may not load on an older driver)."""
-    include = f"--include-path={ROOT / 'sim'}".encode()
     prog = check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []))
     try:
-        opts = [ARCH, b"--std=c++17", include, *(o.encode() for o in options)]
+        opts = [ARCH, *(o.encode() for o in options)]
         err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             size = check(nvrtc.nvrtcGetProgramLogSize(prog))
@@ -43,24 +41,18 @@ def compile_cubin(source: str, name: str, options: list[str]) -> bytes:
         nvrtc.nvrtcDestroyProgram(prog)
 
 
-def variants(path: pathlib.Path) -> list[list[str]]:
-    match = re.search(r"//\s*nvrtc-variants:(.*)", path.read_text())
-    if not match:
-        return [[]]
-    return [v.split() for v in match.group(1).split("|")]
-
-
-CASES = [(p, v) for p in SOURCES for v in variants(p)]
-
-
 def test_nvrtc_builds_a_cubin_for_sm_90():
-    """The toolchain itself works here, so the per-file checks below mean something."""
+    """The toolchain itself works here, so the per-build checks below mean something."""
     cubin = compile_cubin('extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }',
-                          "twice.cu", [])
+                          "twice.cu", ())
     assert cubin[:4] == b"\x7fELF"
 
 
-@pytest.mark.parametrize("path, options", CASES,
-                         ids=[f"{p.relative_to(ROOT)}[{' '.join(v)}]" for p, v in CASES])
-def test_cuda_source_compiles(path, options):
-    assert compile_cubin(path.read_text(), path.name, options)[:4] == b"\x7fELF"
+def test_every_source_is_built_by_a_launcher():
+    assert set(cuda.all_sources()) <= {b.source for b in BUILDS}
+
+
+@pytest.mark.parametrize("build", BUILDS, ids=[f"{b.source}[{' '.join(b.options)}]" for b in BUILDS])
+def test_cuda_build_compiles(build):
+    cubin = compile_cubin(cuda.source_text(build.source), build.source, build.all_options())
+    assert cubin[:4] == b"\x7fELF"

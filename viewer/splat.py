@@ -11,18 +11,16 @@ indirect draw whose instance count the kernel wrote: nothing comes back to the h
 
 from __future__ import annotations
 
-from functools import cache
-from pathlib import Path
-
 import moderngl
 import numpy as np
 
+from sim import cuda
 from viewer.interop import GLBufferRegistration, cupy_view, current_stream_ptr
 from viewer.shaders import load_program
 from viewer.spheres import BYTES_PER_BALL, SphereRenderer
 
 MAX_BOX = 16  # pixels: wider balls go to the impostors (one thread would shade too many pixels)
-SOURCE = Path(__file__).with_name("splat.cu")
+SPLAT = cuda.Build("viewer/splat.cu", (), ("splat_balls",))
 BLOCK = 256
 # A DrawArraysIndirectCommand: 4 vertices (the quad's strip), instance count, first, base instance.
 COMMAND = np.array([4, 0, 0, 0], dtype=np.uint32)
@@ -35,13 +33,6 @@ def gl_problem(ctx: moderngl.Context) -> str | None:
     missing = [name for name in ("GL_ARB_multi_draw_indirect", "GL_ARB_shader_storage_buffer_object")
                if name not in ctx.extensions]
     return f"GL {ctx.version_code} lacks {' and '.join(missing)} (GL 4.3)" if missing else None
-
-
-@cache
-def _kernel(device: int):
-    import cupy
-
-    return cupy.RawModule(code=SOURCE.read_text(), options=("--std=c++17",)).get_function("splat_balls")
 
 
 class BallSplat:
@@ -111,7 +102,7 @@ class BallSplat:
                     cupy_view(pos_ptr, pos_size, (self.capacity, 4), "float32", self._registration),
                     cupy_view(col_ptr, col_size, (self.capacity, 4), "float32", self._registration),
                     command)
-            _kernel(cupy.cuda.Device().id)((-(-n // BLOCK),), (BLOCK,), args)
+            cuda.kernel(SPLAT, cupy.cuda.Device().id)((-(-n // BLOCK),), (BLOCK,), args)
 
     def draw(self, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray, near: float) -> None:
         """The last splat into the current framebuffer (depth test on), then the big balls."""

@@ -3,8 +3,6 @@
 // One thread per ball gathers the forces of its partner list (symmetric: each pair is in both
 // balls' lists, so no atomics) and of the trough, then integrates (semi-implicit Euler). The state
 // is double-buffered: every thread reads the old state and writes the new one.
-//
-// nvrtc-variants: -DCONTACT
 
 struct Contact {
     float density, w0, zeta, mu, mu_roll, gravity, dt;

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import cupy
 import numpy as np
 
-from sim.balls import world
-from sim.gpu import ROOT, grid_for, load_module
+from sim import cuda
+from sim.balls import kernels, world
+from sim.cuda import grid_for
 
-SOURCE_DIR = ROOT / "sim" / "balls"
 VARIANTS = world.PROXIMITY_VARIANTS
 STEP_BLOCK = 256
 FIRST_CAPACITY = 16  # partner slots per ball; grows on overflow
@@ -33,18 +33,6 @@ class PassResult:
     tests: int
     pairs: int
     fallen: int
-
-
-def proximity_kernels(variant: str, block: int, extra_options: tuple[str, ...] = ()):
-    define = "-DVARIANT_" + variant.upper()
-    extra_options = (f"-DBLOCK={block}", *extra_options)  # registers fitted to the block size
-    names = ("sweep", "reorder") + (("grid_bounds", "grid_setup", "grid_count", "grid_scatter") if variant == "grid"
-                                    else ("sweep_keys",))
-    return load_module(SOURCE_DIR / "proximity.cu", ("--std=c++17", "--fmad=false", define, *extra_options), names)
-
-
-def step_kernel():
-    return load_module(SOURCE_DIR / "contact.cu", ("--std=c++17", "-DCONTACT"), ("step",))["step"]
 
 
 def check_memory(n: int) -> None:
@@ -61,29 +49,29 @@ class BallsGpu:
     """Device state and kernels for one balls scene."""
 
     def __init__(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, variant: str = "grid",
-                 block: int = 128, extra_options: tuple[str, ...] = (), fallen_y: float = -60.0):
+                 block: int = 128, fallen_y: float = -60.0, device: int = 0):
+        self.device = int(device)
         check_memory(pos.shape[0])
         self.fallen_y = fallen_y  # balls below are dropped at the next pass
-        self.sm_count = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["multiProcessorCount"]
-        self.extra_options = tuple(extra_options)
+        self.sm_count = cupy.cuda.runtime.getDeviceProperties(self.device)["multiProcessorCount"]
         self.variant, self.block = variant, block
         self.set_variant(variant)
         self.set_block(block)
-        self._step = step_kernel()
+        self._step = cuda.kernel(kernels.STEP, self.device)
         self.load(pos, vel, omega)
 
     # --- configuration -------------------------------------------------------------------
     def set_variant(self, variant: str) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
-        self.kernels = proximity_kernels(variant, self.block, self.extra_options)
+        self.kernels = cuda.kernels(kernels.proximity(variant, self.block), self.device)
         self.variant = variant
 
     def set_block(self, block: int) -> None:
         block = int(block)
         if not (32 <= block <= 1024 and block % 32 == 0):
             raise ValueError(f"block size must be a multiple of 32 from 32 to 1024, got {block}")
-        self.kernels = proximity_kernels(self.variant, block, self.extra_options)
+        self.kernels = cuda.kernels(kernels.proximity(self.variant, block), self.device)
         self.block = block
 
     # --- state ---------------------------------------------------------------------------
@@ -263,7 +251,7 @@ class BallsGpu:
         from sim.colormap import BLOCK_PALETTE, STOPS
 
         if not hasattr(self, "_render"):
-            self._render = load_module(SOURCE_DIR / "render.cu", ("--std=c++17",), ("write_render",))["write_render"]
+            self._render = cuda.kernel(kernels.RENDER, self.device)
             self._stops, self._palette = cupy.asarray(STOPS.ravel()), cupy.asarray(BLOCK_PALETTE.ravel())
         n = self.n
         marks = np.uint64(0) if mismatch is None else cupy.asarray(mismatch, cupy.uint8)

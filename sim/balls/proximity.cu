@@ -12,8 +12,6 @@
 //
 // Build with --fmad=false: the predicate must round each operation on its own, like the CPU twin.
 // PLANT_MARGIN (tests only) replaces the margin, to prove that verification catches a wrong kernel.
-//
-// nvrtc-variants: -DVARIANT_GLOBAL --fmad=false | -DVARIANT_TEXTURE --fmad=false | -DVARIANT_SHARED --fmad=false | -DVARIANT_GRID --fmad=false | -DVARIANT_GRID --fmad=false -DBLOCK=128 | -DVARIANT_GLOBAL --fmad=false -DPLANT_MARGIN=1.0f
 
 #define INF __int_as_float(0x7f800000)
 

@@ -1,7 +1,5 @@
 // The balls' render arrays on the GPU, written straight into the mapped OpenGL buffers in one
 // pass: the twin of BallsScene._fill_colors (numpy) and sim/colormap.py.
-//
-// nvrtc-variants: -DRENDER
 
 #define SPEED 0
 #define HEIGHT 1

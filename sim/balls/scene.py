@@ -58,15 +58,14 @@ class BallsScene(Scene):
     _drip_param = Param("drip_rate", "drip rate", 10.0, 5000.0, "%.0f balls/s", log=True)
 
     def __init__(self, preset: str = "drip", backend: str = "cpu", n: int | None = None,
-                 seed: int | None = None, variant: str = "global", block: int = 128,
-                 kernel_options: tuple[str, ...] = ()):
+                 seed: int | None = None, variant: str = "global", block: int = 128, device: int = 0):
         super().__init__()
         self.seed = 0 if seed is None else int(seed)
         self.settings = world.BallSettings()
         self.pass_log: deque[tuple[int, int]] = deque(maxlen=100_000)
         self.gpu = None  # BallsGpu holding the state (backend "gpu") or lent for CUDA proximity
         self.gpu_error: str | None = None  # a GPU failure that disabled the GPU for this scene
-        self.kernel_options = tuple(kernel_options)  # extra compile options (tests plant faults)
+        self.device = int(device)  # the CUDA device of the GPU backend
         self.variant = self._valid_variant(variant)
         self.block = self._valid_block(block)
         self.cuda_proximity = True
@@ -112,7 +111,7 @@ class BallsScene(Scene):
 
     def _gpu_failed(self, exc: Exception) -> str:
         """A kernel that does not compile disables the GPU; the state moves to the CPU, which carries on."""
-        from sim.gpu import GpuCompileError
+        from sim.cuda import GpuCompileError
 
         if isinstance(exc, GpuCompileError):
             self.gpu_error = str(exc)
@@ -128,7 +127,7 @@ class BallsScene(Scene):
         from sim.balls.gpu import BallsGpu
 
         trough = trough or self.trough
-        return BallsGpu(pos, vel, omega, self.variant, self.block, self.kernel_options, trough.fallen_y)
+        return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device)
 
     def set_backend(self, backend: str) -> None:
         """Move the state to ``backend`` without a reset; the next step starts with a fresh pass."""
@@ -155,7 +154,7 @@ class BallsScene(Scene):
 
     def _new_timer(self) -> None:
         if self.backend == "gpu":
-            from sim.gpu import EventStageTimer
+            from sim.cuda import EventStageTimer
 
             self.timer = EventStageTimer(GPU_STAGES)
         else:

@@ -15,36 +15,26 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from sim.gpu import ROOT, grid_for, load_module
-from sim.particles import world
+from sim import cuda
+from sim.cuda import grid_for
+from sim.particles import kernels, world
 
-SOURCE = ROOT / "sim" / "particles" / "particles.cu"
-VARIANTS = ("plain", "tiled", "blockscan")
+VARIANTS = kernels.VARIANTS
 SCAN_BLOCK = 512  # threads of scan_blocks; each scans two counts
 BIN_CUTOFFS = 2.0  # bin side in cutoffs (at least 1): measured fastest on an H200 (1.5 to 3 within 3%)
 
 
-def kernels(variant: str, real: str, block: int, stats: bool):
-    options = ["--std=c++17", f"-DREAL={real}", f"-DBLOCK={block}"]
-    names = ["count_bins", "scatter", "step", "scan_blocks", "scan_sums", "add_sums"]
-    if variant == "tiled":
-        options.append("-DTILED")
-    if stats:
-        options.append("-DSTATS")
-        names.append("fold_stats")
-    return load_module(SOURCE, tuple(options), tuple(names))
-
-
 class ParticlesGpu:
     def __init__(self, x, y, vx, vy, size: float, variant: str = "plain", precision: str = "fp64",
-                 block: int = 256, stats: bool = True, bin_cutoffs: float = BIN_CUTOFFS):
+                 block: int = 256, stats: bool = True, bin_cutoffs: float = BIN_CUTOFFS, device: int = 0):
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
         if precision not in ("fp64", "fp32"):
             raise ValueError(f"unknown precision {precision!r} (fp64 or fp32)")
         self.real = np.float64 if precision == "fp64" else np.float32
         self.variant, self.precision, self.block, self.stats_on = variant, precision, int(block), stats
-        self.k = kernels(variant, "double" if precision == "fp64" else "float", self.block, stats)
+        self.device = int(device)
+        self.k = cuda.kernels(kernels.step(variant, precision, self.block, stats), self.device)
         self.n = n = x.shape[0]
         self.size = size
         self.nb = max(1, int(size / (world.CUTOFF * max(bin_cutoffs, 1.0))))

@@ -11,8 +11,6 @@
 //
 // REAL is double (the course's precision) or float. STATS adds the starters' distance statistics.
 // TILED stages each block's neighbourhood (a contiguous slab of the sorted arrays) in shared memory.
-//
-// nvrtc-variants: -DREAL=double -DSTATS | -DREAL=double -DTILED -DBLOCK=1024 | -DREAL=float | -DREAL=float -DTILED -DSTATS
 
 #ifndef REAL
 #define REAL double

@@ -72,6 +72,7 @@ class ParticlesScene(Scene):
             raise ValueError(f"unknown precision {precision!r} (choose fp64 or fp32)")
         self.variant, self.block, self.precision = variant, int(block), precision
         self.gpu = None
+        self.device = 0  # the CUDA device of the GPU backend
         self.verify = False
         self.verification: dict | None = None
         self.mismatch = None  # particles whose GPU step differs from the CPU's (last check), in GPU order
@@ -119,7 +120,8 @@ class ParticlesScene(Scene):
     def _new_gpu(self, x, y, vx, vy):
         from sim.particles.gpu import ParticlesGpu
 
-        return ParticlesGpu(x, y, vx, vy, self.size, self.variant, self.precision, self.block, self.stats_on)
+        return ParticlesGpu(x, y, vx, vy, self.size, self.variant, self.precision, self.block, self.stats_on,
+                            device=self.device)
 
     def _use_host_state(self, x, y, vx, vy) -> None:
         self.x, self.y, self.vx, self.vy = (np.ascontiguousarray(a, np.float64) for a in (x, y, vx, vy))
@@ -128,7 +130,7 @@ class ParticlesScene(Scene):
 
     def _new_timer(self) -> None:
         if self.backend == "gpu":
-            from sim.gpu import EventStageTimer
+            from sim.cuda import EventStageTimer
 
             self.timer = EventStageTimer(("forces+move", "bin"))
         else:

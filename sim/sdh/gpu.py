@@ -5,11 +5,9 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from sim.gpu import ROOT, load_module
-
-SOURCE = ROOT / "sim" / "sdh" / "sdh.cu"
-KERNELS = ("naive", "naive-priv", "tiled", "tiled-priv", "fast")
-ATOMS = 4  # the fast kernel's atoms per thread (its -DATOMS default)
+from sim import cuda
+from sim.sdh import kernels
+from sim.sdh.kernels import ATOMS, KERNELS
 
 
 def spare_slots_for(buckets: int) -> int:
@@ -22,14 +20,7 @@ class KernelError(ValueError):
     """A kernel cannot run with these settings (block size, shared memory); the message says why."""
 
 
-def _function(kernel: str, block: int, lane_counts: bool):
-    options = ["--std=c++17", "--fmad=false", "-D" + kernel.upper().replace("-", "_")]
-    if kernel == "fast":
-        options += [f"-DBLOCK={block}", f"-DATOMS={ATOMS}"] + (["-DLANE_COUNTS"] if lane_counts else [])
-    return load_module(SOURCE, tuple(options), ("sdh",))["sdh"]
-
-
-def launch_shape(kernel: str, n: int, block: int, buckets: int) -> tuple[int, int, bool]:
+def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0) -> tuple[int, int, bool]:
     """(blocks, dynamic shared bytes, lane counters?); KernelError for a block size or bucket count it cannot take.
 
     The fast kernel counts per lane when the columns fit in shared memory, else per warp (atomics).
@@ -43,7 +34,7 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int) -> tuple[int, in
         blocks, shared = -(-n // block), 0
     elif kernel in ("tiled", "tiled-priv"):
         blocks, shared = -(-n // block), 3 * 8 * block
-    limit = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["sharedMemPerBlockOptin"]
+    limit = cupy.cuda.runtime.getDeviceProperties(device)["sharedMemPerBlockOptin"]
     lanes = False
     if kernel == "fast":
         warps = block // 32
@@ -61,12 +52,17 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int) -> tuple[int, in
 
 
 def histogram(points, width: float, buckets: int, kernel: str = "fast", block: int = 256,
-              repeats: int = 1) -> tuple[np.ndarray, float]:
+              repeats: int = 1, device: int = 0) -> tuple[np.ndarray, float]:
     """(counts int64, median kernel milliseconds over ``repeats`` runs, CUDA events, transfers excluded)."""
+    with cupy.cuda.Device(device):
+        return _histogram(points, width, buckets, kernel, block, repeats, device)
+
+
+def _histogram(points, width, buckets, kernel, block, repeats, device):
     if kernel not in KERNELS:
         raise KernelError(f"unknown kernel {kernel!r} (choose from {', '.join(KERNELS)})")
     n = points.shape[0]
-    blocks, shared, lanes = launch_shape(kernel, n, block, buckets)
+    blocks, shared, lanes = launch_shape(kernel, n, block, buckets, device)
     p = cupy.ascontiguousarray(cupy.asarray(points), dtype=cupy.float64)  # host or device points
     x, y, z = (cupy.ascontiguousarray(p[:, k]) for k in range(3))
     args = (x, y, z, np.int64(n), np.float64(width), np.int32(buckets))
@@ -74,7 +70,7 @@ def histogram(points, width: float, buckets: int, kernel: str = "fast", block: i
         xf = cupy.zeros((n, 4), cupy.float32)
         xf[:, :3] = p * (1.0 / width)  # float32 copies in bucket units, rounded to nearest
         args = (xf, *args, np.int32(buckets + spare_slots_for(buckets)))
-    fn = _function(kernel, block, lanes)
+    fn = cuda.kernel(kernels.histogram(kernel, block, lanes), device)
     if shared > 48 * 1024:
         fn.max_dynamic_shared_size_bytes = shared
     hist = cupy.empty(buckets, cupy.uint64)

@@ -12,8 +12,6 @@
 //               per warp) in shared memory, and a float64 recheck of every pair whose float32
 //               distance lies within MARGIN of a bucket edge (float32's error here is below 0.03,
 //               see sdh/gpu.py)
-//
-// nvrtc-variants: -DNAIVE --fmad=false | -DNAIVE_PRIV --fmad=false | -DTILED --fmad=false | -DTILED_PRIV --fmad=false | -DFAST --fmad=false | -DFAST -DLANE_COUNTS -DBLOCK=128 --fmad=false
 
 typedef unsigned long long u64;
 

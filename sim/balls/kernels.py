@@ -1,0 +1,29 @@
+"""The CUDA builds of the balls scene (CuPy-free, so a machine without a GPU can list and compile
+them): the proximity pass in four variants at every block size, the step, the render kernel."""
+
+from __future__ import annotations
+
+from sim.balls import world
+from sim.cuda import Build
+
+PROXIMITY_GRID = ("sweep", "reorder", "grid_bounds", "grid_setup", "grid_count", "grid_scatter")
+PROXIMITY_SWEEP = ("sweep", "reorder", "sweep_keys")
+
+
+def proximity(variant: str, block: int) -> Build:
+    """The proximity kernels of one variant, registers fitted to the block size. Built with
+    --fmad=false: the predicate rounds each operation on its own, like the CPU twin."""
+    if variant not in world.PROXIMITY_VARIANTS:
+        raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(world.PROXIMITY_VARIANTS)})")
+    names = PROXIMITY_GRID if variant == "grid" else PROXIMITY_SWEEP
+    return Build("sim/balls/proximity.cu", ("--fmad=false", f"-DVARIANT_{variant.upper()}", f"-DBLOCK={block}"),
+                 names)
+
+
+STEP = Build("sim/balls/contact.cu", (), ("step",))
+RENDER = Build("sim/balls/render.cu", (), ("write_render",))
+
+
+def builds() -> list[Build]:
+    """Every build the launchers make: each variant at every block size, the step, the render."""
+    return [proximity(v, b) for v in world.PROXIMITY_VARIANTS for b in world.BLOCK_SIZES] + [STEP, RENDER]

@@ -1,0 +1,248 @@
+"""The one CUDA layer: every ``.cu`` file of the product is compiled and launched through here.
+
+A kernel build is a ``Build``: a source named by its package path (``"sim/balls/proximity.cu"``,
+found with importlib.resources, so an installed copy works like a checkout), the NVRTC options
+and the kernel names. ``kernels(build, device)`` compiles it once per device (CuPy's RawModule,
+memoised per (source, options, device)), with ``sim/`` on the include path for shared ``.cuh``
+headers and a ``#line`` directive so compiler messages name the real file and line. A failing
+compile raises ``GpuCompileError`` and caches nothing; other builds stay compiled.
+
+Each package lists the builds its launchers make in a CuPy-free module (``kernels.py``) so that a
+machine without a GPU can compile every one of them with NVRTC (tests/test_cuda_sources.py).
+
+CuPy is imported inside the functions: importing this module needs no GPU.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import re
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from sim.timing import StageTimer
+
+PACKAGES = ("sim", "viewer")  # where .cu sources live
+INCLUDE_DIR = Path(importlib.resources.files("sim"))  # shared headers: #include "common/....cuh"
+
+
+class GpuCompileError(RuntimeError):
+    """A kernel failed to compile; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Build:
+    """One compilation of one source: what a launcher needs, what the NVRTC check compiles."""
+
+    source: str  # package path, e.g. "sim/heat/stencil.cu"
+    options: tuple[str, ...] = ()
+    kernels: tuple[str, ...] = ()
+    std: str = "--std=c++17"
+
+    def all_options(self) -> tuple[str, ...]:
+        extra = _planted.get(self.source, ())
+        return (self.std, f"--include-path={INCLUDE_DIR}", *self.options, *extra)
+
+    def with_options(self, *options: str) -> Build:
+        return replace(self, options=(*self.options, *options))
+
+
+def source_path(source: str) -> Path:
+    """The file behind a package path such as ``"sim/balls/proximity.cu"``."""
+    if source in _overrides:
+        return _overrides[source]
+    package, _, rest = source.partition("/")
+    if package not in PACKAGES or not rest:
+        raise ValueError(f"CUDA source {source!r} is not under {' or '.join(PACKAGES)}/")
+    return Path(importlib.resources.files(package).joinpath(rest))
+
+
+def all_sources() -> list[str]:
+    """Every .cu file of the product, as package paths."""
+    found = []
+    for package in PACKAGES:
+        root = Path(importlib.resources.files(package))
+        found += [f"{package}/{p.relative_to(root).as_posix()}" for p in sorted(root.rglob("*.cu"))]
+    return found
+
+
+def source_text(source: str) -> str:
+    """The source with a #line directive naming it (or the file a test put in its place)."""
+    name = _overrides[source].as_posix() if source in _overrides else source
+    return f'#line 1 "{name}"\n{source_path(source).read_text()}'
+
+
+@functools.cache
+def _module(source: str, text: str, options: tuple[str, ...], device: int):
+    import cupy
+
+    with cupy.cuda.Device(device):
+        module = cupy.RawModule(code=text, options=options)
+        module.compile()
+    return module
+
+
+def kernels(build: Build, device: int) -> dict[str, object]:
+    """The build's kernels (CuPy RawKernel by name), compiled for ``device`` on first use."""
+    import cupy
+
+    options = build.all_options()
+    try:
+        module = _module(build.source, source_text(build.source), options, int(device))
+        return {name: module.get_function(name) for name in build.kernels}
+    except cupy.cuda.compiler.CompileException as exc:
+        lines = [ln for ln in str(exc).splitlines() if re.search(r"\(\d+\): (error|catastrophic)", ln)]
+        detail = "\n".join(lines[:5]) or str(exc).strip().splitlines()[-1]
+        raise GpuCompileError(f"kernel compile failed ({' '.join(build.options)}):\n{detail}") from None
+
+
+def kernel(build: Build, device: int, name: str | None = None):
+    """One kernel of a build (its only one when ``name`` is None)."""
+    name = name or build.kernels[0]
+    return kernels(replace(build, kernels=(name,)), device)[name]
+
+
+def current_device() -> int:
+    import cupy
+
+    return cupy.cuda.Device().id
+
+
+def grid_for(n: int, block: int) -> tuple[tuple[int], tuple[int]]:
+    """(grid, block) for one thread per item."""
+    return (max(1, -(-n // block)),), (block,)
+
+
+# --- tests plant faults here, never in a launcher's options ------------------------------------
+_planted: dict[str, tuple[str, ...]] = {}
+_overrides: dict[str, Path] = {}
+
+
+@contextmanager
+def planted(source: str, *options: str) -> Iterator[None]:
+    """Tests only: every build of ``source`` gets ``options`` too while the block runs."""
+    before = _planted.get(source)
+    _planted[source] = (*(before or ()), *options)
+    try:
+        yield
+    finally:
+        if before is None:
+            del _planted[source]
+        else:
+            _planted[source] = before
+
+
+@contextmanager
+def replaced_source(source: str, path: Path) -> Iterator[None]:
+    """Tests only: compile ``path`` wherever ``source`` is asked for."""
+    _overrides[source] = Path(path)
+    try:
+        yield
+    finally:
+        del _overrides[source]
+
+
+# --- CUDA graphs --------------------------------------------------------------------------------
+@dataclass
+class FrameGraph:
+    """The launches of ``record()`` captured once into a CUDA graph and replayed on a stream.
+
+    For a frame with no host wait inside (no read-back, no allocation that grows): the first call
+    runs ``record`` eagerly (so CuPy's memory pool holds every buffer it needs), the second captures
+    it, later calls replay the graph. ``invalidate()`` after anything that changes the launches'
+    arguments (buffers reallocated, sizes, kernels).
+    """
+
+    record: Callable[[], None]
+    _graph: object = None
+    _stream: object = None
+    _warm: bool = False
+    replays: int = field(default=0)
+
+    def __call__(self) -> None:
+        import cupy
+
+        if not self._warm:
+            self.record()
+            self._warm = True
+            return
+        if self._graph is None:
+            self._stream = self._stream or cupy.cuda.Stream(non_blocking=True)
+            self._stream.wait_event(cupy.cuda.get_current_stream().record())
+            with self._stream:
+                self._stream.begin_capture()
+                try:
+                    self.record()
+                finally:
+                    self._graph = self._stream.end_capture()
+        self._graph.launch(self._stream)
+        cupy.cuda.get_current_stream().wait_event(self._stream.record())
+        self.replays += 1
+
+    def invalidate(self) -> None:
+        self._graph = None
+        self._warm = False
+
+
+# --- stage timing with CUDA events -----------------------------------------------------------------
+class EventStageTimer(StageTimer):
+    """Stage times from CUDA events on the current stream, read when they are done (a frame late).
+
+    No device-wide synchronisation is added for timing: ``frame_done`` only queues the frame's
+    events and folds in the frames whose last event has completed; ``flush`` waits (for bench).
+    """
+
+    def __init__(self, stages: tuple[str, ...] = (), history: int = 240):
+        super().__init__(stages, history)
+        self._events: list[tuple[str, object, object]] = []
+        self._pending: deque[tuple[list, dict[str, float]]] = deque()
+
+    @contextmanager
+    def stage(self, name: str):
+        import cupy
+
+        start = cupy.cuda.Event()
+        start.record()
+        try:
+            yield
+        finally:
+            end = cupy.cuda.Event()
+            end.record()
+            self._ensure(name)
+            self._events.append((name, start, end))
+
+    def frame_done(self) -> None:
+        self._pending.append((self._events, self._current))
+        self._events, self._current = [], {}
+        self._resolve(wait=False)
+
+    def _resolve(self, wait: bool) -> None:
+        import cupy
+
+        while self._pending:
+            events, host = self._pending[0]
+            if events and not wait and not events[-1][2].done:
+                return
+            if events:
+                events[-1][2].synchronize()
+            self._pending.popleft()
+            for name, start, end in events:
+                host[name] = host.get(name, 0.0) + cupy.cuda.get_elapsed_time(start, end)
+            self._current = host
+            super().frame_done()
+
+    def flush(self) -> None:
+        self._resolve(wait=True)
+
+    def clear(self) -> None:
+        super().clear()
+        self._events, self._pending = [], deque()
+
+
+def stage_timer(backend: str, stages: tuple[str, ...]) -> StageTimer:
+    """The timer for a backend: CUDA events on the GPU, the host clock on the CPU."""
+    return EventStageTimer(stages) if backend == "gpu" else StageTimer(stages)
