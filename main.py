@@ -16,6 +16,7 @@ import numpy as np
 
 from sim.backend import BackendUnavailable
 from sim.cli import EXIT_USAGE, UsageError, positive_int
+from sim.writer import OutputError
 
 positive_ints = __import__("sim.cli", fromlist=["counts"]).counts
 
@@ -299,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OutputError as exc:  # the run happened, its output could not be written
+        print(f"kernel-lab {args.command}: {exc}", file=sys.stderr)
+        return 1
     except BackendUnavailable as exc:  # a sound request this machine cannot serve
         print(f"kernel-lab {args.command}: {exc}", file=sys.stderr)
         return 1

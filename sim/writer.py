@@ -16,6 +16,10 @@ from contextlib import contextmanager
 from sim.cli import UsageError
 
 
+class OutputError(RuntimeError):
+    """Writing an output failed after the work was done (disk full, ...): exit 1, previous file kept."""
+
+
 def check_target(path: str, what: str = "output") -> None:
     """Refuse (UsageError) a path that cannot be written as a regular file, before any work."""
     if not isinstance(path, str) or not path:
