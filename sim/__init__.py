@@ -3,6 +3,6 @@
 Nothing here imports OpenGL: the viewer, the CLI and the tests drive scenes the same way.
 """
 
-from sim.scenes import SCENES, create_scene
+from sim.registry import SCENES, create_scene
 
 __all__ = ["SCENES", "create_scene"]

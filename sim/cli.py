@@ -118,3 +118,10 @@ def choices(values: list[str], known, what: str) -> list[str]:
     if values == ["all"]:
         return list(known)
     return [choice(v, known, what) for v in values]
+
+
+def load_command(path: str) -> Command:
+    """A Command by dotted path ("sim.sdh.bench:BENCH")."""
+    from sim.contract import load
+
+    return load(path)

@@ -1,15 +1,40 @@
-"""The scenes kernel-lab knows: the only place a scene is named."""
+"""The scenes kernel-lab knows: the only place a scene is named.
+
+Adding a scene: its package under sim/ declares a ``SceneSpec`` (``SPEC``); add one line here.
+"""
 
 from __future__ import annotations
 
+from sim.balls import SPEC as BALLS
+from sim.contract import SceneSpec, load
 from sim.cuda import Build
+from sim.particles import SPEC as PARTICLES
+
+SCENES: dict[str, SceneSpec] = {spec.name: spec for spec in (
+    BALLS,
+    PARTICLES,
+)}
+
+
+def spec(name: str) -> SceneSpec:
+    """A scene's spec by name; ValueError names the choices on a typo."""
+    if name not in SCENES:
+        raise ValueError(f"unknown scene {name!r} (choose from {', '.join(SCENES)})")
+    return SCENES[name]
+
+
+def create_scene(name: str = "balls", **kwargs):
+    """A new scene by name (keyword arguments as ``sim.scene.Scene`` takes them)."""
+    return spec(name).create(**kwargs)
+
+
+def course_commands() -> list:
+    """The course-compatible subcommands every scene package contributes (``sim.cli.Command``)."""
+    return [command for s in SCENES.values() if s.commands for command in load(s.commands)]
 
 
 def all_builds() -> list[Build]:
     """Every CUDA build of the product's launchers (for the NVRTC check)."""
-    from sim.balls import kernels as balls
-    from sim.particles import kernels as particles
-    from sim.sdh import kernels as sdh
     from viewer.splat import SPLAT
 
-    return [*balls.builds(), *particles.builds(), *sdh.builds(), SPLAT]
+    return [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + [SPLAT]

@@ -1,50 +1,341 @@
-"""What every scene offers the viewer, the CLI and the tests.
+"""The scene base class: what every scene does the same way, once.
 
-A scene owns its state on one backend, advances it in named, timed stages, and exposes
-render arrays. The viewer never reaches into the physics: it reads ``positions()`` and
-``colors()``, and sends plain settings back through ``set_param`` and the methods below.
+A scene owns its state on one backend ("cpu": numpy + numba, "gpu": CuPy on ``device``) and
+advances it in named, timed stages. The base class holds the shared mechanisms: presets and item
+counts, backend switching without a reset, a failed GPU compile moving the state to the CPU,
+kernel variant and block validation, toggles, the verification record, sliders. A scene class
+sets ``spec`` (its ``SceneSpec``) and implements the hooks marked below.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
+from sim.backend import BackendUnavailable, choose_backend, gpu_status
+from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
+from sim.cuda import stage_timer
 from sim.timing import StageTimer
 
 
-@dataclass(frozen=True)
-class Param:
-    """A physics parameter the panel shows as a slider."""
+@dataclass
+class Verification:
+    """The last check of GPU work against the CPU, and the running totals."""
 
-    name: str
-    label: str
-    lo: float
-    hi: float
-    fmt: str = "%.3f"
-    log: bool = False  # logarithmic slider
-    help: str = ""
+    against: str  # what the GPU was checked against
+    differing: int  # items that differ in the last check
+    checked: int
+    check_ms: float
+    passes_checked: int
+    passes_mismatched: int
+    details: dict = field(default_factory=dict)  # scene-specific figures: {"pairs on the GPU": 1200}
 
 
 class Scene:
-    """Base class: subclasses fill in the physics."""
+    spec: ClassVar[SceneSpec]
 
-    name = "scene"
-    presets: dict[str, str] = {}  # preset name -> one-line description
-    color_modes: dict[str, str] = {}  # mode -> label
-    params: tuple[Param, ...] = ()
-    stages: tuple[str, ...] = ()
-    steps_per_frame = 6
-    dt = 1.0 / 360.0
-
-    def __init__(self) -> None:
-        self.backend = "cpu"
-        self.timer = StageTimer(self.stages)
+    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None,
+                 seed: int | None = None, variant: str | None = None, block: Any = None, device: int = 0,
+                 **options: str):
+        spec = self.spec
+        self.device = int(device)
+        self.seed = self.default_seed if seed is None else int(seed)
         self.steps = 0
+        self.gpu_error: str | None = None  # a GPU failure that disabled the GPU for this scene
+        knobs = spec.gpu
+        self.variant = self._valid_variant(variant if variant is not None else knobs.default_variant) if knobs else ""
+        self.block = self._valid_block(block if block is not None else knobs.default_block) if knobs else None
+        unknown = set(options) - {o.name for o in spec.options}
+        if unknown:
+            raise ValueError(f"{spec.name} has no option {sorted(unknown)[0]!r}")
+        self.options = {o.name: o.default for o in spec.options}
+        for name, value in options.items():
+            self.set_option(name, value, apply=False)
+        self.toggles = {t.name: t.default for t in spec.toggles}
+        self.verify = False
+        self.verification: Verification | None = None
+        self.mismatch: np.ndarray | None = None  # items that differ in the last check (device order)
+        self.tool_on = bool(spec.tool and spec.tool.default_on)
+        self.tool_values = {p.name: p.lo + 0.5 * (p.hi - p.lo) for p in (spec.tool.params if spec.tool else ())}
+        self.backend, self.backend_note = choose_backend(backend, self.supported_backends)
+        self.timer: StageTimer = stage_timer(self.backend, spec.stages)
+        self.preset = ""
+        self.target_n = 0
+        self.load_preset(preset or spec.default_preset, n)
 
-    # --- settings -------------------------------------------------------------------
+    default_seed = 0
+
+    # --- hooks a scene implements ------------------------------------------------------------
+    def _load(self, preset: str, n: int | None) -> None:
+        """Build the preset's state with ``n`` items (None: the preset's own count) on
+        ``self.backend``. On failure (ValueError, MemoryError) the current state must be kept."""
+        raise NotImplementedError
+
+    def _step(self) -> None:
+        """One physics step, its stages timed with ``self.timer.stage(name)``."""
+        raise NotImplementedError
+
+    def _move_state(self, backend: str) -> None:
+        """Move the state to ``backend`` without a reset."""
+        raise NotImplementedError
+
+    @property
+    def n(self) -> int:
+        raise NotImplementedError
+
+    def stats(self) -> dict:
+        """The values of ``spec.stats`` by key (plus "n", "steps", "sim_time")."""
+        raise NotImplementedError
+
+    def view(self, color_mode: str) -> View:
+        """What to draw now, coloured by ``color_mode``."""
+        raise NotImplementedError
+
+    @property
+    def color_modes(self) -> dict[str, str]:
+        """Colour modes (mode -> label); "block" (``BLOCK_COLORS``) when block colouring is available now."""
+        return {BLOCK_COLORS: "CUDA block"} if self.block_colors_available() else {}
+
+    # --- optional hooks, one per capability -------------------------------------------------------
+    def _apply_gpu_knobs(self) -> None:
+        """Variant or block changed: rebuild what depends on them (GPU knobs)."""
+
+    def gpu_kernels_run(self) -> bool:
+        """Do the scene's CUDA kernels handle it now (what q, Q, v and c act on)?"""
+        return self.backend == "gpu"
+
+    def block_colors_available(self) -> bool:
+        return self.spec.block_colors is not None and self.gpu_kernels_run() and not self.gpu_reason
+
+    def pointer(self, event: PointerEvent) -> None:
+        """A pointer event for the scene's tool (``spec.tool``)."""
+        raise NotImplementedError
+
+    def histogram_points(self):
+        """(points (n, 3) float64 on the scene's backend, dims) for the live distance histogram."""
+        raise NotImplementedError
+
+    def histogram_widths(self) -> tuple[float, float, float]:
+        """(smallest, largest, default) bucket width that suits the scene's points."""
+        raise NotImplementedError
+
+    def _toggle_changed(self, name: str) -> None:
+        """A toggle changed value."""
+
+    def bench_mark(self):
+        """Taken before a benchmark's timed frames; ``bench_figures`` compares against it."""
+        return None
+
+    def bench_figures(self, mark, wall_s: float) -> dict:
+        """The scene's own figures for a benchmark record (timed frames took ``wall_s``)."""
+        return {}
+
+    # --- presets and counts ----------------------------------------------------------------------
+    @property
+    def count_range(self) -> tuple[int, int]:
+        cpu, gpu = self.spec.count_limits
+        return 1, (gpu if self.backend == "gpu" else cpu)
+
+    @property
+    def takes_count(self) -> bool:
+        return self.spec.preset(self.preset).count is not None
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.spec.params
+
+    def load_preset(self, name: str, n: int | None = None) -> None:
+        """Load a preset; on failure (bad name, count out of range, too large) the current state stays."""
+        preset = self.spec.preset(name)
+        if n is not None:
+            if preset.count is None:
+                raise ValueError(f"preset {name} has a fixed number of {self.spec.words.unit}: a count does not apply")
+            lo, hi = self.count_range
+            if not lo <= int(n) <= hi:
+                raise ValueError(f"{self.spec.words.one} count {int(n):,} out of range {lo}..{hi:,} on the "
+                                 f"{self.backend.upper()}")
+        self._load(name, None if n is None else int(n))
+        self.preset = name
+        self.target_n = int(n) if n is not None else (preset.count or self.n)
+        self.steps = 0
+        self._restart_timing()
+
+    def reset(self) -> None:
+        self.load_preset(self.preset, self.target_n if self.takes_count else None)
+
+    # --- where things run ---------------------------------------------------------------------------
+    @property
+    def supported_backends(self) -> tuple[str, ...]:
+        return ("cpu", "gpu") if not self.gpu_reason else ("cpu",)
+
+    @property
+    def gpu_reason(self) -> str:
+        """Why this scene cannot use the GPU here ("" when it can)."""
+        if self.spec.gpu is None:
+            return "this scene has no GPU kernels"
+        if self.gpu_error:
+            return self.gpu_error
+        status = gpu_status()
+        return "" if status.available else status.reason
+
+    def set_backend(self, backend: str) -> None:
+        """Move the state to ``backend`` without a reset."""
+        if backend not in ("cpu", "gpu"):
+            raise ValueError(f"unknown backend {backend!r} (choose cpu or gpu)")
+        if backend == self.backend:
+            return
+        if backend == "gpu" and self.gpu_reason:
+            raise BackendUnavailable(f"GPU backend unavailable: {self.gpu_reason}")
+        try:
+            self._move_state(backend)
+        except MemoryError as exc:
+            raise BackendUnavailable(str(exc)) from None
+        except Exception as exc:  # a kernel that does not compile disables the GPU, not the scene
+            if backend == "gpu":
+                raise BackendUnavailable(f"GPU backend unavailable: {self.gpu_failed(exc)}") from None
+            raise
+        self.backend = backend
+        self._restart_timing()
+
+    def gpu_failed(self, exc: Exception) -> str:
+        """A kernel that does not compile disables the GPU for this scene; the state moves to the CPU,
+        which carries on. Returns the message."""
+        from sim.cuda import GpuCompileError
+
+        if isinstance(exc, GpuCompileError):
+            self.gpu_error = str(exc)
+            if self.backend == "gpu":
+                self._move_state("cpu")
+                self.backend = "cpu"
+                self._restart_timing()
+        return str(exc)
+
+    def _restart_timing(self) -> None:
+        self.timer = stage_timer(self.backend, self.spec.stages)
+        self._invalidate_checks()
+
+    def _invalidate_checks(self) -> None:
+        self.verification = None
+        self.mismatch = None
+
+    def finish(self) -> None:
+        """Wait for the device (GPU backend), so that a host clock can stop."""
+        if self.backend == "gpu" or self.gpu_kernels_run():
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                cupy.cuda.get_current_stream().synchronize()
+
+    # --- GPU knobs ---------------------------------------------------------------------------------
+    def _valid_variant(self, variant: str) -> str:
+        variants = self.spec.gpu.variants
+        if variant not in variants:
+            raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(variants)})")
+        return variant
+
+    def _valid_block(self, block):
+        """Threads (a multiple of 32 up to 1024) or a 2D shape (w, h) of at most 1024 threads."""
+        if isinstance(block, (tuple, list)):
+            w, h = (int(v) for v in block)
+            if not (w >= 1 and h >= 1 and w * h <= 1024):
+                raise ValueError(f"block shape {w}x{h} must have 1 to 1024 threads")
+            return (w, h)
+        block = int(block)
+        if not (32 <= block <= 1024 and block % 32 == 0):
+            raise ValueError(f"block size must be a multiple of 32 from 32 to 1024, got {block}")
+        return block
+
+    def set_variant(self, variant: str) -> None:
+        self._set_knobs(self._valid_variant(variant), self.block)
+
+    def set_block(self, block) -> None:
+        self._set_knobs(self.variant, self._valid_block(block))
+
+    def _set_knobs(self, variant: str, block) -> None:
+        before = self.variant, self.block
+        self.variant, self.block = variant, block
+        try:
+            self._apply_gpu_knobs()
+        except Exception as exc:
+            from sim.cuda import GpuCompileError
+
+            if isinstance(exc, GpuCompileError):
+                raise BackendUnavailable(self.gpu_failed(exc)) from None
+            self.variant, self.block = before
+            raise
+        self._invalidate_checks()
+
+    def set_option(self, name: str, value: str, apply: bool = True) -> None:
+        option = next((o for o in self.spec.options if o.name == name), None)
+        if option is None:
+            raise ValueError(f"{self.spec.name} has no option {name!r}")
+        if value not in option.choices:
+            raise ValueError(f"unknown {name} {value!r} (choose from {', '.join(option.choices)})")
+        before = self.options.get(name)
+        self.options[name] = value
+        if apply:
+            try:
+                self._apply_gpu_knobs()
+            except Exception:
+                self.options[name] = before
+                raise
+            self._invalidate_checks()
+
+    # --- toggles ---------------------------------------------------------------------------------
+    def set_toggle(self, name: str, on: bool) -> None:
+        if name not in self.toggles:
+            raise ValueError(f"{self.spec.name} has no switch {name!r}")
+        self.toggles[name] = bool(on)
+        self._toggle_changed(name)
+        self._invalidate_checks()
+
+    # --- verification ------------------------------------------------------------------------------
+    def set_verify(self, on: bool) -> None:
+        if on and self.spec.verifier is None:
+            raise ValueError(f"the {self.spec.name} scene has no verification")
+        if on and not self.gpu_kernels_run():
+            raise ValueError(f"verification checks the GPU's work against the CPU: {self.spec.gpu.kernels_run_hint}")
+        self.verify = bool(on)
+        self._invalidate_checks()
+
+    def record_check(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None) -> None:
+        """Keep one check's result: ``mismatch`` marks the differing items, ``started`` is its
+        ``time.perf_counter()`` start."""
+        differing = int(np.count_nonzero(mismatch))
+        before = self.verification
+        self.mismatch = mismatch
+        self.verification = Verification(
+            against=against, differing=differing, checked=int(mismatch.shape[0]),
+            check_ms=(time.perf_counter() - started) * 1e3,
+            passes_checked=(before.passes_checked if before else 0) + 1,
+            passes_mismatched=(before.passes_mismatched if before else 0) + (differing > 0),
+            details=details or {})
+
+    def marked(self, count: int) -> np.ndarray | None:
+        """The last check's differing items when verification is on and they match ``count`` items."""
+        if self.verify and self.mismatch is not None and self.mismatch.shape[0] == count:
+            return self.mismatch
+        return None
+
+    # --- the pointer tool ---------------------------------------------------------------------------
+    def set_tool(self, on: bool) -> None:
+        if on and self.spec.tool is None:
+            raise ValueError(f"the {self.spec.name} scene has no pointer tool")
+        self.tool_on = bool(on)
+
+    def set_tool_value(self, name: str, value: float) -> float:
+        param = next((p for p in (self.spec.tool.params if self.spec.tool else ()) if p.name == name), None)
+        if param is None:
+            raise KeyError(f"{self.spec.name}'s tool has no setting {name!r}")
+        value = _clamped(param, value, self.tool_values[name])
+        self.tool_values[name] = value
+        return value
+
+    # --- sliders -------------------------------------------------------------------------------------
     def param_value(self, name: str) -> float:
         return float(getattr(self.settings, name))
 
@@ -52,34 +343,36 @@ class Scene:
         """Set a slider value, clamped to its range; NaN or junk keeps the old value."""
         param = next((p for p in self.params if p.name == name), None)
         if param is None:
-            raise KeyError(f"{self.name} has no parameter {name!r}")
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            return self.param_value(name)
-        if not math.isfinite(value):
-            return self.param_value(name)
-        value = min(max(value, param.lo), param.hi)
+            raise KeyError(f"{self.spec.name} has no parameter {name!r}")
+        value = _clamped(param, value, self.param_value(name))
         setattr(self.settings, name, value)
         return value
 
-    # --- time ----------------------------------------------------------------------
+    # --- time -------------------------------------------------------------------------------------------
     @property
     def sim_time(self) -> float:
-        return self.steps * self.dt
+        return self.steps * self.spec.dt
+
+    def step(self) -> None:
+        self._step()
+        self.steps += 1
 
     def advance_frame(self) -> None:
         """One displayed frame: ``steps_per_frame`` physics steps, then close the timer frame."""
-        for _ in range(self.steps_per_frame):
+        for _ in range(self.spec.steps_per_frame):
             self.step()
         self.timer.frame_done()
 
-    # --- to be provided by subclasses -------------------------------------------------
-    def step(self) -> None:
-        raise NotImplementedError
+    def single_step(self) -> None:
+        self.step()
+        self.timer.frame_done()
 
-    def positions(self) -> np.ndarray:
-        raise NotImplementedError
 
-    def colors(self, mode: str) -> np.ndarray:
-        raise NotImplementedError
+def _clamped(param: Param, value, fallback: float) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return fallback
+    if not math.isfinite(value):
+        return fallback
+    return min(max(value, param.lo), param.hi)

@@ -1,64 +1,199 @@
 """The one way kernel-lab writes an output file: atomically, never over what it must not replace.
 
-``atomic_output(path)`` checks the target before any work (``check_target``), writes into a
-temporary file created exclusively in the target's folder (O_EXCL | O_NOFOLLOW, a unique name),
-and renames it over the target only when the block completes; on any error or interrupt the
-temporary file is removed and the previous file is kept.
+    check_target(path, what)                  before any work: UsageError (exit 2) if it cannot be written
+    with atomic_output(path, binary=False, what=...) as f: f.write(...)
+    write_bytes(path, data, what) / write_text(path, text, what)
+    OutputError                               writing failed (after the work): exit 1, previous file kept
+
+Guarantees:
+- Only a regular file is ever replaced. An existing directory, symbolic link (not followed), FIFO,
+  socket or device node is refused, as are an empty path, a NUL byte, a name longer than the file
+  system allows and a folder that does not exist or where no file can be created (a probe file is
+  created and removed: this catches read-only mounts and /proc, even for root).
+- The content goes to a temporary file created exclusively (O_EXCL | O_NOFOLLOW, a random name,
+  ``.<name>.<hex>.partial``) in the target's folder, is flushed and fsync'ed, and is renamed over
+  the target only when the block completes: readers see the old file or the whole new one. On any
+  error, Ctrl-C, SIGTERM or SIGHUP the temporary file is removed and the previous file is kept.
+- While a temporary file is open (main thread), SIGTERM and SIGHUP raise SystemExit(128 + signal),
+  so the process exits 143 (SIGTERM) or 129 (SIGHUP) after cleaning up; a signal the process was
+  told to ignore (``nohup``) or that has a handler of its own is left alone.
+- A new file's permissions follow the umask (0666 & ~umask); a replaced file keeps its mode.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import signal
+import stat
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sim.cli import UsageError
+
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class OutputError(RuntimeError):
     """Writing an output failed after the work was done (disk full, ...): exit 1, previous file kept."""
 
 
-def check_target(path: str, what: str = "output") -> None:
-    """Refuse (UsageError) a path that cannot be written as a regular file, before any work."""
+def _name_max(folder: str) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def _temporary_name(path: str, folder: str) -> str:
+    """``.<name>.<12 hex>.partial`` in the target's folder, the name shortened to fit the file system."""
+    token = secrets.token_hex(6)
+    room = _name_max(folder) - len(f"..{token}.partial")
+    name = os.fsencode(os.path.basename(path))[:room].decode(errors="ignore")
+    return os.path.join(folder, f".{name}.{token}.partial")
+
+
+def _create_temporary(path: str, folder: str) -> tuple[int, str]:
+    """An exclusively created temporary file (never an existing name, never through a link)."""
+    for _ in range(16):
+        temporary = _temporary_name(path, folder)
+        try:
+            return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                           0o666), temporary
+        except FileExistsError:  # someone holds this name: draw another
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", folder)
+
+
+def _describe(mode: int) -> str:
+    kinds = ((stat.S_ISLNK, "a symbolic link (not followed)"), (stat.S_ISDIR, "a directory"),
+             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"))
+    return next((words for test, words in kinds if test(mode)), "not a regular file")
+
+
+def _existing(path: str, what: str) -> os.stat_result | None:
+    """The target's lstat if it is a regular file, None if it does not exist; UsageError otherwise."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise UsageError(f"{what} {path!r}: a folder on the way is not a folder") from None
+    except OSError as exc:
+        raise UsageError(f"{what} {path!r}: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{what} {path!r} is {_describe(st.st_mode)}: not replaced")
+    return st
+
+
+def check_target(path, what: str = "output") -> None:
+    """Refuse (UsageError, exit 2) a path that cannot be written as a regular file, before any work."""
+    path = os.fspath(path) if isinstance(path, os.PathLike) else path
     if not isinstance(path, str) or not path:
         raise UsageError(f"{what} path is empty")
+    if "\0" in path:
+        raise UsageError(f"{what} path {path!r} contains a NUL character")
+    if path.endswith(os.sep) or os.path.basename(path) in (".", ".."):
+        raise UsageError(f"{what} {path!r} names a folder, not a file")
     folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise UsageError(f"{what} {path!r} is a directory")
-    if os.path.lexists(path) and not os.path.isfile(path):
-        raise UsageError(f"{what} {path!r} exists and is not a regular file: not replaced")
+    name_bytes = len(os.fsencode(os.path.basename(path)))
+    if os.path.isdir(folder) and name_bytes > _name_max(folder):
+        raise UsageError(f"{what} {path!r}: the name is too long ({name_bytes} bytes, at most "
+                         f"{_name_max(folder)} here)")
+    if len(os.fsencode(os.path.abspath(path))) >= 4096:
+        raise UsageError(f"{what} {path!r}: the path is too long")
+    st = _existing(path, what)
     if not os.path.isdir(folder):
         raise UsageError(f"{what} {path!r}: folder {folder!r} does not exist")
-    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+    if st is not None and not os.access(path, os.W_OK):
         raise UsageError(f"{what} {path!r} is not writable")
+    try:  # the only sure test: create (and remove) a file where the temporary file will go
+        fd, probe = _create_temporary(path, folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"{what} {path!r}: cannot create a file in {folder!r} ({exc.strerror})") from None
+
+
+def _signal_exit(signum, frame):
+    raise SystemExit(128 + signum)
 
 
 @contextmanager
-def atomic_output(path: str, binary: bool = False, what: str = "output") -> Iterator:
-    """A file object for ``path``'s new content; renamed into place when the block succeeds."""
-    check_target(path, what)
-    folder = os.path.dirname(os.path.abspath(path))
-    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.partial")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+def _exit_cleanly_on_signals() -> Iterator[None]:
+    """SIGTERM / SIGHUP raise SystemExit(128 + signal) in the main thread while the block runs, so that
+    cleanup code runs; signals that are ignored or have their own handler keep it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    replaced = {}
+    for sig in TERMINATING_SIGNALS:
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            replaced[sig] = signal.signal(sig, _signal_exit)
     try:
-        with os.fdopen(fd, "wb" if binary else "w") as stream:
-            yield stream
-        os.replace(temporary, path)
-    except BaseException:
+        yield
+    finally:
+        for sig, previous in replaced.items():
+            signal.signal(sig, previous)
+
+
+def _failed(path: str, what: str, exc: OSError) -> OutputError:
+    return OutputError(f"cannot write {what} {path!r}: {exc.strerror or exc}; the previous file (if any) is kept")
+
+
+@contextmanager
+def atomic_output(path, binary: bool = False, what: str = "output") -> Iterator:
+    """A file object for ``path``'s new content; renamed into place when the block succeeds.
+
+    OutputError if the target cannot be written (call ``check_target`` before the work to get exit 2
+    instead) or if writing fails; the temporary file is removed on every way out but success.
+    """
+    path = os.fspath(path) if isinstance(path, os.PathLike) else path
+    try:
+        check_target(path, what)
+    except UsageError as exc:
+        raise OutputError(str(exc)) from None
+    folder = os.path.dirname(os.path.abspath(path))
+    with _exit_cleanly_on_signals():
         try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
+            fd, temporary = _create_temporary(path, folder)
+        except OSError as exc:
+            raise _failed(path, what, exc) from None
+        try:
+            try:
+                previous = _existing(path, what)
+                if previous is not None:
+                    os.fchmod(fd, stat.S_IMODE(previous.st_mode))
+                stream = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
+            except BaseException:
+                os.close(fd)
+                raise
+            with stream:
+                yield stream
+                stream.flush()
+                os.fsync(stream.fileno())
+            _existing(path, what)  # still a regular file or nothing: never rename over a device
+            os.replace(temporary, path)
+        except BaseException as exc:
+            try:
+                os.unlink(temporary)
+            except FileNotFoundError:
+                pass
+            if isinstance(exc, OSError):
+                raise _failed(path, what, exc) from None
+            if isinstance(exc, UsageError):
+                raise OutputError(str(exc)) from None
+            raise
 
 
-def write_bytes(path: str, data: bytes, what: str = "output") -> None:
+def write_bytes(path, data: bytes, what: str = "output") -> None:
     with atomic_output(path, binary=True, what=what) as f:
         f.write(data)
 
 
-def write_text(path: str, text: str, what: str = "output") -> None:
+def write_text(path, text: str, what: str = "output") -> None:
     with atomic_output(path, what=what) as f:
         f.write(text)

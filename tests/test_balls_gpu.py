@@ -8,7 +8,8 @@ from test_balls_proximity import all_pairs_brute_force as brute_force_pairs
 
 from sim import create_scene, cuda
 from sim.balls import grid_cpu, proximity_cpu, world
-from sim.balls.scene import _differing_balls, _lists_from_pairs
+from sim.pairs import differing_items as _differing_balls
+from sim.pairs import lists_from_pairs as _lists_from_pairs
 
 pytestmark = pytest.mark.gpu
 

@@ -3,7 +3,9 @@
 import numpy as np
 
 from sim.balls import proximity_cpu, world
-from sim.balls.scene import _differing_balls, _lists_from_pairs, _pairs_from_lists
+from sim.pairs import differing_items as _differing_balls
+from sim.pairs import lists_from_pairs as _lists_from_pairs
+from sim.pairs import pairs_from_lists as _pairs_from_lists
 
 
 def lattice_pairs():

@@ -7,12 +7,13 @@ file twice, inserting the matching ``#define`` after the ``#version`` line.
 
 from __future__ import annotations
 
+import importlib.resources
 from functools import cache
 from pathlib import Path
 
 import moderngl
 
-SHADER_DIR = Path(__file__).resolve().parent.parent / "shaders"
+SHADER_DIR = Path(importlib.resources.files("shaders"))
 
 
 @cache

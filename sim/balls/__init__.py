@@ -1,1 +1,53 @@
 """3D falling balls with z-sorted proximity pairs (spec: balls.md)."""
+
+import assets
+from sim.balls import world
+from sim.contract import (BlockColoring, GpuKnobs, HistogramSource, Param, Preset, SceneSpec, Stat, Toggle, Verifier,
+                          Words)
+
+PARAMS = (
+    Param("gravity", "gravity", 0.0, 30.0, "%.2f", help="acceleration along -y"),
+    Param("friction", "friction mu", 0.0, 3.0, "%.2f", help="Coulomb coefficient, balls and trough"),
+    Param("restitution", "restitution", 0.05, 0.95, "%.2f", help="normal coefficient of restitution"),
+    Param("contact_freq", "stiffness w0", 30.0, 180.0, "%.0f rad/s",
+          help="contact frequency: a contact lasts pi/w0 s; stable while w0*dt < 0.5"),
+    Param("rolling", "rolling resistance", 0.0, 0.2, "%.3f", help="mu_r: torque against relative spin"),
+)
+DRIP_RATE = Param("drip_rate", "drip rate", 10.0, 5000.0, "%.0f balls/s", log=True)
+
+SPEC = SceneSpec(
+    name="balls",
+    title="3D balls falling into a trough: z-sorted proximity pairs, DEM contacts with friction",
+    words=Words(unit="balls", one="ball", variant="proximity variant"),
+    view="points",
+    presets=tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
+                  for name, p in assets.presets("balls").items()),
+    default_preset="drip",
+    run_preset="T",
+    scene="sim.balls.scene:BallsScene",
+    stages=("sort", "proximity", "forces+integrate"),
+    stats=(
+        Stat("n", "balls"),
+        Stat("steps", "steps"),
+        Stat("sim_time", "sim time", "{:.3f} s"),
+        Stat("tests", "last pass: tests", help="predicate evaluations of the last proximity pass"),
+        Stat("tests_per_ball", "tests per ball", "{:.1f}"),
+        Stat("pairs", "pairs", help="pairs the last proximity pass found"),
+        Stat("passes", "proximity passes"),
+    ),
+    params=PARAMS + (DRIP_RATE,),
+    steps_per_frame=world.STEPS_PER_PASS,
+    dt=world.DT,
+    count_limits=(200_000, 20_000_000),
+    toggles=(Toggle("cuda_proximity", "CUDA proximity",
+                    "the proximity pass runs as a GPU kernel (on) or on the CPU (off), whatever holds the state",
+                    key="F4"),),
+    gpu=GpuKnobs(variants=world.PROXIMITY_VARIANTS, default_variant="global", blocks=world.BLOCK_SIZES,
+                 default_block=128, fastest="grid", cpu_variants=True,
+                 kernels_run_hint="turn on CUDA proximity (F4) or GPU physics (a)"),
+    verifier=Verifier(checks="each proximity pass is checked on the CPU",
+                      mismatch="balls whose pairs differ from the CPU's are drawn red"),
+    block_colors=BlockColoring(),
+    histogram=HistogramSource(dims=3),
+    kernels="sim.balls.kernels:builds",
+)

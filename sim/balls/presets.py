@@ -1,15 +1,18 @@
 """Initial states for the balls scene: the spec's benchmark lattices, a block drop and a drip.
 
+The presets themselves are data (assets/presets/balls.toml); ``build`` turns one into a state.
 Each builder returns (pos, vel) as (n, 4) float32 arrays: pos = x, y, z, radius; vel w unused.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+import assets
 from sim.balls import world
 
-LATTICE_TIERS = {"T": 1, "t": 5}
 BLOCK_TIERS = 16  # the block preset widens its trough so that its lattice is about this many tiers
 
 
@@ -119,3 +122,32 @@ class Dripper:
             self.recent = np.vstack([self.recent, np.column_stack(
                 [new[:, 0], new[:, 2], np.full(len(out), self.clock)])])
         return new
+
+
+@dataclass
+class Drop:
+    """What a preset starts with."""
+
+    pos: np.ndarray
+    vel: np.ndarray
+    trough: world.Trough
+    friction: float
+    dripper: Dripper | None  # the drip preset tops the balls up from here
+
+
+def build(name: str, n: int | None, rng: np.random.Generator) -> Drop:
+    """The state of preset ``name`` (assets/presets/balls.toml) with ``n`` balls where it takes a count."""
+    table = assets.presets("balls")[name]
+    kind, radius, count = table["build"], float(table["radius"]), n or table.get("count")
+    trough = world.Trough()
+    dripper = None
+    if kind == "lattice":
+        pos, vel = lattice(int(table["tiers"]), radius, rng=rng)
+    elif kind == "block":
+        pos, vel, trough = block(count, rng)
+    elif kind == "drip":  # starts empty: the dripper fills it
+        pos, vel = np.empty((0, 4), np.float32), np.empty((0, 4), np.float32)
+        dripper = Dripper(radius, rng)
+    else:
+        raise ValueError(f"preset {name}: unknown build {kind!r}")
+    return Drop(pos, vel, trough, float(table["friction"]), dripper)

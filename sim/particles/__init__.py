@@ -1,1 +1,49 @@
 """2D short-range repulsion with O(n) binning (spec: particles.md, CS 267 Homework 2)."""
+
+import assets
+from sim.contract import (BlockColoring, GpuKnobs, HistogramSource, Option, Param, Preset, SceneSpec, Stat, Tool,
+                          Verifier, Words)
+from sim.particles import kernels, world
+
+PRESETS = tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
+                for name, p in assets.presets("particles").items())
+STATS = (
+    Stat("n", "particles"),
+    Stat("size", "box size", "{:.4g}"),
+    Stat("steps", "steps"),
+    Stat("sim_time", "sim time", "{:.3f} s"),
+    Stat("absmin", "absmin", "{:.4f}", help="the course's closest pair, in cutoffs (correct runs: about 0.7-0.8; "
+                                             "a warning below 0.4)"),
+    Stat("absavg", "absavg", "{:.4f}", help="the course's mean pair distance, in cutoffs (about 0.95; a warning "
+                                             "below 0.8)"),
+)
+GPU = GpuKnobs(variants=kernels.VARIANTS, default_variant="plain", blocks=kernels.BLOCK_SIZES, default_block=256,
+               fastest="plain", kernels_run_hint="switch the physics to the GPU (a)")
+PUSH = Tool("push", "left drag pushes the particles under the pointer along the drag (Ctrl + drag when off)",
+            params=(Param("radius", "push radius", 0.01, 0.3, "%.3f", help="as a share of the box side"),
+                    Param("strength", "push strength", 0.0, 2.0, "%.2f", help="1: particles move with the pointer")),
+            default_on=False)
+
+SPEC = SceneSpec(
+    name="particles",
+    title="CS 267 2D particles: short-range repulsion with O(n) binning, bit-exact CPU twin",
+    words=Words(unit="particles", one="particle", variant="force kernel variant"),
+    view="points",
+    presets=PRESETS,
+    default_preset="2020",
+    scene="sim.particles.scene:ParticlesScene",
+    stages=("bin", "forces+move"),
+    stats=STATS,
+    steps_per_frame=10,  # one displayed frame per frame of the course's output file
+    dt=world.DT,
+    count_limits=(2_000_000, 20_000_000),
+    options=(Option("precision", "GPU float precision: fp64 (the course's) or fp32", ("fp64", "fp32"), "fp64"),),
+    gpu=GPU,
+    verifier=Verifier(checks="each GPU step is checked against a CPU step from the same state",
+                      mismatch="particles whose step differs from the CPU's are drawn red"),
+    block_colors=BlockColoring(),
+    tool=PUSH,
+    histogram=HistogramSource(dims=2),
+    kernels="sim.particles.kernels:builds",
+    commands="sim.particles.cli:COMMANDS",
+)

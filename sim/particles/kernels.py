@@ -19,7 +19,7 @@ def step(variant: str, precision: str, block: int, stats: bool) -> Build:
     if stats:
         options.append("-DSTATS")
         names.append("fold_stats")
-    return Build("sim/particles/particles.cu", tuple(options), tuple(names))
+    return Build("sim/particles/binning.cu", tuple(options), tuple(names))
 
 
 def builds() -> list[Build]:

@@ -1,4 +1,4 @@
-"""Balls on the GPU (CuPy): device state, the proximity pass in four variants, the physics step.
+"""The balls' pipeline on the GPU (CuPy): device state, the proximity pass in four variants, the step.
 
 State: float4 arrays pos (x, y, z, radius), vel (vx, vy, vz, -) and omega (spin), double-buffered
 (each step reads one set and writes the other). A proximity pass reorders the state into the
@@ -21,6 +21,7 @@ import numpy as np
 from sim import cuda
 from sim.balls import kernels, world
 from sim.cuda import grid_for
+from sim.pairs import lists_from_pairs
 
 VARIANTS = world.PROXIMITY_VARIANTS
 STEP_BLOCK = 256
@@ -232,18 +233,13 @@ class BallsGpu:
     def set_lists(self, pairs: np.ndarray) -> None:
         """Install a pair list computed elsewhere (the CPU twin), as symmetric per-ball lists."""
         n = self.n
-        a = np.concatenate([pairs[:, 0], pairs[:, 1]])
-        b = np.concatenate([pairs[:, 1], pairs[:, 0]])
-        count = np.bincount(a, minlength=n).astype(np.int32)
-        capacity = max(FIRST_CAPACITY, 1 << math.ceil(math.log2(max(int(count.max(initial=0)), 1))))
-        order = np.argsort(a, kind="stable")
-        a, b = a[order], b[order]
-        slot = np.arange(a.shape[0]) - np.repeat(np.cumsum(count) - count, count)
-        slots = np.zeros((capacity, n), np.int32)
-        slots[slot, a] = b
+        count, slots = lists_from_pairs(pairs, n, FIRST_CAPACITY)
+        capacity = 1 << math.ceil(math.log2(slots.shape[1]))
+        slot_major = np.zeros((capacity, n), np.int32)
+        slot_major[: slots.shape[1]] = np.maximum(slots, 0).T
         self.capacity, self.stride = capacity, n
-        self.count = cupy.asarray(count)
-        self.partners = cupy.asarray(slots.ravel())
+        self.count = cupy.asarray(count.astype(np.int32))
+        self.partners = cupy.asarray(slot_major.ravel())
 
     # --- drawing -------------------------------------------------------------------------------
     def write_render(self, pos_out, col_out, mode: int, block: int, trough_radius: float, mismatch) -> None:

@@ -1,0 +1,66 @@
+"""The balls' pipeline on the CPU (numpy + numba): the same stages as the GPU's.
+
+The state is (n, 4) float32 arrays pos (x, y, z, radius), vel, omega (spin), with force and
+torque scratch, and the pair list of the last proximity pass ((m, 2) ball indices).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.balls import contact_cpu, grid_cpu, proximity_cpu, world
+
+
+@dataclass
+class HostBalls:
+    pos: np.ndarray
+    vel: np.ndarray
+    omega: np.ndarray
+    force: np.ndarray = field(init=False)
+    torque: np.ndarray = field(init=False)
+    pairs: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pos = np.ascontiguousarray(self.pos, np.float32)
+        self.vel = np.ascontiguousarray(self.vel, np.float32)
+        self.omega = np.ascontiguousarray(self.omega, np.float32)
+        self.force = np.zeros_like(self.pos)
+        self.torque = np.zeros_like(self.pos)
+        self.pairs = np.empty((0, 2), np.int64)
+
+    @property
+    def n(self) -> int:
+        return self.pos.shape[0]
+
+    def kept(self, keep: np.ndarray) -> HostBalls:
+        return HostBalls(self.pos[keep], self.vel[keep], self.omega[keep])
+
+    def appended(self, pos: np.ndarray, vel: np.ndarray) -> HostBalls:
+        return HostBalls(np.concatenate([self.pos, pos]), np.concatenate([self.vel, vel]),
+                         np.concatenate([self.omega, np.zeros_like(pos)]))
+
+
+def proximity(pos: np.ndarray, vel: np.ndarray, variant: str, timer=None):
+    """The CPU twin of ``variant``'s pass: (pairs (m, 2), tests, pairs found). The grid's twin is the
+    CPU grid; the z-sweep kernels' twin is the CPU z-sweep."""
+    if variant == "grid":
+        if timer is None:
+            return grid_cpu.grid_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
+        with timer.stage("proximity"):
+            return grid_cpu.grid_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
+    return proximity_cpu.proximity_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN, timer)
+
+
+def step(balls: HostBalls, settings: world.BallSettings, trough: world.Trough, dt: float) -> None:
+    """Contact forces over the pair list and the trough, then semi-implicit Euler."""
+    zeta = settings.zeta()
+    s = settings
+    contact_cpu.pair_forces(balls.pos, balls.vel, balls.omega, balls.pairs, balls.force, balls.torque,
+                            world.DENSITY, s.contact_freq, zeta, s.friction, s.rolling)
+    contact_cpu.trough_forces(balls.pos, balls.vel, balls.omega, balls.force, balls.torque,
+                              world.DENSITY, s.contact_freq, zeta, s.friction, s.rolling,
+                              trough.radius, trough.z_min, trough.z_max)
+    contact_cpu.integrate(balls.pos, balls.vel, balls.omega, balls.force, balls.torque,
+                          world.DENSITY, s.gravity, dt)
