@@ -149,15 +149,18 @@ def replaced_source(source: str, path: Path) -> Iterator[None]:
 # --- CUDA graphs --------------------------------------------------------------------------------
 @dataclass
 class FrameGraph:
-    """The launches of ``record()`` captured once into a CUDA graph and replayed on a stream.
+    """The launches of ``record()`` captured once into a CUDA graph and replayed.
 
-    For a frame with no host wait inside (no read-back, no allocation that grows): the first call
-    runs ``record`` eagerly (so CuPy's memory pool holds every buffer it needs), the second captures
-    it, later calls replay the graph. ``invalidate()`` after anything that changes the launches'
-    arguments (buffers reallocated, sizes, kernels).
+    For a frame with no host wait inside (no read-back, no allocation that grows) whose launches
+    take the same arguments every time (e.g. an even number of double-buffered steps). Everything
+    runs on a stream of its own, ordered after the current stream's work and before its next: the
+    first call runs ``record`` eagerly there (so CuPy's memory pool holds every buffer it needs on
+    that stream), the second captures it, later calls replay the graph. ``invalidate()`` after
+    anything that changes the launches' arguments (buffers reallocated, sizes, kernels).
     """
 
     record: Callable[[], None]
+    device: int
     _graph: object = None
     _stream: object = None
     _warm: bool = False
@@ -166,22 +169,26 @@ class FrameGraph:
     def __call__(self) -> None:
         import cupy
 
-        if not self._warm:
-            self.record()
-            self._warm = True
-            return
-        if self._graph is None:
-            self._stream = self._stream or cupy.cuda.Stream(non_blocking=True)
-            self._stream.wait_event(cupy.cuda.get_current_stream().record())
-            with self._stream:
-                self._stream.begin_capture()
-                try:
+        with cupy.cuda.Device(self.device):
+            caller = cupy.cuda.get_current_stream()
+            if self._stream is None:
+                self._stream = cupy.cuda.Stream(non_blocking=True)
+            stream = self._stream
+            stream.wait_event(caller.record())
+            with stream:
+                if not self._warm:
                     self.record()
-                finally:
-                    self._graph = self._stream.end_capture()
-        self._graph.launch(self._stream)
-        cupy.cuda.get_current_stream().wait_event(self._stream.record())
-        self.replays += 1
+                    self._warm = True
+                else:
+                    if self._graph is None:
+                        stream.begin_capture()
+                        try:
+                            self.record()
+                        finally:
+                            self._graph = stream.end_capture()
+                    self._graph.launch(stream)
+                    self.replays += 1
+            caller.wait_event(stream.record())
 
     def invalidate(self) -> None:
         self._graph = None

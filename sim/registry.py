@@ -9,10 +9,12 @@ from sim.balls import SPEC as BALLS
 from sim.contract import SceneSpec, load
 from sim.cuda import Build
 from sim.particles import SPEC as PARTICLES
+from sim.sdh import SPEC as SDH
 
 SCENES: dict[str, SceneSpec] = {spec.name: spec for spec in (
     BALLS,
     PARTICLES,
+    SDH,
 )}
 
 

@@ -33,6 +33,7 @@ class Verification:
     passes_checked: int
     passes_mismatched: int
     details: dict = field(default_factory=dict)  # scene-specific figures: {"pairs on the GPU": 1200}
+    unit: str = ""  # what was checked: the scene's items, or e.g. "buckets"
 
 
 class Scene:
@@ -302,9 +303,10 @@ class Scene:
         self.verify = bool(on)
         self._invalidate_checks()
 
-    def record_check(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None) -> None:
-        """Keep one check's result: ``mismatch`` marks the differing items, ``started`` is its
-        ``time.perf_counter()`` start."""
+    def record_check(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None,
+                     unit: str = "") -> None:
+        """Keep one check's result: ``mismatch`` marks the differing items (``unit``: what they are,
+        the scene's items by default), ``started`` is its ``time.perf_counter()`` start."""
         differing = int(np.count_nonzero(mismatch))
         before = self.verification
         self.mismatch = mismatch
@@ -313,7 +315,7 @@ class Scene:
             check_ms=(time.perf_counter() - started) * 1e3,
             passes_checked=(before.passes_checked if before else 0) + 1,
             passes_mismatched=(before.passes_mismatched if before else 0) + (differing > 0),
-            details=details or {})
+            details=details or {}, unit=unit or self.spec.words.unit)
 
     def marked(self, count: int) -> np.ndarray | None:
         """The last check's differing items when verification is on and they match ``count`` items."""

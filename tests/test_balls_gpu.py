@@ -8,6 +8,7 @@ from test_balls_proximity import all_pairs_brute_force as brute_force_pairs
 
 from sim import create_scene, cuda
 from sim.balls import grid_cpu, proximity_cpu, world
+from sim.balls.render_cpu import fill_colors
 from sim.pairs import differing_items as _differing_balls
 from sim.pairs import lists_from_pairs as _lists_from_pairs
 
@@ -30,7 +31,7 @@ def gpu_pass(pos, vel, variant, block):
     """Run one GPU pass on fresh device state with poisoned outputs; return its state and lists."""
     import cupy
 
-    from sim.balls.gpu import BallsGpu
+    from sim.balls.pipeline_gpu import BallsGpu
 
     gpu = BallsGpu(pos, vel, np.zeros_like(pos), variant, block, fallen_y=-1e30)
     gpu.partners.fill(-7)
@@ -100,25 +101,25 @@ def test_verification_catches_a_planted_wrong_margin():
     good = create_scene("balls", preset="t", backend="gpu")
     good.set_verify(True)
     good.single_step()
-    assert good.verification["differing"] == 0 and good.verification["passes_checked"] == 1
+    assert good.verification.differing == 0 and good.verification.passes_checked == 1
     with cuda.planted("sim/balls/proximity.cu", "-DPLANT_MARGIN=1.0f"):
         planted = create_scene("balls", preset="t", backend="gpu")
     planted.set_verify(True)
     planted.single_step()
     report = planted.verification
-    assert report["differing"] > 1000 and report["passes_mismatched"] == 1
-    assert report["pairs_gpu"] < report["pairs_cpu"]
+    assert report.differing > 1000 and report.passes_mismatched == 1
+    assert report.details["pairs on the GPU"] < report.details["pairs on the CPU"]
     red = (planted.colors("speed") == (1, 0, 0, 1)).all(axis=1)
     np.testing.assert_array_equal(red, planted.mismatch)
 
 
 def test_verification_on_the_cpu_backend_with_cuda_proximity():
     scene = create_scene("balls", preset="T", backend="cpu", variant="shared")
-    assert scene.gpu_proximity
+    assert scene.gpu_kernels_run()
     scene.set_verify(True)
     for _ in range(3):
         scene.advance_frame()
-    assert scene.verification["passes_checked"] == 3 and scene.verification["differing"] == 0
+    assert scene.verification.passes_checked == 3 and scene.verification.differing == 0
 
 
 def test_trajectories_agree():
@@ -186,7 +187,7 @@ def test_block_colours_follow_the_block_size():
 
 
 def test_too_many_balls_keeps_the_scene(monkeypatch):
-    import sim.balls.gpu as gpu_module
+    import sim.balls.pipeline_gpu as gpu_module
 
     scene = create_scene("balls", preset="T", backend="gpu")
     monkeypatch.setattr(gpu_module, "BYTES_PER_BALL", 10**9)
@@ -240,6 +241,6 @@ def test_render_kernel_matches_the_numpy_colours(mode):
     pos = cupy.full((scene.n, 4), np.nan, cupy.float32)
     col = cupy.full((scene.n, 4), np.nan, cupy.float32)
     scene.write_render(pos, col, mode)
-    expected = scene._fill_colors(mode, cupy, cupy.empty((scene.n, 4), cupy.float32))
+    expected = fill_colors(scene, mode, cupy, cupy.empty((scene.n, 4), cupy.float32))
     np.testing.assert_array_equal(pos.get(), scene.gpu.pos[: scene.n].get())
     np.testing.assert_allclose(col.get(), expected.get(), atol=1e-6)

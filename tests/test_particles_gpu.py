@@ -106,7 +106,7 @@ def test_verification_agrees_with_a_correct_gpu_step(precision):
     for _ in range(3):
         scene.step()
     report = scene.verification
-    assert report["differing"] == 0 and report["passes_checked"] == 3 and report["checked"] == 5000
+    assert report.differing == 0 and report.passes_checked == 3 and report.checked == 5000
 
 
 def test_verification_catches_a_wrong_step():
@@ -116,6 +116,19 @@ def test_verification_catches_a_wrong_step():
     g = scene.gpu
     g.size = g.size * 0.9  # a planted fault: the kernel reflects off the wrong walls
     scene.step()
-    assert scene.verification["differing"] > 0
+    assert scene.verification.differing > 0
     red = (scene.colors("speed") == (1, 0, 0, 1)).all(axis=1)
     np.testing.assert_array_equal(red, scene.mismatch)
+
+
+def test_a_frame_replayed_as_a_cuda_graph_steps_like_the_eager_frames():
+    eager = create_scene("particles", n=20000, seed=6, backend="gpu")
+    graphed = create_scene("particles", n=20000, seed=6, backend="gpu")
+    graphed.set_toggle("graph", True)
+    for _ in range(4):
+        eager.advance_frame()
+        graphed.advance_frame()
+    assert graphed._graph.replays == 3 and graphed.steps == eager.steps == 40
+    for a, b in zip(eager.host_positions(), graphed.host_positions(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * eager.size)
+    assert graphed.stats()["absavg"] == pytest.approx(eager.stats()["absavg"], rel=1e-12)

@@ -2,8 +2,18 @@
 
 import assets
 from sim.balls import world
-from sim.contract import (BlockColoring, GpuKnobs, HistogramSource, Param, Preset, SceneSpec, Stat, Toggle, Verifier,
-                          Words)
+from sim.contract import (
+                          BlockColoring,
+                          GpuKnobs,
+                          HistogramSource,
+                          Param,
+                          Preset,
+                          SceneSpec,
+                          Stat,
+                          Toggle,
+                          Verifier,
+                          Words,
+)
 
 PARAMS = (
     Param("gravity", "gravity", 0.0, 30.0, "%.2f", help="acceleration along -y"),

@@ -20,10 +20,10 @@ from collections import deque
 
 import numpy as np
 
-from sim.balls import SPEC, DRIP_RATE, PARAMS, pipeline_cpu, presets, world
+import assets
+from sim.balls import DRIP_RATE, PARAMS, SPEC, pipeline_cpu, presets, world
 from sim.balls.pipeline_cpu import HostBalls
 from sim.balls.render_cpu import RENDER_MODES, fill_colors
-import assets
 from sim.contract import PointsView, Trough
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
 from sim.scene import Scene

@@ -1,8 +1,20 @@
 """2D short-range repulsion with O(n) binning (spec: particles.md, CS 267 Homework 2)."""
 
 import assets
-from sim.contract import (BlockColoring, GpuKnobs, HistogramSource, Option, Param, Preset, SceneSpec, Stat, Tool,
-                          Verifier, Words)
+from sim.contract import (
+                          BlockColoring,
+                          GpuKnobs,
+                          HistogramSource,
+                          Option,
+                          Param,
+                          Preset,
+                          SceneSpec,
+                          Stat,
+                          Toggle,
+                          Tool,
+                          Verifier,
+                          Words,
+)
 from sim.particles import kernels, world
 
 PRESETS = tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
@@ -38,6 +50,8 @@ SPEC = SceneSpec(
     dt=world.DT,
     count_limits=(2_000_000, 20_000_000),
     options=(Option("precision", "GPU float precision: fp64 (the course's) or fp32", ("fp64", "fp32"), "fp64"),),
+    toggles=(Toggle("graph", "CUDA graph", "each frame's ten GPU steps replayed as one CUDA graph (fewer launches); "
+                    "the stage times then cover the whole frame", default=False),),
     gpu=GPU,
     verifier=Verifier(checks="each GPU step is checked against a CPU step from the same state",
                       mismatch="particles whose step differs from the CPU's are drawn red"),

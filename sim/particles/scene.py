@@ -13,10 +13,12 @@ import numpy as np
 
 from sim.colormap import MISMATCH_RGBA, block_colors, colormap
 from sim.contract import BLOCK_COLORS, Box, PointerEvent, PointsView
+from sim.cuda import FrameGraph
 from sim.particles import SPEC, binning_cpu, pipeline_cpu, world
 from sim.particles.init import INITS
 from sim.particles.pipeline_cpu import HostParticles
 from sim.scene import Scene
+from sim.timing import NULL_TIMER
 
 UNIFORM_RGBA = (0.3, 0.7, 0.95, 1.0)
 FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report's GPU, whole run, 1000 steps
@@ -61,6 +63,8 @@ class ParticlesScene(Scene):
         self.gpu = None  # ParticlesGpu when the state is on the GPU
         self.host: HostParticles | None = None
         self._drag: tuple[float, float] | None = None
+        self._graph: FrameGraph | None = None  # the frame's steps as a CUDA graph (the "graph" toggle)
+        self._graph_of = None  # the ParticlesGpu it was captured from
         if backend == "gpu" and not forces:
             raise ValueError("the forces-off control runs on the CPU")
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
@@ -123,6 +127,22 @@ class ParticlesScene(Scene):
         return self._stats
 
     # --- stepping ---------------------------------------------------------------------------------
+    def advance_frame(self) -> None:
+        """A frame of steps; on the GPU with the "graph" toggle on, replayed as one CUDA graph."""
+        if self.gpu is None or not self.toggles["graph"] or self.verify:
+            super().advance_frame()
+            return
+        if self._graph is None or self._graph_of is not self.gpu:
+            self._graph, self._graph_of = FrameGraph(self._graph_frame, self.device), self.gpu
+        with self.timer.stage("frame (graph)"):
+            self._graph()
+        self.steps += self.spec.steps_per_frame
+        self.timer.frame_done()
+
+    def _graph_frame(self) -> None:
+        for _ in range(self.spec.steps_per_frame):  # an even count: the buffers end where they started
+            self.gpu.step(NULL_TIMER)
+
     def _step(self) -> None:
         if self.gpu is not None:
             before = self.gpu.sorted_host_state() if self.verify else None

@@ -1,1 +1,35 @@
 """Spatial distance histogram: all N(N-1)/2 pair distances of N points (spec: sdh.md)."""
+
+import assets
+from sim.contract import GpuKnobs, Param, Preset, SceneSpec, Stat, Verifier, Words
+from sim.sdh import kernels
+
+SPEC = SceneSpec(
+    name="sdh",
+    title="all-pairs spatial distance histogram of the course's atoms: exact CPU and five exact GPU kernels",
+    words=Words(unit="atoms", one="atom", variant="histogram kernel"),
+    view="plots",
+    presets=tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
+                  for name, p in assets.presets("sdh").items()),
+    default_preset="course",
+    scene="sim.sdh.scene:HistogramScene",
+    stages=("histogram",),
+    stats=(
+        Stat("n", "atoms"),
+        Stat("buckets", "buckets"),
+        Stat("pairs", "pairs counted", help="always N(N-1)/2: far-corner pairs land in the last bucket"),
+        Stat("histogram_ms", "last histogram", "{:.2f} ms"),
+        Stat("pairs_per_s", "pairs/s", "{:.3g}"),
+        Stat("steps", "histograms"),
+    ),
+    params=(Param("width", "bucket width", 20.0, 5000.0, "%.1f", log=True,
+                  help="the course's W: (int)(23000 * 1.732 / W) + 1 buckets"),),
+    count_limits=(100_000, 5_000_000),
+    gpu=GpuKnobs(variants=kernels.KERNELS, default_variant="fast", blocks=kernels.BLOCK_SIZES, default_block=256,
+                 fastest="fast", kernels_run_hint="switch the histogram to the GPU (a)"),
+    verifier=Verifier(checks="each GPU histogram is checked against the exact CPU histogram of the same atoms",
+                      mismatch="buckets whose counts differ are listed"),
+    kernels="sim.sdh.kernels:builds",
+    commands="sim.sdh.cli:COMMANDS",
+    bench="sim.sdh.bench:BENCH",
+)

@@ -1,0 +1,104 @@
+"""The distance histogram as a scene: the course's atoms, each step one whole histogram on the
+active backend (the CPU's exact count or one of the five GPU kernels), drawn as plots.
+
+The atoms do not move; a step recounts every pair with the current bucket width and kernel, so
+the panel's timings are the kernel's and verification recounts on the CPU.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+import assets
+from sim.contract import Plot, PlotsView, Series
+from sim.scene import Scene
+from sim.sdh import SPEC, cpu, data
+
+GREEN = (0.35, 0.8, 0.45, 1.0)
+
+
+@dataclass
+class HistogramSettings:
+    width: float = 500.0
+
+
+class HistogramScene(Scene):
+    spec = SPEC
+    default_seed = 1
+
+    def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
+        self.settings = HistogramSettings()
+        self.counts = np.zeros(1, np.int64)
+        self.last_ms = 0.0
+        super().__init__(preset, backend, n, seed, variant, block, device)
+
+    def _load(self, preset: str, n: int | None) -> None:
+        table = assets.presets("sdh")[preset]
+        self.points = data.atoms(n or table["count"], self.seed)
+        self.device_points = None
+        self.settings.width = float(table["width"])
+        self.counts = np.zeros(data.bucket_count(self.settings.width), np.int64)
+        self.last_ms = 0.0
+
+    def _move_state(self, backend: str) -> None:
+        self.device_points = None  # copied to the device at the next step
+
+    @property
+    def n(self) -> int:
+        return self.points.shape[0]
+
+    @property
+    def buckets(self) -> int:
+        return data.bucket_count(self.settings.width)
+
+    def _step(self) -> None:
+        width, buckets = self.settings.width, self.buckets
+        with self.timer.stage("histogram"):
+            started = time.perf_counter()
+            if self.backend == "gpu":
+                from sim.sdh import gpu
+
+                if self.device_points is None:
+                    import cupy
+
+                    with cupy.cuda.Device(self.device):
+                        self.device_points = cupy.asarray(self.points)
+                counts, ms = gpu.histogram(self.device_points, width, buckets, self.variant, self.block,
+                                           device=self.device)
+            else:
+                counts = cpu.histogram(self.points, width, buckets)
+                ms = (time.perf_counter() - started) * 1e3
+        self.counts, self.last_ms = counts, ms
+        if self.verify:
+            checked = time.perf_counter()
+            reference = cpu.histogram(self.points, width, buckets)
+            differ = counts != reference
+            self.record_check("the exact CPU histogram", differ, checked,
+                              {"pairs differing": int(np.abs(counts - reference).sum())}, unit="buckets")
+
+    def stats(self) -> dict:
+        pairs = int(self.counts.sum())
+        return {"n": self.n, "buckets": self.counts.shape[0], "pairs": pairs, "histogram_ms": self.last_ms,
+                "pairs_per_s": pairs / (self.last_ms * 1e-3) if self.last_ms else 0.0, "steps": self.steps,
+                "sim_time": 0.0}
+
+    def view(self, color_mode: str) -> PlotsView:
+        counts = self.counts.astype(np.float64)
+        width = self.settings.width
+        edges = np.arange(counts.shape[0], dtype=np.float64) * width
+        n = self.n
+        shell = 4 / 3 * math.pi * np.diff(np.arange(counts.shape[0] + 1) ** 3 * width**3)
+        ideal = n * (n - 1) / 2 * shell / data.BOX_SIZE**3
+        g = np.divide(counts, ideal, out=np.zeros_like(counts), where=ideal > 0)
+        histogram = Plot("distance histogram", [Series("pairs", edges, counts, "stairs")], "r", "pairs")
+        rdf = Plot("g(r) against an ideal gas in the cube", [Series("g(r)", edges + 0.5 * width, g, "line", GREEN)],
+                   "r", "g(r)", hlines=(1.0,))
+        return PlotsView([histogram, rdf], columns=1)
+
+    @property
+    def color_modes(self) -> dict[str, str]:
+        return {"counts": "Counts"}

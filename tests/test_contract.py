@@ -1,0 +1,119 @@
+"""Every registered scene keeps the scene contract: presets load and step on the CPU (and, marked
+``gpu``, on the GPU), views and statistics are complete, declared capabilities are implemented,
+and ``run --headless`` works for it with no other flag. A new scene that forgets a piece fails here.
+"""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from sim.contract import FieldView, PlotsView, PointsView, SceneSpec, load
+from sim.registry import SCENES
+from sim.scene import Scene
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SPECS = list(SCENES.values())
+SMALL = 300  # items for presets that take a count: quick on the CPU
+
+
+def small_scene(spec: SceneSpec, preset: str, backend: str = "cpu"):
+    n = SMALL if spec.preset(preset).count is not None else None
+    return spec.create(preset=preset, backend=backend, n=n)
+
+
+def check_view(scene, mode: str) -> None:
+    view = scene.view(mode)
+    if isinstance(view, PointsView):
+        pos, col = view.host()
+        assert pos.shape == col.shape == (scene.n, 4) and view.count == scene.n
+        assert np.isfinite(pos).all() and ((col >= 0) & (col <= 1)).all()
+        assert view.dims in (2, 3) and view.spacing > 0
+    elif isinstance(view, FieldView):
+        values = view.host()
+        assert values.shape == view.shape and values.dtype == np.float32
+        assert view.value_range[0] < view.value_range[1] and view.legend.label
+    else:
+        assert isinstance(view, PlotsView) and view.plots
+        for plot in view.plots:
+            for series in plot.series:
+                assert len(series.x) == len(series.y) and np.isfinite(np.asarray(series.y, float)).all()
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_spec_is_complete(spec):
+    assert spec.name in SCENES and spec.words.unit and spec.title and spec.stages and spec.stats
+    spec.preset(spec.default_preset)
+    spec.preset(spec.start_preset)
+    cls = load(spec.scene)
+    assert issubclass(cls, Scene) and cls.spec is spec
+    for hook in ("_load", "_step", "_move_state", "stats", "view", "n"):
+        assert getattr(cls, hook) is not getattr(Scene, hook), f"{spec.name} must implement {hook}"
+    if spec.gpu:
+        assert spec.kernels, "a scene with GPU knobs lists its CUDA builds"
+        assert spec.gpu.default_variant in spec.gpu.variants and spec.gpu.default_block in spec.gpu.blocks
+    if spec.tool:
+        assert cls.pointer is not Scene.pointer
+    if spec.histogram:
+        assert cls.histogram_points is not Scene.histogram_points
+        assert cls.histogram_widths is not Scene.histogram_widths
+    for command in load(spec.commands) if spec.commands else ():
+        assert command.name and callable(command.run) and callable(command.add_arguments)
+
+
+@pytest.mark.parametrize("spec, preset", [(s, p.name) for s in SPECS for p in s.presets],
+                         ids=[f"{s.name}-{p.name}" for s in SPECS for p in s.presets])
+def test_every_preset_loads_steps_and_draws_on_the_cpu(spec, preset):
+    scene = small_scene(spec, preset)
+    assert scene.backend == "cpu" and scene.preset == preset
+    scene.advance_frame()
+    assert scene.steps == spec.steps_per_frame
+    assert set(scene.timer.names) >= set(spec.stages)
+    stats = scene.stats()
+    for stat in spec.stats:
+        assert stat.key in stats, f"{spec.name} stats lack {stat.key}"
+        assert stat.text(stats).startswith(stat.label)
+    for mode in scene.color_modes:
+        check_view(scene, mode)
+    if spec.histogram:
+        points, dims = scene.histogram_points()
+        assert points.shape == (scene.n, 3) and dims == spec.histogram.dims
+        lo, hi, default = scene.histogram_widths()
+        assert 0 < lo <= default <= hi
+    scene.reset()
+    assert scene.steps == 0
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_run_headless_works_with_no_other_flag(spec):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    out = subprocess.run([sys.executable, str(ROOT / "main.py"), "run", spec.name, "--headless", "--steps",
+                          str(spec.steps_per_frame)], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr
+    for stat in spec.stats:
+        assert stat.label in out.stdout
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.gpu], ids=[s.name for s in SPECS if s.gpu])
+def test_every_scene_runs_verifies_and_colours_by_block_on_the_gpu(spec):
+    scene = small_scene(spec, spec.start_preset, backend="gpu")
+    assert scene.backend == "gpu" and scene.gpu_kernels_run()
+    for variant in spec.gpu.variants:
+        scene.set_variant(variant)
+        scene.advance_frame()
+    if spec.verifier:
+        scene.set_verify(True)
+        scene.advance_frame()
+        assert scene.verification is not None and scene.verification.differing == 0
+    if spec.block_colors:
+        assert "block" in scene.color_modes
+    for mode in scene.color_modes:
+        check_view(scene, mode)
+    scene.set_backend("cpu")
+    scene.advance_frame()
+    scene.set_backend("gpu")
+    scene.advance_frame()
