@@ -37,6 +37,14 @@ def test_help_lists_every_command():
     (["bench", "balls", "--backend", "tpu"], "invalid choice"),
     (["run", "balls", "--headless", "--size", "big"], "--size"),
     (["bench", "balls", "-n", "0"], "must be positive"),
+    (["run", "balls", "--preset", "T", "-n", "5", "--headless"], "fixed number of balls"),
+    (["bench", "particles", "--preset", "foo"], "unknown preset 'foo'"),
+    (["run", "particles", "--precision", "fp32", "--headless"], "--precision applies to the particles scene's GPU"),
+    (["run", "particles", "--precision", "fp16", "--headless"], "unknown precision"),
+    (["run", "particles", "--variant", "tiled", "--headless"], "--variant applies"),
+    (["bench", "balls", "--variant", "warp"], "unknown variant 'warp'"),
+    (["run", "sdh", "--block", "64", "--headless"], "--block applies"),
+    (["run", "balls", "--json", "x.json", "--headless"], "unrecognized arguments"),
 ])
 def test_bad_input_exits_2_with_a_message(args, message):
     out = cli(*args)
@@ -67,6 +75,12 @@ def test_gpu_request_without_gpu_says_why():
     out = cli("run", "balls", "--headless", "--steps", "6", "--backend", "gpu")
     assert out.returncode == 1
     assert "GPU backend unavailable" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_counts_take_suffixes_and_exponents():
+    out = cli("run", "particles", "-n", "2k", "--steps", "10", "--headless")
+    assert out.returncode == 0, out.stderr
+    assert "particles 2,000" in out.stdout and "absmin" in out.stdout
 
 
 def test_headless_run_prints_a_summary():
