@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One device call: set up the viewer's wheels and EGL libraries (carried as .whl and .gl), then run
+# what is asked: `tests` (pytest -m gpu, every GPU test), `regress` (balls and particles at 1M and
+# 10M beside their peers), or any other bench script under bench/. Logs and JSON go to $OUT.
+#   bench/device.sh tests regress
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+if [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site
+fi
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+for what in "$@"; do
+  case "$what" in
+    tests)
+      python3 -m pytest -q -m gpu -p no:cacheprovider 2>&1 | tee "$out/pytest-gpu.log" | tail -25 ;;
+    regress)
+      python3 main.py bench balls --backend gpu --preset block -n 1000000,10000000 --variant grid --block 128 \
+        --steps 120 --json "$out/balls-gpu-large.json" 2>&1 | tail -30
+      python3 .peers/peer_balls.py --sizes 1000000,10000000 --steps 60 --json "$out/peer-balls.json"
+      python3 main.py bench particles --backend gpu --sizes 1000000,10000000 --variant plain --steps 1000 \
+        --json "$out/particles-gpu.json" 2>&1 | tail -20
+      python3 .peers/peer_particles.py --sizes 1000000,10000000 --steps 1000 --json "$out/peer-particles.json" ;;
+    *)
+      bash "bench/$what.sh" "$out" ;;
+  esac
+done
