@@ -97,6 +97,7 @@ class Toggle:
     help: str
     key: str | None = None  # pyglet key name, e.g. "F4"
     default: bool = True
+    gpu_only: bool = True  # switches the GPU kernels: the viewer shows it with the GPU controls
 
 
 @dataclass(frozen=True)
