@@ -37,6 +37,6 @@ def course_commands() -> list:
 
 def all_builds() -> list[Build]:
     """Every CUDA build of the product's launchers (for the NVRTC check)."""
-    from viewer.splat import SPLAT
+    from viewer.render.points.splat import SPLAT
 
     return [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + [SPLAT]

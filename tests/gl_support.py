@@ -1,5 +1,6 @@
 """What several viewer tests share: whether an EGL context can be had, and a scene sent through host uploads."""
 
+import dataclasses
 import functools
 
 import pytest
@@ -23,12 +24,14 @@ needs_egl = pytest.mark.skipif(egl_problem() is not None, reason=str(egl_problem
 
 
 class HostOnly:
-    """A device scene made to go through host uploads (positions() / colors() copy to the host)."""
-
-    render_on_device = False
+    """A device scene made to go through host uploads: its views lose ``write``, so the viewer reads
+    ``host()`` (a copy to the host)."""
 
     def __init__(self, scene):
         self._scene = scene
 
     def __getattr__(self, name):
         return getattr(self._scene, name)
+
+    def view(self, color_mode):
+        return dataclasses.replace(self._scene.view(color_mode), write=None)

@@ -1,77 +1,60 @@
-"""The viewer's GPU controls driven through a stand-in scene that implements the GPU contract on
-the CPU: keys, controller messages, panel, block colours, GPU errors, trough changes, and the
-fallback from CUDA–GL interop to host uploads. No GPU needed.
+"""The viewer's GPU controls driven through a stand-in scene: the real balls scene made to believe a
+GPU is there (CUDA proximity runs the CPU twin): keys, controller messages, panel, block colours,
+GPU errors, trough changes, and the fallback from CUDA–GL interop to host uploads. No GPU needed.
 """
 
-from types import SimpleNamespace
+import dataclasses
 
 import numpy as np
 import pytest
 from gl_support import needs_egl
 
-from sim import create_scene
-from viewer.camera import OrbitCamera
-from viewer.controller import BLOCK_COLORS, Controller
-from viewer.egl import VENDOR_VARIABLE, prefer_nvidia_egl
-from viewer.keys import dispatch_key, key
+from sim.backend import BackendUnavailable
+from sim.balls import pipeline_cpu, world
+from sim.balls.scene import BallsScene
+from sim.contract import BLOCK_COLORS
+from sim.scene import Verification
+from viewer.gpu.egl import VENDOR_VARIABLE, prefer_nvidia_egl
+from viewer.render.camera import OrbitCamera
+from viewer.window.controller import Controller
+from viewer.window.keys import dispatch_key, key
+
+WIDE = world.Trough(800.0, -1600.0, 1600.0)
 
 
-class GpuContractScene:
-    """A small CPU balls scene dressed up with the GPU contract (variants, block sizes, switches)."""
-
-    variants = ("global", "texture", "shared", "grid")
-    block_sizes = (32, 64, 128, 256, 512, 1024)
+class GpuContractScene(BallsScene):
+    """A small CPU balls scene that pretends a GPU is there: the GPU knobs, switches and verification
+    act as the contract says; the state stays on the host and CUDA proximity runs the CPU twin."""
 
     def __init__(self, gpu: bool = True, n: int = 300):
-        self._inner = create_scene("balls", preset="block", n=n, seed=2)
-        self.supported_backends = ("cpu", "gpu") if gpu else ("cpu",)
-        self.gpu_reason = "" if gpu else "no CUDA device in this test"
-        self.backend = "cpu"
-        self.variant, self.block = "global", 256
-        self.cuda_proximity = self.verify = False
-        self.verification = None
-        self.gpu_error = None
-        self.render_on_device = False
-        self.color_modes = {**self._inner.color_modes, BLOCK_COLORS: "CUDA block"}
-        self.trough = SimpleNamespace(radius=40.0, z_min=-80.0, z_max=80.0)
-
-    def __getattr__(self, name):  # everything else: the real CPU scene
-        return getattr(self._inner, name)
+        self._gpu_here = gpu
+        super().__init__(preset="block", n=n, seed=2, block=256)
+        self.set_toggle("cuda_proximity", False)
 
     @property
-    def block_colors_available(self) -> bool:
-        return self.cuda_proximity or self.backend == "gpu"
+    def gpu_reason(self) -> str:
+        return "" if self._gpu_here else "no CUDA device in this test"
 
-    def set_backend(self, name):
-        if name not in self.supported_backends:
-            raise RuntimeError(f"{name} unavailable")
-        self.backend = name
+    @property
+    def n(self) -> int:
+        return self.host.n
 
-    def set_variant(self, name):
-        if name not in self.variants:
-            raise ValueError(f"unknown variant {name!r}")
-        self.variant = name
+    def set_backend(self, backend):
+        if backend == "gpu" and self.gpu_reason:
+            raise BackendUnavailable(self.gpu_reason)
+        self.backend = backend  # the state stays on the host: the tests do not step on the "GPU"
 
-    def set_block(self, size):
-        if size not in self.block_sizes:
-            raise ValueError(f"unsupported block size {size}")
-        self.block = size
-
-    def set_cuda_proximity(self, on):
-        self.cuda_proximity = bool(on)
+    def _gpu_pass_for_cpu(self):
+        host = self.host
+        host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(host.pos, host.vel, self.variant,
+                                                                              self.timer)
+        self.thread_of = np.arange(self.n)
 
     def set_verify(self, on):
-        self.verify = bool(on)
-        self.verification = {"against": "CPU z-sweep", "differing": 3, "checked": self.n, "unit": "balls",
-                             "pairs_gpu": 1200, "pairs_cpu": 1203, "check_ms": 4.2, "passes_checked": 7,
-                             "passes_mismatched": 1} if on else None
-
-    def colors(self, mode):
-        if mode == BLOCK_COLORS:
-            rgba = np.ones((self.n, 4), np.float32)
-            rgba[:, 0] = (np.arange(self.n) // self.block % 2).astype(np.float32)
-            return rgba
-        return self._inner.colors(mode)
+        super().set_verify(on)
+        if on:
+            self.verification = Verification("CPU z-sweep", 3, self.n, 4.2, 7, 1,
+                                             {"pairs on the GPU": 1200, "pairs on the CPU": 1203})
 
 
 def press(ctl, symbol, modifiers=0):
@@ -106,6 +89,8 @@ def test_f4_toggles_cuda_proximity(ctl):
 
 
 def test_v_toggles_verification_and_says_so(ctl):
+    assert "F4" in press(ctl, key.V) and not ctl.scene.verify, "v checks CUDA work: say how to run it"
+    press(ctl, key.F4)
     assert press(ctl, key.V).startswith("v: verification on") and ctl.scene.verify
     assert press(ctl, key.V) == "v: verification off" and not ctl.scene.verify
 
@@ -122,7 +107,7 @@ def test_c_colours_by_block_only_when_a_cuda_kernel_handles_the_balls(ctl):
 def test_block_colours_end_when_the_gpu_kernels_stop(ctl):
     press(ctl, key.F4)
     press(ctl, key.C)
-    ctl.scene.cuda_proximity = False  # e.g. switched off from elsewhere
+    ctl.scene.toggles["cuda_proximity"] = False  # e.g. switched off from elsewhere
     ctl.watch_scene()
     assert ctl.color_mode != BLOCK_COLORS and "off" in ctl.message
 
@@ -144,7 +129,7 @@ def test_scene_errors_become_messages(ctl):
     press(ctl, key.Q)
     assert "failed" in ctl.message and "out of memory" in ctl.message
     ctl.set_block(3)
-    assert "unsupported block size" in ctl.message
+    assert "block size must be a multiple of 32" in ctl.message
 
 
 def test_gpu_keys_say_why_when_the_scene_cannot_use_a_gpu():
@@ -194,42 +179,49 @@ def test_nvidia_egl_is_preferred_only_where_installed(tmp_path):
 @pytest.fixture
 def no_interop(monkeypatch):
     """Registration fails as it does on a Mesa context or without cuda-bindings, on any machine."""
-    import viewer.ball_feed
-    from viewer.interop import InteropError
+    import viewer.render.field
+    import viewer.render.points.feed
+    from viewer.gpu.interop import InteropError
 
     def refuse(*args, **kwargs):
         raise InteropError("cudaGraphicsGLRegisterBuffer(buffer 1) failed: cudaErrorOperatingSystem")
 
-    monkeypatch.setattr(viewer.ball_feed, "GLBufferRegistration", refuse)
+    monkeypatch.setattr(viewer.render.points.feed, "GLBufferRegistration", refuse)
+    monkeypatch.setattr(viewer.render.field, "GLBufferRegistration", refuse)
 
 
 class DeviceSceneStandIn(GpuContractScene):
-    """Claims its state is on the GPU; with interop refused, the feed must use the host."""
+    """Its views claim to be on the GPU; with interop refused, the feed must use the host."""
 
     def __init__(self):
         super().__init__()
-        self.render_on_device = True
         self.host_reads = 0
 
-    def positions(self):
-        self.host_reads += 1
-        return self._inner.positions()
+    def view(self, color_mode):
+        view = super().view(color_mode)
 
-    def write_render(self, pos, col, mode):
-        raise AssertionError("interop was refused: write_render must not be called")
+        def host():
+            self.host_reads += 1
+            return view.host()
+
+        def write(pos, col):
+            raise AssertionError("interop was refused: the view's write must not be called")
+
+        return dataclasses.replace(view, host=host, write=write)
 
 
 @needs_egl
 def test_trough_changes_rebuild_the_mesh(gl):
-    from viewer.view3d import SceneView
+    from viewer.render.view import SceneView
 
     scene = GpuContractScene()
-    view = SceneView(gl, scene.trough)
+    view = SceneView(gl)
     try:
+        view.show(scene, "speed")
         assert not view.show(scene, "speed")
-        scene.trough = SimpleNamespace(radius=800.0, z_min=-1600.0, z_max=1600.0)
+        scene.trough = WIDE
         assert view.show(scene, "speed")
-        assert view.trough.geometry == (800.0, -1600.0, 1600.0)
+        assert view.points.trough.geometry == (800.0, -1600.0, 1600.0)
         assert not view.show(scene, "speed")
     finally:
         view.release()
@@ -237,17 +229,17 @@ def test_trough_changes_rebuild_the_mesh(gl):
 
 @needs_egl
 def test_device_scene_falls_back_to_host_uploads_with_the_reason(gl, no_interop):
-    from viewer.view3d import SceneView
+    from viewer.render.view import SceneView
 
     scene = DeviceSceneStandIn()
-    view = SceneView(gl, scene.trough)
+    view = SceneView(gl)
     try:
         view.show(scene, "speed")
         view.show(scene, "speed")
         assert view.feed.path == "host upload" and scene.host_reads == 2
         assert "cudaGraphicsGLRegisterBuffer" in view.feed.fallback_reason
-        assert view.spheres.count == scene.n
-        drawn = np.frombuffer(view.spheres.position_buffer.read(size=scene.n * 16), np.float32)
+        assert view.points.spheres.count == scene.n
+        drawn = np.frombuffer(view.points.spheres.position_buffer.read(size=scene.n * 16), np.float32)
         np.testing.assert_array_equal(drawn.reshape(-1, 4), scene.positions())
     finally:
         view.release()
@@ -256,25 +248,30 @@ def test_device_scene_falls_back_to_host_uploads_with_the_reason(gl, no_interop)
 @needs_egl
 def test_panel_draws_the_cuda_controls_and_verification():
     from viewer.headless import render_pixels
-    from viewer.panel import PANEL_WIDTH
+    from viewer.panel.style import PANEL_WIDTH
 
     scene = GpuContractScene()
-    scene.set_cuda_proximity(True)
+    scene.set_toggle("cuda_proximity", True)
     width, height = 1024, 900
     camera = OrbitCamera.for_trough(scene.trough)
+    panel = np.s_[:, width - PANEL_WIDTH : width]
+
+    def changed(before, after):
+        return np.any(np.abs(after[panel] - before[panel]) > 30, axis=2).sum()
+
     plain = render_pixels(scene, width, height, camera=camera, panel=True).astype(int)
     scene.set_verify(True)
-    scene.gpu_error = "out of memory allocating 10,000,000 balls"
     verifying = render_pixels(scene, width, height, camera=camera, panel=True).astype(int)
-    panel = np.s_[:, width - PANEL_WIDTH : width]
-    changed = np.any(np.abs(verifying[panel] - plain[panel]) > 30, axis=2)
-    assert changed.sum() > 500, "verification counts and the GPU error should show in the panel"
+    assert changed(plain, verifying) > 500, "verification counts should show in the panel"
+    scene.gpu_error = "out of memory allocating 10,000,000 balls"
+    failed = render_pixels(scene, width, height, camera=camera, panel=True).astype(int)
+    assert changed(verifying, failed) > 500, "the GPU error should show in the panel"
 
 
 # --- in a window (Xvfb under make test) ---------------------------------------------------------
 
 def _display_problem():
-    from viewer.app import display_problem
+    from viewer.window.app import display_problem
 
     return display_problem()
 
@@ -282,7 +279,7 @@ def _display_problem():
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_window_reframes_on_a_new_trough_and_says_why_balls_use_the_host(no_interop):
-    from viewer.app import Viewer
+    from viewer.window.app import Viewer
 
     scene = DeviceSceneStandIn()
     viewer = Viewer(scene, 640, 480, max_fps=None)
@@ -293,9 +290,9 @@ def test_window_reframes_on_a_new_trough_and_says_why_balls_use_the_host(no_inte
         viewer.tick()
         assert viewer.message == "", "the reason is said once"
         distance = viewer.camera.distance
-        scene.trough = SimpleNamespace(radius=800.0, z_min=-1600.0, z_max=1600.0)
+        scene.trough = WIDE
         viewer.tick()
-        assert viewer.view.trough.geometry == (800.0, -1600.0, 1600.0)
+        assert viewer.view.points.trough.geometry == (800.0, -1600.0, 1600.0)
         assert viewer.camera.distance > 10 * distance
         press(viewer.controller, key.F4)
         press(viewer.controller, key.V)

@@ -3,16 +3,15 @@
 These tests need no display; they run with DISPLAY unset.
 """
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 from gl_support import needs_egl
 
-from viewer.camera import OrbitCamera
+from sim.contract import PointsView, Trough
 from viewer.headless import render_pixels, render_png
 from viewer.png import read_png
-from viewer.view3d import BACKGROUND
+from viewer.render.camera import OrbitCamera
+from viewer.render.view import BACKGROUND
 
 pytestmark = needs_egl
 
@@ -20,20 +19,17 @@ RED, GREEN = (1.0, 0.0, 0.0, 1.0), (0.0, 1.0, 0.0, 1.0)
 
 
 class BallArrays:
-    """The part of a scene that headless rendering reads."""
+    """The part of a scene that headless rendering reads: its colour modes and its view."""
 
     color_modes = {"uniform": "Uniform"}
-    trough = SimpleNamespace(radius=40.0, z_min=-80.0, z_max=80.0)
+    trough = Trough(radius=40.0, z_min=-80.0, z_max=80.0)
 
     def __init__(self, spheres, colors):
         self._pos = np.asarray(spheres, np.float32).reshape(-1, 4)
         self._col = np.asarray(colors, np.float32).reshape(-1, 4)
 
-    def positions(self):
-        return self._pos
-
-    def colors(self, mode):
-        return self._col
+    def view(self, color_mode):
+        return PointsView(len(self._pos), 3, self.trough, 2.0, host=lambda: (self._pos, self._col))
 
 
 def _project(camera: OrbitCamera, point, width: int, height: int) -> tuple[int, int]:
@@ -106,7 +102,7 @@ def test_intersecting_balls_nearer_one_in_front(front):
 
 def test_panel_changes_pixels_in_the_panel_area():
     from sim import create_scene
-    from viewer.panel import PANEL_WIDTH
+    from viewer.panel.style import PANEL_WIDTH
 
     scene = create_scene("balls", preset="T")
     scene.advance_frame()

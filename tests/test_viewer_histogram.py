@@ -7,9 +7,9 @@ import time
 import pytest
 
 from sim import create_scene
-from viewer.app import display_problem
-from viewer.controller import Controller
-from viewer.live_histogram import EVERY_FRAMES, TIME_SHARE
+from viewer.panel.live_histogram import EVERY_FRAMES, TIME_SHARE
+from viewer.window.app import display_problem
+from viewer.window.controller import Controller
 
 
 def all_pairs(n: int) -> int:
@@ -106,7 +106,7 @@ def test_a_gpu_scene_is_counted_on_the_gpu_like_on_the_cpu():
 @pytest.mark.window
 @pytest.mark.skipif(display_problem() is not None, reason=f"needs a display: {display_problem()}")
 def test_window_draws_the_live_histogram():
-    from viewer.app import Viewer
+    from viewer.window.app import Viewer
 
     v = Viewer(create_scene("balls", preset="T"), 900, 600, max_fps=None)
     try:

@@ -5,6 +5,8 @@ Run on the GPU machine: ``python -m pytest -m gpu tests/test_viewer_interop.py``
 needed: standalone EGL contexts).
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 from gl_support import HostOnly
@@ -25,7 +27,7 @@ def cp():
 
 
 def _round_trip(gl, cp, n: int, seed: int) -> None:
-    from viewer.interop import GLBufferRegistration, cupy_view, current_stream_ptr
+    from viewer.gpu.interop import GLBufferRegistration, cupy_view, current_stream_ptr
 
     buffer = gl.buffer(reserve=n * 16)
     registration = GLBufferRegistration([buffer])
@@ -52,9 +54,7 @@ def test_round_trip_after_a_larger_buffer(gl, cp):
 
 
 class DeviceBalls:
-    """A device scene reduced to what the feed reads: write_render fills the mapped GL buffers."""
-
-    render_on_device = True
+    """A device view reduced to what the feed reads: ``write`` fills the mapped GL buffers."""
 
     def __init__(self, cp, n: int, seed: int):
         rng = cp.random.default_rng(seed)
@@ -65,22 +65,30 @@ class DeviceBalls:
     def n(self) -> int:
         return self.pos.shape[0]
 
-    def write_render(self, pos, col, mode):
-        assert pos.shape == col.shape == (self.n, 4)
-        pos[...] = self.pos
-        col[...] = self.col
+    def view(self):
+        from sim.contract import PointsView, Trough
+
+        def write(pos, col):
+            assert pos.shape == col.shape == (self.n, 4)
+            pos[...] = self.pos
+            col[...] = self.col
+
+        def host():
+            raise AssertionError("a device view must not be copied to the host")
+
+        return PointsView(self.n, 3, Trough(40.0, -80.0, 80.0), 1.0, host=host, write=write)
 
 
 def test_feed_reregisters_when_the_renderer_grows(gl, cp):
-    from viewer.ball_feed import DEVICE, BallFeed
-    from viewer.spheres import SphereRenderer
+    from viewer.render.points.feed import DEVICE, PointsFeed
+    from viewer.render.points.spheres import SphereRenderer
 
     spheres = SphereRenderer(gl)
-    feed = BallFeed(spheres)
+    feed = PointsFeed(spheres)
     try:
         for n, seed in ((500, 4), (300_000, 5), (1000, 6)):
             scene = DeviceBalls(cp, n, seed)
-            feed.update(scene, "uniform")
+            feed.update(scene.view())
             assert feed.fallback_reason is None and feed.path == DEVICE
             assert spheres.count == n
             for buffer, expected in ((spheres.position_buffer, scene.pos), (spheres.color_buffer, scene.col)):
@@ -92,24 +100,29 @@ def test_feed_reregisters_when_the_renderer_grows(gl, cp):
 
 
 class CountingWrites(HostOnly):
-    render_on_device = True
+    """Counts the view's device writes; a host read fails the test."""
 
     def __init__(self, scene):
         super().__init__(scene)
         self.writes = 0
 
-    def write_render(self, pos, col, mode):
-        self.writes += 1
-        self._scene.write_render(pos, col, mode)
+    def view(self, color_mode):
+        view = self._scene.view(color_mode)
 
-    def positions(self):
-        raise AssertionError("an interop frame must not copy positions to the host")
+        def write(*arrays):
+            self.writes += 1
+            view.write(*arrays)
+
+        def host():
+            raise AssertionError("an interop frame must not copy the view to the host")
+
+        return dataclasses.replace(view, write=write, host=host)
 
 
 def test_gpu_scene_looks_the_same_through_interop_and_host_uploads(cp):
     from sim import create_scene
-    from viewer.camera import OrbitCamera
     from viewer.headless import render_pixels
+    from viewer.render.camera import OrbitCamera
 
     scene = create_scene("balls", preset="t", backend="gpu", seed=1)
     for _ in range(20):

@@ -5,14 +5,16 @@ import math
 import pytest
 
 from sim import create_scene
-from viewer.app import Viewer, display_problem
-from viewer.controller import Controller
-from viewer.keys import BINDINGS, dispatch_key, find_binding, key
+from sim.registry import SCENES
+from viewer.window.app import Viewer, display_problem
+from viewer.window.controller import Controller
+from viewer.window.keys import BINDINGS, bindings_for, dispatch_key, find_binding, key, scene_bindings
 
 
-def test_bindings_are_unique_and_every_action_exists():
+@pytest.mark.parametrize("spec", SCENES.values(), ids=SCENES)
+def test_bindings_are_unique_and_every_action_exists(spec):
     seen = set()
-    for binding in BINDINGS:
+    for binding in bindings_for(spec):
         shifts = (False, True) if binding.shift is None else (binding.shift,)
         for shift in shifts:
             assert (binding.symbol, shift) not in seen, f"{binding.label} bound twice"
@@ -23,13 +25,29 @@ def test_bindings_are_unique_and_every_action_exists():
 
 
 def test_original_keys_are_all_bound():
-    labels = {b.label for b in BINDINGS}
+    labels = {b.label for b in bindings_for(SCENES["balls"])}
     assert {"F4", "a", "v", "t", "T", "c", "q", "Q", "Space", "s", "r", "F1", "F12", "Esc"} <= labels
+    assert {b.label for b in BINDINGS} == {"a", "v", "c", "q", "Q", "Space", "s", "r", "Home", "F1", "F12", "Esc"}
+
+
+def test_scene_keys_come_from_the_spec():
+    balls = {b.label: b.help for b in scene_bindings(SCENES["balls"])}
+    assert set(balls) == {"t", "T", "F4"}
+    assert "load preset t" in balls["t"] and "load preset T" in balls["T"] and "CUDA proximity" in balls["F4"]
+    assert scene_bindings(SCENES["particles"]) == ()
+
+
+def test_no_scene_key_shadows_a_viewer_key():
+    viewer_keys = {(b.symbol, s) for b in BINDINGS for s in ((False, True) if b.shift is None else (b.shift,))}
+    for spec in SCENES.values():
+        for binding in scene_bindings(spec):
+            shifts = (False, True) if binding.shift is None else (binding.shift,)
+            assert not any((binding.symbol, s) in viewer_keys for s in shifts), f"{spec.name}: {binding.label}"
 
 
 def test_shift_selects_capital_bindings():
-    assert find_binding(key.T, 0).action == "load_preset_t"
-    assert find_binding(key.T, key.MOD_SHIFT).action == "load_preset_T"
+    assert (find_binding(key.T, 0).action, find_binding(key.T, 0).arg) == ("scene_key", "t")
+    assert (find_binding(key.T, key.MOD_SHIFT).action, find_binding(key.T, key.MOD_SHIFT).arg) == ("scene_key", "T")
     assert find_binding(key.Q, key.MOD_SHIFT).action == "cycle_block_size"
     assert find_binding(key.SPACE, key.MOD_SHIFT).action == "toggle_pause"
     assert find_binding(key.Z, 0) is None
@@ -55,10 +73,9 @@ def controller():
 def test_gpu_switches_explain_without_changing_anything(controller):
     if controller.gpu_reason() is None:
         pytest.skip("this machine runs the scene on a GPU")
-    for action in ("toggle_gpu_physics", "toggle_cuda_proximity", "toggle_verify",
-                   "toggle_block_colors", "cycle_variant", "cycle_block_size"):
+    for symbol, modifiers in ((key.A, 0), (key.F4, 0), (key.V, 0), (key.C, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT)):
         mode, backend = controller.color_mode, controller.scene.backend
-        getattr(controller, action)()
+        dispatch_key(symbol, modifiers, controller)
         assert "needs a GPU" in controller.message
         assert controller.color_mode == mode and controller.scene.backend == backend
     controller.set_backend("gpu")

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from sim import create_scene
-from viewer.camera import OrbitCamera
-from viewer.controller import Controller
-from viewer.keys import dispatch_key, key
-from viewer.panel import PANEL_WIDTH
-from viewer.view3d import BACKGROUND
+from viewer.panel.style import PANEL_WIDTH
+from viewer.render.camera import OrbitCamera
+from viewer.render.view import BACKGROUND
+from viewer.window.controller import Controller
+from viewer.window.keys import dispatch_key, key
 
 ROOT = Path(__file__).resolve().parent.parent
 N = 3000
@@ -31,7 +31,7 @@ def test_balls_only_keys_say_they_do_not_apply():
     assert "does not apply to the particles scene" in _press(ctl, key.T)
     assert "does not apply to the particles scene" in _press(ctl, key.T, key.MOD_SHIFT)
     assert "does not apply to the particles scene" in _press(ctl, key.F4)
-    assert ctl.scene.name == "particles" and ctl.scene.preset == "2020" and ctl.scene.n == N
+    assert ctl.scene.spec.name == "particles" and ctl.scene.preset == "2020" and ctl.scene.n == N
 
 
 def test_top_view_zooms_down_to_single_particles_at_ten_million():
@@ -72,7 +72,7 @@ def test_render_png_without_a_display(tmp_path):
 # --- in a window (Xvfb under make test) ---------------------------------------------------------
 
 def _display_problem():
-    from viewer.app import display_problem
+    from viewer.window.app import display_problem
 
     return display_problem()
 
@@ -83,7 +83,7 @@ needs_display = pytest.mark.skipif(_NO_DISPLAY is not None, reason=f"needs a dis
 
 @pytest.fixture(scope="module")
 def viewer(tmp_path_factory):
-    from viewer.app import Viewer
+    from viewer.window.app import Viewer
 
     v = Viewer(create_scene("particles", n=N), 900, 600, max_fps=None,
                screenshot_dir=tmp_path_factory.mktemp("shots"))
@@ -107,7 +107,7 @@ def test_window_runs_frames_and_space_pauses(viewer):
         press(viewer, key.SPACE)
     before = viewer.scene.steps
     viewer.tick()
-    assert viewer.scene.steps == before + viewer.scene.steps_per_frame == before + 10
+    assert viewer.scene.steps == before + viewer.scene.spec.steps_per_frame == before + 10
     press(viewer, key.SPACE)
     assert viewer.paused
     frozen = viewer.scene.steps
@@ -191,12 +191,12 @@ def test_window_switches_balls_particles_balls(viewer):
     ctl = viewer.controller
     ctl.switch_scene("balls")
     viewer.tick()
-    assert viewer.scene.name == "balls" and viewer.view.box is None and viewer.camera.orbit_enabled
+    assert viewer.scene.spec.name == "balls" and viewer.view.points.box is None and viewer.camera.orbit_enabled
     ctl.set_count(500)
     viewer.tick()
     ctl.switch_scene("particles")
     viewer.tick()
-    assert viewer.scene.name == "particles" and viewer.view.box.side == pytest.approx(viewer.scene.size)
+    assert viewer.scene.spec.name == "particles" and viewer.view.points.box.side == pytest.approx(viewer.scene.size)
     assert not viewer.camera.orbit_enabled
     ctl.set_count(N)
     ctl.paused = False
@@ -205,7 +205,7 @@ def test_window_switches_balls_particles_balls(viewer):
     assert viewer.scene.steps == steps + 10
     ctl.switch_scene("balls")
     viewer.tick()
-    assert viewer.scene.name == "balls" and viewer.view.box is None
+    assert viewer.scene.spec.name == "balls" and viewer.view.points.box is None
     ctl.switch_scene("particles")  # the module's window goes on with particles
     ctl.set_count(N)
     viewer.tick()

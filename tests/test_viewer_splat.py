@@ -1,4 +1,4 @@
-"""The CUDA splat of device balls (viewer/splat.py, viewer/splat.cu).
+"""The CUDA splat of device balls (viewer/render/points/splat.py, splat.cu).
 
 Without a GPU (the kernel's NVRTC build is in test_cuda_sources.py): the GL half (the splat image
 shown with its depth, the kernel's list of big balls drawn as impostors, the fallback to
@@ -14,8 +14,8 @@ import pytest
 from gl_support import HostOnly
 
 import viewer  # noqa: F401  first: it picks NVIDIA's EGL before any context loads libEGL
-from viewer.camera import OrbitCamera
-from viewer.view3d import BACKGROUND, LIGHT_DIR_VIEW
+from viewer.render.camera import OrbitCamera
+from viewer.render.view import BACKGROUND, LIGHT_DIR_VIEW
 
 SIZE = (64, 48)
 
@@ -27,7 +27,7 @@ def gl():
         ctx = moderngl.create_standalone_context(backend="egl", require=330)
     except Exception as exc:  # noqa: BLE001  any failure means: skip with the reason
         pytest.skip(f"no EGL OpenGL context: {exc}")
-    from viewer.splat import gl_problem
+    from viewer.render.points.splat import gl_problem
 
     if gl_problem(ctx):
         ctx.release()
@@ -45,12 +45,12 @@ def _draw(gl, fill):
     """Clear an offscreen target, let ``fill(splat)`` stand in for the kernel, draw; (rgb, depth)."""
     import moderngl
 
-    from viewer.offscreen import Offscreen
-    from viewer.spheres import SphereRenderer
-    from viewer.splat import BallSplat
+    from viewer.render.offscreen import Offscreen
+    from viewer.render.points.spheres import SphereRenderer
+    from viewer.render.points.splat import SphereSplat
 
     spheres = SphereRenderer(gl)
-    splat = BallSplat(gl, spheres)
+    splat = SphereSplat(gl, spheres)
     target = Offscreen(gl, SIZE)
     try:
         splat.reserve(SIZE, 4)
@@ -120,24 +120,27 @@ def test_listed_big_balls_are_drawn_as_impostors_behind_nearer_splats(gl):
 
 
 def test_a_failing_splat_falls_back_to_impostors_with_the_reason(gl, monkeypatch):
-    from viewer.ball_feed import DEVICE
-    from viewer.interop import InteropError
-    from viewer.offscreen import Offscreen
-    from viewer.view3d import IMPOSTORS, SceneView
+    from viewer.gpu.interop import InteropError
+    from viewer.render.offscreen import Offscreen
+    from viewer.render.points.feed import DEVICE
+    from viewer.render.view import IMPOSTORS, SceneView
 
     view = SceneView(gl)
     target = Offscreen(gl, SIZE)
     try:
-        view.show_trough = view.show_floor = False
-        view.spheres.upload(np.array([[0.0, 0.0, 0.0, 2.0]], np.float32), np.array([[0.0, 1.0, 0.0, 1.0]], np.float32))
-        view.feed.path = DEVICE  # as if CUDA had written the balls
+        points = view.points
+        view.kind = "points"
+        points.show_trough = points.show_floor = False
+        points.spheres.upload(np.array([[0.0, 0.0, 0.0, 2.0]], np.float32),
+                              np.array([[0.0, 1.0, 0.0, 1.0]], np.float32))
+        points.feed.path = DEVICE  # as if CUDA had written the balls
 
         def refuse():
             raise InteropError("mapping refused")
 
-        monkeypatch.setattr(view.feed, "mapped_balls", refuse)
+        monkeypatch.setattr(points.feed, "mapped_items", refuse)
         view.draw(target.fbo, OrbitCamera.looking_at((0.0, 0.0, 0.0), 10.0), SIZE)
-        assert view.balls_drawn == IMPOSTORS and "mapping refused" in view.splat_problem
+        assert view.drawn_as == IMPOSTORS and "mapping refused" in view.splat_problem
         r, g, b = target.read_rgb()[SIZE[1] // 2, SIZE[0] // 2].astype(int)
         assert g > r + 40 and g > b + 40, "the ball is drawn all the same"
     finally:
@@ -153,18 +156,18 @@ def _render(scene, camera: OrbitCamera, size=(800, 500)):
     """(rgb as int, how the balls were drawn) through a fresh EGL context."""
     import moderngl
 
-    from viewer.offscreen import Offscreen
-    from viewer.view3d import SceneView
+    from viewer.render.offscreen import Offscreen
+    from viewer.render.view import SceneView
 
     ctx = moderngl.create_standalone_context(backend="egl", require=330)
     try:
-        view = SceneView(ctx, scene.trough)
+        view = SceneView(ctx)
         target = Offscreen(ctx, size)
         try:
             view.show(scene, next(iter(scene.color_modes)))
             view.draw(target.fbo, camera, size)
             ctx.finish()
-            return target.read_rgb().astype(int), view.balls_drawn, view.splat_problem
+            return target.read_rgb().astype(int), view.drawn_as, view.splat_problem
         finally:
             view.release()
             target.release()
@@ -176,7 +179,7 @@ def _render(scene, camera: OrbitCamera, size=(800, 500)):
 @pytest.mark.parametrize("distance", [None, 120.0, 8.0], ids=["whole trough", "mid-range", "close-up"])
 def test_device_balls_splatted_look_like_impostors(distance):
     from sim import create_scene
-    from viewer.view3d import IMPOSTORS, SPLAT
+    from viewer.render.view import IMPOSTORS, SPLAT
 
     scene = create_scene("balls", preset="t", backend="gpu", seed=1)
     for _ in range(20):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from viewer.app import display_problem
+from viewer.window.app import display_problem
 
 _PROBLEM = display_problem()
 pytestmark = [
@@ -23,10 +23,10 @@ pytestmark = [
 from imgui_bundle import imgui  # noqa: E402
 
 from sim import create_scene  # noqa: E402
-from viewer.app import Viewer  # noqa: E402
-from viewer.keys import key, mouse  # noqa: E402
-from viewer.panel import PANEL_WIDTH  # noqa: E402
+from viewer.panel.style import PANEL_WIDTH  # noqa: E402
 from viewer.png import read_png  # noqa: E402
+from viewer.window.app import Viewer  # noqa: E402
+from viewer.window.keys import key, mouse  # noqa: E402
 
 WIDTH, HEIGHT = 1024, 700
 
@@ -212,7 +212,7 @@ def test_scripted_run_reaches_the_step_count_and_saves_the_window(tmp_path):
     # Its own process: main() opens (and closes) a window of its own.
     shot = tmp_path / "run.png"
     code = (
-        "import sys; from sim import create_scene; from viewer.app import main; "
+        "import sys; from sim import create_scene; from viewer.window.app import main; "
         "scene = create_scene('balls', preset='block', n=100); "
         f"status = main(scene, 320, 240, steps=23, screenshot={str(shot)!r}); "
         "print('steps', scene.steps); sys.exit(status)"

@@ -1,7 +1,11 @@
 """The kernel-lab desktop viewer: pyglet window and input, moderngl drawing, an ImGui panel.
 
-The viewer holds no physics: it reads a scene's render arrays, draws them, and sends the
-user's settings back through the scene's methods.
+The viewer holds no physics and names no scene: it reads a scene only through the contract
+(``sim.contract``: the scene's ``SceneSpec`` and the view it returns each frame), draws that view,
+and sends the user's settings back through the ``sim.scene.Scene`` methods. Rooms:
+``window/`` (the window, keys, input, the controller), ``panel/`` (the ImGui panel and its
+sections), ``render/`` (one renderer per view kind: points, field, plots), ``gpu/`` (CUDA–GL
+interop, EGL), ``headless.py`` (pictures without a window), ``bench/`` (frame and render timings).
 
 pyglet options are set here, before any viewer module imports ``pyglet.window``:
 - no shadow window, so importing ``pyglet.window`` needs no display (headless use,
@@ -11,7 +15,7 @@ pyglet options are set here, before any viewer module imports ``pyglet.window``:
   on a GPU machine without X libraries; ``AUTO_HEADLESS`` records that choice.
 
 The NVIDIA EGL driver is preferred where it is installed outside glvnd's search path (see
-``viewer.egl``), before anything loads libEGL.
+``viewer.gpu.egl``), before anything loads libEGL.
 """
 
 import os
@@ -19,7 +23,7 @@ import sys
 
 import pyglet
 
-from viewer.egl import prefer_nvidia_egl
+from viewer.gpu.egl import prefer_nvidia_egl
 
 pyglet.options["shadow_window"] = False
 pyglet.options["debug_gl"] = False

@@ -1,4 +1,5 @@
-"""Render a scene to a PNG without a window (no display needed): EGL + an offscreen framebuffer."""
+"""Render a scene to pixels or a PNG without a window (no display needed): EGL + an offscreen
+framebuffer, every view kind (points, field, plots), the panel if asked."""
 
 from __future__ import annotations
 
@@ -7,14 +8,14 @@ from pathlib import Path
 import moderngl
 import numpy as np
 
-from viewer.camera import OrbitCamera
-from viewer.offscreen import Offscreen
 from viewer.png import write_png
-from viewer.view3d import SceneView, default_camera
+from viewer.render.camera import OrbitCamera
+from viewer.render.offscreen import Offscreen
+from viewer.render.view import SceneView, default_camera
 
 
 def default_color_mode(scene) -> str:
-    return next(iter(scene.color_modes), "uniform")
+    return next(iter(scene.color_modes), "")
 
 
 def render_pixels(
@@ -30,18 +31,21 @@ def render_pixels(
     try:
         view = SceneView(ctx)
         target = Offscreen(ctx, (width, height))
+        gui = None
         try:
-            mode = color_mode or default_color_mode(scene)
+            mode = default_color_mode(scene) if color_mode is None else color_mode
             view.show(scene, mode)
-            gui = _panel_frame(ctx, scene, mode, (width, height)) if panel else None
             covered = _panel_cover() if panel else 0
-            view.draw(target.fbo, camera or default_camera(scene), (width, height), covered)
+            if panel or view.kind == "plots":
+                gui = _gui_frame(ctx, scene, mode, (width, height), view, panel, covered)
+            view.draw(target.fbo, camera or default_camera(view.current), (width, height), covered)
             if gui is not None:
                 gui.draw(target.fbo)
-                gui.release()
             ctx.finish()
             return target.read_rgb()
         finally:
+            if gui is not None:
+                gui.release()
             view.release()  # unregisters the GL buffers from CUDA while the context still exists
             target.release()
     finally:
@@ -49,25 +53,35 @@ def render_pixels(
 
 
 def _panel_cover() -> int:
-    from viewer.panel import PANEL_WIDTH
+    from viewer.panel.style import PANEL_WIDTH
 
     return PANEL_WIDTH + 16
 
 
-def _panel_frame(ctx: moderngl.Context, scene, mode: str, size: tuple[int, int]):
-    """A Gui holding a finished panel frame, ready to draw."""
-    from viewer.controller import Controller
-    from viewer.gui import Gui
-    from viewer.panel import Panel
+def _gui_frame(ctx: moderngl.Context, scene, mode: str, size: tuple[int, int], view: SceneView, panel: bool,
+               covered: int):
+    """A Gui holding a finished frame (the plots of a plots view, the panel if asked), ready to draw."""
+    from viewer.panel.gui import Gui
+    from viewer.panel.panel import Panel
+    from viewer.window.controller import Controller
 
     gui = Gui(ctx)
     controller = Controller(scene, paused=True)
     controller.color_mode = mode
-    panel = Panel()
+    drawn = Panel() if panel else None
+    area = (0.0, 0.0, float(size[0] - covered), float(size[1]))
+
+    def on_point(target: str, x: float, y: float) -> None:
+        from sim.contract import PointerEvent
+
+        controller.pointer(PointerEvent("point", x, y, target=target))
+
     # ImGui lays out auto-sized windows and plots on the first frame: draw the second.
     for frame in range(2):
         gui.new_frame(size, size, 1 / 60)
-        panel.draw(controller)
+        view.draw_plots(area, on_point)
+        if drawn is not None:
+            drawn.draw(controller, shown=view.current, feed=view.feed)
         gui.end_frame()
         if frame == 0:
             gui.renderer.update_textures(gui.draw_data().textures)
@@ -83,5 +97,5 @@ def render_png(
     color_mode: str | None = None,
     panel: bool = False,
 ) -> Path:
-    """Draw the scene's current state (balls and their trough or box, the panel if asked) into ``path``."""
+    """Draw the scene's current state (its view, the panel if asked) into ``path``."""
     return write_png(path, render_pixels(scene, width, height, camera, color_mode, panel))

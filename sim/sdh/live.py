@@ -31,24 +31,11 @@ class Histogram:
         return (np.arange(self.counts.shape[0]) + 0.5) * self.width
 
 
-def scene_points(scene) -> tuple[object, int]:
-    """(points (n, 3) on the scene's backend, dimensions 2 or 3)."""
-    dims = 3 if hasattr(scene, "trough") else 2
-    if getattr(scene, "render_on_device", False):
-        import cupy
-
-        pos = cupy.empty((scene.n, 4), cupy.float32)
-        col = cupy.empty((scene.n, 4), cupy.float32)
-        scene.write_render(pos, col, "uniform")
-        return pos[:, :3], dims
-    return scene.positions()[:, :3], dims
-
-
-def distance_histogram(scene, width: float, max_buckets: int = 400) -> Histogram:
-    """The histogram of all pair distances of the scene's points, buckets of ``width`` up to the longest pair."""
+def distance_histogram(points, dims: int, width: float, max_buckets: int = 400) -> Histogram:
+    """The histogram of all pair distances of ``points`` ((n, 3), numpy or CuPy: counted where they
+    are), buckets of ``width`` up to the longest pair; g(r) over a region of ``dims`` dimensions."""
     if not width > 0 or not math.isfinite(width):
         raise ValueError(f"bucket width must be positive, got {width}")
-    points, dims = scene_points(scene)
     n = points.shape[0]
     on_gpu = not isinstance(points, np.ndarray)
     if on_gpu:

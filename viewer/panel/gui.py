@@ -1,15 +1,21 @@
-"""One Dear ImGui + ImPlot context with its moderngl renderer.
+"""One Dear ImGui + ImPlot context with its moderngl renderer and the panel's font.
 
 Each ``Gui`` owns its contexts and makes them current before use, so a window and a headless
-render can coexist in one process (tests do that).
+render can coexist in one process (tests do that). The font (Roboto, assets/fonts/) is loaded
+the ImGui 1.92 way: added to the atlas once, sized by ``style.font_size_base``; the renderer
+builds its texture on demand (``ImGuiRenderer.update_textures``).
 """
 
 from __future__ import annotations
 
+import sys
+
 import moderngl
 from imgui_bundle import imgui, implot
 
-from viewer.imgui_renderer import ImGuiRenderer
+import assets
+from viewer.panel.imgui_renderer import ImGuiRenderer
+from viewer.panel.style import FONT, FONT_SIZE
 
 
 class Gui:
@@ -24,6 +30,7 @@ class Gui:
         style = imgui.get_style()
         style.window_rounding = 4.0
         style.frame_rounding = 3.0
+        self.font = _load_font(io, style)
         self.renderer = ImGuiRenderer(ctx)
 
     def make_current(self) -> None:
@@ -62,3 +69,14 @@ class Gui:
         self.renderer.release()
         implot.destroy_context(self.implot_ctx)
         imgui.destroy_context(self.imgui_ctx)
+
+
+def _load_font(io, style):
+    """The panel's font at FONT_SIZE; ImGui's own font (with the reason on stderr) if it cannot load."""
+    try:
+        font = io.fonts.add_font_from_file_ttf(str(assets.path(FONT)), FONT_SIZE)
+    except (OSError, RuntimeError) as exc:
+        print(f"viewer: panel font unavailable, using ImGui's: {exc}", file=sys.stderr)
+        return None
+    style.font_size_base = FONT_SIZE
+    return font

@@ -1,16 +1,17 @@
-"""Time whole displayed frames: ``python -m viewer.frame_bench -n 1000000 --size 1920x1080 [--backend gpu]
-[--scene balls|particles] [--preset P] [--variant V] [--frames 100] [--headless]``.
+"""Time whole displayed frames: ``python -m viewer.bench.frame -n 1000000 --size 1920x1080 [--backend gpu]
+[--scene NAME] [--preset P] [--variant V] [--frames 100] [--headless]``.
 
-Loads a scene (balls: the "block" preset, grid variant; particles: the "2020" preset, plain
-variant) with n balls or particles and times frames as the viewer shows them: one displayed frame
-of physics (``scene.advance_frame()``: 6 steps for balls, 10 for particles), the positions and
-colours into the GL buffers (CUDA–GL interop for a GPU scene, host uploads otherwise), the 3D
-view of the whole scene drawn at the given size, and ``finish()``.
+Loads a scene of the registry with n items and times frames as the viewer shows them: one
+displayed frame of physics (``scene.advance_frame()``: ``spec.steps_per_frame`` steps), the view
+into the GL buffers (CUDA–GL interop for a view on the device, host uploads otherwise), the
+view of the whole scene drawn at the given size, and ``finish()``. By default the preset is the
+scene's run preset when it takes a count, else its preset with the largest default count (the
+balls' block lattice); the variant is the one the spec names for large counts (``gpu.fastest``).
 No panel. ``--headless`` (or no display) draws into an offscreen framebuffer of a standalone EGL
 context: no X server needed.
 
 Two passes: whole frames as the viewer runs them (the median is the headline), then the same
-frames with the device synchronised after the physics and after the balls reach the GL buffers,
+frames with the device synchronised after the physics and after the view reaches the GL buffers,
 which splits each frame into physics, feed and draw time at the cost of the overlap between them.
 """
 
@@ -25,14 +26,27 @@ from dataclasses import dataclass
 import moderngl
 import numpy as np
 
-from viewer.camera import OrbitCamera
-from viewer.offscreen import Offscreen
-from viewer.scene_words import words_for
-from viewer.view3d import SceneView, default_camera
+from sim.registry import SCENES
+from viewer.render.camera import OrbitCamera
+from viewer.render.offscreen import Offscreen
+from viewer.render.view import SceneView, default_camera
 
-# Per scene: the preset and variant timed by default. The balls' z-sweep variants are far slower
-# than the grid at millions of balls.
-DEFAULTS = {"balls": ("block", "grid"), "particles": ("2020", "plain")}
+
+def timed_preset(spec) -> str:
+    """The preset timed by default: the run preset if it takes a count, else the one that takes the
+    largest default count (a lattice to fill with n items)."""
+    start = spec.preset(spec.start_preset)
+    if start.count is not None:
+        return start.name
+    counted = [p for p in spec.presets if p.count is not None]
+    if not counted:
+        return start.name
+    return max(counted, key=lambda p: p.count).name
+
+
+def timed_variant(spec) -> str | None:
+    """The variant for large counts (the balls' grid: the z-sweep is far slower at millions)."""
+    return (spec.gpu.fastest or spec.gpu.default_variant) if spec.gpu else None
 
 
 @dataclass
@@ -58,7 +72,7 @@ def offscreen_surface(width: int, height: int) -> Surface:
 
 
 def window_surface(width: int, height: int) -> Surface:
-    from viewer.app import _make_window
+    from viewer.window.app import _make_window
 
     window = _make_window(width, height, True, "kernel-lab frame benchmark")
     window.switch_to()
@@ -73,15 +87,12 @@ def window_surface(width: int, height: int) -> Surface:
 
 def device_sync(scene) -> None:
     """Wait for the scene's CUDA work (a no-op for a scene that runs none)."""
-    if scene.backend == "gpu" or getattr(scene, "gpu_proximity", False):
-        import cupy
-
-        cupy.cuda.get_current_stream().synchronize()
+    scene.finish()
 
 
 def time_frames(scene, view: SceneView, surface: Surface, size: tuple[int, int], camera: OrbitCamera,
                 mode: str, frames: int, split: bool) -> np.ndarray:
-    """(frames, 4) milliseconds: physics, balls into the GL buffers, drawing, whole frame.
+    """(frames, 4) milliseconds: physics, the view into the GL buffers, drawing, whole frame.
 
     With ``split`` False nothing waits inside a frame, so the device's physics and interop work
     spills into the later columns: only the whole frame counts then.
@@ -111,8 +122,9 @@ def measure(scene, width: int, height: int, frames: int, warmup: int, headless: 
     try:
         view = SceneView(surface.ctx)
         try:
-            camera = default_camera(scene)
-            mode = next(iter(scene.color_modes), "uniform")
+            mode = next(iter(scene.color_modes), "")
+            view.show(scene, mode)
+            camera = default_camera(view.current)
             size = (width, height)
             time_frames(scene, view, surface, size, camera, mode, warmup, split=True)  # compile, settle
             whole = time_frames(scene, view, surface, size, camera, mode, frames, split=False)
@@ -120,9 +132,9 @@ def measure(scene, width: int, height: int, frames: int, warmup: int, headless: 
             return {
                 "surface": surface.kind,
                 "renderer": surface.ctx.info.get("GL_RENDERER", "?"),
-                "feed": view.feed.path,
-                "fallback": view.feed.fallback_reason,
-                "balls_drawn": view.balls_drawn + (f" ({view.splat_problem})" if view.splat_problem else ""),
+                "feed": view.feed.path if view.feed else "ImGui",
+                "fallback": view.feed.fallback_reason if view.feed else None,
+                "drawn_as": view.drawn_as + (f" ({view.splat_problem})" if view.splat_problem else ""),
                 "frame_ms": float(np.median(whole[:, 3])),
                 "physics_ms": float(np.median(split[:, 0])),
                 "feed_ms": float(np.median(split[:, 1])),
@@ -148,10 +160,12 @@ def _size(text: str) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Time whole displayed frames (physics + render).")
-    parser.add_argument("-n", type=int, default=1_000_000, help="ball or particle count (default 1000000)")
-    parser.add_argument("--scene", choices=tuple(DEFAULTS), default="balls", help="default balls")
-    parser.add_argument("--preset", help="default: block (balls), 2020 (particles)")
-    parser.add_argument("--variant", help="GPU kernel variant; default: grid (balls), plain (particles)")
+    parser.add_argument("-n", type=int, default=1_000_000, help="item count (default 1000000)")
+    parser.add_argument("--scene", choices=tuple(SCENES), default=next(iter(SCENES)),
+                        help=f"default {next(iter(SCENES))}")
+    parser.add_argument("--preset", help="default: the run preset if it takes a count, else the preset with the "
+                                         "largest default count")
+    parser.add_argument("--variant", help="GPU kernel variant; default: the spec's variant for large counts")
     parser.add_argument("--size", type=_size, default=(1920, 1080), help="WxH (default 1920x1080)")
     parser.add_argument("--backend", choices=("cpu", "gpu", "auto"), default="auto",
                         help="physics backend (default auto: the GPU when there is one)")
@@ -163,16 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.n < 1 or args.frames < 1 or args.warmup < 0:
         parser.error("-n and --frames must be at least 1, --warmup at least 0")
 
-    from viewer.app import display_problem
+    from viewer.window.app import display_problem
 
     headless = args.headless or display_problem() is not None
-    from sim import create_scene
     from sim.backend import BackendUnavailable
 
-    preset, variant = DEFAULTS[args.scene]
+    spec = SCENES[args.scene]
+    knobs = {"variant": args.variant or timed_variant(spec)} if spec.gpu else {}
     try:
-        scene = create_scene(args.scene, preset=args.preset or preset, n=args.n, backend=args.backend,
-                             variant=args.variant or variant)
+        scene = spec.create(preset=args.preset or timed_preset(spec), n=args.n, backend=args.backend, **knobs)
     except BackendUnavailable as exc:
         print(f"frame_bench: {exc}", file=sys.stderr)
         return 1
@@ -182,15 +195,16 @@ def main(argv: list[str] | None = None) -> int:
     width, height = args.size
     result = measure(scene, width, height, args.frames, args.warmup, headless)
     feed = result["feed"] + (f" (interop unavailable: {result['fallback']})" if result["fallback"] else "")
-    unit = words_for(scene).unit
-    print(f"{scene.n:,} {unit} ({scene.preset} preset, {scene.variant} variant, {scene.steps_per_frame} steps "
-          f"a frame), {scene.backend}, {width}x{height} {result['surface']} on {result['renderer']}; "
-          f"{unit} into GL through {feed}, drawn as {result['balls_drawn']}")
+    unit = spec.words.unit
+    variant = f", {scene.variant} variant" if spec.gpu else ""
+    print(f"{scene.n:,} {unit} ({scene.preset} preset{variant}, {spec.steps_per_frame} steps a frame), "
+          f"{scene.backend}, {width}x{height} {result['surface']} on {result['renderer']}; "
+          f"view into GL through {feed}, drawn as {result['drawn_as']}")
     print(f"whole frame: median {result['frame_ms']:.2f} ms ({1e3 / result['frame_ms']:.1f} frames/s) "
           f"over {args.frames} frames")
     render_ms = result["feed_ms"] + result["draw_ms"]
     print(f"split (device synced between parts): physics {result['physics_ms']:.2f} ms, "
-          f"render {render_ms:.2f} ms = {unit} into GL {result['feed_ms']:.2f} + draw {result['draw_ms']:.2f}, "
+          f"render {render_ms:.2f} ms = view into GL {result['feed_ms']:.2f} + draw {result['draw_ms']:.2f}, "
           f"frame {result['split_frame_ms']:.2f} ms (medians)")
     stages = ", ".join(f"{name} {ms:.2f}" for name, ms in result["stages"].items())
     print(f"scene stage timer (ms per frame, median): {stages}")

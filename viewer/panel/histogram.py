@@ -1,16 +1,19 @@
-"""The panel section of the live distance histogram: an on / off checkbox, then the bucket width,
-the timing line and an ImPlot chart of the pair counts (stairs) and g(r) (a line, right axis)."""
+"""The panel section of the live distance histogram, for scenes whose points feed it
+(``spec.histogram``): an on / off checkbox, then the bucket width, the timing line and an ImPlot
+chart of the pair counts (stairs) and g(r) (a line, right axis)."""
 
 from __future__ import annotations
 
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from viewer.live_histogram import EVERY_FRAMES, LiveHistogram
-from viewer.panel_style import GREY, MESSAGE, tooltip
+from viewer.panel.live_histogram import EVERY_FRAMES, LiveHistogram
+from viewer.panel.style import GREY, ITEM_WIDTH, MESSAGE, tooltip, wrapped
 
 
-def draw_histogram_section(hist: LiveHistogram, scene, item_width: float) -> None:
+def draw_histogram_section(hist: LiveHistogram, scene, item_width: float = ITEM_WIDTH) -> None:
+    if scene.spec.histogram is None:
+        return
     imgui.separator_text("Pair distances")
     changed, on = imgui.checkbox("distance histogram", hist.enabled)
     if changed:
@@ -22,21 +25,15 @@ def draw_histogram_section(hist: LiveHistogram, scene, item_width: float) -> Non
     hist.follow(scene)
     _width_slider(hist, item_width)
     if hist.message:
-        _wrapped(MESSAGE, hist.message)
+        wrapped(MESSAGE, hist.message)
     if hist.result is None:
         return
     imgui.text(hist.timing_line())
     if hist.truncated:
         last = hist.result.counts.shape[0] - 1
-        _wrapped(GREY, f"drawn up to r = {last * hist.result.width:.4g}: farther pairs are counted "
+        wrapped(GREY, f"drawn up to r = {last * hist.result.width:.4g}: farther pairs are counted "
                        "in the last bucket")
     _plot(hist)
-
-
-def _wrapped(colour, text: str) -> None:
-    imgui.push_text_wrap_pos(0.0)
-    imgui.text_colored(colour, text)
-    imgui.pop_text_wrap_pos()
 
 
 def _width_slider(hist: LiveHistogram, item_width: float) -> None:

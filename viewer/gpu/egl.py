@@ -2,7 +2,7 @@
 
 On NVIDIA machines set up for containers the driver's EGL vendor file lies outside glvnd's
 search path, so EGL would open Mesa's software renderer, on which CUDA–GL interop cannot work.
-Pointing glvnd at it must happen before libEGL is first loaded: ``viewer/__init__`` does it.
+Pointing glvnd at it must happen before libEGL is first loaded: ``viewer/__init__.py`` does it.
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
-"""The outline of a 2D scene's box: the square [0, side]^2 at z = 0, drawn as a line loop."""
+"""The outline of a 2D points view's box: the square [0, side]^2 at z = 0, drawn as a line loop."""
 
 from __future__ import annotations
 
 import moderngl
 import numpy as np
 
-from viewer.shaders import load_program
+from viewer.render.shaders import load_program
 
 OUTLINE_COLOR = (0.72, 0.78, 0.86, 1.0)
-
-
-def box_side(scene) -> float | None:
-    """The side of the scene's square box when it is a 2D scene (no trough), else None."""
-    if hasattr(scene, "trough"):
-        return None
-    return float(scene.size)
 
 
 class BoxOutline:

@@ -1,7 +1,9 @@
-"""What the user can do to the simulation, from the panel or the keyboard.
+"""What the user can do to the simulation, from the panel, the keyboard or the pointer.
 
-Every action catches the scene's exceptions and turns them into the panel's message line: a
-bad value or a failing step never takes the viewer down.
+The controller reads the scene only through the contract: its ``SceneSpec`` (words, presets,
+toggles and their keys, GPU knobs, verifier, block colouring, tool) and the ``sim.scene.Scene``
+methods. Every action catches the scene's exceptions and turns them into the panel's message
+line: a bad value or a failing step never takes the viewer down.
 """
 
 from __future__ import annotations
@@ -11,36 +13,10 @@ import time
 import traceback
 from typing import Self
 
-from viewer.keys import key_label
-from viewer.live_histogram import LiveHistogram
-from viewer.rates import RateMeter
-from viewer.scene_words import SceneWords, words_for
-
-BLOCK_COLORS = "block"  # the colour mode that paints each ball with its CUDA block's colour
-
-GPU_SWITCHES = {
-    # key action -> (what the scene must offer for it, what it switches)
-    "toggle_cuda_proximity": ("set_cuda_proximity", "CUDA proximity"),
-    "toggle_verify": ("set_verify", "verification"),
-    "toggle_block_colors": ("block_colors_available", "CUDA block colouring"),
-    "cycle_variant": ("set_variant", "proximity variant"),
-    "cycle_block_size": ("set_block", "block size"),
-}
-
-
-def gpu_unavailable_reason(scene) -> str | None:
-    """Why this scene cannot run on the GPU here, or None when it can."""
-    if "gpu" in getattr(scene, "supported_backends", ("cpu",)):
-        return None
-    reason = getattr(scene, "gpu_reason", "")
-    if reason:
-        return str(reason)
-    from sim.backend import gpu_status
-
-    status = gpu_status()
-    if not status.available:
-        return status.reason
-    return "this scene has no GPU kernels yet"
+from sim.contract import BLOCK_COLORS, PointerEvent, Words
+from viewer.panel.live_histogram import LiveHistogram
+from viewer.window.keys import key_label
+from viewer.window.rates import RateMeter
 
 
 def _next_after(choices, current):
@@ -50,6 +26,11 @@ def _next_after(choices, current):
         return choices[(choices.index(current) + 1) % len(choices)]
     except ValueError:
         return choices[0]
+
+
+def block_text(block) -> str:
+    """A CUDA block as the panel and messages show it: 256, or 16x16."""
+    return "x".join(map(str, block)) if isinstance(block, (tuple, list)) else str(block)
 
 
 class _Guard:
@@ -73,7 +54,7 @@ class Controller:
     def __init__(self, scene, paused: bool = False):
         self.scene = scene
         self.paused = paused
-        self.color_mode = next(iter(scene.color_modes), "uniform")
+        self.color_mode = next(iter(scene.color_modes), "")
         self.message = ""
         self.message_time = 0.0
         self.step_failed = False  # the last attempt to advance raised
@@ -83,8 +64,12 @@ class Controller:
         self.histogram = LiveHistogram()  # off until the panel turns it on
 
     @property
-    def words(self) -> SceneWords:
-        return words_for(self.scene)
+    def spec(self):
+        return self.scene.spec
+
+    @property
+    def words(self) -> Words:
+        return self.scene.spec.words
 
     # --- messages -----------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -136,37 +121,55 @@ class Controller:
             self.step_rate.clear()
             self.say(f"reset preset {self.scene.preset}")
 
-    # --- presets and settings -------------------------------------------------------------
+    # --- presets, scene keys and settings -------------------------------------------------------
     def load_preset(self, name: str, n: int | None = None) -> None:
         with self.guard(f"preset {name}"):
             self.scene.load_preset(name, n)
             self.step_rate.clear()
             self.say(f"loaded preset {name}: {self.scene.n:,} {self.words.unit}")
 
-    def load_preset_t(self) -> None:
-        self._load_benchmark("t")
-
-    def load_preset_T(self) -> None:
-        self._load_benchmark("T")
-
-    def _load_benchmark(self, name: str) -> None:
-        """The balls' benchmark drops (t, T); other scenes say they have none."""
-        if name not in self.scene.presets:
-            self.say(f"{name}: benchmark drop {name} is a balls preset: it does not apply to the "
-                     f"{self.scene.name} scene")
+    def scene_key(self, label: str) -> None:
+        """A key some scene's spec declares: load its preset or flip its toggle here, or say whose it is."""
+        spec = self.spec
+        preset = next((p for p in spec.presets if p.key == label), None)
+        if preset is not None:
+            self.load_preset(preset.name)
             return
-        self.load_preset(name)
+        toggle = next((t for t in spec.toggles if t.key == label), None)
+        if toggle is not None:
+            self.toggle(toggle.name)
+            return
+        from sim.registry import SCENES
+
+        owners = [f"preset {p.name} of the {s.name} scene" for s in SCENES.values() for p in s.presets
+                  if p.key == label]
+        owners += [f"{t.label} of the {s.name} scene" for s in SCENES.values() for t in s.toggles if t.key == label]
+        whose = " and ".join(owners) or "no scene's key"
+        self.say(f"{label}: {whose}: it does not apply to the {spec.name} scene")
+
+    def toggle(self, name: str) -> None:
+        """Flip one of the scene's toggles (``spec.toggles``); a GPU toggle without a GPU says why."""
+        toggle = next(t for t in self.spec.toggles if t.name == name)
+        label = toggle.key or toggle.label
+        reason = self.gpu_reason() if toggle.gpu_only else None
+        if reason:
+            self.say(f"{label}: needs a GPU: {reason}")
+            return
+        on = not self.scene.toggles[name]
+        with self.guard(toggle.label):
+            self.scene.set_toggle(name, on)
+            self.say(f"{label}: {toggle.label} {'on' if on else 'off'}")
 
     def set_count(self, n: int) -> None:
-        """Reload the current preset with ``n`` balls."""
+        """Reload the current preset with ``n`` items."""
         if not self.scene.takes_count:
-            self.say(f"preset {self.scene.preset} has a fixed {self.words.unit} count")
+            self.say(f"preset {self.scene.preset} has a fixed {self.words.one} count")
             return
         lo, hi = self.scene.count_range
         try:
             n = int(min(max(int(n), lo), hi))
         except (TypeError, ValueError, OverflowError):
-            self.say(f"{self.words.unit} count {n!r} is not a number")
+            self.say(f"{self.words.one} count {n!r} is not a number")
             return
         self.load_preset(self.scene.preset, n)
 
@@ -187,6 +190,11 @@ class Controller:
         if applied is not None and not (math.isfinite(value) and math.isclose(applied, value, rel_tol=1e-6)):
             self.say(f"{name}: {value:g} is out of range; using {applied:g}")
 
+    def set_option(self, name: str, value: str) -> None:
+        with self.guard(f"{name} {value}"):
+            self.scene.set_option(name, value)
+            self.say(f"{name} {value}")
+
     def stats(self) -> dict:
         with self.guard("stats"):
             return dict(self.scene.stats())
@@ -203,37 +211,55 @@ class Controller:
 
     def replace_scene(self, scene) -> None:
         self.scene = scene
+        first = next(iter(scene.color_modes), "")
         if self.color_mode not in scene.color_modes:
-            self.color_mode = next(iter(scene.color_modes), "uniform")
+            self.color_mode = first
         if self._color_before_block not in scene.color_modes:
-            self._color_before_block = next(iter(scene.color_modes), "uniform")
+            self._color_before_block = first
         self.step_rate.clear()
 
     def watch_scene(self) -> None:
         """Once a frame: report what the scene changed on its own (a GPU failure, block colours
         no longer meaningful)."""
-        error = getattr(self.scene, "gpu_error", None)
+        error = self.scene.gpu_error
         if error and error != self._reported_gpu_error:
             self.say(f"GPU disabled, physics on the CPU: {error}")
         self._reported_gpu_error = error
-        if self.color_mode == BLOCK_COLORS and not getattr(self.scene, "block_colors_available", False):
+        if self.color_mode == BLOCK_COLORS and not self.scene.block_colors_available():
             self._leave_block_colors()
             if not error:
                 self.say(f"CUDA block colouring off: no CUDA kernel handles the {self.words.unit} now")
 
     def switch_scene(self, name: str) -> None:
         """Replace the scene by a fresh one of another kind, on the same backend."""
-        if name == self.scene.name:
+        if name == self.spec.name:
             return
         with self.guard(f"scene {name}"):
-            from sim import create_scene
+            from sim.registry import create_scene
 
             self.replace_scene(create_scene(name, backend=self.scene.backend))
             self.say(f"scene {name}")
 
+    # --- the pointer tool -------------------------------------------------------------------------
+    def pointer(self, event: PointerEvent) -> None:
+        """A pointer event for the scene (its tool, or a plot's drag point)."""
+        with self.guard(f"{event.kind} {event.target}".strip() if event.target else "pointer"):
+            self.scene.pointer(event)
+
+    def set_tool(self, on: bool) -> None:
+        with self.guard("tool"):
+            self.scene.set_tool(on)
+            tool = self.spec.tool
+            self.say(f"{tool.name} tool {'on' if on else 'off'}: {tool.help}")
+
+    def set_tool_value(self, name: str, value: float) -> None:
+        with self.guard(f"setting {name}"):
+            self.scene.set_tool_value(name, value)
+
     # --- backend and GPU-only switches --------------------------------------------------------
     def gpu_reason(self) -> str | None:
-        return gpu_unavailable_reason(self.scene)  # gpu_status() catches CUDA errors itself
+        """Why this scene cannot run on the GPU here, or None when it can."""
+        return self.scene.gpu_reason or None  # gpu_status() catches CUDA errors itself
 
     def set_backend(self, backend: str) -> None:
         if backend == self.scene.backend:
@@ -249,85 +275,79 @@ class Controller:
     def toggle_gpu_physics(self) -> None:
         reason = self.gpu_reason()
         if reason:
-            self.say(f"a: needs a GPU: {reason}")
+            self.say(f"{key_label('toggle_gpu_physics')}: needs a GPU: {reason}")
             return
         self.set_backend("cpu" if self.scene.backend == "gpu" else "gpu")
 
-    def _gpu_switch_ready(self, action: str) -> bool:
+    def _gpu_switch_ready(self, action: str, capability, what: str) -> bool:
         """True when the key of ``action`` can act on this scene here; else say why."""
-        needs, what = GPU_SWITCHES[action]
+        label = key_label(action)
         reason = self.gpu_reason()
-        if reason is None and not hasattr(self.scene, needs):
-            reason = f"the {self.scene.name} scene has no {what} switch"
         if reason is not None:
-            self.say(f"{key_label(action)}: needs a GPU: {reason}")
+            self.say(f"{label}: needs a GPU: {reason}")
+            return False
+        if capability is None:
+            self.say(f"{label}: the {self.spec.name} scene has no {what}")
             return False
         return True
 
-    def _gpu_switch(self, action: str, change) -> None:
-        """Run ``change()`` (returns the status line) if the switch applies; errors become messages."""
-        if not self._gpu_switch_ready(action):
-            return
-        with self.guard(GPU_SWITCHES[action][1]):
-            self.say(f"{key_label(action)}: {change()}")
-
     def gpu_kernels_run(self) -> bool:
-        """Whether the scene's CUDA kernels (the variant of q, what v checks) run now: with CUDA
-        proximity on (balls) or on the GPU backend (scenes without a CUDA proximity switch)."""
-        if hasattr(self.scene, "set_cuda_proximity"):
-            return bool(self.scene.cuda_proximity)
-        return self.scene.backend == "gpu"
+        """Whether the scene's CUDA kernels (the variant of q, what v checks) run now."""
+        return self.scene.gpu_kernels_run()
 
     def variant_note(self) -> str:
-        if self.gpu_kernels_run():
+        if self.gpu_kernels_run() or self.spec.gpu is None:
             return ""
-        if hasattr(self.scene, "set_cuda_proximity"):
-            return " (used when CUDA proximity is on: F4)"
-        return " (used on the GPU backend: a)"
-
-    def toggle_cuda_proximity(self) -> None:
-        if not hasattr(self.scene, "set_cuda_proximity"):
-            self.say(f"{key_label('toggle_cuda_proximity')}: CUDA proximity does not apply to the "
-                     f"{self.scene.name} scene: its GPU backend (a) runs every stage")
-            return
-
-        def change():
-            on = not self.scene.cuda_proximity
-            self.scene.set_cuda_proximity(on)
-            return "CUDA proximity on: the proximity pass runs on the GPU" if on else \
-                "CUDA proximity off: the proximity pass runs on the CPU"
-        self._gpu_switch("toggle_cuda_proximity", change)
+        return f" (used when the GPU kernels run: {self.spec.gpu.kernels_run_hint})"
 
     def toggle_verify(self) -> None:
-        def change():
-            on = not self.scene.verify
+        verifier = self.spec.verifier
+        if not self._gpu_switch_ready("toggle_verify", verifier, "verification"):
+            return
+        on = not self.scene.verify
+        if on and not self.gpu_kernels_run():
+            self.say(f"v: verification checks the GPU kernels' work: {self.spec.gpu.kernels_run_hint}")
+            return
+        with self.guard("verification"):
             self.scene.set_verify(on)
-            return f"verification on: {self.words.verified}" if on else "verification off"
-        self._gpu_switch("toggle_verify", change)
+            self.say(f"v: verification on: {verifier.checks}" if on else "v: verification off")
 
     def cycle_variant(self) -> None:
-        def change():
-            variant = _next_after(self.scene.variants, self.scene.variant)
-            self.scene.set_variant(variant)
-            return f"{self.words.variant} {self.scene.variant}{self.variant_note()}"
-        self._gpu_switch("cycle_variant", change)
+        knobs = self.spec.gpu
+        if not self._gpu_switch_ready("cycle_variant", knobs, "kernel variants"):
+            return
+        with self.guard(self.words.variant):
+            self.scene.set_variant(_next_after(knobs.variants, self.scene.variant))
+            self.say(f"q: {self.words.variant} {self.scene.variant}{self.variant_note()}")
 
     def cycle_block_size(self) -> None:
-        def change():
-            block = _next_after(self.scene.block_sizes, self.scene.block)
-            self.scene.set_block(block)
-            return f"block size {self.scene.block}"
-        self._gpu_switch("cycle_block_size", change)
+        knobs = self.spec.gpu
+        if not self._gpu_switch_ready("cycle_block_size", knobs, "CUDA block sizes"):
+            return
+        with self.guard("block size"):
+            self.scene.set_block(_next_after(knobs.blocks, self.scene.block))
+            self.say(f"Q: block size {block_text(self.scene.block)}")
 
     def set_variant(self, variant: str) -> None:
         with self.guard(f"variant {variant}"):
             self.scene.set_variant(variant)
             self.say(f"{self.words.variant} {self.scene.variant}{self.variant_note()}")
 
-    def set_block(self, block: int) -> None:
-        with self.guard(f"block size {block}"):
-            self.scene.set_block(int(block))
-            self.say(f"block size {self.scene.block}")
+    def set_block(self, block) -> None:
+        with self.guard(f"block size {block_text(block)}"):
+            self.scene.set_block(block)
+            self.say(f"block size {block_text(self.scene.block)}")
+
+    def block_colors_reason(self) -> str | None:
+        """Why colouring by CUDA block cannot be chosen now, or None."""
+        reason = self.gpu_reason()
+        if reason:
+            return "needs a GPU: " + reason
+        if self.spec.block_colors is None:
+            return f"the {self.spec.name} scene has no CUDA block colouring"
+        if not self.scene.block_colors_available():
+            return f"no CUDA kernel handles the {self.words.unit} now: {self.spec.gpu.kernels_run_hint}"
+        return None
 
     def toggle_block_colors(self) -> None:
         label = key_label("toggle_block_colors")
@@ -335,10 +355,11 @@ class Controller:
             self._leave_block_colors()
             self.say(f"{label}: colour by {self.scene.color_modes.get(self.color_mode, self.color_mode)}")
             return
-        if not self._gpu_switch_ready("toggle_block_colors"):
+        if not self._gpu_switch_ready("toggle_block_colors", self.spec.block_colors, "CUDA block colouring"):
             return
-        if BLOCK_COLORS not in self.scene.color_modes or not self.scene.block_colors_available:
-            self.say(f"{label}: no CUDA kernel handles the {self.words.unit} now: {self.words.kernels_hint}")
+        reason = self.block_colors_reason()
+        if reason is not None or BLOCK_COLORS not in self.scene.color_modes:
+            self.say(f"{label}: {reason or 'the scene offers no CUDA block colouring now'}")
             return
         self._color_before_block = self.color_mode
         self.color_mode = BLOCK_COLORS
@@ -346,6 +367,6 @@ class Controller:
 
     def _leave_block_colors(self) -> None:
         modes = self.scene.color_modes
-        fallback = next((m for m in modes if m != BLOCK_COLORS), "uniform")
+        fallback = next((m for m in modes if m != BLOCK_COLORS), "")
         previous = self._color_before_block
         self.color_mode = previous if previous in modes and previous != BLOCK_COLORS else fallback

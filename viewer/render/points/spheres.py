@@ -1,4 +1,4 @@
-"""Instanced sphere impostors for (n, 4) ball arrays.
+"""Instanced sphere impostors for (n, 4) arrays of spheres (3D points) or discs (2D points, seen from above).
 
 Positions (x, y, z, radius) and colours (RGBA) live in two GL buffers of their own so that a
 caller, e.g. a CUDA backend mapping GL buffers, can fill them directly instead of calling
@@ -10,9 +10,9 @@ from __future__ import annotations
 import moderngl
 import numpy as np
 
-from viewer.shaders import load_program
+from viewer.render.shaders import load_program
 
-BYTES_PER_BALL = 16  # four float32 per ball, in both buffers
+BYTES_PER_ITEM = 16  # four float32 per ball, in both buffers
 
 # A square around the unit circle, one triangle strip. (A hexagon covers 13% fewer pixels but
 # draws markedly slower on llvmpipe: twice the triangles to set up.)
@@ -48,8 +48,8 @@ class SphereRenderer:
         for buf in (self.position_buffer, self.color_buffer, self._vao):
             if buf is not None:
                 buf.release()
-        self.position_buffer = self.ctx.buffer(reserve=capacity * BYTES_PER_BALL, dynamic=True)
-        self.color_buffer = self.ctx.buffer(reserve=capacity * BYTES_PER_BALL, dynamic=True)
+        self.position_buffer = self.ctx.buffer(reserve=capacity * BYTES_PER_ITEM, dynamic=True)
+        self.color_buffer = self.ctx.buffer(reserve=capacity * BYTES_PER_ITEM, dynamic=True)
         self._vao = self.vertex_array(self.position_buffer, self.color_buffer)
         self._capacity = capacity
         return True

@@ -13,7 +13,7 @@ import moderngl
 import numpy as np
 from imgui_bundle import imgui
 
-from viewer.shaders import load_program
+from viewer.render.shaders import load_program
 
 _Status = imgui.ImTextureStatus
 

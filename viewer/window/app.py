@@ -1,7 +1,9 @@
 """The viewer window: pyglet for the window and input, moderngl for drawing, ImGui for the panel.
 
 ``Viewer.tick()`` runs exactly one frame (events, physics unless paused, the live histogram when
-due, upload, 3D view, panel, flip), so tests can drive the window without ``pyglet.app.run``.
+due, the scene's view into the renderers, the 3D or 2D view, plots and panel, flip), so tests can
+drive the window without ``pyglet.app.run``. Pointer drags go to the camera or, by the rule in
+``viewer.window.input``, to the scene's tool in scene coordinates.
 """
 
 from __future__ import annotations
@@ -14,17 +16,19 @@ from pathlib import Path
 
 import moderngl
 
+from sim.contract import PointerEvent
 from viewer import AUTO_HEADLESS, pyglet
-from viewer.controller import Controller
-from viewer.gui import Gui
-from viewer.imgui_input import ImGuiInput
-from viewer.keys import dispatch_key, key, mouse
-from viewer.offscreen import Offscreen
-from viewer.panel import PANEL_WIDTH, Panel, draw_help
+from viewer.panel.gui import Gui
+from viewer.panel.help import draw_help
+from viewer.panel.panel import PANEL_WIDTH, Panel
 from viewer.png import write_png
-from viewer.rates import RateMeter
-from viewer.scene_words import words_for
-from viewer.view3d import SceneView, default_camera
+from viewer.render.offscreen import Offscreen
+from viewer.render.view import SceneView, default_camera
+from viewer.window.controller import Controller
+from viewer.window.icon import set_window_icon
+from viewer.window.input import BUTTON_NAMES, ORBIT, PAN, TOOL, ZOOM, ImGuiInput, gesture, scene_point
+from viewer.window.keys import dispatch_key, key
+from viewer.window.rates import RateMeter
 
 SCREENSHOT_DIR = Path("screenshots")
 EVENT_HANDLED = pyglet.event.EVENT_HANDLED
@@ -76,14 +80,15 @@ def _make_window(width: int, height: int, visible: bool, caption: str):
 class Viewer:
     def __init__(self, scene, width: int = 1280, height: int = 800, visible: bool = True,
                  max_fps: float | None = 60.0, screenshot_dir: Path | str = SCREENSHOT_DIR):
-        self.window = _make_window(width, height, visible, f"kernel-lab — {scene.name}")
+        self.window = _make_window(width, height, visible, f"kernel-lab — {scene.spec.name}")
+        set_window_icon(self.window)
         self.window.switch_to()
         self.ctx = moderngl.create_context()
         if self.ctx.version_code < 330:
             raise RuntimeError(f"OpenGL 3.3 needed, got {self.ctx.info['GL_VERSION']}")
         self.controller = Controller(scene)
         self.view = SceneView(self.ctx)
-        self.camera = default_camera(scene)
+        self.camera = None  # framed on the first view (plots have none)
         self.gui = Gui(self.ctx)
         self.input = ImGuiInput(self.gui, lambda: self.window.get_size()[1])
         self.panel = Panel()
@@ -97,12 +102,13 @@ class Viewer:
         self.closed = False
         self._quit_requested = False
         self._screenshot_requested = False
-        self._drag: str | None = None  # camera gesture of the button held down, if the scene owns it
+        self._drag: str | None = None  # the gesture of the button held down (a camera move or TOOL)
+        self._tool_button = ""  # the button of a tool drag
         self.stop_at_steps: int | None = None  # scripted run: quit once the scene reaches this step
         self.final_screenshot: Path | None = None  # ... after saving the window here
         self.exit_status = 0
-        self._interop_reported = False  # the reason for host uploads of a GPU scene is said once
-        self._splat_reported = False  # likewise why its balls are not splatted by CUDA
+        self._interop_reported = False  # the reason for host uploads of a GPU view is said once
+        self._splat_reported = False  # likewise why its items are not splatted by CUDA
         self._last_tick = time.perf_counter()
         self.window.push_handlers(self)  # held weakly by pyglet; the viewer owns itself
 
@@ -141,9 +147,10 @@ class Viewer:
         self._upload()
         fb_size = self.window.get_framebuffer_size()
         self.gui.new_frame(self.window.get_size(), fb_size, dt)
-        self.panel.draw(self.controller, self)
+        self.view.draw_plots(self._plots_area(), self._point_moved)
+        self.panel.draw(self.controller, self, shown=self.view.current, feed=self.view.feed)
         if self.show_help:
-            self.show_help = draw_help()
+            self.show_help = draw_help(self.scene.spec)
         self.gui.end_frame()
         self._draw(self.ctx.screen, fb_size)
         if self._screenshot_requested:
@@ -160,7 +167,7 @@ class Viewer:
     def _scripted_advance(self) -> None:
         """Advance towards ``stop_at_steps`` exactly: whole frames, then single steps."""
         remaining = self.stop_at_steps - self.scene.steps
-        if remaining >= getattr(self.scene, "steps_per_frame", 6):
+        if remaining >= self.scene.spec.steps_per_frame:
             self.controller.advance(self.render_ms)
         elif remaining > 0 and not self.controller.paused:
             for _ in range(remaining):
@@ -182,19 +189,33 @@ class Viewer:
         ctl = self.controller
         ctl.watch_scene()
         with ctl.guard("reading the scene"):
-            if self.view.show(ctl.scene, ctl.color_mode):
-                self.reset_camera()  # another trough size, box or scene: frame the new one
-        reason = self.view.feed.fallback_reason
-        if reason and not self._interop_reported:
+            if self.view.show(ctl.scene, ctl.color_mode) or self.camera is None:
+                self.reset_camera()  # another trough, box, extent or scene: frame the new one
+        feed = self.view.feed
+        if feed is not None and feed.fallback_reason and not self._interop_reported:
             self._interop_reported = True
-            ctl.say(f"GPU {words_for(ctl.scene).unit} drawn through host copies: {reason}")
+            ctl.say(f"GPU {self._drawn_noun()} drawn through host copies: {feed.fallback_reason}")
+
+    def _drawn_noun(self) -> str:
+        return self.scene.spec.words.unit if self.view.kind == "points" else "field"
+
+    def _covered_right(self, fb_size: tuple[int, int]) -> int:
+        """Framebuffer pixels the panel covers at the right edge."""
+        scale = fb_size[0] / max(self.window.get_size()[0], 1)
+        return int((PANEL_WIDTH + 16) * scale)
+
+    def _plots_area(self) -> tuple[float, float, float, float]:
+        width, height = self.window.get_size()
+        return 0.0, 0.0, float(max(width - PANEL_WIDTH - 16, 1)), float(height)
+
+    def _point_moved(self, target: str, x: float, y: float) -> None:
+        self.controller.pointer(PointerEvent("point", x, y, target=target))
 
     def _draw(self, target: moderngl.Framebuffer, fb_size: tuple[int, int]) -> None:
-        scale = fb_size[0] / max(self.window.get_size()[0], 1)
-        self.view.draw(target, self.camera, fb_size, int((PANEL_WIDTH + 16) * scale))
+        self.view.draw(target, self.camera, fb_size, self._covered_right(fb_size))
         if self.view.splat_problem and not self._splat_reported:
             self._splat_reported = True
-            self.controller.say(f"GPU {words_for(self.scene).unit} drawn as impostors: {self.view.splat_problem}")
+            self.controller.say(f"GPU {self._drawn_noun()} drawn as impostors: {self.view.splat_problem}")
         self.gui.draw(target)
 
     def run(self) -> None:
@@ -227,7 +248,7 @@ class Viewer:
         self.show_help = not self.show_help
 
     def reset_camera(self) -> None:
-        self.camera = default_camera(self.scene)
+        self.camera = default_camera(self.view.current)
 
     def screenshot(self) -> None:
         """Saved at the end of this frame's drawing, so the PNG shows exactly what the window does."""
@@ -279,34 +300,48 @@ class Viewer:
     def on_mouse_press(self, x, y, button, modifiers):
         wanted = self.input.wants_mouse
         self.input.mouse_button(x, y, button, True)
-        if wanted or self._drag is not None:
+        if wanted or self._drag is not None or self.camera is None:
             return
-        if button == mouse.LEFT:
-            # A 2D scene's camera does not orbit: its left drag pans.
-            orbit = self.camera.orbit_enabled and not modifiers & key.MOD_SHIFT
-            self._drag = "orbit" if orbit else "pan"
-        elif button == mouse.MIDDLE:
-            self._drag = "pan"
-        elif button == mouse.RIGHT:
-            self._drag = "zoom"
+        spec = self.scene.spec
+        self._drag = gesture(button, modifiers, spec.tool is not None, self.scene.tool_on, self.camera.orbit_enabled)
+        if self._drag == TOOL:
+            self._tool_button = BUTTON_NAMES[button]
+            self._send_pointer("press", x, y, modifiers)
 
     def on_mouse_release(self, x, y, button, modifiers):
         self.input.mouse_button(x, y, button, False)
+        if self._drag == TOOL:
+            self._send_pointer("release", x, y, modifiers)
         self._drag = None
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
         self.input.mouse_position(x, y)
-        if self._drag == "orbit":
+        if self.camera is None:
+            return
+        if self._drag == ORBIT:
             self.camera.orbit(dx, dy)
-        elif self._drag == "pan":
+        elif self._drag == PAN:
             self.camera.pan(dx, dy, self.window.get_size()[1])
-        elif self._drag == "zoom":
+        elif self._drag == ZOOM:
             self.camera.zoom(1.01 ** -dy)
+        elif self._drag == TOOL:
+            self._send_pointer("drag", x, y, modifiers)
+
+    def _send_pointer(self, kind: str, x: float, y: float, modifiers: int) -> None:
+        """A tool event at window point (x, y), in scene coordinates (3D views: with the ray)."""
+        fb_size = self.window.get_framebuffer_size()
+        scale = fb_size[0] / max(self.window.get_size()[0], 1)
+        sx, sy, origin, direction = scene_point(self.camera, x * scale, y * scale, fb_size,
+                                                self._covered_right(fb_size))
+        ray = {"origin": tuple(map(float, origin)), "direction": tuple(map(float, direction))} \
+            if self.camera.orbit_enabled else {}
+        self.controller.pointer(PointerEvent(kind, sx, sy, self._tool_button, bool(modifiers & key.MOD_SHIFT),
+                                             bool(modifiers & key.MOD_CTRL), **ray))
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self.input.mouse_position(x, y)
         self.input.scroll(scroll_x, scroll_y)
-        if not self.input.wants_mouse:
+        if not self.input.wants_mouse and self.camera is not None:
             self.camera.zoom(0.9**scroll_y)
 
     def on_resize(self, width, height):

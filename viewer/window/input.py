@@ -1,9 +1,24 @@
-"""Forward pyglet input events to Dear ImGui's IO queue."""
+"""Input: pyglet events forwarded to Dear ImGui's IO queue, and pointer gestures routed to the camera
+or to the scene's tool.
+
+Routing (``gesture``): the panel (ImGui wanting the mouse) takes what is over it. Otherwise, when
+the scene has a tool (``spec.tool``) and it is on, left and right drags go to the tool, while
+middle drag and shift + left drag pan and the wheel zooms; when the tool is off (or the scene has
+none) the camera keeps its gestures: left drag orbits (pans a 2D view), right drag zooms, middle
+or shift + left drag pans, and ctrl + left drag reaches the tool when there is one.
+``scene_point`` turns a pixel into scene coordinates: the ray through it and its point on the
+z = 0 plane.
+"""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from imgui_bundle import imgui
 from pyglet.window import key, mouse
+
+from viewer.render.camera import OrbitCamera
 
 _NAMED_KEYS = {
     key.TAB: imgui.Key.tab, key.BACKSPACE: imgui.Key.backspace, key.RETURN: imgui.Key.enter,
@@ -74,3 +89,38 @@ class ImGuiInput:
     @property
     def wants_keyboard(self) -> bool:
         return bool(self._io().want_capture_keyboard)
+
+
+ORBIT, PAN, ZOOM, TOOL = "orbit", "pan", "zoom", "tool"
+BUTTON_NAMES = {mouse.LEFT: "left", mouse.RIGHT: "right", mouse.MIDDLE: "middle"}
+
+
+def gesture(button: int, modifiers: int, has_tool: bool, tool_on: bool, can_orbit: bool) -> str | None:
+    """What a press of ``button`` starts over the view (not over the panel): a camera gesture or TOOL."""
+    shift, ctrl = bool(modifiers & key.MOD_SHIFT), bool(modifiers & key.MOD_CTRL)
+    if button == mouse.MIDDLE:
+        return PAN
+    if button == mouse.LEFT and shift:
+        return PAN
+    if has_tool and (tool_on and button in (mouse.LEFT, mouse.RIGHT) or button == mouse.LEFT and ctrl):
+        return TOOL
+    if button == mouse.LEFT:
+        return ORBIT if can_orbit else PAN
+    if button == mouse.RIGHT:
+        return ZOOM
+    return None
+
+
+def scene_point(camera: OrbitCamera, x: float, y: float, size: tuple[float, float],
+                covered_right: float = 0.0) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """(x, y on the z = 0 plane, ray origin, ray direction) under the pixel (x, y), y up from the
+    bottom, of a view of ``size`` whose right ``covered_right`` pixels hold the panel. A ray parallel
+    to the plane gives NaN for x and y."""
+    width, height = max(size[0], 1.0), max(size[1], 1.0)
+    ndc_x, ndc_y = 2.0 * x / width - 1.0, 2.0 * y / height - 1.0
+    origin, direction = camera.ray(ndc_x, ndc_y, width / height, covered_right / width)
+    if abs(direction[2]) < 1e-12:
+        return math.nan, math.nan, origin, direction
+    t = -origin[2] / direction[2]
+    hit = origin + t * direction
+    return float(hit[0]), float(hit[1]), origin, direction

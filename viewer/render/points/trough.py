@@ -8,7 +8,7 @@ import math
 import moderngl
 import numpy as np
 
-from viewer.shaders import load_program
+from viewer.render.shaders import load_program
 
 
 def half_cylinder_mesh(radius: float, z_min: float, z_max: float, segments: int = 96) -> np.ndarray:

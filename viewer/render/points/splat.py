@@ -1,4 +1,4 @@
-"""Balls on the device drawn by CUDA: small ones splatted per pixel, big ones as GL impostors.
+"""Spheres on the device drawn by CUDA: small ones splatted per pixel, big ones as GL impostors.
 
 The GPUs this targets (H100/H200) run the graphics pipeline on a few of their SMs, where a
 million instanced impostors cost their vertex and primitive work however few pixels each covers.
@@ -15,12 +15,12 @@ import moderngl
 import numpy as np
 
 from sim import cuda
-from viewer.interop import GLBufferRegistration, cupy_view, current_stream_ptr
-from viewer.shaders import load_program
-from viewer.spheres import BYTES_PER_BALL, SphereRenderer
+from viewer.gpu.interop import GLBufferRegistration, cupy_view, current_stream_ptr
+from viewer.render.points.spheres import BYTES_PER_ITEM, SphereRenderer
+from viewer.render.shaders import load_program
 
 MAX_BOX = 16  # pixels: wider balls go to the impostors (one thread would shade too many pixels)
-SPLAT = cuda.Build("viewer/splat.cu", (), ("splat_balls",))
+SPLAT = cuda.Build("viewer/render/points/splat.cu", (), ("splat_balls",))
 BLOCK = 256
 # A DrawArraysIndirectCommand: 4 vertices (the quad's strip), instance count, first, base instance.
 COMMAND = np.array([4, 0, 0, 0], dtype=np.uint32)
@@ -35,7 +35,7 @@ def gl_problem(ctx: moderngl.Context) -> str | None:
     return f"GL {ctx.version_code} lacks {' and '.join(missing)} (GL 4.3)" if missing else None
 
 
-class BallSplat:
+class SphereSplat:
     def __init__(self, ctx: moderngl.Context, spheres: SphereRenderer):
         self.ctx = ctx
         self.spheres = spheres
@@ -68,8 +68,8 @@ class BallSplat:
                 if obj is not None:
                     obj.release()
             capacity = max(int(n), 2 * self.capacity, 1024)
-            self.big_positions = self.ctx.buffer(reserve=capacity * BYTES_PER_BALL)
-            self.big_colors = self.ctx.buffer(reserve=capacity * BYTES_PER_BALL)
+            self.big_positions = self.ctx.buffer(reserve=capacity * BYTES_PER_ITEM)
+            self.big_colors = self.ctx.buffer(reserve=capacity * BYTES_PER_ITEM)
             self._big_vao = self.spheres.vertex_array(self.big_positions, self.big_colors)
             self.capacity = capacity
 

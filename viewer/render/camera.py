@@ -1,7 +1,8 @@
 """An orbit camera: yaw/pitch around a target point, a distance, and a perspective projection.
 
-2D scenes get the same camera looking straight down at z = 0 with orbiting off: the plane is
-parallel to the image, so the perspective shows it without distortion and zoom and pan stay exact.
+2D views (discs in a box, a field) get the same camera looking straight down at z = 0 with orbiting
+off: the plane is parallel to the image, so the perspective shows it without distortion and zoom
+and pan stay exact.
 """
 
 from __future__ import annotations
@@ -69,14 +70,22 @@ class OrbitCamera:
 
     @classmethod
     def top_view(cls, side: float, spacing: float) -> OrbitCamera:
-        """Straight down onto the square [0, side]^2 at z = 0, x to the right and y up, the square
-        filling 3/4 of the view's height; zooms in until the view is two ``spacing`` high (the mean
-        distance between particles) and out to a few squares."""
+        """Straight down onto the square [0, side]^2 at z = 0 (a 2D scene's box); zooms in until the
+        view is two ``spacing`` high (the mean distance between particles)."""
+        return cls.plan_view((0.0, 0.0, side, side), spacing)
+
+    @classmethod
+    def plan_view(cls, extent: tuple[float, float, float, float], smallest: float) -> OrbitCamera:
+        """Straight down onto the rectangle ``extent`` (x0, y0, x1, y1) at z = 0, x to the right and y
+        up, the rectangle filling 3/4 of the view's height (or width, when it is wider); zooms in until
+        the view is two ``smallest`` high (particles apart, a field's cells) and out to a few extents."""
+        x0, y0, x1, y1 = (float(v) for v in extent)
         half_tan = math.tan(math.radians(cls.fov_y) / 2)
-        distance = side / (1.5 * half_tan)
-        return cls(target=np.array([0.5 * side, 0.5 * side, 0.0]), distance=distance, yaw=0.0, pitch=0.0,
-                   min_distance=spacing / half_tan, max_distance=4.0 * distance, extent=side,
-                   orbit_enabled=False)
+        span = max(y1 - y0, (x1 - x0) / 1.6, 1e-9)  # a landscape view is about 1.6 times as wide
+        distance = span / (1.5 * half_tan)
+        return cls(target=np.array([0.5 * (x0 + x1), 0.5 * (y0 + y1), 0.0]), distance=distance, yaw=0.0,
+                   pitch=0.0, min_distance=min(smallest / half_tan, distance), max_distance=4.0 * distance,
+                   extent=span, orbit_enabled=False)
 
     @classmethod
     def looking_at(cls, point, distance: float, yaw: float = 0.0, pitch: float = 0.0) -> OrbitCamera:
@@ -110,6 +119,16 @@ class OrbitCamera:
         m = perspective(self.fov_y, max(aspect, 1e-6), self.near, self.far)
         m[0, 2] = shift_x
         return m
+
+    def ray(self, ndc_x: float, ndc_y: float, aspect: float, shift_x: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """The world ray (origin, unit direction) through a point of normalised device coordinates,
+        for the projection ``projection_matrix(aspect, shift_x)`` draws with."""
+        inverse = np.linalg.inv(self.projection_matrix(aspect, shift_x) @ self.view_matrix())
+        near = inverse @ np.array([ndc_x, ndc_y, -1.0, 1.0])
+        far = inverse @ np.array([ndc_x, ndc_y, 1.0, 1.0])
+        near, far = near[:3] / near[3], far[:3] / far[3]
+        direction = far - near
+        return near, direction / np.linalg.norm(direction)
 
     # --- interaction (pixel deltas from mouse drags) ------------------------------------
     def orbit(self, dx: float, dy: float) -> None:

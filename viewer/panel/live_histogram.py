@@ -1,8 +1,10 @@
 """The panel's live distance histogram and g(r): when to recompute it, with which bucket width, and
 what to say instead when it cannot (too many points, a bad width, a failing kernel).
 
-No ImGui here: the controller owns one ``LiveHistogram``, the window calls ``frame`` once per
-displayed frame, and ``viewer.histogram_section`` draws it.
+A scene offers its points through the contract (``spec.histogram``, ``scene.histogram_points()``
+on its backend, ``scene.histogram_widths()``). No ImGui here: the controller owns one
+``LiveHistogram``, the window calls ``frame`` once per displayed frame, and
+``viewer.panel.histogram`` draws it.
 """
 
 from __future__ import annotations
@@ -11,10 +13,6 @@ import math
 import time
 import traceback
 from dataclasses import dataclass
-
-import numpy as np
-
-from viewer.scene_words import words_for
 
 EVERY_FRAMES = 10  # a live histogram is recomputed every this many displayed frames
 MAX_BUCKETS = 400
@@ -31,19 +29,13 @@ class WidthRange:
 
 
 def width_range(scene) -> WidthRange:
-    """The bucket widths that make sense for the scene's points: about a ball radius for balls,
-    a fifth of the interaction cutoff for the CS 267 particles."""
-    if scene.name == "particles":
-        from sim.particles.world import CUTOFF
-
-        return WidthRange(CUTOFF / 20, CUTOFF * 5, CUTOFF / 5)
-    radius = float(np.median(scene.positions()[:, 3])) if scene.n else 1.0
-    return WidthRange(0.1, 50.0, min(max(radius, 0.1), 50.0))
+    """The bucket widths that make sense for the scene's points, as the scene says."""
+    return WidthRange(*(float(v) for v in scene.histogram_widths()))
 
 
 def histogram_backend(scene) -> str:
-    """Where ``distance_histogram`` runs for this scene: on the GPU when its points live there."""
-    return "gpu" if getattr(scene, "render_on_device", False) else "cpu"
+    """Where ``distance_histogram`` runs for this scene: on the GPU when its state lives there."""
+    return "gpu" if scene.backend == "gpu" else "cpu"
 
 
 class LiveHistogram:
@@ -73,7 +65,7 @@ class LiveHistogram:
 
     def follow(self, scene) -> None:
         """A new scene or preset gets its own width range, at its default width."""
-        kind = (scene.name, scene.preset)
+        kind = (scene.spec.name, scene.preset)
         if kind == self._kind:
             return
         self._kind = kind
@@ -84,7 +76,7 @@ class LiveHistogram:
 
     def frame(self, scene) -> bool:
         """Once per displayed frame: recompute when due; True when it did."""
-        if not self.enabled:
+        if not self.enabled or scene.spec.histogram is None:
             return False
         self.follow(scene)
         self._frames += 1
@@ -109,10 +101,11 @@ class LiveHistogram:
         backend = histogram_backend(scene)
         n, limit = scene.n, self.limits[backend]
         if n > limit:
-            self.message = too_many_points(n, limit, backend, words_for(scene).unit)
+            self.message = too_many_points(n, limit, backend, scene.spec.words.unit)
             return
         try:
-            self.result = distance_histogram(scene, self.width, max_buckets=MAX_BUCKETS)
+            points, dims = scene.histogram_points()
+            self.result = distance_histogram(points, dims, self.width, max_buckets=MAX_BUCKETS)
             self.message = ""
         except ValueError as exc:
             self.message = str(exc)

@@ -1,0 +1,93 @@
+"""The panel's GPU section, shown when the scene can use a GPU here: its GPU toggles (the balls'
+CUDA proximity), options (the particles' precision), kernel variant and CUDA block, verification
+with its counts, and how the view reaches the GL buffers."""
+
+from __future__ import annotations
+
+import time
+
+from imgui_bundle import imgui
+
+from viewer.panel.style import ERROR, GREY, ITEM_WIDTH, disabled_tooltip, tooltip
+from viewer.window.controller import block_text
+
+BLINK = (imgui.ImVec4(1.0, 0.25, 0.2, 1.0), imgui.ImVec4(1.0, 0.85, 0.3, 1.0))
+
+
+def draw_gpu_section(ctl, feed=None) -> None:
+    """``feed``: the renderer's feed of the current view (``path``, ``fallback_reason``), if any."""
+    scene, spec = ctl.scene, ctl.spec
+    if ctl.gpu_reason() is not None or spec.gpu is None:
+        return
+    imgui.separator_text("CUDA")
+    for toggle in spec.toggles:
+        if toggle.gpu_only and imgui.checkbox(toggle.label, bool(scene.toggles[toggle.name]))[0]:
+            ctl.toggle(toggle.name)
+        if toggle.gpu_only:
+            tooltip((f"{toggle.key}: " if toggle.key else "") + toggle.help)
+
+    kernels_run = ctl.gpu_kernels_run()
+    imgui.push_item_width(ITEM_WIDTH)
+    for option in spec.options:
+        imgui.begin_disabled(option.gpu_only and not kernels_run)
+        if imgui.begin_combo(option.name, scene.options[option.name]):
+            for choice in option.choices:
+                if imgui.selectable(choice, choice == scene.options[option.name])[0]:
+                    ctl.set_option(option.name, choice)
+            imgui.end_combo()
+        imgui.end_disabled()
+        disabled_tooltip(option.help + (ctl.variant_note() if option.gpu_only else ""))
+    imgui.begin_disabled(not kernels_run and not spec.gpu.cpu_variants)
+    if imgui.begin_combo("variant", scene.variant):
+        for variant in spec.gpu.variants:
+            if imgui.selectable(variant, variant == scene.variant)[0]:
+                ctl.set_variant(variant)
+        imgui.end_combo()
+    imgui.end_disabled()
+    disabled_tooltip(f"q: {ctl.words.variant}" + ctl.variant_note())
+    if imgui.begin_combo("block size", block_text(scene.block)):
+        for block in spec.gpu.blocks:
+            if imgui.selectable(block_text(block), block == scene.block)[0]:
+                ctl.set_block(block)
+        imgui.end_combo()
+    tooltip("Q: threads per CUDA block")
+    imgui.pop_item_width()
+
+    if spec.verifier is not None:
+        imgui.begin_disabled(not kernels_run and not scene.verify)  # on can always go off
+        changed = imgui.checkbox("verify against the CPU", bool(scene.verify))[0]
+        imgui.end_disabled()
+        if changed:
+            ctl.toggle_verify()
+        disabled_tooltip(f"v: {spec.verifier.checks}; {spec.verifier.mismatch}" + ctl.variant_note())
+        if scene.verify:
+            imgui.same_line()
+            imgui.text_colored(BLINK[int(time.monotonic() * 4) % 2], "VERIFYING")  # 2 blinks/s
+            draw_verification(scene.verification, ctl.words.unit)
+    if feed is not None and feed.path is not None:
+        if feed.fallback_reason:
+            imgui.text_colored(GREY, "view drawn through host copies")
+            tooltip(feed.fallback_reason)
+        else:
+            imgui.text_colored(GREY, f"view drawn through {feed.path}")
+
+
+def verification_lines(result, unit: str) -> list[tuple[str, bool]]:
+    """The last check as (line, is_alarm): what differs, the scene's own figures, the time and totals."""
+    if result is None:
+        return [("waiting for the next check", False)]
+    lines = [(f"{result.differing:,} of {result.checked:,} {unit} differ (drawn red)", result.differing > 0)]
+    for name, value in result.details.items():
+        text = f"{value:,}" if isinstance(value, int) else f"{value:.3g}" if isinstance(value, float) else str(value)
+        lines.append((f"{name}: {text}", False))
+    lines.append((f"check {result.check_ms:.1f} ms against the {result.against}", False))
+    lines.append((f"passes: {result.passes_checked:,} checked, {result.passes_mismatched:,} mismatched",
+                  result.passes_mismatched > 0))
+    return lines
+
+
+def draw_verification(result, unit: str) -> None:
+    for line, alarm in verification_lines(result, unit):
+        imgui.push_text_wrap_pos(0.0)
+        imgui.text_colored(ERROR if alarm else GREY, line)
+        imgui.pop_text_wrap_pos()

@@ -1,0 +1,41 @@
+"""The panel's run section: pause / step / reset, and with a window the camera, help, frame limit
+and screenshot buttons."""
+
+from __future__ import annotations
+
+from imgui_bundle import imgui
+
+from viewer.panel.style import tooltip
+
+
+def draw_run_section(ctl, app=None) -> None:
+    imgui.separator_text("Run")
+    if imgui.button("Resume" if ctl.paused else "Pause", (80, 0)):
+        ctl.toggle_pause()
+    tooltip("space")
+    imgui.same_line()
+    if imgui.button("Step"):
+        ctl.single_step()
+    tooltip("s: pause and advance one physics step")
+    imgui.same_line()
+    if imgui.button("Reset"):
+        ctl.reset()
+    tooltip("r: reload the preset")
+    if app is None:
+        return
+    imgui.same_line()
+    if imgui.button("Camera"):
+        app.reset_camera()
+    tooltip("Home: default view")
+    imgui.same_line()
+    if imgui.button("Help"):
+        app.toggle_help()
+    tooltip("F1: keys and mouse")
+    changed, limited = imgui.checkbox("limit to 60 fps", app.max_fps is not None)
+    if changed:
+        app.max_fps = 60.0 if limited else None
+    tooltip("off: draw as fast as possible (physics then runs faster than real time)")
+    imgui.same_line()
+    if imgui.button("Screenshot"):
+        app.screenshot()
+    tooltip("F12")

@@ -1,0 +1,37 @@
+"""The panel's tool section, for scenes with a pointer tool (``spec.tool``): on / off, how to use
+it, and its own sliders."""
+
+from __future__ import annotations
+
+from imgui_bundle import imgui
+
+from viewer.panel.style import GREY, ITEM_WIDTH, tooltip, wrapped
+
+
+def tool_hint(ctl) -> str:
+    tool = ctl.spec.tool
+    if ctl.scene.tool_on:
+        return f"{tool.help}; middle or shift + left drag pans, the wheel zooms"
+    return f"off: ctrl + left drag uses it ({tool.help})"
+
+
+def draw_tool_section(ctl) -> None:
+    tool = ctl.spec.tool
+    if tool is None:
+        return
+    scene = ctl.scene
+    imgui.separator_text("Tool")
+    changed, on = imgui.checkbox(f"{tool.name} tool", bool(scene.tool_on))
+    if changed:
+        ctl.set_tool(on)
+    tooltip(tool.help)
+    wrapped(GREY, tool_hint(ctl))
+    imgui.push_item_width(ITEM_WIDTH)
+    for param in tool.params:
+        flags = imgui.SliderFlags_.logarithmic if param.log else 0
+        value = float(scene.tool_values[param.name])
+        moved, new = imgui.slider_float(param.label, value, param.lo, param.hi, param.fmt, flags)
+        if moved:
+            ctl.set_tool_value(param.name, new)
+        tooltip(param.help)
+    imgui.pop_item_width()
