@@ -8,12 +8,14 @@ from __future__ import annotations
 from sim.balls import SPEC as BALLS
 from sim.contract import SceneSpec, load
 from sim.cuda import Build
+from sim.density import SPEC as DENSITY
 from sim.particles import SPEC as PARTICLES
 from sim.sdh import SPEC as SDH
 
 SCENES: dict[str, SceneSpec] = {spec.name: spec for spec in (
     BALLS,
     PARTICLES,
+    DENSITY,
     SDH,
 )}
 
@@ -39,4 +41,5 @@ def all_builds() -> list[Build]:
     """Every CUDA build of the product's launchers (for the NVRTC check)."""
     from viewer.render.points.splat import SPLAT
 
-    return [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + [SPLAT]
+    builds = [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + [SPLAT]
+    return list(dict.fromkeys(builds))  # scenes that share kernels (density: the particles') list them once

@@ -128,3 +128,14 @@ def test_display_problem_with_a_bad_display(monkeypatch):
     monkeypatch.setenv("DISPLAY", ":12345")
     problem = display_problem()
     assert problem is not None and "12345" in problem
+
+
+def test_scene_keys_load_the_spec_presets_and_say_why_elsewhere():
+    ctl = Controller(create_scene("balls", preset="block", n=200, seed=3))
+    dispatch_key(key.T, key.MOD_SHIFT, ctl)
+    assert (ctl.scene.preset, ctl.scene.n) == ("T", 1715) and ctl.message == "loaded preset T: 1,715 balls"
+    ctl.switch_scene("density")
+    dispatch_key(key.T, 0, ctl)
+    assert ctl.message == "t: preset t of the balls scene: it does not apply to the density scene"
+    dispatch_key(key.F4, 0, ctl)
+    assert ctl.message == "F4: CUDA proximity of the balls scene: it does not apply to the density scene"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sim.writer import OutputError, write_bytes
+
 
 def _chunk(tag: bytes, data: bytes) -> bytes:
     body = tag + data
@@ -34,9 +36,15 @@ def encode_png(pixels: np.ndarray) -> bytes:
 
 
 def write_png(path: str | Path, pixels: np.ndarray) -> Path:
+    """Encode, then write atomically through sim.writer (its folder created if missing); OutputError
+    if the picture cannot be written (a device or link in the way, a full disk): nothing half-written."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(encode_png(pixels))
+    data = encode_png(pixels)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot write screenshot {str(path)!r}: {exc.strerror or exc}") from None
+    write_bytes(str(path), data, what="screenshot")
     return path
 
 

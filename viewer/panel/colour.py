@@ -8,7 +8,7 @@ from imgui_bundle import imgui
 
 from sim.colormap import stops
 from sim.contract import BLOCK_COLORS, FieldView, Legend, PointsView
-from viewer.panel.style import GREY, PANEL_WIDTH, disabled_tooltip, wrapped
+from viewer.panel.style import GREY, disabled_tooltip, wrapped
 from viewer.render.field import highlight_color
 
 BLOCK_COLORS_LABEL = "CUDA block"
@@ -20,6 +20,10 @@ def draw_color_section(ctl, shown=None) -> None:
     """``shown``: the view drawn this frame (its legend and colour map), if known."""
     scene, spec = ctl.scene, ctl.spec
     modes = scene.color_modes
+    legend = shown.legend if isinstance(shown, (PointsView, FieldView)) else None
+    marks = scene.verify and spec.verifier is not None
+    if not (modes or spec.block_colors is not None or legend is not None or marks):
+        return
     imgui.separator_text("Colour")
     if modes or spec.block_colors is not None:
         if imgui.begin_combo("colour by", modes.get(ctl.color_mode, ctl.color_mode)):
@@ -30,15 +34,14 @@ def draw_color_section(ctl, shown=None) -> None:
                 if imgui.selectable(label, mode == ctl.color_mode, flags)[0]:
                     ctl.set_color_mode(mode)
                 disabled_tooltip(unavailable or ("c: on / off" if mode == BLOCK_COLORS else ""))
-            if BLOCK_COLORS not in modes:
+            if BLOCK_COLORS not in modes and spec.block_colors is not None:
                 imgui.selectable(BLOCK_COLORS_LABEL, False, imgui.SelectableFlags_.disabled)
                 disabled_tooltip(block_reason or "")
             imgui.end_combo()
-    legend = shown.legend if isinstance(shown, (PointsView, FieldView)) else None
     if legend is not None:
         colormap = shown.colormap if isinstance(shown, FieldView) else POINTS_COLORMAP
         draw_legend(legend, colormap)
-    if scene.verify and spec.verifier is not None:
+    if marks:
         if isinstance(shown, FieldView):
             _swatch(highlight_color(shown.colormap))
             imgui.same_line()
@@ -56,7 +59,7 @@ def draw_legend(legend: Legend, colormap: str) -> None:
     imgui.text(legend.label)
     draw = imgui.get_window_draw_list()
     start = imgui.get_cursor_screen_pos()
-    width = PANEL_WIDTH - 2 * imgui.get_style().window_padding.x
+    width = imgui.get_content_region_avail().x
     colours = stops(colormap)
     segments = len(colours) - 1
     for i in range(segments):

@@ -49,7 +49,7 @@ class SceneSection:
         tooltip("a: physics on CPU / GPU")
         if gpu_reason:
             # First clause only, the whole reason on hover: CUDA errors can be long.
-            imgui.text_colored(GREY, "GPU: " + gpu_reason.split(":")[0])
+            wrapped(GREY, "GPU: " + gpu_reason.split(":")[0])
             tooltip(gpu_reason)
         if scene.backend_note:
             wrapped(GREY, scene.backend_note)

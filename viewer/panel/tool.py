@@ -9,10 +9,10 @@ from viewer.panel.style import GREY, ITEM_WIDTH, tooltip, wrapped
 
 
 def tool_hint(ctl) -> str:
-    tool = ctl.spec.tool
+    """Which gestures reach the tool now, and which the camera keeps."""
     if ctl.scene.tool_on:
-        return f"{tool.help}; middle or shift + left drag pans, the wheel zooms"
-    return f"off: ctrl + left drag uses it ({tool.help})"
+        return "on: left and right drags use it; middle or shift + left drag pans, the wheel zooms"
+    return "off: ctrl + left drag uses it; the camera keeps the other drags"
 
 
 def draw_tool_section(ctl) -> None:
@@ -25,6 +25,7 @@ def draw_tool_section(ctl) -> None:
     if changed:
         ctl.set_tool(on)
     tooltip(tool.help)
+    wrapped(GREY, tool.help)
     wrapped(GREY, tool_hint(ctl))
     imgui.push_item_width(ITEM_WIDTH)
     for param in tool.params:

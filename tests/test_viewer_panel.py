@@ -1,0 +1,83 @@
+"""The panel reads the scene's spec: counters from ``spec.stats`` (the lines ``run --headless``
+prints), the verification record's lines, a legend's range and unit, the tool's hint, the GPU
+option combos; and it draws for every registered scene."""
+
+import numpy as np
+import pytest
+from gl_support import needs_egl
+
+from sim.contract import Legend
+from sim.registry import SCENES, create_scene
+from sim.scene import Verification
+from viewer.panel.colour import legend_text
+from viewer.panel.gpu import verification_lines
+from viewer.panel.stats import counter_lines
+from viewer.panel.tool import tool_hint
+from viewer.window.controller import Controller
+
+
+def test_particle_counters_are_the_specs_stats():
+    scene = create_scene("particles", n=2000)
+    scene.advance_frame()
+    lines = [line for line, _ in counter_lines(Controller(scene))]
+    assert lines == [stat.text(scene.stats()) for stat in scene.spec.stats]
+    absmin = next(line for line in lines if line.startswith("absmin"))
+    assert absmin == f"absmin {scene.stats()['absmin']:.4f}"
+    assert "particles 2,000" in lines
+
+
+def test_ball_counters_show_the_last_pass():
+    scene = create_scene("balls", preset="block", n=300, seed=1)
+    scene.advance_frame()
+    lines = dict(counter_lines(Controller(scene)))
+    tests = scene.stats()["tests"]
+    assert tests > 0 and f"last pass: tests {tests:,}" in lines
+    assert lines[f"last pass: tests {tests:,}"] == "predicate evaluations of the last proximity pass"
+    assert not any(line.startswith("absmin") for line in lines)
+
+
+def test_verification_lines_read_the_record():
+    record = Verification("CPU z-sweep", 3, 1715, 4.25, 7, 1, {"pairs on the GPU": 1200, "largest difference": 2e-13})
+    lines = verification_lines(record, "balls")
+    assert lines[0] == ("3 of 1,715 balls differ (drawn red)", True)
+    assert ("pairs on the GPU: 1,200", False) in lines and ("largest difference: 2e-13", False) in lines
+    assert ("check 4.2 ms against the CPU z-sweep", False) in lines
+    assert lines[-1] == ("passes: 7 checked, 1 mismatched", True)
+    assert verification_lines(None, "balls") == [("waiting for the next check", False)]
+
+
+def test_legend_ends_carry_the_unit():
+    assert legend_text(Legend("density", 0.0, 3.0, "particles per cell")) == ("0", "3 particles per cell")
+    assert legend_text(Legend("T", -1.5, 2e6)) == ("-1.5", "2e+06")
+
+
+def test_tool_hint_follows_the_tool_switch():
+    ctl = Controller(create_scene("particles", n=500))
+    assert "ctrl + left drag" in tool_hint(ctl)
+    ctl.set_tool(True)
+    assert ctl.scene.tool_on and "left and right drags use it" in tool_hint(ctl)
+    assert ctl.message.startswith("push tool on")
+    ctl.set_tool_value("radius", 99.0)
+    assert ctl.scene.tool_values["radius"] == pytest.approx(0.3), "clamped to the slider's range"
+
+
+def test_the_precision_option_goes_through_the_controller():
+    ctl = Controller(create_scene("particles", n=500))
+    ctl.set_option("precision", "fp32")
+    assert ctl.scene.options["precision"] == "fp32" and ctl.message == "precision fp32"
+    ctl.set_option("precision", "fp128")
+    assert "failed" in ctl.message and ctl.scene.options["precision"] == "fp32"
+
+
+@needs_egl
+@pytest.mark.parametrize("name", list(SCENES))
+def test_the_panel_draws_for_every_scene(name):
+    from viewer.headless import render_pixels
+    from viewer.panel.style import PANEL_WIDTH
+
+    spec = SCENES[name]
+    preset = spec.preset(spec.default_preset)
+    scene = spec.create(n=min(preset.count, 2000)) if preset.count else spec.create()
+    pixels = render_pixels(scene, 1000, 700, panel=True).astype(int)
+    panel = pixels[20:680, 1000 - PANEL_WIDTH + 10: 1000 - 20]
+    assert len(np.unique(panel.reshape(-1, 3), axis=0)) > 20, "text and widgets"

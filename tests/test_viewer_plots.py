@@ -1,0 +1,143 @@
+"""The plots view kind: a PlotsView with every kind of series drawn headless, and a drag point moved
+with the mouse reaching the scene as a "point" pointer event."""
+
+import numpy as np
+import pytest
+from gl_support import needs_egl
+
+from sim.contract import DragPoint, Plot, PlotsView, PointerEvent, Preset, SceneSpec, Series, Stat, Words
+from sim.scene import Scene
+from viewer.render.view import BACKGROUND
+
+pytestmark = needs_egl
+
+RED = (1.0, 0.15, 0.15, 1.0)
+SPEC = SceneSpec(name="plot-demo", title="every kind of plot", words=Words("points", "point"), view="plots",
+                 presets=(Preset("one", "a curve with a point to drag"),), default_preset="one",
+                 scene="test_viewer_plots:PlotDemo", stages=("curve",), stats=(Stat("n", "points"),))
+
+
+class PlotDemo(Scene):
+    """A small scene whose view is plots: a curve through a point the user drags, and a heatmap."""
+
+    spec = SPEC
+
+    def __init__(self):
+        self.peak = (2.0, 0.5)
+        self.events: list[PointerEvent] = []
+        super().__init__()
+
+    def _load(self, preset, n):
+        pass
+
+    def _step(self):
+        with self.timer.stage("curve"):
+            pass
+
+    def _move_state(self, backend):
+        pass
+
+    @property
+    def n(self):
+        return 64
+
+    def stats(self):
+        return {"n": self.n}
+
+    def pointer(self, event):
+        self.events.append(event)
+        if event.kind == "point" and event.target == "peak":
+            self.peak = (event.x, event.y)
+
+    def view(self, color_mode):
+        x = np.linspace(0.0, 4.0, self.n)
+        y = self.peak[1] * np.exp(-((x - self.peak[0]) ** 2))
+        curve = Plot("curve", [
+            Series("curve", x, y, color=RED),
+            Series("bars", x[::8], y[::8] / 2, style="bars", width=0.2),
+            Series("stairs", x, y / 3, style="stairs"),
+            Series("scatter", x[::4], y[::4] + 0.1, style="scatter"),
+            Series("band", x, y + 0.05, style="shaded", y2=y - 0.05),
+        ], x_label="x", y_label="y", x_limits=(0.0, 4.0), y_limits=(-0.2, 1.2), hlines=(0.25,),
+            drag_points=[DragPoint("peak", *self.peak)])
+        r, c = np.mgrid[0:16, 0:24]
+        heat = Plot("heat", [Series("growth", np.arange(1.0, 10.0), 2.0 ** np.arange(9.0))], x_log=True, y_log=True)
+        field = Plot("field", [], heatmap=(r + c).astype(np.float64), x_limits=(0.0, 3.0), y_limits=(0.0, 2.0),
+                     equal_aspect=True)
+        return PlotsView([curve, heat, field], columns=2)
+
+
+def test_plots_are_drawn_headless():
+    from viewer.headless import render_pixels
+
+    width, height = 900, 600
+    pixels = render_pixels(PlotDemo(), width, height).astype(int)
+    off_background = np.any(np.abs(pixels - np.array(BACKGROUND) * 255) > 12, axis=2)
+    assert off_background.mean() > 0.5, "the plots cover the area"
+    red = (pixels[..., 0] > 200) & (pixels[..., 1] < 90) & (pixels[..., 2] < 90)
+    assert red[:, : width // 2].sum() > 50, "the red curve is drawn in the left column"
+    assert len(np.unique(pixels[height // 2:, width // 2:].reshape(-1, 3), axis=0)) > 50, "the heatmap's colours"
+
+
+def test_plots_leave_the_panel_its_place():
+    from viewer.headless import render_pixels
+    from viewer.panel.style import PANEL_WIDTH
+
+    width, height = 1200, 700
+    with_panel = render_pixels(PlotDemo(), width, height, panel=True).astype(int)
+    without = render_pixels(PlotDemo(), width, height).astype(int)
+    left = np.s_[:, : width - PANEL_WIDTH - 40]
+    assert np.any(np.abs(with_panel[left] - np.array(BACKGROUND) * 255) > 12, axis=2).mean() > 0.5
+    assert not np.array_equal(with_panel[:, -PANEL_WIDTH:], without[:, -PANEL_WIDTH:])
+
+
+def test_dragging_a_point_reaches_the_scene():
+    import moderngl
+    from imgui_bundle import imgui
+
+    from viewer.panel.gui import Gui
+    from viewer.render.offscreen import Offscreen
+    from viewer.render.view import SceneView
+    from viewer.window.controller import Controller
+
+    size = (900, 600)
+    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    gui, view, target = Gui(ctx), SceneView(ctx), Offscreen(ctx, size)
+    scene = PlotDemo()
+    ctl = Controller(scene)
+
+    def on_point(name, x, y):
+        ctl.pointer(PointerEvent("point", x, y, target=name))
+
+    def frame(mouse=None, button=None):
+        gui.make_current()
+        io = imgui.get_io()
+        if mouse is not None:
+            io.add_mouse_pos_event(*mouse)
+        if button is not None:
+            io.add_mouse_button_event(0, button)
+        view.show(scene, "")
+        gui.new_frame(size, size, 1 / 60)
+        view.draw_plots((0.0, 0.0, float(size[0]), float(size[1])), on_point)
+        gui.end_frame()
+        gui.draw(target.fbo)
+
+    try:
+        for _ in range(2):
+            frame()
+        x, y = view.plots.point_pixels["peak"]
+        frame(mouse=(x, y))
+        frame(button=True)
+        for step in range(1, 5):
+            frame(mouse=(x + 15 * step, y))
+        frame(button=False)
+    finally:
+        target.release()
+        view.release()
+        gui.release()
+        ctx.release()
+    moved = [e for e in scene.events if e.kind == "point"]
+    assert moved and all(e.target == "peak" for e in moved)
+    assert scene.peak[0] > 2.2, f"the point moved right with the mouse: {scene.peak}"
+    assert scene.peak[1] == pytest.approx(0.5, abs=0.05), "and stayed at its height"
+    assert ctl.message == "", "no pointer error"
