@@ -86,8 +86,8 @@ def test_cli_prints_time_and_histogram():
     (["sdh", "1", "500"], "at least 2 atoms"),
     (["sdh", "100", "0"], "must be positive"),
     (["sdh", "100", "-3"], "must be positive"),
-    (["sdh", "100", "500", "0"], "1..1024"),
-    (["sdh", "100", "500", "2048"], "1..1024"),
+    (["sdh", "100", "500", "0", "--backend", "gpu"], "1..1024"),
+    (["sdh", "100", "500", "2048", "--backend", "gpu"], "1..1024"),
     (["sdh", "abc", "500"], "invalid int"),
 ])
 def test_cli_bad_input_exits_2(args, message):

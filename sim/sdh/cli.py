@@ -1,63 +1,128 @@
-"""The SDH course command: ``sdh N W [BLOCK]`` like the course's ``./SDH atoms width [block]``."""
+"""The SDH course command: ``sdh N W [BLOCK]`` like the course's ``./SDH atoms width [block]``.
+
+Refused before any work (exit 2): N < 2, a width that is not a positive number or makes more than
+``data.MAX_BUCKETS`` buckets, BLOCK, --kernel or --compare without ``--backend gpu``, an unknown
+kernel, and a size whose memory estimate exceeds what this machine (or GPU) has. A run estimated
+past ``resources.NOTICE_SECONDS`` says how long it will take and shows progress; the CPU histogram
+stops within a second on Ctrl-C (exit 130).
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 
 import numpy as np
 
+from sim import cli, resources
 from sim.cli import Command, UsageError
+
+DEFAULT_BLOCK = 256
+# Kernel pace on an H200 at W = 500 (bench/results/h200-sdh-*.json), for the time estimate only
+GPU_PAIRS_PER_SECOND = {"naive": 4.5e9, "naive-priv": 1.5e11, "tiled": 4.5e9, "tiled-priv": 2e11, "fast": 1e12}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("atoms", type=int, metavar="N", help="number of atoms (>= 2)")
-    p.add_argument("width", type=float, metavar="W", help="bucket width (> 0)")
-    p.add_argument("block", type=int, nargs="?", default=256, metavar="BLOCK",
-                   help="CUDA block size, 1..1024 (multiple of 32 for the fast kernel; default 256)")
+    p.add_argument("width", type=float, metavar="W",
+                   help=f"bucket width (> 0; at most 1,000,000 buckets: W >= {23000 * 1.732 / 1e6:.4g})")
+    p.add_argument("block", type=int, nargs="?", metavar="BLOCK",
+                   help=f"GPU: CUDA block size, 1..1024 (multiple of 32 for the fast kernel; default {DEFAULT_BLOCK})")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
-    p.add_argument("--kernel", default="fast",
-                   help="GPU kernel: naive, naive-priv, tiled, tiled-priv, fast (default) or all")
+    p.add_argument("--kernel", help="GPU: naive, naive-priv, tiled, tiled-priv, fast (default), all, or a "
+                                    "comma-separated list")
     p.add_argument("--compare", action="store_true",
                    help="GPU: also compute on the CPU, print the difference histogram, exit 1 if any bucket differs")
 
 
-def run(args) -> int:
-    from sim.sdh import cpu, data
-    from sim.sdh.output import format_histogram
+def _checked(args) -> tuple[int, list[str], int]:
+    """(buckets, kernels, block) after every check that needs no GPU; UsageError names what is wrong."""
+    from sim.sdh import data
+    from sim.sdh.kernels import KERNELS
 
     if args.atoms < 2:
         raise UsageError(f"need at least 2 atoms, got {args.atoms}")
-    if not (args.width > 0 and args.width < float("inf")):
+    if not (args.width > 0 and math.isfinite(args.width)):
         raise UsageError(f"bucket width must be positive, got {args.width}")
-    if not 1 <= args.block <= 1024:
-        raise UsageError(f"block size must be 1..1024, got {args.block}")
-    buckets = data.bucket_count(args.width)
+    buckets = data.bucket_count(args.width)  # WidthError (a UsageError) past MAX_BUCKETS
+    if args.backend != "gpu":
+        given = [name for name, on in (("BLOCK", args.block is not None), ("--kernel", args.kernel is not None),
+                                       ("--compare", args.compare)) if on]
+        if given:
+            raise UsageError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend "
+                             "only: add --backend gpu, or leave "
+                             f"{'it' if len(given) == 1 else 'them'} out")
+        return buckets, [], 0
+    block = DEFAULT_BLOCK if args.block is None else args.block
+    if not 1 <= block <= 1024:
+        raise UsageError(f"block size must be 1..1024, got {block}")
+    try:
+        kernels = cli.choices(cli.items(args.kernel or "fast"), KERNELS, "kernel")
+    except argparse.ArgumentTypeError as exc:  # an empty list
+        raise UsageError(f"--kernel: {exc}") from None
+    return buckets, kernels, block
+
+
+def estimate(args, buckets: int, kernels: list[str]) -> resources.Estimate:
+    """Memory and time of ``sdh`` with these arguments on this machine."""
+    from sim.sdh import cpu, data
+
+    n = args.atoms
+    pairs = data.pair_count(n)
+    count = f"{n:,} atoms ({pairs:,} pairs)" if n < 10**9 else f"{n:.3g} atoms ({pairs:.3g} pairs)"
+    cpu_seconds = pairs / (cpu.PAIRS_PER_SECOND_PER_THREAD * resources.cpu_threads())
+    host = data.ATOM_BYTES * n + 8 * 4 * resources.cpu_threads() * buckets + 40 * buckets  # atoms, counts, text
+    if args.backend != "gpu":
+        return resources.Estimate(f"sdh: {count} on the CPU", memory=host,
+                                  seconds=cpu_seconds)
+    seconds = sum(pairs / GPU_PAIRS_PER_SECOND[k] for k in kernels) + (cpu_seconds if args.compare else 0.0)
+    return resources.Estimate(f"sdh: {count} on the GPU", memory=host, seconds=seconds,
+                              gpu_memory=64 * n + 16 * buckets + (1 << 20))
+
+
+def run(args) -> int:
+    buckets, kernels, block = _checked(args)
+    need = estimate(args, buckets, kernels)
+    if args.backend == "gpu":
+        from sim.backend import BackendUnavailable, gpu_status
+
+        if not gpu_status().available:
+            raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
+    resources.check(need)
+    if args.backend == "gpu" and need.long:
+        print("  each kernel runs as one launch: Ctrl-C takes effect when the running kernel ends",
+              file=sys.stderr, flush=True)
+    from sim.sdh import cpu, data
+    from sim.sdh.output import format_histogram
+
     points = data.atoms(args.atoms)
+    pairs = data.pair_count(args.atoms)
     if args.backend == "cpu":
         start = time.perf_counter()
-        counts = cpu.histogram(points, args.width, buckets, progress=sys.stderr.isatty() or args.atoms >= 100_000)
+        with resources.Progress("CPU histogram", pairs, "pairs", show=need.long) as progress:
+            counts = cpu.histogram(points, args.width, buckets, progress=progress)
         seconds = time.perf_counter() - start
         print(f"Running time for CPU version: {int(seconds)}.{int(seconds % 1 * 1e6):06d}")
         print(format_histogram(counts), end="")
         return 0
-    from sim.backend import BackendUnavailable, gpu_status
+    return run_gpu(args, points, buckets, kernels, block, need)
 
-    if not gpu_status().available:
-        raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
-    from sim.sdh import gpu
 
-    kernels = list(gpu.KERNELS) if args.kernel == "all" else [args.kernel]
+def run_gpu(args, points: np.ndarray, buckets: int, kernels: list[str], block: int, need) -> int:
+    from sim.sdh import cpu, data, gpu
+    from sim.sdh.output import format_histogram
+
     results = {}
     try:
         for kernel in kernels:
-            gpu.launch_shape(kernel, args.atoms, args.block, buckets)  # every kernel checked before any runs
+            gpu.launch_shape(kernel, args.atoms, block, buckets)  # every kernel checked before any runs
         for kernel in kernels:
-            counts, ms = gpu.histogram(points, args.width, buckets, kernel, args.block)
+            counts, ms = gpu.histogram(points, args.width, buckets, kernel, block)
             results[kernel] = counts
             label = "" if len(kernels) == 1 else f" ({kernel})"
-            print(f"Running time for GPU version{label}: {ms:0.5f} ms")
+            print(f"Running time for GPU version{label}: {ms:0.5f} ms", flush=True)
     except gpu.KernelError as exc:
         raise UsageError(str(exc)) from None
     counts = results[kernels[0]]
@@ -68,7 +133,9 @@ def run(args) -> int:
             print(f"kernel {kernel} disagrees with {kernels[0]}", file=sys.stderr)
             status = 1
     if args.compare:
-        reference = cpu.histogram(points, args.width, buckets, progress=args.atoms >= 100_000)
+        pairs = data.pair_count(args.atoms)
+        with resources.Progress("CPU histogram", pairs, "pairs", show=need.long) as progress:
+            reference = cpu.histogram(points, args.width, buckets, progress=progress)
         difference = counts - reference
         print("\nDifference histogram (GPU - CPU):", end="")
         print(format_histogram(difference), end="")
