@@ -141,3 +141,43 @@ def test_dragging_a_point_reaches_the_scene():
     assert scene.peak[0] > 2.2, f"the point moved right with the mouse: {scene.peak}"
     assert scene.peak[1] == pytest.approx(0.5, abs=0.05), "and stayed at its height"
     assert ctl.message == "", "no pointer error"
+
+
+def _display_problem():
+    from viewer.window.app import display_problem
+
+    return display_problem()
+
+
+@pytest.mark.window
+@pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
+def test_a_plots_scene_in_a_window(tmp_path):
+    from viewer.panel.style import PANEL_WIDTH
+    from viewer.png import read_png
+    from viewer.window.app import Viewer
+    from viewer.window.keys import key, mouse
+
+    v = Viewer(PlotDemo(), 1000, 650, max_fps=None, screenshot_dir=tmp_path)
+    try:
+        for _ in range(3):
+            assert v.tick()
+        assert v.view.kind == "plots" and v.camera is None
+        win = v.window
+        for symbol in (key.HOME, key.F12):  # no camera to reset; the screenshot shows the plots
+            win.dispatch_event("on_key_press", symbol, 0)
+            win.dispatch_event("on_key_release", symbol, 0)
+            v.tick()
+            v.tick()
+        win.dispatch_event("on_mouse_scroll", 300, 300, 0, 2)
+        win.dispatch_event("on_mouse_press", 300, 300, mouse.RIGHT, 0)
+        win.dispatch_event("on_mouse_drag", 320, 300, 20, 0, mouse.RIGHT, 0)
+        win.dispatch_event("on_mouse_release", 320, 300, mouse.RIGHT, 0)
+        assert v.tick()
+        pixels = read_png(v.last_screenshot).astype(int)
+        width = pixels.shape[1]
+        plots = pixels[:, : width - PANEL_WIDTH - 20]
+        assert np.any(np.abs(plots - np.array(BACKGROUND) * 255) > 12, axis=2).mean() > 0.5
+        red = (plots[..., 0] > 200) & (plots[..., 1] < 90) & (plots[..., 2] < 90)
+        assert red.sum() > 50, "the red curve"
+    finally:
+        v.close()
