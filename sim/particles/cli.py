@@ -1,60 +1,130 @@
 """The CS 267 commands: ``particles`` (the course's binaries: prints n, time, absmin, absavg; -o
-writes the trajectory file) and ``particles-check`` (the 2020+ checker)."""
+writes the trajectory file) and ``particles-check`` (the 2020+ checker).
+
+Refused before any work (exit 2): a seed outside 0..2^32-1, an unknown --init, --variant or
+--precision when the GPU kernels will not run, an output path sim.writer refuses, and a run whose
+memory or output size exceeds what this machine has. A run estimated past
+``resources.NOTICE_SECONDS`` says how long it will take and shows progress; Ctrl-C stops it between
+steps (a step of 2M particles takes about 0.4 s here) with exit 130, the previous output kept.
+"""
 
 from __future__ import annotations
 
 import argparse
 import time
 
-from sim import cli
+from sim import cli, resources
 from sim.cli import Command, UsageError
+
+SEED_LIMIT = 1 << 32  # std::mt19937 and srand48 take a 32-bit seed
+PARTICLE_STEPS_PER_SECOND_PER_THREAD = 2.5e6  # measured: 2.7e6 at 2M particles, more below, on 2 threads
+GPU_PARTICLE_STEPS_PER_SECOND = 1e10  # an H200, fp64 plain, 10M particles (README)
+HOST_BYTES_PER_PARTICLE = 200  # measured peak 185 (state, bins, statistics, initial draws) at 2M
+GPU_BYTES_PER_PARTICLE = 100  # measured 90 in CuPy's pool (bench/results/h200-particles-gpu.json)
+FRAME_SECONDS_PER_PARTICLE = 0.45e-6  # formatting one 'x y' line
+LINE_BYTES = 14  # a little below the 16-17 bytes of a typical 'x y' line
+
+
+def seed(text: str) -> int:
+    """A seed both starters take: 0 .. 2^32 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be 0..{SEED_LIMIT - 1} (a 32-bit seed), got {value}")
+    return value
 
 
 def add_particles_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", type=cli.positive_int, default=1000, help="number of particles (default 1000)")
-    p.add_argument("-s", "--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("-s", "--seed", type=seed, default=1, help="random seed, 0..2^32-1 (default 1)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the course's trajectory file")
     p.add_argument("--steps", type=cli.positive_int, default=1000, help="steps (default 1000)")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"), help="default cpu")
     p.add_argument("--init", default="2020", help="initial state: 2020 (mt19937) or legacy (drand48)")
-    p.add_argument("--variant", default="plain", help="GPU variant: plain, tiled or blockscan")
-    p.add_argument("--precision", default="fp64", choices=("fp64", "fp32"), help="GPU precision")
+    p.add_argument("--variant", help="GPU: force kernel variant, plain (default), tiled or blockscan")
+    p.add_argument("--precision", choices=("fp64", "fp32"), help="GPU: float precision (default fp64)")
+
+
+def _on_gpu(args) -> bool:
+    """Will the GPU kernels run? UsageError for GPU-only options that would be ignored."""
+    from sim.backend import gpu_status
+
+    on_gpu = args.backend == "gpu" or (args.backend == "auto" and gpu_status().available)
+    given = [name for name in ("variant", "precision") if getattr(args, name) is not None]
+    if given and not on_gpu:
+        why = "" if args.backend == "cpu" else f" (auto chose the CPU: {gpu_status().reason})"
+        names = " and ".join(f"--{name}" for name in given)
+        raise UsageError(f"{names} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend only{why}: "
+                         "add --backend gpu, or leave " + ("it" if len(given) == 1 else "them") + " out")
+    return on_gpu
+
+
+def estimate(args, on_gpu: bool) -> resources.Estimate:
+    """Memory, time and output size of ``particles`` with these arguments on this machine."""
+    from sim.particles.world import SAVE_EVERY
+
+    n, steps = args.n, args.steps
+    frames = -(-steps // SAVE_EVERY) if args.output is not None else 0
+    if on_gpu:
+        seconds = n * steps / GPU_PARTICLE_STEPS_PER_SECOND
+    else:
+        seconds = n * steps / (PARTICLE_STEPS_PER_SECOND_PER_THREAD * resources.cpu_threads())
+    where = "the GPU" if on_gpu else "the CPU"
+    return resources.Estimate(
+        f"particles: {n:,} particles x {steps:,} steps on {where}",
+        memory=HOST_BYTES_PER_PARTICLE * n + (100 * n if frames else 0),  # + a frame's text
+        seconds=seconds + frames * n * FRAME_SECONDS_PER_PARTICLE,
+        gpu_memory=GPU_BYTES_PER_PARTICLE * n if on_gpu else 0,
+        disk=frames * n * LINE_BYTES, disk_path=args.output)
 
 
 def run_particles(args) -> int:
-    from sim import create_scene
-    from sim.particles.output import TrajectoryWriter
-    from sim.particles.world import SAVE_EVERY
+    from sim.particles.init import INITS
+    from sim.registry import create_scene
     from sim.writer import atomic_output, check_target
 
+    init = cli.choice(args.init, tuple(INITS), "init")
+    on_gpu = _on_gpu(args)
     if args.output is not None:
         check_target(args.output, "output file")
+    need = estimate(args, on_gpu)
+    resources.check(need)
+    options = {"variant": args.variant, "precision": args.precision}
     try:
-        scene = create_scene("particles", preset=args.init, backend=args.backend, n=args.n, seed=args.seed,
-                             variant=args.variant, precision=args.precision)
+        scene = create_scene("particles", preset=init, backend=args.backend, n=args.n, seed=args.seed,
+                             **{k: v for k, v in options.items() if v is not None})
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-
-    def simulate(writer=None) -> float:
-        start = time.perf_counter()
-        for step in range(args.steps):
-            scene.step()
-            if writer is not None and step % SAVE_EVERY == 0:
-                writer.frame(*scene.host_positions())
-        scene.finish()
-        return time.perf_counter() - start
-
     if args.output is not None:  # written to a temporary file, renamed when complete
         with atomic_output(args.output, what="output file") as stream:
-            seconds = simulate(TrajectoryWriter(stream, scene.n, scene.size))
+            seconds = simulate(scene, args.steps, need, stream)
     else:
-        seconds = simulate()
+        seconds = simulate(scene, args.steps, need)
     stats = scene.stats_per_step
     print(f"n = {scene.n}, simulation time = {seconds:g} seconds, absmin = {stats.absmin:f}, "
           f"absavg = {stats.absavg:f}")
     for warning in stats.warnings():
         print(warning)
     return 0
+
+
+def simulate(scene, steps: int, need: resources.Estimate, stream=None) -> float:
+    """Run ``steps`` steps, a frame into ``stream`` after every SAVE_EVERY-th; the seconds it took."""
+    from sim.particles.output import TrajectoryWriter
+    from sim.particles.world import SAVE_EVERY
+
+    writer = TrajectoryWriter(stream, scene.n, scene.size) if stream is not None else None
+    start = time.perf_counter()
+    with resources.Progress("particles", steps, "steps", show=need.long) as progress:
+        for step in range(steps):  # Python between steps: Ctrl-C stops the run here
+            scene.step()
+            if writer is not None and step % SAVE_EVERY == 0:
+                writer.frame(*scene.host_positions())
+            progress.advance(1)
+        scene.finish()
+    return time.perf_counter() - start
 
 
 def add_check_arguments(p: argparse.ArgumentParser) -> None:
@@ -82,5 +152,5 @@ COMMANDS = (
             "'n = N, simulation time = T seconds, absmin = A, absavg = B' and the course's warnings."),
     Command("particles-check", "the course's checker: compare two -o files", add_check_arguments, run_check,
             "Mean distance between two trajectory files per frame; passes when the mean over the first 50 "
-            "frames < 3e-7 and over all frames < 0.025."),
+            "frames < 3e-7 and over all frames < 0.025. Both files are streamed: constant memory."),
 )

@@ -191,6 +191,11 @@ def _parses(lines: list[bytes]) -> bool:
         return False
 
 
+def _count(reader: TrajectoryReader) -> int:
+    """Read (and check) a whole file from its first frame; the number of frames it holds."""
+    return _rest(reader) if reader.next_frame() else reader.frames
+
+
 def _rest(reader: TrajectoryReader) -> int:
     """From the start of a frame, read (and check) the rest of the file; the number of frames it holds."""
     more = True
@@ -209,8 +214,10 @@ def check(path_a: str, path_b: str) -> tuple[float, float, bool]:
     they differ in particle or frame count.
     """
     with TrajectoryReader(path_a) as a, TrajectoryReader(path_b) as b:
-        if a.n != b.n:
-            raise FormatError(f"the files differ in shape: {a.n} particles vs {b.n}")
+        if a.n != b.n:  # read both through first: a malformed file is reported as such
+            frames_a, frames_b = _count(a), _count(b)
+            raise FormatError(f"the files differ in shape: {a.n} particles x {frames_a} frames "
+                              f"vs {b.n} x {frames_b}")
         early = overall = 0.0
         while True:
             more_a, more_b = a.next_frame(), b.next_frame()

@@ -59,7 +59,7 @@ def _checked(args) -> tuple[int, list[str], int]:
     if not 1 <= block <= 1024:
         raise UsageError(f"block size must be 1..1024, got {block}")
     try:
-        kernels = cli.choices(cli.items(args.kernel or "fast"), KERNELS, "kernel")
+        kernels = cli.choices(cli.items("fast" if args.kernel is None else args.kernel), KERNELS, "kernel")
     except argparse.ArgumentTypeError as exc:  # an empty list
         raise UsageError(f"--kernel: {exc}") from None
     return buckets, kernels, block
