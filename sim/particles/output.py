@@ -108,7 +108,7 @@ class TrajectoryReader:
             n_text, size_text = line.split()
             n, size = int(n_text), float(size_text)
         except ValueError:
-            raise self._error(f"expected 'n size', got {line[:60].decode(errors='replace')!r}", 1) from None
+            raise self._error(f"expected 'n size', got {line.strip()[:60].decode(errors='replace')!r}", 1) from None
         if n <= 0:
             raise self._error(f"particle count must be positive, got {n}", 1)
         if n * MIN_PARTICLE_BYTES > self.declared:
