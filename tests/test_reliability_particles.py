@@ -201,3 +201,18 @@ def test_checker_streams_in_constant_memory(good, tmp_path):
         return usage.ru_maxrss * 1024
 
     assert peak(big) - peak(good) < 30_000_000  # ru_maxrss is in kB on Linux; the file alone is 48 MB
+
+
+def test_checker_refuses_a_file_that_grows_while_read(good, tmp_path):
+    from sim.particles.output import FormatError, TrajectoryReader
+
+    path = tmp_path / "growing.out"
+    path.write_bytes(good.read_bytes())
+    with TrajectoryReader(str(path)) as reader:
+        with open(path, "ab") as f:
+            f.write(b"0.1 0.2\n" * 100_000)
+        with pytest.raises(FormatError, match="grew past its size"):
+            while reader.next_frame():
+                while reader.left:
+                    reader.particles(64)
+                reader.end_frame()
