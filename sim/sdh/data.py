@@ -10,7 +10,8 @@ from sim.crand import RAND_MAX, glibc_rand
 BOX_SIZE = 23000.0
 MAX_BUCKETS = 1_000_000  # more would print megabytes of zeros and thrash the per-thread histograms
 MIN_WIDTH = BOX_SIZE * 1.732 / MAX_BUCKETS  # the smallest bucket width within MAX_BUCKETS (about 0.0398)
-ATOM_BYTES = 48  # peak host bytes per atom while the atoms are drawn (int64 draws, then float64 in place)
+ATOM_BYTES = 48  # peak host bytes per atom: glibc_rand's state and its int64 draws (then float64 in place)
+CONVERT_CHUNK = 1 << 22  # draws converted to coordinates at a time
 
 
 class WidthError(UsageError, ValueError):
@@ -18,11 +19,20 @@ class WidthError(UsageError, ValueError):
 
 
 def atoms(n: int, seed: int = 1) -> np.ndarray:
-    """(n, 3) float64 coordinates in the course's order of draws (x, then y, then z, per atom)."""
-    draws = glibc_rand(seed, 3 * n).astype(np.float64)
-    draws /= RAND_MAX  # in place: the same arithmetic as draws / RAND_MAX * BOX_SIZE, half the memory
-    draws *= BOX_SIZE
-    return draws.reshape(n, 3)
+    """(n, 3) float64 coordinates in the course's order of draws (x, then y, then z, per atom).
+
+    The draws are converted to coordinates in place (the int64 buffer reused as float64), a chunk at
+    a time: no second buffer to fault in, and Ctrl-C is seen between chunks.
+    """
+    draws = glibc_rand(seed, 3 * n)
+    coords = draws.view(np.float64)
+    for start in range(0, draws.shape[0], CONVERT_CHUNK):
+        part = slice(start, start + CONVERT_CHUNK)
+        chunk = draws[part].astype(np.float64)
+        chunk /= RAND_MAX  # the course's rand() / RAND_MAX * 23000, each step rounded as before
+        chunk *= BOX_SIZE
+        coords[part] = chunk
+    return coords.reshape(n, 3)
 
 
 def bucket_count(width: float) -> int:
