@@ -188,3 +188,39 @@ def test_human_units():
     assert resources.human_seconds(7.7e6) == "89 days"
     assert resources.human_seconds(1e13).endswith("years")
     assert 0 < resources.available_memory() and resources.cpu_threads() >= 1
+
+
+def test_gpu_path_of_the_command_with_a_stand_in_device(monkeypatch, capsys):
+    """The command's GPU branch (kernel list, --compare, exit codes) with the CPU standing in for CuPy."""
+    import argparse
+    import types
+
+    from sim import backend
+    from sim.sdh import cli as sdh_cli
+    from sim.sdh.kernels import KERNELS
+
+    launched = []
+
+    def histogram(points, width, buckets, kernel, block):
+        launched.append((kernel, block))
+        counts = cpu.histogram(points, width, buckets)
+        if kernel == "naive":  # a planted wrong count
+            counts[0] += 1
+        return counts, 1.0
+
+    fake = types.SimpleNamespace(KERNELS=KERNELS, KernelError=ValueError, histogram=histogram,
+                                 launch_shape=lambda *a: (1, 0, False))
+    monkeypatch.setitem(sys.modules, "sim.sdh.gpu", fake)
+    monkeypatch.setattr("sim.sdh.gpu", fake, raising=False)
+    monkeypatch.setattr(backend, "gpu_status", lambda: backend.GpuStatus(True, "stand-in"))
+    parser = argparse.ArgumentParser()
+    sdh_cli.add_arguments(parser)
+    assert sdh_cli.run(parser.parse_args(["500", "500", "64", "--backend", "gpu", "--compare"])) == 0
+    out = capsys.readouterr().out
+    assert "Running time for GPU version: 1.00000 ms" in out and "Difference histogram (GPU - CPU):" in out
+    assert launched == [("fast", 64)]
+    assert sdh_cli.run(parser.parse_args(["500", "500", "--backend", "gpu", "--kernel", "fast,naive"])) == 1
+    assert "kernel naive disagrees with fast" in capsys.readouterr().err
+    assert sdh_cli.run(parser.parse_args(["500", "500", "--backend", "gpu", "--kernel", "naive",
+                                          "--compare"])) == 1
+    assert "1 buckets differ" in capsys.readouterr().err
