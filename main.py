@@ -57,7 +57,7 @@ def add_scene_args(p: argparse.ArgumentParser, scene: str, many: bool = False) -
     for option in s.options:
         p.add_argument(f"--{option.name}", type=cli.items if many else str,
                        help=f"{some}{option.help}: {', '.join(option.choices)} (default {option.default})")
-    p.add_argument("--seed", type=int, help="random seed of the initial state")
+    p.add_argument("--seed", type=cli.seed, help="random seed of the initial state, 0..2^32-1")
 
 
 def build_parser(scene: str = DEFAULT_SCENE) -> argparse.ArgumentParser:
@@ -135,8 +135,26 @@ def refuse_unused(args, s, scene) -> None:
                          f"{scene.backend.upper()} backend here ({hint})")
 
 
+def check_resources(args, s) -> None:
+    """Refuse (exit 2, with the estimate) a scene that cannot fit this machine, before building it."""
+    from sim import resources
+
+    preset = s.preset(args.preset or s.default_preset) if (args.preset or s.default_preset) else None
+    count = args.count or (preset.count if preset else None)
+    if not count:
+        return
+    host, device = s.bytes_per_item
+    gpu = args.backend == "gpu"
+    resources.check(resources.Estimate(f"{s.name}: {count:,} {s.words.unit} on the {args.backend.upper()}",
+                                       memory=host * count, gpu_memory=device * count if gpu else 0))
+
+
 def make_scene(args):
     s = spec(args.scene)
+    try:
+        check_resources(args, s)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     try:
         scene = s.create(**scene_kwargs(args, s))
     except ValueError as exc:

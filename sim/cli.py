@@ -61,6 +61,20 @@ def non_negative_int(text: str) -> int:
     return count(text, 0, "value")
 
 
+SEED_LIMIT = 1 << 32  # the courses' generators (mt19937, srand48, srand) take a 32-bit seed
+
+
+def seed(text: str) -> int:
+    """A random seed: 0 .. 2^32 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed: expected a whole number, got {text!r}") from None
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"seed must be 0..{SEED_LIMIT - 1} (a 32-bit seed), got {value}")
+    return value
+
+
 def items(text: str) -> list[str]:
     """A comma-separated list, blanks dropped: ``"a, b"`` -> ``["a", "b"]``."""
     values = [v.strip() for v in str(text).split(",") if v.strip()]

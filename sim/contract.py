@@ -167,6 +167,7 @@ class SceneSpec:
     steps_per_frame: int = 1
     dt: float = 0.0  # simulated seconds per step (0: steps are not time)
     count_limits: tuple[int, int] = (1, 1)  # most items on the CPU, on the GPU
+    bytes_per_item: tuple[int, int] = (0, 0)  # host, device: the memory estimate before a scene is built
     options: tuple[Option, ...] = ()
     toggles: tuple[Toggle, ...] = ()
     gpu: GpuKnobs | None = None

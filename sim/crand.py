@@ -12,10 +12,13 @@ import numpy as np
 RAND_MAX = 2147483647
 
 
+CHUNK = 1 << 22  # outputs per compiled call: a few milliseconds, so Ctrl-C stops a long draw promptly
+
+
 @numba.njit(cache=True)
-def glibc_rand(seed: int, count: int) -> np.ndarray:
-    """The first ``count`` outputs of glibc's rand() (TYPE_3 additive feedback) after srand(seed)."""
-    r = np.empty(count + 344, np.int64)
+def _seeded(seed: int) -> np.ndarray:
+    """glibc's state after srand(seed) and the 310 discarded outputs: the last 34 words r[310..343]."""
+    r = np.empty(344, np.int64)
     r[0] = 1 if seed == 0 else seed & 0xFFFFFFFF
     if r[0] >= 1 << 31:  # srand takes an unsigned int; the state word is a signed 32-bit int
         r[0] -= 1 << 32
@@ -29,9 +32,29 @@ def glibc_rand(seed: int, count: int) -> np.ndarray:
         r[i] = word
     for i in range(31, 34):
         r[i] = r[i - 31]
-    for i in range(34, count + 344):
+    for i in range(34, 344):
         r[i] = (r[i - 31] + r[i - 3]) & 0xFFFFFFFF
-    out = np.empty(count, np.int64)
-    for k in range(count):
-        out[k] = r[k + 344] >> 1
+    return r[310:].copy()
+
+
+@numba.njit(cache=True)
+def _draw(history: np.ndarray, out: np.ndarray) -> None:
+    """The next len(out) outputs after ``history`` (the last 34 state words, updated in place)."""
+    m = out.shape[0]
+    r = np.empty(34 + m, np.int64)
+    r[:34] = history
+    for i in range(34, 34 + m):
+        r[i] = (r[i - 31] + r[i - 3]) & 0xFFFFFFFF
+    for k in range(m):
+        out[k] = r[34 + k] >> 1
+    history[:] = r[m:m + 34]
+
+
+def glibc_rand(seed: int, count: int) -> np.ndarray:
+    """The first ``count`` outputs of glibc's rand() (TYPE_3 additive feedback) after srand(seed),
+    drawn in chunks (interruptible between them)."""
+    history = _seeded(int(seed))
+    out = np.empty(int(count), np.int64)
+    for start in range(0, out.shape[0], CHUNK):
+        _draw(history, out[start:start + CHUNK])
     return out

@@ -49,6 +49,7 @@ SPEC = SceneSpec(
     steps_per_frame=world.STEPS_PER_PASS,
     dt=world.DT,
     count_limits=(200_000, 20_000_000),
+    bytes_per_item=(400, 280),  # host: state, scratch, pairs, lists; device: 184 in the pool + GL buffers
     toggles=(Toggle("cuda_proximity", "CUDA proximity",
                     "the proximity pass runs as a GPU kernel (on) or on the CPU (off), whatever holds the state",
                     key="F4"),),

@@ -16,7 +16,6 @@ import time
 from sim import cli, resources
 from sim.cli import Command, UsageError
 
-SEED_LIMIT = 1 << 32  # std::mt19937 and srand48 take a 32-bit seed
 PARTICLE_STEPS_PER_SECOND_PER_THREAD = 2.5e6  # measured: 2.7e6 at 2M particles, more below, on 2 threads
 GPU_PARTICLE_STEPS_PER_SECOND = 1e10  # an H200, fp64 plain, 10M particles (README)
 HOST_BYTES_PER_PARTICLE = 200  # measured peak 185 (state, bins, statistics, initial draws) at 2M
@@ -25,20 +24,9 @@ FRAME_SECONDS_PER_PARTICLE = 0.45e-6  # formatting one 'x y' line
 LINE_BYTES = 14  # a little below the 16-17 bytes of a typical 'x y' line
 
 
-def seed(text: str) -> int:
-    """A seed both starters take: 0 .. 2^32 - 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 0 <= value < SEED_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be 0..{SEED_LIMIT - 1} (a 32-bit seed), got {value}")
-    return value
-
-
 def add_particles_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", type=cli.positive_int, default=1000, help="number of particles (default 1000)")
-    p.add_argument("-s", "--seed", type=seed, default=1, help="random seed, 0..2^32-1 (default 1)")
+    p.add_argument("-s", "--seed", type=cli.seed, default=1, help="random seed, 0..2^32-1 (default 1)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the course's trajectory file")
     p.add_argument("--steps", type=cli.positive_int, default=1000, help="steps (default 1000)")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"), help="default cpu")

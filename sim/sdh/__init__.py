@@ -25,6 +25,7 @@ SPEC = SceneSpec(
     params=(Param("width", "bucket width", 20.0, 5000.0, "%.1f", log=True,
                   help="the course's W: (int)(23000 * 1.732 / W) + 1 buckets"),),
     count_limits=(100_000, 5_000_000),
+    bytes_per_item=(64, 64),  # the atoms in float64 (and float32 copies on the device)
     gpu=GpuKnobs(variants=kernels.KERNELS, default_variant="fast", blocks=kernels.BLOCK_SIZES, default_block=256,
                  fastest="fast", kernels_run_hint="switch the histogram to the GPU (a)"),
     verifier=Verifier(checks="each GPU histogram is checked against the exact CPU histogram of the same atoms",
