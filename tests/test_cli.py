@@ -45,6 +45,9 @@ def test_help_lists_every_command():
     (["bench", "balls", "--variant", "warp"], "unknown variant 'warp'"),
     (["run", "sdh", "--block", "64", "--headless"], "--block applies"),
     (["run", "balls", "--json", "x.json", "--headless"], "unrecognized arguments"),
+    (["run", "particles", "--seed", "-1", "--headless"], "seed must be 0..4294967295"),
+    (["run", "particles", "--seed", str(2**32), "--headless"], "seed must be"),
+    (["run", "particles", "-n", "1e12", "--headless"], "needs about"),
 ])
 def test_bad_input_exits_2_with_a_message(args, message):
     out = cli(*args)
