@@ -15,6 +15,10 @@ A view is what the viewer draws for one frame: ``PointsView`` (spheres in 3D or 
 their surroundings), ``FieldView`` (a 2D scalar grid, colour-mapped) or ``PlotsView`` (ImPlot
 charts, no 3D view). Views hand over arrays on the host or write straight into device arrays
 that alias the viewer's GL buffers (CUDA–GL interop: no host copy).
+
+Items: what the user can point at and ask about (``Scene.describe``). A points view's item is its
+index in the view's arrays; a field's is its cell, ``row * columns + column`` (row 0 at the bottom);
+a plot's points name theirs in ``Series.items``.
 """
 
 from __future__ import annotations
@@ -217,12 +221,20 @@ class Box:
 
 @dataclass
 class Legend:
-    """What a colour means: a colour bar from ``lo`` to ``hi`` in ``unit``."""
+    """What a colour means: a colour bar from ``lo`` to ``hi`` in ``unit``.
+
+    ``lo`` and ``hi`` are the range the colours were made with: the data's own (automatic) or the
+    range fixed from the panel (``Scene.set_color_range``). ``colormap``: the map ("" = the view's:
+    viridis for points, the field's own). ``categorical``: the colours name categories (CUDA
+    blocks, bins), ``lo``..``hi`` counts them and no range can be fixed.
+    """
 
     label: str
     lo: float
     hi: float
     unit: str = ""
+    colormap: str = ""
+    categorical: bool = False
 
 
 @dataclass
@@ -292,6 +304,7 @@ class Series:
     color: tuple[float, float, float, float] | None = None
     width: float = 0.67  # bar width in x units
     y2: np.ndarray | None = None  # for "shaded": the lower edge
+    items: np.ndarray | None = None  # the scene's item of each point (hover and pin: ``Scene.describe``)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -62,6 +63,7 @@ class Scene:
         self.mismatch: np.ndarray | None = None  # items that differ in the last check (device order)
         self.tool_on = bool(spec.tool and spec.tool.default_on)
         self.tool_values = {p.name: p.lo + 0.5 * (p.hi - p.lo) for p in (spec.tool.params if spec.tool else ())}
+        self.color_ranges: dict[str, tuple[float, float]] = {}  # colour mode -> range fixed from the panel
         self.backend, self.backend_note = choose_backend(backend, self.supported_backends)
         self.timer: StageTimer = stage_timer(self.backend, spec.stages)
         self.preset = ""
@@ -126,6 +128,62 @@ class Scene:
 
     def _toggle_changed(self, name: str) -> None:
         """A toggle changed value."""
+
+    # --- items: what the viewer's pointer asks about (hover tooltip, pinned item) ---------------------
+    def describe(self, item: int) -> dict[str, str]:
+        """The values of one item, as label -> text in the scene's order (the first names it).
+
+        ``item`` is what the view shows: a points view's index, a field's cell (``row * columns +
+        column``), a plot point's ``Series.items`` entry. Read only that item (a few values copied
+        from the device on the GPU, never the whole state), e.g. for a ball: id, position, velocity,
+        partners, the CUDA block and thread that handled it; for a cell: its value (temperature); for
+        a coefficient: its value and step. The default names the item only. IndexError when
+        ``item`` is not one of the view's items.
+        """
+        return {self.spec.words.one: f"#{int(item)}"}
+
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        """Under verification, for an item the last check marked: (value name, GPU value, CPU value,
+        difference) rows from that check, so the user sees what differs. [] when the item was not
+        marked or the scene keeps nothing to show."""
+        return []
+
+    def item_key(self, item: int) -> int:
+        """A key that names ``item`` across steps (kernels may reorder the state: the balls' pass
+        sorts it); the default is the index itself."""
+        return int(item)
+
+    def item_of_key(self, key: int) -> int | None:
+        """The item ``item_key`` named, where it is now; None once it is gone."""
+        return int(key) if 0 <= int(key) < self.n else None
+
+    def is_marked(self, item: int) -> bool:
+        """Whether the last check marked ``item`` (verification on)."""
+        marked = self.marked(self.n)
+        return bool(marked is not None and 0 <= item < marked.shape[0] and bool(marked[item]))
+
+    # --- colour scales ---------------------------------------------------------------------------------
+    def set_color_range(self, mode: str, span: tuple[float, float] | None) -> None:
+        """Fix the range colour mode ``mode`` maps onto its colours (None: automatic, the data's own).
+
+        Points views: the scene colours with ``color_span`` and reports the span in its legend. Field
+        views: the viewer applies the range to the colour map itself; the scene need not.
+        """
+        if span is None:
+            self.color_ranges.pop(mode, None)
+            return
+        lo, hi = (float(v) for v in span)
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"a colour range needs finite low < high, got {lo:g} .. {hi:g}")
+        self.color_ranges[mode] = (lo, hi)
+
+    def color_span(self, mode: str, values, xp=np) -> tuple[float, float]:
+        """The range to colour ``values`` (numpy or CuPy ``xp``) with in ``mode``: the fixed range, else
+        the values' own (one read from the device on the GPU); a flat or empty range is widened."""
+        fixed = self.color_ranges.get(mode)
+        if fixed is not None:
+            return fixed
+        return data_span(values, xp)
 
     def bench_mark(self):
         """Taken before a benchmark's timed frames; ``bench_figures`` compares against it."""
@@ -368,6 +426,23 @@ class Scene:
     def single_step(self) -> None:
         self.step()
         self.timer.frame_done()
+
+
+def data_span(values, xp=np) -> tuple[float, float]:
+    """(lowest, highest) finite value, read back in one transfer; (0, 1) when there is none, and a
+    flat range widened so that it can be divided by."""
+    values = xp.asarray(values)
+    if values.size == 0:
+        return 0.0, 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all NaN: answered below
+        both = xp.stack([xp.nanmin(values), xp.nanmax(values)]).astype(xp.float64)
+    lo, hi = (float(v) for v in (both.get() if hasattr(both, "get") else both))
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return 0.0, 1.0
+    if hi <= lo:
+        return lo, lo + max(abs(lo) * 1e-6, 1e-6)
+    return lo, hi
 
 
 def _clamped(param: Param, value, fallback: float) -> float:

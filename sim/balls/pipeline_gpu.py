@@ -242,8 +242,9 @@ class BallsGpu:
         self.partners = cupy.asarray(slot_major.ravel())
 
     # --- drawing -------------------------------------------------------------------------------
-    def write_render(self, pos_out, col_out, mode: int, block: int, trough_radius: float, mismatch) -> None:
-        """Positions and colours into (n, 4) arrays (the mapped GL buffers), one kernel."""
+    def write_render(self, pos_out, col_out, mode: int, block: int, span: tuple, mismatch) -> None:
+        """Positions and colours into (n, 4) arrays (the mapped GL buffers), one kernel; ``span``: the
+        float32 (low, 1 / (high - low)) of the mapped quantity (``render_cpu.span_factors``)."""
         from sim.colormap import BLOCK_PALETTE, STOPS
 
         if not hasattr(self, "_render"):
@@ -252,7 +253,7 @@ class BallsGpu:
         n = self.n
         marks = np.uint64(0) if mismatch is None else cupy.asarray(mismatch, cupy.uint8)
         self._render(*grid_for(n, STEP_BLOCK), (
-            self.pos, self.vel, self.count, np.int32(n), np.int32(mode), np.int32(block), np.float32(trough_radius),
+            self.pos, self.vel, self.count, np.int32(n), np.int32(mode), np.int32(block), *(np.float32(v) for v in span),
             self._stops, np.int32(len(STOPS)), self._palette, np.int32(len(BLOCK_PALETTE)), marks, pos_out,
             col_out))
 

@@ -1,5 +1,6 @@
 // The balls' render arrays on the GPU, written straight into the mapped OpenGL buffers in one
-// pass: the twin of BallsScene._fill_colors (numpy) and sim/colormap.py.
+// pass: the twin of render_cpu.fill_colors (numpy) and sim/colormap.py. Speed, height (y) and
+// partners are mapped onto the colour map as (value - lo) * scale, the range chosen by the scene.
 
 #define SPEED 0
 #define HEIGHT 1
@@ -18,7 +19,7 @@ __device__ __forceinline__ float4 ramp(float value, const float* stops, int coun
 }
 
 extern "C" __global__ void write_render(const float4* pos, const float4* vel, const int* partners_of, int n,
-                                        int mode, int block, float trough_radius, const float* stops,
+                                        int mode, int block, float lo, float scale, const float* stops,
                                         int stop_count, const float* palette, int palette_count,
                                         const unsigned char* mismatch, float4* pos_out, float4* col_out)
 {
@@ -29,11 +30,11 @@ extern "C" __global__ void write_render(const float4* pos, const float4* vel, co
     float4 c;
     if (mode == SPEED) {
         float4 v = vel[i];
-        c = ramp(sqrtf(v.x * v.x + v.y * v.y + v.z * v.z) / 20.f, stops, stop_count);
+        c = ramp((sqrtf(v.x * v.x + v.y * v.y + v.z * v.z) - lo) * scale, stops, stop_count);
     } else if (mode == HEIGHT) {
-        c = ramp((p.y + trough_radius) / (1.5f * trough_radius), stops, stop_count);
+        c = ramp((p.y - lo) * scale, stops, stop_count);
     } else if (mode == PAIRS) {
-        c = ramp(partners_of[i] / 12.f, stops, stop_count);
+        c = ramp(((float)partners_of[i] - lo) * scale, stops, stop_count);
     } else if (mode == BLOCK_COLOURS) {
         const float* rgb = palette + 3 * ((i / block) % palette_count);
         c = make_float4(rgb[0], rgb[1], rgb[2], 1.f);

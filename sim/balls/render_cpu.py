@@ -8,12 +8,44 @@ from sim.colormap import MISMATCH_RGBA, block_colors, colormap
 
 RENDER_MODES = {"speed": 0, "height": 1, "pairs": 2, "uniform": 3, "block": 4}  # render.cu's modes
 UNIFORM_RGBA = (0.85, 0.55, 0.25, 1.0)
-SPEED_SCALE = 20.0  # a speed that reaches the top of the colour map
+SPEED_SCALE = 20.0  # a speed that reaches the top of the colour map when the range is fixed
 PAIRS_SCALE = 12.0
+UNITS = {"speed": "units/s", "height": "units (y)", "pairs": "partners"}
 
 
-def fill_colors(scene, mode: str, xp, out):
-    """(n, 4) RGBA of the scene's balls into ``out``; balls that differ under verification in red."""
+def nominal_span(scene, mode: str) -> tuple[float, float]:
+    """What a fixed range starts from: speeds 0..20, heights from the trough's bottom to half its
+    radius above the rim, 0..12 partners."""
+    if mode == "height":
+        return -scene.trough.radius, 0.5 * scene.trough.radius
+    return 0.0, SPEED_SCALE if mode == "speed" else PAIRS_SCALE
+
+
+def mapped_values(scene, mode: str, xp):
+    """The quantity a colour mode maps: speed, height (y) or partners per ball, as float32."""
+    n = scene.n
+    if scene.backend == "gpu":
+        pos, vel = scene.gpu.pos[:n], scene.gpu.vel[:n]
+    else:
+        pos, vel = scene.host.pos, scene.host.vel
+    if mode == "speed":
+        return xp.sqrt(xp.sum(vel[:, :3] * vel[:, :3], axis=1))
+    if mode == "height":
+        return pos[:, 1]
+    if mode == "pairs":
+        return scene.pair_counts(xp).astype(xp.float32)
+    raise ValueError(f"unknown colour mode {mode!r} (choose from {', '.join(scene.color_modes)})")
+
+
+def span_factors(span: tuple[float, float]) -> tuple[np.float32, np.float32]:
+    """(low, 1 / (high - low)) as float32: value -> (value - low) * scale, the same on both backends."""
+    lo, hi = span
+    return np.float32(lo), np.float32(1.0 / (hi - lo))
+
+
+def fill_colors(scene, mode: str, xp, out, span: tuple[float, float] | None = None):
+    """(n, 4) RGBA of the scene's balls into ``out``; balls that differ under verification in red.
+    ``span``: the range mapped onto the colour map (default: the scene's, ``color_span``)."""
     n = scene.n
     if mode == "block":
         if not scene.block_colors_available():
@@ -26,19 +58,9 @@ def fill_colors(scene, mode: str, xp, out):
     elif mode == "uniform":
         out[:] = xp.asarray(UNIFORM_RGBA, dtype=xp.float32)
     else:
-        if scene.backend == "gpu":
-            pos, vel = scene.gpu.pos[:n], scene.gpu.vel[:n]
-        else:
-            pos, vel = scene.host.pos, scene.host.vel
-        if mode == "speed":
-            value = xp.sqrt(xp.sum(vel[:, :3] * vel[:, :3], axis=1)) / SPEED_SCALE
-        elif mode == "height":
-            value = (pos[:, 1] + scene.trough.radius) / (1.5 * scene.trough.radius)
-        elif mode == "pairs":
-            value = scene.pair_counts(xp) / PAIRS_SCALE
-        else:
-            raise ValueError(f"unknown colour mode {mode!r} (choose from {', '.join(scene.color_modes)})")
-        colormap(value, xp, out)
+        value = mapped_values(scene, mode, xp)
+        lo, scale = span_factors(span or scene.color_span(mode, value, xp))
+        colormap((value - lo) * scale, xp, out)
     marked = scene.marked(n)
     if marked is not None:
         out[xp.asarray(marked)] = xp.asarray(MISMATCH_RGBA, dtype=xp.float32)

@@ -23,8 +23,9 @@ import numpy as np
 import assets
 from sim.balls import DRIP_RATE, PARAMS, SPEC, pipeline_cpu, presets, world
 from sim.balls.pipeline_cpu import HostBalls
-from sim.balls.render_cpu import RENDER_MODES, fill_colors
-from sim.contract import PointsView, Trough
+from sim.balls.render_cpu import RENDER_MODES, UNITS, fill_colors, mapped_values, span_factors
+from sim.colormap import BLOCK_PALETTE
+from sim.contract import BLOCK_COLORS, Legend, PointsView, Trough
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
 from sim.scene import Scene
 
@@ -39,6 +40,7 @@ class BallsScene(Scene):
         self.host: HostBalls | None = None  # the state on the CPU backend
         self.thread_of: np.ndarray | None = None  # CPU physics with CUDA proximity: ball -> thread
         self.last_tests = self.last_pairs = 0
+        self._checked_lists = None  # the last check's (GPU count, slots, CPU count, slots), for describe_check
         super().__init__(preset, backend, n, seed, variant, block, device)
 
     # --- what runs where ----------------------------------------------------------------------
@@ -212,6 +214,7 @@ class BallsScene(Scene):
         pairs, _, found = pipeline_cpu.proximity(pos, vel, self.variant)
         cpu_count, cpu_slots = lists_from_pairs(pairs, pos.shape[0])
         against = "CPU grid (every pair the predicate accepts)" if self.variant == "grid" else "CPU z-sweep"
+        self._checked_lists = (count, slots, cpu_count, cpu_slots)
         self.record_check(against, differing_items(count, slots, cpu_count, cpu_slots), started,
                           {"pairs on the GPU": int(count.sum()) // 2, "pairs on the CPU": found})
 
@@ -236,31 +239,138 @@ class BallsScene(Scene):
         modes = {"speed": "Speed", "height": "Height", "pairs": "Proximity pairs per ball", "uniform": "Uniform"}
         return {**modes, **super().color_modes}
 
-    def colors(self, mode: str) -> np.ndarray:
+    def colors(self, mode: str, span: tuple[float, float] | None = None) -> np.ndarray:
         if self.backend == "gpu":
             import cupy
 
             pos, col = cupy.empty((self.n, 4), cupy.float32), cupy.empty((self.n, 4), cupy.float32)
-            self.write_render(pos, col, mode)
+            self.write_render(pos, col, mode, span)
             return col.get()
-        return fill_colors(self, mode, np, np.empty((self.n, 4), np.float32))
+        return fill_colors(self, mode, np, np.empty((self.n, 4), np.float32), span)
 
-    def write_render(self, pos_out, col_out, mode: str) -> None:
-        """GPU backend: fill CuPy arrays (n, 4) that alias the renderer's GL buffers, in one kernel."""
+    def write_render(self, pos_out, col_out, mode: str, span: tuple[float, float] | None = None) -> None:
+        """GPU backend: fill CuPy arrays (n, 4) that alias the renderer's GL buffers, in one kernel;
+        ``span``: the range of the mapped quantity (default: ``color_span``)."""
         if mode not in self.color_modes:
             raise ValueError(f"unknown colour mode {mode!r} (choose from {', '.join(self.color_modes)})")
-        self.gpu.write_render(pos_out, col_out, RENDER_MODES[mode], self.block, self.trough.radius,
+        if span is None and mode in UNITS:
+            import cupy
+
+            span = self.color_span(mode, mapped_values(self, mode, cupy), cupy)
+        self.gpu.write_render(pos_out, col_out, RENDER_MODES[mode], self.block, span_factors(span or (0.0, 1.0)),
                               self.marked(self.n))
+
+    def legend(self, mode: str) -> Legend | None:
+        """The colour bar of ``mode``: the range its colours are made with (fixed, or the data's now)."""
+        if mode in UNITS:
+            xp = np
+            if self.backend == "gpu":
+                import cupy as xp
+            span = self.color_span(mode, mapped_values(self, mode, xp), xp)
+            return Legend(self.color_modes[mode].lower(), *span, UNITS[mode])
+        if mode == BLOCK_COLORS:
+            blocks = max(-(-self.n // self.block), 1)
+            return Legend(f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)", 0, blocks - 1,
+                          f"blocks of {self.block} threads", colormap="block", categorical=True)
+        return None
 
     def view(self, color_mode: str) -> PointsView:
         t = self.trough
         radius = float(assets.presets("balls")[self.preset]["radius"])
-        if self.backend == "gpu":
-            return PointsView(self.n, 3, Trough(t.radius, t.z_min, t.z_max), radius,
-                              host=lambda: (self.positions(), self.colors(color_mode)),
-                              write=lambda pos, col: self.write_render(pos, col, color_mode))
+        legend = self.legend(color_mode)
+        span = (legend.lo, legend.hi) if legend is not None and not legend.categorical else None
+        write = (lambda pos, col: self.write_render(pos, col, color_mode, span)) if self.backend == "gpu" else None
         return PointsView(self.n, 3, Trough(t.radius, t.z_min, t.z_max), radius,
-                          host=lambda: (self.positions(), self.colors(color_mode)))
+                          host=lambda: (self.positions(), self.colors(color_mode, span)), write=write, legend=legend)
+
+    # --- one ball, for the viewer's pointer ---------------------------------------------------------------
+    def item_key(self, item: int) -> int:
+        """The GPU reorders the balls at every pass: its ``ids`` follow each ball (its index when loaded)."""
+        if self.backend == "gpu":
+            return int(self.gpu.ids[int(item)].get())
+        return int(item)
+
+    def item_of_key(self, key: int) -> int | None:
+        if self.backend != "gpu":
+            return super().item_of_key(key)
+        import cupy
+
+        found = cupy.flatnonzero(self.gpu.ids[: self.n] == int(key))[:1].get()
+        return int(found[0]) if found.size else None
+
+    def _partners(self, item: int) -> np.ndarray:
+        """The ball's proximity partners (indices now) in the current pair list."""
+        if self.backend == "gpu":
+            count = int(self.gpu.count[item].get())
+            return self.gpu.partners.reshape(self.gpu.capacity, self.gpu.stride)[:count, item].get().astype(np.int64)
+        pairs = self.host.pairs
+        return np.concatenate([pairs[pairs[:, 0] == item, 1], pairs[pairs[:, 1] == item, 0]])
+
+    def _ball(self, indices) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(pos, vel, omega) rows of some balls, copied from wherever the state is (a few rows only)."""
+        indices = np.asarray(indices, np.int64)
+        if self.backend == "gpu":
+            import cupy
+
+            at = cupy.asarray(indices)
+            return self.gpu.pos[at].get(), self.gpu.vel[at].get(), self.gpu.omega[at].get()
+        return self.host.pos[indices], self.host.vel[indices], self.host.omega[indices]
+
+    def _keys(self, indices) -> list[int]:
+        if self.backend == "gpu" and len(indices):
+            import cupy
+
+            return [int(v) for v in self.gpu.ids[cupy.asarray(np.asarray(indices, np.int64))].get()]
+        return [int(v) for v in indices]
+
+    def describe(self, item: int) -> dict[str, str]:
+        item = int(item)
+        if not 0 <= item < self.n:
+            raise IndexError(f"no ball {item} (there are {self.n:,})")
+        partners = self._partners(item)
+        pos, vel, omega = self._ball(np.concatenate([[item], partners]))
+        gap = np.linalg.norm(pos[1:, :3] - pos[0, :3], axis=1) - (pos[1:, 3] + pos[0, 3])
+        speed = float(np.linalg.norm(vel[0, :3]))
+        values = {
+            "ball": f"#{self.item_key(item)}",
+            "position": _xyz(pos[0, :3]),
+            "velocity": f"{_xyz(vel[0, :3])}  |v| {speed:.4g} units/s",
+            "spin": _xyz(omega[0, :3]) + " rad/s",
+            "radius": f"{pos[0, 3]:.4g}",
+            "contacts": f"{int(np.count_nonzero(gap < 0))} touching",
+            "partners": _id_list(self._keys(partners)),
+        }
+        thread = self._thread(item)
+        if thread is not None:
+            values["CUDA"] = f"block {thread // self.block}, thread {thread % self.block} (of {self.block})"
+        return values
+
+    def _thread(self, item: int) -> int | None:
+        """The thread of the proximity kernel that handled the ball, when the kernels run."""
+        if not self.gpu_kernels_run():
+            return None
+        if self.backend == "gpu":
+            return item
+        if self.thread_of is not None and item < self.thread_of.shape[0]:
+            return int(self.thread_of[item])
+        return None
+
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        """The ball's partners on the GPU and on the CPU twin, from the last check's lists."""
+        if self._checked_lists is None or not self.is_marked(item):
+            return []
+        count, slots, cpu_count, cpu_slots = self._checked_lists
+        if item >= count.shape[0]:
+            return []
+        gpu = set(int(v) for v in slots[item, : count[item]])
+        cpu = set(int(v) for v in cpu_slots[item, : cpu_count[item]])
+        only_gpu, only_cpu = sorted(gpu - cpu), sorted(cpu - gpu)
+        difference = "; ".join(part for part in (
+            f"only GPU: {_id_list(self._keys(only_gpu))}" if only_gpu else "",
+            f"only CPU: {_id_list(self._keys(only_cpu))}" if only_cpu else "") if part) or "same set, listed twice"
+        return [("partners", str(int(count[item])), str(int(cpu_count[item])),
+                 f"{int(count[item]) - int(cpu_count[item]):+d}"),
+                ("partner ids", _id_list(self._keys(sorted(gpu))), _id_list(self._keys(sorted(cpu))), difference)]
 
     def stats(self) -> dict:
         n = self.n
@@ -286,3 +396,14 @@ class BallsScene(Scene):
         radius = float(np.median(self.positions()[:, 3])) if self.n else 1.0
         return 0.1, 50.0, min(max(radius, 0.1), 50.0)
 
+
+
+def _xyz(v) -> str:
+    return "(" + ", ".join(f"{float(c):.4g}" for c in v) + ")"
+
+
+def _id_list(keys, most: int = 8) -> str:
+    """"3: #12, #40, #41" (at most ``most`` shown)."""
+    shown = ", ".join(f"#{k}" for k in keys[:most])
+    more = f", … (+{len(keys) - most})" if len(keys) > most else ""
+    return f"{len(keys)}" + (f": {shown}{more}" if keys else "")

@@ -11,8 +11,8 @@ import time
 
 import numpy as np
 
-from sim.colormap import MISMATCH_RGBA, block_colors, colormap
-from sim.contract import BLOCK_COLORS, Box, PointerEvent, PointsView
+from sim.colormap import BLOCK_PALETTE, MISMATCH_RGBA, block_colors, colormap
+from sim.contract import BLOCK_COLORS, Box, Legend, PointerEvent, PointsView
 from sim.cuda import FrameGraph
 from sim.particles import SPEC, binning_cpu, pipeline_cpu, world
 from sim.particles.init import INITS
@@ -23,6 +23,7 @@ from sim.timing import NULL_TIMER
 UNIFORM_RGBA = (0.3, 0.7, 0.95, 1.0)
 FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report's GPU, whole run, 1000 steps
 MAX_PUSH_SPEED = 5.0  # box units per second: a push never launches particles across the box at once
+SPEED_SCALE = 1.5  # box units per second: where a fixed speed range starts (the top of the colour map)
 
 
 class DistanceStats:
@@ -65,6 +66,7 @@ class ParticlesScene(Scene):
         self._drag: tuple[float, float] | None = None
         self._graph: FrameGraph | None = None  # the frame's steps as a CUDA graph (the "graph" toggle)
         self._graph_of = None  # the ParticlesGpu it was captured from
+        self._checked = None  # the last check's GPU and CPU state by particle id, for describe_check
         if backend == "gpu" and not forces:
             raise ValueError("the forces-off control runs on the CPU")
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
@@ -162,12 +164,18 @@ class ParticlesScene(Scene):
         started = time.perf_counter()
         x, y, vx, vy, ids = before
         cpu = pipeline_cpu.stepped_copy(x, y, vx, vy, self.size, self.nbins)
-        gx, gy, _, _, gids = self.gpu.sorted_host_state()
+        after = self.gpu.sorted_host_state()
+        gx, gy, _, _, gids = after
         n = x.shape[0]
         cpu_x, cpu_y = np.empty(n), np.empty(n)
         cpu_x[ids], cpu_y[ids] = cpu.x, cpu.y
         distance = np.hypot(cpu_x[gids] - gx, cpu_y[gids] - gy)
         tolerance = (1e-12 if self.precision == "fp64" else 1e-5) * self.size
+        gpu_by_id = np.empty((4, n))
+        gpu_by_id[:, gids] = np.stack(after[:4])
+        cpu_by_id = np.empty((4, n))
+        cpu_by_id[:, ids] = np.stack([cpu.x, cpu.y, cpu.vx, cpu.vy])
+        self._checked = (gpu_by_id, cpu_by_id, gids)
         self.record_check("CPU step from the same state", distance > tolerance, started,
                           {"largest difference": float(distance.max(initial=0.0))})
 
@@ -209,9 +217,10 @@ class ParticlesScene(Scene):
     def color_modes(self) -> dict[str, str]:
         return {"speed": "Speed", "bin": "Bin", "uniform": "Uniform", **super().color_modes}
 
-    def _fill(self, xp, pos_out, col_out, mode: str) -> None:
+    def _fill(self, xp, pos_out, col_out, mode: str, span: tuple[float, float] | None = None) -> None:
         """Positions (x, y, 0, radius: discs half a cutoff wide, so touching discs are a cutoff apart)
-        and colours, written with numpy or CuPy (``xp``) into (n, 4) float32 arrays."""
+        and colours, written with numpy or CuPy (``xp``) into (n, 4) float32 arrays; ``span``: the
+        speed range of the colour map (default ``color_span``)."""
         x, y, vx, vy = self._arrays()
         if pos_out is not None:
             pos_out[:, 0] = x
@@ -221,7 +230,9 @@ class ParticlesScene(Scene):
         if col_out is None:
             return
         if mode == "speed":
-            colormap(xp.sqrt(vx * vx + vy * vy) / 1.5, xp, col_out)
+            speed = xp.sqrt(vx * vx + vy * vy)
+            lo, hi = span or self.color_span(mode, speed, xp)
+            colormap((speed - lo) / (hi - lo), xp, col_out)
         elif mode == "bin":
             inv = self.nbins / self.size
             bins = xp.minimum((y * inv).astype(xp.int64), self.nbins - 1) * self.nbins + \
@@ -240,30 +251,105 @@ class ParticlesScene(Scene):
     def positions(self) -> np.ndarray:
         return self._host_arrays("uniform")[0]
 
-    def colors(self, mode: str) -> np.ndarray:
-        return self._host_arrays(mode)[1]
+    def colors(self, mode: str, span: tuple[float, float] | None = None) -> np.ndarray:
+        return self._host_arrays(mode, span)[1]
 
-    def _host_arrays(self, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    def _host_arrays(self, mode: str, span: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
         if self.gpu is not None:
             import cupy
 
             pos, col = cupy.empty((self.n, 4), cupy.float32), cupy.empty((self.n, 4), cupy.float32)
-            self._fill(cupy, pos, col, mode)
+            self._fill(cupy, pos, col, mode, span)
             return pos.get(), col.get()
         pos, col = np.empty((self.n, 4), np.float32), np.empty((self.n, 4), np.float32)
-        self._fill(np, pos, col, mode)
+        self._fill(np, pos, col, mode, span)
         return pos, col
 
-    def write_render(self, pos_out, col_out, mode: str) -> None:
+    def write_render(self, pos_out, col_out, mode: str, span: tuple[float, float] | None = None) -> None:
         """GPU backend: fill CuPy arrays (n, 4) that alias the renderer's GL buffers; no host copy."""
         import cupy
 
-        self._fill(cupy, pos_out, col_out, mode)
+        self._fill(cupy, pos_out, col_out, mode, span)
+
+    def legend(self, mode: str) -> Legend | None:
+        """The colour bar of ``mode``: speeds over the range the colours are made with, or categories."""
+        if mode == "speed":
+            x, y, vx, vy = self._arrays()
+            xp = np
+            if self.gpu is not None:
+                import cupy as xp
+            return Legend("speed", *self.color_span(mode, xp.sqrt(vx * vx + vy * vy), xp), "box units/s")
+        if mode == "bin":
+            return Legend("bin (neighbouring bins apart in colour)", 0, self.nbins**2 - 1, "bins",
+                          colormap="viridis", categorical=True)
+        if mode == BLOCK_COLORS and self.gpu is not None:
+            blocks = max(-(-self.n // self.block), 1)
+            return Legend(f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)", 0, blocks - 1,
+                          f"blocks of {self.block} threads", colormap="block", categorical=True)
+        return None
 
     def view(self, color_mode: str) -> PointsView:
         spacing = self.size / np.sqrt(max(self.n, 1))
-        write = (lambda pos, col: self.write_render(pos, col, color_mode)) if self.gpu is not None else None
-        return PointsView(self.n, 2, Box(self.size), spacing, host=lambda: self._host_arrays(color_mode), write=write)
+        legend = self.legend(color_mode)
+        span = (legend.lo, legend.hi) if legend is not None and not legend.categorical else None
+        write = (lambda pos, col: self.write_render(pos, col, color_mode, span)) if self.gpu is not None else None
+        return PointsView(self.n, 2, Box(self.size), spacing, host=lambda: self._host_arrays(color_mode, span),
+                          write=write, legend=legend)
+
+    # --- one particle, for the viewer's pointer ---------------------------------------------------------
+    def item_key(self, item: int) -> int:
+        """On the GPU the particles are kept in bin order; their ids follow them."""
+        if self.gpu is not None:
+            return int(self.gpu.state[4][int(item)].get())
+        return int(item)
+
+    def item_of_key(self, key: int) -> int | None:
+        if self.gpu is None:
+            return super().item_of_key(key)
+        import cupy
+
+        found = cupy.flatnonzero(self.gpu.state[4][: self.n] == int(key))[:1].get()
+        return int(found[0]) if found.size else None
+
+    def describe(self, item: int) -> dict[str, str]:
+        item = int(item)
+        if not 0 <= item < self.n:
+            raise IndexError(f"no particle {item} (there are {self.n:,})")
+        x, y, vx, vy = self._arrays()
+        px, py, pvx, pvy = (float(a[item]) for a in (x, y, vx, vy))
+        near = (x - px) ** 2 + (y - py) ** 2 <= world.CUTOFF**2  # the item itself included
+        neighbours = int(near.sum()) - 1
+        closest = (x - px) ** 2 + (y - py) ** 2
+        closest[item] = np.inf
+        inv = self.nbins / self.size
+        col, row = (min(int(v * inv), self.nbins - 1) for v in (px, py))
+        values = {
+            "particle": f"#{self.item_key(item)}",
+            "position": f"({px:.6g}, {py:.6g})",
+            "velocity": f"({pvx:.4g}, {pvy:.4g})  |v| {float(np.hypot(pvx, pvy)):.4g} box units/s",
+            "neighbours": f"{neighbours} within the cutoff ({world.CUTOFF:g})",
+            "closest": f"{float(closest.min()) ** 0.5 / world.CUTOFF:.3f} cutoffs" if self.n > 1 else "-",
+            "bin": f"{row * self.nbins + col} (row {row}, column {col})",
+        }
+        if self.gpu is not None:
+            values["CUDA"] = f"block {item // self.block}, thread {item % self.block} (of {self.block})"
+        return values
+
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        """The particle after the last step on the GPU and on the CPU from the same state."""
+        if self._checked is None or not self.is_marked(item):
+            return []
+        gpu, cpu, gids = self._checked
+        if item >= gids.shape[0]:
+            return []
+        key = int(gids[item])
+        rows = []
+        for row, name in enumerate(("x", "y", "vx", "vy")):
+            g, c = float(gpu[row, key]), float(cpu[row, key])
+            rows.append((name, f"{g:.10g}", f"{c:.10g}", f"{g - c:+.3g}"))
+        distance = float(np.hypot(gpu[0, key] - cpu[0, key], gpu[1, key] - cpu[1, key]))
+        rows.append(("distance apart", "", "", f"{distance:.3g} ({distance / self.size:.2g} of the box)"))
+        return rows
 
     def stats(self) -> dict:
         stats = self.stats_per_step

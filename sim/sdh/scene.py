@@ -34,6 +34,7 @@ class HistogramScene(Scene):
         self.settings = HistogramSettings()
         self.counts = np.zeros(1, np.int64)
         self.last_ms = 0.0
+        self.reference: np.ndarray | None = None  # the last check's CPU histogram
         super().__init__(preset, backend, n, seed, variant, block, device)
 
     def _load(self, preset: str, n: int | None) -> None:
@@ -77,6 +78,7 @@ class HistogramScene(Scene):
             checked = time.perf_counter()
             reference = cpu.histogram(self.points, width, buckets)
             differ = counts != reference
+            self.reference = reference
             self.record_check("the exact CPU histogram", differ, checked,
                               {"pairs differing": int(np.abs(counts - reference).sum())}, unit="buckets")
 
@@ -94,11 +96,44 @@ class HistogramScene(Scene):
         shell = 4 / 3 * math.pi * np.diff(np.arange(counts.shape[0] + 1) ** 3 * width**3)
         ideal = n * (n - 1) / 2 * shell / data.BOX_SIZE**3
         g = np.divide(counts, ideal, out=np.zeros_like(counts), where=ideal > 0)
-        histogram = Plot("distance histogram", [Series("pairs", edges, counts, "stairs")], "r", "pairs")
-        rdf = Plot("g(r) against an ideal gas in the cube", [Series("g(r)", edges + 0.5 * width, g, "line", GREEN)],
-                   "r", "g(r)", hlines=(1.0,))
+        buckets = np.arange(counts.shape[0])
+        histogram = Plot("distance histogram", [Series("pairs", edges, counts, "stairs", items=buckets)], "r", "pairs")
+        rdf = Plot("g(r) against an ideal gas in the cube",
+                   [Series("g(r)", edges + 0.5 * width, g, "line", GREEN, items=buckets)], "r", "g(r)", hlines=(1.0,))
         return PlotsView([histogram, rdf], columns=1)
 
     @property
     def color_modes(self) -> dict[str, str]:
         return {"counts": "Counts"}
+
+    # --- one bucket, for the viewer's pointer (items are buckets) -------------------------------------------
+    def item_of_key(self, key: int) -> int | None:
+        return int(key) if 0 <= int(key) < self.counts.shape[0] else None
+
+    def is_marked(self, item: int) -> bool:
+        mismatch = self.mismatch
+        return bool(self.verify and mismatch is not None and 0 <= item < mismatch.shape[0] and mismatch[item])
+
+    def describe(self, item: int) -> dict[str, str]:
+        item = int(item)
+        if not 0 <= item < self.counts.shape[0]:
+            raise IndexError(f"no bucket {item} (there are {self.counts.shape[0]})")
+        width, n = self.settings.width, self.n
+        count = int(self.counts[item])
+        shell = 4 / 3 * math.pi * ((item + 1) ** 3 - item**3) * width**3
+        ideal = n * (n - 1) / 2 * shell / data.BOX_SIZE**3
+        last = " and beyond (far corners)" if item == self.counts.shape[0] - 1 else ""
+        return {"bucket": f"{item} of {self.counts.shape[0]}",
+                "distance": f"{item * width:.6g} .. {(item + 1) * width:.6g}{last}",
+                "pairs": f"{count:,}",
+                "share": f"{count / max(int(self.counts.sum()), 1):.4%} of all pairs",
+                "g(r)": f"{count / ideal:.4g}" if ideal > 0 else "-",
+                "counted on": f"{self.backend.upper()} ({self.variant if self.backend == 'gpu' else 'numba'})"}
+
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        """The bucket's count from the GPU kernel and from the exact CPU histogram."""
+        reference = self.reference
+        if reference is None or not self.is_marked(item) or item >= reference.shape[0]:
+            return []
+        gpu, cpu = int(self.counts[item]), int(reference[item])
+        return [("pairs", f"{gpu:,}", f"{cpu:,}", f"{gpu - cpu:+,}")]
