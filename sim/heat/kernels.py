@@ -1,0 +1,146 @@
+"""The CUDA builds of the heat stencil (CuPy-free), and the geometry of each variant's launch.
+
+Two kinds of build of ``sim/heat/stencil.cu``, each with and without ``--fmad`` (``--fma``):
+the simple one (``step_global``, ``step_shared``, ``paint``: block shape read at run time, a few
+registers, launch bounds would not pay) and the temporal one per thread count bucket
+(``step_temporal_1`` .. ``step_temporal_8`` under ``__launch_bounds__(threads)``: the register
+pipeline is large, so the compiler must know how many threads share the register file).
+
+The temporal kernel's geometry (``halo``, ``width``, ``Tiles``) lives here so that tests and a
+viewer overlay can use it without a GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.cuda import Build
+
+SOURCE = "sim/heat/stencil.cu"
+KERNELS = ("global", "shared", "pitched", "temporal")
+BLOCK_SHAPES = ((32, 4), (32, 8), (32, 16), (32, 32), (64, 4), (64, 8), (128, 2), (128, 4), (256, 1))
+K_MAX = 8  # temporal steps per launch: 1..K_MAX
+COLS = 4  # cells per lane in the temporal kernel (one float4)
+STRIP = 32 * COLS  # columns one warp of the temporal kernel reads
+THREAD_BUCKETS = (32, 64, 128, 256, 512, 1024)  # temporal builds: __launch_bounds__ per bucket
+MAX_GRID_Y = 65535
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def fmad(fma: bool) -> str:
+    return "--fmad=true" if fma else "--fmad=false"
+
+
+def simple(fma: bool = False) -> Build:
+    return Build(SOURCE, (fmad(fma),), ("step_global", "step_shared", "paint"))
+
+
+def thread_bucket(threads: int) -> int:
+    """The smallest launch-bounds bucket that holds ``threads`` (1..1024)."""
+    return next(b for b in THREAD_BUCKETS if b >= threads)
+
+
+def temporal(threads: int, fma: bool = False) -> Build:
+    names = tuple(f"step_temporal_{k}" for k in range(1, K_MAX + 1))
+    return Build(SOURCE, (fmad(fma), f"-DTEMPORAL_THREADS={thread_bucket(threads)}", f"-DK_MAX={K_MAX}"), names)
+
+
+def builds() -> list[Build]:
+    fmas = (False, True)
+    return [simple(f) for f in fmas] + [temporal(t, f) for t in THREAD_BUCKETS for f in fmas]
+
+
+def halo(k: int) -> int:
+    """Columns a temporal warp reads left of those it writes: k rounded up to whole float4s."""
+    return ceil_div(k, COLS) * COLS
+
+
+def width(k: int) -> int:
+    """Columns a temporal warp writes (its strip less both overlaps, whole float4s)."""
+    return (STRIP - halo(k) - k) // COLS * COLS
+
+
+def dense_kernel(kernel: str) -> bool:
+    """global and shared run on dense rows (stride ni); pitched and temporal on padded rows."""
+    return kernel in ("global", "shared")
+
+
+@dataclass(frozen=True)
+class Tiles:
+    """Which CUDA block writes which cell: block (bx, by) writes columns [bx*tile_w, (bx+1)*tile_w)
+    and rows [by*tile_h, (by+1)*tile_h) (clipped to the grid); rows past grid_y * tile_h wrap round
+    (global and shared loop over rows in steps of the grid). A block reads ``halo_left`` columns
+    left of its tile, ``halo_right`` right, ``halo_y`` rows above and below."""
+
+    kernel: str
+    block: tuple[int, int]
+    k: int
+    tile_w: int
+    tile_h: int
+    halo_left: int
+    halo_right: int
+    halo_y: int
+    grid: tuple[int, int]
+    warp_w: int  # temporal: a warp's strip writes warp_w columns ...
+    warp_h: int  # ... of warp_h rows (global/shared/pitched: 32 threads of a block row)
+
+    def block_of(self, i, j):
+        """(block x, block y) of cells (i, j); numpy arrays or ints."""
+        i, j = np.asarray(i), np.asarray(j)
+        return i // self.tile_w, (j // self.tile_h) % self.grid[1]
+
+    def block_map(self, ni: int, nj: int) -> np.ndarray:
+        """(nj, ni) int32: the linear index (by * grid_x + bx) of the block writing each cell."""
+        bx, by = self.block_of(np.arange(ni)[None, :], np.arange(nj)[:, None])
+        return (by * self.grid[0] + bx).astype(np.int32)
+
+    def for_view(self):
+        """The viewer's ``sim.contract.Tiles`` (rectangles from (0, 0), the widest halo)."""
+        from sim.contract import Tiles as ViewTiles
+
+        return ViewTiles(size=(self.tile_w, self.tile_h), halo=max(self.halo_left, self.halo_right, self.halo_y))
+
+
+def launch_grid(kernel: str, ni: int, nj: int, block: tuple[int, int], k: int = 1, rows: int = 1) -> tuple[int, int]:
+    """Blocks (x, y) a launch uses; ``rows`` is the temporal band height."""
+    bx, by = block
+    if kernel == "temporal":
+        return ceil_div(ceil_div(ni, width(k)), bx // 32), ceil_div(ceil_div(nj, rows), by)
+    return ceil_div(ni, bx), min(ceil_div(nj, by), MAX_GRID_Y)
+
+
+def tiles(kernel: str, ni: int, nj: int, block: tuple[int, int], k: int = 1, rows: int = 1) -> Tiles:
+    bx, by = block
+    grid = launch_grid(kernel, ni, nj, block, k, rows)
+    if kernel == "temporal":
+        w = width(k)
+        return Tiles(kernel, block, k, (bx // 32) * w, by * rows, halo(k), STRIP - halo(k) - w, k, grid, w, rows)
+    return Tiles(kernel, block, 1, bx, by, 1, 1, 1, grid, 32, 1)
+
+
+def band_rows(ni: int, nj: int, block: tuple[int, int], k: int, slots: int) -> int:
+    """Rows per temporal band for ``slots`` resident blocks on the device (SMs x blocks per SM).
+
+    Each band re-reads 2k rows, so bands should be tall; the blocks should also fill whole waves
+    (a partial last wave costs a whole one). Among 1..16 waves, the band height with the least
+    (waves x (rows + 2k)) wins, ties to fewer bands.
+    """
+    bx, by = block
+    across = ceil_div(ceil_div(ni, width(k)), bx // 32)
+    best = None
+    for waves in range(1, 17):
+        down = max(1, min(waves * slots // across, MAX_GRID_Y))
+        rows = max(1, ceil_div(nj, down * by))
+        blocks = across * ceil_div(ceil_div(nj, rows), by)
+        cost = ceil_div(blocks, max(1, slots)) * (rows + 2 * k)
+        if best is None or cost < best[0]:
+            best = (cost, rows)
+    rows = best[1]
+    while ceil_div(ceil_div(nj, rows), by) > MAX_GRID_Y:  # only for absurdly tall grids
+        rows *= 2
+    return rows
