@@ -32,9 +32,15 @@ def create_scene(name: str = "balls", **kwargs):
     return spec(name).create(**kwargs)
 
 
+# heat has its command and GPU builds but no viewer scene yet: listed here until its spec exists
+HEAT_COMMANDS, HEAT_BUILDS = "sim.heat.cli:COMMANDS", "sim.heat.kernels:builds"
+DURBIN_COMMANDS, DURBIN_BUILDS = "sim.durbin.cli:COMMANDS", "sim.durbin.kernels:builds"  # likewise, durbin
+
+
 def course_commands() -> list:
     """The course-compatible subcommands every scene package contributes (``sim.cli.Command``)."""
-    return [command for s in SCENES.values() if s.commands for command in load(s.commands)]
+    return ([command for s in SCENES.values() if s.commands for command in load(s.commands)]
+            + [*load(HEAT_COMMANDS), *load(DURBIN_COMMANDS)])
 
 
 def all_builds() -> list[Build]:
@@ -42,4 +48,5 @@ def all_builds() -> list[Build]:
     from viewer.render.points.splat import SPLAT
 
     builds = [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + [SPLAT]
+    builds += load(HEAT_BUILDS)() + load(DURBIN_BUILDS)()
     return list(dict.fromkeys(builds))  # scenes that share kernels (density: the particles') list them once

@@ -1,0 +1,198 @@
+"""The ``heat`` command: the DLI heat-conduction programme, course-compatible.
+
+Prints the three initial cells the DLI prints (``T[0] T[4500] T[6700]``; a cell past a small grid
+prints ``-``), the launch grid of each GPU run (blocks across x by blocks down y) and each run's
+time; ``--compare`` runs the CPU reference too and prints the course's max-error verdict (exit 1
+past 0.0005). Bad input exits 2 before any work; Ctrl-C stops within a second (exit 130) and
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+from sim import cli
+from sim.cli import Command, UsageError
+from sim.heat import course
+
+KERNEL_CHOICES = ("global", "shared", "pitched", "temporal", "all")
+DEFAULT_BLOCK = (32, 8)
+DEFAULT_K = 8
+GPU_ONLY = ("kernel", "block", "k", "fma", "compare")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ni", type=functools.partial(cli.count, lo=3, what="--ni"), default=course.NI,
+                   help=f"cells in x, the fast index (>= 3; default {course.NI})")
+    p.add_argument("--nj", type=functools.partial(cli.count, lo=3, what="--nj"), default=course.NJ,
+                   help=f"cells in y (>= 3; default {course.NJ})")
+    p.add_argument("--steps", type=functools.partial(cli.count, lo=0, what="--steps"), default=course.STEPS,
+                   help=f"time steps (>= 0; default {course.STEPS})")
+    p.add_argument("--factor", type=float, default=course.TFAC,
+                   help=f"tfac, the diffusion factor (0 <= F < 0.25 for stability; default {course.TFAC})")
+    p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
+    p.add_argument("--kernel", help="GPU: global (default), shared, pitched, temporal or all")
+    p.add_argument("--block", type=cli.block,
+                   help=f"GPU: block shape WxH (default {DEFAULT_BLOCK[0]}x{DEFAULT_BLOCK[1]})")
+    p.add_argument("--k", type=functools.partial(cli.count, lo=1, what="--k"),
+                   help=f"GPU temporal kernel: steps per launch (default {DEFAULT_K})")
+    p.add_argument("--fma", action="store_true",
+                   help="GPU: build with fused multiply-adds (nvcc's default; differs from the CPU by ~1e-5)")
+    p.add_argument("--compare", action="store_true",
+                   help="GPU: also run the CPU reference and print the course's max-error check (exit 1 if it fails)")
+    p.add_argument("--output", metavar="FILE", help="write the final field: raw little-endian float32, memory order")
+    p.add_argument("--stats", action="store_true", help="print the float64 sum, min and max of the final field")
+
+
+def check_arguments(args) -> None:
+    """Everything that needs no device, before any work."""
+    if not (math.isfinite(args.factor) and 0 <= args.factor < 0.25):
+        raise UsageError(f"--factor must be >= 0 and < 0.25 (the explicit scheme's stability limit), got {args.factor}")
+    if args.backend == "cpu":
+        given = [f"--{name}" for name in GPU_ONLY if getattr(args, name) not in (None, False)]
+        if given:
+            raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend only "
+                             "(add --backend gpu)")
+    if args.kernel is not None:
+        cli.choice(args.kernel, KERNEL_CHOICES, "kernel")
+    if args.block is not None and not isinstance(args.block, tuple):
+        raise UsageError(f"--block must be a 2D shape such as 32x8, got {args.block}")
+    if args.k is not None and args.kernel not in ("temporal", "all"):
+        raise UsageError("--k applies to the temporal kernel only (add --kernel temporal)")
+    if args.output is not None:
+        from sim.writer import check_target
+
+        check_target(args.output, "output file")
+
+
+def available_host_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+
+
+def check_host_memory(ni: int, nj: int, per_cell: int, what: str) -> None:
+    need, have = ni * nj * per_cell, available_host_bytes()
+    if need > have:
+        raise UsageError(f"a {ni}x{nj} grid needs about {need / 1e9:.1f} GB of host memory ({what}); "
+                         f"{have / 1e9:.1f} GB available")
+
+
+def run(args) -> int:
+    check_arguments(args)
+    if args.backend == "cpu":
+        check_host_memory(args.ni, args.nj, course.INIT_BYTES_PER_CELL,
+                          "2 float32 buffers, 16 bytes a cell while drawing glibc rand()")
+        return run_cpu(args)
+    return run_gpu(args)
+
+
+def simulate_cpu(field: np.ndarray, steps: int, factor: float) -> tuple[np.ndarray, float]:
+    from sim.heat.stencil_cpu import HeatCPU
+
+    heat = HeatCPU(field, factor)
+    start = time.perf_counter()
+    heat.advance(steps)
+    return heat.field, (time.perf_counter() - start) * 1e3
+
+
+def run_cpu(args) -> int:
+    field = course.initial_field(args.ni, args.nj)
+    print(course.initial_cells_line(field))
+    result, ms = simulate_cpu(field, args.steps, args.factor)
+    print(f"Elapsed CPU: {ms:.3f} ms")
+    finish(args, result)
+    return 0
+
+
+def run_gpu(args) -> int:
+    from sim.backend import BackendUnavailable, gpu_status
+
+    kernels_ = ["global", "shared", "pitched", "temporal"] if args.kernel == "all" else [args.kernel or "global"]
+    block = args.block or DEFAULT_BLOCK
+    k = args.k or DEFAULT_K
+    from sim.heat import kernels as builds
+
+    if block[0] * block[1] > 1024:
+        raise UsageError(f"block {block[0]}x{block[1]} has {block[0] * block[1]} threads: at most 1024")
+    if "temporal" in kernels_ and (block[0] % 32 or not 1 <= k <= builds.K_MAX):
+        raise UsageError(f"the temporal kernel needs a block width that is a multiple of 32 and 1 <= k <= "
+                         f"{builds.K_MAX}, got {block[0]}x{block[1]}, k={k}")
+    if not gpu_status().available:
+        raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
+    import cupy
+
+    from sim.heat import gpu
+
+    try:
+        for kernel in kernels_:
+            gpu.check_launch(kernel, block, k, 0)
+    except gpu.KernelError as exc:
+        raise UsageError(str(exc)) from None
+    need = max(gpu.device_bytes(kernel, args.ni, args.nj) for kernel in kernels_)
+    free = cupy.cuda.runtime.memGetInfo()[0]
+    if need > free:
+        raise UsageError(f"a {args.ni}x{args.nj} grid needs about {need / 1e9:.1f} GB of GPU memory "
+                         f"(2 float32 buffers, rows padded for pitched/temporal); {free / 1e9:.1f} GB free")
+    check_host_memory(args.ni, args.nj, course.INIT_BYTES_PER_CELL + (12 if args.compare else 4),
+                      "the initial field, the result" + (" and the CPU reference's 2 buffers" if args.compare else ""))
+    field = course.initial_field(args.ni, args.nj)
+    print(course.initial_cells_line(field))
+    results = {}
+    for kernel in kernels_:
+        heat = gpu.HeatGPU(field, 0, kernel, block, k, args.fma, args.factor)
+        gx, gy = heat.launch_grid()
+        extra = f", {k} steps a launch, bands of {heat.rows()} rows" if kernel == "temporal" else ""
+        print(f"Grid: {gx} x {gy} blocks of {block[0]} x {block[1]} threads ({kernel}{extra})")
+        ms = heat.advance(args.steps)
+        label = "" if len(kernels_) == 1 else f" ({kernel} {block[0]}x{block[1]})"
+        print(f"Elapsed GPU{label}: {ms:.3f} ms")
+        results[kernel] = heat.get()
+        del heat
+    status = 0
+    first = results[kernels_[0]]
+    if not args.fma:
+        for kernel, other in results.items():
+            if not np.array_equal(other, first):
+                print(f"kernel {kernel} disagrees with {kernels_[0]}", file=sys.stderr)
+                status = 1
+    if args.compare:
+        reference, ms = simulate_cpu(field, args.steps, args.factor)
+        print(f"Elapsed CPU: {ms:.3f} ms")
+        for kernel, other in results.items():
+            line, passed = course.check_line(course.max_error(other, reference))
+            print(line if len(results) == 1 else f"{line} ({kernel})")
+            status = status or (0 if passed else 1)
+    finish(args, first)
+    return status
+
+
+def finish(args, field: np.ndarray) -> None:
+    if args.stats:
+        values = field.astype(np.float64)
+        print(f"sum {values.sum():.6f} min {values.min():.6f} max {values.max():.6f}")
+    if args.output is not None:
+        from sim.writer import write_bytes
+
+        write_bytes(args.output, np.ascontiguousarray(field, dtype="<f4").tobytes(), "output file")
+
+
+COMMANDS = (
+    Command("heat", "DLI heat conduction, course-compatible: 2D stencil on the CPU or GPU (global, shared, "
+                    "pitched, temporal)", add_arguments, run,
+            "The DLI heat-conduction exercise: a float32 5-point stencil on an NI x NJ grid from glibc rand() "
+            "(no srand), boundary held fixed. Prints the three initial cells, the launch grid and the time of "
+            "each run; --compare adds the CPU reference and the course's max-error check."),
+)
