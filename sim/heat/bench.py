@@ -1,0 +1,221 @@
+"""``bench heat``: every heat variant x block shape (x k) timed with CUDA events on the DLI's field,
+beside the single-sweep bandwidth floor measured in the same run and the seed's Tesla T4 times.
+
+The floor is 8 bytes per cell update (one read, one write) at the device-to-device copy rate:
+no kernel that re-reads the field once a step beats it; the temporal kernel (k steps a launch) is
+meant to. Each configuration runs once untimed (compilation, clocks), then ``repeats`` timed runs
+from the initial field; the median counts. Every result is compared bit for bit with the first
+configuration of its size (the builds without --fma are all exact).
+
+  python -m sim.heat.bench --sizes 10000 --steps 400 --kernel all --block all --k all --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from sim import cli
+from sim.cli import Command, UsageError
+from sim.heat import course
+from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
+
+SEED_N, SEED_STEPS = 10000, 5000
+SEED_T4_S = {"global": 21.75, "shared": 32.24, "pitched": 30.20}  # the seed's Tesla T4, 10000^2 x 5000 steps
+COPY_BYTES = 1 << 30  # each buffer of the copy that measures the floor
+
+
+def copy_rate(device: int = 0, repeats: int = 10) -> float:
+    """Device-to-device copy rate in bytes/s, counting bytes read and written (median of ``repeats``)."""
+    import cupy
+
+    with cupy.cuda.Device(device):
+        a = cupy.empty(COPY_BYTES // 4, cupy.float32)
+        a.fill(1.0)
+        b = cupy.empty_like(a)
+        cupy.copyto(b, a)
+        times = []
+        for _ in range(repeats):
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            cupy.copyto(b, a)
+            end.record()
+            end.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(start, end))
+        del a, b
+        cupy.get_default_memory_pool().free_all_blocks()
+    return 2 * COPY_BYTES / (float(np.median(times)) * 1e-3)
+
+
+def configurations(kernels, blocks, ks) -> list[tuple[str, tuple[int, int], int | None]]:
+    return [(kernel, tuple(block), k) for kernel in kernels for block in blocks
+            for k in (ks if kernel == "temporal" else [None])]
+
+
+def run(sizes, steps: int, kernels=KERNELS, blocks=BLOCK_SHAPES, ks=(8,), fma: bool = False, progress: bool = True,
+        repeats: int = 3, device: int = 0) -> dict:
+    """Time every configuration on n x n grids for each n in ``sizes``; the report of ``sim.bench.report``
+    with the copy rate added. KernelError (ValueError) before any timing for a shape a variant cannot run."""
+    import cupy
+
+    from sim import bench
+    from sim.heat import gpu
+
+    configs = configurations(kernels, blocks, ks)
+    for kernel, block, k in configs:
+        gpu.check_launch(kernel, block, k or 1, device)
+    rate = copy_rate(device)
+    results = []
+    total = len(configs) * len(sizes)
+    for n in sizes:
+        field = course.initial_field(n, n)
+        floor_ms = 8 * n * n / rate * 1e3
+        with cupy.cuda.Device(device):
+            start_field = cupy.asarray(field)
+            heat = gpu.HeatGPU(start_field, device, configs[0][0], configs[0][1], configs[0][2] or 1, fma)
+            reference = None
+            for kernel, block, k in configs:
+                heat.configure(kernel, block, k or 1, fma)
+                label = f"[{len(results) + 1}/{total}] n={n} {kernel} {block[0]}x{block[1]}" + (f" k={k}" if k else "")
+                if progress:
+                    print(f"{label} ...", file=sys.stderr, flush=True)
+                heat.load(start_field)
+                heat.step(steps)  # untimed: compiles, warms the clocks
+                times = []
+                for _ in range(repeats):
+                    heat.load(start_field)
+                    times.append(heat.time_steps(steps))
+                if reference is None:
+                    reference = heat.field.copy()
+                exact = bool(cupy.array_equal(heat.field, reference))
+                ms = float(np.median(times))
+                record = record_for(n, steps, kernel, block, k, fma, ms, times, floor_ms, rate, exact,
+                                    heat.launch_info())
+                results.append(record)
+                if progress:
+                    print(f"{label}: {record['ms_per_step']:.4f} ms/step, {record['gcells_per_s']:.1f} G "
+                          f"cell-updates/s, {record['floor_ratio']:.2f} x floor" + ("" if exact else ", NOT EXACT"),
+                          file=sys.stderr, flush=True)
+            del heat, start_field, reference
+        bench.release_memory()
+    report = bench.report("heat", results)
+    report["copy_TBps"] = rate / 1e12
+    return report
+
+
+def record_for(n, steps, kernel, block, k, fma, ms, times, floor_ms, rate, exact, info) -> dict:
+    per_step = ms / max(steps, 1)
+    return {
+        "n": n, "ni": n, "nj": n, "steps": steps, "backend": "gpu", "kernel": kernel, "block": f"{block[0]}x{block[1]}",
+        "k": k, "fma": fma, "run_ms": ms, "runs_ms": times, "ms_per_step": per_step,
+        "gcells_per_s": (n - 2) ** 2 / (per_step * 1e-3) / 1e9 if steps else 0.0,
+        "floor_ms_per_step": floor_ms, "copy_TBps": rate / 1e12,
+        "floor_ratio": floor_ms / per_step if steps else 0.0,  # > 1: faster than one sweep a step at the copy rate
+        "seed_run_s": per_step * SEED_STEPS / 1e3,  # this grid at the seed's 5000 steps
+        "seed_t4_s": SEED_T4_S.get(kernel) if n == SEED_N else None,
+        "exact": exact, **info,
+    }
+
+
+def table(report: dict) -> str:
+    lines = [f"heat on {report['device']} (commit {report['commit']}, {report['date']}); CUDA events, median; "
+             f"copy {report.get('copy_TBps', 0):.2f} TB/s, floor = 8 bytes/update at that rate",
+             f"{'n':>6} {'steps':>5} {'kernel':>8} {'block':>6} {'k':>2} {'ms/step':>8} {'run s':>8} {'Gcell/s':>8} "
+             f"{'floor ms':>8} {'x floor':>7} {'5000 st s':>9} {'T4 s':>6} {'regs':>4} {'rows':>5} exact"]
+    for r in report["results"]:
+        t4 = f"{r['seed_t4_s']:.2f}" if r["seed_t4_s"] else "-"
+        lines.append(f"{r['n']:>6} {r['steps']:>5} {r['kernel']:>8} {r['block']:>6} {r['k'] or '-':>2} "
+                     f"{r['ms_per_step']:>8.4f} {r['run_ms'] / 1e3:>8.3f} {r['gcells_per_s']:>8.1f} "
+                     f"{r['floor_ms_per_step']:>8.4f} {r['floor_ratio']:>7.2f} {r['seed_run_s']:>9.3f} {t4:>6} "
+                     f"{r['registers']:>4} {r['rows'] or '-':>5} {'yes' if r['exact'] else 'NO'}")
+    for n in sorted({r["n"] for r in report["results"]}):
+        for kernel in KERNELS:
+            rows = [r for r in report["results"] if r["n"] == n and r["kernel"] == kernel]
+            if rows:
+                best = min(rows, key=lambda r: r["ms_per_step"])
+                lines.append(f"best {kernel:>8} n={n}: {best['block']}" + (f" k={best['k']}" if best["k"] else "")
+                             + f" {best['ms_per_step']:.4f} ms/step, {best['gcells_per_s']:.1f} G cell-updates/s, "
+                             f"{best['floor_ratio']:.2f} x floor, {best['seed_run_s']:.3f} s for 5000 steps")
+    return "\n".join(lines)
+
+
+# --- the command ------------------------------------------------------------------------------------
+def blocks_arg(text: str) -> list[tuple[int, int]]:
+    if text == "all":
+        return list(BLOCK_SHAPES)
+    shapes = cli.blocks(text)
+    for shape in shapes:
+        if not isinstance(shape, tuple):
+            raise argparse.ArgumentTypeError(f"a heat block is a 2D shape such as 32x8, got {shape}")
+    return shapes
+
+
+def ks_arg(text: str) -> list[int]:
+    return list(range(1, K_MAX + 1)) if text == "all" else cli.counts(text)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sizes", "-n", "--count", dest="sizes", type=cli.counts, default=[SEED_N],
+                   help=f"comma-separated grid sides n (n x n cells; default {SEED_N})")
+    p.add_argument("--steps", type=cli.positive_int, default=500, help="timed steps per run (default 500)")
+    p.add_argument("--kernel", default="all", help=f"comma-separated kernels ({', '.join(KERNELS)}) or all (default)")
+    p.add_argument("--block", type=blocks_arg, default=[(32, 8)],
+                   help="comma-separated block shapes WxH, or all (the panel's shapes; default 32x8)")
+    p.add_argument("--k", type=ks_arg, default=[8],
+                   help=f"temporal steps per launch, comma-separated or all (1..{K_MAX}; default 8)")
+    p.add_argument("--fma", action="store_true", help="time the --fmad=true builds")
+    p.add_argument("--repeats", type=cli.positive_int, default=3, help="timed runs per configuration (default 3)")
+    p.add_argument("--backend", default="gpu", choices=("gpu",), help="the kernels run on the GPU")
+
+
+def run_command(args) -> int:
+    from sim import bench
+    from sim.backend import BackendUnavailable, gpu_status
+
+    kernels = cli.choices(cli.items(args.kernel), KERNELS, "kernel")
+    bad = [k for k in args.k if not 1 <= k <= K_MAX]
+    if bad:
+        raise UsageError(f"--k must be 1..{K_MAX}, got {bad[0]}")
+    if min(args.sizes) < 3:
+        raise UsageError(f"grid sides must be >= 3, got {min(args.sizes)}")
+    if getattr(args, "json", None) and args.json != "-":
+        from sim.writer import check_target
+
+        check_target(args.json, "JSON file")
+    if not gpu_status().available:
+        raise BackendUnavailable(f"the heat benchmark times GPU kernels: {gpu_status().reason}")
+    from sim.heat.gpu import KernelError
+
+    try:
+        report = run(args.sizes, args.steps, kernels, args.block, args.k, args.fma, True, args.repeats)
+    except KernelError as exc:
+        raise UsageError(str(exc)) from None
+    bench.publish(report, table(report), getattr(args, "json", None))
+    return 0 if all(r["exact"] for r in report["results"]) or args.fma else 1
+
+
+BENCH = Command("bench heat", "time the heat kernels against the single-sweep floor", add_arguments, run_command)
+
+
+def main(argv=None) -> int:
+    """``python -m sim.heat.bench``: the same options plus --json."""
+    parser = argparse.ArgumentParser(prog="python -m sim.heat.bench", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    parser.add_argument("--json", metavar="FILE", help="write the report as JSON to FILE, or - for stdout")
+    args = parser.parse_args(argv)
+    from sim.backend import BackendUnavailable
+
+    try:
+        return run_command(args)
+    except UsageError as exc:
+        print(f"bench heat: error: {exc}", file=sys.stderr)
+        return cli.EXIT_USAGE
+    except BackendUnavailable as exc:
+        print(f"bench heat: {exc}", file=sys.stderr)
+        return cli.EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())
