@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The durbin GPU benchmarks and tests in one device call, beside the yardstick on the same GPU: the
+# bench (single systems, exchange probes, the 100000 x 32 batch), .peers/peer_durbin.py, the GPU tests,
+# the grid barrier's watchdog test (apart: it plants a fault), then a short table of the targets.
+# Every phase has its own time limit (about 230 s in all), so a hang loses one phase, not the call.
+#   bench/durbin.sh OUT_DIR        (bench/device.sh durbin runs it with $OUT)
+set -uo pipefail
+out=${1:-${OUT:-/tmp/out}}
+cd "$(dirname "$0")/.."
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+py=${PYTHON:-python3}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+$py -c "import cupy, scipy, numba, cuda.bindings as b; print('cupy', cupy.__version__, 'scipy', scipy.__version__, \
+'numba', numba.__version__, 'cuda-bindings', b.__version__)"
+
+echo "== bench"
+timeout 70 $py -m sim.durbin.bench --sizes 4000,20000,65536,200000 --kernel all --block 256,512 \
+    --batch 100000x32 --json "$out/durbin.json" 2>&1 | tee "$out/durbin-bench.log" | tail -45
+
+echo "== peer"
+timeout 35 $py .peers/peer_durbin.py --sizes 4000,20000,200000 --batch 100000x32 --json "$out/peer-durbin.json" 2>&1 \
+    | tail -12
+
+echo "== GPU tests"
+timeout 95 $py -m pytest -q -m gpu -p no:cacheprovider tests/test_durbin_gpu.py -k "not silent" 2>&1 \
+    | tee "$out/durbin-pytest-gpu.log" | tail -15
+timeout 15 $py -m pytest -q -m gpu -p no:cacheprovider tests/test_durbin_gpu.py -k silent 2>&1 | tail -3
+
+echo "== targets"
+$py - "$out" <<'EOF'
+import json, sys, os
+out = sys.argv[1]
+try:
+    ours = json.load(open(os.path.join(out, "durbin.json")))["results"]
+    peer = json.load(open(os.path.join(out, "peer-durbin.json")))["results"]
+except (OSError, ValueError) as exc:
+    sys.exit(f"no table: {exc}")
+def best(n, prefix):
+    rows = [r for r in ours if r.get("n") == n and r["kind"] == "single" and r["method"].startswith(prefix) and "s" in r]
+    return min(rows, key=lambda r: r["s"]) if rows else None
+p2 = {r["n"]: r["s"] for r in peer if r.get("method") == "two-kernel"}
+print(f"{'n':>8} {'peer 2-kernel s':>15} {'our 2-kernel s':>15} {'ratio':>6} {'persistent s':>13} {'us/step':>8} {'x peer':>7}")
+for n in sorted(p2):
+    two, per = best(n, "two-kernel"), best(n, "persistent")
+    print(f"{n:>8} {p2[n]:>15.4f} {two['s'] if two else float('nan'):>15.4f} {two['s'] / p2[n] if two else float('nan'):>6.2f} "
+          f"{per['s'] if per else float('nan'):>13.4f} {per['us_per_step'] if per else float('nan'):>8.3f} "
+          f"{p2[n] / per['s'] if per else float('nan'):>7.1f}  {per['path'] if per else ''}")
+vec = [r["s"] for r in peer if r.get("method") == "cupy-vectorised"]
+sci = [r["s"] for r in peer if r.get("method") == "scipy-batched"]
+bat = [r for r in ours if r["kind"] == "batch" and r["method"].startswith("batched") and "s" in r]
+if bat:
+    b = min(bat, key=lambda r: r["s"])
+    print(f"batch 100000x32: {b['method']} block {b['block']} {b['s'] * 1e3:.4f} ms; peer vectorised "
+          f"{vec[0] * 1e3 if vec else float('nan'):.3f} ms (x{vec[0] / b['s'] if vec else float('nan'):.0f}); "
+          f"scipy batched {sci[0] if sci else float('nan'):.3f} s (x{sci[0] / b['s'] if sci else float('nan'):.0f})")
+EOF

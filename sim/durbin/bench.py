@@ -1,0 +1,274 @@
+"""The durbin benchmark: single long systems per kernel and block size beside scipy, and many short
+systems (LPC-like) per batched kernel beside scipy's batched call and a CuPy loop vectorised across
+the batch. Inputs: the yardstick's AR(6) autocorrelation (and damped variants of it for the batch).
+
+  python -m sim.durbin.bench --sizes 4000,20000,200000 --kernel all --batch 100000x32 --json F
+
+Report: {"device", "commit", "date", "workload": "durbin", "results": [record, ...]}; a record has
+"kind" (single, probe, batch), the method or kernel, seconds, and per single system us_per_step and
+its error against scipy (rel_err) or, above the scipy cap, the FFT residual (residual).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from sim.durbin import inputs
+
+SCIPY_CAP = 20_000  # scipy is O(N^2): timed up to here, extrapolated (marked) beyond
+BENCH_KERNELS = ("two-kernel", "persistent-cluster", "persistent-grid")
+PROBE_N = 4096  # tiny work per step: the time per step is the exchange's latency
+
+
+def _scipy_single(n: int) -> tuple[float, np.ndarray]:
+    import scipy.linalg
+
+    r = inputs.ar_autocorr(n, inputs.PEER_KAPPAS)
+    start = time.perf_counter()
+    y = scipy.linalg.solve_toeplitz(inputs.toeplitz_column(r), -r)
+    return time.perf_counter() - start, y
+
+
+def _kernel(name: str) -> tuple[str, str | None]:
+    if name == "two-kernel":
+        return name, None
+    if name in ("persistent", "persistent-cluster", "persistent-grid"):
+        return "persistent", (name.split("-")[1] if "-" in name else None)
+    raise ValueError(f"unknown kernel {name!r} (choose from {', '.join(BENCH_KERNELS)}, persistent or all)")
+
+
+def time_solver(r, kernel: str, path, block: int, precision: str, blocks=None, repeats: int = 1):
+    """(median seconds by CUDA events, y on the host, solver) for the whole recursion, warmed up."""
+    import cupy
+
+    from sim.durbin import gpu
+
+    solver = gpu.Solver(r, kernel, block=block, precision=precision, path=path, blocks=blocks)
+    solver.prepare()
+    solver.step(min(64, solver.n - 1))  # first launches (module load, cluster attributes) untimed
+    solver.synchronize()
+    times = []
+    for _ in range(repeats):
+        solver.reset()
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record(solver.stream)
+        solver.run()
+        end.record(solver.stream)
+        solver.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end) * 1e-3)
+    return float(np.median(times)), solver.result().astype(np.float64), solver
+
+
+def single_records(sizes, kernels, blocks, precision, log) -> list[dict]:
+    import scipy.linalg
+
+    records = []
+    scipy_s: dict[int, float] = {}
+    for n in sizes:
+        r = inputs.ar_autocorr(n, inputs.PEER_KAPPAS)
+        reference = None
+        if n <= SCIPY_CAP:
+            s, reference = _scipy_single(n)
+            scipy_s[n] = s
+            records.append({"kind": "single", "backend": "cpu", "n": n, "method": "scipy", "s": s,
+                            "us_per_step": s / (n - 1) * 1e6, "extrapolated": False})
+        else:
+            cap = max([m for m in scipy_s] or [SCIPY_CAP])
+            if cap not in scipy_s:
+                scipy_s[cap] = _scipy_single(cap)[0]
+            s = scipy_s[cap] * (n / cap) ** 2
+            records.append({"kind": "single", "backend": "cpu", "n": n, "method": "scipy", "s": s,
+                            "us_per_step": s / (n - 1) * 1e6, "extrapolated": True, "from_n": cap})
+        scipy_time = s
+        log(f"n={n:,} scipy {s:.4f} s{' (extrapolated)' if n > SCIPY_CAP else ''}")
+        for name in kernels:
+            kernel, path = _kernel(name)
+            for block in blocks:
+                record = {"kind": "single", "backend": "gpu", "n": n, "method": name, "block": block,
+                          "precision": precision}
+                try:
+                    s, y, solver = time_solver(r, kernel, path, block, precision, repeats=1 if n > SCIPY_CAP else 3)
+                except Exception as exc:  # noqa: BLE001 - a configuration that cannot run is recorded, not fatal
+                    records.append({**record, "skipped": f"{type(exc).__name__}: {exc}"})
+                    log(f"n={n:,} {name} block {block}: skipped ({exc})")
+                    continue
+                record.update(path=solver.path, blocks=solver.blocks if kernel == "persistent" else None, s=s,
+                              us_per_step=s / (n - 1) * 1e6, speedup_vs_scipy=scipy_time / s)
+                if reference is not None:
+                    record["rel_err"] = float(np.max(np.abs(y - reference)) / np.max(np.abs(reference)))
+                else:
+                    residual = scipy.linalg.matmul_toeplitz(inputs.toeplitz_column(r), y) + r
+                    record["residual"] = float(np.max(np.abs(residual)) / np.max(np.abs(r)))
+                records.append(record)
+                log(f"n={n:,} {name} block {block}: {s:.4f} s, {record['us_per_step']:.3f} us/step ({solver.path})")
+                del solver
+    return records
+
+
+def probe_records(precision, log) -> list[dict]:
+    """Exchange latency: the persistent paths at the most blocks they take on a small N."""
+    from sim.durbin import gpu
+
+    records = []
+    r = inputs.ar_autocorr(PROBE_N, inputs.PEER_KAPPAS)
+    sms = gpu.device_properties(0)["sms"]
+    for path, blocks in (("cluster", 1), ("cluster", 16), ("cluster", 8), ("grid", sms), ("grid", 16)):
+        record = {"kind": "probe", "backend": "gpu", "n": PROBE_N, "method": f"persistent-{path}", "blocks": blocks,
+                  "block": 256, "precision": precision}
+        try:
+            s, _, solver = time_solver(r, "persistent", path, 256, precision, blocks=blocks, repeats=3)
+        except Exception as exc:  # noqa: BLE001 - recorded, not fatal
+            records.append({**record, "skipped": f"{type(exc).__name__}: {exc}"})
+            continue
+        records.append({**record, "path": solver.path, "s": s, "us_per_step": s / (PROBE_N - 1) * 1e6})
+        log(f"probe {path} {blocks} blocks: {records[-1]['us_per_step']:.3f} us/step")
+    return records
+
+
+def batch_input(systems: int, order: int, seed: int = 1) -> np.ndarray:
+    """The yardstick's batch: damped variants of the AR(6) autocorrelation (still SPD)."""
+    rng = np.random.default_rng(seed)
+    base = inputs.ar_autocorr(order, inputs.PEER_KAPPAS)
+    return base[None, :] * rng.uniform(0.5, 1.0, (systems, 1)) ** np.arange(1, order + 1)[None, :]
+
+
+def cupy_vectorised(R):
+    """The yardstick's CuPy loop over k, vectorised across the batch (device-resident input)."""
+    import cupy
+
+    b, p = R.shape
+    Y = cupy.zeros((b, p))
+    Y[:, 0] = -R[:, 0]
+    alpha, beta = -R[:, 0], cupy.ones(b)
+    for k in range(1, p):
+        beta = (1 - alpha * alpha) * beta
+        s = cupy.sum(R[:, k - 1::-1][:, :k] * Y[:, :k], axis=1)
+        alpha = -(R[:, k] + s) / beta
+        Y[:, :k] = Y[:, :k] + alpha[:, None] * Y[:, k - 1::-1][:, :k]
+        Y[:, k] = alpha
+    return Y
+
+
+def _events(fn, repeats: int) -> tuple[float, object]:
+    import cupy
+
+    out = fn()  # warm-up (compilation)
+    times = []
+    for _ in range(repeats):
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        out = fn()
+        end.record()
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end) * 1e-3)
+    return float(np.median(times)), out
+
+
+def batch_records(systems: int, order: int, precision: str, log) -> list[dict]:
+    import cupy
+    import scipy
+    import scipy.linalg
+
+    from sim.durbin import durbin_cpu, gpu
+
+    rb = batch_input(systems, order)
+    records = []
+    base = {"kind": "batch", "systems": systems, "order": order}
+    start = time.perf_counter()
+    exact = durbin_cpu.batched(rb)[0]
+    records.append({**base, "backend": "cpu", "method": "cpu-twin", "s": time.perf_counter() - start})
+    try:
+        start = time.perf_counter()
+        scipy.linalg.solve_toeplitz(inputs.toeplitz_column(rb), -rb[..., None])
+        records.append({**base, "backend": "cpu", "method": "scipy-batched", "s": time.perf_counter() - start,
+                        "scipy": scipy.__version__})
+    except (ValueError, TypeError) as exc:  # SciPy < 1.17 has no batched solve_toeplitz
+        records.append({**base, "backend": "cpu", "method": "scipy-batched", "skipped": str(exc)})
+    log(f"batch {systems}x{order}: " + ", ".join(f"{r['method']} {r.get('s', 0):.4f} s" for r in records))
+    R = cupy.asarray(rb)
+    s, Y = _events(lambda: cupy_vectorised(R), 3)
+    records.append({**base, "backend": "gpu", "method": "cupy-vectorised", "s": s,
+                    "max_abs_err": float(cupy.max(cupy.abs(Y - cupy.asarray(exact))))})
+    log(f"batch cupy-vectorised {s * 1e3:.3f} ms")
+    for group, block_list in (("thread", (32, 64, 128)), ("warp", (64, 128, 256)), ("block", (64, 128, 256))):
+        for block in block_list:
+            record = {**base, "backend": "gpu", "method": f"batched-{group}", "block": block, "precision": precision}
+            try:
+                s, (y, _, _) = _events(lambda g=group, b=block: gpu.batched(R, g, b, precision), 10)
+            except Exception as exc:  # noqa: BLE001 - recorded, not fatal
+                records.append({**record, "skipped": f"{type(exc).__name__}: {exc}"})
+                continue
+            y = cupy.asnumpy(y).astype(np.float64)
+            record.update(s=s, max_abs_err=float(np.max(np.abs(y - exact))), bit_exact=bool(np.array_equal(y, exact)))
+            records.append(record)
+            log(f"batch batched-{group} block {block}: {s * 1e3:.4f} ms, max abs err {record['max_abs_err']:.2e}")
+    return records
+
+
+def run(sizes, kernels=BENCH_KERNELS, blocks=(256,), batch=None, precision="fp64", probe=True, log=None) -> dict:
+    """The report for single systems of ``sizes`` (each kernel x block) and, with ``batch`` = (systems,
+    order), the batched solvers."""
+    from sim import bench
+
+    log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+    kernels = list(BENCH_KERNELS) if list(kernels) == ["all"] else list(kernels)
+    for name in kernels:
+        _kernel(name)
+    records = single_records(sizes, kernels, blocks, precision, log)
+    if probe:
+        records += probe_records(precision, log)
+    if batch:
+        records += batch_records(*batch, precision, log)
+    return bench.report("durbin", records)
+
+
+def table(report: dict) -> str:
+    lines = [f"durbin on {report['device']} (commit {report['commit']}, {report['date']})",
+             f"{'kind':>6} {'n / batch':>14} {'method':>19} {'block':>5} {'seconds':>10} {'us/step':>9}  note"]
+    for r in report["results"]:
+        size = f"{r['systems']}x{r['order']}" if r["kind"] == "batch" else f"{r['n']:,}"
+        if "skipped" in r:
+            lines.append(f"{r['kind']:>6} {size:>14} {r['method']:>19} {str(r.get('block', '-')):>5} {'-':>10} "
+                         f"{'-':>9}  skipped: {r['skipped'][:60]}")
+            continue
+        note = []
+        if r.get("extrapolated"):
+            note.append(f"extrapolated from n={r['from_n']:,} (O(n^2))")
+        for key, fmt in (("rel_err", "rel err {:.1e}"), ("residual", "residual {:.1e}"),
+                         ("max_abs_err", "max abs err {:.1e}"), ("path", "{}")):
+            if r.get(key) is not None:
+                note.append(fmt.format(r[key]))
+        if r.get("bit_exact"):
+            note.append("bit-exact vs CPU")
+        per_step = f"{r['us_per_step']:.3f}" if "us_per_step" in r else "-"
+        lines.append(f"{r['kind']:>6} {size:>14} {r['method']:>19} {str(r.get('block', '-')):>5} {r['s']:>10.5f} "
+                     f"{per_step:>9}  {'; '.join(note)}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    from sim import bench
+    from sim.cli import blocks, counts, items, size
+    from sim.writer import check_target
+
+    p = argparse.ArgumentParser(prog="python -m sim.durbin.bench", description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", type=counts, default=[4000, 20000, 200000])
+    p.add_argument("--kernel", type=items, default=["all"])
+    p.add_argument("--block", type=blocks, default=[256])
+    p.add_argument("--batch", type=lambda s: size(s, 2, 1 << 30, "--batch"), help="SYSTEMSxORDER, e.g. 100000x32")
+    p.add_argument("--precision", default="fp64", choices=("fp64", "fp32"))
+    p.add_argument("--json", metavar="FILE")
+    args = p.parse_args(argv)
+    if args.json and args.json != "-":
+        check_target(args.json, "JSON file")
+    report = run(args.sizes, args.kernel, args.block, args.batch, args.precision)
+    bench.publish(report, table(report), args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

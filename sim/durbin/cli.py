@@ -1,0 +1,259 @@
+"""The ``durbin`` command (PolyBench-compatible: dumps, the course's hash, kernel time) and ``lpc``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from sim.cli import Command, UsageError, count
+from sim.durbin.inputs import DATASETS, DEFAULT_DATASET, INPUTS, VERSIONS
+
+KERNEL_CHOICES = ("two-kernel", "persistent", "persistent-cluster", "persistent-grid")
+SCIPY_MAX = 50_000  # --compare solves with scipy up to here (O(N^2)); beyond, the residual through FFTs
+TOLERANCE = {"fp64": 1e-10, "fp32": 1e-4}
+MAX_N = 2**31 - 1  # the kernels index with 32-bit integers
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sizes = "; ".join(f"{v}: " + ", ".join(f"{k} {n}" for k, n in DATASETS[v].items()) for v in VERSIONS)
+    p.add_argument("n", nargs="?", type=lambda s: count(s, 1, "N"), metavar="N",
+                   help="system size (>= 2); default: the version's default dataset")
+    p.add_argument("--dataset", help=f"PolyBench dataset instead of N ({sizes}; STANDARD and MEDIUM name the "
+                                     "same middle size; GIGA, the course's 200000, works for both)")
+    p.add_argument("--version", default="3.2", choices=VERSIONS,
+                   help="PolyBench version: 3.2 (the course's 2D-array recursion, default) or 4 (Golub & Van Loan "
+                        "4.7.1, solves T y = -r)")
+    p.add_argument("--input", default="polybench", choices=INPUTS,
+                   help="r: PolyBench's own init (default), ar (autocorrelation of the AR(6) with reflection "
+                        "coefficients 0.6, -0.5, 0.4, -0.3, 0.2, -0.1) or ar1 (r_k = 0.5^(k+1))")
+    p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu (the numba twin)")
+    p.add_argument("--kernel", help="GPU: two-kernel, persistent (cluster or grid by size; default), "
+                                    "persistent-cluster, persistent-grid, or all (two-kernel and persistent)")
+    p.add_argument("--block", type=lambda s: count(s, 1, "block size"), help="GPU: threads per block (default 256)")
+    p.add_argument("--precision", choices=("fp64", "fp32"), help="GPU: float precision (default fp64)")
+    p.add_argument("--dump", action="store_true", help="print PolyBench's dump of the output on stderr")
+    p.add_argument("--hash", action="store_true", help="print the course's PRINT_HASH line (hash*37 + bits)")
+    p.add_argument("--compare", action="store_true",
+                   help="print the max relative error against scipy's solve_toeplitz (4.x; the FFT residual "
+                        f"|T y + r| / |r| above N = {SCIPY_MAX:,}) or, for 3.2 on the GPU, against the CPU twin; "
+                        "exit 1 above 1e-10 (1e-4 in fp32)")
+
+
+def size_of(args) -> tuple[int, str]:
+    from sim.durbin.inputs import dataset_size
+
+    if args.n is not None and args.dataset:
+        raise UsageError("give N or --dataset, not both")
+    if args.n is not None:
+        n, how = args.n, "N given"
+    else:
+        try:
+            n, how = dataset_size(args.dataset or DEFAULT_DATASET[args.version], args.version)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if not 2 <= n <= MAX_N:
+        raise UsageError(f"N must be 2..{MAX_N:,}, got {n:,}")
+    return n, how
+
+
+def gpu_kernels(args) -> list[tuple[str, str | None]]:
+    """[(kernel, path)] for --kernel; UsageError for GPU options on the CPU or an unknown kernel."""
+    if args.backend == "cpu":
+        given = [f"--{name}" for name in ("kernel", "block", "precision") if getattr(args, name) is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --backend gpu only")
+        return []
+    if args.block is not None and not (32 <= args.block <= 1024 and args.block % 32 == 0):
+        raise UsageError(f"--block must be a multiple of 32 in 32..1024, got {args.block}")
+    names = ["two-kernel", "persistent"] if args.kernel == "all" else [args.kernel or "persistent"]
+    for name in names:
+        if name not in KERNEL_CHOICES:
+            raise UsageError(f"unknown kernel {name!r} (choose from {', '.join(KERNEL_CHOICES)} or all)")
+    return [(name.split("-")[0] if name.startswith("persistent") else name,
+             name.split("-")[1] if name.startswith("persistent-") else None) for name in names]
+
+
+def memory_check(n: int, backend: str, precision: str) -> None:
+    from sim.durbin.lpc import check_memory
+
+    check_memory(8 * 8 * n, f"N = {n:,}")  # r, y, alphas, betas, a reference and scipy's work arrays
+    if backend == "gpu":
+        import cupy
+
+        need = 6 * n * np.dtype(np.float32 if precision == "fp32" else np.float64).itemsize
+        free = cupy.cuda.runtime.memGetInfo()[0]
+        if need > 0.9 * free:
+            raise UsageError(f"N = {n:,} would need about {need / 2**30:.1f} GiB of GPU memory, "
+                             f"{free / 2**30:.1f} GiB free")
+
+
+def run(args) -> int:
+    from sim.durbin import durbin_cpu, inputs, polybench
+
+    n, how = size_of(args)
+    kernels = gpu_kernels(args)
+    precision = args.precision or "fp64"
+    if args.compare and args.version == "3.2" and args.backend == "cpu":
+        raise UsageError("--compare with --version 3.2 compares the GPU with the CPU twin (3.2 solves no Toeplitz "
+                         "system): add --backend gpu, or use --version 4")
+    if args.backend == "gpu":
+        from sim.backend import BackendUnavailable, gpu_status
+
+        if not gpu_status().available:
+            raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
+    memory_check(n, args.backend, precision)
+    r = inputs.make(args.input, n, args.version)
+    print(f"durbin: N = {n:,} ({how}), PolyBench {args.version}, input {args.input}, backend {args.backend}")
+    results = []
+    if args.backend == "cpu":
+        durbin_cpu.solve(r[:2], args.version)  # numba's compile or cache load stays out of the time
+        solver = durbin_cpu.CpuSolver(r, args.version)
+        start = time.perf_counter()
+        solver.run()
+        seconds = time.perf_counter() - start
+        print(f"cpu time: {seconds:.6f} s ({seconds / max(n - 1, 1) * 1e6:.3f} us per step)")
+        results.append(("cpu", solver.y))
+    else:
+        from sim.durbin import gpu
+
+        for kernel, path in kernels:
+            try:
+                y, seconds, solver = gpu_run(r, kernel, path, args.block or 256, precision, args.version)
+            except gpu.KernelError as exc:
+                raise UsageError(str(exc)) from None
+            print(f"kernel {kernel} on {gpu.device_properties(0)['name']}, {solver.path}: {seconds:.6f} s "
+                  f"({seconds / (n - 1) * 1e6:.3f} us per step)")
+            results.append((kernel, y))
+    label = len(results) > 1
+    if args.dump:
+        sys.stderr.write(polybench.dump(results[0][1], args.version))
+    if args.hash:
+        for name, y in results:
+            print(polybench.hash_line(y) if not label else f"hash ({name}): {polybench.bits_hash(y)}")
+    if args.compare:
+        return compare(r, results, args, precision)
+    return 0
+
+
+def gpu_run(r, kernel, path, block, precision, version):
+    """(y on the host, kernel seconds by CUDA events, solver): compiled and prepared before timing."""
+    import cupy
+
+    from sim.durbin import gpu
+
+    solver = gpu.Solver(r, kernel, block=block, precision=precision, version=version, path=path)
+    solver.prepare()
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    start.record(solver.stream)
+    solver.run()
+    end.record(solver.stream)
+    y = solver.result().astype(np.float64)
+    return y, cupy.cuda.get_elapsed_time(start, end) * 1e-3, solver
+
+
+def compare(r, results, args, precision) -> int:
+    tolerance = TOLERANCE[precision]
+    if args.version == "3.2":
+        from sim.durbin import durbin_cpu
+
+        reference, what = durbin_cpu.solve(r, "3.2"), "the CPU twin"
+    else:
+        reference, what = reference_4(r)
+    status = 0
+    for name, y in results:
+        if what.startswith("the residual"):
+            err = relative_residual(r, y)
+        else:
+            err = float(np.max(np.abs(y - reference)) / max(np.max(np.abs(reference)), np.finfo(float).tiny))
+        ok = err <= tolerance
+        print(f"{name}: max relative error against {what}: {err:.3e} ({'ok' if ok else 'FAIL'}, "
+              f"tolerance {tolerance:g})")
+        status |= 0 if ok else 1
+    return status
+
+
+def reference_4(r):
+    import scipy.linalg
+
+    from sim.durbin.inputs import toeplitz_column
+
+    if r.size <= SCIPY_MAX:
+        return scipy.linalg.solve_toeplitz(toeplitz_column(r), -r), "scipy.linalg.solve_toeplitz"
+    return None, "the residual |T y + r| / |r| (scipy.linalg.matmul_toeplitz)"
+
+
+def relative_residual(r, y) -> float:
+    import scipy.linalg
+
+    from sim.durbin.inputs import toeplitz_column
+
+    residual = scipy.linalg.matmul_toeplitz(toeplitz_column(r), y) + r
+    return float(np.max(np.abs(residual)) / max(np.max(np.abs(r)), np.finfo(float).tiny))
+
+
+# --- lpc -----------------------------------------------------------------------------------------------
+def add_lpc_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE.wav", help="mono PCM WAV (8, 16, 24 or 32-bit)")
+    p.add_argument("--order", type=lambda s: count(s, 2, "order"), default=32,
+                   help="prediction order, below the frame length (default 32; GPU batched kernels: up to 1024)")
+    p.add_argument("--frame-ms", type=float, default=20.0, help="frame length in ms, hop half of it (default 20)")
+    p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
+    p.add_argument("--output", metavar="F.npy",
+                   help="write one record per frame (numpy structured array): start, r0, error, a (predictor "
+                        "coefficients), k (reflection coefficients), r (normalised autocorrelation lags)")
+    p.add_argument("--compare", action="store_true",
+                   help="check every frame against scipy's solve_toeplitz; exit 1 when one is off by more than "
+                        "max(1e-10, 1000 eps order cond(T))")
+
+
+def run_lpc(args) -> int:
+    from sim.durbin import lpc
+    from sim.writer import atomic_output, check_target
+
+    if args.output:
+        check_target(args.output, "--output")
+    if args.backend == "gpu" and args.order > 1024:
+        raise UsageError(f"the GPU's batched kernels take orders up to 1024, got {args.order}")
+    audio = lpc.read_wav(args.file)
+    length, hop, frames = lpc.frame_geometry(audio.samples.size, audio.rate, args.frame_ms, args.order)
+    lpc.check_memory(frames * (3 * args.order + 3 + length) * 8, f"{frames:,} frames of order {args.order}")
+    if args.backend == "gpu":
+        from sim.backend import BackendUnavailable, gpu_status
+
+        if not gpu_status().available:
+            raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
+    out, t = lpc.analyse(audio, args.order, args.frame_ms, args.backend)
+    seconds = audio.samples.size / audio.rate
+    print(f"lpc: {args.file}: {audio.rate} Hz, {audio.bits}-bit mono, {seconds:.2f} s; {frames:,} frames of "
+          f"{length} samples (hop {hop}), order {args.order}")
+    gain = -10 * np.log10(np.clip(out["error"][out["r0"] > 0], 1e-300, None))
+    silent = int(np.count_nonzero(out["r0"] == 0))
+    print(f"backend {args.backend}: batched Durbin {t['durbin_s'] * 1e3:.3f} ms, whole analysis "
+          f"{t['total_s'] * 1e3:.1f} ms; mean prediction gain {gain.mean() if gain.size else 0:.2f} dB "
+          f"({silent} silent frames)")
+    status = 0
+    if args.compare:
+        err, tol, frame = lpc.compare_scipy(out)
+        ok = err <= tol
+        print(f"max relative difference to scipy.linalg.solve_toeplitz: {err:.3e} at frame {frame} "
+              f"(tolerance {tol:.3g}: {'ok' if ok else 'FAIL'})")
+        status = 0 if ok else 1
+    if args.output:
+        with atomic_output(args.output, binary=True, what="--output") as f:
+            np.save(f, out)
+        print(f"wrote {args.output}")
+    return status
+
+
+COMMANDS = (
+    Command("durbin", "Levinson-Durbin recursion, PolyBench-compatible (3.2 and 4.x dumps, the course's hash)",
+            add_arguments, run,
+            "PolyBench's durbin on the CPU (numba, bit-identical to the C code) or the GPU (two launches per "
+            "step, or one persistent launch on a thread-block cluster or a cooperative grid)."),
+    Command("lpc", "batched linear prediction (LPC) of a mono PCM WAV file", add_lpc_arguments, run_lpc,
+            "Frames (Hann window, 50% overlap), autocorrelation, normalisation and one batched Durbin solve "
+            "for all frames, on the CPU or the GPU."),
+)
