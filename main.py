@@ -17,6 +17,7 @@ import sys
 from sim import cli
 from sim.backend import BackendUnavailable
 from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from sim.dist import ranks
 from sim.registry import SCENES, course_commands, spec
 from sim.writer import OutputError
 
@@ -285,6 +286,7 @@ def _scene_lines(record: dict) -> list[str]:
 COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench}
 
 
+@ranks  # under mpiexec -n R: every rank runs the command, rank 0 prints (sim/dist/launch.py)
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     known = set(COMMANDS) | {c.name for c in course_commands()}

@@ -78,6 +78,12 @@ def run_particles(args) -> int:
     if args.output is not None:
         check_target(args.output, "output file")
     need = estimate(args, on_gpu)
+    from sim import dist
+
+    if dist.world().size > 1:  # mpiexec -n R: the box in strips, one per rank; rank 0 prints and writes
+        from sim.dist import particles as ranks_particles
+
+        return ranks_particles.run(args, init, on_gpu, need)
     resources.check(need)
     options = {"variant": args.variant, "precision": args.precision}
     try:

@@ -90,6 +90,12 @@ def run(args) -> int:
 
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
+    from sim import dist
+
+    if dist.world().size > 1:  # mpiexec -n R: the pairs split over the ranks, rank 0 prints
+        from sim.dist import sdh as ranks_sdh
+
+        return ranks_sdh.run(args, buckets, kernels, block, need)
     resources.check(need)
     if args.backend == "gpu" and need.long:
         print("  each kernel runs as one launch: Ctrl-C takes effect when the running kernel ends",

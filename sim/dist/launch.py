@@ -1,0 +1,156 @@
+"""Running kernel-lab's command line on every rank of an MPI launch.
+
+``@ranks`` wraps ``main``: with one rank it calls ``main`` untouched (no MPI is loaded). With
+several, every rank runs the same command line; rank 0 prints, the others' stdout is discarded and
+their stderr kept (its last part) in case they fail. How a run ends, with no rank left waiting:
+
+- A command that shares work calls ``begin()`` once its arguments are checked and before the first
+  message between ranks: every rank says whether it got there (one all-reduce). If one failed
+  before (a bad argument, a file it cannot write), the others learn it there and all exit with its
+  code, its message printed once (by rank 0 if it failed, else by the lowest rank that did).
+- A rank that fails after ``begin()`` and before ``end()`` may leave others inside a collective:
+  it prints its message (naming its rank) and aborts the whole job (MPI_Abort), exit code kept.
+- After ``end()`` (no more messages), every rank's exit code is agreed again and the largest wins.
+- Commands that never call ``begin()`` (the viewer, the checker) run on every rank and agree once at
+  the end.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+import sys
+import traceback
+
+import numpy as np
+
+from sim.dist.comm import launched_size, world
+
+TAIL_CHARS = 64 * 1024  # of a non-root rank's stderr, kept for its failure message
+
+
+class _Tail(io.TextIOBase):
+    """A text stream that keeps the last TAIL_CHARS characters written to it."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        self.text = (self.text + s)[-TAIL_CHARS:]
+        return len(s)
+
+    def isatty(self) -> bool:
+        return False
+
+
+class _State:
+    phase = "setup"  # setup -> running (begin) -> ended (end); "failed": a peer failed in setup
+    real_stderr = None
+    tail: _Tail | None = None
+
+
+_state = _State()
+
+
+def ranks(main):
+    """Decorator for the command line's ``main(argv)``: see the module's description."""
+
+    @functools.wraps(main)
+    def wrapper(argv=None):
+        if launched_size() <= 1:
+            return main(argv)
+        return _run_ranks(main, argv)
+
+    return wrapper
+
+
+def begin() -> None:
+    """Every rank checked its arguments: go on together, or all exit with the first failure's code."""
+    comm = world()
+    if comm.size == 1 or _state.phase != "setup":
+        return
+    code, _ = _agree(0)
+    if code:
+        _state.phase = "failed"
+        raise SystemExit(code)
+    _state.phase = "running"
+
+
+def end() -> None:
+    """No more messages between ranks in this command (failures from here on are agreed, not aborted)."""
+    if _state.phase == "running":
+        _state.phase = "ended"
+
+
+def _agree(code: int) -> tuple[int, int]:
+    """(largest exit code over the ranks, lowest rank with a non-zero code or -1)."""
+    comm = world()
+    mine = np.array([code, -comm.rank if code else -comm.size], np.int64)
+    largest, first = comm.allreduce(mine, "max")
+    return int(largest), (-int(first) if first > -comm.size else -1)
+
+
+def _run_ranks(main, argv) -> int:
+    comm = world()
+    _share_cores(comm)
+    _state.phase = "setup"
+    _state.real_stderr = sys.stderr
+    if not comm.is_root:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
+        _state.tail = _Tail()
+        sys.stderr = _state.tail
+    code = _call(main, argv)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    if _state.phase == "failed":  # a peer failed before begin(): already agreed
+        return code
+    if _state.phase == "running" and code:
+        _report(comm, code)
+        comm.abort(code)
+        return code
+    agreed, first = _agree(code)
+    if agreed and first == comm.rank and not comm.is_root:
+        _report(comm, code)
+    return agreed
+
+
+def _call(main, argv) -> int:
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if not isinstance(exc.code, int) and exc.code is not None:
+            print(exc.code, file=sys.stderr)
+    except KeyboardInterrupt:
+        code = 130
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    return int(code or 0)
+
+
+def _report(comm, code: int) -> None:
+    """A failed rank's message on the real stderr (rank 0's went there already)."""
+    if comm.is_root:
+        print(f"kernel-lab: rank 0 of {comm.size} failed (exit {code}); stopping every rank", file=_state.real_stderr,
+              flush=True)
+        return
+    text = (_state.tail.text if _state.tail else "").rstrip() or "(no message)"
+    print(f"kernel-lab: rank {comm.rank} of {comm.size} failed (exit {code}):\n{text}", file=_state.real_stderr,
+          flush=True)
+
+
+def _share_cores(comm) -> None:
+    """Ranks on one host share its cores: each rank's numba threads get an equal part."""
+    from sim.resources import cpu_threads
+
+    try:
+        import numba
+    except ImportError:
+        return
+    share = max(1, cpu_threads() // max(1, comm.local_size))
+    numba.set_num_threads(min(share, numba.config.NUMBA_NUM_THREADS))
