@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from sim.backend import device_name
+from sim.progress import frames_callback
 
 
 def git_commit() -> str:
@@ -38,6 +39,7 @@ def git_commit() -> str:
 def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     """Time ``steps`` physics steps (whole displayed frames) after ``warmup`` untimed ones.
 
+    ``progress(done, total)`` is told after each frame (default: a progress bar on a terminal).
     Each frame's stage times are divided by its step count (a balls proximity pass serves six
     steps, so its cost is amortised); the record keeps the median over frames.
     """
@@ -49,14 +51,14 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     scene.timer.flush()
     scene.timer.clear()
     frames = max(1, -(-steps // per_frame))
+    progress = progress or frames_callback(f"{spec.name} timed frames")  # a bar on a terminal
     mark = scene.bench_mark()
     counts = []
     start = time.perf_counter()
     for f in range(frames):
         scene.advance_frame()
         counts.append(scene.n)
-        if progress:
-            progress(f + 1, frames)
+        progress(f + 1, frames)
     scene.finish()
     wall = time.perf_counter() - start
     scene.timer.flush()

@@ -29,9 +29,9 @@ from __future__ import annotations
 import math
 import os
 import sys
-import time
 from dataclasses import dataclass
 
+from sim import progress
 from sim.cli import UsageError
 
 NOTICE_SECONDS = 10.0  # runs estimated longer than this say so and show progress
@@ -158,41 +158,5 @@ def check(estimate: Estimate, stream=None) -> None:
               f"Ctrl-C stops it", file=stream, flush=True)
 
 
-class Progress:
-    """Progress of a long run on stderr: ``\\r`` updates twice a second on a terminal, a line every 10 s
-    otherwise, with the share done and the time left at the measured pace. Silent unless ``show``."""
-
-    def __init__(self, label: str, total: float, unit: str = "", show: bool = True, stream=None):
-        self.label, self.total, self.unit, self.show = label, max(float(total), 1.0), unit, show
-        self.stream = sys.stderr if stream is None else stream
-        self.done = 0.0
-        self.start = time.perf_counter()
-        self.shown = self.start
-        tty = getattr(self.stream, "isatty", lambda: False)()
-        self.every, self.end = (0.5, "\r") if tty else (10.0, "\n")
-        self.printed = False
-
-    def __enter__(self) -> Progress:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def line(self) -> str:
-        elapsed = time.perf_counter() - self.start
-        left = elapsed * (self.total - self.done) / self.done if self.done else float("inf")
-        unit = f" {self.unit}" if self.unit else ""
-        return (f"  {self.label}: {100 * self.done / self.total:5.1f}% of {self.total:,.0f}{unit}, "
-                f"{human_seconds(elapsed)} so far, about {human_seconds(left)} left")
-
-    def advance(self, amount: float) -> None:
-        self.done = min(self.total, self.done + amount)
-        now = time.perf_counter()
-        if self.show and now - self.shown >= self.every:
-            self.shown = now
-            self.printed = True
-            print(self.line(), end=self.end, file=self.stream, flush=True)
-
-    def close(self) -> None:
-        if self.show and self.printed and self.end == "\r":
-            print(file=self.stream, flush=True)
+# The progress bar of long runs: tqdm on a terminal, nothing otherwise or with --quiet.
+Progress = progress.Progress

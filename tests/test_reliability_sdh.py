@@ -169,17 +169,21 @@ def test_check_announces_long_runs_only():
     assert "long: about 2 h" in stream.getvalue() and "Ctrl-C" in stream.getvalue()
 
 
-def test_progress_lines():
-    stream = io.StringIO()
-    progress = resources.Progress("work", 1000, "items", stream=stream)
-    progress.every = 0.0
-    progress.advance(250)
-    progress.close()
-    assert "work:  25.0% of 1,000 items" in stream.getvalue()
-    silent = io.StringIO()
-    quiet = resources.Progress("work", 1000, show=False, stream=silent)
-    quiet.advance(500)
-    assert silent.getvalue() == ""
+def test_progress_bar_on_a_terminal_only():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Terminal()
+    with resources.Progress("work", 1000, "items", stream=stream) as progress:
+        progress.advance(250)
+        progress.bar.refresh()
+    assert "work:  25%" in stream.getvalue()
+    for silent, show in ((io.StringIO(), True), (Terminal(), False)):  # not a terminal; not asked for
+        quiet = resources.Progress("work", 1000, show=show, stream=silent)
+        quiet.advance(500)
+        quiet.close()
+        assert silent.getvalue() == ""
 
 
 def test_human_units():

@@ -1,0 +1,176 @@
+"""Progress of long runs, one way for every command: a tqdm bar on stderr when it is a terminal,
+nothing at all otherwise (a pipe, a log file, a test) or when the user asked for quiet (--quiet).
+
+    from sim import progress
+
+    with progress.Progress("CPU histogram", total=pairs, unit="pairs", show=long_run) as bar:
+        for chunk in chunks:
+            ...
+            bar.advance(len(chunk))
+
+``set_quiet(True)`` silences every bar of the process; ``shown(stream)`` says whether a bar would
+be drawn. The bar goes to stderr so stdout keeps only the command's results.
+"""
+
+from __future__ import annotations
+
+import sys
+
+_quiet = False
+
+
+def set_quiet(quiet: bool) -> None:
+    """Silence (or allow again) every progress bar of this process."""
+    global _quiet
+    _quiet = bool(quiet)
+
+
+def is_quiet() -> bool:
+    return _quiet
+
+
+def shown(stream=None) -> bool:
+    """Whether a bar would be drawn on ``stream`` (default stderr): a terminal, and not quiet."""
+    stream = sys.stderr if stream is None else stream
+    if _quiet:
+        return False
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+class Progress:
+    """A progress bar over ``total`` units of work; ``advance(amount)`` as the work gets done.
+
+    ``show=False`` (e.g. a run too short to need one), a stream that is not a terminal or
+    ``set_quiet(True)`` draw nothing. The bar is removed when closed, so the command's own output
+    follows a clean line.
+    """
+
+    def __init__(self, label: str, total: float, unit: str = "", show: bool = True, stream=None):
+        self.label, self.total, self.unit = label, max(float(total), 1.0), unit
+        self.stream = sys.stderr if stream is None else stream
+        self.done = 0.0
+        self.bar = None
+        if show and shown(self.stream):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total, desc=label, unit=f" {unit}" if unit else "it", unit_scale=True,
+                            file=self.stream, leave=False, dynamic_ncols=True, mininterval=0.25)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def active(self) -> bool:
+        """Whether a bar is being drawn."""
+        return self.bar is not None
+
+    def advance(self, amount: float = 1) -> None:
+        amount = min(float(amount), self.total - self.done)
+        self.done += amount
+        if self.bar is not None and amount > 0:
+            self.bar.update(amount)
+
+    def set_status(self, text: str) -> None:
+        """A short note after the bar (e.g. the current steps/s)."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(text, refresh=False)
+
+    def close(self) -> None:
+        bar, self.bar = self.bar, None
+        if bar is not None:
+            bar.close()
+
+
+def frames_callback(label: str, unit: str = "frames", stream=None):
+    """A ``progress(done, total)`` callback drawing one bar (created on the first call); call it with
+    done == total to close the bar."""
+    state: dict = {}
+
+    def callback(done: int, total: int) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = Progress(label, total, unit, stream=stream)
+        bar.advance(done - bar.done)
+        if done >= total:
+            bar.close()
+
+    return callback
+
+
+class CompileWatch:
+    """Notices kernels being compiled: numba functions (its compile events, with their names) and CUDA
+    builds (``sim.cuda``'s memo of compiled modules). ``poll()`` says whether anything compiled since
+    the last poll; ``current`` names the numba function compiling now (for a start-up screen).
+
+    Use as a context manager; numba's listener is removed on exit.
+    """
+
+    def __init__(self):
+        self.names: list[str] = []  # numba functions compiled, outermost only, in order
+        self.current = ""  # the one compiling now ("" between compiles)
+        self._depth = 0
+        self._seen = (0, 0)
+        self._start_cuda = 0
+        self._listener = None
+
+    def __enter__(self) -> CompileWatch:
+        from numba.core import event
+
+        watch = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev) -> None:
+                watch._depth += 1
+                if watch._depth == 1:
+                    watch.current = _function_name(ev)
+
+            def on_end(self, ev) -> None:
+                watch._depth = max(watch._depth - 1, 0)
+                if watch._depth == 0 and watch.current:
+                    watch.names.append(watch.current)
+                    watch.current = ""
+
+        self._listener = Listener()
+        event.register("numba:compile", self._listener)
+        self._seen = self._counts()
+        self._start_cuda = self._seen[1]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from numba.core import event
+
+        if self._listener is not None:
+            event.unregister("numba:compile", self._listener)
+            self._listener = None
+
+    @staticmethod
+    def _cuda_builds() -> int:
+        from sim.cuda import _module
+
+        return _module.cache_info().misses
+
+    def _counts(self) -> tuple[int, int]:
+        return len(self.names) + self._depth, self._cuda_builds()
+
+    @property
+    def cuda_builds(self) -> int:
+        """CUDA builds compiled while watching."""
+        return self._cuda_builds() - self._start_cuda
+
+    def poll(self) -> bool:
+        """True when a kernel compiled (or started compiling) since the last poll."""
+        counts = self._counts()
+        changed, self._seen = counts != self._seen, counts
+        return changed
+
+
+def _function_name(ev) -> str:
+    dispatcher = ev.data.get("dispatcher")
+    function = getattr(dispatcher, "py_func", None)
+    return getattr(function, "__name__", "") or "kernel"
