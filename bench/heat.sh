@@ -54,18 +54,19 @@ timeout 20 $py main.py heat --backend gpu --kernel all --compare 2>&1 | tee -a "
 timeout 20 $py main.py heat --backend gpu --fma --compare 2>&1 | tee -a "$log"
 timeout 20 $py main.py heat --backend gpu --kernel temporal --ni 2000 --nj 1000 --steps 500 --compare --stats 2>&1 | tee -a "$log"
 
-echo "== profile: global, temporal k=1, temporal k=8 at 10000^2" | tee -a "$log"
+echo "== profile: global 32x8, temporal k=1 64x8, temporal k=7 32x8 at 10000^2" | tee -a "$log"
 if command -v ncu > /dev/null; then
-    timeout 35 ncu --clock-control none -k regex:step_ -c 3 --section SpeedOfLight --section ComputeWorkloadAnalysis \
-        --section Occupancy --section SchedulerStats --section LaunchStats $py - > "$out/heat-ncu.txt" 2>&1 <<'EOF'
+    timeout 45 ncu --clock-control none -k regex:step_ -c 3 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+        --section Occupancy --section SchedulerStats --section LaunchStats --section WarpStateStats \
+        --section MemoryWorkloadAnalysis $py - > "$out/heat-ncu.txt" 2>&1 <<'EOF'
 from sim.heat import course, gpu
 field = course.initial_field(10000, 10000)
-for kernel, block, k in (("global", (32, 8), 1), ("temporal", (32, 4), 1), ("temporal", (32, 4), 8)):
+for kernel, block, k in (("global", (32, 8), 1), ("temporal", (64, 8), 1), ("temporal", (32, 8), 7)):
     heat = gpu.HeatGPU(field, 0, kernel, block, k)
     heat.step(k)
     heat.get()
 EOF
-    grep -E "step_|Duration|Throughput|Executed Ipc|Issue Slots Busy|Registers Per|Achieved Occupancy|Theoretical Occ|SM Frequency|DRAM Frequency|Busy" \
+    grep -E "step_|Duration|DRAM Throughput|Executed Ipc|Issue Slots Busy|Registers Per|Achieved Occupancy|Eligible Warps|Active Warps Per Sched|Warp Cycles Per Issued|L2 Hit Rate|Mem Busy|highest-utilized" \
         "$out/heat-ncu.txt" | head -n 60 | tee -a "$log"
 fi
 
@@ -88,6 +89,9 @@ if sweep:
         seconds = measured[0]["run_ms"] / 1e3 if measured else r["seed_run_s"]
         print(f"{kernel:>8} {r['block']:>6} {r['k'] or '-':>2} {r['ms_per_step']:>8.4f} {r['gcells_per_s']:>8.1f} "
               f"{r['floor_ratio']:>7.2f} {seconds:>7.3f} {r['seed_t4_s'] or '-':>6} {all(x['exact'] for x in sweep['results'])}")
+    single = min((r for r in sweep["results"] if (r["k"] or 1) == 1), key=lambda r: r["ms_per_step"])
+    print(f"best one step a launch: {single['kernel']} {single['block']}: {single['ms_per_step']:.4f} ms/step = "
+          f"{single['floor_ratio']:.3f} of the floor's speed (target 0.90)")
 if peer:
     raw = [r for r in peer["results"] if r["kernel"] == "raw"][0]
     print(f"peer raw: {raw['ms_per_step']:.4f} ms/step ({raw['gcells_per_s']:.0f} Gcell/s), 5000 steps {raw['seed_run_s']:.3f} s; "
