@@ -73,15 +73,25 @@ def build_parser(scene: str = DEFAULT_SCENE) -> argparse.ArgumentParser:
 
     view = sub.add_parser("view", help="open the viewer window (the default command)")
     add_scene_args(view, scene)
-    view.add_argument("--size", type=cli.window_size, default=(1280, 800), help="window size WxH (default 1280x800)")
+    view.add_argument("--size", type=cli.window_size, help="window size WxH (default 1280x800, or the saved size)")
+    view.add_argument("--no-settings", action="store_true",
+                      help="start clean: neither read nor save the settings (scene, sliders, camera, ...)")
+    view.set_defaults(scene=None, backend=None)  # unset: the saved settings or the defaults decide
 
     run = sub.add_parser("run", help="run a scene for a number of steps, in the viewer or headless")
     add_scene_args(run, scene)
     run.add_argument("--steps", type=cli.positive_int, default=600, help="physics steps (default 600)")
     run.add_argument("--headless", action="store_true", help="no window: simulate, print a summary")
-    run.add_argument("--screenshot", metavar="PNG", help="save a picture of the final state (works headless)")
+    run.add_argument("--screenshot", metavar="FILE", help="save a picture of the final state (works headless): "
+                                                           ".png, .jpg or .webp")
     run.add_argument("--size", type=cli.window_size, default=(1280, 800),
-                     help="window or picture size WxH (default 1280x800)")
+                     help="window, picture or video size WxH (default 1280x800; even for --record)")
+    run.add_argument("--record", metavar="MP4", help="headless: record the run to an MP4 (H.264), a video frame "
+                                                     "every --record-every steps")
+    run.add_argument("--record-every", metavar="K", type=cli.positive_int,
+                     help="physics steps per video frame (default: the scene's steps per displayed frame)")
+    run.add_argument("--fps", type=_frames_per_second, default=30.0, help="video frames per second (default 30)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
 
     bench = sub.add_parser("bench", help="time a scene; print a table, optionally JSON")
     own = spec(scene).bench
@@ -171,24 +181,54 @@ def cmd_view(args) -> int:
 
     problem = display_problem()
     if problem:
+        scene = args.scene or DEFAULT_SCENE
         print(f"kernel-lab: cannot open the viewer window: {problem}\n"
               "Run headless instead, e.g.:\n"
-              f"  python main.py run {args.scene} --steps 600 --headless --screenshot {args.scene}.png",
+              f"  python main.py run {scene} --steps 600 --headless --screenshot {scene}.png",
               file=sys.stderr)
         return 1
+    from viewer.settings import Settings
+
+    settings = None
+    if not args.no_settings:
+        settings = Settings.load()
+        if settings.problem:
+            print(f"kernel-lab: {settings.problem}", file=sys.stderr)
+        settings.fill_args(args, SCENES)
+    args.scene, args.backend = args.scene or DEFAULT_SCENE, args.backend or "cpu"
+    args.size = args.size or (1280, 800)
+    for option in spec(args.scene).options:  # the parser knew another scene's options
+        setattr(args, option.name, getattr(args, option.name, None))
     scene = make_scene(args)
     from viewer.window.app import main as viewer_main
 
-    return viewer_main(scene, *args.size)
+    return viewer_main(scene, *args.size, settings=settings)
+
+
+def _frames_per_second(text: str) -> float:
+    try:
+        fps = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"frames per second {text!r} is not a number") from None
+    if not 1 <= fps <= 240:
+        raise argparse.ArgumentTypeError(f"frames per second must be 1 to 240, got {text}")
+    return fps
 
 
 def cmd_run(args) -> int:
-    import time
+    from sim import progress
 
-    from sim.writer import check_target
-
+    progress.set_quiet(args.quiet)
     if args.screenshot is not None:
-        check_target(args.screenshot, "screenshot")
+        from viewer.image import check_image_target
+
+        check_image_target(args.screenshot, "screenshot")
+    if args.record is not None:
+        if not args.headless:
+            raise UsageError("--record records a headless run (add --headless); in the viewer window press R")
+        from viewer.record.video import check_video_target
+
+        check_video_target(args.record, args.size)
     if not args.headless:
         from viewer.window.app import display_problem
 
@@ -202,21 +242,36 @@ def cmd_run(args) -> int:
         from viewer.window.app import main as viewer_main
 
         return viewer_main(scene, *args.size, steps=args.steps, screenshot=args.screenshot)
-    start = time.perf_counter()
-    for _ in range(args.steps):
-        scene.single_step()
-    scene.finish()
-    wall = time.perf_counter() - start
+    recording = None
+    if args.record is not None:
+        from viewer.headless import HeadlessRecording
+
+        every = args.record_every or scene.spec.steps_per_frame
+        recording = HeadlessRecording(scene, args.record, args.size, every, args.fps)
+    try:
+        timing = progress.run_steps(scene, args.steps, recording.after_step if recording else None)
+    except BaseException:
+        if recording is not None:
+            recording.abort()
+        raise
     stats = scene.stats()
+    print(timing.startup_line())
     timed = f" ({scene.sim_time:.3f} s simulated)" if scene.spec.dt else ""
-    print(f"{scene.spec.name} preset {scene.preset} on {scene.backend}: {args.steps} steps{timed} in {wall:.2f} s, "
-          f"{args.steps / wall:.0f} steps/s")
+    rate = (f"{timing.steps_per_s:.0f} steps/s over the {timing.timed_steps} after start-up"
+            if timing.timed_steps else "no steps after start-up to time")
+    print(f"{scene.spec.name} preset {scene.preset} on {scene.backend}: {args.steps} steps{timed} in "
+          f"{timing.startup_s + timing.run_s:.2f} s, {rate}")
     for stat in scene.spec.stats:
         print(stat.text(stats))
+    if recording is not None:
+        path = recording.stop()
+        width, height = args.size
+        print(f"recording: {recording.frames} frames, {width}x{height} at {args.fps:g} frames/s, one every {every} "
+              f"steps ({timing.after_s:.2f} s drawing and encoding): {path}")
     if args.screenshot:
-        from viewer.headless import render_png
+        from viewer.headless import render_image
 
-        render_png(scene, args.screenshot, *args.size)
+        render_image(scene, args.screenshot, *args.size)
         print(f"screenshot: {args.screenshot}")
     return 0
 

@@ -15,6 +15,7 @@ be drawn. The bar goes to stderr so stdout keeps only the command's results.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 
 _quiet = False
 
@@ -174,3 +175,63 @@ def _function_name(ev) -> str:
     dispatcher = ev.data.get("dispatcher")
     function = getattr(dispatcher, "py_func", None)
     return getattr(function, "__name__", "") or "kernel"
+
+
+@dataclass
+class RunTiming:
+    """How a headless run's steps went: the start-up (steps during which kernels compiled or loaded,
+    the first step always) apart from the rest."""
+
+    steps: int = 0
+    startup_steps: int = 0
+    startup_s: float = 0.0
+    run_s: float = 0.0  # the other steps, and waiting for the device at the end
+    after_s: float = 0.0  # what ran after each step (a recording's frames)
+    compiled: list[str] = field(default_factory=list)
+    cuda_builds: int = 0
+
+    def startup_line(self) -> str:
+        what = []
+        if self.compiled:
+            what.append("numba: " + ", ".join(dict.fromkeys(self.compiled)))
+        if self.cuda_builds:
+            what.append(f"{self.cuda_builds} CUDA build{'s' if self.cuda_builds > 1 else ''}")
+        how = f"compiling kernels ({'; '.join(what)})" if what else "kernels loaded from the cache"
+        steps = "the first step" if self.startup_steps == 1 else f"{self.startup_steps} steps"
+        return f"start-up: {self.startup_s:.2f} s in {steps}, {how}"
+
+    @property
+    def timed_steps(self) -> int:
+        return self.steps - self.startup_steps
+
+    @property
+    def steps_per_s(self) -> float:
+        return self.timed_steps / self.run_s if self.run_s > 0 and self.timed_steps else 0.0
+
+
+def run_steps(scene, steps: int, after_step=None, label: str | None = None) -> RunTiming:
+    """Step ``scene`` ``steps`` times with a progress bar (on a terminal), timing the steps that
+    compiled kernels (and the first one, which loads them) apart from the others; ``after_step(scene)``
+    runs after each step, timed on its own."""
+    import time
+
+    timing = RunTiming(steps=steps)
+    with CompileWatch() as watch, Progress(label or scene.spec.name, steps, "steps") as bar:
+        for i in range(steps):
+            start = time.perf_counter()
+            scene.single_step()
+            stepped = time.perf_counter()
+            if watch.poll() or i == 0:
+                timing.startup_s += stepped - start
+                timing.startup_steps += 1
+            else:
+                timing.run_s += stepped - start
+            if after_step is not None:
+                after_step(scene)
+                timing.after_s += time.perf_counter() - stepped
+            bar.advance(1)
+        start = time.perf_counter()
+        scene.finish()
+        timing.run_s += time.perf_counter() - start
+        timing.compiled, timing.cuda_builds = list(watch.names), watch.cuda_builds
+    return timing

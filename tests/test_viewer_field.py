@@ -34,9 +34,10 @@ class FieldScene:
 
     color_modes = {"value": "Value", BLOCK_COLORS: "CUDA block"}
 
-    def __init__(self, values=None, tiles=None, write=None):
+    def __init__(self, values=None, tiles=None, write=None, fixed=(0.0, 1.0)):
         self.values = known_values() if values is None else values
         self.tiles, self.write = tiles, write
+        self.color_ranges = {"value": fixed, BLOCK_COLORS: fixed} if fixed else {}  # None: the data's range
 
     def view(self, color_mode):
         return FieldView(shape=self.values.shape, extent=(0.0, 0.0, float(COLS), float(ROWS)), value_range=(0.0, 1.0),

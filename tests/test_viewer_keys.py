@@ -14,11 +14,13 @@ from viewer.window.keys import BINDINGS, bindings_for, dispatch_key, find_bindin
 @pytest.mark.parametrize("spec", SCENES.values(), ids=SCENES)
 def test_bindings_are_unique_and_every_action_exists(spec):
     seen = set()
-    for binding in bindings_for(spec):
+    for binding in BINDINGS + scene_bindings(spec):
         shifts = (False, True) if binding.shift is None else (binding.shift,)
+        ctrls = (False, True) if binding.ctrl is None else (binding.ctrl,)
         for shift in shifts:
-            assert (binding.symbol, shift) not in seen, f"{binding.label} bound twice"
-            seen.add((binding.symbol, shift))
+            for ctrl in ctrls:
+                assert (binding.symbol, shift, ctrl) not in seen, f"{binding.label} bound twice"
+                seen.add((binding.symbol, shift, ctrl))
         owner = Viewer if hasattr(Viewer, binding.action) else Controller
         assert callable(getattr(owner, binding.action, None)), f"{binding.label}: no {binding.action}"
         assert binding.help
@@ -27,7 +29,16 @@ def test_bindings_are_unique_and_every_action_exists(spec):
 def test_original_keys_are_all_bound():
     labels = {b.label for b in bindings_for(SCENES["balls"])}
     assert {"F4", "a", "v", "t", "T", "c", "q", "Q", "Space", "s", "r", "F1", "F12", "Esc"} <= labels
-    assert {b.label for b in BINDINGS} == {"a", "v", "c", "q", "Q", "Space", "s", "r", "Home", "F1", "F12", "Esc"}
+    assert {b.label for b in BINDINGS if b.shown} == {"a", "v", "c", "q", "Q", "Space", "s", "r", "R", "Home", "F1",
+                                                      "F11", "F12", "Esc", "1…4", "Ctrl+1…4"}
+
+
+def test_bookmark_keys_tell_ctrl_apart():
+    for n, symbol in zip("1234", (key._1, key._2, key._3, key._4), strict=True):
+        assert (find_binding(symbol, 0).action, find_binding(symbol, 0).arg) == ("restore_bookmark", n)
+        assert (find_binding(symbol, key.MOD_CTRL).action, find_binding(symbol, key.MOD_CTRL).arg) == ("save_bookmark", n)
+    assert find_binding(key.R, key.MOD_SHIFT).action == "toggle_recording"
+    assert find_binding(key.R, 0).action == "reset"
 
 
 def test_scene_keys_come_from_the_spec():

@@ -1,5 +1,10 @@
-"""Render a scene to pixels or a PNG without a window (no display needed): EGL + an offscreen
-framebuffer, every view kind (points, field, plots), the panel if asked."""
+"""Pictures and videos of a scene without a window (no display needed): EGL + an offscreen
+framebuffer, every view kind (points, field, plots), the panel if asked.
+
+``HeadlessRenderer`` keeps one context, renderer and (for plots or the panel) ImGui frame across
+frames, for recordings; ``render_pixels`` / ``render_image`` draw one picture; ``HeadlessRecording``
+records a headless run (``run --headless --record``): one video frame every K physics steps.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,8 @@ from pathlib import Path
 import moderngl
 import numpy as np
 
-from viewer.png import write_png
+from viewer.image import write_image
+from viewer.record.recorder import STEPS, Recorder, RecordOptions
 from viewer.render.camera import OrbitCamera
 from viewer.render.offscreen import Offscreen
 from viewer.render.view import SceneView, default_camera
@@ -16,6 +22,97 @@ from viewer.render.view import SceneView, default_camera
 
 def default_color_mode(scene) -> str:
     return next(iter(scene.color_modes), "")
+
+
+class HeadlessRenderer:
+    """Draws a scene's current view into an offscreen framebuffer of ``size``, again and again."""
+
+    def __init__(self, width: int = 1280, height: int = 800, panel: bool = False):
+        self.size = (int(width), int(height))
+        self.panel = panel
+        self.ctx = moderngl.create_standalone_context(backend="egl", require=330)
+        self.view = SceneView(self.ctx)
+        self.target = Offscreen(self.ctx, self.size)
+        self.camera: OrbitCamera | None = None
+        self._gui = None
+        self._panel = None
+        self._controller = None
+
+    def __enter__(self) -> HeadlessRenderer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def fbo(self) -> moderngl.Framebuffer:
+        return self.target.fbo
+
+    def render(self, scene, camera: OrbitCamera | None = None, color_mode: str | None = None) -> None:
+        """Draw the scene's view now (framing it with the default camera the first time, or when
+        what it shows moved), plus the plots and the panel when they apply."""
+        mode = default_color_mode(scene) if color_mode is None else color_mode
+        if self.view.show(scene, mode) or self.camera is None:
+            self.camera = default_camera(self.view.current)
+        covered = _panel_cover() if self.panel else 0
+        frames = 0
+        if self.panel or self.view.kind == "plots" or self.view.legend is not None:
+            frames = self._gui_frames(scene, mode, covered)
+        self.view.draw(self.fbo, camera or self.camera, self.size, covered)
+        if frames:
+            self._gui.draw(self.fbo)
+
+    def pixels(self) -> np.ndarray:
+        """The last render as (height, width, 3) uint8, top row first (waits for the GPU)."""
+        self.ctx.finish()
+        return self.target.read_rgb()
+
+    def _gui_frames(self, scene, mode: str, covered: int) -> int:
+        from sim.contract import PointerEvent
+        from viewer.panel.colour import draw_legend_overlay, legend_colormap
+        from viewer.panel.gui import Gui
+        from viewer.panel.panel import Panel
+        from viewer.window.controller import Controller
+
+        first = self._gui is None
+        if first:
+            self._gui = Gui(self.ctx)
+            self._panel = Panel() if self.panel else None
+        if self._controller is None or self._controller.scene is not scene:
+            self._controller = Controller(scene, paused=True)
+        controller = self._controller
+        controller.color_mode = mode
+        width, height = self.size
+        area = (0.0, 0.0, float(width - covered), float(height))
+
+        def on_point(target: str, x: float, y: float) -> None:
+            controller.pointer(PointerEvent("point", x, y, target=target))
+
+        # ImGui lays out auto-sized windows and plots on the first frame: draw the second.
+        for frame in range(2 if first else 1):
+            self._gui.new_frame(self.size, self.size, 1 / 60)
+            self.view.draw_plots(area, on_point)
+            legend = self.view.legend
+            if legend is not None:
+                draw_legend_overlay(legend, legend_colormap(self.view.current, legend), area)
+            if self._panel is not None:
+                self._panel.draw(controller, shown=self.view.current, feed=self.view.feed, legend=self.view.legend)
+            self._gui.end_frame()
+            if frame == 0 and first:
+                self._gui.renderer.update_textures(self._gui.draw_data().textures)
+        return 1
+
+    def close(self) -> None:
+        if self.ctx is None:
+            return
+        try:
+            if self._gui is not None:
+                self._gui.release()
+            self.view.release()  # unregisters the GL buffers from CUDA while the context still exists
+            self.target.release()
+        finally:
+            self.ctx.release()
+            self.ctx = None
 
 
 def render_pixels(
@@ -27,68 +124,18 @@ def render_pixels(
     panel: bool = False,
 ) -> np.ndarray:
     """The scene's current state as an (height, width, 3) uint8 image, top row first."""
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    try:
-        view = SceneView(ctx)
-        target = Offscreen(ctx, (width, height))
-        gui = None
-        try:
-            mode = default_color_mode(scene) if color_mode is None else color_mode
-            view.show(scene, mode)
-            covered = _panel_cover() if panel else 0
-            if panel or view.kind == "plots":
-                gui = _gui_frame(ctx, scene, mode, (width, height), view, panel, covered)
-            view.draw(target.fbo, camera or default_camera(view.current), (width, height), covered)
-            if gui is not None:
-                gui.draw(target.fbo)
-            ctx.finish()
-            return target.read_rgb()
-        finally:
-            if gui is not None:
-                gui.release()
-            view.release()  # unregisters the GL buffers from CUDA while the context still exists
-            target.release()
-    finally:
-        ctx.release()
+    with HeadlessRenderer(width, height, panel) as renderer:
+        renderer.render(scene, camera, color_mode)
+        return renderer.pixels()
 
 
 def _panel_cover() -> int:
-    from viewer.panel.style import PANEL_WIDTH
+    from viewer.panel.style import panel_cover
 
-    return PANEL_WIDTH + 16
-
-
-def _gui_frame(ctx: moderngl.Context, scene, mode: str, size: tuple[int, int], view: SceneView, panel: bool,
-               covered: int):
-    """A Gui holding a finished frame (the plots of a plots view, the panel if asked), ready to draw."""
-    from viewer.panel.gui import Gui
-    from viewer.panel.panel import Panel
-    from viewer.window.controller import Controller
-
-    gui = Gui(ctx)
-    controller = Controller(scene, paused=True)
-    controller.color_mode = mode
-    drawn = Panel() if panel else None
-    area = (0.0, 0.0, float(size[0] - covered), float(size[1]))
-
-    def on_point(target: str, x: float, y: float) -> None:
-        from sim.contract import PointerEvent
-
-        controller.pointer(PointerEvent("point", x, y, target=target))
-
-    # ImGui lays out auto-sized windows and plots on the first frame: draw the second.
-    for frame in range(2):
-        gui.new_frame(size, size, 1 / 60)
-        view.draw_plots(area, on_point)
-        if drawn is not None:
-            drawn.draw(controller, shown=view.current, feed=view.feed)
-        gui.end_frame()
-        if frame == 0:
-            gui.renderer.update_textures(gui.draw_data().textures)
-    return gui
+    return panel_cover()
 
 
-def render_png(
+def render_image(
     scene,
     path: str | Path,
     width: int = 1280,
@@ -97,5 +144,47 @@ def render_png(
     color_mode: str | None = None,
     panel: bool = False,
 ) -> Path:
-    """Draw the scene's current state (its view, the panel if asked) into ``path``."""
-    return write_png(path, render_pixels(scene, width, height, camera, color_mode, panel))
+    """Draw the scene's current state (its view, the panel if asked) into ``path``, in the format
+    its extension names (PNG, JPEG, WebP)."""
+    return write_image(path, render_pixels(scene, width, height, camera, color_mode, panel))
+
+
+render_png = render_image  # the older name
+
+
+class HeadlessRecording:
+    """``run --headless --record``: after each physics step, a video frame when ``every`` more steps
+    have passed (S steps make S // every frames). Call ``stop()`` to finish the file or ``abort()``."""
+
+    def __init__(self, scene, path: str | Path, size: tuple[int, int], every: int, fps: float = 30.0,
+                 color_mode: str | None = None, panel: bool = False):
+        self.color_mode = color_mode
+        self.renderer = HeadlessRenderer(*size, panel=panel)
+        try:
+            self.recorder = Recorder(self.renderer.ctx, path, size, RecordOptions(STEPS, int(every), fps, panel),
+                                     steps=scene.steps)
+        except BaseException:
+            self.renderer.close()
+            raise
+
+    def after_step(self, scene) -> None:
+        copies = self.recorder.due(scene.steps)
+        if copies:
+            self.renderer.render(scene, color_mode=self.color_mode)
+            self.recorder.capture(self.renderer.fbo, copies=copies)
+
+    @property
+    def frames(self) -> int:
+        return self.recorder.frames
+
+    def stop(self) -> Path:
+        try:
+            return self.recorder.stop()
+        finally:
+            self.renderer.close()
+
+    def abort(self) -> None:
+        try:
+            self.recorder.abort()
+        finally:
+            self.renderer.close()

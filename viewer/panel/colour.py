@@ -1,51 +1,62 @@
 """The panel's colour section: the colour mode (CUDA block colouring greyed out with the reason when
-it cannot be chosen), what a marked item means under verification, and the legend of the view
-(a colour bar with its range and unit, e.g. a field's "particles per cell")."""
+it cannot be chosen), the legend of what is drawn (a colour bar with its range and unit), the range
+automatic (the data's own, every frame) or fixed from here, and what a marked item means under
+verification."""
 
 from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from sim.colormap import stops
-from sim.contract import BLOCK_COLORS, FieldView, Legend, PointsView
-from viewer.panel.style import GREY, disabled_tooltip, wrapped
+from sim.colormap import BLOCK_PALETTE, stops
+from sim.contract import BLOCK_COLORS, FieldView, Legend
+from viewer.panel.style import GREY, disabled_tooltip, item_width, section, tooltip, ui_scale, wrapped
 from viewer.render.field import highlight_color
 
 BLOCK_COLORS_LABEL = "CUDA block"
 POINTS_COLORMAP = "viridis"  # what sim.colormap colours points with
 BAR_HEIGHT = 14.0
+PALETTE_SWATCHES = 16  # a categorical palette shows this many of its colours
 
 
-def draw_color_section(ctl, shown=None) -> None:
-    """``shown``: the view drawn this frame (its legend and colour map), if known."""
+def draw_color_section(ctl, shown=None, legend: Legend | None = None) -> None:
+    """``shown``: the view drawn this frame; ``legend``: its legend with the range in force (the
+    renderer's for a field, whose range the viewer applies)."""
     scene, spec = ctl.scene, ctl.spec
     modes = scene.color_modes
-    legend = shown.legend if isinstance(shown, (PointsView, FieldView)) else None
+    if legend is None:
+        legend = getattr(shown, "legend", None)
     marks = scene.verify and spec.verifier is not None
     if not (modes or spec.block_colors is not None or legend is not None or marks):
         return
-    imgui.separator_text("Colour")
+    if not section("Colour"):
+        return
     if modes or spec.block_colors is not None:
-        if imgui.begin_combo("colour by", modes.get(ctl.color_mode, ctl.color_mode)):
-            block_reason = ctl.block_colors_reason()
-            for mode, label in modes.items():
-                unavailable = block_reason if mode == BLOCK_COLORS else None
-                flags = imgui.SelectableFlags_.disabled if unavailable else 0
-                if imgui.selectable(label, mode == ctl.color_mode, flags)[0]:
-                    ctl.set_color_mode(mode)
-                disabled_tooltip(unavailable or ("c: on / off" if mode == BLOCK_COLORS else ""))
-            if BLOCK_COLORS not in modes and spec.block_colors is not None:
-                imgui.selectable(BLOCK_COLORS_LABEL, False, imgui.SelectableFlags_.disabled)
-                disabled_tooltip(block_reason or "")
-            imgui.end_combo()
+        _mode_combo(ctl, modes)
     if legend is not None:
-        colormap = shown.colormap if isinstance(shown, FieldView) else POINTS_COLORMAP
-        draw_legend(legend, colormap)
+        draw_legend(legend, legend_colormap(shown, legend))
+        if not legend.categorical:
+            _range_controls(ctl, legend)
     if marks:
         if isinstance(shown, FieldView):
             _swatch(highlight_color(shown.colormap))
             imgui.same_line()
         wrapped(GREY, spec.verifier.mismatch)
+
+
+def _mode_combo(ctl, modes: dict[str, str]) -> None:
+    spec = ctl.spec
+    if imgui.begin_combo("colour by", modes.get(ctl.color_mode, ctl.color_mode)):
+        block_reason = ctl.block_colors_reason()
+        for mode, label in modes.items():
+            unavailable = block_reason if mode == BLOCK_COLORS else None
+            flags = imgui.SelectableFlags_.disabled if unavailable else 0
+            if imgui.selectable(label, mode == ctl.color_mode, flags)[0]:
+                ctl.set_color_mode(mode)
+            disabled_tooltip(unavailable or ("c: on / off" if mode == BLOCK_COLORS else ""))
+        if BLOCK_COLORS not in modes and spec.block_colors is not None:
+            imgui.selectable(BLOCK_COLORS_LABEL, False, imgui.SelectableFlags_.disabled)
+            disabled_tooltip(block_reason or "")
+        imgui.end_combo()
 
 
 def legend_text(legend: Legend) -> tuple[str, str]:
@@ -54,17 +65,46 @@ def legend_text(legend: Legend) -> tuple[str, str]:
     return f"{legend.lo:.4g}", f"{legend.hi:.4g}{unit}"
 
 
-def draw_legend(legend: Legend, colormap: str) -> None:
-    """The label, a colour bar of the map across the panel, its range and unit beneath."""
+def legend_colours(legend: Legend, colormap: str):
+    """The colours across the bar: the map's stops, or a categorical palette's first colours."""
+    if colormap == "block":
+        return BLOCK_PALETTE[:PALETTE_SWATCHES]
+    return stops(colormap)
+
+
+OVERLAY_WIDTH = 220.0  # display pixels at UI scale 1
+
+
+def legend_colormap(shown, legend: Legend) -> str:
+    return legend.colormap or (shown.colormap if isinstance(shown, FieldView) else POINTS_COLORMAP)
+
+
+def draw_legend_overlay(legend: Legend, colormap: str, area: tuple[float, float, float, float]) -> None:
+    """The legend in the view's bottom-left corner (``area``: x, y, w, h of the view in display
+    pixels), so that screenshots and recordings without the panel carry their scale too."""
+    x, y, _, h = area
+    imgui.set_next_window_pos((x + 12, y + h - 12), imgui.Cond_.always, (0.0, 1.0))
+    imgui.set_next_window_bg_alpha(0.6)
+    flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
+             | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_inputs
+             | imgui.WindowFlags_.no_focus_on_appearing | imgui.WindowFlags_.no_bring_to_front_on_focus)
+    imgui.begin("##legend", None, flags)
+    draw_legend(legend, colormap, OVERLAY_WIDTH * ui_scale())
+    imgui.end()
+
+
+def draw_legend(legend: Legend, colormap: str, width: float | None = None) -> None:
+    """The label, a colour bar across the panel (a palette as swatches), its range and unit beneath."""
     imgui.text(legend.label)
     draw = imgui.get_window_draw_list()
     start = imgui.get_cursor_screen_pos()
-    width = imgui.get_content_region_avail().x
-    colours = stops(colormap)
-    segments = len(colours) - 1
+    width = imgui.get_content_region_avail().x if width is None else width
+    colours = legend_colours(legend, colormap)
+    swatches = colormap == "block"
+    segments = len(colours) if swatches else len(colours) - 1
     for i in range(segments):
         left = imgui.color_convert_float4_to_u32(imgui.ImVec4(*map(float, colours[i]), 1.0))
-        right = imgui.color_convert_float4_to_u32(imgui.ImVec4(*map(float, colours[i + 1]), 1.0))
+        right = left if swatches else imgui.color_convert_float4_to_u32(imgui.ImVec4(*map(float, colours[i + 1]), 1.0))
         x0, x1 = start.x + width * i / segments, start.x + width * (i + 1) / segments
         draw.add_rect_filled_multi_color((x0, start.y), (x1, start.y + BAR_HEIGHT), left, right, right, left)
     imgui.dummy((width, BAR_HEIGHT))
@@ -72,6 +112,29 @@ def draw_legend(legend: Legend, colormap: str) -> None:
     imgui.text(low)
     imgui.same_line(max(width - imgui.calc_text_size(high).x, 0.0))
     imgui.text(high)
+
+
+def _range_controls(ctl, legend: Legend) -> None:
+    """Automatic (the data's range, every frame) or fixed (typed or dragged here)."""
+    mode = ctl.color_mode
+    fixed = ctl.scene.color_ranges.get(mode)
+    if imgui.radio_button("automatic", fixed is None) and fixed is not None:
+        ctl.set_color_range(mode, None)
+    tooltip("the colours span the data's range, taken again every frame")
+    imgui.same_line()
+    if imgui.radio_button("fixed", fixed is not None) and fixed is None:
+        ctl.set_color_range(mode, (legend.lo, legend.hi))  # freeze what is shown now
+    tooltip("the colours span the range below, whatever the data do")
+    if fixed is None:
+        return
+    imgui.set_next_item_width(item_width())
+    span = max(abs(fixed[1] - fixed[0]), 1e-9)
+    changed, values = imgui.drag_float2("range", list(fixed), span / 200, 0.0, 0.0, "%.4g")
+    if changed or imgui.is_item_deactivated_after_edit():
+        lo, hi = (float(v) for v in values)
+        if lo < hi:
+            ctl.set_color_range(mode, (lo, hi))
+    tooltip(f"low and high end of the colour bar ({legend.unit or 'the mapped value'}); drag, or ctrl+click to type")
 
 
 def _swatch(rgb) -> None:

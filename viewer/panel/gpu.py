@@ -8,7 +8,7 @@ import time
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import ERROR, GREY, ITEM_WIDTH, disabled_tooltip, tooltip
+from viewer.panel.style import ERROR, GREY, disabled_tooltip, item_width, section, tooltip
 from viewer.window.controller import block_text
 
 BLINK = (imgui.ImVec4(1.0, 0.25, 0.2, 1.0), imgui.ImVec4(1.0, 0.85, 0.3, 1.0))
@@ -19,7 +19,8 @@ def draw_gpu_section(ctl, feed=None) -> None:
     scene, spec = ctl.scene, ctl.spec
     if ctl.gpu_reason() is not None or spec.gpu is None:
         return
-    imgui.separator_text("CUDA")
+    if not section("CUDA"):
+        return
     for toggle in spec.toggles:
         if toggle.gpu_only and imgui.checkbox(toggle.label, bool(scene.toggles[toggle.name]))[0]:
             ctl.toggle(toggle.name)
@@ -27,7 +28,7 @@ def draw_gpu_section(ctl, feed=None) -> None:
             tooltip((f"{toggle.key}: " if toggle.key else "") + toggle.help)
 
     kernels_run = ctl.gpu_kernels_run()
-    imgui.push_item_width(ITEM_WIDTH)
+    imgui.push_item_width(item_width())
     for option in spec.options:
         imgui.begin_disabled(option.gpu_only and not kernels_run)
         if imgui.begin_combo(option.name, scene.options[option.name]):

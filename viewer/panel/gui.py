@@ -17,6 +17,9 @@ import assets
 from viewer.panel.imgui_renderer import ImGuiRenderer
 from viewer.panel.style import FONT, FONT_SIZE
 
+GRAB_WIDTH = 6.0
+GRAB_ALPHA = 0.55
+
 
 class Gui:
     def __init__(self, ctx: moderngl.Context):
@@ -30,8 +33,25 @@ class Gui:
         style = imgui.get_style()
         style.window_rounding = 4.0
         style.frame_rounding = 3.0
+        # A slim, see-through slider handle: the value printed across the slider stays readable.
+        style.grab_min_size = GRAB_WIDTH
+        for name in ("slider_grab", "slider_grab_active"):
+            colour = style.color_(getattr(imgui.Col_, name))
+            style.set_color_(getattr(imgui.Col_, name), imgui.ImVec4(colour.x, colour.y, colour.z, GRAB_ALPHA))
         self.font = _load_font(io, style)
+        self.scale = 1.0
         self.renderer = ImGuiRenderer(ctx)
+
+    def set_ui_scale(self, scale: float) -> None:
+        """Make the panel's font and sizes ``scale`` times their size at 1 (a high-DPI screen)."""
+        scale = float(scale)
+        if abs(scale - self.scale) < 1e-6:
+            return
+        self.make_current()
+        style = imgui.get_style()
+        style.scale_all_sizes(scale / self.scale)
+        style.font_scale_main = scale
+        self.scale = scale
 
     def make_current(self) -> None:
         imgui.set_current_context(self.imgui_ctx)

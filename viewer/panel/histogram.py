@@ -8,13 +8,14 @@ import numpy as np
 from imgui_bundle import imgui, implot
 
 from viewer.panel.live_histogram import EVERY_FRAMES, LiveHistogram
-from viewer.panel.style import GREY, ITEM_WIDTH, MESSAGE, tooltip, wrapped
+from viewer.panel.style import GREY, MESSAGE, item_width, section, tooltip, wrapped
 
 
-def draw_histogram_section(hist: LiveHistogram, scene, item_width: float = ITEM_WIDTH) -> None:
+def draw_histogram_section(hist: LiveHistogram, scene, width: float | None = None) -> None:
     if scene.spec.histogram is None:
         return
-    imgui.separator_text("Pair distances")
+    if not section("Pair distances"):
+        return
     changed, on = imgui.checkbox("distance histogram", hist.enabled)
     if changed:
         hist.set_enabled(on)
@@ -23,7 +24,7 @@ def draw_histogram_section(hist: LiveHistogram, scene, item_width: float = ITEM_
     if not hist.enabled:
         return
     hist.follow(scene)
-    _width_slider(hist, item_width)
+    _width_slider(hist, width or item_width())
     if hist.message:
         wrapped(MESSAGE, hist.message)
     if hist.result is None:
@@ -36,9 +37,9 @@ def draw_histogram_section(hist: LiveHistogram, scene, item_width: float = ITEM_
     _plot(hist)
 
 
-def _width_slider(hist: LiveHistogram, item_width: float) -> None:
+def _width_slider(hist: LiveHistogram, width: float) -> None:
     span = hist.range
-    imgui.set_next_item_width(item_width)
+    imgui.set_next_item_width(width)
     changed, width = imgui.slider_float("bucket width", hist.width, span.lo, span.hi, "%.4g",
                                         imgui.SliderFlags_.logarithmic)
     if changed:

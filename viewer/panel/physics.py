@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import ITEM_WIDTH, tooltip
+from viewer.panel.style import item_width, section, tooltip
 
 
 def draw_physics_section(ctl) -> None:
@@ -13,8 +13,9 @@ def draw_physics_section(ctl) -> None:
     switches = [t for t in spec.toggles if not t.gpu_only]
     if not scene.params and not switches:
         return
-    imgui.separator_text("Physics")
-    imgui.push_item_width(ITEM_WIDTH)
+    if not section("Physics"):
+        return
+    imgui.push_item_width(item_width())
     for param in scene.params:
         value = ctl.param_value(param.name)
         if value is None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import tooltip
+from viewer.panel.style import section, tooltip
 
 
 def draw_run_section(ctl, app=None) -> None:
-    imgui.separator_text("Run")
+    if not section("Run"):
+        return
     if imgui.button("Resume" if ctl.paused else "Pause", (80, 0)):
         ctl.toggle_pause()
     tooltip("space")

@@ -5,9 +5,30 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import ERROR, GREY, ITEM_WIDTH, disabled_tooltip, tooltip, wrapped
+from viewer.panel.style import ERROR, GREY, disabled_tooltip, item_width, section, tooltip, wrapped
 
 BACKENDS = ("cpu", "gpu")
+
+
+def gpu_advice(reason: str) -> tuple[str, str]:
+    """(the cause in a few words, what to do about it) for a reason the GPU cannot be used."""
+    text = reason.strip()
+    lowered = text.lower()
+    if "cupy is not installed" in lowered:
+        return (text.split(";")[0], "Install the GPU extra: .venv/bin/pip install -e '.[gpu]' (NVIDIA driver R580+ "
+                                    "for CUDA 13; with a CUDA 12 driver install cupy-cuda12x instead).")
+    if "insufficient" in lowered or "driver version" in lowered or "driver is older" in lowered:
+        return ("the NVIDIA driver is older than CuPy's CUDA",
+                "Update the NVIDIA driver (R580+ for CUDA 13), or install the CuPy built for your driver's CUDA "
+                "(cupy-cuda12x for CUDA 12).")
+    if ("no cuda device" in lowered or "no cuda-capable device" in lowered or "nodevice" in lowered
+            or "no usable cuda device" in lowered and "driver" not in lowered):
+        return ("no NVIDIA GPU was found", "Everything runs on the CPU backend; the GPU controls need an NVIDIA GPU.")
+    if "no gpu kernels" in lowered:
+        return (text, "")
+    if "compile" in lowered:
+        return ("a kernel did not compile", "The CPU runs the scene; the error is above.")
+    return (text, "")
 
 
 class SceneSection:
@@ -19,7 +40,8 @@ class SceneSection:
         from sim.registry import SCENES
 
         scene, spec = ctl.scene, ctl.spec
-        imgui.separator_text("Scene")
+        if not section("Scene"):
+            return
         if imgui.begin_combo("scene", spec.name):
             for name, other in SCENES.items():
                 if imgui.selectable(name, name == spec.name)[0]:
@@ -48,9 +70,9 @@ class SceneSection:
             imgui.end_combo()
         tooltip("a: physics on CPU / GPU")
         if gpu_reason:
-            # First clause only, the whole reason on hover: CUDA errors can be long.
-            wrapped(GREY, "GPU: " + gpu_reason.split(":")[0])
-            tooltip(gpu_reason)
+            cause, advice = gpu_advice(gpu_reason)
+            wrapped(GREY, f"GPU unavailable: {cause}" + (f". {advice.split('(')[0].strip()}" if advice else ""))
+            tooltip(f"{gpu_reason}\n\n{advice}" if advice else gpu_reason)
         if scene.backend_note:
             wrapped(GREY, scene.backend_note)
         if scene.gpu_error:
@@ -67,7 +89,7 @@ class SceneSection:
         flags = imgui.SliderFlags_.always_clamp
         if hi > 100 * max(lo, 1):
             flags |= imgui.SliderFlags_.logarithmic
-        imgui.set_next_item_width(ITEM_WIDTH)
+        imgui.set_next_item_width(item_width())
         _, self._count_choice = imgui.slider_int("##count", self._count_choice, lo, hi,
                                                  f"%d {ctl.words.unit}", flags)
         released = imgui.is_item_deactivated_after_edit()

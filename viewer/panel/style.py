@@ -1,27 +1,82 @@
-"""Sizes, colours and small helpers shared by the panel's sections."""
+"""Sizes, colours and small helpers shared by the panel's sections.
+
+Sizes are in display pixels at UI scale 1; ``set_ui_scale`` (the panel's UI scale setting, by
+default the monitor's content scale) makes the panel, its items and its font larger on a
+high-DPI screen: read them through ``panel_width()``, ``item_width()``, ``panel_cover()``.
+"""
 
 from __future__ import annotations
 
+import math
+
 from imgui_bundle import imgui
 
-PANEL_WIDTH = 400  # display pixels, at the window's right edge
+PANEL_WIDTH = 400  # display pixels at scale 1, at the window's right edge
 ITEM_WIDTH = PANEL_WIDTH - 170  # sliders and combos, leaving room for their labels
+MARGIN = 8  # between the panel and the window's edges
 FONT = "fonts/Roboto-Regular.ttf"  # under assets/
 FONT_SIZE = 15.0
+UI_SCALES = (0.75, 3.0)  # the range the setting accepts
 
 GREY = imgui.ImVec4(0.62, 0.64, 0.68, 1.0)
 MESSAGE = imgui.ImVec4(1.0, 0.82, 0.35, 1.0)
 ERROR = imgui.ImVec4(1.0, 0.38, 0.33, 1.0)
+RECORDING = imgui.ImVec4(1.0, 0.2, 0.2, 1.0)
+
+_scale = 1.0
+
+
+def clamp_ui_scale(scale) -> float:
+    try:
+        scale = float(scale)
+    except (TypeError, ValueError):
+        return 1.0
+    if not math.isfinite(scale):
+        return 1.0
+    return min(max(scale, UI_SCALES[0]), UI_SCALES[1])
+
+
+def set_ui_scale(scale: float) -> float:
+    """Set the panel's scale (clamped to UI_SCALES); returns what was set."""
+    global _scale
+    _scale = clamp_ui_scale(scale)
+    return _scale
+
+
+def ui_scale() -> float:
+    return _scale
+
+
+def panel_width() -> float:
+    return PANEL_WIDTH * _scale
+
+
+def item_width() -> float:
+    return ITEM_WIDTH * _scale
+
+
+def panel_cover() -> int:
+    """Display pixels the panel covers at the window's right edge, its margins included."""
+    return int(round(panel_width() + 2 * MARGIN))
 
 
 def tooltip(text: str) -> None:
-    if text:
-        imgui.set_item_tooltip(text)
+    """A tooltip on the last item, wrapped so a long reason stays on screen."""
+    if text and imgui.is_item_hovered(imgui.HoveredFlags_.for_tooltip):
+        wrapped_tooltip(text)
 
 
 def disabled_tooltip(text: str) -> None:
     if text and imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
-        imgui.set_tooltip(text)
+        wrapped_tooltip(text)
+
+
+def wrapped_tooltip(text: str) -> None:
+    imgui.begin_tooltip()
+    imgui.push_text_wrap_pos(imgui.get_font_size() * 32)
+    imgui.text_unformatted(text)
+    imgui.pop_text_wrap_pos()
+    imgui.end_tooltip()
 
 
 def wrapped(colour, text: str) -> None:
@@ -29,3 +84,15 @@ def wrapped(colour, text: str) -> None:
     imgui.push_text_wrap_pos(0.0)
     imgui.text_colored(colour, text)
     imgui.pop_text_wrap_pos()
+
+
+# --- sections that fold ---------------------------------------------------------------------------
+layout: dict[str, bool] = {}  # section title -> open; kept with the settings (the panel layout)
+
+
+def section(title: str, default_open: bool = True) -> bool:
+    """A panel section's header, folding; open as ``layout`` says (else ``default_open``). True when open."""
+    imgui.set_next_item_open(layout.get(title, default_open), imgui.Cond_.once)
+    is_open = bool(imgui.collapsing_header(title))
+    layout[title] = is_open
+    return is_open

@@ -5,11 +5,14 @@ from __future__ import annotations
 import numpy as np
 from imgui_bundle import imgui, implot
 
+from viewer.panel.style import section
+
 
 def draw_timing_section(ctl) -> None:
     timer = ctl.scene.timer
     names = list(timer.names)
-    imgui.separator_text("Stage times (ms per frame)")
+    if not section("Stage times (ms per frame)"):
+        return
     if implot.begin_plot("##stages", (-1, 140), implot.Flags_.no_menus | implot.Flags_.no_box_select):
         implot.setup_axes("frames ago", "ms", implot.AxisFlags_.auto_fit, 0)
         # Scale to the bulk of the data, not to one-off spikes such as the first (compiling) frame.

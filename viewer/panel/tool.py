@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import GREY, ITEM_WIDTH, tooltip, wrapped
+from viewer.panel.style import GREY, item_width, section, tooltip, wrapped
 
 
 def tool_hint(ctl) -> str:
@@ -20,14 +20,15 @@ def draw_tool_section(ctl) -> None:
     if tool is None:
         return
     scene = ctl.scene
-    imgui.separator_text("Tool")
+    if not section("Tool"):
+        return
     changed, on = imgui.checkbox(f"{tool.name} tool", bool(scene.tool_on))
     if changed:
         ctl.set_tool(on)
     tooltip(tool.help)
     wrapped(GREY, tool.help)
     wrapped(GREY, tool_hint(ctl))
-    imgui.push_item_width(ITEM_WIDTH)
+    imgui.push_item_width(item_width())
     for param in tool.params:
         flags = imgui.SliderFlags_.logarithmic if param.log else 0
         value = float(scene.tool_values[param.name])

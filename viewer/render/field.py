@@ -7,17 +7,22 @@ buffer into the texture; nothing passes through the host. Otherwise, or when int
 set up here, ``view.host()`` is uploaded and the reason kept in ``fallback_reason``.
 
 The colour map is the view's (``FieldView.colormap``, from assets/colormaps.toml); NaN cells are
-drawn in a highlight colour far from every colour of the map. In block-colour mode the view's
+drawn in a highlight colour far from every colour of the map. The map spans the range fixed from
+the panel (``Scene.color_ranges``), else the values' own range, taken every frame (on the GPU two
+numbers come back, not the field). In block-colour mode the view's
 tiles (``FieldView.tiles``) are outlined, their halos tinted.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import moderngl
 import numpy as np
 
 from sim.colormap import colormap, stops
-from sim.contract import FieldView
+from sim.contract import FieldView, Legend
+from sim.scene import data_span
 from viewer.gpu.interop import GLBufferRegistration, InteropError, cupy_view, current_stream_ptr
 from viewer.render.camera import OrbitCamera
 from viewer.render.shaders import load_program
@@ -58,6 +63,7 @@ class FieldFeed:
         self.buffer: moderngl.Buffer | None = None  # the pixel-unpack buffer CUDA writes
         self.fallback_reason: str | None = None  # why a device view goes through the host
         self.path: str | None = None  # how the last frame's values arrived (DEVICE or HOST)
+        self.data_range: tuple[float, float] = (0.0, 1.0)  # lowest and highest value of the last frame
         self._registration: GLBufferRegistration | None = None
 
     def _reserve(self, shape: tuple[int, int]) -> None:
@@ -90,6 +96,7 @@ class FieldFeed:
         if values.shape != (rows, cols):
             raise ValueError(f"field values have shape {values.shape}, the view says {(rows, cols)}")
         self.texture.write(values, alignment=4)
+        self.data_range = data_span(values)
         self.path = HOST
 
     def _write_on_device(self, view: FieldView, rows: int, cols: int) -> None:
@@ -99,7 +106,11 @@ class FieldFeed:
             self._unregister()
             self._registration = GLBufferRegistration([self.buffer])
         with self._registration.mapped(current_stream_ptr()) as [(ptr, size)]:
-            view.write(cupy_view(ptr, size, (rows, cols), "float32", self._registration))
+            values = cupy_view(ptr, size, (rows, cols), "float32", self._registration)
+            view.write(values)
+            import cupy
+
+            self.data_range = data_span(values, cupy)  # two numbers back, not the field
         self.texture.write(self.buffer, alignment=4)  # GL copies buffer -> texture on the device
 
     def _unregister(self) -> None:
@@ -136,19 +147,32 @@ class FieldRenderer:
         self.extent: tuple[float, ...] | None = None
         self.view: FieldView | None = None
         self.show_tiles = False
+        self.value_range: tuple[float, float] = (0.0, 1.0)  # what the colour map spans now
+        self.fixed = False  # whether that range was fixed from the panel (else the data's)
 
-    def show(self, view: FieldView, block_colors: bool = False) -> bool:
-        """Take the view's values (and, in block-colour mode, its tiles) for the next draws; True when
-        the extent changed: the camera should frame it anew."""
+    def show(self, view: FieldView, block_colors: bool = False, fixed: tuple[float, float] | None = None) -> bool:
+        """Take the view's values (and, in block-colour mode, its tiles) for the next draws, coloured
+        over ``fixed`` or else the values' own range; True when the extent changed: the camera should
+        frame it anew."""
         self.feed.update(view)
         self._set_colormap(view.colormap)
         self.view = view
+        self.fixed = fixed is not None
+        self.value_range = tuple(float(v) for v in fixed) if fixed is not None else self.feed.data_range
         self.show_tiles = block_colors and view.tiles is not None
         extent = tuple(float(v) for v in view.extent)
         if extent == self.extent:
             return False
         self._set_extent(extent)
         return True
+
+    @property
+    def legend(self) -> Legend | None:
+        """The view's legend over the range the colours span now."""
+        if self.view is None:
+            return None
+        lo, hi = self.value_range
+        return replace(self.view.legend, lo=lo, hi=hi, colormap=self.view.legend.colormap or self.view.colormap)
 
     def _set_colormap(self, name: str) -> None:
         if name == self.colormap_name:
@@ -178,7 +202,7 @@ class FieldRenderer:
         program, field = self.program, self.view
         program["u_view"].write(view_matrix.T.astype("f4").tobytes())
         program["u_proj"].write(proj.T.astype("f4").tobytes())
-        program["u_range"].value = tuple(float(v) for v in field.value_range)
+        program["u_range"].value = self.value_range
         rows, cols = field.shape
         program["u_shape"].value = (float(cols), float(rows))
         program["u_tiles"].value = self.show_tiles

@@ -5,7 +5,8 @@ window over the area, the plots laid out in ``view.columns`` columns (plot i in 
 i % columns), each column's height shared by its plots (``Plot.height``, equal shares when 0).
 Series are lines, bars, stairs, scatter points or shaded bands; a plot may have log axes, an
 equal aspect, fixed limits, horizontal lines, a heatmap (row 0 at the bottom, like a field) and
-drag points: a point the user moves is handed to ``on_point(id, x, y)``.
+drag points: a point the user moves is handed to ``on_point(id, x, y)``. Points of series that name
+their items (``Series.items``) can be hovered (``hovered``) and the pinned item is ringed.
 """
 
 from __future__ import annotations
@@ -92,17 +93,73 @@ def _layout(view: PlotsView, width: float, height: float) -> list[tuple[Plot, tu
     return placed
 
 
+HOVER_PIXELS = 12.0  # how close the pointer must come to a line's or scatter's point
+HIGHLIGHT = (1.0, 0.85, 0.3, 1.0)
+
+
+def _to_pixels(x: np.ndarray, y: np.ndarray, plot: Plot) -> tuple[np.ndarray, np.ndarray]:
+    """Plot coordinates -> display pixels of the current plot (inside begin_plot / end_plot)."""
+    limits, pos, size = implot.get_plot_limits(), implot.get_plot_pos(), implot.get_plot_size()
+
+    def axis(values, lo, hi, log):
+        if log:
+            values, lo, hi = (np.log10(np.maximum(v, 1e-300)) for v in (values, lo, hi))
+        return (values - lo) / (hi - lo if hi != lo else 1.0)
+
+    fx = axis(x, limits.x.min, limits.x.max, plot.x_log)
+    fy = axis(y, limits.y.min, limits.y.max, plot.y_log)
+    return pos.x + fx * size.x, pos.y + (1.0 - fy) * size.y
+
+
+def hovered_point(plot: Plot, mouse: tuple[float, float]) -> tuple[int, tuple[float, float]] | None:
+    """(item, pixel) of the plot's point under the pointer: the nearest point of a line or scatter
+    within HOVER_PIXELS, else the bar or stair step whose x span holds the pointer."""
+    best, best_distance, step = None, HOVER_PIXELS, None
+    for series in plot.series:
+        if series.items is None:
+            continue
+        x, y, items = _f64(series.x), _f64(series.y), np.asarray(series.items)
+        count = min(x.shape[0], y.shape[0], items.shape[0])
+        if count == 0:
+            continue
+        x, y, items = x[:count], y[:count], items[:count]
+        px, py = _to_pixels(x, y, plot)
+        if series.style in ("line", "scatter", "shaded"):
+            distance = np.hypot(px - mouse[0], py - mouse[1])
+            i = int(np.argmin(distance))
+            if distance[i] <= best_distance:
+                best, best_distance = (int(items[i]), (float(px[i]), float(py[i]))), float(distance[i])
+        elif step is None:
+            if series.style == "stairs":
+                right = np.append(px[1:], px[-1] + (px[-1] - px[-2] if count > 1 else HOVER_PIXELS))
+                inside = np.flatnonzero((px <= mouse[0]) & (mouse[0] < right))
+            else:  # bars
+                half = 0.5 * abs(_to_pixels(np.array([series.width]), np.zeros(1), plot)[0][0]
+                                 - _to_pixels(np.zeros(1), np.zeros(1), plot)[0][0])
+                inside = np.flatnonzero(np.abs(px - mouse[0]) <= half)
+            if inside.size:
+                i = int(inside[0])
+                step = (int(items[i]), (float(mouse[0]), float(py[i])))
+    return best or step
+
+
 class PlotsRenderer:
-    """Draws plots views; remembers where the last frame put each drag point (pixels, for tests)."""
+    """Draws plots views; remembers where the last frame put each drag point (pixels, for tests), the
+    item under the pointer (``hovered``) and highlights the ``pinned`` item's points."""
 
     def __init__(self):
         self.point_pixels: dict[str, tuple[float, float]] = {}
+        self.hovered: int | None = None  # the scene item of the point under the pointer (Series.items)
+        self.hovered_pixel: tuple[float, float] | None = None
+        self.pinned: int | None = None  # set by the viewer: drawn highlighted
+        self.pinned_pixel: tuple[float, float] | None = None
 
     def draw(self, view: PlotsView, area: tuple[float, float, float, float],
              on_point: Callable[[str, float, float], None]) -> None:
         """The view's plots over ``area`` (x, y, w, h in display pixels, y down); call inside a frame."""
         x, y, width, height = area
         self.point_pixels = {}
+        self.hovered = self.hovered_pixel = self.pinned_pixel = None
         imgui.set_next_window_pos((x, y), imgui.Cond_.always)
         imgui.set_next_window_size((width, height), imgui.Cond_.always)
         flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_saved_settings
@@ -140,6 +197,13 @@ class PlotsRenderer:
             _series(series)
         if plot.hlines:
             implot.plot_inf_lines("##hlines", _f64(plot.hlines), implot.Spec(flags=implot.InfLinesFlags_.horizontal))
+        if implot.is_plot_hovered():
+            mouse = imgui.get_mouse_pos()
+            found = hovered_point(plot, (mouse.x, mouse.y))
+            if found is not None:
+                self.hovered, self.hovered_pixel = found
+        if self.pinned is not None:
+            self._highlight(plot)
         for i, point in enumerate(plot.drag_points):
             changed, x, y, *_ = implot.drag_point(i, float(point.x), float(point.y), imgui.ImVec4(*point.color), 6.0)
             pixel = implot.plot_to_pixels(x, y)
@@ -147,6 +211,23 @@ class PlotsRenderer:
             if changed:
                 on_point(point.id, float(x), float(y))
         implot.end_plot()
+
+    def _highlight(self, plot: Plot) -> None:
+        """A ring around each point of the pinned item."""
+        draw = implot.get_plot_draw_list()
+        colour = imgui.color_convert_float4_to_u32(imgui.ImVec4(*HIGHLIGHT))
+        for series in plot.series:
+            if series.items is None:
+                continue
+            where = np.flatnonzero(np.asarray(series.items) == self.pinned)
+            where = where[where < min(len(series.x), len(series.y))]
+            if where.size:
+                i = int(where[0])
+                px, py = _to_pixels(_f64(series.x[i:i + 1]), _f64(series.y[i:i + 1]), plot)
+                if series.style == "stairs" and i + 1 < len(series.x):  # the middle of the step
+                    px = (px + _to_pixels(_f64(series.x[i + 1:i + 2]), _f64(series.y[i:i + 1]), plot)[0]) / 2
+                self.pinned_pixel = (float(px[0]), float(py[0]))
+                draw.add_circle(self.pinned_pixel, 7.0, colour, 0, 2.5)
 
     @staticmethod
     def _heatmap(plot: Plot) -> None:

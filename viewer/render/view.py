@@ -14,7 +14,7 @@ import sys
 import moderngl
 import numpy as np
 
-from sim.contract import BLOCK_COLORS, FieldView, PlotsView, PointsView, View
+from sim.contract import BLOCK_COLORS, FieldView, Legend, PlotsView, PointsView, View
 from viewer.gpu.interop import InteropError
 from viewer.render.camera import OrbitCamera
 from viewer.render.field import FieldRenderer, field_camera
@@ -50,14 +50,17 @@ class SceneView:
     def show(self, scene, color_mode: str) -> bool:
         """Take the scene's view in ``color_mode`` for the next draws; True when what it shows moved
         or changed kind (another trough, box or extent, another scene): the camera should frame it anew."""
-        return self.take(scene.view(color_mode), color_mode == BLOCK_COLORS)
+        view = scene.view(color_mode)
+        fixed = scene.color_ranges.get(color_mode) if isinstance(view, FieldView) else None
+        return self.take(view, color_mode == BLOCK_COLORS, fixed)
 
-    def take(self, view: View, block_colors: bool = False) -> bool:
+    def take(self, view: View, block_colors: bool = False, fixed: tuple[float, float] | None = None) -> bool:
+        """``fixed``: a field's colour range fixed from the panel (else the field's own range)."""
         changed = view.kind != self.kind
         if isinstance(view, PointsView):
             changed |= self.points.show(view)
         elif isinstance(view, FieldView):
-            changed |= self.field.show(view, block_colors)
+            changed |= self.field.show(view, block_colors, fixed)
         elif not isinstance(view, PlotsView):
             raise TypeError(f"a scene's view must be a PointsView, FieldView or PlotsView, not {type(view).__name__}")
         self.current, self.kind = view, view.kind
@@ -74,6 +77,13 @@ class SceneView:
         if self.kind == "points":
             return self.points.drawn_as
         return {"field": "colour-mapped texture", "plots": "ImPlot"}.get(self.kind, "")
+
+    @property
+    def legend(self) -> Legend | None:
+        """The legend of what is drawn, over the range its colours span (a field's: the renderer's)."""
+        if self.kind == "field":
+            return self.field.legend
+        return self.current.legend if isinstance(self.current, PointsView) else None
 
     @property
     def splat_problem(self) -> str | None:

@@ -11,27 +11,30 @@ from __future__ import annotations
 import os
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 
 import moderngl
 
 from sim.contract import PointerEvent
 from viewer import AUTO_HEADLESS, pyglet
+from viewer.panel import style
+from viewer.panel.colour import draw_legend_overlay, legend_colormap
 from viewer.panel.gui import Gui
 from viewer.panel.help import draw_help
-from viewer.panel.panel import PANEL_WIDTH, Panel
-from viewer.png import write_png
-from viewer.render.offscreen import Offscreen
-from viewer.render.view import SceneView, default_camera
+from viewer.panel.panel import Panel
+from viewer.render.view import SceneView
+from viewer.settings import Settings
+from viewer.window.actions import ViewerActions
 from viewer.window.controller import Controller
+from viewer.window.events import WindowEvents
 from viewer.window.icon import set_window_icon
-from viewer.window.input import BUTTON_NAMES, ORBIT, PAN, TOOL, ZOOM, ImGuiInput, gesture, scene_point
-from viewer.window.keys import dispatch_key, key
+from viewer.window.input import ImGuiInput
+from viewer.window.pointing import WindowPicking
 from viewer.window.rates import RateMeter
+from viewer.window.recording import RECORDING_DIR, WindowRecording
+from viewer.window.startup import WarmUp, draw_compile_box
 
 SCREENSHOT_DIR = Path("screenshots")
-EVENT_HANDLED = pyglet.event.EVENT_HANDLED
 
 
 def display_problem() -> str | None:
@@ -77,9 +80,13 @@ def _make_window(width: int, height: int, visible: bool, caption: str):
     raise RuntimeError(f"no OpenGL 3.3 window configuration: {error}")
 
 
-class Viewer:
+class Viewer(WindowEvents, ViewerActions):
+    """``settings``: what was saved (``viewer.settings``), applied now and updated by ``close()``;
+    None starts clean and keeps the session's choices in memory only."""
+
     def __init__(self, scene, width: int = 1280, height: int = 800, visible: bool = True,
-                 max_fps: float | None = 60.0, screenshot_dir: Path | str = SCREENSHOT_DIR):
+                 max_fps: float | None = 60.0, screenshot_dir: Path | str = SCREENSHOT_DIR,
+                 recording_dir: Path | str = RECORDING_DIR, settings: Settings | None = None):
         self.window = _make_window(width, height, visible, f"kernel-lab — {scene.spec.name}")
         set_window_icon(self.window)
         self.window.switch_to()
@@ -87,6 +94,7 @@ class Viewer:
         if self.ctx.version_code < 330:
             raise RuntimeError(f"OpenGL 3.3 needed, got {self.ctx.info['GL_VERSION']}")
         self.controller = Controller(scene)
+        self.controller.on_switch = self._scene_switched
         self.view = SceneView(self.ctx)
         self.camera = None  # framed on the first view (plots have none)
         self.gui = Gui(self.ctx)
@@ -110,6 +118,14 @@ class Viewer:
         self._interop_reported = False  # the reason for host uploads of a GPU view is said once
         self._splat_reported = False  # likewise why its items are not splatted by CUDA
         self._last_tick = time.perf_counter()
+        self.pointing = WindowPicking(self.ctx)
+        self.recording = WindowRecording(recording_dir)
+        self.warm_up: WarmUp | None = None  # the first frame compiling on a worker thread (run())
+        self.bookmarks: dict[str, dict] = {}  # the scene's camera bookmarks, "1".."4"
+        self._pending_camera: dict | None = None  # a saved camera, applied once the view is framed
+        self.settings = settings if settings is not None else Settings(None)  # in memory only when None
+        self.ui_scale = style.clamp_ui_scale(getattr(self.window, "scale", 1.0) or 1.0)  # the monitor's
+        self._apply_settings()
         self.window.push_handlers(self)  # held weakly by pyglet; the viewer owns itself
 
     # --- shortcuts ------------------------------------------------------------------------
@@ -146,13 +162,29 @@ class Viewer:
         start = time.perf_counter()
         self._upload()
         fb_size = self.window.get_framebuffer_size()
+        if self.recording.size_changed(fb_size):
+            self.stop_recording("the window changed size")
+        self._set_ui_scale()
         self.gui.new_frame(self.window.get_size(), fb_size, dt)
         self.view.draw_plots(self._plots_area(), self._point_moved)
-        self.panel.draw(self.controller, self, shown=self.view.current, feed=self.view.feed)
+        legend = self.view.legend
+        self.panel.draw(self.controller, self, shown=self.view.current, feed=self.view.feed, legend=legend)
+        if legend is not None:
+            draw_legend_overlay(legend, legend_colormap(self.view.current, legend), self._plots_area())
+        self.pointing.update(self, fb_size)
+        self.pointing.draw(self, fb_size)
         if self.show_help:
             self.show_help = draw_help(self.scene.spec)
         self.gui.end_frame()
-        self._draw(self.ctx.screen, fb_size)
+        recording = self.recording.active
+        target = self.recording.framebuffer(self.ctx, fb_size) if recording else self.ctx.screen
+        self._draw(target, fb_size)
+        if recording:
+            self.ctx.copy_framebuffer(self.ctx.screen, target)
+            with self.controller.guard("recording") as g:
+                self.recording.capture(self.scene.steps)
+            if g.failed:
+                self._abandon_recording()
         if self._screenshot_requested:
             self._screenshot_requested = False
             self._save_screenshot(fb_size)
@@ -163,6 +195,11 @@ class Viewer:
         self.frames += 1
         self.frame_rate.update(self.frames)
         return True
+
+    def _set_ui_scale(self) -> None:
+        if abs(style.ui_scale() - self.ui_scale) > 1e-6 or abs(self.gui.scale - self.ui_scale) > 1e-6:
+            self.ui_scale = style.set_ui_scale(self.ui_scale)
+            self.gui.set_ui_scale(self.ui_scale)
 
     def _scripted_advance(self) -> None:
         """Advance towards ``stop_at_steps`` exactly: whole frames, then single steps."""
@@ -191,6 +228,7 @@ class Viewer:
         with ctl.guard("reading the scene"):
             if self.view.show(ctl.scene, ctl.color_mode) or self.camera is None:
                 self.reset_camera()  # another trough, box, extent or scene: frame the new one
+                self._restore_pending_camera()
         feed = self.view.feed
         if feed is not None and feed.fallback_reason and not self._interop_reported:
             self._interop_reported = True
@@ -199,14 +237,18 @@ class Viewer:
     def _drawn_noun(self) -> str:
         return self.scene.spec.words.unit if self.view.kind == "points" else "field"
 
+    def covered_display(self) -> int:
+        """Display pixels the panel covers at the right edge."""
+        return style.panel_cover()
+
     def _covered_right(self, fb_size: tuple[int, int]) -> int:
         """Framebuffer pixels the panel covers at the right edge."""
         scale = fb_size[0] / max(self.window.get_size()[0], 1)
-        return int((PANEL_WIDTH + 16) * scale)
+        return int(self.covered_display() * scale)
 
     def _plots_area(self) -> tuple[float, float, float, float]:
         width, height = self.window.get_size()
-        return 0.0, 0.0, float(max(width - PANEL_WIDTH - 16, 1)), float(height)
+        return 0.0, 0.0, float(max(width - self.covered_display(), 1)), float(height)
 
     def _point_moved(self, target: str, x: float, y: float) -> None:
         self.controller.pointer(PointerEvent("point", x, y, target=target))
@@ -219,7 +261,10 @@ class Viewer:
         self.gui.draw(target)
 
     def run(self) -> None:
-        """Frames until the window closes, at most ``max_fps`` per second when set."""
+        """Frames until the window closes, at most ``max_fps`` per second when set. A running scene
+        first compiles its kernels on a worker thread while the window shows its progress."""
+        if self.stop_at_steps is None and not self.paused:
+            self.run_warm_up()
         while self.tick():
             if self.max_fps:
                 spare = 1.0 / self.max_fps - (time.perf_counter() - self._last_tick)
@@ -227,11 +272,46 @@ class Viewer:
                     time.sleep(spare)
         self.close()
 
+    def run_warm_up(self) -> None:
+        """The scene's first frame on a worker thread (kernels compile then) while the window draws the
+        initial state under a "compiling kernels…" box; keys other than quitting wait until it is done."""
+        self.window.switch_to()
+        self._upload()  # the initial state, drawn from the GL buffers while the worker steps
+        key_name = f"{self.scene.spec.name}/{self.scene.backend}"
+        startup = self.settings.table("startup")
+        expected = startup.get(key_name) if isinstance(startup.get(key_name), int) else None
+        self.warm_up = warm = WarmUp(self.scene, expected).start()
+        try:
+            while not warm.done and not self._quit_requested and not self.closed:
+                self.window.dispatch_events()
+                fb_size = self.window.get_framebuffer_size()
+                self.gui.new_frame(self.window.get_size(), fb_size, 1 / 30)
+                draw_compile_box(warm, tuple(float(v) for v in self.window.get_size()))
+                self.gui.end_frame()
+                self._draw(self.ctx.screen, fb_size)
+                self.window.flip()
+                time.sleep(1 / 30)
+        finally:
+            warm.finish()
+            self.warm_up = None
+        if warm.error is not None:
+            self.controller.paused = True
+            self.controller._failed("simulation step", warm.error)
+        else:
+            if warm.compiled:
+                startup[key_name] = len(warm.compiled)
+            self.controller.step_rate.update(self.scene.steps)
+            names = f": {', '.join(warm.compiled)}" if warm.compiled else " (loaded from the cache)"
+            self.controller.say(f"kernels ready in {warm.seconds:.1f} s{names}")
+
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
         self.window.switch_to()
+        self._save_settings()
+        self.recording.release()
+        self.pointing.release()
         self.gui.release()
         self.view.release()
         # Release moderngl's context while its window still exists: released after the window
@@ -240,137 +320,21 @@ class Viewer:
         self.window.remove_handlers(self)
         self.window.close()
 
-    # --- actions for keys and panel -------------------------------------------------------------
-    def quit(self) -> None:
-        self._quit_requested = True
-
-    def toggle_help(self) -> None:
-        self.show_help = not self.show_help
-
-    def reset_camera(self) -> None:
-        self.camera = default_camera(self.view.current)
-
-    def screenshot(self) -> None:
-        """Saved at the end of this frame's drawing, so the PNG shows exactly what the window does."""
-        self._screenshot_requested = True
-
-    def _screenshot_path(self) -> Path:
-        stem = f"kernel-lab-{datetime.now():%Y%m%d-%H%M%S}"
-        path = self.screenshot_dir / f"{stem}.png"
-        suffix = 1
-        while path.exists():
-            path = self.screenshot_dir / f"{stem}-{suffix}.png"
-            suffix += 1
-        return path
-
-    def _save_screenshot(self, fb_size: tuple[int, int], path: Path | None = None) -> Path | None:
-        # Read an offscreen copy of the frame, not the window: Mesa leaves a GL error behind
-        # after reading the default framebuffer.
-        with self.controller.guard("screenshot"):
-            target = Offscreen(self.ctx, fb_size)
-            try:
-                self._draw(target.fbo, fb_size)
-                path = write_png(path or self._screenshot_path(), target.read_rgb())
-            finally:
-                target.release()
-            self.last_screenshot = path
-            self.controller.say(f"screenshot: {path}")
-            return path
-        return None
-
-    # --- pyglet events -----------------------------------------------------------------------
-    def on_key_press(self, symbol: int, modifiers: int):
-        self.input.key(symbol, modifiers, True)
-        if self.input.wants_keyboard:
-            return EVENT_HANDLED  # typing into a widget; Esc leaves the widget, not the viewer
-        dispatch_key(symbol, modifiers, self, self.controller)
-        return EVENT_HANDLED  # also keeps pyglet from closing the window on Esc by itself
-
-    def on_key_release(self, symbol: int, modifiers: int):
-        self.input.key(symbol, modifiers, False)
-        return EVENT_HANDLED
-
-    def on_text(self, text: str):
-        self.input.text(text)
-        return EVENT_HANDLED
-
-    def on_mouse_motion(self, x, y, dx, dy):
-        self.input.mouse_position(x, y)
-
-    def on_mouse_press(self, x, y, button, modifiers):
-        wanted = self.input.wants_mouse
-        self.input.mouse_button(x, y, button, True)
-        if wanted or self._drag is not None or self.camera is None:
-            return
-        spec = self.scene.spec
-        self._drag = gesture(button, modifiers, spec.tool is not None, self.scene.tool_on, self.camera.orbit_enabled)
-        if self._drag == TOOL:
-            self._tool_button = BUTTON_NAMES[button]
-            self._send_pointer("press", x, y, modifiers)
-
-    def on_mouse_release(self, x, y, button, modifiers):
-        self.input.mouse_button(x, y, button, False)
-        if self._drag == TOOL:
-            self._send_pointer("release", x, y, modifiers)
-        self._drag = None
-
-    def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
-        self.input.mouse_position(x, y)
-        if self.camera is None:
-            return
-        if self._drag == ORBIT:
-            self.camera.orbit(dx, dy)
-        elif self._drag == PAN:
-            self.camera.pan(dx, dy, self.window.get_size()[1])
-        elif self._drag == ZOOM:
-            self.camera.zoom(1.01 ** -dy)
-        elif self._drag == TOOL:
-            self._send_pointer("drag", x, y, modifiers)
-
-    def _send_pointer(self, kind: str, x: float, y: float, modifiers: int) -> None:
-        """A tool event at window point (x, y), in scene coordinates (3D views: with the ray)."""
-        fb_size = self.window.get_framebuffer_size()
-        scale = fb_size[0] / max(self.window.get_size()[0], 1)
-        sx, sy, origin, direction = scene_point(self.camera, x * scale, y * scale, fb_size,
-                                                self._covered_right(fb_size))
-        ray = {"origin": tuple(map(float, origin)), "direction": tuple(map(float, direction))} \
-            if self.camera.orbit_enabled else {}
-        self.controller.pointer(PointerEvent(kind, sx, sy, self._tool_button, bool(modifiers & key.MOD_SHIFT),
-                                             bool(modifiers & key.MOD_CTRL), **ray))
-
-    def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
-        self.input.mouse_position(x, y)
-        self.input.scroll(scroll_x, scroll_y)
-        if not self.input.wants_mouse and self.camera is not None:
-            self.camera.zoom(0.9**scroll_y)
-
-    def on_resize(self, width, height):
-        return EVENT_HANDLED  # sizes are read every frame; pyglet's own projection is not used
-
-    def on_activate(self):
-        self.input.focus(True)
-
-    def on_deactivate(self):
-        self.input.focus(False)
-
-    def on_close(self):
-        self._quit_requested = True
-        return EVENT_HANDLED
-
 
 def main(scene, width: int = 1280, height: int = 800, steps: int | None = None,
-         screenshot: str | Path | None = None) -> int:
+         screenshot: str | Path | None = None, settings: Settings | None = None) -> int:
     """Open the viewer on ``scene`` until the user quits; returns a process exit status.
 
     With ``steps``: a scripted run that advances the scene to exactly that many physics steps,
-    saves the window to ``screenshot`` if given, and closes (status 1 if a step or the PNG failed).
+    saves the window to ``screenshot`` if given (its path printed, like headless runs do), and
+    closes (status 1 if a step or the picture failed). ``settings``: restored now, saved on exit.
     """
     problem = display_problem()
     if problem:
         print(f"viewer: {problem}", file=sys.stderr)
         return 2
     try:
-        viewer = Viewer(scene, width, height)
+        viewer = Viewer(scene, width, height, settings=settings)
     except Exception as exc:  # noqa: BLE001  no window: say why in one line
         print(f"viewer: cannot open the window: {exc}", file=sys.stderr)
         return 1
@@ -383,4 +347,6 @@ def main(scene, width: int = 1280, height: int = 800, steps: int | None = None,
     viewer.run()
     if viewer.exit_status and viewer.message:
         print(f"viewer: {viewer.message}", file=sys.stderr)
+    elif viewer.final_screenshot is not None and viewer.last_screenshot is not None:
+        print(f"screenshot: {viewer.last_screenshot}")
     return viewer.exit_status

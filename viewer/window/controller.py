@@ -62,6 +62,7 @@ class Controller:
         self._color_before_block = self.color_mode  # what c goes back to
         self._reported_gpu_error: str | None = None
         self.histogram = LiveHistogram()  # off until the panel turns it on
+        self.on_switch = None  # called with (old scene, its colour mode) after switch_scene replaced it
 
     @property
     def spec(self):
@@ -209,6 +210,16 @@ class Controller:
         else:
             self.color_mode = mode
 
+    def set_color_range(self, mode: str, span: tuple[float, float] | None) -> None:
+        """Fix the colour range of ``mode`` (None: automatic, the data's own)."""
+        was_fixed = mode in self.scene.color_ranges
+        with self.guard("colour range"):
+            self.scene.set_color_range(mode, span)
+            if span is None:
+                self.say("colour range automatic: the data's own")
+            elif not was_fixed:
+                self.say(f"colour range fixed at {span[0]:.4g} .. {span[1]:.4g}")
+
     def replace_scene(self, scene) -> None:
         self.scene = scene
         first = next(iter(scene.color_modes), "")
@@ -237,8 +248,11 @@ class Controller:
         with self.guard(f"scene {name}"):
             from sim.registry import create_scene
 
+            old, old_mode = self.scene, self.color_mode
             self.replace_scene(create_scene(name, backend=self.scene.backend))
             self.say(f"scene {name}")
+            if self.on_switch is not None:
+                self.on_switch(old, old_mode)
 
     # --- the pointer tool -------------------------------------------------------------------------
     def pointer(self, event: PointerEvent) -> None:

@@ -25,7 +25,9 @@ class KeyBinding:
     shift: bool | None  # True: only with shift, False: only without, None: either
     action: str  # method name on the viewer or its controller
     help: str
-    arg: str | None = None  # passed to the action when set (a scene key's label)
+    arg: str | None = None  # passed to the action when set (a scene key's label, a bookmark's number)
+    ctrl: bool | None = None  # True: only with ctrl, False: only without, None: either
+    shown: bool = True  # listed in the F1 help (the 2..4 of "1…4" are not)
 
 
 BINDINGS: tuple[KeyBinding, ...] = (
@@ -37,10 +39,17 @@ BINDINGS: tuple[KeyBinding, ...] = (
     KeyBinding("c", key.C, False, "toggle_block_colors", "colour by CUDA block on / off (GPU)"),
     KeyBinding("q", key.Q, False, "cycle_variant", "next kernel variant (GPU)"),
     KeyBinding("Q", key.Q, True, "cycle_block_size", "next CUDA block size (GPU)"),
+    KeyBinding("R", key.R, True, "toggle_recording", "record the view to an MP4 in ./recordings (again: stop)"),
     KeyBinding("Home", key.HOME, None, "reset_camera", "camera back to the default view"),
+    *(KeyBinding("1…4" if n == "1" else n, getattr(key, f"_{n}"), None, "restore_bookmark",
+                 "camera to bookmark 1…4", arg=n, ctrl=False, shown=n == "1") for n in "1234"),
+    *(KeyBinding("Ctrl+1…4" if n == "1" else f"Ctrl+{n}", getattr(key, f"_{n}"), None, "save_bookmark",
+                 "save the camera as bookmark 1…4 (kept with the settings)", arg=n, ctrl=True, shown=n == "1")
+      for n in "1234"),
     KeyBinding("F1", key.F1, None, "toggle_help", "show / hide this help"),
+    KeyBinding("F11", key.F11, None, "toggle_fullscreen", "full screen on / off"),
     KeyBinding("F12", key.F12, None, "screenshot", "save a PNG of the window into ./screenshots"),
-    KeyBinding("Esc", key.ESCAPE, None, "quit", "quit"),
+    KeyBinding("Esc", key.ESCAPE, None, "escape", "unpin the pinned item; with nothing pinned, quit"),
 )
 SCENE_KEY_ACTION = "scene_key"  # the controller's method for every scene key
 
@@ -86,7 +95,7 @@ def _all_scene_bindings() -> tuple[KeyBinding, ...]:
 
 def bindings_for(spec) -> tuple[KeyBinding, ...]:
     """The viewer's keys and the scene's own, as the help lists them."""
-    return BINDINGS + scene_bindings(spec)
+    return tuple(b for b in BINDINGS + scene_bindings(spec) if b.shown)
 
 
 def key_label(action: str) -> str:
@@ -94,15 +103,16 @@ def key_label(action: str) -> str:
     return next((b.label for b in BINDINGS if b.action == action), action)
 
 
-def _matches(binding: KeyBinding, symbol: int, shift: bool) -> bool:
-    return binding.symbol == symbol and (binding.shift is None or binding.shift == shift)
+def _matches(binding: KeyBinding, symbol: int, shift: bool, ctrl: bool) -> bool:
+    return (binding.symbol == symbol and (binding.shift is None or binding.shift == shift)
+            and (binding.ctrl is None or binding.ctrl == ctrl))
 
 
 def find_binding(symbol: int, modifiers: int) -> KeyBinding | None:
     """The viewer's key, else any registered scene's key (the controller says whether it applies)."""
-    shift = bool(modifiers & key.MOD_SHIFT)
+    shift, ctrl = bool(modifiers & key.MOD_SHIFT), bool(modifiers & key.MOD_CTRL)
     for binding in BINDINGS + _all_scene_bindings():
-        if _matches(binding, symbol, shift):
+        if _matches(binding, symbol, shift, ctrl):
             return binding
     return None
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import numpy as np
+
 from sim.contract import PointsView
 from viewer.gpu.interop import GLBufferRegistration, InteropError, cupy_view, current_stream_ptr
 from viewer.render.points.spheres import SphereRenderer
@@ -24,6 +26,7 @@ class PointsFeed:
         self.spheres = spheres
         self.fallback_reason: str | None = None  # why a device view goes through the host
         self.path: str | None = None  # how the last frame's items arrived (DEVICE or HOST)
+        self.host_positions: np.ndarray | None = None  # the last host upload's (n, 4) positions (picking)
         self._registration: GLBufferRegistration | None = None
 
     def update(self, view: PointsView) -> None:
@@ -32,6 +35,7 @@ class PointsFeed:
             try:
                 self._write_on_device(view)
                 self.path = DEVICE
+                self.host_positions = None
                 return
             except InteropError as exc:
                 self.fallback_reason = str(exc)
@@ -76,6 +80,17 @@ class PointsFeed:
         if self._registration is not None and len(positions) > self.spheres.capacity:
             self._unregister()  # upload() is about to reallocate the registered buffers
         self.spheres.upload(positions, colors)
+        self.host_positions = positions
+
+    def item_sphere(self, item: int) -> np.ndarray | None:
+        """(x, y, z, radius) of one item of the last update: from the host copy, or 16 bytes read
+        from the GL buffer the device wrote (None past the count)."""
+        if not 0 <= item < self.spheres.count:
+            return None
+        if self.path == HOST and self.host_positions is not None and item < len(self.host_positions):
+            return np.asarray(self.host_positions[item], dtype=np.float64)
+        data = self.spheres.position_buffer.read(16, offset=16 * int(item))
+        return np.frombuffer(data, np.float32).astype(np.float64)
 
     def _unregister(self) -> None:
         registration, self._registration = self._registration, None

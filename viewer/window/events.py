@@ -1,0 +1,106 @@
+"""The window's pyglet event handlers: keys to the key table (and to ImGui), the mouse to ImGui,
+the camera, the scene's tool or the picking (a click pins). A mixin of ``Viewer``."""
+
+from __future__ import annotations
+
+from sim.contract import PointerEvent
+from viewer import pyglet
+from viewer.window.input import BUTTON_NAMES, ORBIT, PAN, TOOL, ZOOM, gesture, scene_point
+from viewer.window.keys import dispatch_key, key
+
+EVENT_HANDLED = pyglet.event.EVENT_HANDLED
+
+
+class WindowEvents:
+    # --- pyglet events -----------------------------------------------------------------------
+    def on_key_press(self, symbol: int, modifiers: int):
+        self.input.key(symbol, modifiers, True)
+        if self.input.wants_keyboard:
+            return EVENT_HANDLED  # typing into a widget; Esc leaves the widget, not the viewer
+        if self.warm_up is not None:  # the scene is busy on the worker thread: only quitting now
+            if symbol == key.ESCAPE:
+                self.quit()
+            return EVENT_HANDLED
+        dispatch_key(symbol, modifiers, self, self.controller)
+        return EVENT_HANDLED  # also keeps pyglet from closing the window on Esc by itself
+
+    def on_key_release(self, symbol: int, modifiers: int):
+        self.input.key(symbol, modifiers, False)
+        return EVENT_HANDLED
+
+    def on_text(self, text: str):
+        self.input.text(text)
+        return EVENT_HANDLED
+
+    def on_mouse_motion(self, x, y, dx, dy):
+        self.input.mouse_position(x, y)
+        self.pointing.pointer = (x, y)
+
+    def on_mouse_leave(self, x, y):
+        self.pointing.pointer = None
+
+    def on_mouse_press(self, x, y, button, modifiers):
+        wanted = self.input.wants_mouse
+        self.input.mouse_button(x, y, button, True)
+        self.pointing.pointer = (x, y)
+        if wanted or self._drag is not None or self.camera is None or self.warm_up is not None:
+            return
+        spec = self.scene.spec
+        self._drag = gesture(button, modifiers, spec.tool is not None, self.scene.tool_on, self.camera.orbit_enabled)
+        if button == pyglet.window.mouse.LEFT and self._drag != TOOL:
+            self.pointing.pressed(x, y)  # a click (no drag) pins the item under the pointer
+        if self._drag == TOOL:
+            self._tool_button = BUTTON_NAMES[button]
+            self._send_pointer("press", x, y, modifiers)
+
+    def on_mouse_release(self, x, y, button, modifiers):
+        self.input.mouse_button(x, y, button, False)
+        if button == pyglet.window.mouse.LEFT:
+            self.pointing.released(x, y, self._drag == TOOL)
+        if self._drag == TOOL:
+            self._send_pointer("release", x, y, modifiers)
+        self._drag = None
+
+    def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        self.input.mouse_position(x, y)
+        self.pointing.pointer = (x, y)
+        if self.camera is None:
+            return
+        if self._drag == ORBIT:
+            self.camera.orbit(dx, dy)
+        elif self._drag == PAN:
+            self.camera.pan(dx, dy, self.window.get_size()[1])
+        elif self._drag == ZOOM:
+            self.camera.zoom(1.01 ** -dy)
+        elif self._drag == TOOL:
+            self._send_pointer("drag", x, y, modifiers)
+
+    def _send_pointer(self, kind: str, x: float, y: float, modifiers: int) -> None:
+        """A tool event at window point (x, y), in scene coordinates (3D views: with the ray)."""
+        fb_size = self.window.get_framebuffer_size()
+        scale = fb_size[0] / max(self.window.get_size()[0], 1)
+        sx, sy, origin, direction = scene_point(self.camera, x * scale, y * scale, fb_size,
+                                                self._covered_right(fb_size))
+        ray = {"origin": tuple(map(float, origin)), "direction": tuple(map(float, direction))} \
+            if self.camera.orbit_enabled else {}
+        self.controller.pointer(PointerEvent(kind, sx, sy, self._tool_button, bool(modifiers & key.MOD_SHIFT),
+                                             bool(modifiers & key.MOD_CTRL), **ray))
+
+    def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        self.input.mouse_position(x, y)
+        self.input.scroll(scroll_x, scroll_y)
+        if not self.input.wants_mouse and self.camera is not None:
+            self.camera.zoom(0.9**scroll_y)
+
+    def on_resize(self, width, height):
+        return EVENT_HANDLED  # sizes are read every frame; pyglet's own projection is not used
+
+    def on_activate(self):
+        self.input.focus(True)
+
+    def on_deactivate(self):
+        self.input.focus(False)
+
+    def on_close(self):
+        self._quit_requested = True
+        return EVENT_HANDLED

@@ -1,0 +1,150 @@
+"""The window's picking: the item under the pointer each frame (``viewer.pick.picker``), a click
+that pins it, the camera following it, and what is drawn of it (tooltip, pinned window, highlight).
+"""
+
+from __future__ import annotations
+
+import math
+
+from imgui_bundle import imgui
+
+from sim.contract import FieldView, PlotsView, PointsView
+from viewer.pick.picker import Picking
+from viewer.pick.tooltip import (
+    HOVER_RING,
+    ItemReport,
+    cell_corners,
+    draw_cell_outline,
+    draw_pinned_window,
+    draw_sphere_ring,
+    draw_tooltip,
+    report,
+)
+from viewer.window.input import scene_point
+
+CLICK_PIXELS = 4.0  # a press and release closer than this is a click, not a drag
+
+
+class WindowPicking:
+    def __init__(self, ctx):
+        self.picking = Picking(ctx)
+        self.pointer: tuple[float, float] | None = None  # window pixels, y up; None when outside
+        self.press: tuple[float, float] | None = None  # where a left press started (a click candidate)
+        self.click = False  # a click is waiting to pin what is under it
+        self.hover_report: ItemReport | None = None  # the tooltip drawn last frame (tests read it)
+        self.pinned_report: ItemReport | None = None  # the pinned window drawn last frame
+
+    # --- input ---------------------------------------------------------------------------------
+    def pressed(self, x: float, y: float) -> None:
+        self.press = (x, y)
+
+    def released(self, x: float, y: float, was_tool: bool) -> None:
+        if self.press is not None and not was_tool and math.dist(self.press, (x, y)) <= CLICK_PIXELS:
+            self.click = True
+        self.press = None
+
+    # --- each frame, inside the ImGui frame --------------------------------------------------------
+    def update(self, viewer, fb_size: tuple[int, int]) -> None:
+        """Find what the pointer is on, pin it on a click, move the camera after a followed item."""
+        picking, view = self.picking, viewer.view.current
+        ray = plane = None
+        width = viewer.window.get_size()[0]
+        pointer = self.pointer
+        over_view = (pointer is not None and viewer._drag is None and not viewer.input.wants_mouse
+                     and pointer[0] < width - viewer.covered_display() and viewer.camera is not None)
+        if over_view and not isinstance(view, PlotsView):
+            scale = fb_size[0] / max(width, 1)
+            sx, sy, origin, direction = scene_point(viewer.camera, pointer[0] * scale, pointer[1] * scale, fb_size,
+                                                    viewer._covered_right(fb_size))
+            ray, plane = (origin, direction), (sx, sy)
+        if isinstance(view, PlotsView) or ray is not None:
+            picking.hover(viewer.view, ray, plane, viewer.camera.far if viewer.camera else 1.0)
+        else:
+            picking.clear_hover()
+        if isinstance(view, PlotsView) and picking.hovered is not None and imgui.is_mouse_clicked(0):
+            self.click = True
+        if self.click:
+            self.click = False
+            item = picking.pin(viewer.scene)
+            if item is not None:
+                rep = report(viewer.scene, item)
+                name = next(iter(rep.values.items()), ("item", f"#{item}"))
+                viewer.controller.say(f"pinned {name[0]} {name[1]} (Esc unpins)")
+        self._follow(viewer)
+
+    def pinned_item(self, viewer) -> int | None:
+        view = viewer.view.current
+        return self.picking.pinned_item(viewer.scene, getattr(view, "kind", None))
+
+    def _follow(self, viewer) -> None:
+        if not self.picking.follow or viewer.camera is None:
+            return
+        item = self.pinned_item(viewer)
+        place = self._place(viewer, item) if item is not None else None
+        if place is None:
+            return
+        if viewer.camera.orbit_enabled:
+            viewer.camera.target = place[:3].copy()
+        else:
+            viewer.camera.target[:2] = place[:2]
+
+    def _place(self, viewer, item: int):
+        """(x, y, z, radius) of a points item or the centre of a field cell."""
+        import numpy as np
+
+        view = viewer.view.current
+        if isinstance(view, PointsView):
+            return viewer.view.points.feed.item_sphere(item)
+        if isinstance(view, FieldView):
+            corners = np.array(cell_corners(view, item))
+            return np.array([*corners.mean(axis=0), 0.0, 0.0])
+        return None
+
+    def draw(self, viewer, fb_size: tuple[int, int]) -> None:
+        """The pinned item's window and highlight, then the hover tooltip (inside the ImGui frame)."""
+        picking, scene = self.picking, viewer.scene
+        self.hover_report = self.pinned_report = None
+        pinned = self.pinned_item(viewer)
+        viewer.view.plots.pinned = pinned if isinstance(viewer.view.current, PlotsView) else None
+        if pinned is not None:
+            self.pinned_report = report(scene, pinned)
+            if not draw_pinned_window(self.pinned_report, picking, (12.0, 12.0)):
+                self.unpin(viewer)
+            else:
+                self._highlight(viewer, pinned, fb_size, pinned=True)
+        hovered = picking.hovered
+        if hovered is not None and not (pinned is not None and hovered == pinned and picking.hovered_kind != "plots"):
+            self.hover_report = report(scene, hovered)
+            if not self.hover_report.error:
+                draw_tooltip(self.hover_report)
+                self._highlight(viewer, hovered, fb_size, pinned=False)
+
+    def _highlight(self, viewer, item: int, fb_size: tuple[int, int], pinned: bool) -> None:
+        view, camera = viewer.view.current, viewer.camera
+        if camera is None or not isinstance(view, (PointsView, FieldView)):
+            return
+        width, height = fb_size
+        shift = viewer._covered_right(fb_size) / max(width, 1)
+        matrices = (camera.view_matrix(), camera.projection_matrix(width / max(height, 1), shift))
+        display = tuple(float(v) for v in viewer.window.get_size())
+        if isinstance(view, PointsView):
+            feed = viewer.view.points.feed
+            if not pinned and feed.host_positions is None:
+                return  # a hovered item's ring would read the device's buffer every frame: the tooltip says enough
+            sphere = feed.item_sphere(item)
+            if sphere is not None:
+                if pinned:
+                    draw_sphere_ring(sphere, *matrices, display)
+                else:
+                    draw_sphere_ring(sphere, *matrices, display, HOVER_RING, 1.5)
+        elif pinned:
+            draw_cell_outline(cell_corners(view, item), *matrices, display)
+
+    def unpin(self, viewer) -> bool:
+        if self.picking.unpin():
+            viewer.controller.say("unpinned")
+            return True
+        return False
+
+    def release(self) -> None:
+        self.picking.release()
