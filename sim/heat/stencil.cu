@@ -85,9 +85,8 @@ extern "C" __global__ void paint(long long stride, int i0, int j0, int w, int h,
 #ifndef K_MAX
 #define K_MAX 8
 #endif
-// At least 16 warps per SM: at most 128 registers a thread (1024-thread blocks: 64, and spills);
-// for K = 1, which waits on memory, 32 warps: at most 64 registers.
-#define TEMPORAL_MIN_BLOCKS(K) ((((K) == 1 ? 1024 : 512) + TEMPORAL_THREADS - 1) / TEMPORAL_THREADS)
+// At least 16 warps per SM: at most 128 registers a thread (1024-thread blocks: 64, and spills).
+#define TEMPORAL_MIN_BLOCKS ((512 + TEMPORAL_THREADS - 1) / TEMPORAL_THREADS)
 #define COLS 4             // cells per lane: one float4
 #define STRIP (32 * COLS)  // columns a warp reads
 
@@ -118,13 +117,10 @@ struct Band {
     float* __restrict__ tout;
 };
 
-// Input rows are loaded AHEAD iterations before they are used: 3 when each row is worked on K
-// levels; 6 for K <= 2, where the kernel waits on memory and needs more bytes in flight.
 template <int K>
 struct Pipeline {
-    static constexpr int AHEAD = K <= 2 ? 6 : 3;
     float ring[K][3][COLS];  // level L's rows of the last three iterations, slot = iteration % 3
-    float4 ahead[AHEAD];     // input rows, slot = iteration % AHEAD
+    float4 ahead[3];         // input rows, loaded three iterations before they are used
 };
 
 template <bool EDGE>
@@ -135,24 +131,24 @@ __device__ __forceinline__ float4 load_row(const Band& b, int row, bool wanted) 
     return v;
 }
 
-// Iteration q (P = q % AHEAD, ring slot q % 3): input row yb - K + q enters level 0; level L
-// computes row yb - K + q - L from level L-1's rows of iterations q-2, q-1, q; level K's row yb + q - 2K is
+// Iteration q (slot P = q % 3): input row yb - K + q enters level 0; level L computes row
+// yb - K + q - L from level L-1's rows of iterations q-2, q-1, q; level K's row yb + q - 2K is
 // written. Iterations before 2L give level L rows nothing valid depends on.
 template <int K, bool EDGE, int P>
 __device__ __forceinline__ void iteration(Pipeline<K>& p, const Band& b, int q) {
-    constexpr int AHEAD = Pipeline<K>::AHEAD, SLOT = P % 3, UP = (P + 1) % 3, CENTRE = (P + 2) % 3;
+    constexpr int UP = (P + 1) % 3, CENTRE = (P + 2) % 3;
     const float4 in = p.ahead[P];
-    p.ahead[P] = load_row<EDGE>(b, b.yb - K + q + AHEAD, q + AHEAD < b.q_end);
-    p.ring[0][SLOT][0] = in.x;
-    p.ring[0][SLOT][1] = in.y;
-    p.ring[0][SLOT][2] = in.z;
-    p.ring[0][SLOT][3] = in.w;
+    p.ahead[P] = load_row<EDGE>(b, b.yb - K + q + 3, q + 3 < b.q_end);
+    p.ring[0][P][0] = in.x;
+    p.ring[0][P][1] = in.y;
+    p.ring[0][P][2] = in.z;
+    p.ring[0][P][3] = in.w;
     float out[COLS];
 #pragma unroll
     for (int L = 1; L <= K; ++L) {
         const float* up = p.ring[L - 1][UP];
         const float* c = p.ring[L - 1][CENTRE];
-        const float* down = p.ring[L - 1][SLOT];
+        const float* down = p.ring[L - 1][P];
         const float left = __shfl_up_sync(0xffffffffu, c[COLS - 1], 1);
         const float right = __shfl_down_sync(0xffffffffu, c[0], 1);
         const int row = b.yb - K + q - L;
@@ -166,7 +162,7 @@ __device__ __forceinline__ void iteration(Pipeline<K>& p, const Band& b, int q) 
         }
         if (L < K) {
 #pragma unroll
-            for (int k = 0; k < COLS; ++k) p.ring[L][SLOT][k] = out[k];
+            for (int k = 0; k < COLS; ++k) p.ring[L][P][k] = out[k];
         }
     }
     const int row = b.yb + q - 2 * K;
@@ -194,16 +190,11 @@ __device__ __forceinline__ void stream(const Band& b) {
 #pragma unroll
             for (int k = 0; k < COLS; ++k) p.ring[L][s][k] = 0.0f;
 #pragma unroll
-    for (int s = 0; s < Pipeline<K>::AHEAD; ++s) p.ahead[s] = load_row<EDGE>(b, b.yb - K + s, s < b.q_end);
-    for (int q = 0; q < b.q_end; q += Pipeline<K>::AHEAD) {
+    for (int s = 0; s < 3; ++s) p.ahead[s] = load_row<EDGE>(b, b.yb - K + s, true);
+    for (int q = 0; q < b.q_end; q += 3) {
         iteration<K, EDGE, 0>(p, b, q);
         iteration<K, EDGE, 1>(p, b, q + 1);
         iteration<K, EDGE, 2>(p, b, q + 2);
-        if constexpr (Pipeline<K>::AHEAD == 6) {
-            iteration<K, EDGE, 3>(p, b, q + 3);
-            iteration<K, EDGE, 4>(p, b, q + 4);
-            iteration<K, EDGE, 5>(p, b, q + 5);
-        }
     }
 }
 
@@ -240,7 +231,7 @@ __device__ __forceinline__ void temporal(int ni, int nj, long long stride, float
 }
 
 #define TEMPORAL_KERNEL(K)                                                                             \
-    extern "C" __global__ void __launch_bounds__(TEMPORAL_THREADS, TEMPORAL_MIN_BLOCKS(K)) step_temporal_##K(\
+    extern "C" __global__ void __launch_bounds__(TEMPORAL_THREADS, TEMPORAL_MIN_BLOCKS) step_temporal_##K(\
         int ni, int nj, long long stride, float tfac, int rows, const float* __restrict__ tin,       \
         float* __restrict__ tout) {                                                                    \
         temporal<K>(ni, nj, stride, tfac, rows, tin, tout);                                            \
