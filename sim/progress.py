@@ -50,15 +50,16 @@ class Progress:
     """
 
     def __init__(self, label: str, total: float, unit: str = "", show: bool = True, stream=None):
-        self.label, self.total, self.unit = label, max(float(total), 1.0), unit
+        self.label, self.total, self.unit = label, _whole(max(float(total), 1.0)), unit
         self.stream = sys.stderr if stream is None else stream
-        self.done = 0.0
+        self.done = 0
         self.bar = None
         if show and shown(self.stream):
             from tqdm import tqdm
 
-            self.bar = tqdm(total=self.total, desc=label, unit=f" {unit}" if unit else "it", unit_scale=True,
-                            file=self.stream, leave=False, dynamic_ncols=True, mininterval=0.25)
+            self.bar = tqdm(total=self.total, desc=label, unit=f" {unit}" if unit else "it",
+                            unit_scale=self.total >= 1e5, file=self.stream, leave=False, dynamic_ncols=True,
+                            mininterval=0.25)
 
     def __enter__(self) -> Progress:
         return self
@@ -72,7 +73,7 @@ class Progress:
         return self.bar is not None
 
     def advance(self, amount: float = 1) -> None:
-        amount = min(float(amount), self.total - self.done)
+        amount = _whole(min(float(amount), self.total - self.done))
         self.done += amount
         if self.bar is not None and amount > 0:
             self.bar.update(amount)
@@ -86,6 +87,11 @@ class Progress:
         bar, self.bar = self.bar, None
         if bar is not None:
             bar.close()
+
+
+def _whole(value: float) -> float | int:
+    """An int when the value is whole, so the bar counts 50/200, not 50.0/200."""
+    return int(value) if float(value).is_integer() else value
 
 
 def frames_callback(label: str, unit: str = "frames", stream=None):

@@ -105,7 +105,7 @@ def test_headless_record_writes_steps_over_k_frames(tmp_path):
     frames = decode(path)
     assert len(frames) == 60 // 6 and frames[0].shape == (240, 320, 3)
     assert changes(frames) > 0.5, "the balls fall: the video changes"
-    assert f"recording: 10 frames, 320x240 at 24 frames/s, one every 6 steps" in result.stdout
+    assert "recording: 10 frames, 320x240 at 24 frames/s, one every 6 steps" in result.stdout
     with av.open(str(path)) as container:
         assert container.streams.video[0].average_rate == 24
 

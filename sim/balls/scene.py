@@ -399,7 +399,7 @@ class BallsScene(Scene):
 
 
 def _xyz(v) -> str:
-    return "(" + ", ".join(f"{float(c):.4g}" for c in v) + ")"
+    return "(" + ", ".join(f"{float(c):.6g}" for c in v) + ")"
 
 
 def _id_list(keys, most: int = 8) -> str:
