@@ -1,5 +1,5 @@
 """Time whole displayed frames: ``python -m viewer.bench.frame -n 1000000 --size 1920x1080 [--backend gpu]
-[--scene NAME] [--preset P] [--variant V] [--frames 100] [--headless]``.
+[--scene NAME] [--preset P] [--variant V] [--frames 100] [--headless] [--record OUT.mp4] [--pick]``.
 
 Loads a scene of the registry with n items and times frames as the viewer shows them: one
 displayed frame of physics (``scene.advance_frame()``: ``spec.steps_per_frame`` steps), the view
@@ -13,6 +13,11 @@ context: no X server needed.
 Two passes: whole frames as the viewer runs them (the median is the headline), then the same
 frames with the device synchronised after the physics and after the view reaches the GL buffers,
 which splits each frame into physics, feed and draw time at the cost of the overlap between them.
+``--record`` adds a pass of whole frames that are also recorded (read back through the recorder's
+pixel ring and encoded to the MP4, a video frame per displayed frame) and reports its cost against
+the plain pass; ``--pick`` adds a pass that picks the item under the view's centre every frame as
+the window does when the pointer moves (the id pass on the device path, the ray test on the host
+path, then the item's description) and reports what it adds per frame.
 """
 
 from __future__ import annotations
@@ -91,11 +96,12 @@ def device_sync(scene) -> None:
 
 
 def time_frames(scene, view: SceneView, surface: Surface, size: tuple[int, int], camera: OrbitCamera,
-                mode: str, frames: int, split: bool) -> np.ndarray:
+                mode: str, frames: int, split: bool, after_draw: Callable[[], None] | None = None) -> np.ndarray:
     """(frames, 4) milliseconds: physics, the view into the GL buffers, drawing, whole frame.
 
     With ``split`` False nothing waits inside a frame, so the device's physics and interop work
-    spills into the later columns: only the whole frame counts then.
+    spills into the later columns: only the whole frame counts then. ``after_draw`` runs after each
+    frame's drawing (a recording's read-back, a pick), inside the whole frame's time.
     """
     times = np.empty((frames, 4))
     for i in range(frames):
@@ -109,6 +115,8 @@ def time_frames(scene, view: SceneView, surface: Surface, size: tuple[int, int],
             device_sync(scene)
         fed = time.perf_counter()
         view.draw(surface.fbo, camera, size)
+        if after_draw is not None:
+            after_draw()
         surface.present()
         surface.ctx.finish()
         end = time.perf_counter()
@@ -117,7 +125,52 @@ def time_frames(scene, view: SceneView, surface: Surface, size: tuple[int, int],
     return times
 
 
-def measure(scene, width: int, height: int, frames: int, warmup: int, headless: bool) -> dict:
+def recording_pass(scene, view, surface, size, camera, mode, frames: int, path) -> dict:
+    """Whole frames, each also recorded: read back through the pixel ring, encoded on its thread."""
+    from viewer.record.recorder import STEPS, Recorder, RecordOptions
+
+    recorder = Recorder(surface.ctx, path, size, RecordOptions(STEPS, every=scene.spec.steps_per_frame, fps=60),
+                        steps=scene.steps)
+    try:
+        times = time_frames(scene, view, surface, size, camera, mode, frames, split=False,
+                            after_draw=lambda: recorder.capture(surface.fbo, copies=recorder.due(scene.steps)))
+    except BaseException:
+        recorder.abort()
+        raise
+    started = time.perf_counter()
+    saved = recorder.stop()
+    return {"record_frame_ms": float(np.median(times[:, 3])), "record_frames": recorder.frames,
+            "record_finish_s": time.perf_counter() - started, "record_path": str(saved),
+            "record_codec": recorder.writer.codec}
+
+
+def picking_pass(scene, view, surface, size, camera, mode, frames: int) -> dict:
+    """Whole frames that also pick the item under the centre of the view and describe it."""
+    from viewer.pick.picker import Picking
+    from viewer.window.input import scene_point
+
+    picking = Picking(surface.ctx)
+    sx, sy, origin, direction = scene_point(camera, size[0] / 2, size[1] / 2, size)
+    pick_ms, found = [], []
+
+    def pick() -> None:
+        started = time.perf_counter()
+        picking.hover(view, (origin, direction), (sx, sy), camera.far if camera else 1.0)
+        if picking.hovered is not None:
+            scene.describe(picking.hovered)
+            found.append(picking.hovered)
+        pick_ms.append((time.perf_counter() - started) * 1e3)
+
+    try:
+        times = time_frames(scene, view, surface, size, camera, mode, frames, split=False, after_draw=pick)
+    finally:
+        picking.release()
+    return {"pick_frame_ms": float(np.median(times[:, 3])), "pick_ms": float(np.median(pick_ms)),
+            "pick_method": picking.used, "picked": len(found)}
+
+
+def measure(scene, width: int, height: int, frames: int, warmup: int, headless: bool, record=None,
+            pick: bool = False) -> dict:
     surface = offscreen_surface(width, height) if headless else window_surface(width, height)
     try:
         view = SceneView(surface.ctx)
@@ -129,7 +182,13 @@ def measure(scene, width: int, height: int, frames: int, warmup: int, headless: 
             time_frames(scene, view, surface, size, camera, mode, warmup, split=True)  # compile, settle
             whole = time_frames(scene, view, surface, size, camera, mode, frames, split=False)
             split = time_frames(scene, view, surface, size, camera, mode, frames, split=True)
+            extra = {}
+            if record is not None:
+                extra.update(recording_pass(scene, view, surface, size, camera, mode, frames, record))
+            if pick:
+                extra.update(picking_pass(scene, view, surface, size, camera, mode, frames))
             return {
+                **extra,
                 "surface": surface.kind,
                 "renderer": surface.ctx.info.get("GL_RENDERER", "?"),
                 "feed": view.feed.path if view.feed else "ImGui",
@@ -173,9 +232,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=10, help="untimed frames first (default 10)")
     parser.add_argument("--headless", action="store_true",
                         help="draw offscreen through EGL (the default when there is no display)")
+    parser.add_argument("--record", metavar="MP4", help="also time frames recorded to this MP4 (H.264, --size: even)")
+    parser.add_argument("--pick", action="store_true", help="also time frames that pick the item under the centre")
     args = parser.parse_args(argv)
     if args.n < 1 or args.frames < 1 or args.warmup < 0:
         parser.error("-n and --frames must be at least 1, --warmup at least 0")
+    if args.record is not None:
+        from sim.cli import UsageError
+        from viewer.record.video import check_video_target
+
+        try:
+            check_video_target(args.record, args.size)
+        except UsageError as exc:
+            parser.error(str(exc))
 
     from viewer.window.app import display_problem
 
@@ -193,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"frame_bench: {exc}", file=sys.stderr)
         return 2
     width, height = args.size
-    result = measure(scene, width, height, args.frames, args.warmup, headless)
+    result = measure(scene, width, height, args.frames, args.warmup, headless, args.record, args.pick)
     feed = result["feed"] + (f" (interop unavailable: {result['fallback']})" if result["fallback"] else "")
     unit = spec.words.unit
     variant = f", {scene.variant} variant" if spec.gpu else ""
@@ -208,6 +277,18 @@ def main(argv: list[str] | None = None) -> int:
           f"frame {result['split_frame_ms']:.2f} ms (medians)")
     stages = ", ".join(f"{name} {ms:.2f}" for name, ms in result["stages"].items())
     print(f"scene stage timer (ms per frame, median): {stages}")
+    base = result["frame_ms"]
+    if "record_frame_ms" in result:
+        ms = result["record_frame_ms"]
+        print(f"recording ({result['record_codec']}, a video frame per frame): median {ms:.2f} ms "
+              f"({1e3 / ms:.1f} frames/s), {100 * (base / ms - 1):+.1f}% frame rate against no recording; "
+              f"{result['record_frames']} frames, finishing the file took {result['record_finish_s']:.2f} s: "
+              f"{result['record_path']}")
+    if "pick_frame_ms" in result:
+        ms = result["pick_frame_ms"]
+        print(f"picking ({result['pick_method']}, every frame, {result['picked']} frames hit an item): median "
+              f"{ms:.2f} ms per frame, {ms - base:+.2f} ms against no picking; the pick and description alone "
+              f"{result['pick_ms']:.3f} ms")
     return 0
 
 
