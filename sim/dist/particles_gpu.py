@@ -80,7 +80,9 @@ class GpuRank:
         self.stats = xp.zeros((max(1, steps), 3), xp.uint64)  # per step: closest pair (bits), sum, pairs
         self.stats[:, 0] = np.float64(1.0).view(np.uint64)
         self.t = 0
-        self.bytes_sent = 0
+        self.bytes_sent = 0  # ghosts, counts and migrants this rank has sent
+        self.migrants = 0  # particles handed to a neighbour the usual way
+        self.everywhere_steps = 0  # steps that took the slow way (a particle jumped past a neighbour's row)
         n = x.shape[0]
         self.head, self.cap = 0, 0
         self.pos = [None, None]
@@ -205,6 +207,7 @@ class GpuRank:
             self.start[self.row0 * self.nb:self.row1 * self.nb + 1] -= s_lo
         with self.timer.stage("migrate"):
             self._migrate(s_lo, mine, total - s_hi, k_below, k_above)
+        self.migrants += s_lo + total - s_hi
         self._n = mine
         self.timer.frame_done()
 
@@ -280,6 +283,7 @@ class GpuRank:
         """Some particle moved more than a bin row: bin every rank's moved particles over the whole box,
         send each run of rows to its owner (any rank), and re-bin what each rank owns."""
         xp, h, n, nb = self.xp, self.head, self.n, self.nb
+        self.everywhere_steps += 1
         self.count[...] = 0
         self._count_bins(self.pos[1][h:], n, self.bin, self.offset)
         self._scan(0, nb * nb)

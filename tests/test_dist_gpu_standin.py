@@ -1,0 +1,293 @@
+"""The GPU rank's bookkeeping (sim/dist/particles_gpu.py) on CPU ranks: binning.cu's kernels replaced by
+a numba stand-in with the same arguments and pointer arithmetic (a view's index 0 is where CuPy's
+pointer would point; negative indices reach the room before it), numpy for CuPy, MPI for NCCL.
+
+What it proves without a GPU: ghosts, bin starts relative to the first particle, the slots kept for
+arriving particles, migration and the slow path for particles that jump past a neighbour keep every
+particle exactly once and give each the forces of all its neighbours. The stand-in adds neighbours in
+bin order, not id order, so it matches the CPU to rounding: over a calm run at the end, and with fast
+particles (whose close encounters magnify any rounding, as on a GPU) step by step, each step checked
+against a CPU step from the same state.
+
+Run as a script under mpiexec by the tests: python tests/test_dist_gpu_standin.py N STEPS SEED OUT [KICKS]
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+MPIEXEC = shutil.which("mpiexec", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("mpiexec")
+
+
+def _view(a):
+    """(the array a view belongs to, the view's first row in it): CuPy would pass that row's address."""
+    base = a
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    offset = a.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return base, offset // base.strides[0]
+
+
+@numba.njit(cache=True)
+def _bin_of(x, y, inv, nb):
+    bx = min(max(int(x * inv), 0), nb - 1)
+    by = min(max(int(y * inv), 0), nb - 1)
+    return by * nb + bx
+
+
+@numba.njit(cache=True)
+def _count_bins(p, po, n, inv, nb, b, bo, o, oo, c, co):
+    for i in range(n):
+        k = _bin_of(p[po + i, 0], p[po + i, 1], inv, nb)
+        b[bo + i] = k
+        o[oo + i] = c[co + k]
+        c[co + k] += 1
+
+
+@numba.njit(cache=True)
+def _scatter(b, bo, o, oo, s, so, n, p, po, v, vo, d, do, p2, p2o, v2, v2o, d2, d2o):
+    for i in range(n):
+        k = s[so + b[bo + i]] + o[oo + i]
+        p2[p2o + k, 0] = p[po + i, 0]
+        p2[p2o + k, 1] = p[po + i, 1]
+        v2[v2o + k, 0] = v[vo + i, 0]
+        v2[v2o + k, 1] = v[vo + i, 1]
+        d2[d2o + k] = d[do + i]
+
+
+@numba.njit(cache=True)
+def _step(p, po, v, vo, s, so, n, size, inv, nb, p2, p2o, v2, v2o, b, bo, o, oo, c, co):
+    cutoff, min_r, mass, dt = 0.01, 0.01 / 100, 0.01, 0.0005
+    dmin, dsum, pairs = 1.0, 0.0, 0
+    for i in range(n):
+        xi, yi = p[po + i, 0], p[po + i, 1]
+        k = _bin_of(xi, yi, inv, nb)
+        bx, by = k % nb, k // nb
+        x0, x1 = max(bx - 1, 0), min(bx + 1, nb - 1)
+        ax = ay = 0.0
+        for cy in range(max(by - 1, 0), min(by + 1, nb - 1) + 1):
+            for j in range(s[so + cy * nb + x0], s[so + cy * nb + x1 + 1]):
+                dx, dy = p[po + j, 0] - xi, p[po + j, 1] - yi
+                r2 = dx * dx + dy * dy
+                if r2 > cutoff * cutoff:
+                    continue
+                if r2 != 0:
+                    d = np.sqrt(r2) / 0.01
+                    dmin = min(dmin, d)
+                    dsum += d
+                    pairs += 1
+                r2 = max(r2, min_r * min_r)
+                r = np.sqrt(r2)
+                coef = (1 - cutoff / r) / r2 / mass
+                ax += coef * dx
+                ay += coef * dy
+        u, w = v[vo + i, 0] + ax * dt, v[vo + i, 1] + ay * dt
+        px, py = xi + u * dt, yi + w * dt
+        while px < 0 or px > size:
+            px = -px if px < 0 else 2 * size - px
+            u = -u
+        while py < 0 or py > size:
+            py = -py if py < 0 else 2 * size - py
+            w = -w
+        p2[p2o + i, 0], p2[p2o + i, 1] = px, py
+        v2[v2o + i, 0], v2[v2o + i, 1] = u, w
+        k = _bin_of(px, py, inv, nb)
+        b[bo + i] = k
+        o[oo + i] = c[co + k]
+        c[co + k] += 1
+    return dmin, dsum, pairs
+
+
+class StandIn(dict):
+    """binning.cu's kernels (fp64, plain forces) as callables ``k[name](grid, block, args)``."""
+
+    def __init__(self):
+        super().__init__(count_bins=self.count_bins, scatter=self.scatter, step=self.step,
+                         scan_blocks=self.scan_blocks, scan_sums=self.scan_sums, add_sums=self.add_sums)
+        self.launches = dict.fromkeys(self, 0)
+
+    def scan_blocks(self, grid, block, args, **_):
+        """Each block's 2 * blockDim counts scanned (inclusive, from start + 1), zeroed; its total in sums."""
+        count, m, start, sums = args
+        self.launches["scan_blocks"] += 1
+        (c, co), (s, so), width = _view(count), _view(start), 2 * block[0]
+        for b in range(grid[0]):
+            lo, hi = b * width, min(int(m), (b + 1) * width)
+            part = np.cumsum(c[co + lo:co + hi])
+            s[so + lo + 1:so + hi + 1] = part
+            c[co + lo:co + hi] = 0
+            sums[b] = part[-1] if part.size else 0
+
+    def scan_sums(self, grid, block, args, **_):
+        sums, blocks = args
+        self.launches["scan_sums"] += 1
+        totals = np.cumsum(sums[:int(blocks)])
+        sums[:int(blocks)] = totals - sums[:int(blocks)]
+
+    def add_sums(self, grid, block, args, **_):
+        start, m, sums = args
+        self.launches["add_sums"] += 1
+        (s, so), width = _view(start), 2 * block[0]
+        for b in range(grid[0]):
+            s[so + b * width + 1:so + min(int(m), (b + 1) * width) + 1] += sums[b]
+
+    def count_bins(self, grid, block, args, **_):
+        pos, n, inv, nb, bins, offsets, count = args
+        self.launches["count_bins"] += 1
+        _count_bins(*_view(pos), int(n), float(inv), int(nb), *_view(bins), *_view(offsets), *_view(count))
+
+    def scatter(self, grid, block, args, **_):
+        bins, offsets, start, n, *arrays = args
+        self.launches["scatter"] += 1
+        _scatter(*_view(bins), *_view(offsets), *_view(start), int(n), *(x for a in arrays for x in _view(a)))
+
+    def step(self, grid, block, args, **_):
+        pos, vel, start, n, size, inv, nb, pos2, vel2, bins, offsets, count, stats = args
+        self.launches["step"] += 1
+        dmin, dsum, pairs = _step(*_view(pos), *_view(vel), *_view(start), int(n), float(size), float(inv), int(nb),
+                                  *_view(pos2), *_view(vel2), *_view(bins), *_view(offsets), *_view(count))
+        if isinstance(stats, np.ndarray) and pairs:
+            f = stats[:2].view(np.float64)
+            f[0] = min(f[0], dmin)
+            f[1] += dsum
+            stats[2] += np.uint64(pairs)
+
+
+def initial(n: int, seed: int, kicks: dict[int, float]):
+    from sim.particles.init import INITS
+
+    x, y, vx, vy = INITS["2020"](n, seed)
+    for i, speed in kicks.items():  # fast particles: they cross several bin rows (and strips) a step
+        vy[i] = speed
+        vx[i] = -speed / 3
+    return x, y, vx, vy
+
+
+def serial_cpu(n: int, steps: int, seed: int, kicks: dict[int, float]) -> np.ndarray:
+    from sim.particles import binning_cpu, pipeline_cpu, world
+    from sim.timing import NULL_TIMER
+
+    p = pipeline_cpu.HostParticles(*initial(n, seed, kicks))
+    size = world.box_size(n)
+    for _ in range(steps):
+        pipeline_cpu.step(p, size, binning_cpu.bin_count(size), NULL_TIMER)
+    return np.column_stack([p.x, p.y, p.vx, p.vy])
+
+
+def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], verify: bool = False,
+                variant: str = "plain"):
+    """GpuRank on numpy with the stand-in kernels, over ``comm``: (state on rank 0 or None, rank, particle
+    count after each step, largest difference of a step from a CPU step from the same state (verify))."""
+    from sim.dist.links import HostLink
+    from sim.dist.particles import gather_state
+    from sim.dist.particles_gpu import GpuRank, bins_per_side, rows_of
+    from sim.dist.strips import Strips
+    from sim.particles import world
+    from sim.timing import StageTimer
+
+    x, y, vx, vy = initial(n, seed, kicks)
+    size = world.box_size(n)
+    mine = np.flatnonzero(Strips(bins_per_side(size), comm.size).owners(rows_of(y, size, "fp64")) == comm.rank)
+    rank = GpuRank(comm, HostLink(comm), x[mine], y[mine], vx[mine], vy[mine], mine, size, steps, variant, xp=np,
+                   kernels=StandIn(), timer=StageTimer())
+    counts, worst = [], 0.0
+    before = gather_state(comm, rank, n) if verify else None
+    for _ in range(steps):
+        rank.step()
+        counts.append(int(comm.allreduce(np.array([rank.n], np.int64))[0]))
+        if verify:
+            after = gather_state(comm, rank, n)
+            if comm.is_root:
+                from sim.particles import binning_cpu, pipeline_cpu
+
+                cpu = pipeline_cpu.stepped_copy(*before.T, size, binning_cpu.bin_count(size))
+                worst = max(worst, float(np.abs(after - np.column_stack([cpu.x, cpu.y, cpu.vx, cpu.vy])).max()))
+            before = after
+    return gather_state(comm, rank, n), rank, counts, worst
+
+
+def mpirun(ranks: int, *args, timeout: int = 120):
+    if MPIEXEC is None:
+        pytest.skip("no mpiexec here (install the [mpi] extra)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MPI_LOCAL"))}
+    return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env=env)
+
+
+# --- tests ---------------------------------------------------------------------------------------------
+def test_one_rank_matches_the_cpu_run():
+    from sim.dist.comm import Comm
+
+    state, rank, counts, _ = run_standin(Comm(), 1500, 60, 7, {})
+    assert counts == [1500] * 60
+    reference = serial_cpu(1500, 60, 7, {})
+    assert np.abs(state - reference).max() < 1e-9
+    assert rank.everywhere_steps == 0
+
+
+def test_one_rank_with_fast_particles_steps_like_the_cpu():
+    from sim.dist.comm import Comm
+
+    kicks = {3: 300.0, 700: -250.0}
+    state, rank, counts, worst = run_standin(Comm(), 1500, 40, 2, kicks, verify=True)
+    assert counts == [1500] * 40
+    assert worst < 1e-12
+    assert rank.everywhere_steps == 0, "one rank's window is the whole box"
+
+
+@pytest.mark.parametrize("ranks, variant", [(2, "plain"), (4, "plain"), (3, "blockscan")])
+def test_calm_run_over_ranks_matches_the_cpu_run(tmp_path, ranks, variant):
+    out = tmp_path / "state.npy"
+    done = mpirun(ranks, __file__, "3000", "60", "5", str(out), "-", variant)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert np.abs(np.load(out) - serial_cpu(3000, 60, 5, {})).max() < 1e-9
+    summary = done.stdout.split()
+    assert summary[1] == "3000" and int(summary[5]) > 0, done.stdout
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+def test_fast_particles_over_ranks_step_like_the_cpu(tmp_path, ranks):
+    out = tmp_path / "state.npy"
+    kicks = "3:300,1111:-260,42:90"
+    done = mpirun(ranks, __file__, "3000", "50", "11", str(out), kicks)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = done.stdout.split()
+    assert summary[0] == "counts" and set(summary[1].split(",")) == {"3000"}, "no particle lost or doubled"
+    assert int(summary[3]) > 0, "the jumps took the slow way at least once"
+    assert int(summary[5]) > 0, "particles crossed between strips the usual way"
+    assert float(summary[7]) < 1e-12, "every step is a CPU step from the same state, to rounding"
+
+
+def _main(argv: list[str]) -> int:
+    from sim.dist import world
+
+    n, steps, seed, out = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
+    kicks = ({int(a): float(b) for a, b in (k.split(":") for k in argv[4].split(","))}
+             if argv[4:] and argv[4] != "-" else {})
+    comm = world()
+    variant = argv[5] if len(argv) > 5 else "plain"
+    state, rank, counts, worst = run_standin(comm, n, steps, seed, kicks, bool(kicks), variant)
+    if variant == "blockscan":
+        assert rank.k.launches["scan_blocks"] >= steps and rank.k.launches["add_sums"] >= steps
+    slow = int(comm.allreduce(np.array([rank.everywhere_steps], np.int64), "max")[0])
+    crossed = int(comm.allreduce(np.array([rank.migrants], np.int64))[0])
+    if comm.is_root:
+        np.save(out, state)
+        print(f"counts {','.join(map(str, sorted(set(counts))))} slow {slow} crossed {crossed} worst {worst:.3g}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
