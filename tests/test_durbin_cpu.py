@@ -159,7 +159,7 @@ def test_ar_input_returns_its_reflection_coefficients(n):
     np.testing.assert_allclose(solver.alphas[:p], kappas[:p], rtol=0, atol=1e-13)
     assert np.abs(solver.alphas[p:]).max(initial=0) < 1e-13
     assert np.abs(solver.y[p:]).max(initial=0) < 1e-13
-    assert solver.betas[-1] == pytest.approx(np.prod(1 - kappas[:p] ** 2), rel=1e-12)
+    assert solver.betas[-1] == pytest.approx(np.prod(1 - kappas[:min(p, n - 1)] ** 2), rel=1e-12)  # beta_{n-1}
     reference = scipy.linalg.solve_toeplitz(inputs.toeplitz_column(r), -r)
     assert np.max(np.abs(solver.y - reference)) / np.max(np.abs(reference)) < 1e-12
 

@@ -30,6 +30,7 @@ CLUSTER_PAIRS = 2048  # auto: a cluster while each of its blocks owns at most th
 SENTINEL = {"fp64": np.uint64(0x7FF4DEAD0000BEEF), "fp32": np.uint32(0x7FA0BEEF)}
 DTYPES = {"fp64": np.float64, "fp32": np.float32}
 MAX_ORDER = 1024
+MAX_GRID = 256  # the grid path's blocks: warp 0 polls 8 slots a lane (durbin.cu POLL_PER_LANE)
 
 
 class KernelError(ValueError):
@@ -175,12 +176,20 @@ class Solver:
         return device_properties(self.device)["smem_optin"] - layout.PERSISTENT_STATIC_SMEM
 
     def _cluster_plan(self, blocks: int | None, forced: bool):
-        """The cluster of the fewest blocks (``blocks`` if given) whose blocks own at most CLUSTER_PAIRS
-        pairs each (forced: the most blocks that fit); None when none fits and the grid may take it."""
+        """One cluster: ``blocks`` if given; forced, the most blocks that fit; auto, the fewest blocks that
+        leave each thread at most two pairs, while a block owns at most CLUSTER_PAIRS pairs (else None:
+        the grid takes it)."""
         itemsize = np.dtype(self.dtype).itemsize
         try:
             fn = cuda.kernel(kernels.persistent("cluster", self.precision, self.version), self.device)
-            sizes = [blocks] if blocks else ([16, 8, 4, 2, 1] if forced else [1, 2, 4, 8, 16])
+            if blocks:
+                sizes = [blocks]
+            elif forced:
+                sizes = [16, 8, 4, 2, 1]
+            else:
+                fewest = next((g for g in (1, 2, 4, 8, 16)
+                               if layout.pairs_per_block(self.n, g) <= 2 * self.block), 16)
+                sizes = [g for g in (16, 8, 4, 2, 1) if g <= fewest]
             for g in sizes:
                 if not 1 <= g <= 16:
                     raise KernelError(f"a cluster has 1..16 blocks, got {g}")
@@ -200,7 +209,7 @@ class Solver:
         return None
 
     def _grid_plan(self, blocks: int | None):
-        sms = device_properties(self.device)["sms"]
+        sms = min(device_properties(self.device)["sms"], MAX_GRID)
         blocks = blocks or max(1, min(sms, -(-layout.pair_count(self.n) // self.block)))
         if not 1 <= blocks <= sms:
             raise KernelError(f"the persistent grid has 1..{sms} blocks (one per SM), got {blocks}")
@@ -325,7 +334,9 @@ def solve(r, kernel: str = "persistent", **options) -> np.ndarray:
 
 # --- many systems ------------------------------------------------------------------------------------
 def batched_group(order: int) -> str:
-    """Auto: a thread per system for short orders, a warp up to 256, a block beyond."""
+    """Auto: a thread per system (registers up to REG_ORDER, then shared memory), a warp up to 256, a block beyond."""
+    if order <= kernels.REG_ORDER:
+        return "register"
     return "thread" if order <= 48 else ("warp" if order <= 256 else "block")
 
 
@@ -336,8 +347,13 @@ def batched_shape(systems: int, order: int, group: str, block: int | None, items
         raise KernelError(f"batched order must be 2..{MAX_ORDER}, got {order}")
     if group not in kernels.GROUPS:
         raise KernelError(f"unknown batched group {group!r} (choose from {', '.join(kernels.GROUPS)})")
-    block = check_block(block or {"thread": 64, "warp": 128, "block": 256}[group])
-    if group == "thread":
+    block = check_block(block or {"register": 64, "thread": 64, "warp": 128, "block": 256}[group])
+    if group == "register":
+        if order > kernels.REG_ORDER or block > 256:
+            raise KernelError(f"the register kernel takes orders up to {kernels.REG_ORDER} and blocks up to 256, "
+                              f"got order {order}, block {block}")
+        blocks, smem = -(-systems // block), order * (block + 1) * itemsize
+    elif group == "thread":
         blocks, smem = -(-systems // block), 3 * order * (block + 1) * itemsize
     elif group == "warp":
         blocks, smem = -(-systems // (block // 32)), 3 * order * (block // 32) * itemsize
