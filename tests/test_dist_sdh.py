@@ -1,0 +1,106 @@
+"""The distance histogram over MPI ranks: bands balanced by pair count, and exactly the one-process
+printout for any rank count (CPU ranks here; the GPU tests run on a GPU machine)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from sim.dist.sdh import band_pairs, bands, pairs_before
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+MPIEXEC = shutil.which("mpiexec", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("mpiexec")
+CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MPI_LOCAL"))}
+TIME = re.compile(r"Running time for (CPU|GPU) version[^:]*: .*\n")
+
+
+def cli(*args, ranks: int = 1, timeout: int = 240, env=None):
+    command = [sys.executable, str(ROOT / "main.py"), *args]
+    if ranks > 1:
+        if MPIEXEC is None:
+            pytest.skip("no mpiexec here (install the [mpi] extra)")
+        command = [MPIEXEC, "-n", str(ranks), *command]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          env={**CLEAN_ENV, **(env or {})})
+
+
+@pytest.mark.parametrize("n, parts, unit", [(10, 3, 1), (1000, 2, 1), (100_003, 4, 1024), (2_000_000, 8, 1024),
+                                            (5000, 7, 128), (300, 4, 256)])
+def test_bands_cover_the_triangle_once_with_equal_pair_counts(n, parts, unit):
+    cut = bands(n, parts, unit)
+    assert len(cut) == parts and cut[0][0] == 0 and cut[-1][1] == n
+    assert all(a[1] == b[0] and a[0] <= a[1] for a, b in zip(cut, cut[1:], strict=False))
+    assert all(first % unit == 0 for first, _ in cut), "cuts on whole blocks of rows"
+    assert sum(band_pairs(n, b) for b in cut) == n * (n - 1) // 2
+    widest_unit = pairs_before(n, min(unit, n))  # the pairs of the first (longest) block of rows
+    for band in cut:
+        assert abs(band_pairs(n, band) - n * (n - 1) / 2 / parts) <= widest_unit
+
+
+def test_bands_are_balanced_by_pairs_not_rows():
+    (a, b), (c, d) = bands(1_000_000, 2, 1)
+    assert b - a < 0.3 * 1_000_000 < d - c, "the first band is short: its rows are long"
+
+
+@pytest.mark.parametrize("ranks, n, width", [(2, 3000, 500), (3, 4001, 97.3), (4, 2500, 20000)])
+def test_ranks_print_the_one_process_histogram(ranks, n, width):
+    one = cli("sdh", str(n), str(width))
+    many = cli("sdh", str(n), str(width), ranks=ranks)
+    assert one.returncode == 0 and many.returncode == 0, many.stderr
+    assert TIME.sub("", many.stdout) == TIME.sub("", one.stdout)
+    assert len(TIME.findall(many.stdout)) == 1, "printed once"
+    assert f"{ranks} ranks on 1 host(s)" in many.stderr
+
+
+def test_every_pair_counted_once_over_ranks():
+    one = cli("sdh", "20000", "1000.5")
+    many = cli("sdh", "20000", "1000.5", ranks=3)
+    assert many.returncode == 0, many.stderr
+    assert TIME.sub("", many.stdout) == TIME.sub("", one.stdout)
+    total = int(re.search(r"T:(\d+)", many.stdout)[1])
+    assert total == 20000 * 19999 // 2
+
+
+def test_gpu_options_without_the_gpu_refused_once():
+    done = cli("sdh", "1000", "500", "--kernel", "fast", ranks=2)
+    assert done.returncode == 2 and done.stderr.count("GPU backend only") == 1
+
+
+# --- GPU: bands of the existing kernels add up to the one-launch histogram ------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel, block", [("fast", 256), ("fast", 128), ("tiled-priv", 256), ("naive", 128),
+                                           ("tiled", 64), ("naive-priv", 256)])
+def test_gpu_bands_sum_to_the_single_launch(kernel, block):
+    from sim.dist.sdh import GpuBand, rows_per_block
+    from sim.sdh import data, gpu
+
+    n, width = 70_001, 250.0
+    points = data.atoms(n)
+    buckets = data.bucket_count(width)
+    whole, _ = gpu.histogram(points, width, buckets, kernel, block)
+    for parts in (2, 3, 5):
+        total = np.zeros(buckets, np.int64)
+        for band in bands(n, parts, rows_per_block(kernel, block)):
+            job = GpuBand(points, width, buckets, kernel, block, band, 0)
+            job.hist[:] = 12345  # poisoned: launch must clear it
+            job.launch()
+            total += job.hist.get().astype(np.int64)
+        assert np.array_equal(total, whole), (kernel, block, parts)
+
+
+@pytest.mark.gpu
+def test_gpu_ranks_print_the_one_gpu_histogram():
+    import cupy
+
+    env = {"KERNEL_LAB_TRANSPORT": "host"} if cupy.cuda.runtime.getDeviceCount() < 2 else {}
+    one = cli("sdh", "300000", "500", "--backend", "gpu", "--kernel", "all")
+    many = cli("sdh", "300000", "500", "--backend", "gpu", "--kernel", "all", ranks=2, env=env)
+    assert one.returncode == 0 and many.returncode == 0, many.stderr
+    assert TIME.sub("", many.stdout) == TIME.sub("", one.stdout)
