@@ -31,8 +31,8 @@ def image_format(path: str | Path) -> str:
 
 def check_image_target(path: str | Path, what: str = "screenshot") -> None:
     """Before any work: a known picture format and a path that can be written (UsageError, exit 2)."""
+    check_target(str(path), what)  # a folder or a device in the way is the first thing to say
     image_format(path)
-    check_target(str(path), what)
 
 
 def encode_image(pixels: np.ndarray, fmt: str = "PNG") -> bytes:

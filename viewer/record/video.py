@@ -30,12 +30,12 @@ MAX_SIDE = 8192
 
 def check_video_target(path: str | Path, size: tuple[int, int], what: str = "video") -> None:
     """Before any work: an .mp4 path that can be written and a size H.264 can encode (UsageError)."""
+    check_target(str(path), what)  # a folder or a device in the way is the first thing to say
     suffix = Path(path).suffix.lower()
     if suffix not in EXTENSIONS:
         found = f"extension {suffix!r}" if suffix else "no extension"
         raise UsageError(f"{what} {str(path)!r} has {found}: recordings are H.264 in {', '.join(EXTENSIONS)}")
     check_size(size)
-    check_target(str(path), what)
 
 
 def check_size(size: tuple[int, int]) -> None:
