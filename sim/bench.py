@@ -45,6 +45,8 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     """
     spec = scene.spec
     per_frame = spec.steps_per_frame
+    for name, on in spec.bench_toggles:
+        scene.set_toggle(name, on)
     for _ in range(warmup):
         scene.single_step()
     scene.finish()

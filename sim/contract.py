@@ -172,6 +172,7 @@ class SceneSpec:
     dt: float = 0.0  # simulated seconds per step (0: steps are not time)
     count_limits: tuple[int, int] = (1, 1)  # most items on the CPU, on the GPU
     bytes_per_item: tuple[int, int] = (0, 0)  # host, device: the memory estimate before a scene is built
+    bench_toggles: tuple[tuple[str, bool], ...] = ()  # toggles set for benchmarks (bench times the physics)
     options: tuple[Option, ...] = ()
     toggles: tuple[Toggle, ...] = ()
     gpu: GpuKnobs | None = None

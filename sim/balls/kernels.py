@@ -21,7 +21,7 @@ def proximity(variant: str, block: int) -> Build:
 
 
 STEP = Build("sim/balls/contact.cu", (), ("step",))
-RENDER = Build("sim/balls/render.cu", (), ("write_render",))
+RENDER = Build("sim/balls/render.cu", ("--fmad=false",), ("write_render",))  # rounded as render_cpu.py rounds
 
 
 def builds() -> list[Build]:

@@ -28,8 +28,9 @@ def mapped_values(scene, mode: str, xp):
         pos, vel = scene.gpu.pos[:n], scene.gpu.vel[:n]
     else:
         pos, vel = scene.host.pos, scene.host.vel
-    if mode == "speed":
-        return xp.sqrt(xp.sum(vel[:, :3] * vel[:, :3], axis=1))
+    if mode == "speed":  # summed in render.cu's order, so both round alike
+        vx, vy, vz = vel[:, 0], vel[:, 1], vel[:, 2]
+        return xp.sqrt(vx * vx + vy * vy + vz * vz)
     if mode == "height":
         return pos[:, 1]
     if mode == "pairs":

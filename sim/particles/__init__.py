@@ -49,9 +49,12 @@ SPEC = SceneSpec(
     steps_per_frame=10,  # one displayed frame per frame of the course's output file
     dt=world.DT,
     count_limits=(2_000_000, 20_000_000),
+    bench_toggles=(("statistics", False),),
     bytes_per_item=(200, 120),  # host: measured peak 185 at 2M; device: state x2, ids, bins, offsets
     options=(Option("precision", "GPU float precision: fp64 (the course's) or fp32", ("fp64", "fp32"), "fp64"),),
-    toggles=(Toggle("graph", "CUDA graph", "each frame's ten GPU steps replayed as one CUDA graph (fewer launches); "
+    toggles=(Toggle("statistics", "distance statistics", "the course's absmin and absavg, measured every step "
+                    "(the benchmarks switch them off, like the course's timed runs and the peer)", gpu_only=False),
+             Toggle("graph", "CUDA graph", "each frame's ten GPU steps replayed as one CUDA graph (fewer launches); "
                     "the stage times then cover the whole frame", default=False),),
     gpu=GPU,
     verifier=Verifier(checks="each GPU step is checked against a CPU step from the same state",

@@ -60,7 +60,6 @@ class ParticlesScene(Scene):
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0,
                  forces: bool = True, stats: bool = True, **options):
         self.forces_on = forces  # off: the course's control run (absavg ~ 0.67)
-        self.stats_on = stats
         self.gpu = None  # ParticlesGpu when the state is on the GPU
         self.host: HostParticles | None = None
         self._drag: tuple[float, float] | None = None
@@ -70,7 +69,18 @@ class ParticlesScene(Scene):
         if backend == "gpu" and not forces:
             raise ValueError("the forces-off control runs on the CPU")
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
+        if not stats:
+            self.set_toggle("statistics", False)
         self.tool_values.update(radius=0.05, strength=1.0)
+
+    @property
+    def stats_on(self) -> bool:
+        """Are the course's distance statistics measured each step?"""
+        return self.toggles["statistics"]
+
+    def _toggle_changed(self, name: str) -> None:
+        if name == "statistics" and self.gpu is not None:  # a kernel option: rebuild, keep the state
+            self.gpu = self._new_gpu(*self.gpu.host_state())
 
     @property
     def precision(self) -> str:
@@ -152,7 +162,9 @@ class ParticlesScene(Scene):
             if before is not None:
                 self._verify(before)
             return
-        self._stats.add_step(*pipeline_cpu.step(self.host, self.size, self.nbins, self.timer, self.forces_on))
+        stats = pipeline_cpu.step(self.host, self.size, self.nbins, self.timer, self.forces_on)
+        if self.stats_on:
+            self._stats.add_step(*stats)
 
     def _verify(self, before) -> None:
         """Step the GPU's pre-step state on the CPU and compare each particle after the step.
