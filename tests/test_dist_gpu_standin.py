@@ -187,9 +187,10 @@ def serial_cpu(n: int, steps: int, seed: int, kicks: dict[int, float]) -> np.nda
 
 
 def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], verify: bool = False,
-                variant: str = "plain"):
-    """GpuRank on numpy with the stand-in kernels, over ``comm``: (state on rank 0 or None, rank, particle
-    count after each step, largest difference of a step from a CPU step from the same state (verify))."""
+                variant: str = "plain", gpu: bool = False, precision: str = "fp64"):
+    """GpuRank over ``comm`` on numpy with the stand-in kernels (or, with ``gpu``, CuPy and binning.cu on
+    the rank's GPU): (state on rank 0 or None, rank, particle count after each step, largest difference
+    of a step from a CPU step from the same state (verify))."""
     from sim.dist.links import HostLink
     from sim.dist.particles import gather_state
     from sim.dist.particles_gpu import GpuRank, bins_per_side, rows_of
@@ -200,8 +201,19 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
     x, y, vx, vy = initial(n, seed, kicks)
     size = world.box_size(n)
     mine = np.flatnonzero(Strips(bins_per_side(size), comm.size).owners(rows_of(y, size, "fp64")) == comm.rank)
-    rank = GpuRank(comm, HostLink(comm), x[mine], y[mine], vx[mine], vy[mine], mine, size, steps, variant, xp=np,
-                   kernels=StandIn(), timer=StageTimer())
+    if gpu:
+        import cupy
+
+        from sim.dist import gpu_of
+        from sim.dist.links import gpu_link
+
+        device = gpu_of(comm)
+        cupy.cuda.Device(device).use()
+        rank = GpuRank(comm, gpu_link(comm, device), x[mine], y[mine], vx[mine], vy[mine], mine, size, steps,
+                       variant, precision, device=device)
+    else:
+        rank = GpuRank(comm, HostLink(comm), x[mine], y[mine], vx[mine], vy[mine], mine, size, steps, variant,
+                       xp=np, kernels=StandIn(), timer=StageTimer())
     counts, worst = [], 0.0
     before = gather_state(comm, rank, n) if verify else None
     for _ in range(steps):
@@ -218,12 +230,12 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
     return gather_state(comm, rank, n), rank, counts, worst
 
 
-def mpirun(ranks: int, *args, timeout: int = 120):
+def mpirun(ranks: int, *args, timeout: int = 120, env=None):
     if MPIEXEC is None:
         pytest.skip("no mpiexec here (install the [mpi] extra)")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MPI_LOCAL"))}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MPI_LOCAL"))}
     return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env=env)
+                          timeout=timeout, cwd=ROOT, env={**clean, **(env or {})})
 
 
 # --- tests ---------------------------------------------------------------------------------------------
@@ -270,6 +282,33 @@ def test_fast_particles_over_ranks_step_like_the_cpu(tmp_path, ranks):
     assert float(summary[7]) < 1e-12, "every step is a CPU step from the same state, to rounding"
 
 
+# --- the same on a GPU, with binning.cu (pytest -m gpu) ---------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant, precision", [("plain", "fp64"), ("tiled", "fp64"), ("blockscan", "fp64"),
+                                                ("plain", "fp32")])
+def test_gpu_one_rank_steps_like_the_cpu(variant, precision):
+    from sim.dist.comm import Comm
+
+    kicks = {3: 300.0, 700: -250.0}
+    _, rank, counts, worst = run_standin(Comm(), 20000, 30, 4, kicks, True, variant, gpu=True, precision=precision)
+    assert counts == [20000] * 30
+    assert worst < (1e-12 if precision == "fp64" else 1e-5) * 3.17  # the box side: sqrt(0.0005 * 20000)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", ["plain", "tiled", "blockscan"])
+def test_gpu_ranks_step_like_the_cpu(tmp_path, variant):
+    import cupy
+
+    env = {"KERNEL_LAB_TRANSPORT": "host"} if cupy.cuda.runtime.getDeviceCount() < 2 else None
+    out = tmp_path / "state.npy"
+    done = mpirun(2, __file__, "20000", "30", "4", str(out), "3:300,19000:-260", variant, "gpu", env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = done.stdout.split()
+    assert set(summary[1].split(",")) == {"20000"} and int(summary[3]) > 0 and int(summary[5]) > 0
+    assert float(summary[7]) < 1e-12 * 3.17
+
+
 def _main(argv: list[str]) -> int:
     from sim.dist import world
 
@@ -278,8 +317,9 @@ def _main(argv: list[str]) -> int:
              if argv[4:] and argv[4] != "-" else {})
     comm = world()
     variant = argv[5] if len(argv) > 5 else "plain"
-    state, rank, counts, worst = run_standin(comm, n, steps, seed, kicks, bool(kicks), variant)
-    if variant == "blockscan":
+    gpu = argv[6:7] == ["gpu"]
+    state, rank, counts, worst = run_standin(comm, n, steps, seed, kicks, bool(kicks), variant, gpu)
+    if variant == "blockscan" and not gpu:
         assert rank.k.launches["scan_blocks"] >= steps and rank.k.launches["add_sums"] >= steps
     slow = int(comm.allreduce(np.array([rank.everywhere_steps], np.int64), "max")[0])
     crossed = int(comm.allreduce(np.array([rank.migrants], np.int64))[0])
