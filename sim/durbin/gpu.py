@@ -10,7 +10,8 @@ number lives on the device, so ``run()`` replays a CUDA graph of GRAPH_STEPS ste
 persistent: one launch for a range of steps; ``path`` "cluster" (one thread-block cluster of up to
 16 blocks, distributed shared memory, cluster barriers; launched with cuLaunchKernelEx through
 cuda-bindings, which CuPy lacks) or "grid" (a cooperative launch, CuPy's
-enable_cooperative_groups, of up to one block per SM, flags in global memory); None picks by size.
+enable_cooperative_groups, of up to one block per SM, flags in global memory); None: the cluster of 16
+up to N = 65536 (CLUSTER_PAIRS), the grid beyond.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from sim.durbin.durbin_cpu import first_alpha
 
 GRAPH_STEPS = 2048  # two-kernel steps per CUDA graph
 REGION = 512  # grid path: steps per half of the flag ring (slots are 2 * REGION deep)
-CLUSTER_PAIRS = 2048  # auto: a cluster while each of its blocks owns at most this many pairs
+CLUSTER_PAIRS = 2048  # auto: a cluster while each block owns at most this many pairs (N <= 65536 on 16 blocks;
+# measured on an H100: the cluster of 16 beats the grid there, 2.4 against 3.2 us a step at N = 65536)
 SENTINEL = {"fp64": np.uint64(0x7FF4DEAD0000BEEF), "fp32": np.uint32(0x7FA0BEEF)}
 DTYPES = {"fp64": np.float64, "fp32": np.float32}
 MAX_ORDER = 1024
-MAX_GRID = 256  # the grid path's blocks: warp 0 polls 8 slots a lane (durbin.cu POLL_PER_LANE)
 
 
 class KernelError(ValueError):
@@ -176,20 +177,13 @@ class Solver:
         return device_properties(self.device)["smem_optin"] - layout.PERSISTENT_STATIC_SMEM
 
     def _cluster_plan(self, blocks: int | None, forced: bool):
-        """One cluster: ``blocks`` if given; forced, the most blocks that fit; auto, the fewest blocks that
-        leave each thread at most two pairs, while a block owns at most CLUSTER_PAIRS pairs (else None:
-        the grid takes it)."""
+        """One cluster of ``blocks`` blocks if given, else of the most blocks that fit (16 where the GPU
+        co-schedules 16, else 8, ...); unless forced, only while each block owns at most CLUSTER_PAIRS
+        pairs, else None: the grid takes it."""
         itemsize = np.dtype(self.dtype).itemsize
         try:
             fn = cuda.kernel(kernels.persistent("cluster", self.precision, self.version), self.device)
-            if blocks:
-                sizes = [blocks]
-            elif forced:
-                sizes = [16, 8, 4, 2, 1]
-            else:
-                fewest = next((g for g in (1, 2, 4, 8, 16)
-                               if layout.pairs_per_block(self.n, g) <= 2 * self.block), 16)
-                sizes = [g for g in (16, 8, 4, 2, 1) if g <= fewest]
+            sizes = [blocks] if blocks else [16, 8, 4, 2, 1]
             for g in sizes:
                 if not 1 <= g <= 16:
                     raise KernelError(f"a cluster has 1..16 blocks, got {g}")
@@ -209,7 +203,7 @@ class Solver:
         return None
 
     def _grid_plan(self, blocks: int | None):
-        sms = min(device_properties(self.device)["sms"], MAX_GRID)
+        sms = device_properties(self.device)["sms"]
         blocks = blocks or max(1, min(sms, -(-layout.pair_count(self.n) // self.block)))
         if not 1 <= blocks <= sms:
             raise KernelError(f"the persistent grid has 1..{sms} blocks (one per SM), got {blocks}")
@@ -334,9 +328,7 @@ def solve(r, kernel: str = "persistent", **options) -> np.ndarray:
 
 # --- many systems ------------------------------------------------------------------------------------
 def batched_group(order: int) -> str:
-    """Auto: a thread per system (registers up to REG_ORDER, then shared memory), a warp up to 256, a block beyond."""
-    if order <= kernels.REG_ORDER:
-        return "register"
+    """Auto: a thread per system for short orders, a warp up to 256, a block beyond."""
     return "thread" if order <= 48 else ("warp" if order <= 256 else "block")
 
 
@@ -347,13 +339,8 @@ def batched_shape(systems: int, order: int, group: str, block: int | None, items
         raise KernelError(f"batched order must be 2..{MAX_ORDER}, got {order}")
     if group not in kernels.GROUPS:
         raise KernelError(f"unknown batched group {group!r} (choose from {', '.join(kernels.GROUPS)})")
-    block = check_block(block or {"register": 64, "thread": 64, "warp": 128, "block": 256}[group])
-    if group == "register":
-        if order > kernels.REG_ORDER or block > 256:
-            raise KernelError(f"the register kernel takes orders up to {kernels.REG_ORDER} and blocks up to 256, "
-                              f"got order {order}, block {block}")
-        blocks, smem = -(-systems // block), order * (block + 1) * itemsize
-    elif group == "thread":
+    block = check_block(block or {"thread": 64, "warp": 128, "block": 256}[group])
+    if group == "thread":
         blocks, smem = -(-systems // block), 3 * order * (block + 1) * itemsize
     elif group == "warp":
         blocks, smem = -(-systems // (block // 32)), 3 * order * (block // 32) * itemsize
