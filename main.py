@@ -17,7 +17,7 @@ import sys
 from sim import cli
 from sim.backend import BackendUnavailable
 from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
-from sim.dist import ranks
+from sim.dist import ranks, world
 from sim.registry import SCENES, course_commands, spec
 from sim.writer import OutputError
 
@@ -286,6 +286,10 @@ def cmd_bench(args) -> int:
     s = spec(args.scene)
     if s.bench:
         return cli.load_command(s.bench).run(args)
+    if world().size > 1:  # mpiexec -n R: strong and weak scaling over the ranks (sim/dist/bench.py)
+        from sim.dist import bench as scaling
+
+        return scaling.particles(args, s)
     presets = args.preset or [s.start_preset]
     for preset in presets:
         try:

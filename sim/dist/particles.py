@@ -39,8 +39,9 @@ def check_ranks(n: int, ranks: int, on_gpu: bool) -> None:
 
 
 def start_rank(comm, link, init: str, n: int, seed: int, on_gpu: bool, steps: int, variant: str = "plain",
-               precision: str = "fp64", block: int = 256, device: int = 0, **gpu_options):
-    """This rank's share of the starter's initial state, ready to step."""
+               precision: str = "fp64", block: int = 256, device: int = 0, stats: bool = True):
+    """This rank's share of the starter's initial state, ready to step (the CPU step always measures the
+    distance statistics; the GPU's only with ``stats``)."""
     from sim.dist.particles_cpu import CpuRank, bin_rows
     from sim.dist.particles_gpu import GpuRank, rows_of
     from sim.dist.strips import Strips
@@ -53,7 +54,7 @@ def start_rank(comm, link, init: str, n: int, seed: int, on_gpu: bool, steps: in
     share = (x[mine], y[mine], vx[mine], vy[mine], mine)
     del x, y, vx, vy
     if on_gpu:
-        return GpuRank(comm, link, *share, size, steps, variant, precision, block, True, device, **gpu_options)
+        return GpuRank(comm, link, *share, size, steps, variant, precision, block, stats, device)
     return CpuRank(comm, *share, size)
 
 

@@ -18,11 +18,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel", default="all", help="comma-separated kernels, or all (default)")
     p.add_argument("--block", type=cli.counts, default=[256], help="comma-separated block sizes (default 256)")
     p.add_argument("--width", type=float, default=500.0, help="bucket width (default 500)")
-    p.add_argument("--backend", default="gpu", choices=("gpu",), help="the kernels run on the GPU")
+    p.add_argument("--backend", default="gpu", choices=("gpu", "cpu"),
+                   help="gpu (default): the kernels; cpu: the CPU histogram, as a scaling table over MPI ranks")
 
 
 def run(args) -> int:
-    from sim import bench
+    from sim import bench, dist
+
+    if dist.world().size > 1 or args.backend == "cpu":  # strong and weak scaling over MPI ranks
+        from sim.dist import bench as scaling
+
+        return scaling.sdh(args)
     from sim.backend import BackendUnavailable, gpu_status
     from sim.sdh import data
 
