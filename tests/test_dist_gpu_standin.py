@@ -200,7 +200,7 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
 
     x, y, vx, vy = initial(n, seed, kicks)
     size = world.box_size(n)
-    mine = np.flatnonzero(Strips(bins_per_side(size), comm.size).owners(rows_of(y, size, "fp64")) == comm.rank)
+    mine = np.flatnonzero(Strips(bins_per_side(size), comm.size).owners(rows_of(y, size, precision)) == comm.rank)
     if gpu:
         import cupy
 
