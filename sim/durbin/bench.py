@@ -116,7 +116,7 @@ def probe_records(precision, log) -> list[dict]:
     records = []
     r = inputs.ar_autocorr(PROBE_N, inputs.PEER_KAPPAS)
     sms = gpu.device_properties(0)["sms"]
-    for path, blocks in (("cluster", 1), ("cluster", 16), ("cluster", 8), ("grid", sms), ("grid", 16)):
+    for path, blocks in (("cluster", 1), ("cluster", 4), ("cluster", 16), ("grid", 16), ("grid", sms)):
         record = {"kind": "probe", "backend": "gpu", "n": PROBE_N, "method": f"persistent-{path}", "blocks": blocks,
                   "block": 256, "precision": precision}
         try:
@@ -195,7 +195,8 @@ def batch_records(systems: int, order: int, precision: str, log) -> list[dict]:
     records.append({**base, "backend": "gpu", "method": "cupy-vectorised", "s": s,
                     "max_abs_err": float(cupy.max(cupy.abs(Y - cupy.asarray(exact))))})
     log(f"batch cupy-vectorised {s * 1e3:.3f} ms")
-    for group, block_list in (("thread", (32, 64, 128)), ("warp", (64, 128, 256)), ("block", (64, 128, 256))):
+    for group, block_list in (("register", (32, 64, 128, 256)), ("thread", (32, 64, 128)), ("warp", (64, 128, 256)),
+                              ("block", (64, 128, 256))):
         for block in block_list:
             record = {**base, "backend": "gpu", "method": f"batched-{group}", "block": block, "precision": precision}
             try:

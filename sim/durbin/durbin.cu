@@ -5,7 +5,8 @@
 //                          thread-block cluster and exchange through distributed shared memory and
 //                          cluster barriers, else a cooperative grid exchanges through flags in global
 //                          memory (one barrier per step)
-//           -DBATCHED -DGROUP=1|32|0   many independent systems: a thread, a warp or a block each
+//           -DBATCHED -DGROUP=1|32|0   many independent systems: a thread, a warp or a block each;
+//                          GROUP=1 with -DREG_ORDER=32: a thread per system holding r and y in registers
 //           -DFP32         float instead of double       -DV32   PolyBench 3.2's scalar recursion
 // Build with --fmad=false: updates round like the C code (only the sums' order differs).
 //
@@ -156,6 +157,17 @@ two_kernel_update(const real* __restrict__ r, real* __restrict__ y, real* __rest
 // into the next block's), double-buffered by step parity, then cluster.sync().
 
 #define TIMEOUT_NS 2000000000ull  // a grid barrier that waits this long reports an error (not co-resident?)
+#define POLL_PER_LANE 8              // the grid path's slots per polling lane: at most 256 blocks
+#define HISTORY 256                  // alphas and betas kept in shared memory between bursts
+
+// alpha_k with 1/beta_k formed ahead (4.x): one rounding more than the C code's division
+__device__ __forceinline__ real alpha_times(real rk, real s, real beta, real inv_beta) {
+#ifdef V32
+  return -s * beta;
+#else
+  return -(rk + s) * inv_beta;
+#endif
+}
 
 __device__ __forceinline__ word load_relaxed(const word* p) {
   word w;
@@ -222,12 +234,13 @@ persistent(const real* __restrict__ r, real* __restrict__ y, real* __restrict__ 
            int n, int k0, int k1, int S, word* __restrict__ slot_sum, word* __restrict__ slot_hand, int region,
            int* __restrict__ status) {
   extern __shared__ unsigned char dynamic_smem[];
-  real* low = reinterpret_cast<real*>(dynamic_smem);
-  real* hi = low + S;
-  real* rs = hi + S;
-  real* rr = rs + S;
+  real* __restrict__ low = reinterpret_cast<real*>(dynamic_smem);
+  real* __restrict__ hi = low + S;
+  real* __restrict__ rs = hi + S;
+  real* __restrict__ rr = rs + S;
   __shared__ real red[32];
   __shared__ real s_hand_out;
+  __shared__ real hist_alpha[HISTORY], hist_beta[HISTORY];  // block 0's alphas and betas, written in bursts
 #ifdef CLUSTER_EXCHANGE
   __shared__ real x_sum[2][16];
   __shared__ real x_hand[2];
@@ -265,61 +278,88 @@ persistent(const real* __restrict__ r, real* __restrict__ y, real* __restrict__ 
   const int b = a + S;  // the next block's first pair: it receives y[k0-1-b] from us
   const real hand = (b < n / 2 && k0 - 1 - b >= b) ? y[k0 - 1 - b] : real(0);
   real alpha = alphas[k0 - 1], beta = betas[k0 - 1];
+  real rk_next = __ldg(&r[k0]);                                      // r values a step ahead: their
+  real rka_next = (t == 0 && k0 - a >= 0) ? __ldg(&r[k0 - a]) : real(0);  // latency hides behind a step
 
   for (int k = k0;; ++k) {
-    // --- exchange: publish the share of step k's dot product (and the handoff), collect everyone's
+    // --- exchange: publish the share of step k's dot product (and the handoff), collect everyone's;
+    // beta_k and 1/beta_k are formed while the exchange is in flight
     part = block_sum(part, red);
 #ifdef CLUSTER_EXCHANGE
     const int par = k & 1;
     if (t < 32) {
       const real total = __shfl_sync(0xffffffffu, part, 0);
       const real h = __shfl_sync(0xffffffffu, k == k0 ? hand : s_hand_out, 0);
-      if (t < G) store_remote(&x_sum[par][c], t, total);
-      if (t == 0 && c + 1 < G) store_remote(&x_hand[par], c + 1, h);
+      if (G == 1) {
+        if (t == 0) x_sum[par][0] = total;
+      } else {
+        if (t < G) store_remote(&x_sum[par][c], t, total);
+        if (t == 0 && c + 1 < G) store_remote(&x_hand[par], c + 1, h);
+      }
     }
-    cluster_sync();
+    beta = next_beta(alpha, beta);
+    const real inv_beta = real(1) / beta;
+    if (G == 1) __syncthreads();
+    else cluster_sync();
     real s = 0;
     for (int d = 0; d < G; ++d) s += x_sum[par][d];
     const real hand_in = x_hand[par];
 #else
     const int slot = k % slot_steps;
-    if (t < 32) {
-      if (t == 0) {
-        if (k % region == 1) {  // everyone has read step k-2: clear our slots of the other half
-          const int other = slot < region ? region : 0;
-          for (int i = 0; i < region; ++i) {
-            store_relaxed(slot_sum + (size_t)(other + i) * G + c, SENTINEL);
-            store_relaxed(slot_hand + (size_t)(other + i) * G + c, SENTINEL);
+    if (t == 0) {
+      if (k % region == 1) {  // everyone has read step k-2: clear our slots of the other half
+        const int other = slot < region ? region : 0;
+        for (int i = 0; i < region; ++i) {
+          store_relaxed(slot_sum + (size_t)(other + i) * G + c, SENTINEL);
+          store_relaxed(slot_hand + (size_t)(other + i) * G + c, SENTINEL);
+        }
+      }
+      if (k % region == 2) __threadfence();  // release: those resets before this step's values
+#ifdef PLANT_SILENT_BLOCK  // tests only: the last block stops publishing, the others must time out
+      if (!(c == G - 1 && k >= k0 + 5))
+#endif
+      {
+        store_relaxed(slot_hand + (size_t)slot * G + c, sanitized(k == k0 ? hand : s_hand_out));
+        store_relaxed(slot_sum + (size_t)slot * G + c, sanitized(part));
+      }
+    }
+    beta = next_beta(alpha, beta);
+    const real inv_beta = real(1) / beta;
+    if (t < 32) {  // warp 0 polls every block's slot (and the handoff) at once, one round trip a pass
+      const word* row = slot_sum + (size_t)slot * G;
+      word w[POLL_PER_LANE + 1];
+      bool waiting = true, late = false;
+      unsigned long long deadline = 0;
+      for (int spin = 1; waiting; ++spin) {
+        bool missing = false;
+#pragma unroll
+        for (int i = 0; i < POLL_PER_LANE; ++i) {
+          w[i] = t + 32 * i < G ? load_relaxed(row + t + 32 * i) : bits_of(real(0));
+          missing |= w[i] == SENTINEL;
+        }
+        w[POLL_PER_LANE] = (t == 0 && c > 0) ? load_relaxed(slot_hand + (size_t)slot * G + c - 1) : bits_of(real(0));
+        missing |= w[POLL_PER_LANE] == SENTINEL;
+        waiting = __any_sync(0xffffffffu, missing);
+        if (waiting && (spin & 255) == 0) {
+          const unsigned long long now = global_ns();
+          if (deadline == 0) deadline = now + TIMEOUT_NS;
+          if (__shfl_sync(0xffffffffu, now > deadline ? 1 : 0, 0)) {
+            late = true;
+            break;
           }
         }
-        if (k % region == 2) __threadfence();  // release: those resets before this step's values
-#ifdef PLANT_SILENT_BLOCK  // tests only: the last block stops publishing, the others must time out
-        if (!(c == G - 1 && k >= k0 + 5))
-#endif
-        {
-          store_relaxed(slot_hand + (size_t)slot * G + c, sanitized(k == k0 ? hand : s_hand_out));
-          store_relaxed(slot_sum + (size_t)slot * G + c, sanitized(part));
-        }
       }
-      unsigned long long deadline = 0;
-      bool ok = true;
       real v = 0;
-      word w = 0;
-      for (int d = t; d < G; d += 32) {
-        ok = ok && poll(slot_sum + (size_t)slot * G + d, w, deadline);
-        v += real_of(w);
-      }
+#pragma unroll
+      for (int i = 0; i < POLL_PER_LANE; ++i)
+        if (t + 32 * i < G) v += real_of(w[i]);
       v = warp_sum(v);
-      if (t == 0 && c > 0) {
-        ok = ok && poll(slot_hand + (size_t)slot * G + c - 1, w, deadline);
-        s_hand = real_of(w);
-      }
       if (k % region == 2) __threadfence();  // acquire: see the resets made before these values
-      ok = __all_sync(0xffffffffu, ok);
       if (t == 0) {
         s_sum = v;
-        s_stop = !ok;
-        if (!ok) atomicMax(status, k);
+        s_hand = real_of(w[POLL_PER_LANE]);
+        s_stop = late;
+        if (late) atomicMax(status, k);
       }
     }
     __syncthreads();
@@ -328,23 +368,32 @@ persistent(const real* __restrict__ r, real* __restrict__ y, real* __restrict__ 
     const real hand_in = s_hand;
 #endif
 
-    // --- step k: the scalars (every thread computes the same bits), then the pairs
-    const real rk = r[k];
-    beta = next_beta(alpha, beta);
+    // --- step k: alpha (every thread computes the same bits), then the pairs
+    const real rk = rk_next, rka = rka_next;
+    if (k + 1 < k1) {
+      rk_next = __ldg(&r[k + 1]);
+      if (t == 0 && k + 1 - a >= 0) rka_next = __ldg(&r[k + 1 - a]);
+    }
     const real alpha_prev = alpha;
-    alpha = next_alpha(rk, dot_start(rk) + s, beta);
-    if (c == 0 && t == 0) {
-      alphas[k] = alpha;
-      betas[k] = beta;
+    alpha = alpha_times(rk, dot_start(rk) + s, beta, inv_beta);
+    if (c == 0 && t == 0) {  // the history goes out in bursts: no global store right before a barrier
+      const int h = (k - k0) & (HISTORY - 1);
+      hist_alpha[h] = alpha;
+      hist_beta[h] = beta;
+      if (h == HISTORY - 1 || k + 1 == k1)
+        for (int i = 0; i <= h; ++i) {
+          alphas[k - h + i] = hist_alpha[i];
+          betas[k - h + i] = hist_beta[i];
+        }
     }
     if (t == 0 && k - 1 - a >= a) {  // pair a active: its new high entry arrives (thread 0 updates pair a)
       hi[base] = c == 0 ? alpha_prev : hand_in;
-      if (k - 1 - a > a) rr[wrap(base + 1, S)] = r[k - a];
+      if (k - 1 - a > a) rr[wrap(base + 1, S)] = rka;
     }
     part = 0;
-    for (int q = t; q < m; q += B) {
+    const int last = min(m - 1, (k - 1) / 2 - a);  // the block's last active pair
+    for (int q = t; q <= last; q += B) {
       const int p = a + q, j = k - 1 - p;
-      if (j < p) break;
       const int sl = wrap(base - q, S);
       if (j > p) {
         const real lo = low[q], hv = hi[sl];
@@ -389,14 +438,71 @@ persistent(const real* __restrict__ r, real* __restrict__ y, real* __restrict__ 
 // block's systems transposed in shared memory (element i of system s at i*(B+1)+s: conflict-free),
 // the dot product in C order: bit-identical to the CPU twin. GROUP=32: a warp per system; GROUP=0:
 // the whole block per system; both keep their system in shared memory and reduce in a fixed tree.
+// GROUP=1 with REG_ORDER: the loops unrolled to REG_ORDER (orders up to it) so that every index is a
+// compile-time constant and r, y live in registers; shared memory only stages r in and y, alphas out.
 // Outputs: y and alphas (systems, order), betas[s] = the last beta (normalised prediction error).
-extern "C" __global__ void __launch_bounds__(1024)
+#ifdef REG_ORDER
+#define BATCHED_BOUNDS 256  // about 150 registers a thread
+#else
+#define BATCHED_BOUNDS 1024
+#endif
+extern "C" __global__ void __launch_bounds__(BATCHED_BOUNDS)
 batched(const real* __restrict__ r, real* __restrict__ y, real* __restrict__ alphas, real* __restrict__ betas,
         int systems, int order) {
   extern __shared__ unsigned char dynamic_smem[];
   real* sm = reinterpret_cast<real*>(dynamic_smem);
   const int t = threadIdx.x, B = blockDim.x;
-#if GROUP == 1
+#if GROUP == 1 && defined(REG_ORDER)
+  const int L = B + 1;                     // stride between elements of one system in the staging area
+  const long long first = (long long)blockIdx.x * B;
+  const int count = (int)min((long long)B, systems - first);
+  for (int e = t; e < count * order; e += B) {
+    const int s = e / order, i = e - s * order;
+    sm[i * L + s] = r[first * order + e];
+  }
+  __syncthreads();
+  real rv[REG_ORDER], yv[REG_ORDER];
+#pragma unroll
+  for (int i = 0; i < REG_ORDER; ++i) rv[i] = (i < order && t < count) ? sm[i * L + t] : real(0);
+  __syncthreads();                         // the staging area now collects the alphas
+  real alpha = first_alpha(rv[0]), beta = real(1);
+  yv[0] = alpha;
+  sm[t] = alpha;
+#pragma unroll
+  for (int k = 1; k < REG_ORDER; ++k) {
+    if (k < order) {
+      beta = next_beta(alpha, beta);
+      real s = dot_start(rv[k]);
+#pragma unroll
+      for (int i = 0; i < k; ++i) s = s + rv[k - 1 - i] * yv[i];
+      alpha = next_alpha(rv[k], s, beta);
+#pragma unroll
+      for (int i = 0; i < k / 2; ++i) {
+        const real yi = yv[i], yj = yv[k - 1 - i];
+        yv[i] = yi + alpha * yj;
+        yv[k - 1 - i] = yj + alpha * yi;
+      }
+      if (k & 1) yv[k / 2] = yv[k / 2] + alpha * yv[k / 2];
+      yv[k] = alpha;
+      sm[k * L + t] = alpha;
+    }
+  }
+  if (t < count) betas[first + t] = beta;
+  __syncthreads();
+  for (int e = t; e < count * order; e += B) {
+    const int s = e / order, i = e - s * order;
+    alphas[first * order + e] = sm[i * L + s];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < REG_ORDER; ++i)
+    if (i < order) sm[i * L + t] = yv[i];
+  __syncthreads();
+  for (int e = t; e < count * order; e += B) {
+    const int s = e / order, i = e - s * order;
+    y[first * order + e] = sm[i * L + s];
+  }
+#elif GROUP == 1
   const int L = B + 1;                     // stride between elements of one system
   real* rS = sm;
   real* yS = sm + (size_t)order * L;

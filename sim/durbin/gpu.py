@@ -32,6 +32,7 @@ CLUSTER_PAIRS = 2048  # auto: a cluster while each block owns at most this many 
 SENTINEL = {"fp64": np.uint64(0x7FF4DEAD0000BEEF), "fp32": np.uint32(0x7FA0BEEF)}
 DTYPES = {"fp64": np.float64, "fp32": np.float32}
 MAX_ORDER = 1024
+MAX_GRID = 256  # the grid path's blocks: warp 0 polls 8 slots a lane (durbin.cu POLL_PER_LANE)
 
 
 class KernelError(ValueError):
@@ -203,7 +204,7 @@ class Solver:
         return None
 
     def _grid_plan(self, blocks: int | None):
-        sms = device_properties(self.device)["sms"]
+        sms = min(device_properties(self.device)["sms"], MAX_GRID)
         blocks = blocks or max(1, min(sms, -(-layout.pair_count(self.n) // self.block)))
         if not 1 <= blocks <= sms:
             raise KernelError(f"the persistent grid has 1..{sms} blocks (one per SM), got {blocks}")
@@ -328,7 +329,9 @@ def solve(r, kernel: str = "persistent", **options) -> np.ndarray:
 
 # --- many systems ------------------------------------------------------------------------------------
 def batched_group(order: int) -> str:
-    """Auto: a thread per system for short orders, a warp up to 256, a block beyond."""
+    """Auto: a thread per system (registers up to REG_ORDER, then shared memory), a warp up to 256, a block beyond."""
+    if order <= kernels.REG_ORDER:
+        return "register"
     return "thread" if order <= 48 else ("warp" if order <= 256 else "block")
 
 
@@ -339,8 +342,13 @@ def batched_shape(systems: int, order: int, group: str, block: int | None, items
         raise KernelError(f"batched order must be 2..{MAX_ORDER}, got {order}")
     if group not in kernels.GROUPS:
         raise KernelError(f"unknown batched group {group!r} (choose from {', '.join(kernels.GROUPS)})")
-    block = check_block(block or {"thread": 64, "warp": 128, "block": 256}[group])
-    if group == "thread":
+    block = check_block(block or {"register": 64, "thread": 64, "warp": 128, "block": 256}[group])
+    if group == "register":
+        if order > kernels.REG_ORDER or block > 256:
+            raise KernelError(f"the register kernel takes orders up to {kernels.REG_ORDER} and blocks up to 256, "
+                              f"got order {order}, block {block}")
+        blocks, smem = -(-systems // block), order * (block + 1) * itemsize
+    elif group == "thread":
         blocks, smem = -(-systems // block), 3 * order * (block + 1) * itemsize
     elif group == "warp":
         blocks, smem = -(-systems // (block // 32)), 3 * order * (block // 32) * itemsize

@@ -11,7 +11,8 @@ from sim.cuda import Build
 SOURCE = "sim/durbin/durbin.cu"
 KERNELS = ("two-kernel", "persistent")  # single-system kernels the CLI offers
 PATHS = ("cluster", "grid")  # how the persistent kernel's blocks exchange per step
-GROUPS = {"thread": 1, "warp": 32, "block": 0}  # batched: threads per system (0: the whole block)
+GROUPS = {"register": 1, "thread": 1, "warp": 32, "block": 0}  # batched: threads per system (0: the whole block)
+REG_ORDER = 32  # the register variant's largest order (its loops are unrolled to it)
 PRECISIONS = ("fp64", "fp32")
 VERSIONS = ("4", "3.2")
 
@@ -38,7 +39,8 @@ def persistent(path: str, precision: str = "fp64", version: str = "4") -> Build:
 def batched(group: str, precision: str = "fp64", version: str = "4") -> Build:
     if group not in GROUPS:
         raise ValueError(f"unknown batched group {group!r} (choose from {', '.join(GROUPS)})")
-    return Build(SOURCE, ("-DBATCHED", f"-DGROUP={GROUPS[group]}", *_options(precision, version)), ("batched",))
+    extra = (f"-DREG_ORDER={REG_ORDER}",) if group == "register" else ()
+    return Build(SOURCE, ("-DBATCHED", f"-DGROUP={GROUPS[group]}", *extra, *_options(precision, version)), ("batched",))
 
 
 def builds() -> list[Build]:

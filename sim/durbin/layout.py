@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-PERSISTENT_STATIC_SMEM = 1024  # bytes of static shared memory the persistent kernel may use besides its rings
+PERSISTENT_STATIC_SMEM = 6144  # bytes of static shared memory the persistent kernel uses besides its rings
 
 
 def pair_count(n: int) -> int:
