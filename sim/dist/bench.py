@@ -122,12 +122,13 @@ def sdh(args) -> int:
                     if record:
                         records.append(record)
                     progress.advance(1)
+    names = _names(comm, device, gpu)  # (every rank takes part)
     ranks.close()
     dist.end()
     if not comm.is_root:
         return 0
     efficiency(records, "total_ms")
-    report = _report(bench.report("sdh-scaling", records), comm, ranks.describe, device, gpu)
+    report = _report(bench.report("sdh-scaling", records), comm, ranks.describe, names, gpu)
     bench.publish(report, table(report), args.json)
     return 0 if all(r["histogram_equals_one_rank"] for r in records) else 1
 
@@ -181,12 +182,13 @@ def particles(args, spec) -> int:
                     _say(f"{scaling} n={n:,} ranks={r} {backend}: {record['step_ms']:.3f} ms/step"
                          + ("" if record["identical_to_one_rank"] in (True, None) else "  STATE DIFFERS"))
                 progress.advance(1)
+    names = _names(comm, device, gpu)  # (every rank takes part)
     ranks.close()
     dist.end()
     if not comm.is_root:
         return 0
     efficiency(records, "step_ms")
-    report = _report(bench.report("particles-scaling", records), comm, ranks.describe, device, gpu)
+    report = _report(bench.report("particles-scaling", records), comm, ranks.describe, names, gpu)
     bench.publish(report, table(report), args.json)
     return 0 if all(r["identical_to_one_rank"] in (True, None) for r in records) else 1
 
@@ -306,16 +308,17 @@ def _say(text: str) -> None:
     print(f"  {text}", file=sys.stderr, flush=True)
 
 
-def _report(report: dict, comm, transport: str, device: int, gpu: bool) -> dict:
+def _report(report: dict, comm, transport: str, names: list[str], gpu: bool) -> dict:
     """The shared report plus where each rank ran."""
-    names = _names(comm, device, gpu)
-    report.update(ranks=comm.size, hosts=comm.hosts, transport=transport, rank_devices=names)
+    report.update(ranks=comm.size, hosts=comm.hosts, transport=transport,
+                  rank_devices=[{"rank": q, "device": name} for q, name in enumerate(names)])
     if gpu:
         report["device"] = f"{comm.size} x {names[0]}" if len(set(names)) == 1 else ", ".join(names)
     return report
 
 
 def _names(comm, device: int, gpu: bool) -> list[str]:
+    """Each rank's device name (a collective: every rank calls it)."""
     if not gpu:
         return ["CPU"] * comm.size
     import cupy
@@ -323,8 +326,7 @@ def _names(comm, device: int, gpu: bool) -> list[str]:
     props = cupy.cuda.runtime.getDeviceProperties(device)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     raw = np.frombuffer(name.encode()[:63].ljust(64, b"\0"), np.uint8)
-    return [bytes(row).rstrip(b"\0").decode() + f" (GPU {q % max(1, comm.local_size)})"
-            for q, row in enumerate(comm.allgather(raw))]
+    return [bytes(row).rstrip(b"\0").decode() for row in comm.allgather(raw)]
 
 
 def table(report: dict) -> str:
