@@ -166,6 +166,7 @@ def particles(args, spec) -> int:
     ranks = Ranks(comm, counts, gpu, device)
     runs = [("strong", n, r) for n in sizes for r in counts] + [("weak", min(sizes), r) for r in counts]
     configs = [(v, b, p) for v in variants for b in blocks for p in precisions]
+    drawn: dict[int, tuple] = {}  # each size's starting state, drawn once per rank (100M: 3.2 GB, some 20 s)
     records = []
     with resources.Progress("scaling runs", len(runs) * len(configs), "runs", show=comm.is_root) as progress:
         for variant, block, precision in configs:
@@ -174,7 +175,8 @@ def particles(args, spec) -> int:
                 n = n0 if scaling == "strong" else n0 * r
                 record = None
                 if comm.rank < r:
-                    record = _particles_run(ranks.subs[r], args, n, gpu, variant, block, precision, device, finals)
+                    record = _particles_run(ranks.subs[r], args, n, gpu, variant, block, precision, device, finals,
+                                            drawn)
                 comm.barrier()
                 if record:
                     record.update(scaling=scaling, config=f"{variant} block {block} {precision}" if gpu else "CPU")
@@ -194,18 +196,22 @@ def particles(args, spec) -> int:
 
 
 def _particles_run(sub_link, args, n: int, gpu: bool, variant: str, block: int, precision: str, device: int,
-                   finals: dict) -> dict | None:
+                   finals: dict, drawn: dict) -> dict | None:
     """One timed run on the first r ranks; the record on rank 0 (None elsewhere)."""
     from sim.dist.particles import gather_state, start_rank
     from sim.particles import world
+    from sim.particles.init import INITS
 
     sub, link = sub_link
     steps, warmup = args.steps, args.warmup
     seed = 1 if args.seed is None else args.seed
     init = (args.preset or ["2020"])[0]
+    if n not in drawn:
+        drawn[n] = INITS[init](n, seed)
     if sub.size == 1:
-        return _one_process(args, n, gpu, variant, block, precision, device, finals, init, seed)
-    rank = start_rank(sub, link, init, n, seed, gpu, warmup + steps, variant, precision, block, device, stats=False)
+        return _one_process(args, n, gpu, variant, block, precision, device, finals, drawn[n])
+    rank = start_rank(sub, link, init, n, seed, gpu, warmup + steps, variant, precision, block, device, stats=False,
+                      drawn=drawn[n])
     for _ in range(warmup):
         rank.step()
     _sync(gpu)
@@ -239,13 +245,12 @@ def _particles_run(sub_link, args, n: int, gpu: bool, variant: str, block: int, 
             "identical_to_one_rank": identical, "dt": world.DT}
 
 
-def _one_process(args, n, gpu, variant, block, precision, device, finals, init, seed) -> dict:
+def _one_process(args, n, gpu, variant, block, precision, device, finals, drawn) -> dict:
     """One rank: the product's one-process step (ParticlesGpu, or the CPU step)."""
     from sim.cuda import stage_timer
     from sim.particles import binning_cpu, pipeline_cpu, world
-    from sim.particles.init import INITS
 
-    x, y, vx, vy = INITS[init](n, seed)
+    x, y, vx, vy = (a.copy() for a in drawn)  # the CPU step moves them in place
     size = world.box_size(n)
     timer = stage_timer("gpu" if gpu else "cpu", ("bin", "forces+move"))
     if gpu:

@@ -51,6 +51,10 @@ class StagedLink(HostLink):
 
     name = "host"
 
+    def __init__(self, comm: Comm, why: str = ""):
+        super().__init__(comm)
+        self.why = why
+
     def exchange(self, sends, recvs) -> None:
         import cupy
 
@@ -69,7 +73,7 @@ class StagedLink(HostLink):
         a.set(self.comm.allreduce(cupy.asnumpy(a), op))
 
     def describe(self) -> str:
-        return f"MPI through host memory ({self.comm.library})"
+        return f"MPI through host memory ({self.comm.library})" + (f"; {self.why}" if self.why else "")
 
 
 class CudaMpiLink(HostLink):
@@ -174,10 +178,18 @@ def gpu_link(comm: Comm, device: int):
     if forced and forced not in TRANSPORTS:
         raise ValueError(f"KERNEL_LAB_TRANSPORT={forced!r}: choose from {', '.join(TRANSPORTS)}")
     nccl_ok, why = nccl_available()
+    if nccl_ok and comm.local_size > _gpus():
+        nccl_ok, why = False, f"{comm.local_size} ranks share this host's {_gpus()} GPU(s): NCCL needs one GPU a rank"
     if forced == "nccl" and not nccl_ok:
         raise RuntimeError(f"KERNEL_LAB_TRANSPORT=nccl but {why}")
     if (forced or "nccl") == "nccl" and nccl_ok and comm.size > 1:
         return NcclLink(comm, device)
     if forced == "cuda-mpi" or (not forced and cuda_aware_mpi()):
         return CudaMpiLink(comm)
-    return StagedLink(comm)
+    return StagedLink(comm, "" if forced else why)
+
+
+def _gpus() -> int:
+    import cupy
+
+    return cupy.cuda.runtime.getDeviceCount()

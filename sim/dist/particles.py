@@ -39,15 +39,15 @@ def check_ranks(n: int, ranks: int, on_gpu: bool) -> None:
 
 
 def start_rank(comm, link, init: str, n: int, seed: int, on_gpu: bool, steps: int, variant: str = "plain",
-               precision: str = "fp64", block: int = 256, device: int = 0, stats: bool = True):
-    """This rank's share of the starter's initial state, ready to step (the CPU step always measures the
-    distance statistics; the GPU's only with ``stats``)."""
+               precision: str = "fp64", block: int = 256, device: int = 0, stats: bool = True, drawn=None):
+    """This rank's share of the starter's initial state (``drawn``: (x, y, vx, vy) already drawn), ready to
+    step (the CPU step always measures the distance statistics; the GPU's only with ``stats``)."""
     from sim.dist.particles_cpu import CpuRank, bin_rows
     from sim.dist.particles_gpu import GpuRank, rows_of
     from sim.dist.strips import Strips
     from sim.particles.init import INITS
 
-    x, y, vx, vy = INITS[init](n, seed)
+    x, y, vx, vy = drawn if drawn is not None else INITS[init](n, seed)
     size = world.box_size(n)
     rows = rows_of(y, size, precision) if on_gpu else bin_rows(y, size, strip_rows(n, False))
     mine = np.flatnonzero(Strips(strip_rows(n, on_gpu), comm.size).owners(rows) == comm.rank)
