@@ -5,6 +5,8 @@
 //   -DTEMPORAL_THREADS=N   step_temporal_1 .. step_temporal_<K_MAX> instead, __launch_bounds__(N)
 //   --fmad=false           every build the product makes by default: no contraction, so every
 //                          variant is bit-identical to the CPU twin; --fmad=true is the --fma option
+//   -DPLANT_FACTOR=F       tests only (sim.cuda.planted, never in a build the product makes): every
+//                          variant multiplies tfac by F, a wrong kernel that verification must catch
 //
 // Layout: row j of the field starts at j * stride (elements). global and shared run on dense rows
 // (stride = ni); pitched and temporal on rows padded to the device's pitch alignment (stride is a
@@ -13,6 +15,9 @@
 
 // One cell's update in the course's order, float32 left to right.
 __device__ __forceinline__ float heat_update(float c, float l, float r, float u, float d, float tfac) {
+#ifdef PLANT_FACTOR
+    tfac *= PLANT_FACTOR;
+#endif
     const float d2tdx2 = l - 2 * c + r;
     const float d2tdy2 = u - 2 * c + d;
     return c + tfac * (d2tdx2 + d2tdy2);

@@ -1,0 +1,420 @@
+"""The heat scene: the DLI's temperature field as a colour-mapped image, stepped on the CPU twin
+(``HeatCPU``) or on the GPU (``HeatGPU``: any variant, block shape and k), painted with the mouse.
+
+A frame is ``steps_per_frame`` steps in one timed stage ("step"): one numba call on the CPU, queued
+launches on the GPU (the temporal kernel takes k steps a launch). The view is a ``FieldView`` in
+cell units (cell (i, j) covers [i, i+1) x [j, j+1), row 0 at the bottom): on the CPU ``host()`` hands
+over the twin's current buffer itself; on the GPU ``write`` copies the field device to device into the
+viewer's mapped GL buffer. Under verification each frame's GPU steps are redone on the CPU from a
+host copy of the field taken before them; differing cells are NaN in what the view shows.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+import assets
+from sim.contract import BLOCK_COLORS, FieldView, Legend, PointerEvent
+from sim.crand import RAND_MAX, glibc_rand
+from sim.heat import SPEC
+from sim.heat.kernels import COLS, Tiles
+from sim.heat.stencil_cpu import HeatCPU, paint_box, paint_mask
+from sim.scene import Scene
+
+TEMPERATURE = "temperature"
+TEMPERATURE_RANGE = (0.0, 100.0)  # the DLI's temperatures: what the colours span until the panel says otherwise
+FMA_TOLERANCE = 1e-4  # fma on: GPU and CPU round differently; a wrong kernel is off by far more
+SUMMARY_SECONDS = 0.25  # the min/mean/max reduction runs at most this often
+RATE_FRAMES = 30  # frames the cell-update rate is averaged over
+BARELY = 0.01  # a step that moves cells less than this share of the way "barely moves" the field
+# Fields up to this many cells step on one core (a 10-step frame at 1000x1000: ~1.5 ms): the viewer's
+# software renderer needs the other cores, and on a busy machine numba's workers wait for the slowest
+# (10 steps at 1000x1000 on a loaded 2-core machine: 1.4 ms on one thread, median 32 ms on two).
+SERIAL_CELLS = 1 << 22
+
+
+@dataclass
+class HeatSettings:
+    """The sliders (``SPEC.params``)."""
+
+    factor: float
+    steps_per_frame: float
+
+
+def preset_table(name: str) -> dict:
+    return assets.presets("heat")[name]
+
+
+def grid_shape(table: dict, n: int | None) -> tuple[int, int]:
+    """(ni, nj) of a preset: its own, or about ``n`` cells of the same shape (at least 3x3)."""
+    ni, nj = int(table["ni"]), int(table["nj"])
+    if n is None:
+        return ni, nj
+    across = max(3, round(math.sqrt(n * ni / nj)))
+    return across, max(3, round(n / across))
+
+
+def rand_field(ni: int, nj: int, seed: int) -> np.ndarray:
+    """The DLI's initial field after srand(seed): (float)rand() / (float)(RAND_MAX / 100.0f) in memory
+    order (seed 1 is the DLI's own: ``sim.heat.course.initial_field``)."""
+    field = glibc_rand(seed, ni * nj).astype(np.float32)  # (float)rand(): rounded to nearest
+    field /= np.float32(RAND_MAX) / np.float32(100.0)
+    return field.reshape(nj, ni)
+
+
+def plate_field(ni: int, nj: int, sources) -> np.ndarray:
+    """A cold plate (0) with hot discs: centres as fractions of the width and height, radius of the smaller side."""
+    field = np.zeros((nj, ni), np.float32)
+    side = min(ni, nj)
+    for s in sources:
+        x, y, r = s["x"] * ni - 0.5, s["y"] * nj - 0.5, max(s["r"] * side, 0.75)
+        box = paint_box(ni, nj, x, y, r)
+        if box is not None:
+            i0, j0, w, h = box
+            field[j0:j0 + h, i0:i0 + w][paint_mask(i0, j0, w, h, x, y, r)] = np.float32(s["t"])
+    return field
+
+
+def initial_field(table: dict, ni: int, nj: int, seed: int) -> np.ndarray:
+    if table["init"] == "rand":
+        return rand_field(ni, nj, seed)
+    return plate_field(ni, nj, table["sources"])
+
+
+def thread_of(tiles: Tiles, i: int, j: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """((block x, block y), (thread x, thread y)) of the thread that writes cell (i, j)."""
+    bx, by = (int(v) for v in tiles.block_of(i, j))
+    if tiles.kernel == "temporal":  # a warp per strip of warp_w columns (4 a lane) and band of warp_h rows
+        strip = (i % tiles.tile_w) // tiles.warp_w
+        lane = (tiles.halo_left + i % tiles.warp_w) // COLS
+        return (bx, by), (strip * 32 + lane, (j // tiles.warp_h) % tiles.block[1])
+    return (bx, by), (i % tiles.block[0], j % tiles.block[1])
+
+
+@contextmanager
+def numba_threads(count: int):
+    """numba's parallel loops on ``count`` threads while the block runs (this thread's setting)."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(count, numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
+def pace_text(tfac: float) -> str:
+    share = 4.0 * tfac
+    text = f"takes each cell {share:.2g} of the way to its neighbours' mean"
+    if share < BARELY:
+        text += " - the field barely moves (stable up to 1: tfac < 0.25; raise the factor)"
+    return text
+
+
+class HeatScene(Scene):
+    spec = SPEC
+    default_seed = 1  # glibc srand(1): the DLI's field (it never calls srand)
+
+    def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0,
+                 **options):
+        self.cpu: HeatCPU | None = None
+        self.gpu = None  # sim.heat.gpu.HeatGPU when the field is on the device
+        self.ni = self.nj = 0
+        self.settings = HeatSettings(0.0, float(SPEC.steps_per_frame))
+        self._stroke: tuple[float, float] | None = None  # the last painted point of a drag
+        self._checked = None  # the last check's (GPU, CPU) fields, for describe_check
+        self._marked_device = None  # flat indices of the differing cells, on the device
+        self._frame_steps: deque[int] = deque()  # steps of frames whose times the timer has not read yet
+        self._rates: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)  # (steps, ms) of timed frames
+        self._frames_seen = 0
+        self._version = 0  # bumped by anything that changes the field
+        self._summary: tuple[int, float, str] | None = None
+        start = preset or SPEC.default_preset
+        if seed is not None and preset_table(start)["init"] != "rand":
+            raise ValueError(f"preset {start} draws nothing at random: a seed does not apply")
+        if options.get("k") is not None and (variant or SPEC.gpu.default_variant) != "temporal":
+            raise ValueError("k (steps per launch) applies to the temporal kernel only (add --variant temporal)")
+        super().__init__(preset, backend, n, seed, variant, block, device, **options)
+        self.color_ranges.update({TEMPERATURE: TEMPERATURE_RANGE, BLOCK_COLORS: TEMPERATURE_RANGE})
+
+    # --- state -----------------------------------------------------------------------------------
+    @property
+    def k(self) -> int:
+        return int(self.options["k"])
+
+    @property
+    def fma(self) -> bool:
+        return self.options["fma"] == "on"
+
+    @property
+    def sim(self):
+        """The stepper holding the field: HeatGPU or HeatCPU."""
+        return self.gpu if self.gpu is not None else self.cpu
+
+    @property
+    def n(self) -> int:
+        return self.ni * self.nj
+
+    @property
+    def frame_steps(self) -> int:
+        return max(1, int(round(self.settings.steps_per_frame)))
+
+    def _load(self, preset: str, n: int | None) -> None:
+        table = preset_table(preset)
+        ni, nj = grid_shape(table, n)
+        _, most = self.count_range
+        if ni * nj > most:
+            advice = "use the GPU backend (a) or fewer cells (-n)" if self.backend == "cpu" else "use fewer cells (-n)"
+            raise ValueError(f"preset {preset}: {ni:,} x {nj:,} = {ni * nj:,} cells is more than the "
+                             f"{self.backend.upper()} backend takes ({most:,}); {advice}")
+        new = preset != self.preset  # another preset brings its own sliders; a reload (r, -n) keeps them
+        factor = float(table["factor"]) if new else self.settings.factor
+        field = initial_field(table, ni, nj, self.seed)
+        sim = self._new_gpu(field, factor) if self.backend == "gpu" else HeatCPU(field, factor)
+        self.cpu, self.gpu = (None, sim) if self.backend == "gpu" else (sim, None)
+        self.ni, self.nj = ni, nj
+        if new:
+            self.settings = HeatSettings(factor, float(SPEC.steps_per_frame))
+            self.tool_values.update(radius=max(1.5, round(min(ni, nj) / 40, 1)), temperature=100.0)
+        self._changed(fresh=True)
+
+    def _new_gpu(self, field, tfac: float):
+        from sim.heat.gpu import HeatGPU
+
+        sim = HeatGPU(field, device=self.device, kernel=self.variant, block=self.block, k=self.k, fma=self.fma,
+                      tfac=tfac)
+        sim.launch_info()  # compiles the variant now: an error surfaces here, not in the middle of a frame
+        return sim
+
+    def _move_state(self, backend: str) -> None:
+        if backend == "gpu":
+            self.gpu = self._new_gpu(self.cpu.field, self.cpu.tfac)
+            self.cpu = None
+        else:
+            most = self.spec.count_limits[0]
+            if self.n > most:
+                raise ValueError(f"{self.n:,} cells is more than the CPU backend takes ({most:,}): stay on the GPU "
+                                 "or load fewer cells")
+            self.cpu = HeatCPU(self.gpu.get(), self.gpu.tfac)
+            self.gpu = None
+            self.verify = False
+        self._changed(fresh=True)
+
+    def _apply_gpu_knobs(self) -> None:
+        if self.gpu is not None:
+            self.gpu.configure(kernel=self.variant, block=self.block, k=self.k, fma=self.fma)
+            self.gpu.launch_info()
+
+    def set_param(self, name: str, value: float) -> float:
+        value = super().set_param(name, value)
+        if name == "factor":
+            self.sim.tfac = np.float32(value)
+        return value
+
+    def _changed(self, fresh: bool = False) -> None:
+        """The field changed; ``fresh``: a new field, whose summary must not wait for the throttle."""
+        self._version += 1
+        if fresh:
+            self._summary = None
+
+    def _invalidate_checks(self) -> None:
+        super()._invalidate_checks()
+        self._checked = self._marked_device = None
+
+    def _restart_timing(self) -> None:
+        super()._restart_timing()
+        self._frame_steps.clear()
+        self._rates.clear()
+        self._frames_seen = 0
+
+    # --- stepping --------------------------------------------------------------------------------
+    def advance_frame(self) -> None:
+        self._frame(self.frame_steps)
+
+    def single_step(self) -> None:
+        self._frame(1)
+
+    def _step(self) -> None:
+        self._advance(1)
+
+    def _frame(self, steps: int) -> None:
+        self._advance(steps)
+        self.steps += steps
+        self.timer.frame_done()
+        self._frame_steps.append(steps)
+        resolved = self.timer.frames - self._frames_seen  # GPU frames are read a frame or so late
+        if resolved > 0:
+            for ms in self.timer.history("step")[-resolved:]:
+                self._rates.append((self._frame_steps.popleft(), float(ms)))
+            self._frames_seen = self.timer.frames
+
+    def _advance(self, steps: int) -> None:
+        before = self.gpu.get() if self.gpu is not None and self.verify else None
+        with self.timer.stage("step"):
+            if self.gpu is not None:
+                self.gpu.step(steps)
+            else:
+                with numba_threads(1 if self.n <= SERIAL_CELLS else numba.config.NUMBA_NUM_THREADS):
+                    self.cpu.advance(steps)
+        self._changed()
+        if before is not None:
+            self._verify(before, steps)
+
+    def _verify(self, before: np.ndarray, steps: int) -> None:
+        """The same steps on the CPU twin from the field the GPU started from; compared bit for bit
+        (with fma on: within 1e-4, or one rounding of the largest value a step when that is more)."""
+        started = time.perf_counter()
+        twin = HeatCPU(before, self.gpu.tfac)
+        twin.advance(steps)
+        gpu, cpu = self.gpu.get(), twin.field
+        if self.fma:
+            top = float(np.max(np.abs(before), initial=0.0))
+            tolerance = max(FMA_TOLERANCE, steps * float(np.spacing(np.float32(top))))
+            differ = ~(np.abs(gpu - cpu) <= tolerance)
+            compared = f"within {tolerance:.3g} (fma on)"
+        else:
+            differ = gpu.view(np.uint32) != cpu.view(np.uint32)
+            compared = "bit for bit"
+        mismatch = differ.reshape(-1)
+        self._checked = (gpu, cpu)
+        if mismatch.any():
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                self._marked_device = cupy.asarray(np.flatnonzero(mismatch))
+        else:
+            self._marked_device = None
+        error = float(np.max(np.abs(gpu - cpu), initial=np.float32(0)))
+        self.record_check("CPU steps from the same field", mismatch, started,
+                          {"max error": error, "steps checked": steps, "compared": compared})
+
+    # --- the paint tool --------------------------------------------------------------------------
+    def pointer(self, event: PointerEvent) -> None:
+        """Left drag paints the tool's temperature, right drag 0, along the whole path of the drag."""
+        if event.kind not in ("press", "drag") or event.button not in ("left", "right"):
+            self._stroke = None
+            return
+        here = (event.x - 0.5, event.y - 0.5)  # the scene's x, y to cell indices (cell i's centre is i + 0.5)
+        start = self._stroke if event.kind == "drag" and self._stroke is not None else here
+        value = self.tool_values["temperature"] if event.button == "left" else 0.0
+        self.paint_stroke(start, here, self.tool_values["radius"], value)
+        self._stroke = here
+
+    def paint_stroke(self, start: tuple[float, float], end: tuple[float, float], radius: float, value: float) -> None:
+        """Discs of ``radius`` (cells) from ``start`` to ``end`` (cell indices), at most radius / 2 apart: a
+        fast stroke leaves no gaps. The same cells on both backends."""
+        (x0, y0), (x1, y1) = start, end
+        stamps = math.ceil(math.hypot(x1 - x0, y1 - y0) / (radius / 2))
+        if stamps == 0:  # a press: one disc (a drag's first point was painted by its press)
+            self.sim.paint(x1, y1, radius, value)
+        for s in range(1, stamps + 1):
+            self.sim.paint(x0 + s / stamps * (x1 - x0), y0 + s / stamps * (y1 - y0), radius, value)
+        self._changed()
+
+    # --- what the viewer draws -------------------------------------------------------------------
+    @property
+    def color_modes(self) -> dict[str, str]:
+        return {TEMPERATURE: "Temperature", **super().color_modes}
+
+    def host_field(self) -> np.ndarray:
+        """The field (nj, ni) float32 on the host: the CPU twin's buffer itself, or a copy from the device
+        with the cells the last check marked set to NaN."""
+        if self.gpu is None:
+            return self.cpu.field
+        values = self.gpu.get()
+        marked = self.marked(self.n)
+        if marked is not None:
+            values.reshape(-1)[marked] = np.nan
+        return values
+
+    def _write(self, out) -> None:
+        """GPU: the field into ``out`` (CuPy (nj, ni) float32, a mapped GL buffer), device to device."""
+        self.gpu.write_into(out)
+        if self._marked_device is not None and self.marked(self.n) is not None:
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                out.reshape(-1)[self._marked_device] = cupy.nan
+
+    def view(self, color_mode: str) -> FieldView:
+        tiles = self.gpu.tiles().for_view() if color_mode == BLOCK_COLORS and self.gpu is not None else None
+        return FieldView(shape=(self.nj, self.ni), extent=(0.0, 0.0, float(self.ni), float(self.nj)),
+                         value_range=TEMPERATURE_RANGE, legend=Legend(TEMPERATURE, *TEMPERATURE_RANGE),
+                         host=self.host_field, write=self._write if self.gpu is not None else None,
+                         colormap="inferno", tiles=tiles)
+
+    # --- numbers ---------------------------------------------------------------------------------
+    def temperature_summary(self) -> tuple[float, float, float]:
+        """(lowest, mean, highest) cell now: a reduction where the field is (three numbers read back)."""
+        if self.gpu is None:
+            f = self.cpu.field
+            return float(f.min()), float(f.mean(dtype=np.float64)), float(f.max())
+        import cupy
+
+        f = self.gpu.field
+        with cupy.cuda.Device(self.device):
+            both = cupy.stack([f.min().astype(cupy.float64), f.mean(dtype=cupy.float64), f.max().astype(cupy.float64)])
+            return tuple(float(v) for v in both.get())
+
+    def _temperature_text(self) -> str:
+        now = time.monotonic()
+        if self._summary is None or (self._summary[0] != self._version and now - self._summary[1] >= SUMMARY_SECONDS):
+            lo, mean, hi = self.temperature_summary()
+            self._summary = (self._version, now, f"min {lo:.4g}, mean {mean:.4g}, max {hi:.4g}")
+        return self._summary[2]
+
+    def cell_update_rate(self) -> float | None:
+        """G cell-updates/s of the last timed frames (None before the first)."""
+        rates = [steps / ms for steps, ms in self._rates if ms > 0]  # steps per ms, frame by frame
+        if not rates:
+            return None
+        return self.n * float(np.median(rates)) * 1e3 / 1e9  # the median: a first frame that loads kernels is no mean
+
+    def stats(self) -> dict:
+        tfac = float(self.sim.tfac)
+        return {"n": self.n, "steps": self.steps, "grid": f"{self.ni:,} x {self.nj:,} ({self.n:,} cells)",
+                "steps_per_frame": self.frame_steps, "factor": tfac, "pace": pace_text(tfac),
+                "cell_updates": self.cell_update_rate(), "temperature": self._temperature_text()}
+
+    # --- one cell, for the viewer's pointer ------------------------------------------------------
+    def _cell(self, item: int) -> tuple[int, int]:
+        item = int(item)
+        if not 0 <= item < self.n:
+            raise IndexError(f"no cell {item} (the grid has {self.ni:,} x {self.nj:,})")
+        j, i = divmod(item, self.ni)
+        return i, j
+
+    def describe(self, item: int) -> dict[str, str]:
+        i, j = self._cell(item)
+        near = self.sim.field[max(j - 1, 0):j + 2, max(i - 1, 0):i + 2]
+        near = near.get() if hasattr(near, "get") else np.array(near)  # 3x3 cells at most, never the field
+        c = near[min(j, 1), min(i, 1)]
+        values = {"cell": f"i {i}, j {j}", TEMPERATURE: f"{c:.6g}"}
+        if 0 < i < self.ni - 1 and 0 < j < self.nj - 1:
+            two, tfac = np.float32(2), np.float32(self.sim.tfac)
+            d2 = (near[1, 0] - two * c + near[1, 2]) + (near[0, 1] - two * c + near[2, 1])
+            values["next step"] = f"{float(c + tfac * d2) - float(c):+.3g} (tfac x {float(d2):+.4g})"
+        else:
+            values["boundary"] = "held: the outer ring is never written"
+        if self.gpu is not None:
+            tiles = self.gpu.tiles()
+            (bx, by), (tx, ty) = thread_of(tiles, i, j)
+            shape = "x".join(map(str, tiles.block))
+            values["CUDA"] = f"block ({bx}, {by}), thread ({tx}, {ty}) of {shape}, {self.variant}"
+            if tiles.kernel == "temporal":
+                values["CUDA"] += f" (k {tiles.k}: the warp streams {tiles.warp_h} rows, 4 columns a lane)"
+        return values
+
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        """The cell after the last checked frame on the GPU and on the CPU from the same field."""
+        if self._checked is None or not self.is_marked(item):
+            return []
+        i, j = self._cell(item)
+        g, c = (float(a[j, i]) for a in self._checked)
+        return [(TEMPERATURE, f"{g:.9g}", f"{c:.9g}", f"{g - c:+.3g}")]
