@@ -1,0 +1,409 @@
+"""The heat viewer scene on the CPU: presets and grids, frames equal to the twin's steps, the paint
+tool (where painted and nowhere else, no gaps in a fast stroke), the view handing over the twin's
+field, cells described, sliders and options, which CUDA thread writes a cell (no GPU needed), the
+planted test fault compiling; headless pictures (EGL) and the scene in a window (Xvfb)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from sim.backend import BackendUnavailable
+from sim.contract import PointerEvent
+from sim.heat import SPEC, course, kernels
+from sim.heat.scene import HeatScene, grid_shape, initial_field, preset_table, rand_field, thread_of
+from sim.heat.stencil_cpu import HeatCPU
+from sim.registry import SCENES, all_builds, course_commands, create_scene
+
+SMALL = 3600  # cells for presets that take a count (60 x 60)
+
+
+def scene(preset="seed", n=SMALL, **kwargs) -> HeatScene:
+    return create_scene("heat", preset=preset, n=n if SPEC.preset(preset).count else None, **kwargs)
+
+
+def event(kind, x, y, button="left"):
+    """A pointer event at the centre of cell (x, y) (fractions allowed)."""
+    return PointerEvent(kind, x + 0.5, y + 0.5, button=button)
+
+
+def segment_distance(ni, nj, start, end):
+    """(nj, ni): each cell's distance to the segment start -> end (cell indices)."""
+    j, i = np.mgrid[0:nj, 0:ni].astype(np.float64)
+    (x0, y0), (x1, y1) = start, end
+    length2 = (x1 - x0) ** 2 + (y1 - y0) ** 2
+    t = np.clip(((i - x0) * (x1 - x0) + (j - y0) * (y1 - y0)) / length2, 0, 1) if length2 else np.zeros_like(i)
+    return np.hypot(i - (x0 + t * (x1 - x0)), j - (y0 + t * (y1 - y0)))
+
+
+# --- the spec and the registry -------------------------------------------------------------------
+
+def test_heat_is_a_registered_scene_with_its_command_builds_and_bench():
+    assert SCENES["heat"] is SPEC and SPEC.view == "field" and SPEC.words.unit == "cells"
+    assert [p.name for p in SPEC.presets] == ["dli", "seed", "large", "plate"]
+    assert "heat" in {c.name for c in course_commands()}
+    assert set(kernels.builds()) <= set(all_builds())
+    assert SPEC.bench == "sim.heat.bench:BENCH" and SPEC.gpu.variants == kernels.KERNELS
+    assert SPEC.gpu.default_variant == "temporal" and SPEC.gpu.default_block == (32, 8)
+    assert all(len(b) == 2 for b in SPEC.gpu.blocks)
+    k = next(o for o in SPEC.options if o.name == "k")
+    assert k.choices == tuple(str(v) for v in range(1, kernels.K_MAX + 1)) and k.gpu_only
+    assert SPEC.tool.name == "paint" and SPEC.tool.default_on
+
+
+def test_preset_grids_and_counts():
+    assert grid_shape(preset_table("dli"), None) == (course.NI, course.NJ)
+    assert SPEC.preset("dli").count is None, "the DLI's grid is fixed"
+    assert grid_shape(preset_table("seed"), None) == (1000, 1000)
+    assert grid_shape(preset_table("large"), None) == (10000, 10000)
+    assert grid_shape(preset_table("seed"), 4_000_000) == (2000, 2000)
+    assert grid_shape(preset_table("seed"), 1) == (3, 3)
+    assert preset_table("dli")["factor"] == preset_table("seed")["factor"] == course.TFAC
+
+
+def test_the_dli_preset_is_the_course_field_and_factor():
+    s = scene("dli")
+    assert (s.ni, s.nj) == (200, 100)
+    np.testing.assert_array_equal(s.cpu.field, course.initial_field(200, 100))
+    assert s.cpu.tfac == np.float32(course.TFAC)
+    assert "barely moves" in s.stats()["pace"]
+    assert "barely moves" not in scene("plate").stats()["pace"]
+
+
+def test_the_seed_draws_another_random_field():
+    np.testing.assert_array_equal(rand_field(37, 19, 1), course.initial_field(37, 19))
+    assert not np.array_equal(rand_field(37, 19, 2), rand_field(37, 19, 1))
+    assert not np.array_equal(scene("seed", seed=5).cpu.field, scene("seed").cpu.field)
+    with pytest.raises(ValueError, match="draws nothing at random"):
+        create_scene("heat", preset="plate", seed=5)
+
+
+def test_the_plate_is_cold_with_hot_discs_and_held_edges():
+    field = initial_field(preset_table("plate"), 512, 512, 1)
+    ring = np.concatenate([field[0], field[-1], field[:, 0], field[:, -1]])
+    assert np.all(ring == 0)
+    assert set(np.unique(field)) == {0.0, 70.0, 100.0}
+    assert 0.02 < np.mean(field > 0) < 0.2
+
+
+@pytest.mark.parametrize("preset", [p.name for p in SPEC.presets])
+def test_every_preset_loads_and_steps_on_the_cpu(preset):
+    s = scene(preset)
+    first = s.cpu.field.copy()
+    s.advance_frame()
+    assert s.steps == SPEC.steps_per_frame
+    twin = HeatCPU(first, s.cpu.tfac)
+    twin.advance(SPEC.steps_per_frame)
+    np.testing.assert_array_equal(s.cpu.field, twin.field)
+
+
+def test_the_large_preset_is_for_the_gpu():
+    with pytest.raises(ValueError, match="more than the CPU backend takes"):
+        create_scene("heat", preset="large")
+    s = scene("seed")
+    with pytest.raises(ValueError, match="more than the CPU backend takes"):
+        s.load_preset("large")
+    assert (s.preset, s.n) == ("seed", SMALL)
+
+
+def test_a_frame_is_the_slider_s_steps_and_a_single_step_is_one():
+    s = scene("seed")
+    s.set_param("factor", 0.2)
+    s.set_param("steps_per_frame", 7.4)
+    start = s.cpu.field.copy()
+    s.advance_frame()
+    s.single_step()
+    assert s.steps == 8 and s.stats()["steps_per_frame"] == 7
+    twin = HeatCPU(start, 0.2)
+    twin.advance(8)
+    np.testing.assert_array_equal(s.cpu.field, twin.field)
+    assert s.cell_update_rate() > 0
+
+
+def test_another_preset_brings_its_sliders_and_a_reset_keeps_them():
+    s = scene("seed")
+    s.set_param("factor", 0.1)
+    s.set_param("steps_per_frame", 3)
+    s.reset()
+    assert s.param_value("factor") == pytest.approx(0.1) and s.frame_steps == 3
+    s.load_preset("plate", 900)
+    assert s.param_value("factor") == pytest.approx(0.2) and s.frame_steps == SPEC.steps_per_frame
+    assert s.cpu.tfac == np.float32(0.2)
+    s.set_param("factor", 1.0)  # clamped below the stability limit
+    assert s.param_value("factor") < 0.25 and s.cpu.tfac < 0.25
+
+
+def test_gpu_requests_without_a_gpu_say_why():
+    s = scene("seed")
+    if not s.gpu_reason:
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(BackendUnavailable):
+        s.set_backend("gpu")
+    with pytest.raises(ValueError, match="GPU"):
+        s.set_verify(True)
+    assert "block" not in s.color_modes and s.backend == "cpu"
+
+
+def test_k_applies_to_the_temporal_kernel_only():
+    with pytest.raises(ValueError, match="temporal"):
+        create_scene("heat", preset="seed", n=SMALL, variant="global", k="3")
+    with pytest.raises(ValueError, match="unknown k"):
+        create_scene("heat", preset="seed", n=SMALL, k="9")
+    assert create_scene("heat", preset="seed", n=SMALL, k="3").k == 3
+
+
+# --- the paint tool ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("button, value", [("left", 100.0), ("right", 0.0)])
+def test_painting_changes_the_field_where_painted_and_nowhere_else(button, value):
+    s = scene("seed", n=200 * 150)
+    before = s.cpu.field.copy()
+    assert not np.any((before == 0) | (before == 100)), "the random field holds neither painted value"
+    s.set_tool_value("radius", 6.0)
+    start, end = (30.0, 40.0), (150.0, 100.0)
+    s.pointer(event("press", *start, button))
+    s.pointer(event("drag", *end, button))  # one fast drag event across 134 cells
+    s.pointer(event("release", *end, button))
+    after = s.cpu.field.copy()
+    distance = segment_distance(s.ni, s.nj, start, end)
+    inside, outside = distance <= 0.96 * 6.0, distance > 6.0
+    assert np.all(after[inside] == value), "no gaps along the stroke"
+    np.testing.assert_array_equal(after[outside], before[outside])
+    changed = after != before
+    assert changed[inside].all() and not changed[outside].any()
+    s.advance_frame()  # both buffers were painted: the next steps start from the painted field
+    twin = HeatCPU(after, s.cpu.tfac)
+    twin.advance(SPEC.steps_per_frame)
+    np.testing.assert_array_equal(s.cpu.field, twin.field)
+
+
+def test_a_press_paints_one_disc_of_the_tool_s_temperature_and_the_middle_button_nothing():
+    s = scene("seed", n=100 * 100)
+    s.set_tool_value("radius", 3.0)
+    s.set_tool_value("temperature", 55.0)
+    before = s.cpu.field.copy()
+    s.pointer(event("press", 50.2, 60.7))
+    disc = segment_distance(s.ni, s.nj, (50.2, 60.7), (50.2, 60.7)) <= 3.0
+    assert np.all(s.cpu.field[disc] == 55.0) and np.array_equal(s.cpu.field[~disc], before[~disc])
+    painted = s.cpu.field.copy()
+    s.pointer(event("press", 20, 20, "middle"))
+    s.pointer(event("drag", 30, 20, "middle"))
+    np.testing.assert_array_equal(s.cpu.field, painted)
+    s.pointer(event("drag", 80, 80))  # a drag without its press (the press went elsewhere): one disc
+    assert s.cpu.field[80, 80] == 55.0 and s.cpu.field[70, 70] == painted[70, 70]
+
+
+def test_the_smallest_brush_paints_the_cell_under_the_pointer():
+    s = scene("seed", n=50 * 50)
+    s.set_tool_value("radius", 0.0)  # clamped to the smallest brush
+    for x, y in ((10.01, 10.01), (20.99, 30.5), (40.5, 40.99)):
+        s.pointer(PointerEvent("press", x, y))
+        assert s.cpu.field[int(y), int(x)] == 100.0
+
+
+# --- what the viewer reads -----------------------------------------------------------------------
+
+def test_the_view_hands_over_the_twin_s_field_in_cell_units():
+    s = scene("seed", n=300 * 200)
+    s.set_param("factor", 0.2)
+    s.advance_frame()
+    view = s.view("temperature")
+    values = view.host()
+    assert np.shares_memory(values, s.cpu.field), "the CPU backend's field is handed over, not copied"
+    np.testing.assert_array_equal(values, s.cpu.field)
+    assert view.shape == (s.nj, s.ni) == values.shape and values.dtype == np.float32
+    assert view.extent == (0.0, 0.0, float(s.ni), float(s.nj)) and view.write is None
+    assert view.value_range == (0.0, 100.0) and view.colormap == "inferno" and view.legend.label == "temperature"
+    assert s.color_ranges["temperature"] == (0.0, 100.0), "the colours span the DLI's temperatures"
+    assert view.tiles is None and list(s.color_modes) == ["temperature"]
+
+
+def test_stats_read_the_field():
+    s = scene("seed")
+    lo, mean, hi = s.temperature_summary()
+    f = s.cpu.field
+    assert (lo, hi) == (float(f.min()), float(f.max())) and mean == pytest.approx(float(f.mean(dtype=np.float64)))
+    stats = s.stats()
+    assert stats["grid"] == f"{s.ni:,} x {s.nj:,} ({s.n:,} cells)" and stats["temperature"].startswith(f"min {lo:.4g}")
+    for stat in SPEC.stats:
+        assert stat.text(stats).startswith(stat.label)
+
+
+def test_a_cell_is_described_by_its_value_and_next_step():
+    s = scene("seed", n=60 * 40)
+    s.set_param("factor", 0.2)
+    i, j = 17, 23
+    item = j * s.ni + i
+    values = s.describe(item)
+    assert values["cell"] == f"i {i}, j {j}"
+    assert float(values["temperature"]) == pytest.approx(s.cpu.field[j, i], rel=1e-5)
+    before = float(s.cpu.field[j, i])
+    s.single_step()
+    assert float(values["next step"].split()[0]) == pytest.approx(float(s.cpu.field[j, i]) - before, rel=1e-2)
+    assert "held" in s.describe(0)["boundary"] and "held" in s.describe(s.n - 1)["boundary"]
+    assert "CUDA" not in values and s.describe_check(item) == []
+    for bad in (-1, s.n):
+        with pytest.raises(IndexError):
+            s.describe(bad)
+
+
+@pytest.mark.parametrize("kernel, block, k", [("global", (32, 8), 1), ("shared", (64, 4), 1),
+                                              ("pitched", (128, 2), 1), ("temporal", (32, 8), 7),
+                                              ("temporal", (64, 4), 3), ("temporal", (256, 1), 8)])
+def test_the_thread_that_writes_a_cell(kernel, block, k):
+    ni, nj, rows = 700, 90, 9
+    tiles = kernels.tiles(kernel, ni, nj, block, k, rows)
+    blocks = tiles.block_map(ni, nj)
+    for j in range(0, nj, 7):
+        for i in range(ni):
+            (bx, by), (tx, ty) = thread_of(tiles, i, j)
+            assert by * tiles.grid[0] + bx == blocks[j, i]
+            assert 0 <= tx < block[0] and 0 <= ty < block[1]
+            if kernel == "temporal":  # the lane's float4 holds the cell, and the lane writes
+                strip = (bx * (block[0] // 32) + tx // 32)
+                first = strip * kernels.width(k) - kernels.halo(k) + kernels.COLS * (tx % 32)
+                assert first <= i < first + kernels.COLS
+                assert kernels.halo(k) // 4 <= tx % 32 < (kernels.halo(k) + kernels.width(k)) // 4
+                assert (by * block[1] + ty) * rows <= j < (by * block[1] + ty + 1) * rows
+            else:
+                assert (bx * block[0] + tx, by * block[1] + ty) == (i, j % (tiles.grid[1] * block[1]))
+
+
+def test_the_planted_factor_compiles_for_every_heat_build():
+    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
+    from test_cuda_sources import compile_cubin
+
+    from sim import cuda
+
+    with cuda.planted("sim/heat/stencil.cu", "-DPLANT_FACTOR=1.001f"):
+        for build in (kernels.simple(), kernels.temporal(256)):
+            options = build.all_options()
+            assert "-DPLANT_FACTOR=1.001f" in options
+            assert compile_cubin(cuda.source_text(build.source), build.source, options)[:4] == b"\x7fELF"
+    assert not any("PLANT" in o for b in kernels.builds() for o in b.all_options()), "never in a product build"
+
+
+# --- headless pictures (EGL) ------------------------------------------------------------------------
+
+def _egl():
+    from gl_support import egl_problem
+
+    return egl_problem()
+
+
+needs_egl = pytest.mark.skipif(_egl() is not None, reason=str(_egl()))
+SIZE = (600, 400)
+
+
+def cell_pixel(s, i, j):
+    """(row from the top, column) of cell (i, j)'s centre under the default camera of SIZE."""
+    from viewer.render.view import default_camera
+
+    camera = default_camera(s.view("temperature"))
+    width, height = SIZE
+    clip = camera.projection_matrix(width / height) @ camera.view_matrix() @ np.array([i + 0.5, j + 0.5, 0.0, 1.0])
+    ndc = clip[:3] / clip[3]
+    return int((1 - ndc[1]) / 2 * height), int((ndc[0] + 1) / 2 * width)
+
+
+@needs_egl
+def test_the_field_is_drawn_and_painting_shows():
+    from viewer.headless import render_pixels
+    from viewer.render.field import ramp
+    from viewer.render.view import BACKGROUND
+
+    s = scene("plate", n=120 * 120)
+    before = render_pixels(s, *SIZE).astype(int)
+    background = np.all(np.abs(before - np.array(BACKGROUND) * 255) <= 2, axis=2)
+    assert 0.2 < np.mean(~background) < 0.95, "the field covers part of the picture"
+    s.set_tool_value("radius", 10.0)
+    s.set_tool_value("temperature", 100.0)
+    s.pointer(event("press", 60, 40))
+    s.pointer(event("drag", 60, 80))
+    s.set_tool_value("radius", 8.0)
+    s.pointer(event("press", 90, 90, "right"))
+    after = render_pixels(s, *SIZE).astype(int)
+    hot, cold = ramp("inferno")[-1] * 255, ramp("inferno")[0] * 255
+    for j in (40, 60, 80):
+        assert np.abs(after[cell_pixel(s, 60, j)] - hot).max() <= 3
+    assert np.abs(after[cell_pixel(s, 90, 90)] - cold).max() <= 3
+    assert np.abs(before[cell_pixel(s, 60, 60)] - hot).max() > 20, "the painted place was not hot before"
+    changed = np.any(np.abs(after - before) > 20, axis=2)
+    assert 0.01 < changed.mean() < 0.2
+
+
+# --- in a window (Xvfb) ---------------------------------------------------------------------------
+
+def _display_problem():
+    from viewer.window.app import display_problem
+
+    return display_problem()
+
+
+def _press(v, symbol, modifiers=0):
+    v.window.dispatch_event("on_key_press", symbol, modifiers)
+    v.window.dispatch_event("on_key_release", symbol, modifiers)
+    v.tick()
+    v.tick()
+
+
+def _window_point(v, i, j):
+    """Window coordinates (y from the bottom) of cell (i, j)'s centre."""
+    fb = v.window.get_framebuffer_size()
+    proj = v.camera.projection_matrix(fb[0] / fb[1], v._covered_right(fb) / fb[0])
+    clip = proj @ v.camera.view_matrix() @ np.array([i + 0.5, j + 0.5, 0.0, 1.0])
+    width, height = v.window.get_size()
+    return int(round((clip[0] / clip[3] + 1) / 2 * width)), int(round((clip[1] / clip[3] + 1) / 2 * height))
+
+
+@pytest.mark.window
+@pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
+def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
+    from viewer.png import read_png
+    from viewer.window.app import Viewer
+    from viewer.window.keys import key, mouse
+
+    v = Viewer(create_scene("heat", preset="plate", n=200 * 200), 900, 600, max_fps=None, screenshot_dir=tmp_path)
+    try:
+        for _ in range(3):
+            assert v.tick()
+        assert v.view.kind == "field" and v.scene.tool_on
+        steps = v.scene.steps
+        v.tick()
+        assert v.scene.steps == steps + SPEC.steps_per_frame
+        v.controller.paused = True
+        v.tick()
+        before = v.scene.cpu.field.copy()
+        radius = v.scene.tool_values["radius"]
+        far = np.ones_like(before, bool)
+        for button, (i0, j0), (i1, j1), value in ((mouse.LEFT, (40, 100), (160, 100), 100.0),
+                                                   (mouse.RIGHT, (100, 40), (100, 160), 0.0)):
+            start, end = _window_point(v, i0, j0), _window_point(v, i1, j1)
+            v.window.dispatch_event("on_mouse_motion", *start, 0, 0)
+            v.tick()
+            v.window.dispatch_event("on_mouse_press", *start, button, 0)
+            v.window.dispatch_event("on_mouse_drag", *end, end[0] - start[0], end[1] - start[1], button, 0)
+            v.window.dispatch_event("on_mouse_release", *end, button, 0)
+            v.tick()
+            field = v.scene.cpu.field
+            for t in np.linspace(0, 1, 9):
+                i, j = round(i0 + t * (i1 - i0)), round(j0 + t * (j1 - j0))
+                assert field[j, i] == value, f"cell {(i, j)} on the stroke"
+            far &= segment_distance(v.scene.ni, v.scene.nj, (i0, j0), (i1, j1)) > radius + 2  # a pixel's slack
+        np.testing.assert_array_equal(field[far], before[far])
+        _press(v, key.F12)
+        shot = read_png(v.last_screenshot).astype(int)
+        assert shot[:, : shot.shape[1] - 420].std() > 20
+        if v.controller.gpu_reason() is not None:
+            for symbol, modifiers in ((key.A, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT), (key.V, 0), (key.C, 0)):
+                _press(v, symbol, modifiers)
+                assert "needs a GPU" in v.message and v.scene.backend == "cpu"
+                assert v.controller.color_mode == "temperature"
+        _press(v, key.S)
+        assert v.scene.steps == steps + SPEC.steps_per_frame + 1
+        _press(v, key.R)
+        assert v.scene.steps == 0 and v.scene.cpu.field[100, 100] == 0.0
+        v.camera.zoom(1e-9)  # all the way in: a couple of cells across
+        assert 2 * v.camera.distance * math.tan(math.radians(v.camera.fov_y) / 2) <= 2.01
+    finally:
+        v.close()

@@ -1,0 +1,238 @@
+"""The heat scene on a GPU: frames of every variant bit for bit equal to the CPU twin from the same
+fresh random field, painting the same cells as on the CPU, the view written into a device buffer
+(poisoned first) and through CUDA-GL interop equal to the host upload, verification passing correct
+kernels and flagging a planted wrong factor, block colouring and cells described by their thread."""
+
+import numpy as np
+import pytest
+
+from sim import cuda
+from sim.contract import BLOCK_COLORS, PointerEvent
+from sim.heat import SPEC
+from sim.heat.scene import rand_field, thread_of
+from sim.heat.stencil_cpu import HeatCPU
+from sim.registry import create_scene
+
+pytestmark = pytest.mark.gpu
+
+NI, NJ = 301, 173  # odd sizes: partial blocks, strips and bands
+RNG = np.random.default_rng()
+
+
+def fresh_seed() -> int:
+    return int(RNG.integers(2, 2**31))
+
+
+def gpu_scene(variant="temporal", block=(32, 8), factor=0.2, **options):
+    """A GPU scene on a fresh random field (the DLI's formula after srand(a random seed))."""
+    s = create_scene("heat", preset="seed", n=NI * NJ, backend="gpu", seed=fresh_seed(), variant=variant,
+                     block=block, **options)
+    assert (s.ni, s.nj) == (NI, NJ) and s.backend == "gpu"
+    s.set_param("factor", factor)
+    return s
+
+
+def twin_after(field: np.ndarray, tfac, steps: int) -> np.ndarray:
+    twin = HeatCPU(field, tfac)
+    twin.advance(steps)
+    return twin.field
+
+
+def poisoned(shape):
+    import cupy
+
+    return cupy.full(shape, cupy.nan, cupy.float32)
+
+
+@pytest.mark.parametrize("variant, block, k", [("global", (32, 8), "1"), ("shared", (64, 4), "1"),
+                                               ("pitched", (128, 2), "1"), ("temporal", (32, 8), "7"),
+                                               ("temporal", (64, 4), "3"), ("temporal", (256, 1), "8"),
+                                               ("temporal", (32, 32), "5")])
+def test_frames_equal_the_cpu_twin_bit_for_bit(variant, block, k):
+    options = {"k": k} if variant == "temporal" else {}
+    s = gpu_scene(variant, block, **options)
+    start = s.host_field().copy()
+    assert start.std() > 10, "a random field, not zeros"
+    s.set_param("steps_per_frame", 11)  # not a multiple of k: the last launch is shorter
+    s.advance_frame()
+    s.single_step()
+    s.finish()
+    np.testing.assert_array_equal(s.gpu.get(), twin_after(start, s.gpu.tfac, 12))
+    assert s.steps == 12
+
+
+def test_switching_variant_block_k_and_backend_keeps_the_field():
+    s = gpu_scene("global")
+    start = s.host_field().copy()
+    s.advance_frame()
+    s.set_variant("temporal")
+    s.set_option("k", "4")
+    s.advance_frame()
+    s.set_block((64, 8))
+    s.set_variant("pitched")
+    s.advance_frame()
+    s.set_backend("cpu")
+    s.advance_frame()
+    s.set_backend("gpu")
+    s.set_variant("shared")
+    s.advance_frame()
+    s.finish()
+    np.testing.assert_array_equal(s.gpu.get(), twin_after(start, s.gpu.tfac, 5 * SPEC.steps_per_frame))
+
+
+@pytest.mark.parametrize("button", ["left", "right"])
+def test_painting_on_the_gpu_changes_the_same_cells_as_on_the_cpu(button):
+    seed = fresh_seed()
+    gpu = create_scene("heat", preset="seed", n=NI * NJ, backend="gpu", seed=seed)
+    cpu = create_scene("heat", preset="seed", n=NI * NJ, seed=seed)
+    before = cpu.cpu.field.copy()
+    np.testing.assert_array_equal(gpu.gpu.get(), before)
+    for s in (gpu, cpu):
+        s.set_tool_value("radius", 4.3)
+        s.set_tool_value("temperature", 77.0)
+        s.pointer(PointerEvent("press", 20.3, 30.9, button=button))
+        s.pointer(PointerEvent("drag", 250.7, 140.2, button=button))  # one fast drag: no gaps either way
+        s.pointer(PointerEvent("drag", 260.0, 20.0, button=button))
+        s.pointer(PointerEvent("release", 260.0, 20.0, button=button))
+    painted = gpu.gpu.get()
+    np.testing.assert_array_equal(painted, cpu.cpu.field)
+    changed = painted != before
+    assert 0.02 < changed.mean() < 0.5
+    assert np.all(painted[changed] == (77.0 if button == "left" else 0.0))
+    gpu.advance_frame()
+    cpu.advance_frame()
+    np.testing.assert_array_equal(gpu.gpu.get(), cpu.cpu.field)
+
+
+def test_the_view_writes_the_field_into_a_device_buffer():
+    import cupy
+
+    s = gpu_scene()
+    s.advance_frame()
+    view = s.view("temperature")
+    assert view.on_device and view.shape == (NJ, NI) and view.tiles is None
+    out = poisoned((NJ, NI))
+    view.write(out)
+    host = view.host()
+    assert not np.isnan(host).any()
+    np.testing.assert_array_equal(cupy.asnumpy(out), host)
+    np.testing.assert_array_equal(host, s.gpu.get())
+
+
+def test_verification_passes_every_correct_variant():
+    s = gpu_scene("global")
+    s.set_verify(True)
+    for variant in SPEC.gpu.variants:
+        s.set_variant(variant)
+        s.set_verify(True)
+        s.advance_frame()
+        report = s.verification
+        assert report is not None and report.checked == NI * NJ and report.differing == 0, variant
+        assert report.details["max error"] == 0.0 and report.details["compared"] == "bit for bit"
+        assert report.details["steps checked"] == SPEC.steps_per_frame
+
+
+def test_verification_with_fma_compares_within_a_tolerance():
+    s = gpu_scene("temporal", fma="on")
+    s.set_verify(True)
+    for _ in range(3):
+        s.advance_frame()
+    report = s.verification
+    assert report.differing == 0 and "within" in report.details["compared"]
+    assert report.details["max error"] < 1e-4
+
+
+@pytest.mark.parametrize("variant", ["global", "temporal"])
+def test_verification_flags_a_planted_wrong_factor(variant):
+    import cupy
+
+    with cuda.planted("sim/heat/stencil.cu", "-DPLANT_FACTOR=1.001f"):
+        s = gpu_scene(variant)
+        s.set_verify(True)
+        s.advance_frame()
+        report = s.verification
+        assert report.differing > NI * NJ // 2 and report.details["max error"] > 1e-3
+        marked = np.flatnonzero(s.mismatch)
+        interior = marked[(marked % NI > 0) & (marked % NI < NI - 1)]
+        item = int(interior[len(interior) // 2])
+        name, gpu_text, cpu_text, _ = s.describe_check(item)[0]
+        j, i = divmod(item, NI)
+        assert name == "temperature" and float(gpu_text) == float(s.gpu.get()[j, i])
+        assert float(cpu_text) != float(gpu_text)
+        out = poisoned((NJ, NI))
+        cupy.copyto(out, cupy.float32(-1.0))  # poison with a number: the marks must be written NaN
+        s.view("temperature").write(out)
+        drawn = cupy.asnumpy(out).reshape(-1)
+        assert np.array_equal(np.isnan(drawn), s.mismatch)
+        assert np.array_equal(np.isnan(s.host_field().reshape(-1)), s.mismatch)
+        s.set_verify(False)
+        assert not np.isnan(s.host_field()).any()
+
+
+def test_block_colours_show_the_launch_s_tiles_and_cells_name_their_thread():
+    s = gpu_scene("temporal", k="6")
+    s.advance_frame()
+    assert BLOCK_COLORS in s.color_modes
+    view = s.view(BLOCK_COLORS)
+    tiles = s.gpu.tiles()
+    assert tiles.kernel == "temporal" and tiles.k == 6 and view.tiles == tiles.for_view() and view.tiles.halo >= 6
+    i, j = 200, 100
+    values = s.describe(j * NI + i)
+    (bx, by), (tx, ty) = thread_of(tiles, i, j)
+    assert f"block ({bx}, {by}), thread ({tx}, {ty}) of 32x8, temporal" in values["CUDA"]
+    assert float(values["temperature"]) == pytest.approx(float(s.gpu.get()[j, i]), rel=1e-5)
+    s.set_variant("global")
+    assert s.view(BLOCK_COLORS).tiles.size == (32, 8) and s.view(BLOCK_COLORS).tiles.halo == 1
+
+
+def test_stats_on_the_gpu_read_three_numbers():
+    s = gpu_scene()
+    for _ in range(4):
+        s.advance_frame()
+    s.timer.flush()
+    field = s.gpu.get()
+    lo, mean, hi = s.temperature_summary()
+    assert (lo, hi) == (float(field.min()), float(field.max()))
+    assert mean == pytest.approx(float(field.mean(dtype=np.float64)), rel=1e-9)
+    s.advance_frame()
+    assert s.cell_update_rate() > 0
+
+
+def test_the_large_preset_runs_on_the_gpu():
+    s = create_scene("heat", preset="large", backend="gpu")
+    assert (s.ni, s.nj) == (10000, 10000) and s.variant == "temporal" and s.k == 7
+    start = s.gpu.get()
+    np.testing.assert_array_equal(start[:2], rand_field(10000, 2, 1))
+    s.advance_frame()
+    s.finish()
+    np.testing.assert_array_equal(s.gpu.get(), twin_after(start, s.gpu.tfac, SPEC.steps_per_frame))
+    assert s.steps == SPEC.steps_per_frame
+
+
+# --- through CUDA-GL interop ------------------------------------------------------------------------
+
+def test_the_field_through_interop_equals_the_host_upload():
+    import moderngl
+    from gl_support import HostOnly
+
+    from viewer.headless import render_pixels
+    from viewer.render.view import SceneView
+
+    s = gpu_scene()
+    s.advance_frame()
+    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    view = SceneView(ctx)
+    try:
+        view.show(s, "temperature")
+        assert view.feed.path == "CUDA–GL interop", view.feed.fallback_reason
+        drawn = np.frombuffer(view.field.feed.texture.read(), np.float32).reshape(NJ, NI)
+        np.testing.assert_array_equal(drawn, s.gpu.get())
+    finally:
+        view.release()
+        ctx.release()
+    for mode in ("temperature", BLOCK_COLORS):
+        through_interop = render_pixels(s, 600, 400, color_mode=mode).astype(int)
+        through_host = render_pixels(HostOnly(s), 600, 400, color_mode=mode).astype(int)
+        assert np.array_equal(through_interop, through_host), mode
+    plain = render_pixels(s, 600, 400, color_mode="temperature").astype(int)
+    assert np.any(np.abs(plain - through_interop) > 20, axis=2).mean() > 0.005, "block mode draws the tiles"
