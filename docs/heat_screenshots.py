@@ -1,0 +1,85 @@
+"""Regenerate the heat scene's README pictures (headless: EGL, no display needed).
+
+    python docs/heat_screenshots.py painting docs/   # heat-painting.png (the CPU is fine)
+    python docs/heat_screenshots.py blocks docs/     # heat-blocks-temporal.png (needs a GPU)
+
+- heat-painting.png: the plate preset (cold plate, edges held at 0, hot discs), painted with the
+  paint tool as the viewer does it: a hot wave drawn left to right (left drag) and a cold stroke
+  (right drag) across the largest disc, then 100 steps of diffusion; the panel on the right.
+- heat-blocks-temporal.png: the same strokes on the GPU with the temporal kernel (k 7, 32x8 blocks)
+  in CUDA block colouring: the tiles one launch covers the field with outlined, the halo each tile
+  re-reads from its neighbours (k rows, whole float4s of columns) tinted, zoomed in on the wave.
+"""
+
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import viewer  # noqa: E402, F401  first: picks NVIDIA's EGL before any context loads libEGL
+from sim import create_scene  # noqa: E402
+from sim.contract import BLOCK_COLORS, PointerEvent  # noqa: E402
+from viewer.headless import render_image  # noqa: E402
+from viewer.render.camera import OrbitCamera  # noqa: E402
+
+SIZE = (1280, 800)
+
+
+def drag(scene, points, button: str) -> None:
+    """A drag through ``points`` (fractions of the grid), as the viewer hands it to the scene."""
+    xs = [(x * scene.ni, y * scene.nj) for x, y in points]
+    scene.pointer(PointerEvent("press", *xs[0], button=button))
+    for x, y in xs[1:]:
+        scene.pointer(PointerEvent("drag", x, y, button=button))
+    scene.pointer(PointerEvent("release", *xs[-1], button=button))
+
+
+def painted(scene, frames: int = 5):
+    """The plate with a hot wave and a cold stroke, then ``frames`` frames of diffusion."""
+    scene.set_tool_value("radius", scene.ni / 90)
+    scene.set_tool_value("temperature", 100.0)
+    wave = [(0.08 + 0.84 * t / 40, 0.5 + 0.12 * math.sin(t / 40 * 3 * math.pi)) for t in range(41)]
+    drag(scene, wave[::4], "left")  # a fast stroke: ten drag events, no gaps
+    scene.set_tool_value("radius", scene.ni / 70)
+    drag(scene, [(0.50, 0.18), (0.74, 0.42)], "right")
+    for _ in range(frames):
+        scene.advance_frame()
+    return scene
+
+
+def painting(out: Path) -> Path:
+    scene = painted(create_scene("heat", preset="plate"))
+    path = render_image(scene, out / "heat-painting.png", *SIZE, panel=True)
+    print(f"{path}: {scene.ni}x{scene.nj} plate on the {scene.backend.upper()}, {scene.steps} steps")
+    return path
+
+
+def blocks(out: Path) -> Path:
+    scene = painted(create_scene("heat", preset="plate", n=1_000_000, backend="gpu", variant="temporal",
+                                 block=(32, 8), k="7"))
+    scene.finish()
+    tiles = scene.gpu.tiles()
+    camera = OrbitCamera.plan_view((0.0, 0.0, float(scene.ni), float(scene.nj)), 1.0)
+    camera.zoom(0.3)
+    path = render_image(scene, out / "heat-blocks-temporal.png", *SIZE, camera=camera, color_mode=BLOCK_COLORS,
+                        panel=True)
+    print(f"{path}: tiles of {tiles.tile_w}x{tiles.tile_h} cells, halo {tiles.halo_left} left, "
+          f"{tiles.halo_right} right, {tiles.halo_y} rows; grid {tiles.grid[0]}x{tiles.grid[1]} blocks")
+    return path
+
+
+def main(argv: list[str]) -> None:
+    what = argv[0] if argv else "painting"
+    out = Path(argv[1] if len(argv) > 1 else "docs")
+    out.mkdir(parents=True, exist_ok=True)
+    if what == "painting":
+        painting(out)
+    elif what == "blocks":
+        blocks(out)
+    else:
+        raise SystemExit(f"usage: python docs/heat_screenshots.py painting|blocks [FOLDER] (not {what!r})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
