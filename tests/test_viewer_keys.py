@@ -36,7 +36,8 @@ def test_original_keys_are_all_bound():
 def test_bookmark_keys_tell_ctrl_apart():
     for n, symbol in zip("1234", (key._1, key._2, key._3, key._4), strict=True):
         assert (find_binding(symbol, 0).action, find_binding(symbol, 0).arg) == ("restore_bookmark", n)
-        assert (find_binding(symbol, key.MOD_CTRL).action, find_binding(symbol, key.MOD_CTRL).arg) == ("save_bookmark", n)
+        saving = find_binding(symbol, key.MOD_CTRL)
+        assert (saving.action, saving.arg) == ("save_bookmark", n)
     assert find_binding(key.R, key.MOD_SHIFT).action == "toggle_recording"
     assert find_binding(key.R, 0).action == "reset"
 

@@ -252,8 +252,9 @@ class BallsGpu:
             self._stops, self._palette = cupy.asarray(STOPS.ravel()), cupy.asarray(BLOCK_PALETTE.ravel())
         n = self.n
         marks = np.uint64(0) if mismatch is None else cupy.asarray(mismatch, cupy.uint8)
+        lo, scale = (np.float32(v) for v in span)
         self._render(*grid_for(n, STEP_BLOCK), (
-            self.pos, self.vel, self.count, np.int32(n), np.int32(mode), np.int32(block), *(np.float32(v) for v in span),
+            self.pos, self.vel, self.count, np.int32(n), np.int32(mode), np.int32(block), lo, scale,
             self._stops, np.int32(len(STOPS)), self._palette, np.int32(len(BLOCK_PALETTE)), marks, pos_out,
             col_out))
 
