@@ -1,4 +1,4 @@
-"""The distance histogram over MPI ranks: bands balanced by pair count, and exactly the one-process
+"""The distance histogram over MPI ranks: folded bands balanced by pair count, and exactly the one-process
 printout for any rank count (CPU ranks here; the GPU tests run on a GPU machine)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from sim.dist.sdh import band_pairs, bands, pairs_before
+from sim.dist.sdh import pairs_before, share_pairs, shares
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MPIEXEC = shutil.which("mpiexec", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("mpiexec")
@@ -32,21 +32,27 @@ def cli(*args, ranks: int = 1, timeout: int = 240, env=None):
 
 
 @pytest.mark.parametrize("n, parts, unit", [(10, 3, 1), (1000, 2, 1), (100_003, 4, 1024), (2_000_000, 8, 1024),
-                                            (5000, 7, 128), (300, 4, 256)])
-def test_bands_cover_the_triangle_once_with_equal_pair_counts(n, parts, unit):
-    cut = bands(n, parts, unit)
-    assert len(cut) == parts and cut[0][0] == 0 and cut[-1][1] == n
-    assert all(a[1] == b[0] and a[0] <= a[1] for a, b in zip(cut, cut[1:], strict=False))
-    assert all(first % unit == 0 for first, _ in cut), "cuts on whole blocks of rows"
-    assert sum(band_pairs(n, b) for b in cut) == n * (n - 1) // 2
-    widest_unit = pairs_before(n, min(unit, n))  # the pairs of the first (longest) block of rows
-    for band in cut:
-        assert abs(band_pairs(n, band) - n * (n - 1) / 2 / parts) <= widest_unit
+                                            (5000, 7, 128), (300, 4, 256), (2049, 2, 1024), (1, 1, 256)])
+def test_shares_cover_the_triangle_once_with_equal_pair_counts(n, parts, unit):
+    parts_rows = shares(n, parts, unit)
+    assert len(parts_rows) == parts
+    bands = sorted(b for part in parts_rows for b in part)
+    assert all(1 <= len(part) <= 2 for part in parts_rows if part)
+    assert bands[0][0] == 0 and bands[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(bands, bands[1:], strict=False)), "every row once"
+    assert all(first % unit == 0 and last > first for first, last in bands), "bands of whole blocks of rows"
+    assert sum(share_pairs(n, part) for part in parts_rows) == n * (n - 1) // 2
+    widest_unit = 2 * pairs_before(n, min(unit, n))  # a block row and its mirror
+    for part in parts_rows:
+        assert abs(share_pairs(n, part) - n * (n - 1) / 2 / parts) <= widest_unit
 
 
-def test_bands_are_balanced_by_pairs_not_rows():
-    (a, b), (c, d) = bands(1_000_000, 2, 1)
-    assert b - a < 0.3 * 1_000_000 < d - c, "the first band is short: its rows are long"
+def test_shares_fold_long_rows_with_short_ones():
+    first, second = shares(2_000_000, 2, 1024)
+    assert len(first) == 2 and first[0][0] == 0 and first[1][1] == 2_000_000, "the front rows and the back rows"
+    assert len(second) == 1, "the middle, in one band"
+    (a, b), (c, d) = first
+    assert (b - a) // 1024 == -(-(d - c) // 1024), "as many blocks of long rows as of short ones"
 
 
 @pytest.mark.parametrize("ranks, n, width", [(2, 3000, 500), (3, 4001, 97.3), (4, 2500, 20000)])
@@ -73,12 +79,12 @@ def test_gpu_options_without_the_gpu_refused_once():
     assert done.returncode == 2 and done.stderr.count("GPU backend only") == 1
 
 
-# --- GPU: bands of the existing kernels add up to the one-launch histogram ------------------------------
+# --- GPU: the shares' launches of the existing kernels add up to the one-launch histogram ----------------------
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernel, block", [("fast", 256), ("fast", 128), ("tiled-priv", 256), ("naive", 128),
                                            ("tiled", 64), ("naive-priv", 256)])
-def test_gpu_bands_sum_to_the_single_launch(kernel, block):
-    from sim.dist.sdh import GpuBand, rows_per_block
+def test_gpu_shares_sum_to_the_single_launch(kernel, block):
+    from sim.dist.sdh import GpuShare, rows_per_block
     from sim.sdh import data, gpu
 
     n, width = 70_001, 250.0
@@ -87,8 +93,8 @@ def test_gpu_bands_sum_to_the_single_launch(kernel, block):
     whole, _ = gpu.histogram(points, width, buckets, kernel, block)
     for parts in (2, 3, 5):
         total = np.zeros(buckets, np.int64)
-        for band in bands(n, parts, rows_per_block(kernel, block)):
-            job = GpuBand(points, width, buckets, kernel, block, band, 0)
+        for part in shares(n, parts, rows_per_block(kernel, block)):
+            job = GpuShare(points, width, buckets, kernel, block, part, 0)
             job.hist[:] = 12345  # poisoned: launch must clear it
             job.launch()
             total += job.hist.get().astype(np.int64)

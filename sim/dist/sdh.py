@@ -1,13 +1,15 @@
 """The distance histogram over ranks: exactly the one-process histogram.
 
-The pairs i < j form a triangle; row i holds the n - 1 - i pairs (i, j > i). Every kernel already
-walks that triangle in tiles: a block (or a numba part) owns a run of rows and streams every later
-atom past them. A rank takes a band of whole tile rows, [first, last), cut where the pairs before
-it reach k/R of the total (so the first band is short and wide, the last tall and narrow: equal
-pair counts, not equal row ranges), and runs the existing kernel on it: the atoms from ``first``
-on, launched with only the band's blocks. Each rank's 64-bit counts are summed by one all-reduce
-(NCCL on the GPU, MPI on the CPU); every pair is counted once, by one rank, with the same
-arithmetic, so the result is the one-process histogram bit for bit.
+The pairs i < j form a triangle; row i holds the n - 1 - i pairs (i, j > i). Every kernel walks it
+in block rows: a block owns a run of rows (a numba part likewise) and streams every later atom past
+them, so block row k of K holds about K - k units of work. Folded, block row k and its mirror
+K - 1 - k hold about the same work for every k; the folded rows are cut into R runs of equal pair
+counts (not equal row ranges), so a rank gets a band of long rows from the front and the band of
+short rows that mirrors it at the back. The existing kernel runs on each band: the atoms from the
+band's first row on, launched with only the band's blocks; the two bands go on two streams, so the
+short blocks fill the GPU while the long band's last wave drains. Each rank's 64-bit counts are
+summed by one all-reduce (NCCL on the GPU, MPI on the CPU); every pair is counted once, by one rank,
+with the same arithmetic: the result is the one-process histogram bit for bit.
 """
 
 from __future__ import annotations
@@ -22,35 +24,42 @@ from sim import resources
 from sim.cli import UsageError
 
 
-def pairs_before(n: int, r: int) -> int:
-    """Pairs in rows [0, r) of the triangle of n atoms."""
+def pairs_before(n: int, r):
+    """Pairs in rows [0, r) of the triangle of n atoms (r an int or an int64 array)."""
     return r * (n - 1) - r * (r - 1) // 2
 
 
-def bands(n: int, parts: int, unit: int = 1) -> list[tuple[int, int]]:
-    """Rows [first, last) per part: cuts on multiples of ``unit`` (a kernel's rows per block), each
-    at the multiple whose pair count before it is nearest k/parts of the total."""
-    total = pairs_before(n, n)
+def shares(n: int, parts: int, unit: int = 1) -> list[list[tuple[int, int]]]:
+    """Each part's rows as one or two bands [first, last), each starting on a multiple of ``unit`` (a
+    kernel's rows per block): folded block rows cut into ``parts`` runs, each cut where the pairs
+    before it are nearest k/parts of the total."""
+    blocks = -(-n // unit)
+    folded = (blocks + 1) // 2  # block row j with its mirror blocks - 1 - j (the middle one alone)
+    edges = np.minimum(np.arange(blocks + 1, dtype=np.int64) * unit, n)
+    rows = np.diff(pairs_before(n, edges))  # pairs of each block row
+    mirror = rows[blocks - 1 - np.arange(folded)]
+    mirror[np.arange(folded) == blocks - 1 - np.arange(folded)] = 0
+    work = np.concatenate([[0], np.cumsum(rows[:folded] + mirror)])
     cuts = [0]
     for k in range(1, parts):
-        target = (total * k + parts // 2) // parts
-        lo, hi = 0, n  # smallest r with pairs_before(r) >= target
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if pairs_before(n, mid) >= target:
-                hi = mid
-            else:
-                lo = mid + 1
-        down = lo // unit * unit
-        up = min(n, down + unit)
-        cut = down if target - pairs_before(n, down) <= pairs_before(n, up) - target else up
-        cuts.append(max(cut, cuts[-1]))
-    cuts.append(n)
-    return list(zip(cuts[:-1], cuts[1:], strict=True))
+        target = (int(work[-1]) * k + parts // 2) // parts
+        j = int(np.searchsorted(work, target))
+        j = j - 1 if j > 0 and target - work[j - 1] <= work[min(j, folded)] - target else j
+        cuts.append(min(max(j, cuts[-1]), folded))
+    cuts.append(folded)
+    out = []
+    for j0, j1 in zip(cuts[:-1], cuts[1:], strict=True):
+        front = (int(edges[j0]), int(edges[j1]))
+        back = (int(edges[max(blocks - j1, j1)]), int(edges[blocks - j0]))
+        bands = [b for b in (front, back) if b[1] > b[0]]
+        if len(bands) == 2 and bands[0][1] == bands[1][0]:
+            bands = [(bands[0][0], bands[1][1])]
+        out.append(bands)
+    return out
 
 
-def band_pairs(n: int, band: tuple[int, int]) -> int:
-    return pairs_before(n, band[1]) - pairs_before(n, band[0])
+def share_pairs(n: int, bands: list[tuple[int, int]]) -> int:
+    return sum(pairs_before(n, last) - pairs_before(n, first) for first, last in bands)
 
 
 def rows_per_block(kernel: str, block: int) -> int:
@@ -59,9 +68,10 @@ def rows_per_block(kernel: str, block: int) -> int:
     return ATOMS * block if kernel == "fast" else block
 
 
-def band_cpu(points: np.ndarray, width: float, buckets: int, band: tuple[int, int], progress=None) -> np.ndarray:
-    """Counts (int64) of the pairs of rows [first, last), with sdh.cpu's tile kernel, in chunks of
-    rows sized to about CHUNK_SECONDS each (Ctrl-C within a second, even progress)."""
+def share_cpu(points: np.ndarray, width: float, buckets: int, bands: list[tuple[int, int]],
+              progress=None) -> np.ndarray:
+    """Counts (int64) of the pairs of the bands' rows, with sdh.cpu's tile kernel, in chunks of rows
+    sized to about CHUNK_SECONDS each (Ctrl-C within a second, even progress)."""
     import numba
 
     from sim.sdh import cpu
@@ -71,47 +81,48 @@ def band_cpu(points: np.ndarray, width: float, buckets: int, band: tuple[int, in
     parts = 4 * numba.get_num_threads()
     hist = np.zeros((parts, buckets), np.int64)
     pace = cpu.PAIRS_PER_SECOND_PER_THREAD * numba.get_num_threads() / 8  # cautious until measured
-    i, last = band
-    while i < last:
-        rows = min(last - i, max(parts, int(pace * cpu.CHUNK_SECONDS) // max(1, n - 1 - i)))
-        start = time.perf_counter()
-        cpu._tile(p, i, i + rows, 0, n, width, hist)
-        pairs = cpu.tile_pairs(n, i, i + rows, 0, n)
-        seconds = time.perf_counter() - start
-        if seconds > 1e-3:
-            pace = min(pairs / seconds, 4 * pace)
-        if progress is not None:
-            progress.advance(pairs)
-        i += rows
+    for i, last in bands:
+        while i < last:
+            rows = min(last - i, max(parts, int(pace * cpu.CHUNK_SECONDS) // max(1, n - 1 - i)))
+            start = time.perf_counter()
+            cpu._tile(p, i, i + rows, 0, n, width, hist)
+            pairs = cpu.tile_pairs(n, i, i + rows, 0, n)
+            seconds = time.perf_counter() - start
+            if seconds > 1e-3:
+                pace = min(pairs / seconds, 4 * pace)
+            if progress is not None:
+                progress.advance(pairs)
+            i += rows
     return hist.sum(axis=0)
 
 
-class GpuBand:
-    """One rank's band on its GPU: sdh.cu's kernel on the atoms from ``first`` on, with the band's blocks."""
+class GpuShare:
+    """One rank's bands on its GPU: sdh.cu's kernel on the atoms from each band's first row on, with the
+    band's blocks, each band on a stream of its own, all counting into one histogram."""
 
-    def __init__(self, points, width: float, buckets: int, kernel: str, block: int, band: tuple[int, int],
+    def __init__(self, points, width: float, buckets: int, kernel: str, block: int, bands: list[tuple[int, int]],
                  device: int):
         import cupy
 
         from sim import cuda
         from sim.sdh import gpu, kernels
 
-        self.device = device
-        first, last = band
-        sub = points[first:]
-        m = sub.shape[0]
-        _, self.shared, lanes = gpu.launch_shape(kernel, m, block, buckets, device)
-        self.blocks = -(-(last - first) // rows_per_block(kernel, block))
-        self.block = block
+        self.device, self.block = device, block
+        n = points.shape[0]
+        _, self.shared, lanes = gpu.launch_shape(kernel, n, block, buckets, device)
+        self.jobs = []
         with cupy.cuda.Device(device):
-            p = cupy.ascontiguousarray(cupy.asarray(sub), dtype=cupy.float64)
-            x, y, z = (cupy.ascontiguousarray(p[:, k]) for k in range(3))
-            self.args = (x, y, z, np.int64(m), np.float64(width), np.int32(buckets))
-            if kernel == "fast":  # as sdh/gpu.py: float32 copies in bucket units
-                xf = cupy.zeros((m, 4), cupy.float32)
-                xf[:, :3] = p * (1.0 / width)
-                self.args = (xf, *self.args, np.int32(buckets + gpu.spare_slots_for(buckets)))
-            del p
+            for first, last in bands:
+                p = cupy.ascontiguousarray(cupy.asarray(points[first:]), dtype=cupy.float64)
+                x, y, z = (cupy.ascontiguousarray(p[:, k]) for k in range(3))
+                args = (x, y, z, np.int64(n - first), np.float64(width), np.int32(buckets))
+                if kernel == "fast":  # as sdh/gpu.py: float32 copies in bucket units
+                    xf = cupy.zeros((n - first, 4), cupy.float32)
+                    xf[:, :3] = p * (1.0 / width)
+                    args = (xf, *args, np.int32(buckets + gpu.spare_slots_for(buckets)))
+                del p
+                blocks = -(-(last - first) // rows_per_block(kernel, block))
+                self.jobs.append((blocks, args, cupy.cuda.Stream(non_blocking=True)))
             self.fn = cuda.kernel(kernels.histogram(kernel, block, lanes), device)
             if self.shared > 48 * 1024:
                 self.fn.max_dynamic_shared_size_bytes = self.shared
@@ -119,15 +130,22 @@ class GpuBand:
             self._events = (cupy.cuda.Event(), cupy.cuda.Event())
 
     def launch(self) -> None:
-        """Queue the band's kernel on the current stream (counts zeroed first)."""
+        """Queue the bands' kernels after the current stream's work (counts zeroed first); the current
+        stream waits for them."""
         import cupy
 
         with cupy.cuda.Device(self.device):
+            main = cupy.cuda.get_current_stream()
             self.hist.fill(0)
-            self._events[0].record()
-            if self.blocks > 0:
-                self.fn((self.blocks,), (self.block,), (*self.args, self.hist), shared_mem=self.shared)
-            self._events[1].record()
+            self._events[0].record(main)
+            for blocks, args, stream in self.jobs:
+                with stream:
+                    stream.wait_event(self._events[0])
+                    if blocks > 0:
+                        self.fn((blocks,), (self.block,), (*args, self.hist), shared_mem=self.shared)
+                    done = stream.record()
+                main.wait_event(done)
+            self._events[1].record(main)
 
     def kernel_ms(self) -> float:
         import cupy
@@ -148,11 +166,11 @@ def histogram(comm, link, points, width: float, buckets: int, backend: str, kern
     """The histogram of all pairs over ``comm``'s ranks (each rank holds every atom)."""
     n = points.shape[0]
     unit = rows_per_block(kernel, block) if backend == "gpu" else 1
-    band = bands(n, comm.size, unit)[comm.rank]
+    mine = shares(n, comm.size, unit)[comm.rank]
     if backend == "gpu":
         import cupy
 
-        job = GpuBand(points, width, buckets, kernel, block, band, device)
+        job = GpuShare(points, width, buckets, kernel, block, mine, device)
         with cupy.cuda.Device(device):
             cupy.cuda.Device(device).synchronize()
             comm.barrier()
@@ -166,7 +184,7 @@ def histogram(comm, link, points, width: float, buckets: int, backend: str, kern
     else:
         comm.barrier()
         start = time.perf_counter()
-        part = band_cpu(points, width, buckets, band, progress)
+        part = share_cpu(points, width, buckets, mine, progress)
         own = (time.perf_counter() - start) * 1e3
         counts = comm.allreduce(part, "sum")
         wall = time.perf_counter() - start
@@ -207,12 +225,12 @@ def run(args, buckets: int, kernels: list[str], block: int, need: resources.Esti
     show = need.long and root
 
     def cpu_counts(label: str) -> DistributedResult:
-        with resources.Progress(label, band_pairs(args.atoms, bands(args.atoms, comm.size)[comm.rank]), "pairs",
+        with resources.Progress(label, share_pairs(args.atoms, shares(args.atoms, comm.size)[comm.rank]), "pairs",
                                 show=show) as progress:
             return histogram(comm, link, points, args.width, buckets, "cpu", progress=progress)
 
     if args.backend == "cpu":
-        result = cpu_counts("CPU histogram (rank 0's band)")
+        result = cpu_counts("CPU histogram (rank 0's share)")
         dist.end()
         if root:
             seconds = result.wall_ms / 1e3
@@ -228,7 +246,7 @@ def run(args, buckets: int, kernels: list[str], block: int, need: resources.Esti
             print(f"Running time for GPU version{label}: {result.wall_ms:0.5f} ms", flush=True)
             print(f"  kernel ms per rank: {', '.join(f'{ms:.3f}' for ms in result.rank_ms)}; whole run (start to the "
                   f"summed histogram on rank 0): {result.wall_ms:.3f} ms", file=sys.stderr, flush=True)
-    reference = cpu_counts("CPU histogram for --compare (rank 0's band)").counts if args.compare else None
+    reference = cpu_counts("CPU histogram for --compare (rank 0's share)").counts if args.compare else None
     link.close()
     dist.end()
     return _print_gpu(results, kernels, reference, pairs) if root else 0
