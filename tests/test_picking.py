@@ -166,7 +166,7 @@ def window(tmp_path):
 
 
 def balls_with_known_state(backend="cpu"):
-    scene = create_scene("balls", preset="drip", backend=backend)
+    scene = create_scene("balls", preset="block", n=len(KNOWN), backend=backend)  # no dripper adding balls
     scene.set_state(KNOWN, VELOCITIES)
     scene.single_step()  # a proximity pass
     return scene
