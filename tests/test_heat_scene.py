@@ -11,7 +11,9 @@ import pytest
 from sim.backend import BackendUnavailable
 from sim.contract import PointerEvent
 from sim.heat import SPEC, course, kernels
-from sim.heat.scene import HeatScene, grid_shape, initial_field, preset_table, rand_field, thread_of
+from sim.heat.cells import thread_of
+from sim.heat.presets import grid_shape, initial_field, preset_table, rand_field
+from sim.heat.scene import HeatScene
 from sim.heat.stencil_cpu import HeatCPU
 from sim.registry import SCENES, all_builds, course_commands, create_scene
 

@@ -9,7 +9,8 @@ import pytest
 from sim import cuda
 from sim.contract import BLOCK_COLORS, PointerEvent
 from sim.heat import SPEC
-from sim.heat.scene import rand_field, thread_of
+from sim.heat.cells import thread_of
+from sim.heat.presets import rand_field
 from sim.heat.stencil_cpu import HeatCPU
 from sim.registry import create_scene
 
@@ -183,6 +184,18 @@ def test_block_colours_show_the_launch_s_tiles_and_cells_name_their_thread():
     assert float(values["temperature"]) == pytest.approx(float(s.gpu.get()[j, i]), rel=1e-5)
     s.set_variant("global")
     assert s.view(BLOCK_COLORS).tiles.size == (32, 8) and s.view(BLOCK_COLORS).tiles.halo == 1
+
+
+def test_a_kernel_that_does_not_compile_leaves_the_cpu_running(tmp_path):
+    broken = tmp_path / "stencil.cu"
+    broken.write_text(cuda.source_path("sim/heat/stencil.cu").read_text().replace("return c + tfac", "return c +;", 1))
+    with cuda.replaced_source("sim/heat/stencil.cu", broken):
+        s = gpu_scene("global")
+        start = s.host_field().copy()
+        s.advance_frame()  # the first step compiles
+    assert s.backend == "cpu" and s.gpu is None and "stencil.cu" in s.gpu_error and s.gpu_reason
+    np.testing.assert_array_equal(s.cpu.field, twin_after(start, s.cpu.tfac, SPEC.steps_per_frame))
+    assert s.steps == SPEC.steps_per_frame
 
 
 def test_stats_on_the_gpu_read_three_numbers():

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-import assets
 from sim.contract import BLOCK_COLORS, FieldView, Legend, PointerEvent
-from sim.crand import RAND_MAX, glibc_rand
+from sim.cuda import GpuCompileError
 from sim.heat import SPEC
-from sim.heat.kernels import COLS, Tiles
-from sim.heat.stencil_cpu import HeatCPU, paint_box, paint_mask
+from sim.heat.cells import cell_values, thread_text
+from sim.heat.presets import grid_shape, initial_field, preset_table
+from sim.heat.stencil_cpu import HeatCPU
 from sim.scene import Scene
 
 TEMPERATURE = "temperature"
@@ -46,56 +46,6 @@ class HeatSettings:
 
     factor: float
     steps_per_frame: float
-
-
-def preset_table(name: str) -> dict:
-    return assets.presets("heat")[name]
-
-
-def grid_shape(table: dict, n: int | None) -> tuple[int, int]:
-    """(ni, nj) of a preset: its own, or about ``n`` cells of the same shape (at least 3x3)."""
-    ni, nj = int(table["ni"]), int(table["nj"])
-    if n is None:
-        return ni, nj
-    across = max(3, round(math.sqrt(n * ni / nj)))
-    return across, max(3, round(n / across))
-
-
-def rand_field(ni: int, nj: int, seed: int) -> np.ndarray:
-    """The DLI's initial field after srand(seed): (float)rand() / (float)(RAND_MAX / 100.0f) in memory
-    order (seed 1 is the DLI's own: ``sim.heat.course.initial_field``)."""
-    field = glibc_rand(seed, ni * nj).astype(np.float32)  # (float)rand(): rounded to nearest
-    field /= np.float32(RAND_MAX) / np.float32(100.0)
-    return field.reshape(nj, ni)
-
-
-def plate_field(ni: int, nj: int, sources) -> np.ndarray:
-    """A cold plate (0) with hot discs: centres as fractions of the width and height, radius of the smaller side."""
-    field = np.zeros((nj, ni), np.float32)
-    side = min(ni, nj)
-    for s in sources:
-        x, y, r = s["x"] * ni - 0.5, s["y"] * nj - 0.5, max(s["r"] * side, 0.75)
-        box = paint_box(ni, nj, x, y, r)
-        if box is not None:
-            i0, j0, w, h = box
-            field[j0:j0 + h, i0:i0 + w][paint_mask(i0, j0, w, h, x, y, r)] = np.float32(s["t"])
-    return field
-
-
-def initial_field(table: dict, ni: int, nj: int, seed: int) -> np.ndarray:
-    if table["init"] == "rand":
-        return rand_field(ni, nj, seed)
-    return plate_field(ni, nj, table["sources"])
-
-
-def thread_of(tiles: Tiles, i: int, j: int) -> tuple[tuple[int, int], tuple[int, int]]:
-    """((block x, block y), (thread x, thread y)) of the thread that writes cell (i, j)."""
-    bx, by = (int(v) for v in tiles.block_of(i, j))
-    if tiles.kernel == "temporal":  # a warp per strip of warp_w columns (4 a lane) and band of warp_h rows
-        strip = (i % tiles.tile_w) // tiles.warp_w
-        lane = (tiles.halo_left + i % tiles.warp_w) // COLS
-        return (bx, by), (strip * 32 + lane, (j // tiles.warp_h) % tiles.block[1])
-    return (bx, by), (i % tiles.block[0], j % tiles.block[1])
 
 
 @contextmanager
@@ -162,6 +112,11 @@ class HeatScene(Scene):
         return self.ni * self.nj
 
     @property
+    def cpu_threads(self) -> int:
+        """Threads the CPU backend steps on: one for fields up to SERIAL_CELLS, else numba's all."""
+        return 1 if self.n <= SERIAL_CELLS else numba.config.NUMBA_NUM_THREADS
+
+    @property
     def frame_steps(self) -> int:
         return max(1, int(round(self.settings.steps_per_frame)))
 
@@ -176,7 +131,7 @@ class HeatScene(Scene):
         new = preset != self.preset  # another preset brings its own sliders; a reload (r, -n) keeps them
         factor = float(table["factor"]) if new else self.settings.factor
         field = initial_field(table, ni, nj, self.seed)
-        sim = self._new_gpu(field, factor) if self.backend == "gpu" else HeatCPU(field, factor)
+        sim = self._new_gpu(field, factor, compile_now=False) if self.backend == "gpu" else HeatCPU(field, factor)
         self.cpu, self.gpu = (None, sim) if self.backend == "gpu" else (sim, None)
         self.ni, self.nj = ni, nj
         if new:
@@ -184,12 +139,16 @@ class HeatScene(Scene):
             self.tool_values.update(radius=max(1.5, round(min(ni, nj) / 40, 1)), temperature=100.0)
         self._changed(fresh=True)
 
-    def _new_gpu(self, field, tfac: float):
+    def _new_gpu(self, field, tfac: float, compile_now: bool = True):
+        """A HeatGPU on the field; ``compile_now``: its variant compiled now (a switch from the CPU: a compile
+        error then keeps the state on the CPU), else at its first step (a new scene: the viewer shows that
+        under its warm-up screen)."""
         from sim.heat.gpu import HeatGPU
 
         sim = HeatGPU(field, device=self.device, kernel=self.variant, block=self.block, k=self.k, fma=self.fma,
                       tfac=tfac)
-        sim.launch_info()  # compiles the variant now: an error surfaces here, not in the middle of a frame
+        if compile_now:
+            sim.launch_info()
         return sim
 
     def _move_state(self, backend: str) -> None:
@@ -256,12 +215,16 @@ class HeatScene(Scene):
 
     def _advance(self, steps: int) -> None:
         before = self.gpu.get() if self.gpu is not None and self.verify else None
-        with self.timer.stage("step"):
-            if self.gpu is not None:
-                self.gpu.step(steps)
-            else:
-                with numba_threads(1 if self.n <= SERIAL_CELLS else numba.config.NUMBA_NUM_THREADS):
-                    self.cpu.advance(steps)
+        if self.gpu is not None:
+            try:
+                with self.timer.stage("step"):
+                    self.gpu.step(steps)
+            except GpuCompileError as exc:  # the first step compiles: the GPU goes off, the CPU carries on
+                self.gpu_failed(exc)
+                before = None
+        if self.cpu is not None:
+            with self.timer.stage("step"), numba_threads(self.cpu_threads):
+                self.cpu.advance(steps)
         self._changed()
         if before is not None:
             self._verify(before, steps)
@@ -394,21 +357,9 @@ class HeatScene(Scene):
         i, j = self._cell(item)
         near = self.sim.field[max(j - 1, 0):j + 2, max(i - 1, 0):i + 2]
         near = near.get() if hasattr(near, "get") else np.array(near)  # 3x3 cells at most, never the field
-        c = near[min(j, 1), min(i, 1)]
-        values = {"cell": f"i {i}, j {j}", TEMPERATURE: f"{c:.6g}"}
-        if 0 < i < self.ni - 1 and 0 < j < self.nj - 1:
-            two, tfac = np.float32(2), np.float32(self.sim.tfac)
-            d2 = (near[1, 0] - two * c + near[1, 2]) + (near[0, 1] - two * c + near[2, 1])
-            values["next step"] = f"{float(c + tfac * d2) - float(c):+.3g} (tfac x {float(d2):+.4g})"
-        else:
-            values["boundary"] = "held: the outer ring is never written"
+        values = {"cell": f"i {i}, j {j}", **cell_values(near, i, j, self.ni, self.nj, self.sim.tfac)}
         if self.gpu is not None:
-            tiles = self.gpu.tiles()
-            (bx, by), (tx, ty) = thread_of(tiles, i, j)
-            shape = "x".join(map(str, tiles.block))
-            values["CUDA"] = f"block ({bx}, {by}), thread ({tx}, {ty}) of {shape}, {self.variant}"
-            if tiles.kernel == "temporal":
-                values["CUDA"] += f" (k {tiles.k}: the warp streams {tiles.warp_h} rows, 4 columns a lane)"
+            values["CUDA"] = thread_text(self.gpu.tiles(), i, j)
         return values
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
