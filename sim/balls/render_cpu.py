@@ -8,17 +8,7 @@ from sim.colormap import MISMATCH_RGBA, block_colors, colormap
 
 RENDER_MODES = {"speed": 0, "height": 1, "pairs": 2, "uniform": 3, "block": 4}  # render.cu's modes
 UNIFORM_RGBA = (0.85, 0.55, 0.25, 1.0)
-SPEED_SCALE = 20.0  # a speed that reaches the top of the colour map when the range is fixed
-PAIRS_SCALE = 12.0
-UNITS = {"speed": "units/s", "height": "units (y)", "pairs": "partners"}
-
-
-def nominal_span(scene, mode: str) -> tuple[float, float]:
-    """What a fixed range starts from: speeds 0..20, heights from the trough's bottom to half its
-    radius above the rim, 0..12 partners."""
-    if mode == "height":
-        return -scene.trough.radius, 0.5 * scene.trough.radius
-    return 0.0, SPEED_SCALE if mode == "speed" else PAIRS_SCALE
+UNITS = {"speed": "units/s", "height": "units (y)", "pairs": "partners"}  # the modes that map a quantity
 
 
 def mapped_values(scene, mode: str, xp):
