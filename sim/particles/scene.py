@@ -23,7 +23,6 @@ from sim.timing import NULL_TIMER
 UNIFORM_RGBA = (0.3, 0.7, 0.95, 1.0)
 FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report's GPU, whole run, 1000 steps
 MAX_PUSH_SPEED = 5.0  # box units per second: a push never launches particles across the box at once
-SPEED_SCALE = 1.5  # box units per second: where a fixed speed range starts (the top of the colour map)
 
 
 class DistanceStats:
