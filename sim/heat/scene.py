@@ -32,7 +32,7 @@ TEMPERATURE = "temperature"
 TEMPERATURE_RANGE = (0.0, 100.0)  # the DLI's temperatures: what the colours span until the panel says otherwise
 FMA_TOLERANCE = 1e-4  # fma on: GPU and CPU round differently; a wrong kernel is off by far more
 SUMMARY_SECONDS = 0.25  # the min/mean/max reduction runs at most this often
-RATE_FRAMES = 30  # frames the cell-update rate is averaged over
+RATE_FRAMES = 30  # frames the cell-update rate is the median of
 BARELY = 0.01  # a step that moves cells less than this share of the way "barely moves" the field
 # Fields up to this many cells step on one core (a 10-step frame at 1000x1000: ~1.5 ms): the viewer's
 # software renderer needs the other cores, and on a busy machine numba's workers wait for the slowest
