@@ -3,8 +3,10 @@
 # histogram checked against the one-GPU histogram) and the particles (100M strong, 50M per GPU weak,
 # 1000 steps, fp64) for R = 1, 2, 4 ranks, up to the machine's GPUs (at most 4), one MPI rank per GPU.
 #
-#   bench/multigpu.sh [OUT_DIR] [sdh] [particles]      on a GPU machine (default OUT_DIR: $OUT or /tmp/out)
-#   bench/multigpu.sh --cpu [OUT_DIR] [sdh] [particles] CPU ranks and small sizes: the same tables anywhere
+#   bench/multigpu.sh [OUT_DIR] [tests] [sdh] [particles]   on a GPU machine (default OUT_DIR: $OUT or /tmp/out;
+#                                                            default parts: sdh particles)
+#   bench/multigpu.sh --cpu [OUT_DIR] [sdh] [particles]      CPU ranks and small sizes: the same tables anywhere
+# tests: pytest -m gpu on the multi-rank tests (tests/test_dist_*.py), with this script's MPI.
 #
 # MPI: mpiexec beside the Python (a venv with the [mpi] extra) or on the PATH, if mpi4py runs over it;
 # otherwise the mpich and mpi4py wheels carried in .whl/mpi/ (installed under /tmp/mpi). NVLink
@@ -16,7 +18,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # Open MPI's m
 mode=gpu
 if [ "${1:-}" = --cpu ]; then mode=cpu; shift; fi
 out=${OUT:-/tmp/out}
-if [ $# -gt 0 ] && [ "$1" != sdh ] && [ "$1" != particles ]; then out=$1; shift; fi
+if [ $# -gt 0 ] && [ "$1" != sdh ] && [ "$1" != particles ] && [ "$1" != tests ]; then out=$1; shift; fi
 parts=${*:-sdh particles}
 mkdir -p "$out"
 py=${PYTHON:-python3}
@@ -62,6 +64,11 @@ fi
 echo "ranks: up to $ranks ($mode); results: $out/$tag-*.json"
 status=0
 start=$SECONDS
+if [[ " $parts " == *" tests "* ]]; then
+  "$py" -m pytest -q -m gpu -p no:cacheprovider tests/test_dist_*.py 2>&1 | tee "$out/$tag-pytest-dist-gpu.txt" \
+    | tail -15 || status=1
+  echo "tests: $((SECONDS - start)) s"
+fi
 if [[ " $parts " == *" sdh "* ]]; then
   "$mpiexec" -n "$ranks" "$py" main.py bench sdh "${sdh_args[@]}" --json "$out/$tag-sdh-scaling.json" \
     2>&1 | tee "$out/$tag-sdh-scaling.log" | grep -v '^  \(strong\|weak\) n=' || status=1

@@ -106,7 +106,7 @@ def test_gpu_ranks_print_the_one_gpu_histogram():
     import cupy
 
     env = {"KERNEL_LAB_TRANSPORT": "host"} if cupy.cuda.runtime.getDeviceCount() < 2 else {}
-    one = cli("sdh", "300000", "500", "--backend", "gpu", "--kernel", "all")
-    many = cli("sdh", "300000", "500", "--backend", "gpu", "--kernel", "all", ranks=2, env=env)
+    one = cli("sdh", "100000", "500", "--backend", "gpu", "--kernel", "all")
+    many = cli("sdh", "100000", "500", "--backend", "gpu", "--kernel", "all", ranks=2, env=env)
     assert one.returncode == 0 and many.returncode == 0, many.stderr
     assert TIME.sub("", many.stdout) == TIME.sub("", one.stdout)
