@@ -9,6 +9,7 @@ from sim.balls import SPEC as BALLS
 from sim.contract import SceneSpec, load
 from sim.cuda import Build
 from sim.density import SPEC as DENSITY
+from sim.durbin import SPEC as DURBIN
 from sim.heat import SPEC as HEAT
 from sim.particles import SPEC as PARTICLES
 from sim.sdh import SPEC as SDH
@@ -19,6 +20,7 @@ SCENES: dict[str, SceneSpec] = {spec.name: spec for spec in (
     DENSITY,
     SDH,
     HEAT,
+    DURBIN,
 )}
 
 
@@ -34,14 +36,9 @@ def create_scene(name: str = "balls", **kwargs):
     return spec(name).create(**kwargs)
 
 
-# a package with its command and GPU builds but no viewer scene yet is listed here until its spec exists
-DURBIN_COMMANDS, DURBIN_BUILDS = "sim.durbin.cli:COMMANDS", "sim.durbin.kernels:builds"  # likewise, durbin
-
-
 def course_commands() -> list:
     """The course-compatible subcommands every scene package contributes (``sim.cli.Command``)."""
-    return ([command for s in SCENES.values() if s.commands for command in load(s.commands)]
-            + [*load(DURBIN_COMMANDS)])
+    return [command for s in SCENES.values() if s.commands for command in load(s.commands)]
 
 
 def all_builds() -> list[Build]:
@@ -49,5 +46,4 @@ def all_builds() -> list[Build]:
     from viewer.render.points.splat import SPLAT
 
     builds = [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + [SPLAT]
-    builds += load(DURBIN_BUILDS)()
     return list(dict.fromkeys(builds))  # scenes that share kernels (density: the particles') list them once

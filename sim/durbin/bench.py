@@ -3,6 +3,7 @@ systems (LPC-like) per batched kernel beside scipy's batched call and a CuPy loo
 the batch. Inputs: the yardstick's AR(6) autocorrelation (and damped variants of it for the batch).
 
   python -m sim.durbin.bench --sizes 4000,20000,200000 --kernel all --batch 100000x32 --json F
+  python main.py bench durbin --sizes 4000,20000,200000 --kernel all --batch 100000x32 --json F
 
 Report: {"device", "commit", "date", "workload": "durbin", "results": [record, ...]}; a record has
 "kind" (single, probe, batch), the method or kernel, seconds, and per single system us_per_step and
@@ -17,6 +18,7 @@ import time
 
 import numpy as np
 
+from sim.cli import Command
 from sim.durbin import inputs
 
 SCIPY_CAP = 20_000  # scipy is O(N^2): timed up to here, extrapolated (marked) beyond
@@ -252,24 +254,58 @@ def table(report: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    from sim import bench
+def add_arguments(p: argparse.ArgumentParser) -> None:
     from sim.cli import blocks, counts, items, size
+
+    p.add_argument("--sizes", type=counts, default=[4000, 20000, 200000],
+                   help="comma-separated N of the single systems (default 4000,20000,200000)")
+    p.add_argument("--kernel", type=items, default=["all"],
+                   help=f"comma-separated kernels: {', '.join(BENCH_KERNELS)}, persistent (auto path), or all")
+    p.add_argument("--block", type=blocks, default=[256], help="comma-separated block sizes (default 256)")
+    p.add_argument("--batch", type=lambda s: size(s, 2, 1 << 30, "--batch"),
+                   help="SYSTEMSxORDER, e.g. 100000x32: the batched solvers too")
+    p.add_argument("--precision", default="fp64", choices=("fp64", "fp32"))
+
+
+def run_command(args) -> int:
+    """``bench durbin``: the report of ``run`` as a table (and JSON with --json); the kernels need a GPU."""
+    from sim import bench
+    from sim.backend import BackendUnavailable, gpu_status
+    from sim.cli import UsageError
+
+    status = gpu_status()
+    if not status.available:
+        raise BackendUnavailable(f"the durbin benchmark times GPU kernels: {status.reason}")
+    try:
+        report = run(args.sizes, args.kernel, args.block, args.batch, args.precision)
+    except ValueError as exc:  # an unknown kernel, a block or size a kernel cannot take
+        raise UsageError(str(exc)) from None
+    bench.publish(report, table(report), args.json)
+    return 0
+
+
+BENCH = Command("bench durbin", "time the recursion's kernels (single systems, probes, batched) beside scipy",
+                add_arguments, run_command)
+
+
+def main(argv=None) -> int:
     from sim.writer import check_target
 
     p = argparse.ArgumentParser(prog="python -m sim.durbin.bench", description=__doc__.splitlines()[0])
-    p.add_argument("--sizes", type=counts, default=[4000, 20000, 200000])
-    p.add_argument("--kernel", type=items, default=["all"])
-    p.add_argument("--block", type=blocks, default=[256])
-    p.add_argument("--batch", type=lambda s: size(s, 2, 1 << 30, "--batch"), help="SYSTEMSxORDER, e.g. 100000x32")
-    p.add_argument("--precision", default="fp64", choices=("fp64", "fp32"))
+    add_arguments(p)
     p.add_argument("--json", metavar="FILE")
     args = p.parse_args(argv)
-    if args.json and args.json != "-":
-        check_target(args.json, "JSON file")
-    report = run(args.sizes, args.kernel, args.block, args.batch, args.precision)
-    bench.publish(report, table(report), args.json)
-    return 0
+    from sim.backend import BackendUnavailable
+    from sim.cli import EXIT_USAGE, UsageError
+    from sim.writer import OutputError
+
+    try:
+        if args.json and args.json != "-":
+            check_target(args.json, "JSON file")
+        return run_command(args)
+    except (UsageError, BackendUnavailable, OutputError) as exc:
+        print(f"{p.prog}: {exc}", file=sys.stderr)
+        return EXIT_USAGE if isinstance(exc, UsageError) else 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,195 @@
+"""The durbin scene's lpc preset: linear prediction of a sound, every frame's system in one batched
+solve on the active backend (``durbin_cpu.batched`` or ``gpu.batched``), and its plots.
+
+Frames, window and autocorrelation are ``sim.durbin.lpc``'s (20 ms, 50% overlap, periodic Hann,
+r = R[1..p] / R[0]). Per frame the plots show the windowed frame's power spectrum |X|^2 and the LPC
+envelope E_p R_0 / |A(e^jw)|^2 on the same scale (both have R_0 as their mean over the FFT bins),
+the reflection coefficients, the poles of A(z) and the prediction error of every order.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from sim.colormap import MISMATCH_RGBA
+from sim.contract import DragPoint, Plot, Series
+from sim.durbin import durbin_cpu, lpc, views
+
+NFFT = 512  # the display spectra's FFT length (a 20 ms frame at 16 kHz is 320 samples)
+FLOOR_DB = 90.0  # the spectrogram shows this many dB under its loudest bin
+FRAME_RGBA = (1.0, 0.85, 0.2, 1.0)
+ENVELOPE_RGBA = (1.0, 0.55, 0.2, 1.0)
+CIRCLE_RGBA = (0.6, 0.6, 0.6, 0.8)
+POLE_RGBA = (0.35, 0.75, 1.0, 1.0)
+
+
+def db(power: np.ndarray) -> np.ndarray:
+    return 10.0 * np.log10(np.maximum(power, 1e-30))
+
+
+class LpcMode:
+    """The sound, its frames' display spectra and right-hand sides at the current order, and the last
+    batched solution (y, alphas per frame, on the host)."""
+
+    def __init__(self, path: str, frame_ms: float):
+        self.audio = lpc.read_wav(path)
+        rate = self.audio.rate
+        self.length, self.hop, self.frames = lpc.frame_geometry(self.audio.samples.size, rate, frame_ms, 2)
+        index = np.arange(self.frames)[:, None] * self.hop + np.arange(self.length)[None, :]
+        window = 0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(self.length) / self.length)  # lpc's periodic Hann
+        self.power = np.abs(np.fft.rfft(self.audio.samples[index] * window, NFFT, axis=1)) ** 2
+        self.freq_khz = np.arange(NFFT // 2 + 1) * rate / NFFT / 1000.0
+        self.centres = (np.arange(self.frames) * self.hop + self.length / 2) / rate  # seconds
+        self.order = 0
+        self.r = self.r0 = None
+        self.y = self.alphas = None
+        self.device_r = None  # the GPU's copy of r (CuPy), made on first use
+
+    def set_order(self, order: int) -> None:
+        """The frames' right-hand sides at ``order`` (the solution waits for the next ``solve``)."""
+        if not 2 <= order < self.length:
+            raise ValueError(f"LPC order must be 2..{self.length - 1} (below the frame length), got {order}")
+        R = lpc.autocorrelation(self.audio.samples, self.length, self.hop, self.frames, order)
+        self.order, self.r0, self.r = order, R[:, 0], lpc.normalised(R)
+        self.device_r = None
+
+    @property
+    def solved(self) -> bool:
+        return self.y is not None and self.y.shape[1] == self.order
+
+    def solve(self, backend: str, timer, device: int = 0, stream=None) -> float:
+        """Every frame in one batched call; the solve's milliseconds (CUDA events on the GPU) go to the
+        timer's "recursion" stage, the copy back to "read back". Returns the solve's milliseconds."""
+        if backend == "gpu":
+            import cupy
+
+            from sim.durbin import gpu
+
+            with cupy.cuda.Device(device), stream:
+                if self.device_r is None:
+                    self.device_r = cupy.asarray(self.r)
+                start, end = cupy.cuda.Event(), cupy.cuda.Event()
+                start.record(stream)
+                y, alphas, _ = gpu.batched(self.device_r, device=device, stream=stream)
+                end.record(stream)
+                end.synchronize()
+                ms = cupy.cuda.get_elapsed_time(start, end)
+                copied = time.perf_counter()
+                self.y, self.alphas = y.get(stream=stream), alphas.get(stream=stream)
+                timer.add("read back", (time.perf_counter() - copied) * 1e3)
+        else:
+            started = time.perf_counter()
+            self.y, self.alphas, _ = durbin_cpu.batched(self.r)
+            ms = (time.perf_counter() - started) * 1e3
+            timer.add("read back", 0.0)
+        timer.add("recursion", ms)
+        return ms
+
+    # --- one frame -----------------------------------------------------------------------------------
+    def errors(self, frame: int) -> np.ndarray:
+        """E_0 .. E_p of the frame: normalised prediction-error power against order."""
+        return views.prediction_errors(self.alphas[frame])
+
+    def gain_db(self, frame: int) -> float:
+        return float(-db(self.errors(frame)[-1]))
+
+    def poles(self, frame: int) -> np.ndarray:
+        """The roots of z^p A(z) = z^p + a_1 z^(p-1) + ... + a_p."""
+        return np.roots(np.concatenate([[1.0], self.y[frame]]))
+
+    def envelope(self, frame: int) -> np.ndarray:
+        """E_p R_0 / |A(e^jw)|^2 at the display spectrum's frequencies."""
+        a = np.concatenate([[1.0], self.y[frame]])
+        response = np.abs(np.fft.rfft(a, NFFT)) ** 2
+        return self.errors(frame)[-1] * self.r0[frame] / np.maximum(response, 1e-300)
+
+    def nearest_frame(self, seconds: float) -> int:
+        return int(np.clip(np.argmin(np.abs(self.centres - seconds)), 0, self.frames - 1))
+
+    # --- verification --------------------------------------------------------------------------------
+    def check(self) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray]:
+        """The last solution against the CPU twin's batched solve of the same r and scipy's: (frames beyond
+        their tolerance, figures, the twin's y, scipy's y). A frame's tolerance is max(1e-10, 1000 eps p
+        cond(T)) as for ``lpc --compare`` (the sums run in another order), its error relative to max |y|."""
+        import scipy.linalg
+
+        from sim.durbin.inputs import toeplitz_column
+
+        twin, _, _ = durbin_cpu.batched(self.r)
+        column = toeplitz_column(self.r)
+        reference = scipy.linalg.solve_toeplitz(column, -self.r[..., None])[..., 0]
+        scale = np.maximum(np.abs(reference).max(axis=1), np.finfo(float).tiny)
+        to_twin = np.abs(self.y - twin).max(axis=1) / scale
+        to_scipy = np.abs(self.y - reference).max(axis=1) / scale
+        tolerance = np.full(self.frames, 1e-10)
+        for frame in np.flatnonzero(np.maximum(to_twin, to_scipy) > 1e-10):
+            cond = np.linalg.cond(scipy.linalg.toeplitz(column[frame]))
+            tolerance[frame] = max(1e-10, 1000 * np.finfo(float).eps * self.order * cond)
+        beyond = (to_twin > tolerance) | (to_scipy > tolerance) | ~np.isfinite(self.y).all(axis=1)
+        details = {"largest difference to the CPU twin": float(to_twin.max(initial=0.0)),
+                   "largest difference to scipy": float(to_scipy.max(initial=0.0)),
+                   "bit-identical frames": int(np.count_nonzero((self.y == twin).all(axis=1)))}
+        return beyond, details, twin, reference
+
+    # --- plots -----------------------------------------------------------------------------------------
+    def plots(self, frame: int, marked: np.ndarray | None, owners: np.ndarray | None, draggable: bool) -> list[Plot]:
+        """Spectrogram, z-plane, the frame's spectrum, its reflection coefficients and its error by order,
+        in the order that puts them in two columns (plot i in column i % 2)."""
+        return [self.spectrogram(frame, marked, owners, draggable), self.z_plane(frame), self.frame_spectrum(frame),
+                self.reflection(frame), self.error_by_order(frame)]
+
+    def spectrogram(self, frame: int, marked, owners, draggable: bool) -> Plot:
+        values = db(self.power.T)  # rows: frequency (row 0 at the bottom), columns: frames
+        values = np.maximum(values, values.max() - FLOOR_DB)
+        step = self.hop / self.audio.rate
+        x0, x1 = self.centres[0] - step / 2, self.centres[-1] + step / 2
+        top = float(self.freq_khz[-1])
+        start = frame * self.hop / self.audio.rate
+        span = np.array([start, start + self.length / self.audio.rate])
+        series = [Series(f"frame {frame}", span, np.full(2, top), "shaded", FRAME_RGBA, y2=np.zeros(2)),
+                  Series("##frame centre", np.full(2, self.centres[frame]), np.array([0.0, top]), "line", FRAME_RGBA)]
+        if owners is not None:
+            edges = np.append(self.centres - step / 2, self.centres[-1] + step / 2)
+            series += views.block_band(owners, edges, -0.09 * top, -0.02 * top, "CUDA block that solved the frame")
+        if marked is not None and marked.any():
+            index = np.flatnonzero(marked)
+            series.append(Series("beyond tolerance", self.centres[index], np.full(index.size, 0.96 * top), "scatter",
+                                 MISMATCH_RGBA, items=index))
+        points = [DragPoint("frame", float(self.centres[frame]), 0.6 * top, FRAME_RGBA)] if draggable else []
+        return Plot("spectrogram (drag the yellow point to choose a frame)" if draggable else "spectrogram",
+                    series, "time (s)", "frequency (kHz)", x_limits=(x0, x1),
+                    y_limits=(-0.1 * top if owners is not None else 0.0, top), heatmap=values, drag_points=points,
+                    height=0.45)
+
+    def frame_spectrum(self, frame: int) -> Plot:
+        return Plot(f"frame {frame}: spectrum and LPC envelope (order {self.order})", [
+            Series("|X|^2 (Hann window)", self.freq_khz, db(self.power[frame]), "line", views.PERIODOGRAM_RGBA),
+            Series("E_p R_0 / |A|^2", self.freq_khz, db(self.envelope(frame)), "line", ENVELOPE_RGBA),
+        ], "frequency (kHz)", "dB", x_limits=(0.0, float(self.freq_khz[-1])), height=0.35)
+
+    def reflection(self, frame: int) -> Plot:
+        alphas = self.alphas[frame]
+        index = np.arange(alphas.shape[0])
+        return Plot(f"frame {frame}: reflection coefficients", [
+            Series("|kappa| < 1", np.array([-0.5, index.size - 0.5]), np.ones(2), "shaded", views.BAND_RGBA,
+                   y2=-np.ones(2)),
+            Series("alpha", index.astype(np.float64), alphas, "bars", views.ALPHA_RGBA, width=0.7, items=None),
+        ], "order m", "alpha_m", x_limits=(-0.5, index.size - 0.5), y_limits=(-1.15, 1.15), hlines=(-1.0, 1.0),
+            height=0.4)
+
+    def z_plane(self, frame: int) -> Plot:
+        poles = self.poles(frame)
+        theta = np.linspace(0.0, 2.0 * np.pi, 361)
+        return Plot(f"frame {frame}: poles of 1/A(z)", [
+            Series("unit circle", np.cos(theta), np.sin(theta), "line", CIRCLE_RGBA),
+            Series("poles", poles.real.copy(), poles.imag.copy(), "scatter", POLE_RGBA),
+        ], "Re z", "Im z", equal_aspect=True, x_limits=(-1.25, 1.25), y_limits=(-1.25, 1.25), height=0.6)
+
+    def error_by_order(self, frame: int) -> Plot:
+        errors = self.errors(frame)
+        return Plot(f"frame {frame}: prediction error against order", [
+            Series("E_m", np.arange(errors.size, dtype=np.float64), errors, "line", views.BETA_RGBA),
+            Series("##E_m points", np.arange(errors.size, dtype=np.float64), errors, "scatter", views.BETA_RGBA),
+        ], "order m", "E_m", y_log=True, x_limits=(-0.5, errors.size - 0.5), height=0.2)

@@ -1,0 +1,441 @@
+"""The durbin scene: the Levinson-Durbin recursion animated step by step, and batched LPC of a sound.
+
+Recursion presets (ar, polybench, large): one system T y = -r of N entries on the active backend
+(``durbin_cpu.CpuSolver`` or ``gpu.Solver``), advanced ``speed`` steps per displayed frame (below 1:
+a step every few frames; ``s`` steps once). Each frame the state (y, alphas, betas: k entries) is read
+back for the plots: y, the alphas over the band |kappa| < 1, beta on a log axis and, for AR inputs,
+the model spectrum from y beside the periodogram of a realisation of the process. In the ar preset
+the process's reflection coefficients are drag points: a drag rebuilds r and replays the recursion
+to the same k, so every plot follows at once. The lpc preset (``lpc_mode``) solves every frame of a
+built-in sound in one batched call per displayed frame.
+
+Verification (GPU): each frame's GPU steps are redone by the CPU twin from the same state, and y is
+compared with scipy.linalg.solve_toeplitz of the leading k x k system (beyond k = 4096 the relative
+residual |T y + r| / |r|, O(k log k), is reported instead); entries beyond the preset's tolerance
+are drawn red. Items are the entries i of y (lpc: the frames).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+import assets
+from sim.contract import BLOCK_COLORS, Param, PlotsView, PointerEvent
+from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, durbin_cpu, inputs, views
+from sim.durbin.lpc_mode import LpcMode
+from sim.scene import Scene
+from sim.timing import StageTimer
+
+KAPPA_LIMIT = 0.99  # a dragged reflection coefficient stays inside (-0.99, 0.99)
+DRAG_LIMIT = 8192  # the kappas can be dragged up to this N (each drag replays the recursion to k)
+SCIPY_DIRECT = 4096  # verification solves the leading system with scipy up to this k (O(k^2)), beyond: residual
+RATE_FRAMES = 60  # frames over which steps/s is measured
+
+
+@dataclass
+class DurbinSettings:
+    speed: float = 1.0
+    p: float = 4.0
+    order: float = 16.0
+    frame: float = 0.0
+    play: float = 0.25
+
+
+class DurbinScene(Scene):
+    spec = SPEC
+    default_seed = 1
+
+    def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
+        self.settings = DurbinSettings()
+        self.solver = None  # the recursion's CpuSolver or gpu.Solver (None in the lpc preset)
+        self.lpc: LpcMode | None = None
+        self.host: dict[str, np.ndarray] = {}  # y, alphas, betas after k steps, on the host
+        self.r = np.zeros(0)
+        self.kappas: np.ndarray | None = None  # the AR process's reflection coefficients (AR inputs)
+        self.noise_psd = None  # (w / pi, power) of a realisation of the AR process
+        self.tolerance = 1e-12
+        self.checked: dict[str, np.ndarray | None] = {}  # the last check's values, for describe_check
+        self.max_error: float | None = None
+        self.last_m, self.last_ms = 0, 0.0
+        self._rate: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)
+        self._carry = 0.0
+        self._version = 0  # bumped whenever what the plots show changes
+        self._checked_version = -1
+        self._cache = None
+        self._mode = ""  # the colour mode of the last view (the plots stage builds that one)
+        self._stream = None  # the lpc preset's CUDA stream
+        super().__init__(preset, backend, n, seed, variant, block, device)
+
+    # --- presets ---------------------------------------------------------------------------------------
+    def _load(self, preset: str, n: int | None) -> None:
+        table = assets.presets("durbin")[preset]
+        if "sound" in table:
+            mode = LpcMode(str(assets.path(table["sound"])), float(table["frame_ms"]))
+            mode.set_order(int(table["order"]))
+            mode.solve(self.backend, StageTimer(), self.device, self._gpu_stream(self.backend))
+            self.lpc, self.solver, self.r, self.kappas, self.noise_psd, self.host = mode, None, np.zeros(0), None, \
+                None, {}
+            self.settings.order = float(mode.order)
+            self.settings.frame = float(mode.nearest_frame(0.2))
+            self.settings.play = float(table.get("play", 0.25))
+        else:
+            size = int(n or table["count"])
+            if size < 2:
+                raise ValueError("the recursion needs N >= 2")
+            kappas = np.asarray(table["kappas"], np.float64)[: size - 1] if table["input"] == "ar" else None
+            r = inputs.ar_autocorr(size, kappas) if kappas is not None else inputs.polybench(size, "4")
+            solver = self._new_solver(r, self.backend, 1)
+            self.lpc, self.solver, self.r, self.kappas = None, solver, r, kappas
+            self.tolerance = float(table["tolerance"])
+            self.settings.speed = float(table["speed"])
+            self.settings.p = float(kappas.size) if kappas is not None else self.settings.p
+            self._new_noise()
+            self._read_back()
+        self._carry = 0.0
+        self._rate.clear()
+        self.last_m, self.last_ms = 0, 0.0
+        self._changed()
+
+    @property
+    def editable(self) -> bool:
+        """Whether the user may change the kappas (AR inputs of N up to DRAG_LIMIT)."""
+        return self.kappas is not None and self.r.size <= DRAG_LIMIT
+
+    @property
+    def draggable(self) -> bool:
+        """Whether the kappas are drag points now (editable, the drag tool on)."""
+        return self.editable and self.tool_on
+
+    def _new_solver(self, r: np.ndarray, backend: str, k: int):
+        """A solver of T y = -r on ``backend`` advanced to k entries (a replay: the new state is its own)."""
+        if backend == "gpu":
+            from sim.durbin import gpu
+
+            kernel, path = VARIANTS[self.variant]
+            solver = gpu.Solver(r, kernel, block=self.block, device=self.device, path=path)
+        else:
+            solver = durbin_cpu.CpuSolver(r)
+        solver.step(k - 1)
+        return solver
+
+    def _new_noise(self) -> None:
+        self.noise_psd = views.periodogram(views.realisation(self.kappas, self.seed)) if self.kappas is not None \
+            else None
+
+    def _gpu_stream(self, backend: str):
+        if backend != "gpu":
+            return None
+        if self._stream is None:
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                self._stream = cupy.cuda.Stream(non_blocking=True)
+        return self._stream
+
+    def _changed(self) -> None:
+        self._version += 1
+        self._cache = None
+
+    # --- where it runs -----------------------------------------------------------------------------------
+    def _move_state(self, backend: str) -> None:
+        """Recursion: to the CPU the GPU's state itself; to the GPU a replay to the same k. lpc: solved again."""
+        if backend == "cpu":
+            self.verify = False
+        if self.lpc is not None:
+            self._stream = None
+            self.lpc.device_r = None
+            self.lpc.solve(backend, StageTimer(), self.device, self._gpu_stream(backend))
+        elif backend == "cpu":
+            solver = durbin_cpu.CpuSolver(self.r)
+            k = self.host["y"].shape[0]
+            for name in ("y", "alphas", "betas"):
+                getattr(solver, name)[:k] = self.host[name]
+            solver.k = k
+            self.solver = solver
+        else:
+            self.solver = self._new_solver(self.r, "gpu", self.solver.k)
+            self._read_back()
+        self._changed()
+
+    def _apply_gpu_knobs(self) -> None:
+        if self.solver is not None and self.solver.backend == "gpu":
+            self.solver = self._new_solver(self.r, "gpu", self.solver.k)
+            self._read_back()
+            self._changed()
+
+    @property
+    def n(self) -> int:
+        return self.lpc.frames * self.lpc.order if self.lpc is not None else int(self.r.size)
+
+    # --- sliders -----------------------------------------------------------------------------------------
+    @property
+    def params(self) -> tuple[Param, ...]:
+        if self.lpc is not None:
+            frame = Param(FRAME.name, FRAME.label, 0, self.lpc.frames - 1, FRAME.fmt, help=FRAME.help)
+            return LPC_ORDER, frame, PLAY
+        return (SPEED, AR_ORDER) if self.editable else (SPEED,)
+
+    def set_param(self, name: str, value: float) -> float:
+        value = super().set_param(name, value)
+        if name in ("p", "order", "frame"):
+            value = float(round(value))
+            setattr(self.settings, name, value)
+        if name == "p" and self.kappas is not None:
+            p = min(int(value), self.r.size - 1)
+            self._set_kappas(np.concatenate([self.kappas, np.zeros(max(0, p - self.kappas.size))])[:p])
+        elif name == "order" and self.lpc is not None and int(value) != self.lpc.order:
+            self.lpc.set_order(int(value))
+            self.lpc.solve(self.backend, StageTimer(), self.device, self._gpu_stream(self.backend))
+            self._invalidate_checks()
+        self._changed()
+        return value
+
+    # --- the drag points -----------------------------------------------------------------------------------
+    def pointer(self, event: PointerEvent) -> None:
+        """A moved drag point: a reflection coefficient (its height, kept inside +-0.99) or the lpc frame."""
+        if event.kind != "point" or not self.tool_on:
+            return
+        if event.target.startswith("kappa") and self.editable:
+            i = int(event.target[len("kappa"):])
+            if 0 <= i < self.kappas.size:
+                kappas = self.kappas.copy()
+                kappas[i] = float(np.clip(event.y, -KAPPA_LIMIT, KAPPA_LIMIT))
+                self._set_kappas(kappas)
+        elif event.target == "frame" and self.lpc is not None:
+            self.settings.frame = float(self.lpc.nearest_frame(event.x))
+            self._changed()
+
+    def _set_kappas(self, kappas: np.ndarray) -> None:
+        """New reflection coefficients: r, the recursion replayed to the same k, a new realisation."""
+        r = inputs.ar_autocorr(self.r.size, kappas)
+        self.solver = self._new_solver(r, self.solver.backend, self.solver.k)
+        self.r, self.kappas = r, kappas
+        self.settings.p = float(kappas.size)
+        self._new_noise()
+        self._read_back()
+        self._invalidate_checks()
+        self._changed()
+
+    # --- stepping ---------------------------------------------------------------------------------------------
+    def _step(self) -> None:
+        if self.lpc is not None:
+            self._lpc_step(self.settings.play)
+            return
+        self._carry += self.settings.speed
+        steps = int(self._carry)
+        self._carry -= steps
+        self._recursion_step(steps)
+
+    def single_step(self) -> None:
+        """One recursion step (lpc: the next frame), whatever the speed."""
+        if self.lpc is not None:
+            self._lpc_step(1.0)
+        else:
+            self._recursion_step(1)
+        self.steps += 1
+        self.timer.frame_done()
+
+    def _recursion_step(self, steps: int) -> None:
+        solver = self.solver
+        steps = min(steps, solver.n - solver.k)
+        before = self.host
+        if steps > 0:
+            if solver.backend == "gpu":
+                import cupy
+
+                with cupy.cuda.Device(self.device):
+                    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+                    start.record(solver.stream)
+                    solver.step(steps)
+                    end.record(solver.stream)
+                    solver.synchronize()
+                    ms = cupy.cuda.get_elapsed_time(start, end)
+            else:
+                started = time.perf_counter()
+                solver.step(steps)
+                ms = (time.perf_counter() - started) * 1e3
+            self.timer.add("recursion", ms)
+            self.last_m, self.last_ms = steps, ms
+            self._rate.append((steps, ms))
+            copied = time.perf_counter()
+            self._read_back()
+            self.timer.add("read back", (time.perf_counter() - copied) * 1e3)
+            self._changed()
+        if self.verify and (steps > 0 or self._checked_version != self._version or self.verification is None):
+            self._verify(before if steps > 0 else None)
+        self._timed_plots()
+
+    def _lpc_step(self, play: float) -> None:
+        mode = self.lpc
+        self.last_ms = mode.solve(self.backend, self.timer, self.device, self._gpu_stream(self.backend))
+        self.last_m = mode.frames
+        self._carry += play
+        move = int(self._carry)
+        self._carry -= move
+        self.settings.frame = float((int(self.settings.frame) + move) % mode.frames)
+        self._changed()
+        if self.verify:
+            started = time.perf_counter()
+            beyond, details, twin, reference = mode.check()
+            self.checked = {"twin": twin, "scipy": reference, "gpu": mode.y.copy()}
+            self.max_error = details["largest difference to scipy"]
+            self.record_check("the CPU twin's batched solve and scipy.linalg.solve_toeplitz", beyond, started,
+                              details, unit="frames")
+        self._timed_plots()
+
+    def _read_back(self) -> None:
+        solver = self.solver
+        if solver.backend == "gpu":
+            self.host = solver.snapshot()
+        else:
+            self.host = {name: getattr(solver, name)[: solver.k].copy() for name in ("y", "alphas", "betas")}
+
+    def _timed_plots(self) -> None:
+        started = time.perf_counter()
+        self.view(self._mode)
+        self.timer.add("plots", (time.perf_counter() - started) * 1e3)
+
+    # --- verification ---------------------------------------------------------------------------------------
+    def _verify(self, before: dict | None) -> None:
+        """The GPU's state against the CPU twin stepped from ``before`` (the state the frame started from;
+        None: no step this frame) and against scipy; entries beyond the tolerance are marked."""
+        import scipy.linalg
+
+        started = time.perf_counter()
+        y, alphas = self.host["y"], self.host["alphas"]
+        k = y.shape[0]
+        twin = twin_alphas = None
+        details: dict = {"tolerance": self.tolerance}
+        beyond = np.zeros(self.r.size, bool)
+        beyond[:k] = ~(np.isfinite(y) & np.isfinite(alphas))
+        if before is not None:
+            replay = durbin_cpu.CpuSolver(self.r)
+            done = before["y"].shape[0]
+            for name in ("y", "alphas", "betas"):
+                getattr(replay, name)[:done] = before[name]
+            replay.k = done
+            replay.step(k - done)
+            twin, twin_alphas = replay.y[:k].copy(), replay.alphas[:k].copy()
+            to_twin = relative(y, twin)
+            beyond[:k] |= (to_twin > self.tolerance) | (relative(alphas, twin_alphas) > self.tolerance)
+            details["largest difference to the CPU twin"] = float(to_twin.max(initial=0.0))
+        reference = None
+        if k <= SCIPY_DIRECT:
+            reference = scipy.linalg.solve_toeplitz(inputs.toeplitz_column(self.r[:k]), -self.r[:k])
+            to_scipy = relative(y, reference)
+            beyond[:k] |= to_scipy > self.tolerance
+            self.max_error = float(to_scipy.max(initial=0.0))
+            details["largest difference to scipy"] = self.max_error
+        else:
+            column = inputs.toeplitz_column(self.r[:k])
+            residual = scipy.linalg.matmul_toeplitz(column, np.nan_to_num(y)) + self.r[:k]
+            self.max_error = float(np.linalg.norm(residual) / np.linalg.norm(self.r[:k]))
+            details["relative residual |T y + r| / |r|"] = self.max_error
+        self.checked = {"gpu": y, "twin": twin, "gpu_alphas": alphas, "twin_alphas": twin_alphas, "scipy": reference}
+        self._checked_version = self._version
+        self.record_check("the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started,
+                          details, unit="entries")
+        self._cache = None
+
+    def _invalidate_checks(self) -> None:
+        super()._invalidate_checks()
+        self.checked = {}
+        self.max_error = None
+        self._cache = None
+
+    # --- what the viewer reads ---------------------------------------------------------------------------------
+    @property
+    def color_modes(self) -> dict[str, str]:
+        return {"plain": "Plain", **super().color_modes}
+
+    def owners(self) -> np.ndarray | None:
+        """The CUDA block behind each entry (the last step's update) or frame (lpc); None on the CPU."""
+        if not self.block_colors_available():
+            return None
+        if self.lpc is None:
+            k = self.host["y"].shape[0]
+            return self.solver.owners(k - 1)[:k]
+        from sim.durbin import gpu
+
+        group = gpu.batched_group(self.lpc.order)
+        _, threads, _ = gpu.batched_shape(self.lpc.frames, self.lpc.order, group, None, 8, self.device)
+        per_block = {"register": threads, "thread": threads, "warp": threads // 32}.get(group, 1)
+        return np.arange(self.lpc.frames) // per_block
+
+    def view(self, color_mode: str) -> PlotsView:
+        self._mode = color_mode
+        key = (self._version, color_mode, self.tool_on, self.verify, id(self.verification))
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        owners = self.owners() if color_mode == BLOCK_COLORS else None
+        if self.lpc is not None:
+            marked = self.mismatch if self.verify and self.mismatch is not None else None
+            view = PlotsView(self.lpc.plots(self.frame, marked, owners, self.tool_on), columns=2)
+        else:
+            h, n = self.host, self.r.size
+            k = h["y"].shape[0]
+            right = views.spectrum_plot(h["y"], h["alphas"], self.noise_psd, self.kappas) \
+                if self.kappas is not None else views.input_plot(self.r)
+            view = PlotsView([views.y_plot(h["y"], n, k, self.marked(n), owners),
+                              views.alphas_plot(h["alphas"], n, self.kappas, self.draggable),
+                              views.beta_plot(h["betas"], n), right], columns=2)
+        self._cache = (key, view)
+        return view
+
+    @property
+    def frame(self) -> int:
+        return int(np.clip(round(self.settings.frame), 0, self.lpc.frames - 1)) if self.lpc is not None else 0
+
+    def stats(self) -> dict:
+        out = {stat.key: None for stat in SPEC.stats}  # a figure of the other mode prints as "-"
+        out.update(n=self.n, steps=self.steps, sim_time=0.0, max_error=self.max_error if self.verify else None)
+        total_m, total_ms = sum(m for m, _ in self._rate), sum(ms for _, ms in self._rate)
+        if self.lpc is not None:
+            mode, frame = self.lpc, self.frame
+            out.update(frames=mode.frames, frame=f"{frame} at {mode.centres[frame]:.3f} s",
+                       gain_db=mode.gain_db(frame), batch_ms=self.last_ms, kernel=self._lpc_kernel())
+            return out
+        h, solver = self.host, self.solver
+        k = h["y"].shape[0]
+        out.update(k=f"{k:,} of {self.r.size:,}" + (" (done)" if k >= self.r.size else ""),
+                   alpha_k=float(h["alphas"][k - 1]), beta_k=float(h["betas"][k - 1]),
+                   us_per_step=self.last_ms * 1e3 / self.last_m if self.last_m else None,
+                   steps_per_s=total_m / (total_ms * 1e-3) if total_ms > 0 else None,
+                   kernel=f"{solver.kernel}: {solver.path}" if solver.backend == "gpu" else f"CPU twin ({solver.path})")
+        return out
+
+    def _lpc_kernel(self) -> str:
+        if self.backend != "gpu":
+            return "CPU twin, batched (numba, a core per frame)"
+        from sim.durbin import gpu
+
+        return f"batched kernel, group {gpu.batched_group(self.lpc.order)}"
+
+    # --- one coefficient (lpc: one frame), for the viewer's pointer ------------------------------------------
+    def item_of_key(self, key: int) -> int | None:
+        count = self.lpc.frames if self.lpc is not None else self.r.size
+        return int(key) if 0 <= int(key) < count else None
+
+    def is_marked(self, item: int) -> bool:
+        mismatch = self.mismatch
+        return bool(self.verify and mismatch is not None and 0 <= item < mismatch.shape[0] and mismatch[item])
+
+    def describe(self, item: int) -> dict[str, str]:
+        from sim.durbin.describe import describe
+
+        return describe(self, int(item))
+
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        from sim.durbin.describe import describe_check
+
+        return describe_check(self, int(item)) if self.is_marked(int(item)) else []
+
+
+def relative(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """|values - reference| per entry, relative to the reference's largest magnitude."""
+    scale = max(float(np.abs(reference).max(initial=0.0)), np.finfo(float).tiny)
+    return np.abs(values - reference) / scale
