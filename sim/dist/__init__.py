@@ -11,7 +11,7 @@
 - strips.py    particles: bin rows split into horizontal strips, one per rank
 - particles_cpu.py / particles_gpu.py   one rank's particles: ghosts, the existing step, migration
 - particles.py the particles command over ranks: start, steps, frames and statistics on rank 0
-- bench.py     strong and weak scaling tables
+- bench.py     strong and weak scaling over 1, 2, 4 ... R ranks in one launch (tables.py prints them)
 
 Nothing here imports mpi4py or CuPy at module level.
 """
