@@ -8,6 +8,7 @@
 //           -DBATCHED -DGROUP=1|32|0   many independent systems: a thread, a warp or a block each;
 //                          GROUP=1 with -DREG_ORDER=32: a thread per system holding r and y in registers
 //           -DFP32         float instead of double       -DV32   PolyBench 3.2's scalar recursion
+//           -DPLANT_DOT_START=X   tests only: a wrong dot-product start (see dot_start)
 // Build with --fmad=false: updates round like the C code (only the sums' order differs).
 //
 // State after step k-1 (k entries): y[0..k-1], alpha_{k-1}, beta_{k-1}. Step k:
@@ -40,9 +41,15 @@ __device__ __forceinline__ real first_alpha(real r0) {
   return -r0;
 #endif
 }
-// where C starts the dot product: 3.2 sums into sum[0][k] = r[k], 4.x from 0.0
+// where C starts the dot product: 3.2 sums into sum[0][k] = r[k], 4.x from 0.0.
+// PLANT_DOT_START=X (tests only, through sim.cuda.planted; never in a build the product makes): every
+// dot product starts X off, a wrong kernel that verification must catch.
 __device__ __forceinline__ real dot_start(real rk) {
-#ifdef V32
+#if defined(PLANT_DOT_START) && defined(V32)
+  return rk + real(PLANT_DOT_START);
+#elif defined(PLANT_DOT_START)
+  return real(PLANT_DOT_START);
+#elif defined(V32)
   return rk;
 #else
   return real(0);

@@ -119,7 +119,10 @@ class LpcMode:
 
         twin, _, _ = durbin_cpu.batched(self.r)
         column = toeplitz_column(self.r)
-        reference = scipy.linalg.solve_toeplitz(column, -self.r[..., None])[..., 0]
+        try:
+            reference = scipy.linalg.solve_toeplitz(column, -self.r[..., None])[..., 0]  # batched since SciPy 1.17
+        except (ValueError, TypeError):
+            reference = np.array([scipy.linalg.solve_toeplitz(c, -r) for c, r in zip(column, self.r, strict=True)])
         scale = np.maximum(np.abs(reference).max(axis=1), np.finfo(float).tiny)
         to_twin = np.abs(self.y - twin).max(axis=1) / scale
         to_scipy = np.abs(self.y - reference).max(axis=1) / scale

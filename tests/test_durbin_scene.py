@@ -1,0 +1,338 @@
+"""The durbin viewer scene on the CPU: presets, what the plots show against the solver's own values,
+dragged reflection coefficients, the LPC mode's plots, verification against a planted wrong solver,
+items, block bands; drawn headless and in a window (Xvfb), its GPU keys saying why without a GPU."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+from sim.contract import PointerEvent, Series
+from sim.durbin import SPEC, durbin_cpu, inputs, kernels, layout, lpc, views
+from sim.durbin.scene import DurbinScene
+from sim.registry import SCENES, create_scene
+
+
+def series(view, plot_title: str, label: str) -> Series:
+    plot = next(p for p in view.plots if p.title.startswith(plot_title))
+    return next(s for s in plot.series if s.label.startswith(label))
+
+
+def run_to(scene, k: int) -> None:
+    while scene.solver.k < k:
+        scene.single_step()
+
+
+def test_registered_with_its_commands_builds_and_bench():
+    assert SCENES["durbin"] is SPEC and SPEC.view == "plots"
+    assert {p.name for p in SPEC.presets} == {"ar", "polybench", "large", "lpc"}
+    assert SPEC.gpu.variants[0] == SPEC.gpu.default_variant == "persistent"
+    from sim.registry import all_builds, course_commands
+
+    assert {"durbin", "lpc"} <= {c.name for c in course_commands()}
+    assert any(b.source == "sim/durbin/durbin.cu" for b in all_builds())
+    assert not any("PLANT" in o for b in all_builds() for o in b.options), "no planted fault in a product build"
+
+
+@pytest.mark.parametrize("preset, n", [("ar", None), ("ar", 5), ("polybench", 300), ("large", 3000), ("lpc", None)])
+def test_every_preset_loads_steps_and_draws(preset, n):
+    scene = create_scene("durbin", preset=preset, n=n)
+    scene.set_param("speed", 50.0) if scene.lpc is None else None
+    for _ in range(3):
+        scene.advance_frame()
+    assert scene.steps == 3 and set(scene.timer.names) >= {"recursion", "read back", "plots"}
+    view = scene.view("plain")
+    assert view.plots and all(np.isfinite(np.asarray(s.y, float)).all() for p in view.plots for s in p.series)
+    stats = scene.stats()
+    assert all(stat.key in stats for stat in SPEC.stats)
+    if scene.lpc is None:
+        assert scene.solver.k == min(1 + 150, scene.r.size) and stats["k"].startswith(f"{scene.solver.k:,} of")
+        assert stats["steps_per_s"] > 0 and stats["us_per_step"] > 0
+    else:
+        assert stats["frames"] == scene.lpc.frames and stats["batch_ms"] > 0
+
+
+def test_speed_below_one_steps_every_few_frames_and_s_steps_once():
+    scene = create_scene("durbin")  # ar: 0.25 steps per frame
+    assert scene.settings.speed == 0.25 and scene.solver.k == 1
+    for _ in range(8):
+        scene.advance_frame()
+    assert scene.solver.k == 3
+    scene.single_step()
+    assert scene.solver.k == 4
+
+
+def test_the_plots_show_the_solvers_values():
+    scene = create_scene("durbin", preset="polybench", n=300)
+    run_to(scene, 200)
+    solver = scene.solver
+    view = scene.view("plain")
+    y = series(view, "y:", "y (k = 200)")
+    np.testing.assert_array_equal(y.y, solver.y[y.items])
+    np.testing.assert_array_equal(y.items, np.arange(200))
+    alphas = series(view, "alpha", "alpha")
+    np.testing.assert_array_equal(alphas.y, solver.alphas[:200])
+    assert alphas.style == "bars" and view.plots[1].y_limits is None  # |alpha| > 1: no fixed limits
+    betas = series(view, "beta", "|beta| where beta < 0")
+    np.testing.assert_array_equal(betas.y, -solver.betas[betas.items])
+    assert series(view, "beta", "beta").y[0] == 1.0
+    r = series(view, "r:", "r")
+    np.testing.assert_array_equal(r.y, inputs.polybench(300, "4"))
+
+
+def test_large_systems_are_decimated_keeping_their_extremes():
+    scene = create_scene("durbin", preset="large", n=50_000)
+    scene.set_param("speed", 10_000.0)
+    scene.advance_frame()
+    view = scene.view("plain")
+    y = series(view, "y:", "y (k = 10,001)")
+    assert len(y.x) <= views.POINTS and np.all(np.diff(y.items) >= 0)
+    k = scene.solver.k
+    assert y.y.max() == scene.solver.y[:k].max() and y.y.min() == scene.solver.y[:k].min()
+    np.testing.assert_array_equal(y.y, scene.solver.y[y.items])
+
+
+def test_decimation_keeps_a_spike():
+    values = np.sin(np.arange(100_000) / 900.0)
+    values[31_337] = 7.0
+    index = views.decimate(values, 1000)
+    assert index.size <= 1000 and 31_337 in index and np.all(np.diff(index) >= 0)
+    np.testing.assert_array_equal(views.decimate(values[:500], 1000), np.arange(500))
+
+
+def test_the_recursion_returns_the_kappas_and_the_spectrum_of_the_ar_process():
+    scene = create_scene("durbin")
+    run_to(scene, 64)
+    kappas = scene.kappas
+    np.testing.assert_allclose(scene.solver.alphas[: kappas.size], kappas, atol=1e-12)
+    assert np.abs(scene.solver.y[kappas.size:]).max() < 1e-12
+    np.testing.assert_allclose(scene.solver.y[: kappas.size], views.step_up(kappas), atol=1e-12)
+    spectrum = series(scene.view("plain"), "spectrum", "beta / |A")
+    true = views.ar_spectrum(views.step_up(kappas), views.prediction_errors(kappas)[-1])[1]
+    np.testing.assert_allclose(spectrum.y, true, rtol=1e-9)
+    assert spectrum.y.mean() == pytest.approx(1.0, rel=0.02), "the normalised spectrum's mean is r_0 = 1"
+    periodogram = series(scene.view("plain"), "spectrum", "periodogram")
+    ratio = np.median(periodogram.y / np.interp(periodogram.x, spectrum.x, spectrum.y))
+    assert 0.7 < ratio < 1.3, "the realisation's periodogram follows the model"
+
+
+def test_dragging_a_kappa_changes_the_spectrum_and_replays_to_the_same_k():
+    scene = create_scene("durbin")
+    run_to(scene, 10)
+    view = scene.view("plain")
+    points = view.plots[1].drag_points
+    assert [p.id for p in points] == [f"kappa{i}" for i in range(4)] and points[2].y == pytest.approx(-0.18)
+    spectrum, noise = series(view, "spectrum", "beta / |A").y.copy(), series(view, "spectrum", "periodogram").y.copy()
+    scene.pointer(PointerEvent("point", 2.4, 0.6, target="kappa2"))
+    after = scene.view("plain")
+    assert scene.kappas[2] == 0.6 and scene.solver.k == 10
+    assert np.abs(series(after, "spectrum", "beta / |A").y - spectrum).max() > 0.1
+    assert np.abs(series(after, "spectrum", "periodogram").y - noise).max() > 0.1
+    assert scene.solver.alphas[2] == pytest.approx(0.6, abs=1e-12)
+    np.testing.assert_array_equal(scene.r, inputs.ar_autocorr(64, scene.kappas))
+    scene.pointer(PointerEvent("point", 0.0, -3.0, target="kappa0"))
+    assert scene.kappas[0] == -0.99, "kept inside the unit interval"
+    scene.pointer(PointerEvent("point", 0.0, 0.5, target="kappa9"))  # no such point: nothing changes
+    scene.set_tool(False)
+    scene.pointer(PointerEvent("point", 0.0, 0.5, target="kappa0"))
+    assert scene.kappas[0] == -0.99 and scene.view("plain").plots[1].drag_points == []
+
+
+def test_the_ar_order_slider_adds_and_removes_kappas():
+    scene = create_scene("durbin")
+    assert [p.name for p in scene.params] == ["speed", "p"]
+    scene.set_param("p", 6.4)
+    assert scene.kappas.size == 6 and np.all(scene.kappas[4:] == 0) and scene.settings.p == 6
+    scene.set_param("p", 2)
+    np.testing.assert_array_equal(scene.kappas, [-0.79, 0.5])
+    assert len(scene.view("plain").plots[1].drag_points) == 2
+    assert [p.name for p in create_scene("durbin", preset="large", n=10_000).params] == ["speed"]
+
+
+def test_lpc_mode_plots_are_consistent():
+    scene = create_scene("durbin", preset="lpc")
+    mode = scene.lpc
+    audio = lpc.read_wav(str(__import__("assets").path("sounds/vowels.wav")))
+    assert audio.rate == 16_000 and 1.0 <= audio.samples.size / audio.rate <= 2.0
+    R = lpc.autocorrelation(audio.samples, mode.length, mode.hop, mode.frames, 16)
+    y, alphas, _ = durbin_cpu.batched(lpc.normalised(R))
+    np.testing.assert_array_equal(mode.y, y)
+    for frame in range(mode.frames):
+        assert np.abs(mode.poles(frame)).max() < 1, f"frame {frame}: the autocorrelation method's A(z) is stable"
+        errors = mode.errors(frame)
+        assert errors[0] == 1 and np.all(np.diff(errors) <= 0), "the error never grows with the order"
+    frame = scene.frame
+    view = scene.view("plain")
+    poles = series(view, "frame", "poles")
+    np.testing.assert_allclose(np.sort_complex(poles.x + 1j * poles.y), np.sort_complex(mode.poles(frame)))
+    error = series(view, f"frame {frame}: prediction", "E_m")
+    np.testing.assert_allclose(error.y, np.concatenate([[1.0], np.cumprod(1 - alphas[frame] ** 2)]))
+    envelope = series(view, f"frame {frame}: spectrum", "E_p R_0")
+    power = mode.envelope(frame)
+    full = np.concatenate([power, power[-2:0:-1]])  # both halves of the spectrum
+    assert full.mean() == pytest.approx(mode.r0[frame], rel=0.02), "the model's R_0 matches the frame's"
+    np.testing.assert_allclose(envelope.y, 10 * np.log10(power))
+    spectrogram = view.plots[0]
+    assert spectrogram.heatmap.shape == (257, mode.frames)
+
+
+def test_lpc_frame_drag_order_slider_and_play():
+    scene = create_scene("durbin", preset="lpc")
+    scene.pointer(PointerEvent("point", 1.0, 3.0, target="frame"))
+    assert scene.frame == scene.lpc.nearest_frame(1.0) and abs(scene.lpc.centres[scene.frame] - 1.0) < 0.01
+    scene.set_param("order", 40)
+    assert scene.lpc.y.shape == (scene.lpc.frames, 40) and scene.n == scene.lpc.frames * 40
+    assert series(scene.view("plain"), f"frame {scene.frame}: reflection", "alpha").y.size == 40
+    scene.set_param("play", 1.0)
+    before = scene.frame
+    scene.advance_frame()
+    assert scene.frame == before + 1
+    assert [p.name for p in scene.params] == ["order", "frame", "play"]
+    assert scene.params[1].hi == scene.lpc.frames - 1
+
+
+class PlantedSolver(durbin_cpu.CpuSolver):
+    """A wrong "kernel": every dot product starts 1e-9 off (what -DPLANT_DOT_START does on the GPU)."""
+
+    def step(self, count: int = 1) -> None:
+        end = min(self.n, self.k + count)
+        while self.k < end:
+            k = self.k
+            beta = (1 - self.alphas[k - 1] ** 2) * self.betas[k - 1]
+            alpha = -(self.r[k] + 1e-9 + self.r[k - 1::-1][:k] @ self.y[:k]) / beta
+            self.y[:k] = self.y[:k] + alpha * self.y[k - 1::-1]
+            self.y[k], self.alphas[k], self.betas[k] = alpha, alpha, beta
+            self.k += 1
+
+
+def test_verification_marks_the_entries_of_a_planted_wrong_solver():
+    scene = create_scene("durbin", preset="ar", n=40)
+    scene.solver = PlantedSolver(scene.r)
+    scene._read_back()
+    scene.verify = True  # the CPU stands in for the GPU here: verification runs the same checks
+    scene.set_param("speed", 8.0)
+    for _ in range(2):
+        scene.advance_frame()
+    report = scene.verification
+    assert report is not None and report.unit == "entries" and report.passes_checked == 2
+    assert report.differing > 0 and report.details["largest difference to the CPU twin"] > 1e-10
+    assert report.details["largest difference to scipy"] > 1e-10 and scene.stats()["max_error"] > 1e-10
+    marked = np.flatnonzero(scene.mismatch)
+    assert marked.size == report.differing and marked.max() < scene.solver.k
+    red = series(scene.view("plain"), "y:", "beyond tolerance")
+    np.testing.assert_array_equal(red.items, marked)
+    rows = scene.describe_check(int(marked[-1]))
+    assert [r[0] for r in rows][:2] == ["y (CPU twin)", "y (scipy)"] and rows[0][1] != rows[0][2]
+    assert scene.describe_check(int(np.flatnonzero(~scene.mismatch)[-1])) == []
+
+
+def test_verification_passes_a_correct_solver_and_checks_scipy_once_while_idle():
+    scene = create_scene("durbin", preset="polybench", n=200)
+    scene.verify = True
+    scene.set_param("speed", 30.0)
+    for _ in range(10):
+        scene.advance_frame()
+    report = scene.verification
+    assert scene.solver.k == 200 and report.differing == 0 and report.passes_checked == 7
+    assert report.details["largest difference to the CPU twin"] == 0.0
+    assert report.details["largest difference to scipy"] < scene.tolerance
+
+
+def test_verification_beyond_the_direct_limit_reports_the_residual():
+    scene = create_scene("durbin", preset="large", n=6000)
+    scene.verify = True
+    scene.set_param("speed", 10_000.0)
+    scene.advance_frame()
+    details = scene.verification.details
+    assert "relative residual |T y + r| / |r|" in details and details["relative residual |T y + r| / |r|"] < 1e-13
+    assert scene.verification.differing == 0
+
+
+def test_describe_names_the_entry_its_step_and_value():
+    scene = create_scene("durbin")
+    run_to(scene, 8)
+    values = scene.describe(3)
+    assert values["coefficient"] == "y[3] of 64" and values["value"] == f"{scene.solver.y[3]:.12g}"
+    assert values["written"].startswith("at step 3, as alpha_3 = 0.73") and "last: step 7" in values["written"]
+    assert "reflection coefficient 3" in values["kappa"]
+    assert scene.describe(20)["value"] == "not computed yet: step 20 writes it"
+    with pytest.raises(IndexError):
+        scene.describe(64)
+    lpc_scene = create_scene("durbin", preset="lpc")
+    frame = lpc_scene.describe(30)
+    assert frame["frame"] == f"30 of {lpc_scene.lpc.frames}" and frame["largest |pole|"].endswith("(stable)")
+    with pytest.raises(IndexError):
+        lpc_scene.describe(lpc_scene.lpc.frames)
+
+
+def test_block_bands_follow_the_owners():
+    owners = layout.owners_two_kernel(99, 2, 32)[:100]
+    band = views.block_band(owners, np.arange(101) - 0.5, -1.0, 0.0, "CUDA block")
+    assert len(band) == len(np.unique(owners)) and band[0].label == "CUDA block"
+    assert all(s.style == "shaded" and s.label.startswith("##") for s in band[1:])
+    covered = np.zeros(200, int)
+    for s in band:
+        covered += s.y == 0.0  # each span is up (0.0) in exactly one colour's series
+    assert np.all(covered == 1)
+    y = np.linspace(-1, 1, 100)
+    plot = views.y_plot(y, 100, 100, None, layout.owners_persistent(99, 7)[:100])
+    assert sum(s.style == "shaded" for s in plot.series) == len(np.unique(layout.owners_persistent(99, 7)))
+
+
+def test_without_a_gpu_block_colours_and_verification_are_not_offered():
+    scene = create_scene("durbin")
+    if not scene.gpu_reason:
+        pytest.skip("this machine has a GPU")
+    assert scene.color_modes == {"plain": "Plain"} and scene.owners() is None
+    with pytest.raises(ValueError, match="switch the recursion to the GPU"):
+        scene.set_verify(True)
+
+
+def test_a_system_of_one_entry_is_refused_and_the_old_state_kept():
+    scene = create_scene("durbin", preset="ar", n=10)
+    with pytest.raises(ValueError, match="N >= 2"):
+        scene.load_preset("ar", 1)
+    assert scene.r.size == 10 and scene.preset == "ar"
+
+
+def test_scipy_agrees_with_the_view_of_a_finished_ar_system():
+    scene = create_scene("durbin", preset="ar", n=300)
+    scene.set_param("speed", 1000.0)
+    scene.advance_frame()
+    y = series(scene.view("plain"), "y:", "y (k = 300)").y
+    reference = scipy.linalg.solve_toeplitz(inputs.toeplitz_column(scene.r), -scene.r)
+    assert np.abs(y - reference).max() < 1e-12
+
+
+def test_backend_switch_without_a_gpu_is_refused_and_keeps_the_state():
+    scene = create_scene("durbin")
+    if not scene.gpu_reason:
+        pytest.skip("this machine has a GPU")
+    run_to(scene, 5)
+    from sim.backend import BackendUnavailable
+
+    with pytest.raises(BackendUnavailable):
+        scene.set_backend("gpu")
+    assert scene.backend == "cpu" and scene.solver.k == 5
+
+
+def test_the_scene_class_is_the_registered_one():
+    assert isinstance(create_scene("durbin"), DurbinScene)
+
+
+@pytest.mark.parametrize("build", [kernels.two_kernel(), kernels.persistent("cluster"), kernels.persistent("grid"),
+                                   kernels.batched("register"), kernels.batched("warp")],
+                         ids=["two-kernel", "cluster", "grid", "batched-register", "batched-warp"])
+def test_the_planted_wrong_kernel_compiles_and_differs(build):
+    """The GPU tests' planted fault (-DPLANT_DOT_START) builds with NVRTC and changes the code."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
+    from test_cuda_sources import compile_cubin
+
+    from sim import cuda
+
+    source = cuda.source_text(build.source)
+    plain = compile_cubin(source, build.source, build.all_options())
+    with cuda.planted(build.source, "-DPLANT_DOT_START=1e-9"):
+        planted = build.all_options()
+        assert planted[-1] == "-DPLANT_DOT_START=1e-9"
+        wrong = compile_cubin(source, build.source, planted)
+    assert plain != wrong
