@@ -282,7 +282,7 @@ class FieldView:
 
     shape: tuple[int, int]
     extent: tuple[float, float, float, float]  # x0, y0, x1, y1 in scene units
-    value_range: tuple[float, float]  # what the colour map spans
+    value_range: tuple[float, float] | None  # what the colour map spans; None: the values' own range
     legend: Legend
     host: Callable[[], np.ndarray]
     write: Callable[[Any], None] | None = None

@@ -35,7 +35,8 @@ def check_view(scene, mode: str) -> None:
     elif isinstance(view, FieldView):
         values = view.host()
         assert values.shape == view.shape and values.dtype == np.float32
-        assert view.value_range[0] < view.value_range[1] and view.legend.label
+        assert view.value_range is None or view.value_range[0] < view.value_range[1]
+        assert view.legend.label
     else:
         assert isinstance(view, PlotsView) and view.plots
         for plot in view.plots:

@@ -39,7 +39,7 @@ def test_ball_counters_show_the_last_pass():
 def test_verification_lines_read_the_record():
     record = Verification("CPU z-sweep", 3, 1715, 4.25, 7, 1, {"pairs on the GPU": 1200, "largest difference": 2e-13})
     lines = verification_lines(record, "balls")
-    assert lines[0] == ("3 of 1,715 balls differ (drawn red)", True)
+    assert lines[0] == ("3 of 1,715 balls differ (marked)", True)
     assert ("pairs on the GPU: 1,200", False) in lines and ("largest difference: 2e-13", False) in lines
     assert ("check 4.2 ms against the CPU z-sweep", False) in lines
     assert lines[-1] == ("passes: 7 checked, 1 mismatched", True)

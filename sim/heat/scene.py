@@ -307,8 +307,9 @@ class HeatScene(Scene):
 
     def view(self, color_mode: str) -> FieldView:
         tiles = self.gpu.tiles().for_view() if color_mode == BLOCK_COLORS and self.gpu is not None else None
+        span = self.color_ranges.get(color_mode)  # 0..100 until the panel says otherwise
         return FieldView(shape=(self.nj, self.ni), extent=(0.0, 0.0, float(self.ni), float(self.nj)),
-                         value_range=TEMPERATURE_RANGE, legend=Legend(TEMPERATURE, *TEMPERATURE_RANGE),
+                         value_range=span, legend=Legend(TEMPERATURE, *(span or TEMPERATURE_RANGE)),
                          host=self.host_field, write=self._write if self.gpu is not None else None,
                          colormap="inferno", tiles=tiles)
 

@@ -77,7 +77,7 @@ def verification_lines(result, unit: str) -> list[tuple[str, bool]]:
     """The last check as (line, is_alarm): what differs, the scene's own figures, the time and totals."""
     if result is None:
         return [("waiting for the next check", False)]
-    lines = [(f"{result.differing:,} of {result.checked:,} {unit} differ (drawn red)", result.differing > 0)]
+    lines = [(f"{result.differing:,} of {result.checked:,} {unit} differ (marked)", result.differing > 0)]
     for name, value in result.details.items():
         text = f"{value:,}" if isinstance(value, int) else f"{value:.3g}" if isinstance(value, float) else str(value)
         lines.append((f"{name}: {text}", False))

@@ -51,7 +51,7 @@ class SceneView:
         """Take the scene's view in ``color_mode`` for the next draws; True when what it shows moved
         or changed kind (another trough, box or extent, another scene): the camera should frame it anew."""
         view = scene.view(color_mode)
-        fixed = scene.color_ranges.get(color_mode) if isinstance(view, FieldView) else None
+        fixed = view.value_range if isinstance(view, FieldView) else None
         return self.take(view, color_mode == BLOCK_COLORS, fixed)
 
     def take(self, view: View, block_colors: bool = False, fixed: tuple[float, float] | None = None) -> bool:

@@ -35,7 +35,7 @@ BINDINGS: tuple[KeyBinding, ...] = (
     KeyBinding("s", key.S, False, "single_step", "pause and advance one physics step"),
     KeyBinding("r", key.R, False, "reset", "reload the current preset (same seed)"),
     KeyBinding("a", key.A, False, "toggle_gpu_physics", "physics on CPU / GPU"),
-    KeyBinding("v", key.V, False, "toggle_verify", "verify the GPU against the CPU, what differs drawn red (GPU)"),
+    KeyBinding("v", key.V, False, "toggle_verify", "verify the GPU against the CPU, what differs marked (GPU)"),
     KeyBinding("c", key.C, False, "toggle_block_colors", "colour by CUDA block on / off (GPU)"),
     KeyBinding("q", key.Q, False, "cycle_variant", "next kernel variant (GPU)"),
     KeyBinding("Q", key.Q, True, "cycle_block_size", "next CUDA block size (GPU)"),
