@@ -14,7 +14,7 @@ import pytest
 
 from sim import resources
 from sim.cli import UsageError
-from sim.sdh import cpu, data
+from sim.sdh import data, sdh_cpu
 from tests.test_sdh_cpu import brute_force
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -74,19 +74,19 @@ def test_tiles_cover_every_pair_once():
         for budget in (1, 5, 64, 4096, 10**7):
             seen = np.zeros((n, n), np.int64)
             total = 0
-            for first, last, lo, hi in cpu.tiles(n, 8, lambda b=budget: b):
+            for first, last, lo, hi in sdh_cpu.tiles(n, 8, lambda b=budget: b):
                 for i in range(first, last):
                     seen[i, max(lo, i + 1):hi] += 1
-                total += cpu.tile_pairs(n, first, last, lo, hi)
+                total += sdh_cpu.tile_pairs(n, first, last, lo, hi)
             assert np.array_equal(seen, np.triu(np.ones((n, n), np.int64), 1)), (n, budget)
             assert total == n * (n - 1) // 2
 
 
 def test_small_tiles_count_exactly(monkeypatch):
-    monkeypatch.setattr(cpu, "CHUNK_SECONDS", 1e-12)  # the smallest tiles: row bands split into column windows
+    monkeypatch.setattr(sdh_cpu, "CHUNK_SECONDS", 1e-12)  # the smallest tiles: row bands split into column windows
     points = np.random.default_rng().uniform(0, 23000, (3000, 3))
     buckets = data.bucket_count(250.0)
-    counts = cpu.histogram(points, 250.0, buckets)
+    counts = sdh_cpu.histogram(points, 250.0, buckets)
     np.testing.assert_array_equal(counts, brute_force(points, 250.0, buckets))
 
 
@@ -102,13 +102,13 @@ class Recorder:
 def test_progress_counts_every_pair():
     rec = Recorder()
     n = 20_000
-    counts = cpu.histogram(data.atoms(n), 500.0, data.bucket_count(500.0), progress=rec)
+    counts = sdh_cpu.histogram(data.atoms(n), 500.0, data.bucket_count(500.0), progress=rec)
     assert rec.done == counts.sum() == n * (n - 1) // 2 and rec.calls > 1
 
 
 def test_ctrl_c_stops_the_cpu_histogram_within_a_second():
     points = data.atoms(3_000_000)  # 4.5e12 pairs: hours of work
-    cpu.histogram(points[:100], 500.0, 80)  # compiled before the clock starts
+    sdh_cpu.histogram(points[:100], 500.0, 80)  # compiled before the clock starts
     sent = []
 
     def interrupt():
@@ -118,7 +118,7 @@ def test_ctrl_c_stops_the_cpu_histogram_within_a_second():
 
     threading.Thread(target=interrupt, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
-        cpu.histogram(points, 500.0, 80)
+        sdh_cpu.histogram(points, 500.0, 80)
     assert time.perf_counter() - sent[0] < 1.0
 
 
@@ -207,7 +207,7 @@ def test_gpu_path_of_the_command_with_a_stand_in_device(monkeypatch, capsys):
 
     def histogram(points, width, buckets, kernel, block):
         launched.append((kernel, block))
-        counts = cpu.histogram(points, width, buckets)
+        counts = sdh_cpu.histogram(points, width, buckets)
         if kernel == "naive":  # a planted wrong count
             counts[0] += 1
         return counts, 1.0

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sim import crand
-from sim.sdh import cpu, data
+from sim.sdh import data, sdh_cpu
 from sim.sdh.output import format_histogram
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -55,7 +55,7 @@ def brute_force(points, width, buckets):
 def test_cpu_equals_brute_force(n, width):
     points = data.atoms(n) if n != 777 else np.random.default_rng().uniform(0, 23000, (n, 3))
     buckets = data.bucket_count(width)
-    counts = cpu.histogram(points, width, buckets)
+    counts = sdh_cpu.histogram(points, width, buckets)
     np.testing.assert_array_equal(counts, brute_force(points, width, buckets))
     assert counts.sum() == n * (n - 1) // 2
 
@@ -64,7 +64,7 @@ def test_far_corner_pair_lands_in_the_last_bucket():
     width = 1.0  # 23000 * sqrt 3 = 39837.2 lies past the course's last bucket, (int)(23000 * 1.732) = 39836
     buckets = data.bucket_count(width)
     points = np.array([[0.0, 0.0, 0.0], [23000.0, 23000.0, 23000.0], [1.0, 0.0, 0.0]])
-    counts = cpu.histogram(points, width, buckets)
+    counts = sdh_cpu.histogram(points, width, buckets)
     assert counts[buckets - 1] == 2 and counts[1] == 1 and counts.sum() == 3
 
 
@@ -78,7 +78,7 @@ def test_cli_prints_time_and_histogram():
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("Running time for CPU version: ")
     assert out.stdout.endswith("\n T:499500 \n")
-    expected = cpu.histogram(data.atoms(1000), 500.0, data.bucket_count(500.0))
+    expected = sdh_cpu.histogram(data.atoms(1000), 500.0, data.bucket_count(500.0))
     assert format_histogram(expected) in out.stdout
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sim.sdh import cpu, data
+from sim.sdh import data, sdh_cpu
 
 pytestmark = pytest.mark.gpu
 
@@ -20,7 +20,7 @@ def case(n, width, source):
     else:
         points = np.random.default_rng().uniform(0, 23000, (n, 3))
     buckets = data.bucket_count(width)
-    return points, buckets, cpu.histogram(points, width, buckets)
+    return points, buckets, sdh_cpu.histogram(points, width, buckets)
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -61,4 +61,4 @@ def test_fast_kernel_rechecks_pairs_on_a_bucket_edge():
     points = np.concatenate([centre, centre + u * d[:, None]])
     buckets = data.bucket_count(500.0)
     counts, _ = gpu.histogram(points, 500.0, buckets, "fast", 256)
-    np.testing.assert_array_equal(counts, cpu.histogram(points, 500.0, buckets))
+    np.testing.assert_array_equal(counts, sdh_cpu.histogram(points, 500.0, buckets))

@@ -70,23 +70,23 @@ def rows_per_block(kernel: str, block: int) -> int:
 
 def share_cpu(points: np.ndarray, width: float, buckets: int, bands: list[tuple[int, int]],
               progress=None) -> np.ndarray:
-    """Counts (int64) of the pairs of the bands' rows, with sdh.cpu's tile kernel, in chunks of rows
+    """Counts (int64) of the pairs of the bands' rows, with sdh_cpu's tile kernel, in chunks of rows
     sized to about CHUNK_SECONDS each (Ctrl-C within a second, even progress)."""
     import numba
 
-    from sim.sdh import cpu
+    from sim.sdh import sdh_cpu
 
     p = np.ascontiguousarray(points, np.float64)
     n = p.shape[0]
     parts = 4 * numba.get_num_threads()
     hist = np.zeros((parts, buckets), np.int64)
-    pace = cpu.PAIRS_PER_SECOND_PER_THREAD * numba.get_num_threads() / 8  # cautious until measured
+    pace = sdh_cpu.PAIRS_PER_SECOND_PER_THREAD * numba.get_num_threads() / 8  # cautious until measured
     for i, last in bands:
         while i < last:
-            rows = min(last - i, max(parts, int(pace * cpu.CHUNK_SECONDS) // max(1, n - 1 - i)))
+            rows = min(last - i, max(parts, int(pace * sdh_cpu.CHUNK_SECONDS) // max(1, n - 1 - i)))
             start = time.perf_counter()
-            cpu._tile(p, i, i + rows, 0, n, width, hist)
-            pairs = cpu.tile_pairs(n, i, i + rows, 0, n)
+            sdh_cpu._tile(p, i, i + rows, 0, n, width, hist)
+            pairs = sdh_cpu.tile_pairs(n, i, i + rows, 0, n)
             seconds = time.perf_counter() - start
             if seconds > 1e-3:
                 pace = min(pairs / seconds, 4 * pace)

@@ -67,12 +67,12 @@ def _checked(args) -> tuple[int, list[str], int]:
 
 def estimate(args, buckets: int, kernels: list[str]) -> resources.Estimate:
     """Memory and time of ``sdh`` with these arguments on this machine."""
-    from sim.sdh import cpu, data
+    from sim.sdh import data, sdh_cpu
 
     n = args.atoms
     pairs = data.pair_count(n)
     count = f"{n:,} atoms ({pairs:,} pairs)" if n < 10**9 else f"{n:.3g} atoms ({pairs:.3g} pairs)"
-    cpu_seconds = pairs / (cpu.PAIRS_PER_SECOND_PER_THREAD * resources.cpu_threads())
+    cpu_seconds = pairs / (sdh_cpu.PAIRS_PER_SECOND_PER_THREAD * resources.cpu_threads())
     host = data.ATOM_BYTES * n + 8 * 4 * resources.cpu_threads() * buckets + 40 * buckets  # atoms, counts, text
     if args.backend != "gpu":
         return resources.Estimate(f"sdh: {count} on the CPU", memory=host,
@@ -100,7 +100,7 @@ def run(args) -> int:
     if args.backend == "gpu" and need.long:
         print("  each kernel runs as one launch: Ctrl-C takes effect when the running kernel ends",
               file=sys.stderr, flush=True)
-    from sim.sdh import cpu, data
+    from sim.sdh import data, sdh_cpu
     from sim.sdh.output import format_histogram
 
     points = data.atoms(args.atoms)
@@ -108,7 +108,7 @@ def run(args) -> int:
     if args.backend == "cpu":
         start = time.perf_counter()
         with resources.Progress("CPU histogram", pairs, "pairs", show=need.long) as progress:
-            counts = cpu.histogram(points, args.width, buckets, progress=progress)
+            counts = sdh_cpu.histogram(points, args.width, buckets, progress=progress)
         seconds = time.perf_counter() - start
         print(f"Running time for CPU version: {int(seconds)}.{int(seconds % 1 * 1e6):06d}")
         print(format_histogram(counts), end="")
@@ -117,7 +117,7 @@ def run(args) -> int:
 
 
 def run_gpu(args, points: np.ndarray, buckets: int, kernels: list[str], block: int, need) -> int:
-    from sim.sdh import cpu, data, gpu
+    from sim.sdh import data, gpu, sdh_cpu
     from sim.sdh.output import format_histogram
 
     results = {}
@@ -141,7 +141,7 @@ def run_gpu(args, points: np.ndarray, buckets: int, kernels: list[str], block: i
     if args.compare:
         pairs = data.pair_count(args.atoms)
         with resources.Progress("CPU histogram", pairs, "pairs", show=need.long) as progress:
-            reference = cpu.histogram(points, args.width, buckets, progress=progress)
+            reference = sdh_cpu.histogram(points, args.width, buckets, progress=progress)
         difference = counts - reference
         print("\nDifference histogram (GPU - CPU):", end="")
         print(format_histogram(difference), end="")

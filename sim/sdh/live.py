@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.sdh import cpu
+from sim.sdh import sdh_cpu
 
 
 @dataclass
@@ -54,7 +54,7 @@ def distance_histogram(points, dims: int, width: float, max_buckets: int = 400) 
 
         counts, _ = gpu.histogram(points.astype(xp.float64), width, buckets, "fast", 128)
     else:
-        counts = cpu.histogram(np.asarray(points, np.float64), width, buckets)
+        counts = sdh_cpu.histogram(np.asarray(points, np.float64), width, buckets)
     ms = (time.perf_counter() - start) * 1e3
     region = math.prod(e for e in extent[:dims] if e > 0) or 1.0
     r = np.arange(buckets + 1) * width

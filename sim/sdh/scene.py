@@ -16,7 +16,7 @@ import numpy as np
 import assets
 from sim.contract import Plot, PlotsView, Series
 from sim.scene import Scene
-from sim.sdh import SPEC, cpu, data
+from sim.sdh import SPEC, data, sdh_cpu
 
 GREEN = (0.35, 0.8, 0.45, 1.0)
 
@@ -71,12 +71,12 @@ class HistogramScene(Scene):
                 counts, ms = gpu.histogram(self.device_points, width, buckets, self.variant, self.block,
                                            device=self.device)
             else:
-                counts = cpu.histogram(self.points, width, buckets)
+                counts = sdh_cpu.histogram(self.points, width, buckets)
                 ms = (time.perf_counter() - started) * 1e3
         self.counts, self.last_ms = counts, ms
         if self.verify:
             checked = time.perf_counter()
-            reference = cpu.histogram(self.points, width, buckets)
+            reference = sdh_cpu.histogram(self.points, width, buckets)
             differ = counts != reference
             self.reference = reference
             self.record_check("the exact CPU histogram", differ, checked,

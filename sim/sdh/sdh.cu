@@ -1,4 +1,4 @@
-// Spatial distance histogram on the GPU: the twin of sim/sdh/cpu.py. Every kernel is exact: a
+// Spatial distance histogram on the GPU: the twin of sim/sdh/sdh_cpu.py. Every kernel is exact: a
 // pair's bucket is (int)(sqrt(dx*dx + dy*dy + dz*dz) / w) in float64 as the course computes it
 // (build with --fmad=false), clamped to the last bucket; counts are 64-bit.
 //
