@@ -249,28 +249,6 @@ def run(args, buckets: int, kernels: list[str], block: int, need: resources.Esti
     reference = cpu_counts("CPU histogram for --compare (rank 0's share)").counts if args.compare else None
     link.close()
     dist.end()
-    return _print_gpu(results, kernels, reference, pairs) if root else 0
+    from sim.sdh.cli import print_gpu_histograms
 
-
-def _print_gpu(results: dict, kernels: list[str], reference, pairs: int) -> int:
-    """What sdh.cli prints after the GPU kernels ran (same lines, same exit code)."""
-    from sim.sdh.output import format_histogram
-
-    counts = results[kernels[0]]
-    print(format_histogram(counts), end="")
-    status = 0
-    for kernel, other in results.items():
-        if not np.array_equal(other, counts):
-            print(f"kernel {kernel} disagrees with {kernels[0]}", file=sys.stderr)
-            status = 1
-    if int(counts.sum()) != pairs:
-        print(f"the histogram holds {int(counts.sum())} pairs, not {pairs}", file=sys.stderr)
-        status = 1
-    if reference is not None:
-        difference = counts - reference
-        print("\nDifference histogram (GPU - CPU):", end="")
-        print(format_histogram(difference), end="")
-        if difference.any():
-            print(f"{int(np.count_nonzero(difference))} buckets differ", file=sys.stderr)
-            status = 1
-    return status
+    return print_gpu_histograms(results, kernels, reference, pairs) if root else 0

@@ -118,7 +118,6 @@ def run(args) -> int:
 
 def run_gpu(args, points: np.ndarray, buckets: int, kernels: list[str], block: int, need) -> int:
     from sim.sdh import data, gpu, sdh_cpu
-    from sim.sdh.output import format_histogram
 
     results = {}
     try:
@@ -131,6 +130,19 @@ def run_gpu(args, points: np.ndarray, buckets: int, kernels: list[str], block: i
             print(f"Running time for GPU version{label}: {ms:0.5f} ms", flush=True)
     except gpu.KernelError as exc:
         raise UsageError(str(exc)) from None
+    reference = None
+    if args.compare:
+        pairs = data.pair_count(args.atoms)
+        with resources.Progress("CPU histogram", pairs, "pairs", show=need.long) as progress:
+            reference = sdh_cpu.histogram(points, args.width, buckets, progress=progress)
+    return print_gpu_histograms(results, kernels, reference, data.pair_count(args.atoms))
+
+
+def print_gpu_histograms(results: dict, kernels: list[str], reference, pairs: int) -> int:
+    """The course's printout of the first kernel's histogram; 1 when kernels disagree, when the total is
+    not N(N-1)/2, or (``reference``: the CPU's, for --compare) when the difference histogram is not zero."""
+    from sim.sdh.output import format_histogram
+
     counts = results[kernels[0]]
     print(format_histogram(counts), end="")
     status = 0
@@ -138,10 +150,10 @@ def run_gpu(args, points: np.ndarray, buckets: int, kernels: list[str], block: i
         if not np.array_equal(other, counts):
             print(f"kernel {kernel} disagrees with {kernels[0]}", file=sys.stderr)
             status = 1
-    if args.compare:
-        pairs = data.pair_count(args.atoms)
-        with resources.Progress("CPU histogram", pairs, "pairs", show=need.long) as progress:
-            reference = sdh_cpu.histogram(points, args.width, buckets, progress=progress)
+    if int(counts.sum()) != pairs:
+        print(f"the histogram holds {int(counts.sum())} pairs, not {pairs}", file=sys.stderr)
+        status = 1
+    if reference is not None:
         difference = counts - reference
         print("\nDifference histogram (GPU - CPU):", end="")
         print(format_histogram(difference), end="")

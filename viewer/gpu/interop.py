@@ -151,3 +151,21 @@ def current_stream_ptr() -> int:
         return int(cupy.cuda.get_current_stream().ptr)
     except Exception as exc:  # no CuPy, or no usable device behind it
         raise InteropError(f"no CUDA stream from CuPy: {type(exc).__name__}: {exc}") from exc
+
+
+class RegistrationHolder:
+    """Holds at most one ``GLBufferRegistration`` (``_registration``) and lets go of it before the GL
+    buffers it covers are released or reallocated."""
+
+    _registration: GLBufferRegistration | None = None
+
+    def _unregister(self) -> None:
+        registration, self._registration = self._registration, None
+        if registration is not None:
+            registration.close()
+
+    def _unregister_quietly(self) -> None:
+        try:
+            self._unregister()
+        except InteropError:
+            pass  # already falling back: the first error is the one worth reporting

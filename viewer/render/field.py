@@ -23,7 +23,7 @@ import numpy as np
 from sim.colormap import colormap, stops
 from sim.contract import FieldView, Legend
 from sim.scene import data_span
-from viewer.gpu.interop import GLBufferRegistration, InteropError, cupy_view, current_stream_ptr
+from viewer.gpu.interop import GLBufferRegistration, InteropError, RegistrationHolder, cupy_view, current_stream_ptr
 from viewer.render.camera import OrbitCamera
 from viewer.render.shaders import load_program
 
@@ -54,7 +54,7 @@ def field_camera(view: FieldView) -> OrbitCamera:
     return OrbitCamera.plan_view(view.extent, min((x1 - x0) / max(cols, 1), (y1 - y0) / max(rows, 1)))
 
 
-class FieldFeed:
+class FieldFeed(RegistrationHolder):
     """The view's values into the field texture: through a CUDA-mapped pixel buffer or from the host."""
 
     def __init__(self, ctx: moderngl.Context):
@@ -112,17 +112,6 @@ class FieldFeed:
 
             self.data_range = data_span(values, cupy)  # two numbers back, not the field
         self.texture.write(self.buffer, alignment=4)  # GL copies buffer -> texture on the device
-
-    def _unregister(self) -> None:
-        registration, self._registration = self._registration, None
-        if registration is not None:
-            registration.close()
-
-    def _unregister_quietly(self) -> None:
-        try:
-            self._unregister()
-        except InteropError:
-            pass  # already falling back: the first error is the one worth reporting
 
     def release(self) -> None:
         """Unregister from CUDA, then free the GL objects."""

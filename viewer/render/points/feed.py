@@ -15,13 +15,13 @@ from contextlib import contextmanager
 import numpy as np
 
 from sim.contract import PointsView
-from viewer.gpu.interop import GLBufferRegistration, InteropError, cupy_view, current_stream_ptr
+from viewer.gpu.interop import GLBufferRegistration, InteropError, RegistrationHolder, cupy_view, current_stream_ptr
 from viewer.render.points.spheres import SphereRenderer
 
 DEVICE, HOST = "CUDA–GL interop", "host upload"
 
 
-class PointsFeed:
+class PointsFeed(RegistrationHolder):
     def __init__(self, spheres: SphereRenderer):
         self.spheres = spheres
         self.fallback_reason: str | None = None  # why a device view goes through the host
@@ -91,17 +91,6 @@ class PointsFeed:
             return np.asarray(self.host_positions[item], dtype=np.float64)
         data = self.spheres.position_buffer.read(16, offset=16 * int(item))
         return np.frombuffer(data, np.float32).astype(np.float64)
-
-    def _unregister(self) -> None:
-        registration, self._registration = self._registration, None
-        if registration is not None:
-            registration.close()
-
-    def _unregister_quietly(self) -> None:
-        try:
-            self._unregister()
-        except InteropError:
-            pass  # already falling back: the first error is the one worth reporting
 
     def close(self) -> None:
         """Unregister from CUDA; call before the GL buffers are released."""

@@ -15,7 +15,7 @@ import moderngl
 import numpy as np
 
 from sim import cuda
-from viewer.gpu.interop import GLBufferRegistration, cupy_view, current_stream_ptr
+from viewer.gpu.interop import GLBufferRegistration, RegistrationHolder, cupy_view, current_stream_ptr
 from viewer.render.points.spheres import BYTES_PER_ITEM, SphereRenderer
 from viewer.render.shaders import load_program
 
@@ -35,7 +35,7 @@ def gl_problem(ctx: moderngl.Context) -> str | None:
     return f"GL {ctx.version_code} lacks {' and '.join(missing)} (GL 4.3)" if missing else None
 
 
-class SphereSplat:
+class SphereSplat(RegistrationHolder):
     def __init__(self, ctx: moderngl.Context, spheres: SphereRenderer):
         self.ctx = ctx
         self.spheres = spheres
@@ -111,11 +111,6 @@ class SphereSplat:
         self._fullscreen.render(moderngl.TRIANGLES, vertices=3)
         self.spheres.set_camera(view, proj, light_dir_view, near)
         self._big_vao.render_indirect(self.command, moderngl.TRIANGLE_STRIP, count=1)
-
-    def _unregister(self) -> None:
-        registration, self._registration = self._registration, None
-        if registration is not None:
-            registration.close()
 
     def release(self) -> None:
         """Unregister from CUDA, then free the GL objects."""
