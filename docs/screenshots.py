@@ -2,6 +2,7 @@
 
     python docs/screenshots.py gpu docs/     # the GPU pictures (needs a GPU with CUDA-GL interop)
     python docs/screenshots.py clip docs/    # t-drop.mp4: the t benchmark falling into the trough (CPU is fine)
+    python docs/screenshots.py durbin docs/  # durbin-recursion.png and durbin-lpc.png (CPU is fine)
 
 GPU pictures:
 - gpu-block-colours-128.png, gpu-block-colours-512.png: the t benchmark coloured by the CUDA block
@@ -13,6 +14,13 @@ GPU pictures:
   side with their difference;
 - gpu-particles.png: 1M CS 267 particles after 200 steps on the GPU, coloured by speed, the top
   view zoomed in on the middle of the box so the discs show.
+
+Durbin pictures (``python docs/screenshots.py durbin docs/``, the CPU is fine):
+- durbin-recursion.png: the ar preset with two more reflection coefficients dragged in (AR(6)), the
+  recursion at k = 5: y, the alphas reaching the yellow kappas, beta, and the order-5 model spectrum
+  beside the AR(6) process's own and a realisation's periodogram;
+- durbin-lpc.png: the lpc preset at order 16 on a frame of the /i/: spectrogram with the frame,
+  its spectrum and LPC envelope, poles, reflection coefficients and error against order.
 
 The clip: 4 s at 30 frames/s of the t drop (18 physics steps a frame: 1.5x real time), speed
 colours over a fixed 0..20 units/s, 960x540, written through the same recorder as ``run --record``.
@@ -118,6 +126,24 @@ def clip(out: Path) -> Path:
     return path
 
 
+def durbin_pictures(out: Path) -> None:
+    from sim.contract import PointerEvent
+
+    scene = create_scene("durbin")
+    scene.set_param("p", 6)
+    for i, kappa in ((4, 0.55), (5, -0.45)):
+        scene.pointer(PointerEvent("point", float(i), kappa, target=f"kappa{i}"))
+    for _ in range(4):
+        scene.single_step()
+    render_image(scene, out / "durbin-recursion.png", 1280, 800, color_mode="plain", panel=True)
+    lpc = create_scene("durbin", preset="lpc")
+    lpc.set_param("play", 0.0)
+    lpc.pointer(PointerEvent("point", 0.72, 0.0, target="frame"))
+    lpc.single_step()
+    render_image(lpc, out / "durbin-lpc.png", 1280, 800, color_mode="plain", panel=True)
+    print(f"durbin: k = {scene.solver.k} of {scene.r.size}, kappas {scene.kappas.tolist()}; lpc frame {lpc.frame}")
+
+
 def main(argv: list[str]) -> None:
     what = argv[0] if argv else "gpu"
     out = Path(argv[1] if len(argv) > 1 else "docs")
@@ -126,8 +152,10 @@ def main(argv: list[str]) -> None:
         gpu_pictures(out)
     elif what == "clip":
         clip(out)
+    elif what == "durbin":
+        durbin_pictures(out)
     else:
-        raise SystemExit(f"usage: python docs/screenshots.py gpu|clip [FOLDER] (not {what!r})")
+        raise SystemExit(f"usage: python docs/screenshots.py gpu|clip|durbin [FOLDER] (not {what!r})")
 
 
 if __name__ == "__main__":

@@ -72,9 +72,11 @@ def test_the_plots_show_the_solvers_values():
     alphas = series(view, "alpha", "alpha")
     np.testing.assert_array_equal(alphas.y, solver.alphas[:200])
     assert alphas.style == "bars" and view.plots[1].y_limits is None  # |alpha| > 1: no fixed limits
-    betas = series(view, "beta", "|beta| where beta < 0")
-    np.testing.assert_array_equal(betas.y, -solver.betas[betas.items])
-    assert series(view, "beta", "beta").y[0] == 1.0
+    betas = series(view, "beta", "|beta| (red: beta < 0")
+    np.testing.assert_array_equal(betas.y, np.abs(solver.betas[betas.items]))
+    assert betas.y[0] == 1.0 and view.plots[2].y_log
+    negative = series(view, "beta", "beta < 0")
+    np.testing.assert_array_equal(negative.items, np.flatnonzero(solver.betas[:200] < 0))
     r = series(view, "r:", "r")
     np.testing.assert_array_equal(r.y, inputs.polybench(300, "4"))
 

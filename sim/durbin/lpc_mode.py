@@ -152,7 +152,8 @@ class LpcMode:
         start = frame * self.hop / self.audio.rate
         span = np.array([start, start + self.length / self.audio.rate])
         series = [Series(f"frame {frame}", span, np.full(2, top), "shaded", FRAME_RGBA, y2=np.zeros(2)),
-                  Series("##frame centre", np.full(2, self.centres[frame]), np.array([0.0, top]), "line", FRAME_RGBA)]
+                  Series("##frame centre", np.full(2, self.centres[frame]), np.array([0.0, top]), "line", FRAME_RGBA,
+                         items=np.full(2, frame))]
         if owners is not None:
             edges = np.append(self.centres - step / 2, self.centres[-1] + step / 2)
             series += views.block_band(owners, edges, -0.09 * top, -0.02 * top, "CUDA block that solved the frame")

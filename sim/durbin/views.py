@@ -133,14 +133,15 @@ def y_plot(y: np.ndarray, n: int, k: int, marked: np.ndarray | None, owners: np.
     x, v, items = drawn(y)
     series = [Series(f"y (k = {k:,})", x, v, "line", Y_RGBA, items=items)]
     lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 1.0)
-    span = max(hi - lo, 1e-12)
+    span = hi - lo if hi > lo else max(abs(hi), 1.0)
     if owners is not None:
         edges = np.arange(owners.shape[0] + 1) - 0.5
         series += block_band(owners, edges, lo - 0.16 * span, lo - 0.06 * span, "CUDA block (last step)")
     if marked is not None and marked[:k].any():
         series.append(marks(np.flatnonzero(marked[:k]), y))
+    bottom = lo - (0.22 if owners is not None else 0.06) * span
     return Plot("y: the predictor after k steps (T y = -r of the leading k x k system)", series, "entry i", "y[i]",
-                x_limits=(-0.5, n - 0.5), height=0.55)
+                x_limits=(-0.5, n - 0.5), y_limits=(bottom, hi + 0.06 * span), height=0.55)
 
 
 def alphas_plot(alphas: np.ndarray, n: int, kappas: np.ndarray | None, draggable: bool) -> Plot:
@@ -165,20 +166,19 @@ def alphas_plot(alphas: np.ndarray, n: int, kappas: np.ndarray | None, draggable
 
 
 def beta_plot(betas: np.ndarray, n: int) -> Plot:
-    """beta_k on a log axis; where beta < 0 (an indefinite T) its magnitude, in another colour."""
-    positive = np.where(betas > 0, betas, np.nan)
-    series = []
-    if np.isfinite(positive).any():
-        x, v, items = drawn(np.nan_to_num(positive, nan=1e-300))
-        keep = v > 1e-300
-        series.append(Series("beta", x[keep], v[keep], "line", BETA_RGBA, items=items[keep]))
-    if (betas < 0).any():
-        index = np.flatnonzero(betas < 0)
-        pick = index[decimate(betas[index])]
-        series.append(Series("|beta| where beta < 0 (T indefinite)", pick.astype(np.float64), -betas[pick],
-                             "line", NEGATIVE_RGBA, items=pick))
-    return Plot("beta: prediction-error variance", series, "step", "beta", y_log=True,
-                x_limits=(-0.5, n - 0.5), height=0.45)
+    """|beta_k| on a log axis; where beta < 0 (an indefinite T) its entries are marked red."""
+    magnitude = np.maximum(np.abs(betas), 1e-300)
+    x, v, items = drawn(magnitude)
+    negative = np.flatnonzero(betas < 0)
+    label = "|beta| (red: beta < 0, T indefinite)" if negative.size else "beta"
+    series = [Series(label, x, v, "line", BETA_RGBA, items=items)]
+    if negative.size:
+        pick = negative[np.linspace(0, negative.size - 1, min(negative.size, POINTS // 4)).astype(np.int64)]
+        series.append(Series("beta < 0", pick.astype(np.float64), magnitude[pick], "scatter", NEGATIVE_RGBA,
+                             items=pick))
+    lo, hi = float(v.min(initial=1.0)), float(v.max(initial=1.0))
+    return Plot("beta: prediction-error variance", series, "step", "|beta|" if negative.size else "beta", y_log=True,
+                x_limits=(-0.5, n - 0.5), y_limits=(lo / 1.6, hi * 1.6), height=0.45)
 
 
 def spectrum_plot(y: np.ndarray, alphas: np.ndarray, noise_psd, kappas: np.ndarray | None) -> Plot:
