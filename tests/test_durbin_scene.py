@@ -338,3 +338,19 @@ def test_the_planted_wrong_kernel_compiles_and_differs(build):
         assert planted[-1] == "-DPLANT_DOT_START=1e-9"
         wrong = compile_cubin(source, build.source, planted)
     assert plain != wrong
+
+
+def test_reset_restarts_the_recursion_and_keeps_the_sliders():
+    scene = create_scene("durbin")
+    scene.set_param("speed", 3.0)
+    scene.pointer(PointerEvent("point", 1.0, 0.2, target="kappa1"))
+    run_to(scene, 9)
+    scene.reset()
+    assert scene.solver.k == 1 and scene.settings.speed == 3.0
+    np.testing.assert_array_equal(scene.kappas, [-0.79, 0.5, -0.18, 0.73])  # the preset's process again
+    scene.load_preset("polybench")
+    assert scene.settings.speed == 2.0, "another preset brings its own speed"
+    lpc_scene = create_scene("durbin", preset="lpc")
+    lpc_scene.set_param("order", 24)
+    lpc_scene.reset()
+    assert lpc_scene.lpc.order == 24

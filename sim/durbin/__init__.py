@@ -7,7 +7,8 @@ and the course's hash; ``durbin.cu`` holds every GPU kernel (two launches per st
 launch on a thread-block cluster or a cooperative grid, batched systems), built as ``kernels`` lists
 and launched by ``gpu`` (CuPy); ``layout`` says which CUDA block owns which entries of y; ``lpc``
 is batched linear prediction of a PCM WAV file; ``cli`` the ``durbin`` and ``lpc`` commands and
-``bench`` the benchmark; ``scene`` (with ``views`` and ``lpc_mode``) the viewer scene declared here.
+``bench`` the benchmark; ``scene`` the viewer scene declared here (its plots in ``views`` and
+``lpc_mode``, its verification in ``checks``, its item descriptions in ``describe``).
 """
 
 import assets

@@ -108,6 +108,23 @@ class LpcMode:
     def nearest_frame(self, seconds: float) -> int:
         return int(np.clip(np.argmin(np.abs(self.centres - seconds)), 0, self.frames - 1))
 
+    # --- where it ran ------------------------------------------------------------------------------------
+    def kernel_text(self, backend: str) -> str:
+        if backend != "gpu":
+            return "CPU twin, batched (numba, a core per frame)"
+        from sim.durbin import gpu
+
+        return f"batched kernel, group {gpu.batched_group(self.order)}"
+
+    def owners(self, device: int = 0) -> np.ndarray:
+        """The CUDA block of ``gpu.batched`` (auto group and block) that solves each frame."""
+        from sim.durbin import gpu
+
+        group = gpu.batched_group(self.order)
+        _, threads, _ = gpu.batched_shape(self.frames, self.order, group, None, 8, device)
+        per_block = {"register": threads, "thread": threads, "warp": threads // 32}.get(group, 1)
+        return np.arange(self.frames) // per_block
+
     # --- verification --------------------------------------------------------------------------------
     def check(self) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray]:
         """The last solution against the CPU twin's batched solve of the same r and scipy's: (frames beyond

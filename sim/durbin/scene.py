@@ -25,14 +25,13 @@ import numpy as np
 
 import assets
 from sim.contract import BLOCK_COLORS, Param, PlotsView, PointerEvent
-from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, durbin_cpu, inputs, views
+from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, checks, durbin_cpu, inputs, views
 from sim.durbin.lpc_mode import LpcMode
 from sim.scene import Scene
 from sim.timing import StageTimer
 
 KAPPA_LIMIT = 0.99  # a dragged reflection coefficient stays inside (-0.99, 0.99)
 DRAG_LIMIT = 8192  # the kappas can be dragged up to this N (each drag replays the recursion to k)
-SCIPY_DIRECT = 4096  # verification solves the leading system with scipy up to this k (O(k^2)), beyond: residual
 RATE_FRAMES = 60  # frames over which steps/s is measured
 
 
@@ -73,15 +72,17 @@ class DurbinScene(Scene):
     # --- presets ---------------------------------------------------------------------------------------
     def _load(self, preset: str, n: int | None) -> None:
         table = assets.presets("durbin")[preset]
+        fresh = preset != self.preset  # a reset (the same preset) keeps the sliders
         if "sound" in table:
             mode = LpcMode(str(assets.path(table["sound"])), float(table["frame_ms"]))
-            mode.set_order(int(table["order"]))
+            mode.set_order(int(table["order"]) if fresh else int(self.settings.order))
             mode.solve(self.backend, StageTimer(), self.device, self._gpu_stream(self.backend))
             self.lpc, self.solver, self.r, self.kappas, self.noise_psd, self.host = mode, None, np.zeros(0), None, \
                 None, {}
             self.settings.order = float(mode.order)
-            self.settings.frame = float(mode.nearest_frame(0.2))
-            self.settings.play = float(table.get("play", 0.25))
+            if fresh:
+                self.settings.frame = float(mode.nearest_frame(0.2))
+                self.settings.play = float(table.get("play", 0.25))
         else:
             size = int(n or table["count"])
             if size < 2:
@@ -91,7 +92,7 @@ class DurbinScene(Scene):
             solver = self._new_solver(r, self.backend, 1)
             self.lpc, self.solver, self.r, self.kappas = None, solver, r, kappas
             self.tolerance = float(table["tolerance"])
-            self.settings.speed = float(table["speed"])
+            self.settings.speed = float(table["speed"]) if fresh else self.settings.speed
             self.settings.p = float(kappas.size) if kappas is not None else self.settings.p
             self._new_noise()
             self._read_back()
@@ -303,39 +304,8 @@ class DurbinScene(Scene):
     def _verify(self, before: dict | None) -> None:
         """The GPU's state against the CPU twin stepped from ``before`` (the state the frame started from;
         None: no step this frame) and against scipy; entries beyond the tolerance are marked."""
-        import scipy.linalg
-
         started = time.perf_counter()
-        y, alphas = self.host["y"], self.host["alphas"]
-        k = y.shape[0]
-        twin = twin_alphas = None
-        details: dict = {"tolerance": self.tolerance}
-        beyond = np.zeros(self.r.size, bool)
-        beyond[:k] = ~(np.isfinite(y) & np.isfinite(alphas))
-        if before is not None:
-            replay = durbin_cpu.CpuSolver(self.r)
-            done = before["y"].shape[0]
-            for name in ("y", "alphas", "betas"):
-                getattr(replay, name)[:done] = before[name]
-            replay.k = done
-            replay.step(k - done)
-            twin, twin_alphas = replay.y[:k].copy(), replay.alphas[:k].copy()
-            to_twin = relative(y, twin)
-            beyond[:k] |= (to_twin > self.tolerance) | (relative(alphas, twin_alphas) > self.tolerance)
-            details["largest difference to the CPU twin"] = float(to_twin.max(initial=0.0))
-        reference = None
-        if k <= SCIPY_DIRECT:
-            reference = scipy.linalg.solve_toeplitz(inputs.toeplitz_column(self.r[:k]), -self.r[:k])
-            to_scipy = relative(y, reference)
-            beyond[:k] |= to_scipy > self.tolerance
-            self.max_error = float(to_scipy.max(initial=0.0))
-            details["largest difference to scipy"] = self.max_error
-        else:
-            column = inputs.toeplitz_column(self.r[:k])
-            residual = scipy.linalg.matmul_toeplitz(column, np.nan_to_num(y)) + self.r[:k]
-            self.max_error = float(np.linalg.norm(residual) / np.linalg.norm(self.r[:k]))
-            details["relative residual |T y + r| / |r|"] = self.max_error
-        self.checked = {"gpu": y, "twin": twin, "gpu_alphas": alphas, "twin_alphas": twin_alphas, "scipy": reference}
+        beyond, details, self.checked, self.max_error = checks.recursion(self.r, self.host, before, self.tolerance)
         self._checked_version = self._version
         self.record_check("the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started,
                           details, unit="entries")
@@ -359,12 +329,7 @@ class DurbinScene(Scene):
         if self.lpc is None:
             k = self.host["y"].shape[0]
             return self.solver.owners(k - 1)[:k]
-        from sim.durbin import gpu
-
-        group = gpu.batched_group(self.lpc.order)
-        _, threads, _ = gpu.batched_shape(self.lpc.frames, self.lpc.order, group, None, 8, self.device)
-        per_block = {"register": threads, "thread": threads, "warp": threads // 32}.get(group, 1)
-        return np.arange(self.lpc.frames) // per_block
+        return self.lpc.owners(self.device)
 
     def view(self, color_mode: str) -> PlotsView:
         self._mode = color_mode
@@ -397,7 +362,7 @@ class DurbinScene(Scene):
         if self.lpc is not None:
             mode, frame = self.lpc, self.frame
             out.update(frames=mode.frames, frame=f"{frame} at {mode.centres[frame]:.3f} s",
-                       gain_db=mode.gain_db(frame), batch_ms=self.last_ms, kernel=self._lpc_kernel())
+                       gain_db=mode.gain_db(frame), batch_ms=self.last_ms, kernel=mode.kernel_text(self.backend))
             return out
         h, solver = self.host, self.solver
         k = h["y"].shape[0]
@@ -407,13 +372,6 @@ class DurbinScene(Scene):
                    steps_per_s=total_m / (total_ms * 1e-3) if total_ms > 0 else None,
                    kernel=f"{solver.kernel}: {solver.path}" if solver.backend == "gpu" else f"CPU twin ({solver.path})")
         return out
-
-    def _lpc_kernel(self) -> str:
-        if self.backend != "gpu":
-            return "CPU twin, batched (numba, a core per frame)"
-        from sim.durbin import gpu
-
-        return f"batched kernel, group {gpu.batched_group(self.lpc.order)}"
 
     # --- one coefficient (lpc: one frame), for the viewer's pointer ------------------------------------------
     def item_of_key(self, key: int) -> int | None:
@@ -434,8 +392,3 @@ class DurbinScene(Scene):
 
         return describe_check(self, int(item)) if self.is_marked(int(item)) else []
 
-
-def relative(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """|values - reference| per entry, relative to the reference's largest magnitude."""
-    scale = max(float(np.abs(reference).max(initial=0.0)), np.finfo(float).tiny)
-    return np.abs(values - reference) / scale
