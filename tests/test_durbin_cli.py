@@ -152,6 +152,8 @@ def test_lpc_recovers_the_ar_coefficients(tmp_path, width):
     assert frames.shape == (199,) and frames["a"].shape == (199, 4)
     np.testing.assert_array_equal(frames["start"], np.arange(199) * 160)
     assert np.all((frames["error"] > 0) & (frames["error"] < 1)) and np.all(np.abs(frames["k"]) < 1)
+    np.testing.assert_allclose(frames["error"], np.prod(1 - frames["k"] ** 2, axis=1), rtol=1e-12,
+                               err_msg="the order-4 predictor's error: every reflection coefficient's factor")
     mean = frames["a"].mean(axis=0)
     np.testing.assert_allclose(mean, AR[1:], atol=0.08 if width > 1 else 0.2)
 

@@ -106,7 +106,8 @@ def normalised(R, xp=np):
 def analyse(audio: Audio, order: int, frame_ms: float = 20.0, backend: str = "cpu", device: int = 0,
             batch_frames: int = 65536) -> tuple[np.ndarray, dict]:
     """The structured array of every frame and timings (seconds). Fields: start (first sample), r0 (R[0],
-    the windowed frame's energy), error (beta: normalised prediction-error power), a (predictor
+    the windowed frame's energy), error (the order-p predictor's normalised prediction-error power: the last beta
+    times 1 - k[p-1]^2), a (predictor
     coefficients), k (reflection coefficients, Durbin's alphas), r (R[1..p] / R[0], the solved system)."""
     import time
 
@@ -133,7 +134,7 @@ def analyse(audio: Audio, order: int, frame_ms: float = 20.0, backend: str = "cp
                 end.synchronize()
                 solve_s += cupy.cuda.get_elapsed_time(begin, end) * 1e-3
                 part = out[first:first + count]
-                part["r0"], part["error"] = cupy.asnumpy(R[:, 0]), cupy.asnumpy(beta)
+                part["r0"], part["error"] = cupy.asnumpy(R[:, 0]), cupy.asnumpy(beta * (1 - k[:, -1] ** 2))
                 part["a"], part["k"], part["r"] = cupy.asnumpy(y), cupy.asnumpy(k), cupy.asnumpy(r)
     else:
         from sim.durbin import durbin_cpu
@@ -147,7 +148,8 @@ def analyse(audio: Audio, order: int, frame_ms: float = 20.0, backend: str = "cp
             y, k, beta = durbin_cpu.batched(r)
             solve_s += time.perf_counter() - t
             part = out[first:first + count]
-            part["r0"], part["error"], part["a"], part["k"], part["r"] = R[:, 0], beta, y, k, r
+            part["r0"], part["a"], part["k"], part["r"] = R[:, 0], y, k, r
+            part["error"] = beta * (1 - k[:, -1] ** 2)
     timings = {"durbin_s": solve_s, "total_s": time.perf_counter() - start, "frame_length": length, "hop": hop}
     return out, timings
 
