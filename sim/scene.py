@@ -3,41 +3,27 @@
 A scene owns its state on one backend ("cpu": numpy + numba, "gpu": CuPy on ``device``) and
 advances it in named, timed stages. The base class holds the shared mechanisms: presets and item
 counts, backend switching without a reset, a failed GPU compile moving the state to the CPU,
-kernel variant and block validation, toggles, the verification record, sliders. A scene class
-sets ``spec`` (its ``SceneSpec``) and implements the hooks marked below.
+kernel variant and block validation, toggles, sliders; verification and the items the pointer
+asks about (``sim.checks``), colour scales (``sim.scales``). A scene class sets ``spec`` (its
+``SceneSpec``) and implements the hooks marked below.
 """
 
 from __future__ import annotations
 
 import math
-import time
-import warnings
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from sim.backend import BackendUnavailable, choose_backend, gpu_status
+from sim.checks import Checks, Verification
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
 from sim.cuda import stage_timer
+from sim.scales import ColorScales
 from sim.timing import StageTimer
 
 
-@dataclass
-class Verification:
-    """The last check of GPU work against the CPU, and the running totals."""
-
-    against: str  # what the GPU was checked against
-    differing: int  # items that differ in the last check
-    checked: int
-    check_ms: float
-    passes_checked: int
-    passes_mismatched: int
-    details: dict = field(default_factory=dict)  # scene-specific figures: {"pairs on the GPU": 1200}
-    unit: str = ""  # what was checked: the scene's items, or e.g. "buckets"
-
-
-class Scene:
+class Scene(Checks, ColorScales):
     spec: ClassVar[SceneSpec]
 
     def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None,
@@ -128,62 +114,6 @@ class Scene:
 
     def _toggle_changed(self, name: str) -> None:
         """A toggle changed value."""
-
-    # --- items: what the viewer's pointer asks about (hover tooltip, pinned item) ---------------------
-    def describe(self, item: int) -> dict[str, str]:
-        """The values of one item, as label -> text in the scene's order (the first names it).
-
-        ``item`` is what the view shows: a points view's index, a field's cell (``row * columns +
-        column``), a plot point's ``Series.items`` entry. Read only that item (a few values copied
-        from the device on the GPU, never the whole state), e.g. for a ball: id, position, velocity,
-        partners, the CUDA block and thread that handled it; for a cell: its value (temperature); for
-        a coefficient: its value and step. The default names the item only. IndexError when
-        ``item`` is not one of the view's items.
-        """
-        return {self.spec.words.one: f"#{int(item)}"}
-
-    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
-        """Under verification, for an item the last check marked: (value name, GPU value, CPU value,
-        difference) rows from that check, so the user sees what differs. [] when the item was not
-        marked or the scene keeps nothing to show."""
-        return []
-
-    def item_key(self, item: int) -> int:
-        """A key that names ``item`` across steps (kernels may reorder the state: the balls' pass
-        sorts it); the default is the index itself."""
-        return int(item)
-
-    def item_of_key(self, key: int) -> int | None:
-        """The item ``item_key`` named, where it is now; None once it is gone."""
-        return int(key) if 0 <= int(key) < self.n else None
-
-    def is_marked(self, item: int) -> bool:
-        """Whether the last check marked ``item`` (verification on)."""
-        marked = self.marked(self.n)
-        return bool(marked is not None and 0 <= item < marked.shape[0] and bool(marked[item]))
-
-    # --- colour scales ---------------------------------------------------------------------------------
-    def set_color_range(self, mode: str, span: tuple[float, float] | None) -> None:
-        """Fix the range colour mode ``mode`` maps onto its colours (None: automatic, the data's own).
-
-        Points views: the scene colours with ``color_span`` and reports the span in its legend. Field
-        views: the viewer applies the range to the colour map itself; the scene need not.
-        """
-        if span is None:
-            self.color_ranges.pop(mode, None)
-            return
-        lo, hi = (float(v) for v in span)
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ValueError(f"a colour range needs finite low < high, got {lo:g} .. {hi:g}")
-        self.color_ranges[mode] = (lo, hi)
-
-    def color_span(self, mode: str, values, xp=np) -> tuple[float, float]:
-        """The range to colour ``values`` (numpy or CuPy ``xp``) with in ``mode``: the fixed range, else
-        the values' own (one read from the device on the GPU); a flat or empty range is widened."""
-        fixed = self.color_ranges.get(mode)
-        if fixed is not None:
-            return fixed
-        return data_span(values, xp)
 
     def bench_mark(self):
         """Taken before a benchmark's timed frames; ``bench_figures`` compares against it."""
@@ -352,35 +282,6 @@ class Scene:
         self._toggle_changed(name)
         self._invalidate_checks()
 
-    # --- verification ------------------------------------------------------------------------------
-    def set_verify(self, on: bool) -> None:
-        if on and self.spec.verifier is None:
-            raise ValueError(f"the {self.spec.name} scene has no verification")
-        if on and not self.gpu_kernels_run():
-            raise ValueError(f"verification checks the GPU's work against the CPU: {self.spec.gpu.kernels_run_hint}")
-        self.verify = bool(on)
-        self._invalidate_checks()
-
-    def record_check(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None,
-                     unit: str = "") -> None:
-        """Keep one check's result: ``mismatch`` marks the differing items (``unit``: what they are,
-        the scene's items by default), ``started`` is its ``time.perf_counter()`` start."""
-        differing = int(np.count_nonzero(mismatch))
-        before = self.verification
-        self.mismatch = mismatch
-        self.verification = Verification(
-            against=against, differing=differing, checked=int(mismatch.shape[0]),
-            check_ms=(time.perf_counter() - started) * 1e3,
-            passes_checked=(before.passes_checked if before else 0) + 1,
-            passes_mismatched=(before.passes_mismatched if before else 0) + (differing > 0),
-            details=details or {}, unit=unit or self.spec.words.unit)
-
-    def marked(self, count: int) -> np.ndarray | None:
-        """The last check's differing items when verification is on and they match ``count`` items."""
-        if self.verify and self.mismatch is not None and self.mismatch.shape[0] == count:
-            return self.mismatch
-        return None
-
     # --- the pointer tool ---------------------------------------------------------------------------
     def set_tool(self, on: bool) -> None:
         if on and self.spec.tool is None:
@@ -426,23 +327,6 @@ class Scene:
     def single_step(self) -> None:
         self.step()
         self.timer.frame_done()
-
-
-def data_span(values, xp=np) -> tuple[float, float]:
-    """(lowest, highest) finite value, read back in one transfer; (0, 1) when there is none, and a
-    flat range widened so that it can be divided by."""
-    values = xp.asarray(values)
-    if values.size == 0:
-        return 0.0, 1.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all NaN: answered below
-        both = xp.stack([xp.nanmin(values), xp.nanmax(values)]).astype(xp.float64)
-    lo, hi = (float(v) for v in (both.get() if hasattr(both, "get") else both))
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return 0.0, 1.0
-    if hi <= lo:
-        return lo, lo + max(abs(lo) * 1e-6, 1e-6)
-    return lo, hi
 
 
 def _clamped(param: Param, value, fallback: float) -> float:

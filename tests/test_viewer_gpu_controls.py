@@ -12,8 +12,8 @@ from gl_support import needs_egl
 from sim.backend import BackendUnavailable
 from sim.balls import pipeline_cpu, world
 from sim.balls.scene import BallsScene
+from sim.checks import Verification
 from sim.contract import BLOCK_COLORS
-from sim.scene import Verification
 from viewer.gpu.egl import VENDOR_VARIABLE, prefer_nvidia_egl
 from viewer.render.camera import OrbitCamera
 from viewer.window.controller import Controller

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from gl_support import needs_egl
 
+from sim.checks import Verification
 from sim.contract import Legend
 from sim.registry import SCENES, create_scene
-from sim.scene import Verification
 from viewer.panel.colour import legend_text
 from viewer.panel.gpu import verification_lines
 from viewer.panel.stats import counter_lines

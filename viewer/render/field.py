@@ -22,7 +22,7 @@ import numpy as np
 
 from sim.colormap import colormap, stops
 from sim.contract import FieldView, Legend
-from sim.scene import data_span
+from sim.scales import data_span
 from viewer.gpu.interop import GLBufferRegistration, InteropError, RegistrationHolder, cupy_view, current_stream_ptr
 from viewer.render.camera import OrbitCamera
 from viewer.render.shaders import load_program

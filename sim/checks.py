@@ -1,0 +1,89 @@
+"""GPU work checked against the CPU, and the items a user asks about: the parts of the scene base
+class (``sim.scene.Scene``) that verification and the viewer's pointer use."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Verification:
+    """The last check of GPU work against the CPU, and the running totals."""
+
+    against: str  # what the GPU was checked against
+    differing: int  # items that differ in the last check
+    checked: int
+    check_ms: float
+    passes_checked: int
+    passes_mismatched: int
+    details: dict = field(default_factory=dict)  # scene-specific figures: {"pairs on the GPU": 1200}
+    unit: str = ""  # what was checked: the scene's items, or e.g. "buckets"
+
+
+class Checks:
+    """Verification (``v``: ``verify``, ``verification``, ``mismatch``) and the items the pointer asks
+    about; mixed into ``Scene``."""
+
+    def set_verify(self, on: bool) -> None:
+        if on and self.spec.verifier is None:
+            raise ValueError(f"the {self.spec.name} scene has no verification")
+        if on and not self.gpu_kernels_run():
+            raise ValueError(f"verification checks the GPU's work against the CPU: {self.spec.gpu.kernels_run_hint}")
+        self.verify = bool(on)
+        self._invalidate_checks()
+
+    def record_check(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None,
+                     unit: str = "") -> None:
+        """Keep one check's result: ``mismatch`` marks the differing items (``unit``: what they are,
+        the scene's items by default), ``started`` is its ``time.perf_counter()`` start."""
+        differing = int(np.count_nonzero(mismatch))
+        before = self.verification
+        self.mismatch = mismatch
+        self.verification = Verification(
+            against=against, differing=differing, checked=int(mismatch.shape[0]),
+            check_ms=(time.perf_counter() - started) * 1e3,
+            passes_checked=(before.passes_checked if before else 0) + 1,
+            passes_mismatched=(before.passes_mismatched if before else 0) + (differing > 0),
+            details=details or {}, unit=unit or self.spec.words.unit)
+
+    def marked(self, count: int) -> np.ndarray | None:
+        """The last check's differing items when verification is on and they match ``count`` items."""
+        if self.verify and self.mismatch is not None and self.mismatch.shape[0] == count:
+            return self.mismatch
+        return None
+
+    # --- items: what the viewer's pointer asks about (hover tooltip, pinned item) ---------------------
+    def describe(self, item: int) -> dict[str, str]:
+        """The values of one item, as label -> text in the scene's order (the first names it).
+
+        ``item`` is what the view shows: a points view's index, a field's cell (``row * columns +
+        column``), a plot point's ``Series.items`` entry. Read only that item (a few values copied
+        from the device on the GPU, never the whole state), e.g. for a ball: id, position, velocity,
+        partners, the CUDA block and thread that handled it; for a cell: its value (temperature); for
+        a coefficient: its value and step. The default names the item only. IndexError when
+        ``item`` is not one of the view's items.
+        """
+        return {self.spec.words.one: f"#{int(item)}"}
+
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        """Under verification, for an item the last check marked: (value name, GPU value, CPU value,
+        difference) rows from that check, so the user sees what differs. [] when the item was not
+        marked or the scene keeps nothing to show."""
+        return []
+
+    def item_key(self, item: int) -> int:
+        """A key that names ``item`` across steps (kernels may reorder the state: the balls' pass
+        sorts it); the default is the index itself."""
+        return int(item)
+
+    def item_of_key(self, key: int) -> int | None:
+        """The item ``item_key`` named, where it is now; None once it is gone."""
+        return int(key) if 0 <= int(key) < self.n else None
+
+    def is_marked(self, item: int) -> bool:
+        """Whether the last check marked ``item`` (verification on)."""
+        marked = self.marked(self.n)
+        return bool(marked is not None and 0 <= item < marked.shape[0] and bool(marked[item]))

@@ -1,0 +1,52 @@
+"""Colour scales: the range a colour mode maps onto its colours, fixed from the panel or the data's
+own; mixed into the scene base class (``sim.scene.Scene``)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+
+class ColorScales:
+    """``color_ranges``: mode -> (low, high) fixed from the panel; modes not in it are automatic."""
+
+    def set_color_range(self, mode: str, span: tuple[float, float] | None) -> None:
+        """Fix the range colour mode ``mode`` maps onto its colours (None: automatic, the data's own).
+
+        Points views: the scene colours with ``color_span`` and reports the span in its legend. Field
+        views: the scene passes the fixed range as ``FieldView.value_range`` (None: automatic).
+        """
+        if span is None:
+            self.color_ranges.pop(mode, None)
+            return
+        lo, hi = (float(v) for v in span)
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"a colour range needs finite low < high, got {lo:g} .. {hi:g}")
+        self.color_ranges[mode] = (lo, hi)
+
+    def color_span(self, mode: str, values, xp=np) -> tuple[float, float]:
+        """The range to colour ``values`` (numpy or CuPy ``xp``) with in ``mode``: the fixed range, else
+        the values' own (one read from the device on the GPU); a flat or empty range is widened."""
+        fixed = self.color_ranges.get(mode)
+        if fixed is not None:
+            return fixed
+        return data_span(values, xp)
+
+
+def data_span(values, xp=np) -> tuple[float, float]:
+    """(lowest, highest) finite value, read back in one transfer; (0, 1) when there is none, and a
+    flat range widened so that it can be divided by."""
+    values = xp.asarray(values)
+    if values.size == 0:
+        return 0.0, 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all NaN: answered below
+        both = xp.stack([xp.nanmin(values), xp.nanmax(values)]).astype(xp.float64)
+    lo, hi = (float(v) for v in (both.get() if hasattr(both, "get") else both))
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return 0.0, 1.0
+    if hi <= lo:
+        return lo, lo + max(abs(lo) * 1e-6, 1e-6)
+    return lo, hi
