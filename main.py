@@ -17,6 +17,7 @@ import sys
 from sim import cli
 from sim.backend import BackendUnavailable
 from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from sim.contract import load
 from sim.dist import ranks, world
 from sim.registry import SCENES, course_commands, spec
 from sim.writer import OutputError
@@ -290,30 +291,14 @@ def cmd_bench(args) -> int:
         from sim.dist import bench as scaling
 
         return scaling.particles(args, s)
-    presets = args.preset or [s.start_preset]
-    for preset in presets:
-        try:
-            s.preset(preset)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    knobs = s.gpu
-    variants = cli.choices(args.variant, knobs.variants, "variant") if knobs and args.variant else [None]
-    blocks = args.block if knobs and args.block else [None]
-    option_values = [[(o.name, v) for v in cli.choices(getattr(args, o.name), o.choices, o.name)]
-                     if getattr(args, o.name) else [(o.name, None)] for o in s.options]
-    combos = [[]]
-    for values in option_values:
-        combos = [c + [v] for c in combos for v in values]
-    configs = [(p, n, v, b, dict(o)) for p in presets for n in (args.count or [None]) for v in variants
-               for b in blocks for o in combos]
+    configs = bench.configurations(args, s)
     records = []
-    for i, (preset, n, variant, block, options) in enumerate(configs, 1):
-        args.preset, args.count, args.variant, args.block = preset, n, variant, block
-        for name, value in options.items():
+    for i, config in enumerate(configs, 1):
+        for name, value in config.items():
             setattr(args, name, value)
         scene = make_scene(args)
         knob = f" {scene.variant} block {cli.block_text(scene.block)}" if scene.gpu_kernels_run() else ""
-        label = f"[{i}/{len(configs)}] {preset} n={scene.n:,} {scene.backend}{knob}"
+        label = f"[{i}/{len(configs)}] {scene.preset} n={scene.n:,} {scene.backend}{knob}"
         print(f"{label} ...", file=sys.stderr, flush=True)
         records.append(bench.run(scene, steps=args.steps, warmup=args.warmup))
         print(f"{label}: {records[-1]['step_ms']:.4f} ms/step, {records[-1]['item_steps_per_s']:.3g} "
@@ -321,25 +306,8 @@ def cmd_bench(args) -> int:
         del scene
         bench.release_memory()
     report = bench.report(s.name, records)
-    bench.publish(report, bench.table(report, _scene_lines), args.json)
+    bench.publish(report, bench.table(report, load(s.scene).bench_lines), args.json)
     return 0
-
-
-def _scene_lines(record: dict) -> list[str]:
-    """A record's scene-specific figures as table lines."""
-    lines = []
-    passes = record.get("passes")
-    if passes:
-        tests = sum(p["tests"] for p in passes) / len(passes)
-        pairs = sum(p["pairs"] for p in passes) / len(passes)
-        lines.append(f"per pass: {tests:.0f} tests, {pairs:.0f} pairs on average ({tests / max(record['n'], 1):.1f} "
-                     f"tests per item); first timed pass {passes[0]['tests']} tests, {passes[0]['pairs']} pairs; "
-                     f"{len(passes)} passes; tests/s {record['tests_per_s']:.4g}")
-    if record.get("fermi_s"):
-        lines.append(f"the CS 267 report's Fermi GPU: {record['fermi_s']:.2f} s for 1000 steps")
-    lines.append("stats: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
-                                      for k, v in record["stats"].items()))
-    return lines
 
 
 COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench}

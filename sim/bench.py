@@ -90,6 +90,31 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     return record
 
 
+def configurations(args, spec) -> list[dict]:
+    """Every combination of the comma-separated lists of ``bench`` (presets, counts, variants, blocks
+    and the scene's options), each as the argument values of one configuration."""
+    from sim import cli
+    from sim.cli import UsageError
+
+    presets = args.preset or [spec.start_preset]
+    for preset in presets:
+        try:
+            spec.preset(preset)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    knobs = spec.gpu
+    axes = {"preset": presets, "count": args.count or [None],
+            "variant": cli.choices(args.variant, knobs.variants, "variant") if knobs and args.variant else [None],
+            "block": args.block if knobs and args.block else [None]}
+    for option in spec.options:
+        given = getattr(args, option.name)
+        axes[option.name] = cli.choices(given, option.choices, option.name) if given else [None]
+    configs = [{}]
+    for name, values in axes.items():
+        configs = [{**c, name: v} for c in configs for v in values]
+    return configs
+
+
 def _block_json(block):
     return list(block) if isinstance(block, tuple) else block
 
@@ -139,6 +164,8 @@ def table(rep: dict, lines_of=None) -> str:
         lines.append(f"  steps/s {r['steps_per_s']:.1f}   item-steps/s {r['item_steps_per_s']:.4g}   "
                      f"wall {r['wall_s']:.3f} s for {r['steps']} steps")
         lines += [f"  {line}" for line in (lines_of(r) if lines_of else ())]
+        lines.append("  stats: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                                            for k, v in r["stats"].items()))
     return "\n".join(lines)
 
 

@@ -123,6 +123,11 @@ class Scene(Checks, ColorScales):
         """The scene's own figures for a benchmark record (timed frames took ``wall_s``)."""
         return {}
 
+    @staticmethod
+    def bench_lines(record: dict) -> list[str]:
+        """Those figures of a benchmark record as lines of the bench table."""
+        return []
+
     # --- presets and counts ----------------------------------------------------------------------
     @property
     def count_range(self) -> tuple[int, int]:

@@ -387,6 +387,17 @@ class BallsScene(Scene):
         passes = [{"tests": t, "pairs": p} for t, p in list(self.pass_log)[mark:]]
         return {"passes": passes, "tests_per_s": sum(p["tests"] for p in passes) / wall_s}
 
+    @staticmethod
+    def bench_lines(record: dict) -> list[str]:
+        passes = record["passes"]
+        if not passes:
+            return []
+        tests = sum(p["tests"] for p in passes) / len(passes)
+        pairs = sum(p["pairs"] for p in passes) / len(passes)
+        return [f"per pass: {tests:.0f} tests, {pairs:.0f} pairs on average ({tests / max(record['n'], 1):.1f} "
+                f"tests per ball); first timed pass {passes[0]['tests']} tests, {passes[0]['pairs']} pairs; "
+                f"{len(passes)} passes; tests/s {record['tests_per_s']:.4g}"]
+
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):
         points = self.gpu.pos[: self.n, :3] if self.backend == "gpu" else self.host.pos[:, :3]

@@ -372,6 +372,11 @@ class ParticlesScene(Scene):
         """The CS 267 report's Fermi GPU time for this size (1000 steps), where it gave one."""
         return {"fermi_s": FERMI_SECONDS.get(self.n)}
 
+    @staticmethod
+    def bench_lines(record: dict) -> list[str]:
+        fermi = record.get("fermi_s")
+        return [f"the CS 267 report's Fermi GPU: {fermi:.2f} s for 1000 steps"] if fermi else []
+
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):
         x, y, _, _ = self._arrays()
