@@ -103,7 +103,7 @@ def run_steps(comm, rank, steps: int, n: int, frames: bool = False, writer=None,
 
 def fold(per_step: np.ndarray):
     """The starters' absmin / absavg from per-step (closest pair, sum, pairs), in step order."""
-    from sim.particles.scene import DistanceStats
+    from sim.particles.distances import DistanceStats
 
     stats = DistanceStats()
     for dmin, dsum, pairs in per_step.tolist():

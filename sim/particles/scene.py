@@ -15,7 +15,9 @@ from sim.colormap import BLOCK_PALETTE, MISMATCH_RGBA, block_colors, colormap
 from sim.contract import BLOCK_COLORS, Box, Legend, PointerEvent, PointsView
 from sim.cuda import FrameGraph
 from sim.particles import SPEC, binning_cpu, pipeline_cpu, world
+from sim.particles.distances import DistanceStats
 from sim.particles.init import INITS
+from sim.particles.items import ParticleItems
 from sim.particles.pipeline_cpu import HostParticles
 from sim.scene import Scene
 from sim.timing import NULL_TIMER
@@ -25,34 +27,7 @@ FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report'
 MAX_PUSH_SPEED = 5.0  # box units per second: a push never launches particles across the box at once
 
 
-class DistanceStats:
-    """The starters' absmin / absavg: per step the closest pair and the mean pair distance (in cutoffs)."""
-
-    def __init__(self) -> None:
-        self.absmin = 1.0
-        self.absavg_sum = 0.0
-        self.steps_with_pairs = 0
-
-    def add_step(self, dmin: float, dsum: float, dcount: int) -> None:
-        if dcount > 0:
-            self.absavg_sum += dsum / dcount
-            self.steps_with_pairs += 1
-        self.absmin = min(self.absmin, dmin)
-
-    @property
-    def absavg(self) -> float:
-        return self.absavg_sum / self.steps_with_pairs if self.steps_with_pairs else 0.0
-
-    def warnings(self) -> list[str]:
-        out = []
-        if self.absmin < 0.4:
-            out.append("The minimum distance is below 0.4 meaning that some particle is not interacting")
-        if self.absavg < 0.8:
-            out.append("The average distance is below 0.8 meaning that most particles are not interacting")
-        return out
-
-
-class ParticlesScene(Scene):
+class ParticlesScene(ParticleItems, Scene):
     spec = SPEC
     default_seed = 1
 
@@ -306,61 +281,6 @@ class ParticlesScene(Scene):
         write = (lambda pos, col: self.write_render(pos, col, color_mode, span)) if self.gpu is not None else None
         return PointsView(self.n, 2, Box(self.size), spacing, host=lambda: self._host_arrays(color_mode, span),
                           write=write, legend=legend)
-
-    # --- one particle, for the viewer's pointer ---------------------------------------------------------
-    def item_key(self, item: int) -> int:
-        """On the GPU the particles are kept in bin order; their ids follow them."""
-        if self.gpu is not None:
-            return int(self.gpu.state[4][int(item)].get())
-        return int(item)
-
-    def item_of_key(self, key: int) -> int | None:
-        if self.gpu is None:
-            return super().item_of_key(key)
-        import cupy
-
-        found = cupy.flatnonzero(self.gpu.state[4][: self.n] == int(key))[:1].get()
-        return int(found[0]) if found.size else None
-
-    def describe(self, item: int) -> dict[str, str]:
-        item = int(item)
-        if not 0 <= item < self.n:
-            raise IndexError(f"no particle {item} (there are {self.n:,})")
-        x, y, vx, vy = self._arrays()
-        px, py, pvx, pvy = (float(a[item]) for a in (x, y, vx, vy))
-        near = (x - px) ** 2 + (y - py) ** 2 <= world.CUTOFF**2  # the item itself included
-        neighbours = int(near.sum()) - 1
-        closest = (x - px) ** 2 + (y - py) ** 2
-        closest[item] = np.inf
-        inv = self.nbins / self.size
-        col, row = (min(int(v * inv), self.nbins - 1) for v in (px, py))
-        values = {
-            "particle": f"#{self.item_key(item)}",
-            "position": f"({px:.6g}, {py:.6g})",
-            "velocity": f"({pvx:.4g}, {pvy:.4g})  |v| {float(np.hypot(pvx, pvy)):.4g} box units/s",
-            "neighbours": f"{neighbours} within the cutoff ({world.CUTOFF:g})",
-            "closest": f"{float(closest.min()) ** 0.5 / world.CUTOFF:.3f} cutoffs" if self.n > 1 else "-",
-            "bin": f"{row * self.nbins + col} (row {row}, column {col})",
-        }
-        if self.gpu is not None:
-            values["CUDA"] = f"block {item // self.block}, thread {item % self.block} (of {self.block})"
-        return values
-
-    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
-        """The particle after the last step on the GPU and on the CPU from the same state."""
-        if self._checked is None or not self.is_marked(item):
-            return []
-        gpu, cpu, gids = self._checked
-        if item >= gids.shape[0]:
-            return []
-        key = int(gids[item])
-        rows = []
-        for row, name in enumerate(("x", "y", "vx", "vy")):
-            g, c = float(gpu[row, key]), float(cpu[row, key])
-            rows.append((name, f"{g:.10g}", f"{c:.10g}", f"{g - c:+.3g}"))
-        distance = float(np.hypot(gpu[0, key] - cpu[0, key], gpu[1, key] - cpu[1, key]))
-        rows.append(("distance apart", "", "", f"{distance:.3g} ({distance / self.size:.2g} of the box)"))
-        return rows
 
     def stats(self) -> dict:
         stats = self.stats_per_step
