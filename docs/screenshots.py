@@ -3,6 +3,8 @@
     python docs/screenshots.py gpu docs/     # the GPU pictures (needs a GPU with CUDA-GL interop)
     python docs/screenshots.py clip docs/    # t-drop.mp4: the t benchmark falling into the trough (CPU is fine)
     python docs/screenshots.py durbin docs/  # durbin-recursion.png and durbin-lpc.png (CPU is fine)
+    python docs/screenshots.py heat docs/    # heat-painting.png (CPU is fine)
+    python docs/screenshots.py heat-blocks docs/  # heat-blocks-temporal.png (needs a GPU)
 
 GPU pictures:
 - gpu-block-colours-128.png, gpu-block-colours-512.png: the t benchmark coloured by the CUDA block
@@ -145,17 +147,16 @@ def durbin_pictures(out: Path) -> None:
 
 
 def main(argv: list[str]) -> None:
+    import heat_pictures
+
+    pictures = {"gpu": gpu_pictures, "clip": clip, "durbin": durbin_pictures, "heat": heat_pictures.painting,
+                "heat-blocks": heat_pictures.blocks}
     what = argv[0] if argv else "gpu"
     out = Path(argv[1] if len(argv) > 1 else "docs")
+    if what not in pictures:
+        raise SystemExit(f"usage: python docs/screenshots.py {'|'.join(pictures)} [FOLDER] (not {what!r})")
     out.mkdir(parents=True, exist_ok=True)
-    if what == "gpu":
-        gpu_pictures(out)
-    elif what == "clip":
-        clip(out)
-    elif what == "durbin":
-        durbin_pictures(out)
-    else:
-        raise SystemExit(f"usage: python docs/screenshots.py gpu|clip|durbin [FOLDER] (not {what!r})")
+    pictures[what](out)
 
 
 if __name__ == "__main__":

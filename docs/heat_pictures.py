@@ -1,7 +1,4 @@
-"""Regenerate the heat scene's README pictures (headless: EGL, no display needed).
-
-    python docs/heat_screenshots.py painting docs/   # heat-painting.png (the CPU is fine)
-    python docs/heat_screenshots.py blocks docs/     # heat-blocks-temporal.png (needs a GPU)
+"""The heat scene's README pictures, made by ``docs/screenshots.py heat`` and ``heat-blocks``:
 
 - heat-painting.png: the plate preset (cold plate, edges held at 0, hot discs), painted with the
   paint tool as the viewer does it: a hot wave drawn left to right (left drag) and a cold stroke
@@ -12,16 +9,12 @@
 """
 
 import math
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import viewer  # noqa: E402, F401  first: picks NVIDIA's EGL before any context loads libEGL
-from sim import create_scene  # noqa: E402
-from sim.contract import BLOCK_COLORS, PointerEvent  # noqa: E402
-from viewer.headless import render_image  # noqa: E402
-from viewer.render.camera import OrbitCamera  # noqa: E402
+from sim import create_scene
+from sim.contract import BLOCK_COLORS, PointerEvent
+from viewer.headless import render_image
+from viewer.render.camera import OrbitCamera
 
 SIZE = (1280, 800)
 
@@ -67,19 +60,3 @@ def blocks(out: Path) -> Path:
     print(f"{path}: tiles of {tiles.tile_w}x{tiles.tile_h} cells, halo {tiles.halo_left} left, "
           f"{tiles.halo_right} right, {tiles.halo_y} rows; grid {tiles.grid[0]}x{tiles.grid[1]} blocks")
     return path
-
-
-def main(argv: list[str]) -> None:
-    what = argv[0] if argv else "painting"
-    out = Path(argv[1] if len(argv) > 1 else "docs")
-    out.mkdir(parents=True, exist_ok=True)
-    if what == "painting":
-        painting(out)
-    elif what == "blocks":
-        blocks(out)
-    else:
-        raise SystemExit(f"usage: python docs/heat_screenshots.py painting|blocks [FOLDER] (not {what!r})")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
