@@ -1,4 +1,6 @@
 import os
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -29,3 +31,15 @@ def gl():
     ctx = moderngl.create_standalone_context(backend="egl", require=330)
     yield ctx
     ctx.release()
+
+
+@pytest.fixture(scope="session")
+def c_reference(tmp_path_factory):
+    """PolyBench durbin (3.2 and 4.x) in C, built with ``cc`` without FMA contraction: the twin's reference."""
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler (cc) on this machine")
+    exe = tmp_path_factory.mktemp("durbin") / "durbin_ref"
+    source = os.path.join(ROOT, "tests", "data", "durbin_ref.c")
+    subprocess.run([cc, "-O2", "-ffp-contract=off", "-o", str(exe), source], check=True)
+    return exe

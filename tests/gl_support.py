@@ -35,3 +35,51 @@ class HostOnly:
 
     def view(self, color_mode):
         return dataclasses.replace(self._scene.view(color_mode), write=None)
+
+
+def drag_plot_point(scene, point: str, offsets, size=(900, 600), color_mode: str = ""):
+    """Drag a plot's drag point with the mouse, headless, as the window does: ImGui/ImPlot frames of the
+    scene's plots, the mouse pressed on ``point``, moved by each (dx, dy) pixel offset in turn, released.
+    The moves reach the scene through a Controller; returns it (its message line says if one failed)."""
+    import moderngl
+    from imgui_bundle import imgui
+
+    from sim.contract import PointerEvent
+    from viewer.panel.gui import Gui
+    from viewer.render.offscreen import Offscreen
+    from viewer.render.view import SceneView
+    from viewer.window.controller import Controller
+
+    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    gui, view, target = Gui(ctx), SceneView(ctx), Offscreen(ctx, size)
+    ctl = Controller(scene, paused=True)
+
+    def frame(mouse=None, button=None):
+        gui.make_current()
+        io = imgui.get_io()
+        if mouse is not None:
+            io.add_mouse_pos_event(*mouse)
+        if button is not None:
+            io.add_mouse_button_event(0, button)
+        view.show(scene, color_mode)
+        gui.new_frame(size, size, 1 / 60)
+        view.draw_plots((0.0, 0.0, float(size[0]), float(size[1])),
+                        lambda name, x, y: ctl.pointer(PointerEvent("point", x, y, target=name)))
+        gui.end_frame()
+        gui.draw(target.fbo)
+
+    try:
+        for _ in range(2):
+            frame()
+        x, y = view.plots.point_pixels[point]
+        frame(mouse=(x, y))
+        frame(button=True)
+        for dx, dy in offsets:
+            frame(mouse=(x + dx, y + dy))
+        frame(button=False)
+    finally:
+        target.release()
+        view.release()
+        gui.release()
+        ctx.release()
+    return ctl

@@ -4,7 +4,6 @@ exit codes for bad input (nothing written), Ctrl-C, and LPC of generated WAV fil
 import os
 import pathlib
 import re
-import shutil
 import signal
 import struct
 import subprocess
@@ -24,16 +23,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 def cli(*args, timeout=300):
     return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
-
-
-@pytest.fixture(scope="module")
-def c_reference(tmp_path_factory):
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler (cc) on this machine")
-    exe = tmp_path_factory.mktemp("durbin") / "durbin_ref"
-    subprocess.run([cc, "-O2", "-ffp-contract=off", "-o", str(exe), str(ROOT / "tests/data/durbin_ref.c")], check=True)
-    return exe
 
 
 @pytest.mark.parametrize("version, dataset, n", [("3.2", "MINI", 32), ("3.2", "SMALL", 500), ("4", "MINI", 40),

@@ -3,7 +3,6 @@ the inputs' meaning (scipy, reflection coefficients); PolyBench's printouts; and
 kernel's data flow (which block holds which entry, rings, handoffs) emulated on the host."""
 
 import pathlib
-import shutil
 import subprocess
 
 import numpy as np
@@ -47,16 +46,6 @@ def python_durbin(r, version):
         y[:k] = z
         y[k] = alpha
     return np.array(y)
-
-
-@pytest.fixture(scope="module")
-def c_reference(tmp_path_factory):
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler (cc) on this machine")
-    exe = tmp_path_factory.mktemp("durbin") / "durbin_ref"
-    subprocess.run([cc, "-O2", "-ffp-contract=off", "-o", str(exe), str(ROOT / "tests/data/durbin_ref.c")], check=True)
-    return exe
 
 
 def run_c(exe, version, r=None, n=None, tmp=None):

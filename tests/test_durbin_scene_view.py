@@ -4,9 +4,8 @@ the plotted spectrum."""
 
 import numpy as np
 import pytest
-from gl_support import needs_egl
+from gl_support import drag_plot_point, needs_egl
 
-from sim.contract import PointerEvent
 from sim.durbin import views
 from sim.registry import create_scene
 from viewer.render.view import BACKGROUND
@@ -38,51 +37,11 @@ def test_the_scene_draws_headless(preset):
 
 @needs_egl
 def test_dragging_a_coefficient_with_the_mouse_changes_the_spectrum():
-    import moderngl
-    from imgui_bundle import imgui
-
-    from viewer.panel.gui import Gui
-    from viewer.render.offscreen import Offscreen
-    from viewer.render.view import SceneView
-    from viewer.window.controller import Controller
-
-    size = (1000, 700)
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    gui, view, target = Gui(ctx), SceneView(ctx), Offscreen(ctx, size)
     scene = create_scene("durbin")
     for _ in range(8):
         scene.single_step()
     before, kappa = spectrum(scene), scene.kappas[1]
-    ctl = Controller(scene, paused=True)
-
-    def frame(mouse=None, button=None):
-        gui.make_current()
-        io = imgui.get_io()
-        if mouse is not None:
-            io.add_mouse_pos_event(*mouse)
-        if button is not None:
-            io.add_mouse_button_event(0, button)
-        view.show(scene, "plain")
-        gui.new_frame(size, size, 1 / 60)
-        view.draw_plots((0.0, 0.0, float(size[0]), float(size[1])),
-                        lambda name, x, y: ctl.pointer(PointerEvent("point", x, y, target=name)))
-        gui.end_frame()
-        gui.draw(target.fbo)
-
-    try:
-        for _ in range(2):
-            frame()
-        x, y = view.plots.point_pixels["kappa1"]
-        frame(mouse=(x, y))
-        frame(button=True)
-        for step in range(1, 6):
-            frame(mouse=(x, y + 12 * step))  # down: a smaller kappa
-        frame(button=False)
-    finally:
-        target.release()
-        view.release()
-        gui.release()
-        ctx.release()
+    ctl = drag_plot_point(scene, "kappa1", [(0, 12 * step) for step in range(1, 6)], (1000, 700), "plain")  # down
     assert ctl.message == "", "no pointer error"
     assert scene.kappas[1] < kappa - 0.2, f"the point moved down with the mouse: {scene.kappas}"
     assert scene.solver.alphas[1] == pytest.approx(scene.kappas[1], abs=1e-12)

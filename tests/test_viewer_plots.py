@@ -3,7 +3,7 @@ with the mouse reaching the scene as a "point" pointer event."""
 
 import numpy as np
 import pytest
-from gl_support import needs_egl
+from gl_support import drag_plot_point, needs_egl
 
 from sim.contract import DragPoint, Plot, PlotsView, PointerEvent, Preset, SceneSpec, Series, Stat, Words
 from sim.scene import Scene
@@ -92,50 +92,8 @@ def test_plots_leave_the_panel_its_place():
 
 
 def test_dragging_a_point_reaches_the_scene():
-    import moderngl
-    from imgui_bundle import imgui
-
-    from viewer.panel.gui import Gui
-    from viewer.render.offscreen import Offscreen
-    from viewer.render.view import SceneView
-    from viewer.window.controller import Controller
-
-    size = (900, 600)
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    gui, view, target = Gui(ctx), SceneView(ctx), Offscreen(ctx, size)
     scene = PlotDemo()
-    ctl = Controller(scene)
-
-    def on_point(name, x, y):
-        ctl.pointer(PointerEvent("point", x, y, target=name))
-
-    def frame(mouse=None, button=None):
-        gui.make_current()
-        io = imgui.get_io()
-        if mouse is not None:
-            io.add_mouse_pos_event(*mouse)
-        if button is not None:
-            io.add_mouse_button_event(0, button)
-        view.show(scene, "")
-        gui.new_frame(size, size, 1 / 60)
-        view.draw_plots((0.0, 0.0, float(size[0]), float(size[1])), on_point)
-        gui.end_frame()
-        gui.draw(target.fbo)
-
-    try:
-        for _ in range(2):
-            frame()
-        x, y = view.plots.point_pixels["peak"]
-        frame(mouse=(x, y))
-        frame(button=True)
-        for step in range(1, 5):
-            frame(mouse=(x + 15 * step, y))
-        frame(button=False)
-    finally:
-        target.release()
-        view.release()
-        gui.release()
-        ctx.release()
+    ctl = drag_plot_point(scene, "peak", [(15 * step, 0) for step in range(1, 5)])
     moved = [e for e in scene.events if e.kind == "point"]
     assert moved and all(e.target == "peak" for e in moved)
     assert scene.peak[0] > 2.2, f"the point moved right with the mouse: {scene.peak}"

@@ -73,7 +73,7 @@ def efficiency(records: list[dict], key: str) -> None:
 # --- sdh ----------------------------------------------------------------------------------------------
 def sdh(args) -> int:
     """The histogram's scaling tables (called by sim/sdh/bench.py with several ranks or --backend cpu)."""
-    from sim import bench, cli, dist
+    from sim import cli, dist
     from sim.dist import sdh as dsdh
     from sim.sdh import data
 
@@ -123,15 +123,8 @@ def sdh(args) -> int:
                     if record:
                         records.append(record)
                     progress.advance(1)
-    names = _names(comm, device, gpu)  # (every rank takes part)
-    ranks.close()
-    dist.end()
-    if not comm.is_root:
-        return 0
-    efficiency(records, "total_ms")
-    report = _report(bench.report("sdh-scaling", records), comm, ranks.describe, names, gpu)
-    bench.publish(report, table(report), args.json)
-    return 0 if all(r["histogram_equals_one_rank"] for r in records) else 1
+    return _finish(args, comm, ranks, device, gpu, records, "sdh-scaling", "total_ms",
+                   lambda r: r["histogram_equals_one_rank"])
 
 
 def _sdh_kernels():
@@ -143,7 +136,7 @@ def _sdh_kernels():
 # --- particles ------------------------------------------------------------------------------------------
 def particles(args, spec) -> int:
     """The particles' scaling tables (called by ``bench`` with several ranks)."""
-    from sim import bench, cli, dist
+    from sim import cli, dist
     from sim.backend import choose_backend
     from sim.dist.particles import check_ranks
 
@@ -185,15 +178,24 @@ def particles(args, spec) -> int:
                     _say(f"{scaling} n={n:,} ranks={r} {backend}: {record['step_ms']:.3f} ms/step"
                          + ("" if record["identical_to_one_rank"] in (True, None) else "  STATE DIFFERS"))
                 progress.advance(1)
+    return _finish(args, comm, ranks, device, gpu, records, "particles-scaling", "step_ms",
+                   lambda r: r["identical_to_one_rank"] in (True, None))
+
+
+def _finish(args, comm, ranks, device, gpu, records, workload: str, time_key: str, exact) -> int:
+    """Every rank ends the run; rank 0 adds the efficiencies, publishes the report and exits 1 unless
+    every record is ``exact`` (the one-rank histogram or state)."""
+    from sim import bench, dist
+
     names = _names(comm, device, gpu)  # (every rank takes part)
     ranks.close()
     dist.end()
     if not comm.is_root:
         return 0
-    efficiency(records, "step_ms")
-    report = _report(bench.report("particles-scaling", records), comm, ranks.describe, names, gpu)
+    efficiency(records, time_key)
+    report = _report(bench.report(workload, records), comm, ranks.describe, names, gpu)
     bench.publish(report, table(report), args.json)
-    return 0 if all(r["identical_to_one_rank"] in (True, None) for r in records) else 1
+    return 0 if all(exact(r) for r in records) else 1
 
 
 def _particles_run(sub_link, args, n: int, gpu: bool, variant: str, block: int, precision: str, device: int,
