@@ -7,7 +7,8 @@ from sim.sdh import data, sdh_cpu
 
 pytestmark = pytest.mark.gpu
 
-KERNELS = ["naive", "naive-priv", "tiled", "tiled-priv", "fast"]
+KERNELS = ["naive", "naive-priv", "tiled", "tiled-priv", "fast", "tensor", "tensor-r8"]
+TENSOR = ["tensor", "tensor-r8"]
 
 
 def case(n, width, source):
@@ -32,7 +33,7 @@ def case(n, width, source):
 def test_kernel_equals_the_cpu(kernel, block, n, width, source):
     from sim.sdh import gpu
 
-    if kernel == "fast" and block % 32:
+    if (kernel == "fast" or kernel in TENSOR) and block % 32:
         with pytest.raises(gpu.KernelError, match="multiple of 32"):
             gpu.launch_shape(kernel, n, block, data.bucket_count(width))
         return
@@ -40,14 +41,17 @@ def test_kernel_equals_the_cpu(kernel, block, n, width, source):
     try:
         counts, ms = gpu.histogram(points, width, buckets, kernel, block)
     except gpu.KernelError as exc:  # a per-block histogram that does not fit in shared memory
-        assert kernel.endswith("priv") or kernel == "fast"
-        assert "shared memory" in str(exc) and buckets * 4 > 48 * 1024
+        assert kernel.endswith("priv") or kernel == "fast" or kernel in TENSOR
+        # the tensor kernels count per integer of the squared distance: (buckets + 1)^2 counters
+        needed = (buckets + 1) ** 2 * 4 if kernel in TENSOR else buckets * 4
+        assert "shared memory" in str(exc) and needed > 48 * 1024
         return
     np.testing.assert_array_equal(counts, expected)
     assert counts.sum() == n * (n - 1) // 2 and ms > 0
 
 
-def test_fast_kernel_rechecks_pairs_on_a_bucket_edge():
+@pytest.mark.parametrize("kernel", ["fast", *TENSOR])
+def test_fast_kernel_rechecks_pairs_on_a_bucket_edge(kernel):
     """Pairs placed within a few float64 ulps of an edge: float32 alone would misplace some."""
     from sim.sdh import gpu
 
@@ -60,5 +64,21 @@ def test_fast_kernel_rechecks_pairs_on_a_bucket_edge():
     d = edge * (1 + rng.integers(-3, 4, m) * 2.0**-52)
     points = np.concatenate([centre, centre + u * d[:, None]])
     buckets = data.bucket_count(500.0)
-    counts, _ = gpu.histogram(points, 500.0, buckets, "fast", 256)
+    counts, _ = gpu.histogram(points, 500.0, buckets, kernel, 256)
+    np.testing.assert_array_equal(counts, sdh_cpu.histogram(points, 500.0, buckets))
+
+
+@pytest.mark.parametrize("kernel", TENSOR)
+@pytest.mark.parametrize("block", [32, 256, 1024])
+def test_tensor_kernels_on_edges_corners_and_whole_tiles(kernel, block):
+    """At the course's W = 500: pairs on and beside edges (exact 3-4-5 distances, a few ulps off),
+    far corners and coincident atoms, and enough atoms for full tiles past the block's own."""
+    from sim.sdh import gpu
+    from tests.test_sdh_squares import edge_pairs
+
+    rng = np.random.default_rng()
+    points = np.concatenate([edge_pairs(800, 500.0, rng), rng.uniform(0, 23000, (4 * block + 5, 3))])
+    points[-4:] = [[0, 0, 0], [23000, 23000, 23000], [23000, 23000, 23000], [0, 23000, 0]]
+    buckets = data.bucket_count(500.0)
+    counts, _ = gpu.histogram(points, 500.0, buckets, kernel, block)
     np.testing.assert_array_equal(counts, sdh_cpu.histogram(points, 500.0, buckets))

@@ -6,8 +6,8 @@ import cupy
 import numpy as np
 
 from sim import cuda
-from sim.sdh import kernels
-from sim.sdh.kernels import ATOMS, KERNELS
+from sim.sdh import kernels, squares
+from sim.sdh.kernels import KERNELS, TENSOR_ROW_GROUPS, rows_per_block
 
 
 def spare_slots_for(buckets: int) -> int:
@@ -20,15 +20,23 @@ class KernelError(ValueError):
     """A kernel cannot run with these settings (block size, shared memory); the message says why."""
 
 
-def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0) -> tuple[int, int, bool]:
+def fine_slots(buckets: int) -> int:
+    """The tensor kernels' counters (one per integer of the squared distance in bucket units) for atoms in
+    the course's cube: its diagonal is at most buckets * sqrt 3 / 1.732 buckets long."""
+    return (buckets + 1) ** 2
+
+
+def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
+                 slots: int | None = None) -> tuple[int, int, bool]:
     """(blocks, dynamic shared bytes, lane counters?); KernelError for a block size or bucket count it cannot take.
 
-    The fast kernel counts per lane when the columns fit in shared memory, else per warp (atomics).
+    The fast kernel counts per lane when the columns fit in shared memory, else per warp (atomics). The
+    tensor kernels need ``slots`` counters (default: the course's cube, ``fine_slots``) and a tile.
     """
     if not 1 <= block <= 1024:
         raise KernelError(f"block size must be 1..1024, got {block}")
-    if kernel == "fast" and block % 32:
-        raise KernelError(f"the fast kernel keeps a histogram per warp: block size must be a multiple of 32, "
+    if (kernel == "fast" or kernel in TENSOR_ROW_GROUPS) and block % 32:
+        raise KernelError(f"the {kernel} kernel works in whole warps: block size must be a multiple of 32, "
                           f"got {block}")
     if kernel in ("naive", "naive-priv"):
         blocks, shared = -(-n // block), 0
@@ -36,9 +44,16 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0)
         blocks, shared = -(-n // block), 3 * 8 * block
     limit = cupy.cuda.runtime.getDeviceProperties(device)["sharedMemPerBlockOptin"]
     lanes = False
+    if kernel in TENSOR_ROW_GROUPS:
+        blocks = -(-n // rows_per_block(kernel, block))
+        slots = fine_slots(buckets) if slots is None else slots
+        shared = 40 * block + 4 * slots  # the tile's B columns (32 bytes) and C (8), the 32-bit counters
+        if rows_per_block(kernel, block) * n >= 2**32:  # a block's pairs could overflow one 32-bit counter
+            raise KernelError(f"kernel {kernel} counts a block's pairs in 32-bit counters: at n={n:,} use a block "
+                              f"size below {block}")
     if kernel == "fast":
         warps = block // 32
-        blocks = -(-n // (ATOMS * block))
+        blocks = -(-n // rows_per_block(kernel, block))
         slots = buckets + spare_slots_for(buckets)
         lane_bytes = ((warps * 32 * slots + 3) & ~3) * 4 + 16 * block
         lanes = lane_bytes <= limit // 2  # leave room for a second block per SM
@@ -49,6 +64,23 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0)
         raise KernelError(f"kernel {kernel} needs {shared:,} bytes of shared memory for {buckets:,} buckets at block "
                           f"{block} ({limit:,} available): use a larger bucket width or another kernel")
     return blocks, shared, lanes
+
+
+def arguments(kernel: str, p, width: float, buckets: int) -> tuple[tuple, int | None]:
+    """(the kernel's arguments before the histogram, the tensor kernels' counter count) for points ``p``
+    ((n, 3) float64 on the device)."""
+    n = p.shape[0]
+    x, y, z = (cupy.ascontiguousarray(p[:, k]) for k in range(3))
+    args = (x, y, z, np.int64(n), np.float64(width), np.int32(buckets))
+    if kernel == "fast":
+        xf = cupy.zeros((n, 4), cupy.float32)
+        xf[:, :3] = p * (1.0 / width)  # float32 copies in bucket units, rounded to nearest
+        return (xf, *args, np.int32(buckets + spare_slots_for(buckets))), None
+    if kernel not in TENSOR_ROW_GROUPS:
+        return args, None
+    qa, qb, cj, e, slots = squares.inputs(p, width, cupy)  # sdh/tensor.cuh's inputs and error bound
+    return (qa, qb, cj, x, y, z, np.int64(n), np.float64(width), np.int32(buckets), np.int32(slots),
+            np.float64(2.0 * e)), slots
 
 
 def histogram(points, width: float, buckets: int, kernel: str = "fast", block: int = 256,
@@ -62,14 +94,9 @@ def _histogram(points, width, buckets, kernel, block, repeats, device):
     if kernel not in KERNELS:
         raise KernelError(f"unknown kernel {kernel!r} (choose from {', '.join(KERNELS)})")
     n = points.shape[0]
-    blocks, shared, lanes = launch_shape(kernel, n, block, buckets, device)
     p = cupy.ascontiguousarray(cupy.asarray(points), dtype=cupy.float64)  # host or device points
-    x, y, z = (cupy.ascontiguousarray(p[:, k]) for k in range(3))
-    args = (x, y, z, np.int64(n), np.float64(width), np.int32(buckets))
-    if kernel == "fast":
-        xf = cupy.zeros((n, 4), cupy.float32)
-        xf[:, :3] = p * (1.0 / width)  # float32 copies in bucket units, rounded to nearest
-        args = (xf, *args, np.int32(buckets + spare_slots_for(buckets)))
+    args, slots = arguments(kernel, p, width, buckets)
+    blocks, shared, lanes = launch_shape(kernel, n, block, buckets, device, slots)
     fn = cuda.kernel(kernels.histogram(kernel, block, lanes), device)
     if shared > 48 * 1024:
         fn.max_dynamic_shared_size_bytes = shared

@@ -12,6 +12,8 @@
 //               per warp) in shared memory, and a float64 recheck of every pair whose float32
 //               distance lies within MARGIN of a bucket edge (float32's error here is below 0.03,
 //               see sdh/gpu.py)
+//   TENSOR      squared distances from the float64 tensor cores, counted by their integer part in bucket
+//               units (no square root per pair), float64 recheck within a proven bound (sdh/tensor.cuh)
 
 typedef unsigned long long u64;
 
@@ -196,4 +198,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const float4* __restrict
         if (total) atomicAdd(&hist[b], total);
     }
 }
+#endif
+
+#ifdef TENSOR
+#ifndef BLOCK
+#define BLOCK 1024
+#endif
+#include "sdh/tensor.cuh"
 #endif
