@@ -1,5 +1,6 @@
 """``bench sdh``: CUDA-event kernel times of the histogram kernels (median of three), every
-kernel's counts checked against the others and against N(N-1)/2 during the run."""
+kernel's counts checked against the first one's and against N(N-1)/2 during the run (a kernel that
+disagrees is reported, still timed, and makes the run exit 1)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def run(args) -> int:
     if not 0 < args.width < float("inf"):
         raise UsageError(f"bucket width must be positive, got {args.width}")
     buckets = data.bucket_count(args.width)
-    records = []
+    records, failed = [], False
     for n in args.count:
         points = data.atoms(n)
         reference = None
@@ -51,19 +52,20 @@ def run(args) -> int:
                 except gpu.KernelError as exc:
                     raise UsageError(str(exc)) from None
                 reference = counts if reference is None else reference
-                if not np.array_equal(counts, reference) or counts.sum() != data.pair_count(n):
+                exact = bool(np.array_equal(counts, reference) and counts.sum() == data.pair_count(n))
+                if not exact:  # timed all the same; the run fails at the end
                     print(f"kernel {kernel} block {block} disagrees at n={n}", file=sys.stderr)
-                    return 1
+                    failed = True
                 pairs = data.pair_count(n)
                 records.append({"n": n, "w": args.width, "backend": "gpu", "kernel": kernel, "block": block,
-                                "kernel_ms": ms, "pairs_per_s": pairs / (ms * 1e-3)})
+                                "kernel_ms": ms, "pairs_per_s": pairs / (ms * 1e-3), "exact": exact})
                 print(f"n={n:,} {kernel} block {block}: {ms:.3f} ms, {pairs / (ms * 1e-3):.4g} pairs/s",
                       file=sys.stderr, flush=True)
         del points
         bench.release_memory()
     report = bench.report("sdh", records)
     bench.publish(report, table(report), args.json)
-    return 0
+    return 1 if failed else 0
 
 
 def table(rep: dict) -> str:
@@ -71,7 +73,7 @@ def table(rep: dict) -> str:
              f"{'n':>10} {'w':>7} {'kernel':>11} {'block':>5} {'kernel ms':>12} {'pairs/s':>12}"]
     for r in rep["results"]:
         lines.append(f"{r['n']:>10} {r['w']:>7g} {r['kernel']:>11} {r['block']:>5} {r['kernel_ms']:>12.3f} "
-                     f"{r['pairs_per_s']:>12.4g}")
+                     f"{r['pairs_per_s']:>12.4g}" + ("" if r.get("exact", True) else "  WRONG COUNTS"))
     return "\n".join(lines)
 
 

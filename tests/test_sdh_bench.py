@@ -1,0 +1,37 @@
+"""``bench sdh`` with the CPU standing in for the GPU: a kernel that disagrees is reported and timed,
+the JSON marks it, and the run exits 1."""
+
+import argparse
+import json
+import sys
+import types
+
+from sim import backend
+from sim.sdh import bench, sdh_cpu
+from sim.sdh.kernels import KERNELS
+
+
+def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path, capsys):
+    def histogram(points, width, buckets, kernel, block, repeats=1):
+        counts = sdh_cpu.histogram(points, width, buckets)
+        if kernel == "tensor":  # a planted wrong count
+            counts[1] += 1
+            counts[2] -= 1
+        return counts, 2.0
+
+    fake = types.SimpleNamespace(KERNELS=KERNELS, KernelError=ValueError, histogram=histogram)
+    monkeypatch.setitem(sys.modules, "sim.sdh.gpu", fake)
+    monkeypatch.setattr("sim.sdh.gpu", fake, raising=False)
+    monkeypatch.setattr(backend, "gpu_status", lambda: backend.GpuStatus(True, "stand-in"))
+    monkeypatch.setattr("sim.bench.release_memory", lambda: None)
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    parser.add_argument("--json")
+    out = tmp_path / "sdh.json"
+    args = parser.parse_args(["-n", "300", "--kernel", "fast,tensor,tensor-r8", "--block", "64", "--json", str(out)])
+    assert bench.run(args) == 1
+    assert "kernel tensor block 64 disagrees at n=300" in capsys.readouterr().err
+    results = json.loads(out.read_text())["results"]
+    assert [(r["kernel"], r["exact"]) for r in results] == [("fast", True), ("tensor", False), ("tensor-r8", True)]
+    args.kernel = "fast,tensor-r8"
+    assert bench.run(args) == 0
