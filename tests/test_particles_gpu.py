@@ -6,16 +6,19 @@ import numpy as np
 import pytest
 
 from sim import create_scene
+from sim.particles import binning_cpu, pipeline_cpu, world
+from sim.particles.kernels import FORCES, REORDERS, VARIANTS
 from sim.particles.output import TrajectoryWriter, check
 from sim.particles.world import SAVE_EVERY
 
 pytestmark = pytest.mark.gpu
-VARIANTS = ["plain", "tiled", "blockscan"]
+# every variant as it runs by default, and plain and texture with every re-sorting and force arithmetic
+COMBOS = [(v, "scatter", "course") for v in VARIANTS] + [
+    (v, r, f) for v in ("plain", "texture") for r in REORDERS for f in FORCES if (r, f) != ("scatter", "course")]
 
 
-def trajectory(tmp_path, name, **kwargs):
+def trajectory(path, **kwargs):
     scene = create_scene("particles", n=1000, seed=1, **kwargs)
-    path = tmp_path / name
     with open(path, "w") as f:
         writer = TrajectoryWriter(f, scene.n, scene.size)
         for step in range(1000):
@@ -25,10 +28,15 @@ def trajectory(tmp_path, name, **kwargs):
     return path, scene
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_course_check_passes_against_the_cpu(tmp_path, variant):
-    cpu, _ = trajectory(tmp_path, "cpu.out")
-    gpu, scene = trajectory(tmp_path, "gpu.out", backend="gpu", variant=variant)
+@pytest.fixture(scope="module")
+def cpu_trajectory(tmp_path_factory):
+    return trajectory(tmp_path_factory.mktemp("cpu") / "cpu.out")[0]
+
+
+@pytest.mark.parametrize("variant, reorder, force", COMBOS)
+def test_course_check_passes_against_the_cpu(tmp_path, cpu_trajectory, variant, reorder, force):
+    cpu = cpu_trajectory
+    gpu, scene = trajectory(tmp_path / "gpu.out", backend="gpu", variant=variant, reorder=reorder, force=force)
     early, overall, passed = check(str(cpu), str(gpu))
     assert passed, (early, overall)
     stats = scene.stats_per_step
@@ -36,13 +44,16 @@ def test_course_check_passes_against_the_cpu(tmp_path, variant):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("reorder", REORDERS)
 @pytest.mark.parametrize("n", [1, 777, 20_000])
-def test_binning_keeps_every_particle_once_in_bin_order(variant, n):
-    scene = create_scene("particles", n=n, seed=3, backend="gpu", variant=variant, block=128)
+def test_binning_keeps_every_particle_once_in_bin_order(variant, reorder, n):
+    scene = create_scene("particles", n=n, seed=3, backend="gpu", variant=variant, block=128, reorder=reorder)
     for _ in range(7):
         scene.step()
     g = scene.gpu
-    x, y, _, _, ids = (a.get() for a in g.state)
+    order = g.bin_order.get()
+    assert sorted(order.tolist()) == list(range(n)), "each slot read exactly once"
+    x, y, _, _, ids = (a.get()[order] for a in g.state)
     assert sorted(ids.tolist()) == list(range(n)), "each particle exactly once"
     bx = np.minimum((x * g.inv_width).astype(np.int64), g.nb - 1)
     by = np.minimum((y * g.inv_width).astype(np.int64), g.nb - 1)
@@ -53,12 +64,14 @@ def test_binning_keeps_every_particle_once_in_bin_order(variant, n):
     np.testing.assert_array_equal(start, np.concatenate([[0], np.cumsum(counts)]))
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-@pytest.mark.parametrize("block", [32, 128, 256, 1024])
-def test_every_variant_follows_the_cpu_for_50_steps(variant, block):
+@pytest.mark.parametrize("variant, block, reorder, force",
+                         [(v, b, "scatter", "course") for v in VARIANTS for b in (32, 128, 1024)]
+                         + [(v, 256, r, f) for v, r, f in COMBOS])
+def test_every_variant_follows_the_cpu_for_50_steps(variant, block, reorder, force):
     seed = int(np.random.default_rng().integers(1, 1 << 30))
     cpu = create_scene("particles", n=3000, seed=seed)
-    gpu = create_scene("particles", n=3000, seed=seed, backend="gpu", variant=variant, block=block)
+    gpu = create_scene("particles", n=3000, seed=seed, backend="gpu", variant=variant, block=block, reorder=reorder,
+                       force=force)
     for _ in range(5):
         cpu.advance_frame()
         gpu.advance_frame()
@@ -132,3 +145,57 @@ def test_a_frame_replayed_as_a_cuda_graph_steps_like_the_eager_frames():
     for a, b in zip(eager.host_positions(), graphed.host_positions(), strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * eager.size)
     assert graphed.stats()["absavg"] == pytest.approx(eager.stats()["absavg"], rel=1e-12)
+
+
+def _poison(g) -> None:
+    """Every array the next step writes, filled with values no correct step leaves behind."""
+    other = g.buffers[1 - g.cur]
+    other[0].fill(np.nan)
+    other[1].fill(np.nan)
+    other[2].fill(-1)  # gather: the step writes the ids; scatter: the step's swap hands this array to scatter
+    g.bin.fill(-1)
+    g.offset.fill(-1)
+
+
+@pytest.mark.parametrize("variant, reorder, force", COMBOS)
+@pytest.mark.parametrize("precision", ["fp64", "fp32"])
+def test_each_step_equals_the_cpu_twin_from_fresh_random_states(variant, precision, reorder, force):
+    """Random positions (clumped, so that many pairs interact, some closer than min_r) and velocities;
+    each GPU step against binning_cpu's step from the same state, the GPU's outputs poisoned first."""
+    from sim.particles.pipeline_gpu import ParticlesGpu
+    from sim.timing import NULL_TIMER
+
+    rng = np.random.default_rng()
+    n = int(rng.integers(2000, 6000))
+    size = world.box_size(n)
+    x = np.concatenate([rng.uniform(0, size, n - 200), rng.uniform(0.4, 0.42, 200) * size])
+    y = np.concatenate([rng.uniform(0, size, n - 200), rng.uniform(0.6, 0.62, 200) * size])
+    vx, vy = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
+    if precision == "fp32":
+        x, y, vx, vy = (a.astype(np.float32).astype(np.float64) for a in (x, y, vx, vy))
+    g = ParticlesGpu(x, y, vx, vy, size, variant, precision, 256, stats=True, reorder=reorder, force=force)
+    tolerance = (1e-12 if precision == "fp64" else 1e-5) * size
+    for _ in range(3):
+        before = g.sorted_host_state()
+        bx, by, bvx, bvy, ids = before
+        cpu = pipeline_cpu.stepped_copy(bx, by, bvx, bvy, size, binning_cpu.bin_count(size))
+        _poison(g)
+        g.step(NULL_TIMER)
+        ax, ay, avx, avy, aids = g.sorted_host_state()
+        assert sorted(aids.tolist()) == list(range(n))
+        expect = np.empty((4, n))
+        expect[:, ids] = np.stack([cpu.x, cpu.y, cpu.vx, cpu.vy])
+        got = np.empty((4, n))
+        got[:, aids] = np.stack([ax, ay, avx, avy])
+        assert np.isfinite(got).all()
+        assert np.hypot(*(got[:2] - expect[:2])).max() < tolerance
+        speed = np.abs(expect[2:]).max()
+        np.testing.assert_allclose(got[2:], expect[2:], rtol=0, atol=(1e-9 if precision == "fp64" else 1e-3) * speed)
+
+
+def test_texture_variant_names_the_texel_limit(monkeypatch):
+    from sim.particles import pipeline_gpu
+
+    monkeypatch.setattr(pipeline_gpu, "texture_limit", lambda device: 100)
+    with pytest.raises(ValueError, match="at most 100 particles"):
+        create_scene("particles", n=1000, seed=1, backend="gpu", variant="texture")

@@ -56,6 +56,8 @@ class GpuRank:
             import cupy as xp
         from sim import cuda
 
+        if variant == "texture":  # its kernel reads textures; the ranks' runs start mid-buffer (ghosts before)
+            raise ValueError("the texture variant runs on one GPU; MPI ranks run plain, tiled or blockscan")
         self.xp, self.comm, self.link = xp, comm, link
         self.host = getattr(xp, "asnumpy", np.asarray)
         self.variant, self.block, self.stats_on = variant, int(block), stats

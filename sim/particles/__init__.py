@@ -51,7 +51,11 @@ SPEC = SceneSpec(
     count_limits=(2_000_000, 20_000_000),
     bench_toggles=(("statistics", False),),
     bytes_per_item=(200, 120),  # host: measured peak 185 at 2M; device: state x2, ids, bins, offsets
-    options=(Option("precision", "GPU float precision: fp64 (the course's) or fp32", ("fp64", "fp32"), "fp64"),),
+    options=(Option("precision", "GPU float precision: fp64 (the course's) or fp32", ("fp64", "fp32"), "fp64"),
+             Option("reorder", "GPU re-sorting each step: scatter (the state written in bin order) or gather (the "
+                    "next step reads it through each slot's index)", kernels.REORDERS, "scatter"),
+             Option("force", "GPU force arithmetic: course (a square root and three divisions) or rsqrt (one "
+                    "reciprocal square root per pair)", kernels.FORCES, "course")),
     toggles=(Toggle("statistics", "distance statistics", "the course's absmin and absavg, measured every step "
                     "(the benchmarks switch them off, like the course's timed runs and the peer)", gpu_only=False),
              Toggle("graph", "CUDA graph", "each frame's ten GPU steps replayed as one CUDA graph (fewer launches); "

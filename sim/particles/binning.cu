@@ -11,6 +11,13 @@
 //
 // REAL is double (the course's precision) or float. STATS adds the starters' distance statistics.
 // TILED stages each block's neighbourhood (a contiguous slab of the sorted arrays) in shared memory.
+// TEXTURE reads positions and velocities through texture objects over the same linear buffers
+// (fp64 pairs as int4 texels, reassembled with __hiloint2double; fp32 pairs as float2).
+// GATHER drops the scatter: `place` writes only each slot's source index (perm), and the next step
+// reads its particle and its neighbours through perm, writing the moved state at its own slot.
+// RSQRT computes the force with one reciprocal square root and multiplications instead of a square
+// root and three divisions (a few ulps apart: the GPU checks against the CPU are tolerances).
+// BATCH=K holds up to K interacting pairs per lane before adding their forces (same order, same sums).
 
 #ifndef REAL
 #define REAL double
@@ -26,6 +33,48 @@ typedef struct __align__(2 * sizeof(REAL)) { REAL x, y; } REAL2;
 #define BLOCK 256
 #endif
 #define TILE (4 * BLOCK > 2048 ? 2048 : 4 * BLOCK)
+
+#ifdef TEXTURE
+typedef cudaTextureObject_t SRC2;
+__device__ __forceinline__ void texel(SRC2 t, int i, double& x, double& y)
+{
+    int4 v = tex1Dfetch<int4>(t, i);  // a double's low word comes first in memory
+    x = __hiloint2double(v.y, v.x);
+    y = __hiloint2double(v.w, v.z);
+}
+__device__ __forceinline__ void texel(SRC2 t, int i, float& x, float& y)
+{
+    float2 v = tex1Dfetch<float2>(t, i);
+    x = v.x;
+    y = v.y;
+}
+__device__ __forceinline__ REAL2 load2(SRC2 t, int i)
+{
+    REAL2 r;
+    texel(t, i, r.x, r.y);
+    return r;
+}
+#else
+typedef const REAL2* __restrict__ SRC2;
+__device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
+#endif
+#ifdef GATHER
+#define SRC(j) perm[j]  // slot j of the bin order -> where the last step wrote that particle
+#else
+#define SRC(j) (j)
+#endif
+
+// The acceleration factor of a pair at squared distance r2 (already clamped to min_r^2).
+__device__ __forceinline__ REAL coef_of(REAL r2)
+{
+#ifdef RSQRT
+    REAL s = rsqrt(r2);  // 1 / r
+    return (1 - CUTOFF * s) * (s * s) * ((REAL)1 / MASS);
+#else
+    REAL r = sqrt(r2);  // the course's arithmetic
+    return (1 - CUTOFF / r) / r2 / MASS;
+#endif
+}
 
 __device__ __forceinline__ int bin_of(REAL x, REAL y, REAL inv_width, int nb)
 {
@@ -44,6 +93,13 @@ extern "C" __global__ void count_bins(const REAL2* pos, int n, REAL inv_width, i
     int b = bin_of(p.x, p.y, inv_width, nb);
     bin[i] = b;
     offset[i] = atomicAdd(&count[b], 1);
+}
+
+// GATHER: slot start[bin] + offset of the bin order reads the particle the step left at index i.
+extern "C" __global__ void place(const int* bin, const int* offset, const int* start, int n, int* perm)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) perm[start[bin[i]] + offset[i]] = i;
 }
 
 extern "C" __global__ void scatter(const int* bin, const int* offset, const int* start, int n, const REAL2* pos,
@@ -161,16 +217,55 @@ extern "C" __global__ void fold_stats(unsigned long long* stats, double* totals)
 }
 #endif
 
+// A particle's sums over its interacting pairs (r2 <= cutoff^2), added in the order they are found.
+struct Pairs {
+    REAL ax = 0, ay = 0;
+    double dmin = 1.0, dsum = 0.0;  // STATS only
+    unsigned long long pairs = 0;
+    __device__ __forceinline__ void add(REAL dx, REAL dy, REAL r2)
+    {
+#ifdef STATS
+        if (r2 != 0) {
+            double d = sqrt((double)r2) / 0.01;
+            dmin = fmin(dmin, d);
+            dsum += d;
+            ++pairs;
+        }
+#endif
+        REAL coef = coef_of(r2 > MIN_R * MIN_R ? r2 : MIN_R * MIN_R);
+        ax += coef * dx;
+        ay += coef * dy;
+    }
+};
+
+#ifdef BATCH
+// BATCH: a lane holds up to BATCH interacting pairs and adds them here, in the order found. A warp
+// then runs the costly part (division, square root) about as often as its busiest lane has pairs,
+// not once per candidate that any of its lanes accepts.
+__device__ __forceinline__ void flush(Pairs& acc, const REAL* dx, const REAL* dy, const REAL* r2, int held)
+{
+#pragma unroll
+    for (int k = 0; k < BATCH; ++k)
+        if (k < held) acc.add(dx[k], dy[k], r2[k]);
+}
+#endif
+
 // One step for the particle at sorted index i: forces of its 9 neighbour bins (three runs of the
 // sorted arrays), move, reflect, then count it into its new bin for the next scatter.
+// GATHER: i is the slot in bin order; the particle comes from SRC(i) of the last step's arrays, and
+// its moved state (and id) is written at i.
 extern "C" __global__ void __launch_bounds__(BLOCK) step(
-    const REAL2* __restrict__ pos, const REAL2* __restrict__ vel, const int* __restrict__ start, int n, REAL size,
-    REAL inv_width, int nb, REAL2* __restrict__ pos2, REAL2* __restrict__ vel2, int* __restrict__ bin,
-    int* __restrict__ offset, int* __restrict__ count, unsigned long long* stats)
+    SRC2 pos, SRC2 vel, const int* __restrict__ start, int n, REAL size, REAL inv_width, int nb,
+    REAL2* __restrict__ pos2, REAL2* __restrict__ vel2, int* __restrict__ bin, int* __restrict__ offset,
+    int* __restrict__ count, unsigned long long* stats
+#ifdef GATHER
+    , const int* __restrict__ perm, const int* __restrict__ id, int* __restrict__ id2
+#endif
+    )
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     bool live = i < n;
-    REAL2 own = live ? pos[i] : REAL2{0, 0};
+    REAL2 own = live ? load2(pos, SRC(i)) : REAL2{0, 0};
     REAL xi = own.x, yi = own.y;
 #ifdef TILED
     // The block's neighbourhood is the slab of sorted particles from the first bin below-left of
@@ -179,23 +274,24 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
     __shared__ int slab_first, slab_last;
     if (threadIdx.x == 0) {
         int first = blockIdx.x * blockDim.x, last = min(first + (int)blockDim.x, n) - 1;
-        slab_first = start[max(bin_of(pos[first].x, pos[first].y, inv_width, nb) - nb - 1, 0)];
-        slab_last = start[min(bin_of(pos[last].x, pos[last].y, inv_width, nb) + nb + 2, nb * nb)];
+        REAL2 p = load2(pos, SRC(first)), q = load2(pos, SRC(last));
+        slab_first = start[max(bin_of(p.x, p.y, inv_width, nb) - nb - 1, 0)];
+        slab_last = start[min(bin_of(q.x, q.y, inv_width, nb) + nb + 2, nb * nb)];
     }
     __syncthreads();
     int slab = min(slab_last - slab_first, TILE);  // a larger slab reads the rest from memory
-    for (int k = threadIdx.x; k < slab; k += blockDim.x) tile[k] = pos[slab_first + k];
+    for (int k = threadIdx.x; k < slab; k += blockDim.x) tile[k] = load2(pos, SRC(slab_first + k));
     __syncthreads();
-#define POS(j) ((unsigned)((j) - slab_first) < (unsigned)slab ? tile[(j) - slab_first] : pos[j])
+#define POS(j) ((unsigned)((j) - slab_first) < (unsigned)slab ? tile[(j) - slab_first] : load2(pos, SRC(j)))
 #else
-#define POS(j) pos[j]
+#define POS(j) load2(pos, SRC(j))
 #endif
-#ifdef STATS
-    double dmin = 1.0, dsum = 0.0;
-    unsigned long long pairs = 0;
+    Pairs acc;
+#ifdef BATCH
+    REAL held_dx[BATCH], held_dy[BATCH], held_r2[BATCH];  // registers: every index below is a constant
+    int held = 0;
 #endif
     if (live) {
-        REAL ax = 0, ay = 0;
         int b = bin_of(xi, yi, inv_width, nb), bx = b % nb, by = b / nb;
         int x0 = max(bx - 1, 0), x1 = min(bx + 1, nb - 1);
         for (int cy = max(by - 1, 0); cy <= min(by + 1, nb - 1); ++cy) {
@@ -205,23 +301,25 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
                 REAL dx = q.x - xi, dy = q.y - yi;
                 REAL r2 = dx * dx + dy * dy;
                 if (r2 > CUTOFF * CUTOFF) continue;
-#ifdef STATS
-                if (r2 != 0) {
-                    double d = sqrt((double)r2) / 0.01;
-                    dmin = fmin(dmin, d);
-                    dsum += d;
-                    ++pairs;
-                }
+#ifdef BATCH
+                if (held == BATCH) { flush(acc, held_dx, held_dy, held_r2, held); held = 0; }
+#pragma unroll
+                for (int k = 0; k < BATCH; ++k)
+                    if (k == held) { held_dx[k] = dx; held_dy[k] = dy; held_r2[k] = r2; }
+                ++held;
+#else
+                acc.add(dx, dy, r2);
 #endif
-                r2 = r2 > MIN_R * MIN_R ? r2 : MIN_R * MIN_R;
-                REAL r = sqrt(r2);
-                REAL coef = (1 - CUTOFF / r) / r2 / MASS;
-                ax += coef * dx;
-                ay += coef * dy;
             }
         }
-        REAL2 w = vel[i];
-        REAL u = w.x + ax * DT, v = w.y + ay * DT;
+#ifdef BATCH
+        flush(acc, held_dx, held_dy, held_r2, held);
+#endif
+        REAL2 w = load2(vel, SRC(i));
+#ifdef GATHER
+        id2[i] = id[perm[i]];
+#endif
+        REAL u = w.x + acc.ax * DT, v = w.y + acc.ay * DT;
         REAL px = xi + u * DT, py = yi + v * DT;
         while (px < 0 || px > size) { px = px < 0 ? -px : 2 * size - px; u = -u; }
         while (py < 0 || py > size) { py = py < 0 ? -py : 2 * size - py; v = -v; }
@@ -232,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
         offset[i] = atomicAdd(&count[nb_new], 1);
     }
 #ifdef STATS
-    add_stats(stats, dmin, dsum, pairs);
+    add_stats(stats, acc.dmin, acc.dsum, acc.pairs);
 #endif
 }
 

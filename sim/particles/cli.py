@@ -2,7 +2,7 @@
 writes the trajectory file) and ``particles-check`` (the 2020+ checker).
 
 Refused before any work (exit 2): a seed outside 0..2^32-1, an unknown --init, --variant or
---precision when the GPU kernels will not run, an output path sim.writer refuses, and a run whose
+--precision, --reorder or --force when the GPU kernels will not run, an output path sim.writer refuses, and a run whose
 memory or output size exceeds what this machine has. A run estimated past
 ``resources.NOTICE_SECONDS`` says how long it will take and shows progress; Ctrl-C stops it between
 steps (a step of 2M particles takes about 0.4 s here) with exit 130, the previous output kept.
@@ -15,6 +15,7 @@ import time
 
 from sim import cli, resources
 from sim.cli import Command, UsageError
+from sim.particles.kernels import FORCES, REORDERS
 
 PARTICLE_STEPS_PER_SECOND_PER_THREAD = 2.5e6  # measured: 2.7e6 at 2M particles, more below, on 2 threads
 GPU_PARTICLE_STEPS_PER_SECOND = 1e10  # an H200, fp64 plain, 10M particles (README)
@@ -22,6 +23,7 @@ HOST_BYTES_PER_PARTICLE = 200  # measured peak 185 (state, bins, statistics, ini
 GPU_BYTES_PER_PARTICLE = 100  # measured 90 in CuPy's pool (bench/results/h200-particles-gpu.json)
 FRAME_SECONDS_PER_PARTICLE = 0.45e-6  # formatting one 'x y' line
 LINE_BYTES = 14  # a little below the 16-17 bytes of a typical 'x y' line
+GPU_ONLY = ("variant", "precision", "reorder", "force")  # arguments that only the GPU kernels take
 
 
 def add_particles_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,8 +33,10 @@ def add_particles_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=cli.positive_int, default=1000, help="steps (default 1000)")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"), help="default cpu")
     p.add_argument("--init", default="2020", help="initial state: 2020 (mt19937) or legacy (drand48)")
-    p.add_argument("--variant", help="GPU: force kernel variant, plain (default), tiled or blockscan")
+    p.add_argument("--variant", help="GPU: force kernel variant, plain (default), tiled, blockscan or texture")
     p.add_argument("--precision", choices=("fp64", "fp32"), help="GPU: float precision (default fp64)")
+    p.add_argument("--reorder", choices=REORDERS, help="GPU: re-sorting, scatter (default) or gather")
+    p.add_argument("--force", choices=FORCES, help="GPU: force arithmetic, course (default) or rsqrt")
 
 
 def _on_gpu(args) -> bool:
@@ -40,7 +44,7 @@ def _on_gpu(args) -> bool:
     from sim.backend import gpu_status
 
     on_gpu = args.backend == "gpu" or (args.backend == "auto" and gpu_status().available)
-    given = [name for name in ("variant", "precision") if getattr(args, name) is not None]
+    given = [name for name in GPU_ONLY if getattr(args, name) is not None]
     if given and not on_gpu:
         why = "" if args.backend == "cpu" else f" (auto chose the CPU: {gpu_status().reason})"
         names = " and ".join(f"--{name}" for name in given)
@@ -83,9 +87,11 @@ def run_particles(args) -> int:
     if dist.world().size > 1:  # mpiexec -n R: the box in strips, one per rank; rank 0 prints and writes
         from sim.dist import particles as ranks_particles
 
+        if args.reorder is not None or args.force is not None:  # the ranks run the scatter path
+            raise UsageError("--reorder and --force apply to one process only")
         return ranks_particles.run(args, init, on_gpu, need)
     resources.check(need)
-    options = {"variant": args.variant, "precision": args.precision}
+    options = {name: getattr(args, name) for name in GPU_ONLY}
     try:
         scene = create_scene("particles", preset=init, backend=args.backend, n=args.n, seed=args.seed,
                              **{k: v for k, v in options.items() if v is not None})

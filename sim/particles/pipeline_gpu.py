@@ -5,7 +5,12 @@ into the new bin), the prefix sum of the counts (CuPy's cumsum, or the report's 
 block scan), ``scatter`` into the new bin order. Variants:
 - "plain": forces read the sorted arrays; CuPy's cumsum;
 - "tiled": each block stages its neighbourhood in shared memory;
-- "blockscan": plain forces with the report's three-launch scan.
+- "blockscan": plain forces with the report's three-launch scan;
+- "texture": plain, with positions and velocities fetched through texture objects.
+``reorder="gather"`` replaces the scatter by ``place`` (each bin-order slot's source index only):
+the next step reads its particle and its neighbours through that index and writes the moved state
+at its own slot, so the state arrays are in the order the last step wrote them, not bin order.
+``force="rsqrt"``: one reciprocal square root per interacting pair instead of sqrt and divisions.
 Bins are BIN_CUTOFFS cutoffs wide: fewer, wider bins cost a few more (cached) candidate tests
 but much less counting, scanning and clearing of bins. fp64 by default, fp32 as an option.
 """
@@ -21,12 +26,14 @@ from sim.particles import kernels, world
 
 VARIANTS = kernels.VARIANTS
 SCAN_BLOCK = 512  # threads of scan_blocks; each scans two counts
+MAX_TEXTURE_1D_LINEAR_WIDTH = 69  # cudaDevAttrMaxTexture1DLinearWidth: 2^27 texels on Hopper
 BIN_CUTOFFS = 2.0  # bin side in cutoffs (at least 1): measured fastest on an H200 (1.5 to 3 within 3%)
 
 
 class ParticlesGpu:
     def __init__(self, x, y, vx, vy, size: float, variant: str = "plain", precision: str = "fp64",
-                 block: int = 256, stats: bool = True, bin_cutoffs: float = BIN_CUTOFFS, device: int = 0):
+                 block: int = 256, stats: bool = True, bin_cutoffs: float = BIN_CUTOFFS, device: int = 0,
+                 reorder: str = "scatter", force: str = "course"):
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
         if precision not in ("fp64", "fp32"):
@@ -34,7 +41,9 @@ class ParticlesGpu:
         self.real = np.float64 if precision == "fp64" else np.float32
         self.variant, self.precision, self.block, self.stats_on = variant, precision, int(block), stats
         self.device = int(device)
-        self.k = cuda.kernels(kernels.step(variant, precision, self.block, stats), self.device)
+        self.gather = reorder == "gather"
+        self.reorder, self.force = reorder, force
+        self.k = cuda.kernels(kernels.step(variant, precision, self.block, stats, reorder, force), self.device)
         self.n = n = x.shape[0]
         self.size = size
         self.nb = max(1, int(size / (world.CUTOFF * max(bin_cutoffs, 1.0))))
@@ -55,10 +64,14 @@ class ParticlesGpu:
             self.stat = cupy.zeros(3, cupy.uint64)
             self.stat[0] = np.float64(1.0).view(np.uint64)
             self.totals = cupy.asarray([1.0, 0.0, 0.0])  # absmin, sum of per-step averages, steps with pairs
+        self.perm = cupy.empty(n, cupy.int32) if self.gather else None
+        # TEXTURE: one texture object per buffer the step reads (both sets' positions and velocities)
+        self.textures = [[linear_texture(a, self.real, self.device) for a in s[:2]] for s in self.buffers] \
+            if variant == "texture" else None
         self.k["count_bins"](*grid_for(n, 256), (state[0], np.int32(n), self.real(self.inv_width),
                                                  np.int32(self.nb), self.bin, self.offset, self.count))
         self._scan()
-        self._scatter()
+        self._reorder()
 
     # --- every step re-sorted ------------------------------------------------------------------
     def _scan(self) -> None:
@@ -72,24 +85,31 @@ class ParticlesGpu:
             cupy.cumsum(self.count, dtype=cupy.int32, out=self.start[1:])
             self.count.fill(0)
 
-    def _scatter(self) -> None:
-        """From the current set into the other one, in bin order; the other set becomes current."""
+    def _reorder(self) -> None:
+        """Scatter: the current set into the other one, in bin order (the other becomes current).
+        Gather: only each bin-order slot's source index; the next step reads through it."""
+        if self.gather:
+            self.k["place"](*grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n), self.perm))
+            return
         self.k["scatter"](*grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n),
                                                    *self.buffers[self.cur], *self.buffers[1 - self.cur]))
         self.cur = 1 - self.cur
 
     def step(self, timer) -> None:
         a, b = self.buffers[self.cur], self.buffers[1 - self.cur]
+        source = self.textures[self.cur] if self.textures else a[:2]
+        gather = (self.perm, a[2], b[2]) if self.gather else ()
         with timer.stage("forces+move"):
             self.k["step"](*grid_for(self.n, self.block), (
-                *a[:2], self.start, np.int32(self.n), self.real(self.size), self.real(self.inv_width),
-                np.int32(self.nb), *b[:2], self.bin, self.offset, self.count, self._stats_arg()))
+                *source, self.start, np.int32(self.n), self.real(self.size), self.real(self.inv_width),
+                np.int32(self.nb), *b[:2], self.bin, self.offset, self.count, self._stats_arg(), *gather))
             self._fold_stats()
-        a[2], b[2] = b[2], a[2]  # the moved particles are in set b at their old indices; so are their ids
+        if not self.gather:  # the moved particles are in set b at their old indices; so are their ids
+            a[2], b[2] = b[2], a[2]
         self.cur = 1 - self.cur
         with timer.stage("bin"):
             self._scan()
-            self._scatter()
+            self._reorder()
 
     def _stats_arg(self):
         return self.stat if self.stats_on else np.uint64(0)
@@ -101,9 +121,15 @@ class ParticlesGpu:
     # --- reading back ------------------------------------------------------------------------
     @property
     def state(self) -> list:
-        """x, y, vx, vy (views of the pairs) and ids of the current set, in bin-sorted order."""
+        """x, y, vx, vy (views of the pairs) and ids of the current set: in bin order (scatter), or in
+        the order the last step wrote them, slot i by thread i (gather; ``bin_order`` sorts them)."""
         pos, vel, ids = self.buffers[self.cur]
         return [pos[:, 0], pos[:, 1], vel[:, 0], vel[:, 1], ids]
+
+    @property
+    def bin_order(self):
+        """Indices of ``state`` in bin order (the next step's slots)."""
+        return self.perm if self.gather else cupy.arange(self.n, dtype=cupy.int32)
 
     def _by_id(self, arrays) -> list[np.ndarray]:
         """Device arrays in bin order -> float64 host arrays in the particles' own order."""
@@ -124,7 +150,7 @@ class ParticlesGpu:
         return tuple(self._by_id(self.state[:4]))
 
     def sorted_host_state(self) -> tuple[np.ndarray, ...]:
-        """x, y, vx, vy (float64) and ids, in the device's (bin-sorted) order."""
+        """x, y, vx, vy (float64) and ids, in the device's order (``state``'s)."""
         *arrays, ids = self.state
         return tuple(cupy.asnumpy(a).astype(np.float64) for a in arrays) + (cupy.asnumpy(ids),)
 
@@ -133,3 +159,31 @@ class ParticlesGpu:
         absmin, total, steps = (float(v) for v in self.totals.get())
         return absmin, total, int(steps)
 
+
+
+def texture_limit(device: int) -> int:
+    """The most texels of a 1D texture over linear memory on ``device``."""
+    from cupy.cuda import runtime
+
+    return runtime.deviceGetAttribute(MAX_TEXTURE_1D_LINEAR_WIDTH, device)
+
+
+def linear_texture(a, real, device: int):
+    """A texture object over the (n, 2) array ``a``: fp64 pairs as int4 texels (the kernel reassembles
+    the doubles with __hiloint2double; textures have no 64-bit float channels), fp32 pairs as float2."""
+    from cupy.cuda import runtime, texture
+
+    texels = a.shape[0]
+    limit = texture_limit(device)
+    if texels > limit:
+        raise ValueError(f"the texture variant reads at most {limit} particles on this GPU (a 1D texture over "
+                         f"linear memory has at most that many texels); {texels} asked: use plain")
+    if real == np.float64:
+        channels = texture.ChannelFormatDescriptor(32, 32, 32, 32, runtime.cudaChannelFormatKindSigned)
+    else:
+        channels = texture.ChannelFormatDescriptor(32, 32, 0, 0, runtime.cudaChannelFormatKindFloat)
+    resource = texture.ResourceDescriptor(runtime.cudaResourceTypeLinear, arr=a, chDesc=channels,
+                                          sizeInBytes=a.nbytes)
+    sampling = texture.TextureDescriptor(filterMode=runtime.cudaFilterModePoint,
+                                         readMode=runtime.cudaReadModeElementType)
+    return texture.TextureObject(resource, sampling)
