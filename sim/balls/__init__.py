@@ -6,6 +6,7 @@ from sim.contract import (
                           BlockColoring,
                           GpuKnobs,
                           HistogramSource,
+                          Option,
                           Param,
                           Preset,
                           SceneSpec,
@@ -61,4 +62,12 @@ SPEC = SceneSpec(
     block_colors=BlockColoring(),
     histogram=HistogramSource(dims=3),
     kernels="sim.balls.kernels:builds",
+    options=(
+        Option("batch", "neighbour positions loaded together, in the GPU step (partners) and the grid search "
+               "(runs of cells): fewer dependent loads, the same results", tuple(map(str, world.BATCHES)),
+               str(world.DEFAULT_BATCH)),
+        Option("prefilter", "grid search: reject pairs from their distance and the fastest ball's speed before "
+               "loading velocities (speed) or test every pair in full (none); the pairs are the same",
+               world.PREFILTERS, world.DEFAULT_PREFILTER),
+    ),
 )

@@ -3,6 +3,12 @@
 // One thread per ball gathers the forces of its partner list (symmetric: each pair is in both
 // balls' lists, so no atomics) and of the trough, then integrates (semi-implicit Euler). The state
 // is double-buffered: every thread reads the old state and writes the new one.
+//
+// The partner loop is bound by load latency, not bytes: one partner at a time is two dependent
+// loads (its index, then its position) per partner. BATCH partners go together: their indices in
+// one round of independent loads, their positions in a second, then their forces in list order
+// (the sums are the same as one at a time, bit for bit). A partner's velocity and spin are read
+// only when the two balls touch: most proximity pairs are near misses.
 
 struct Contact {
     float density, w0, zeta, mu, mu_roll, gravity, dt;
@@ -12,6 +18,10 @@ struct Contact {
 #define TANGENTIAL_DAMPING 0.15f
 #define ROLLING_DAMPING 0.5f
 #define FOUR_THIRDS_PI 4.18879020478639f
+
+#ifndef BATCH
+#define BATCH 4
+#endif
 
 __device__ __forceinline__ float3 cross3(float3 a, float3 b)
 {
@@ -24,14 +34,16 @@ __device__ __forceinline__ float3 operator-(float3 a, float3 b) { return make_fl
 __device__ __forceinline__ float3 operator*(float s, float3 a) { return make_float3(s * a.x, s * a.y, s * a.z); }
 __device__ __forceinline__ float mass(float r, float density) { return density * FOUR_THIRDS_PI * r * r * r; }
 
-// Force and torque on ball i from its contact with ball j (nothing when they do not touch).
-__device__ __forceinline__ void ball_contact(float4 pi, float4 vi, float4 wi, float4 pj, float4 vj, float4 wj,
+// Force and torque on ball i from its contact with ball j at pj (nothing when they do not touch).
+__device__ __forceinline__ void ball_contact(float4 pi, float4 vi, float4 wi, float4 pj, int j,
+                                             const float4* __restrict__ vel, const float4* __restrict__ omega,
                                              const Contact& c, float3& force, float3& torque)
 {
     float3 d = xyz(pj) - xyz(pi);
     float reach = pi.w + pj.w;
     float dist2 = dot3(d, d);
     if (dist2 >= reach * reach || dist2 == 0.f) return;
+    float4 vj = vel[j], wj = omega[j];
     float dist = sqrtf(dist2);
     float3 n = (1.f / dist) * d;  // from i to j
     float mi = mass(pi.w, c.density), mj = mass(pj.w, c.density);
@@ -119,9 +131,18 @@ extern "C" __global__ void step(const float4* __restrict__ pos, const float4* __
     float4 p = pos[i], v = vel[i], w = omega[i];
     float3 force = make_float3(0.f, 0.f, 0.f), torque = make_float3(0.f, 0.f, 0.f);
     int partners_of_i = count[i];
-    for (int s = 0; s < partners_of_i; ++s) {
-        int j = partners[(size_t)s * stride + i];
-        ball_contact(p, v, w, pos[j], vel[j], omega[j], c, force, torque);
+    for (int first = 0; first < partners_of_i; first += BATCH) {
+        int j[BATCH];
+        float4 pj[BATCH];
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b)
+            j[b] = first + b < partners_of_i ? partners[(size_t)(first + b) * stride + i] : -1;
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b)
+            if (j[b] >= 0) pj[b] = pos[j[b]];
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b)
+            if (j[b] >= 0) ball_contact(p, v, w, pj[b], j[b], vel, omega, c, force, torque);
     }
     trough_contact(p, v, w, c, force, torque);
     float m = mass(p.w, c.density);

@@ -50,30 +50,38 @@ class BallsGpu:
     """Device state and kernels for one balls scene."""
 
     def __init__(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, variant: str = "grid",
-                 block: int = 128, fallen_y: float = -60.0, device: int = 0):
+                 block: int = 128, fallen_y: float = -60.0, device: int = 0, batch: int = world.DEFAULT_BATCH,
+                 prefilter: str = world.DEFAULT_PREFILTER):
         self.device = int(device)
         check_memory(pos.shape[0])
         self.fallen_y = fallen_y  # balls below are dropped at the next pass
         self.sm_count = cupy.cuda.runtime.getDeviceProperties(self.device)["multiProcessorCount"]
-        self.variant, self.block = variant, block
+        self.variant, self.block, self.prefilter, self.batch = variant, block, prefilter, int(batch)
         self.set_variant(variant)
         self.set_block(block)
-        self._step = cuda.kernel(kernels.STEP, self.device)
+        self.set_design(batch, prefilter)
         self.load(pos, vel, omega)
 
     # --- configuration -------------------------------------------------------------------
     def set_variant(self, variant: str) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
-        self.kernels = cuda.kernels(kernels.proximity(variant, self.block), self.device)
+        self.kernels = cuda.kernels(kernels.proximity(variant, self.block, self.prefilter, self.batch), self.device)
         self.variant = variant
 
     def set_block(self, block: int) -> None:
         block = int(block)
         if not (32 <= block <= 1024 and block % 32 == 0):
             raise ValueError(f"block size must be a multiple of 32 from 32 to 1024, got {block}")
-        self.kernels = cuda.kernels(kernels.proximity(self.variant, block), self.device)
+        self.kernels = cuda.kernels(kernels.proximity(self.variant, block, self.prefilter, self.batch), self.device)
         self.block = block
+
+    def set_design(self, batch: int, prefilter: str) -> None:
+        """Neighbour loads issued together (the step's partners, the grid search's runs) and the grid
+        search's prefilter (``world.BATCHES``, ``world.PREFILTERS``): the results are the same."""
+        step = cuda.kernel(kernels.step(int(batch)), self.device)
+        self.kernels = cuda.kernels(kernels.proximity(self.variant, self.block, prefilter, int(batch)), self.device)
+        self._step, self.batch, self.prefilter = step, int(batch), prefilter
 
     # --- state ---------------------------------------------------------------------------
     def load(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray) -> None:

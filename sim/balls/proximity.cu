@@ -4,7 +4,8 @@
 //   VARIANT_GLOBAL   z-sweep, plain loads of float4 position (xyz + radius) and velocity
 //   VARIANT_TEXTURE  z-sweep, loads through texture objects over the same linear memory
 //   VARIANT_SHARED   z-sweep, each block stages the idx1 balls its threads scan in shared memory
-//   VARIANT_GRID     hashed uniform grid, counting sort, 27 neighbour cells
+//   VARIANT_GRID     hashed uniform grid, counting sort, 27 neighbour cells (SPEED_BOUND: reject
+//                    most pairs before loading velocities)
 // The state is already in the order the kernels walk (sorted by z_max, or by cell), so a ball's
 // array index is its sorted index. Partners go into per-ball lists of capacity K stored slot-major
 // (partners[slot * stride + ball]); counts keep counting past K so the host sees an overflow and
@@ -26,20 +27,35 @@
 #define BLOCK 1024
 #endif
 
+// Grid search: neighbour positions loaded together (one round of independent loads, not one
+// dependent load per test); the tests still run one by one in index order.
+#ifndef BATCH
+#define BATCH 4
+#endif
+
 #ifdef PLANT_MARGIN
 #define MARGIN(m) (PLANT_MARGIN)
 #else
 #define MARGIN(m) (m)
 #endif
 
-// |p1 - p9| - T*|v1 - v9| <= margin*(r1 + r9), each operation rounded on its own.
-__device__ __forceinline__ bool in_proximity(float4 p1, float4 v1, float4 p9, float4 v9, float t, float margin)
+// |p1 - p9| - T*|v1 - v9| <= margin*(r1 + r9), each operation rounded on its own; in two parts so
+// that the grid search can reject a pair from its positions alone (SPEED_BOUND below).
+__device__ __forceinline__ float distance(float4 p1, float4 p9)
 {
     float dx = p1.x - p9.x, dy = p1.y - p9.y, dz = p1.z - p9.z;
+    return sqrtf(dx * dx + dy * dy + dz * dz);
+}
+__device__ __forceinline__ float reach(float4 p1, float4 p9, float margin) { return MARGIN(margin) * (p1.w + p9.w); }
+__device__ __forceinline__ bool approaches(float dist, float4 v1, float4 v9, float t, float within)
+{
     float ux = v1.x - v9.x, uy = v1.y - v9.y, uz = v1.z - v9.z;
-    float dist = sqrtf(dx * dx + dy * dy + dz * dz);
     float speed = sqrtf(ux * ux + uy * uy + uz * uz);
-    return dist - t * speed <= MARGIN(margin) * (p1.w + p9.w);
+    return dist - t * speed <= within;
+}
+__device__ __forceinline__ bool in_proximity(float4 p1, float4 v1, float4 p9, float4 v9, float t, float margin)
+{
+    return approaches(distance(p1, p9), v1, v9, t, reach(p1, p9, margin));
 }
 
 // A ball's partner list gets `other`; past the capacity, the longest list is reported instead.
@@ -194,7 +210,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restri
 struct Grid {
     float ox, oy, oz, cell;
     int nx, ny, nz;
+    float speed_bound;  // >= every pair's relative speed as the predicate rounds it
 };
+
+// SPEED_BOUND: a pair whose distance minus T * speed_bound already exceeds its reach is rejected
+// before its velocity is loaded. Exact, not a heuristic: the predicate's speed is <= speed_bound,
+// and float rounding is monotone, so fl(dist - fl(T*speed)) >= fl(dist - fl(T*speed_bound)) > reach.
+// speed_bound = 2 * (the fastest live ball's speed) * (1 + 1e-4) + 1e-18: the relative slack is far
+// above the few roundings of the speeds (~1e-6), the absolute one above any underflowed square.
 
 // Floats as ints that order like the floats, for atomicMin/atomicMax.
 __device__ __forceinline__ int ordered(float f) { int i = __float_as_int(f); return i >= 0 ? i : i ^ 0x7fffffff; }
@@ -237,7 +260,8 @@ extern "C" __global__ void grid_setup(const int* bounds, float t, float margin, 
     float lo[3], hi[3];
     for (int a = 0; a < 3; ++a) { lo[a] = unordered(bounds[a]); hi[a] = unordered(bounds[3 + a]); }
     float reach = 2.f * MARGIN(margin) * unordered(bounds[6]) + 2.f * t * sqrtf(unordered(bounds[7]));
-    Grid g = {lo[0], lo[1], lo[2], reach * 1.01f + 1e-6f, 1, 1, 1};  // 1% to spare for rounding
+    float speed_bound = 2.f * sqrtf(unordered(bounds[7])) * 1.0001f + 1e-18f;
+    Grid g = {lo[0], lo[1], lo[2], reach * 1.01f + 1e-6f, 1, 1, 1, speed_bound};  // 1% to spare for rounding
     if (!(lo[0] <= hi[0])) { g.ox = g.oy = g.oz = 0.f; g.cell = 1.f; *grid = g; return; }  // no live balls
     for (;;) {
         long long nx = (long long)((hi[0] - lo[0]) / g.cell) + 1;
@@ -307,18 +331,34 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restri
     if (i < n && p9.y >= fallen_y) {
         const Grid g = *grid;
         float4 v9 = vel[i];
+#ifdef SPEED_BOUND
+        float far = t * g.speed_bound;  // how far no pair can close in the lifetime
+#endif
         int3 c = cell_of(p9, g);
         int x0 = max(c.x - 1, 0), x1 = min(c.x + 1, g.nx - 1);
         for (int z = max(c.z - 1, 0); z <= min(c.z + 1, g.nz - 1); ++z)
             for (int y = max(c.y - 1, 0); y <= min(c.y + 1, g.ny - 1); ++y) {
                 int first = cell_index(x0, y, z, g), last = cell_index(x1, y, z, g);
                 int end = cell_end[last];
-                for (int j = cell_end[first] - cell_count[first]; j < end; ++j) {
-                    if (j == i) continue;
-                    ++scanned;
-                    if (in_proximity(pos[j], vel[j], p9, v9, t, margin)) {
-                        if (found < k) partners[(size_t)found * stride + i] = j;
-                        ++found;
+                // BATCH positions of the run in one round of loads, then their tests in order
+                for (int j0 = cell_end[first] - cell_count[first]; j0 < end; j0 += BATCH) {
+                    float4 pj[BATCH];
+#pragma unroll
+                    for (int b = 0; b < BATCH; ++b)
+                        if (j0 + b < end) pj[b] = pos[j0 + b];
+#pragma unroll
+                    for (int b = 0; b < BATCH; ++b) {
+                        int j = j0 + b;
+                        if (j >= end || j == i) continue;
+                        ++scanned;
+                        float dist = distance(pj[b], p9), within = reach(pj[b], p9, margin);
+#ifdef SPEED_BOUND
+                        if (dist - far > within) continue;
+#endif
+                        if (approaches(dist, vel[j], v9, t, within)) {
+                            if (found < k) partners[(size_t)found * stride + i] = j;
+                            ++found;
+                        }
                     }
                 }
             }

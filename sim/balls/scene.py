@@ -34,7 +34,7 @@ from sim.scene import Scene
 class BallsScene(BallItems, Scene):
     spec = SPEC
 
-    def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
+    def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0, **options):
         self.settings = world.BallSettings()
         self.pass_log: deque[tuple[int, int]] = deque(maxlen=100_000)
         self.gpu = None  # BallsGpu holding the state (backend "gpu") or lent for CUDA proximity
@@ -42,7 +42,7 @@ class BallsScene(BallItems, Scene):
         self.thread_of: np.ndarray | None = None  # CPU physics with CUDA proximity: ball -> thread
         self.last_tests = self.last_pairs = 0
         self._checked_lists = None  # the last check's (GPU count, slots, CPU count, slots), for describe_check
-        super().__init__(preset, backend, n, seed, variant, block, device)
+        super().__init__(preset, backend, n, seed, variant, block, device, **options)
 
     # --- what runs where ----------------------------------------------------------------------
     def gpu_kernels_run(self) -> bool:
@@ -57,14 +57,20 @@ class BallsScene(BallItems, Scene):
 
     def _apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
+            self.gpu.set_design(*self._design)
             self.gpu.set_variant(self.variant)
             self.gpu.set_block(self.block)
         self._need_pass = True
 
+    @property
+    def _design(self) -> tuple[int, str]:
+        """The GPU step's partner batch and the grid search's prefilter, from the scene's options."""
+        return int(self.options["batch"]), self.options["prefilter"]
+
     def _new_gpu(self, pos, vel, omega, trough):
         from sim.balls.pipeline_gpu import BallsGpu
 
-        return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device)
+        return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device, *self._design)
 
     def _move_state(self, backend: str) -> None:
         if backend == "gpu":

@@ -32,6 +32,10 @@ TROUGH_Z_MAX = 80.0
 
 PROXIMITY_VARIANTS = ("global", "texture", "shared", "grid")  # GPU kernels; the CPU twin of the first
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)                 # three is the z-sweep, of grid the grid
+PREFILTERS = ("speed", "none")  # grid search: reject by distance and the fastest speed before loading velocities
+DEFAULT_PREFILTER = "speed"
+BATCHES = (1, 4, 8)  # partners whose positions the GPU step loads together
+DEFAULT_BATCH = 4
 
 DEFAULT_RADIUS = 2.0
 BENCH_RADIUS = 1.08

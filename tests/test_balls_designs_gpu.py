@@ -1,0 +1,125 @@
+"""The balls GPU design options (neighbour loads batched, the grid's speed-bound prefilter) against
+the CPU twins: every option finds the same pairs and takes the same step (run with pytest -m gpu)."""
+
+import numpy as np
+import pytest
+from test_balls_gpu import _NoTimer, gpu_pass, random_cloud
+from test_balls_proximity import all_pairs_brute_force as brute_force_pairs
+
+from sim.balls import pipeline_cpu, world
+from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
+
+pytestmark = pytest.mark.gpu
+
+T = world.PAIR_LIFETIME
+M = world.PROXIMITY_MARGIN
+DESIGNS = [(f, k) for f in world.PREFILTERS for k in world.BATCHES]
+
+
+def edge_pairs(rng, count, speed):
+    """Pairs flying apart at the fastest relative speed (the prefilter's bound, less its slack), at
+    distances within a few ulps of the predicate's edge: where a loose prefilter would drop a pair."""
+    pos = np.empty((2 * count, 4), np.float32)
+    vel = np.zeros((2 * count, 4), np.float32)
+    centre = rng.uniform(-60.0, 60.0, (count, 3))
+    axis = rng.normal(size=(count, 3))
+    axis /= np.linalg.norm(axis, axis=1, keepdims=True)
+    radius = rng.uniform(0.5, 1.5, (count, 2)).astype(np.float32)
+    gap = M * (radius[:, 0] + radius[:, 1]) + T * 2 * speed
+    gap *= 1 + rng.integers(-8, 9, count) * 6e-8  # a few float32 ulps either side of the edge
+    pos[0::2, :3] = centre - 0.5 * gap[:, None] * axis
+    pos[1::2, :3] = centre + 0.5 * gap[:, None] * axis
+    pos[0::2, 3], pos[1::2, 3] = radius[:, 0], radius[:, 1]
+    vel[0::2, :3] = -speed * axis
+    vel[1::2, :3] = speed * axis
+    return pos, vel
+
+
+@pytest.mark.parametrize("prefilter, batch", DESIGNS)
+@pytest.mark.parametrize("cloud", ["slow", "fast", "one fast ball", "edge"])
+def test_grid_designs_find_the_brute_force_pairs(prefilter, batch, cloud):
+    rng = np.random.default_rng()
+    if cloud == "edge":
+        pos, vel = edge_pairs(rng, 2000, 7.0)
+    else:
+        pos, vel = random_cloud(rng, 3001, 14.0, speed={"slow": 0.5, "fast": 30.0}.get(cloud, 1.0))
+        if cloud == "one fast ball":  # the bound is loose for every other pair, still exact
+            vel[rng.integers(pos.shape[0]), :3] = 400.0
+    gpu, result, (spos, svel, _), count, slots = gpu_pass(pos, vel, "grid", 128, batch=batch, prefilter=prefilter)
+    expected = brute_force_pairs(spos, svel)
+    assert result.pairs == expected.shape[0]
+    if cloud == "edge":
+        assert 0 < expected.shape[0] < pos.shape[0] // 2, "some edge pairs in, some out"
+    cpu_count, cpu_slots = lists_from_pairs(expected, gpu.n)
+    assert not differing_items(count, slots, cpu_count, cpu_slots).any()
+
+
+@pytest.mark.parametrize("prefilter, batch", DESIGNS)
+def test_grid_designs_keep_every_pair_of_overflowing_lists(prefilter, batch):
+    rng = np.random.default_rng()
+    pos, vel = random_cloud(rng, 2500, 5.0, speed=1.0)  # ~100 partners per ball, capacity starts at 16
+    gpu, _, (spos, svel, _), count, slots = gpu_pass(pos, vel, "grid", 64, batch=batch, prefilter=prefilter)
+    assert count.max() > 16
+    cpu_count, cpu_slots = lists_from_pairs(brute_force_pairs(spos, svel), gpu.n)
+    assert not differing_items(count, slots, cpu_count, cpu_slots).any()
+
+
+def test_step_batches_agree_bit_for_bit_and_with_the_cpu_twin():
+    """One step from a crowded state (many contacts, lists longer than a batch, some balls on the
+    trough): every batch gives the same state bit for bit (same forces in the same order), and the
+    CPU twin agrees to rounding (it sums each pair's forces in pair order, without FMAs)."""
+    import cupy
+
+    from sim.balls.pipeline_gpu import BallsGpu
+
+    rng = np.random.default_rng()
+    pos, vel = random_cloud(rng, 4000, 15.0, speed=3.0)
+    pos[:, 1] -= 26.0  # the lowest balls rest against the trough bottom (y = -40)
+    omega = np.zeros_like(pos)
+    omega[:, :3] = rng.normal(0.0, 2.0, (pos.shape[0], 3))
+    settings, trough = world.BallSettings(friction=0.5), world.Trough()
+    states = {}
+    for batch in world.BATCHES:
+        gpu = BallsGpu(pos, vel, omega, "grid", 128, fallen_y=-1e30, batch=batch)
+        gpu.proximity_pass(_NoTimer())
+        before = gpu.host_state()
+        count, slots = gpu.host_lists()
+        for spare in gpu._spare:
+            spare.fill(np.nan)  # poison: every output written
+        gpu.step(settings, trough, settings.zeta(), world.DT)
+        cupy.cuda.Device().synchronize()
+        states[batch] = gpu.host_state()
+    assert count.max() > max(world.BATCHES), "some lists span several batches"
+    for batch in world.BATCHES:
+        for got, first in zip(states[batch], states[world.BATCHES[0]], strict=True):
+            assert np.isfinite(got).all()
+            np.testing.assert_array_equal(got, first)
+    host = pipeline_cpu.HostBalls(*before)
+    mine, theirs = pairs_from_lists(count, slots)
+    host.pairs = np.column_stack([mine, theirs]).astype(np.int64)
+    pipeline_cpu.step(host, settings, trough, world.DT)
+    moved = np.abs(host.pos[:, :3] - before[0][:, :3]).max()
+    assert moved > 1e-3, "contacts pushed balls apart"
+    fair = ~at_contact_onset(before[0], mine, theirs, trough)
+    assert fair.mean() > 0.99
+    for got, want in zip(states[world.BATCHES[0]], (host.pos, host.vel, host.omega), strict=True):
+        scale = np.abs(want[:, :3]).max()
+        np.testing.assert_allclose(got[fair, :3], want[fair, :3], rtol=0, atol=2e-5 * scale)
+
+
+def at_contact_onset(pos, mine, theirs, trough, within=1e-5):
+    """Balls with a contact (ball or trough) within ``within`` of its onset. There the damped normal
+    force jumps from 0 to 2 zeta w0 m |v_n|, so one rounding (an FMA on the GPU) may decide whether a
+    contact acts at all: those balls are compared by the bit-for-bit check between batches only."""
+    d = pos[mine, :3].astype(np.float64) - pos[theirs, :3]
+    reach = pos[mine, 3].astype(np.float64) + pos[theirs, 3]
+    edge = np.abs(np.sqrt((d * d).sum(axis=1)) / reach - 1) < within
+    marked = np.zeros(pos.shape[0], bool)
+    marked[mine[edge]] = marked[theirs[edge]] = True
+    x, y, z = (pos[:, a].astype(np.float64) for a in range(3))
+    below = y <= 0
+    radial = np.hypot(x, y)
+    to_shell = np.where(below, np.abs(radial - trough.radius), np.hypot(np.abs(x) - trough.radius, y))
+    z_out = np.maximum(np.maximum(trough.z_min - z, z - trough.z_max), 0)
+    to_shell = np.hypot(to_shell, z_out)
+    return marked | (np.abs(to_shell / pos[:, 3] - 1) < within)
