@@ -97,7 +97,14 @@ class Recorder:
         """Encode the frames still in the ring and finish the file; OutputError if it cannot be written."""
         self.stopped_at = time.perf_counter()
         try:
-            for pixels, copies in self.ring.drain():
+            frames = self.ring.drain()
+            if frames and self.options.clock != STEPS:
+                # a real-time video lasts until the stop: the last frame stays on screen until then
+                late = max(math.ceil(self.elapsed() * self.options.fps) - self.counted, 0)
+                pixels, copies = frames[-1]
+                frames[-1] = (pixels, copies + late)
+                self.counted += late
+            for pixels, copies in frames:
                 self.writer.write(pixels, copies)
         except BaseException:
             self.abort()
