@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The particles step toward the hardware (one GPU, at most 150 s): the GPU tests (every variant and
+# candidate against the CPU twin), 1000 steps fp64 at 1M and 10M for each candidate — re-sorting
+# (scatter, gather) x force arithmetic (course, rsqrt, batch-rsqrt) on plain, the texture variant with
+# scatter and gather — the peer in the same call, and a short table against the targets
+# (10M <= 0.63 s, 1M <= 0.07 s). With `ncu` as second argument, a profile of the step kernel at 10M
+# (about 40 s more).
+# Usage: bench/particles-perf.sh OUT_DIR [ncu]        (bench/device.sh particles-perf runs it with $OUT)
+set -uo pipefail  # no -e: a failing stage still leaves the others' numbers
+out=${1:?usage: bench/particles-perf.sh OUT_DIR [ncu]}
+cd "$(dirname "$0")/.."
+mkdir -p "$out"
+py=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1
+sizes=1000000,10000000
+log="$out/particles-log.txt"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv | tee "$log"
+
+echo "== GPU tests" | tee -a "$log"
+timeout 55 $py -m pytest -q -m gpu -p no:cacheprovider tests/test_particles_gpu.py > "$out/particles-pytest-gpu.txt" 2>&1
+tail -n 8 "$out/particles-pytest-gpu.txt" | tee -a "$log"
+
+echo "== plain: reorder x force, 1000 steps" | tee -a "$log"
+timeout 60 $py main.py bench particles --backend gpu --sizes $sizes --steps 1000 --variant plain \
+    --reorder scatter,gather --force course,rsqrt,batch-rsqrt --json "$out/particles-plain.json" >> "$log" 2>&1
+echo "== texture, 1000 steps" | tee -a "$log"
+timeout 15 $py main.py bench particles --backend gpu --sizes $sizes --steps 1000 --variant texture \
+    --reorder scatter,gather --force batch-rsqrt --json "$out/particles-texture.json" >> "$log" 2>&1
+echo "== peer" | tee -a "$log"
+timeout 20 $py .peers/peer_particles.py --sizes $sizes --steps 1000 --json "$out/peer-particles.json" >> "$log" 2>&1
+
+if [ "${2:-}" = ncu ] && command -v ncu > /dev/null; then
+    echo "== profile: step kernel, 10M, plain (scatter, course) and (gather, batch-rsqrt)" | tee -a "$log"
+    for opts in "--reorder scatter --force course" "--reorder gather --force batch-rsqrt"; do
+        timeout 25 ncu -k regex:'^step$' -s 40 -c 1 --section SpeedOfLight --section WarpStateStats \
+            --section InstructionStats $py main.py bench particles --backend gpu -n 10000000 --steps 60 \
+            --variant plain $opts > "$out/particles-ncu-${opts//[ -]/_}.txt" 2>&1
+        echo "-- $opts" | tee -a "$log"
+        grep -E "Duration|Memory Throughput|Compute \(SM\) Throughput|Executed Ipc|Warp Cycles Per Issued|Stall" \
+            "$out/particles-ncu-${opts//[ -]/_}.txt" | head -n 14 | tee -a "$log"
+    done
+fi
+
+echo "== summary" | tee -a "$log"
+$py - "$out" <<'EOF' | tee -a "$log"
+import json, os, sys
+out = sys.argv[1]
+def load(name):
+    path = os.path.join(out, name)
+    try:
+        return json.load(open(path))["results"]
+    except (OSError, ValueError, KeyError):
+        print(f"{name}: missing (see particles-log.txt)")
+        return []
+peer = {}
+for r in load("peer-particles.json"):  # the faster of the peer's two sorts, per size
+    s = r["ms_per_step"] * r["steps"] / 1000
+    peer[r["n"]] = min(peer.get(r["n"], s), s)
+target = {1000000: 0.07, 10000000: 0.63}
+print(f"{'n':>9} {'variant':>8} {'reorder':>8} {'force':>12} {'1000 steps s':>12} {'forces ms':>9} {'bin ms':>7} "
+      f"{'x peer':>6} {'target':>6}")
+rows = load("particles-plain.json") + load("particles-texture.json")
+for r in sorted(rows, key=lambda r: (r["n"], r["wall_s"] / r["steps"])):
+    s = r["wall_s"] * 1000 / r["steps"]
+    o, st = r["options"], r["stage_ms"]
+    ratio = f"{peer[r['n']] / s:.2f}" if r["n"] in peer else "-"
+    goal = target.get(r["n"])
+    print(f"{r['n']:>9} {r['variant']:>8} {o.get('reorder', '-'):>8} {o.get('force', '-'):>12} {s:>12.3f} "
+          f"{st.get('forces+move', float('nan')):>9.3f} {st.get('bin', float('nan')):>7.3f} {ratio:>6} "
+          f"{('met' if s <= goal else f'{goal:.2f}') if goal else '-':>6}")
+for n, s in sorted(peer.items()):
+    print(f"peer {n}: {s:.3f} s for 1000 steps")
+EOF
