@@ -17,7 +17,7 @@
 // reads its particle and its neighbours through perm, writing the moved state at its own slot.
 // RSQRT computes the force with one reciprocal square root and multiplications instead of a square
 // root and three divisions (a few ulps apart: the GPU checks against the CPU are tolerances).
-// BATCH=K holds up to K interacting pairs per lane before adding their forces (same order, same sums).
+// BATCH=K: each lane holds up to K interacting neighbours before adding their forces (same order).
 
 #ifndef REAL
 #define REAL double
@@ -238,18 +238,6 @@ struct Pairs {
     }
 };
 
-#ifdef BATCH
-// BATCH: a lane holds up to BATCH interacting pairs and adds them here, in the order found. A warp
-// then runs the costly part (division, square root) about as often as its busiest lane has pairs,
-// not once per candidate that any of its lanes accepts.
-__device__ __forceinline__ void flush(Pairs& acc, const REAL* dx, const REAL* dy, const REAL* r2, int held)
-{
-#pragma unroll
-    for (int k = 0; k < BATCH; ++k)
-        if (k < held) acc.add(dx[k], dy[k], r2[k]);
-}
-#endif
-
 // One step for the particle at sorted index i: forces of its 9 neighbour bins (three runs of the
 // sorted arrays), move, reflect, then count it into its new bin for the next scatter.
 // GATHER: i is the slot in bin order; the particle comes from SRC(i) of the last step's arrays, and
@@ -288,8 +276,22 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
 #endif
     Pairs acc;
 #ifdef BATCH
-    REAL held_dx[BATCH], held_dy[BATCH], held_r2[BATCH];  // registers: every index below is a constant
+    // BATCH: a lane notes the indices of its interacting neighbours (a shift register; [0] the newest)
+    // and adds their forces, oldest first, when BATCH are held and at the end. A warp then runs the
+    // costly part (division, square root) about as often as its busiest lane has pairs, instead of
+    // once for every candidate that any of its lanes accepts. Same pairs, same order, same sums.
+    int held_j[BATCH];
     int held = 0;
+    auto flush = [&]() {
+#pragma unroll
+        for (int k = BATCH - 1; k >= 0; --k)
+            if (k < held) {
+                REAL2 q = POS(held_j[k]);
+                REAL dx = q.x - xi, dy = q.y - yi;
+                acc.add(dx, dy, dx * dx + dy * dy);
+            }
+        held = 0;
+    };
 #endif
     if (live) {
         int b = bin_of(xi, yi, inv_width, nb), bx = b % nb, by = b / nb;
@@ -302,10 +304,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
                 REAL r2 = dx * dx + dy * dy;
                 if (r2 > CUTOFF * CUTOFF) continue;
 #ifdef BATCH
-                if (held == BATCH) { flush(acc, held_dx, held_dy, held_r2, held); held = 0; }
+                if (j == i) continue;  // the particle itself adds exactly zero
+                if (held == BATCH) flush();
 #pragma unroll
-                for (int k = 0; k < BATCH; ++k)
-                    if (k == held) { held_dx[k] = dx; held_dy[k] = dy; held_r2[k] = r2; }
+                for (int k = BATCH - 1; k > 0; --k) held_j[k] = held_j[k - 1];
+                held_j[0] = j;
                 ++held;
 #else
                 acc.add(dx, dy, r2);
@@ -313,7 +316,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
             }
         }
 #ifdef BATCH
-        flush(acc, held_dx, held_dy, held_r2, held);
+        flush();
 #endif
         REAL2 w = load2(vel, SRC(i));
 #ifdef GATHER
