@@ -62,6 +62,7 @@ def test_binning_keeps_every_particle_once_in_bin_order(variant, reorder, n):
     start = g.start.get()
     counts = np.bincount(bins, minlength=g.bins)
     np.testing.assert_array_equal(start, np.concatenate([[0], np.cumsum(counts)]))
+    assert not g.count.get().any(), "the counts cleared for the next step (gather: by place, occupied bins only)"
 
 
 @pytest.mark.parametrize("variant, block, reorder, force",

@@ -96,10 +96,14 @@ extern "C" __global__ void count_bins(const REAL2* pos, int n, REAL inv_width, i
 }
 
 // GATHER: slot start[bin] + offset of the bin order reads the particle the step left at index i.
-extern "C" __global__ void place(const int* bin, const int* offset, const int* start, int n, int* perm)
+// It also clears the counts for the next step, touching only occupied bins (no pass over all bins).
+extern "C" __global__ void place(const int* bin, const int* offset, const int* start, int n, int* perm, int* count)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) perm[start[bin[i]] + offset[i]] = i;
+    if (i >= n) return;
+    int b = bin[i];
+    perm[start[b] + offset[i]] = i;
+    count[b] = 0;
 }
 
 extern "C" __global__ void scatter(const int* bin, const int* offset, const int* start, int n, const REAL2* pos,

@@ -83,13 +83,15 @@ class ParticlesGpu:
             self.k["add_sums"]((self.scan_blocks,), (SCAN_BLOCK,), (self.start, m, self.block_sums))
         else:
             cupy.cumsum(self.count, dtype=cupy.int32, out=self.start[1:])
-            self.count.fill(0)
+            if not self.gather:  # gather: place clears the occupied bins' counts
+                self.count.fill(0)
 
     def _reorder(self) -> None:
         """Scatter: the current set into the other one, in bin order (the other becomes current).
         Gather: only each bin-order slot's source index; the next step reads through it."""
         if self.gather:
-            self.k["place"](*grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n), self.perm))
+            self.k["place"](*grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n), self.perm,
+                                                     self.count))
             return
         self.k["scatter"](*grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n),
                                                    *self.buffers[self.cur], *self.buffers[1 - self.cur]))
