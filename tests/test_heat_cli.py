@@ -113,12 +113,16 @@ def test_ctrl_c_stops_a_long_cpu_run_within_a_second_and_writes_nothing(tmp_path
     proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "heat", "--ni", "2000", "--nj", "2000", "--steps",
                              "10M", "--output", str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    first = proc.stdout.readline()  # printed before the run starts
-    assert first.startswith("84.01878 ")
-    time.sleep(1.5)  # well into the run
-    sent = time.perf_counter()
-    proc.send_signal(signal.SIGINT)
-    code = proc.wait(timeout=30)
-    assert code == 130
-    assert time.perf_counter() - sent < 2.0  # a chunk is ~0.2 s; allow for a busy machine
-    assert os.listdir(tmp_path) == []
+    try:
+        first = proc.stdout.readline()  # printed before the run starts
+        assert first.startswith("84.01878 ")
+        time.sleep(1.5)  # well into the run
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+        assert code == 130
+        assert time.perf_counter() - sent < 2.0  # a chunk is ~0.2 s; allow for a busy machine
+        assert os.listdir(tmp_path) == []
+    finally:  # a failed check leaves no run behind
+        proc.kill()
+        proc.wait()
