@@ -1,5 +1,6 @@
-"""The balls GPU design options (neighbour loads batched, the grid's speed-bound prefilter) against
-the CPU twins: every option finds the same pairs and takes the same step (run with pytest -m gpu)."""
+"""The balls GPU design options (neighbour loads batched, the grid's speed-bound prefilter, the first
+step taken by the grid search) against the CPU twins and each other: every option finds the same
+pairs and takes the same step (run with pytest -m gpu)."""
 
 import numpy as np
 import pytest
@@ -64,10 +65,11 @@ def test_grid_designs_keep_every_pair_of_overflowing_lists(prefilter, batch):
     assert not differing_items(count, slots, cpu_count, cpu_slots).any()
 
 
-def test_step_batches_agree_bit_for_bit_and_with_the_cpu_twin():
+def test_step_designs_agree_bit_for_bit_and_with_the_cpu_twin():
     """One step from a crowded state (many contacts, lists longer than a batch, some balls on the
-    trough): every batch gives the same state bit for bit (same forces in the same order), and the
-    CPU twin agrees to rounding (it sums each pair's forces in pair order, without FMAs)."""
+    trough), taken by the step kernel at every batch and by the grid search (fused): the same state
+    bit for bit (same forces in the same order, --fmad=false in both builds), and the CPU twin
+    agrees to rounding (it sums each pair's forces in pair order)."""
     import cupy
 
     from sim.balls.pipeline_gpu import BallsGpu
@@ -78,22 +80,28 @@ def test_step_batches_agree_bit_for_bit_and_with_the_cpu_twin():
     omega = np.zeros_like(pos)
     omega[:, :3] = rng.normal(0.0, 2.0, (pos.shape[0], 3))
     settings, trough = world.BallSettings(friction=0.5), world.Trough()
+    step = (settings, trough, settings.zeta(), world.DT)
     states = {}
     for batch in world.BATCHES:
-        gpu = BallsGpu(pos, vel, omega, "grid", 128, fallen_y=-1e30, batch=batch)
-        gpu.proximity_pass(_NoTimer())
-        before = gpu.host_state()
-        count, slots = gpu.host_lists()
-        for spare in gpu._spare:
-            spare.fill(np.nan)  # poison: every output written
-        gpu.step(settings, trough, settings.zeta(), world.DT)
-        cupy.cuda.Device().synchronize()
-        states[batch] = gpu.host_state()
+        for fuse in (False, True):
+            gpu = BallsGpu(pos, vel, omega, "grid", 128, fallen_y=-1e30, batch=batch, fuse=fuse)
+            gpu.proximity_pass(_NoTimer(), step=step)
+            before = gpu.host_state()  # the pass's state, whether or not the search stepped already
+            count, slots = gpu.host_lists()
+            if not fuse:
+                for spare in gpu._spare:
+                    spare.fill(np.nan)  # poison: every output written (the fused outputs must match these)
+            gpu.step(*step)
+            cupy.cuda.Device().synchronize()
+            states[batch, fuse] = (before, gpu.host_state())
+            assert gpu._stepped is None
     assert count.max() > max(world.BATCHES), "some lists span several batches"
-    for batch in world.BATCHES:
-        for got, first in zip(states[batch], states[world.BATCHES[0]], strict=True):
-            assert np.isfinite(got).all()
-            np.testing.assert_array_equal(got, first)
+    first = states[world.BATCHES[0], False]
+    for key, (pre, post) in states.items():
+        for got, want in zip(pre + post, first[0] + first[1], strict=True):
+            assert np.isfinite(got).all(), key
+            np.testing.assert_array_equal(got, want, err_msg=str(key))
+    before, after = first
     host = pipeline_cpu.HostBalls(*before)
     mine, theirs = pairs_from_lists(count, slots)
     host.pairs = np.column_stack([mine, theirs]).astype(np.int64)
@@ -102,9 +110,31 @@ def test_step_batches_agree_bit_for_bit_and_with_the_cpu_twin():
     assert moved > 1e-3, "contacts pushed balls apart"
     fair = ~at_contact_onset(before[0], mine, theirs, trough)
     assert fair.mean() > 0.99
-    for got, want in zip(states[world.BATCHES[0]], (host.pos, host.vel, host.omega), strict=True):
+    for got, want in zip(after, (host.pos, host.vel, host.omega), strict=True):
         scale = np.abs(want[:, :3]).max()
         np.testing.assert_allclose(got[fair, :3], want[fair, :3], rtol=0, atol=2e-5 * scale)
+
+
+def test_fused_scene_runs_as_the_unfused_one_and_verifies():
+    """Scenes with and without the fused first step, from one landing state: the same balls after two
+    passes, bit for bit; verification (which reads the pass's state) finds nothing to mark."""
+    from sim import create_scene
+
+    start = create_scene("balls", preset="t", backend="gpu")
+    for _ in range(30):  # into the landing
+        start.advance_frame()
+    pos, vel, _ = start.state()
+    scenes = [create_scene("balls", preset="t", backend="gpu", fuse=f) for f in ("on", "off")]
+    for scene in scenes:
+        scene.set_state(pos, vel)
+        scene.set_verify(True)
+        for _ in range(2):
+            scene.advance_frame()
+        assert scene.verification.passes_checked == 2 and scene.verification.differing == 0
+    fused, plain = (s.state() for s in scenes)
+    for a, b in zip(fused, plain, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert scenes[0].gpu.fuse and not scenes[1].gpu.fuse
 
 
 def at_contact_onset(pos, mine, theirs, trough, within=1e-5):

@@ -126,9 +126,9 @@ def test_verification_on_the_cpu_backend_with_cuda_proximity():
 def test_trajectories_agree():
     """Same state, 36 steps (six passes) on each backend: positions agree to a tolerance.
 
-    Both integrate the same float32 model; they differ only in summation order of contact forces
-    (pair order on the CPU, per ball on the GPU) and fused multiply-adds in the GPU step, i.e.
-    relative rounding of ~1e-7 per step, which contacts amplify. 1e-3 of a radius is far above
+    Both integrate the same float32 model without fused multiply-adds; they differ only in the
+    summation order of contact forces (pair order on the CPU, per ball on the GPU), i.e. relative
+    rounding of ~1e-7 per step, which contacts amplify. 1e-3 of a radius is far above
     that and far below any real disagreement (a missed contact moves a ball by ~0.1 r).
     """
     cpu = create_scene("balls", preset="t")

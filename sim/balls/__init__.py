@@ -69,5 +69,8 @@ SPEC = SceneSpec(
         Option("prefilter", "grid search: reject pairs from their distance and the fastest ball's speed before "
                "loading velocities (speed) or test every pair in full (none); the pairs are the same",
                world.PREFILTERS, world.DEFAULT_PREFILTER),
+        Option("fuse", "grid: the search also takes the first physics step of its pair list's life (on) or "
+               "leaves it to the step kernel (off); the state is the same", ("on", "off"),
+               "on" if world.DEFAULT_FUSE else "off"),
     ),
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sim.balls import world
 from sim.cuda import Build
 
-PROXIMITY_GRID = ("sweep", "reorder", "grid_bounds", "grid_setup", "grid_count", "grid_scatter")
+PROXIMITY_GRID = ("sweep", "sweep_step", "reorder", "grid_bounds", "grid_setup", "grid_count", "grid_scatter")
 PROXIMITY_SWEEP = ("sweep", "reorder", "sweep_keys")
 
 
@@ -35,9 +35,10 @@ def _check_batch(batch: int) -> None:
 
 
 def step(batch: int = world.DEFAULT_BATCH) -> Build:
-    """The physics step, loading the state of ``batch`` partners at a time."""
+    """The physics step, loading the state of ``batch`` partners at a time. --fmad=false like the grid
+    search, which takes the first step of each list's life with the same code (contact.cuh)."""
     _check_batch(batch)
-    return Build("sim/balls/contact.cu", (f"-DBATCH={batch}",), ("step",))
+    return Build("sim/balls/contact.cu", ("--fmad=false", f"-DBATCH={batch}"), ("step",))
 
 
 RENDER = Build("sim/balls/render.cu", ("--fmad=false",), ("write_render",))  # rounded as render_cpu.py rounds

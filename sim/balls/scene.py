@@ -63,9 +63,9 @@ class BallsScene(BallItems, Scene):
         self._need_pass = True
 
     @property
-    def _design(self) -> tuple[int, str]:
-        """The GPU step's partner batch and the grid search's prefilter, from the scene's options."""
-        return int(self.options["batch"]), self.options["prefilter"]
+    def _design(self) -> tuple[int, str, bool]:
+        """The GPU design options (``BallsGpu.set_design``) from the scene's options."""
+        return int(self.options["batch"]), self.options["prefilter"], self.options["fuse"] == "on"
 
     def _new_gpu(self, pos, vel, omega, trough):
         from sim.balls.pipeline_gpu import BallsGpu
@@ -152,7 +152,8 @@ class BallsScene(BallItems, Scene):
         self._since_pass = 0
         self._drip()
         if self.backend == "gpu" and self.gpu_kernels_run():
-            result = self.gpu.proximity_pass(self.timer)
+            step = (self.settings, self.trough, self.settings.zeta(), self.spec.dt)  # the step _step takes next
+            result = self.gpu.proximity_pass(self.timer, step=step)
             self.last_tests, self.last_pairs = result.tests, result.pairs
             if self.verify:
                 self._verify(*self.gpu.host_state()[:2], *self.gpu.host_lists())

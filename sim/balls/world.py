@@ -36,6 +36,7 @@ PREFILTERS = ("speed", "none")  # grid search: reject by distance and the fastes
 DEFAULT_PREFILTER = "speed"
 BATCHES = (1, 4, 8)  # partners whose positions the GPU step loads together
 DEFAULT_BATCH = 4
+DEFAULT_FUSE = True  # the grid search takes the first step of its pair list's life
 
 DEFAULT_RADIUS = 2.0
 BENCH_RADIUS = 1.08

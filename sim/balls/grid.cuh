@@ -1,0 +1,207 @@
+// The grid variant of the proximity pass: part of proximity.cu's VARIANT_GRID build (it uses that
+// file's predicate, totals and summary slots), in a file of its own for its length.
+#pragma once
+#include "balls/contact.cuh"
+
+// A dense grid over the live balls' bounding box: cubic cells of side >= the predicate's largest
+// reach, numbered x fastest, so the three cells of a row are adjacent in the sorted order and a
+// ball's 27 neighbour cells are nine contiguous runs. Cells grow when the box would need more than
+// `max_cells`. Cell `max_cells` holds fallen balls, sorted last.
+struct Grid {
+    float ox, oy, oz, cell;
+    int nx, ny, nz;
+    float speed_bound;  // >= every pair's relative speed as the predicate rounds it
+};
+
+// SPEED_BOUND: a pair whose distance minus T * speed_bound already exceeds its reach is rejected
+// before its velocity is loaded. Exact, not a heuristic: the predicate's speed is <= speed_bound,
+// and float rounding is monotone, so fl(dist - fl(T*speed)) >= fl(dist - fl(T*speed_bound)) > reach.
+// speed_bound = 2 * (the fastest live ball's speed) * (1 + 1e-4) + 1e-18: the relative slack is far
+// above the few roundings of the speeds (~1e-6), the absolute one above any underflowed square.
+
+// Floats as ints that order like the floats, for atomicMin/atomicMax.
+__device__ __forceinline__ int ordered(float f) { int i = __float_as_int(f); return i >= 0 ? i : i ^ 0x7fffffff; }
+__device__ __forceinline__ float unordered(int i) { return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff); }
+
+// bounds[]: min x, y, z, max x, y, z, max radius, max speed squared (of live balls), as ordered ints.
+// A grid-stride loop over a few blocks per SM, reduced per block: a handful of atomics in all.
+extern "C" __global__ void grid_bounds(const float4* pos, const float4* vel, int n, float fallen_y, int* bounds)
+{
+    float v[8] = {INF, INF, INF, -INF, -INF, -INF, -INF, -INF};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        float4 p = pos[i];
+        if (p.y < fallen_y) continue;
+        float4 u = vel[i];
+        v[0] = fminf(v[0], p.x); v[1] = fminf(v[1], p.y); v[2] = fminf(v[2], p.z);
+        v[3] = fmaxf(v[3], p.x); v[4] = fmaxf(v[4], p.y); v[5] = fmaxf(v[5], p.z);
+        v[6] = fmaxf(v[6], p.w); v[7] = fmaxf(v[7], u.x * u.x + u.y * u.y + u.z * u.z);
+    }
+    __shared__ float per_warp[32][8];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+#pragma unroll
+    for (int a = 0; a < 8; ++a) {
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            float other = __shfl_down_sync(0xffffffffu, v[a], offset);
+            v[a] = a < 3 ? fminf(v[a], other) : fmaxf(v[a], other);
+        }
+        if (lane == 0) per_warp[warp][a] = v[a];
+    }
+    __syncthreads();
+    if (threadIdx.x < 8) {
+        int a = threadIdx.x;
+        float m = per_warp[0][a];
+        for (int w = 1; w < warps; ++w) m = a < 3 ? fminf(m, per_warp[w][a]) : fmaxf(m, per_warp[w][a]);
+        if (a < 3) atomicMin(&bounds[a], ordered(m)); else atomicMax(&bounds[a], ordered(m));
+    }
+}
+
+extern "C" __global__ void grid_setup(const int* bounds, float t, float margin, long long max_cells, Grid* grid)
+{
+    float lo[3], hi[3];
+    for (int a = 0; a < 3; ++a) { lo[a] = unordered(bounds[a]); hi[a] = unordered(bounds[3 + a]); }
+    float reach = 2.f * MARGIN(margin) * unordered(bounds[6]) + 2.f * t * sqrtf(unordered(bounds[7]));
+    float speed_bound = 2.f * sqrtf(unordered(bounds[7])) * 1.0001f + 1e-18f;
+    Grid g = {lo[0], lo[1], lo[2], reach * 1.01f + 1e-6f, 1, 1, 1, speed_bound};  // 1% to spare for rounding
+    if (!(lo[0] <= hi[0])) { g.ox = g.oy = g.oz = 0.f; g.cell = 1.f; *grid = g; return; }  // no live balls
+    for (;;) {
+        long long nx = (long long)((hi[0] - lo[0]) / g.cell) + 1;
+        long long ny = (long long)((hi[1] - lo[1]) / g.cell) + 1;
+        long long nz = (long long)((hi[2] - lo[2]) / g.cell) + 1;
+        if (nx * ny * nz <= max_cells) { g.nx = (int)nx; g.ny = (int)ny; g.nz = (int)nz; break; }
+        g.cell *= 1.25f;
+    }
+    *grid = g;
+}
+
+__device__ __forceinline__ int3 cell_of(float4 p, const Grid& g)
+{
+    return make_int3(min(max((int)floorf((p.x - g.ox) / g.cell), 0), g.nx - 1),
+                     min(max((int)floorf((p.y - g.oy) / g.cell), 0), g.ny - 1),
+                     min(max((int)floorf((p.z - g.oz) / g.cell), 0), g.nz - 1));
+}
+
+__device__ __forceinline__ int cell_index(int x, int y, int z, const Grid& g) { return (z * g.ny + y) * g.nx + x; }
+
+// Counting sort, step 1: each ball's cell and its rank inside the cell (the atomic's old value).
+extern "C" __global__ void grid_count(const float4* pos, int n, const Grid* grid, int max_cells, float fallen_y,
+                                      int* cell, int* rank, int* cell_count, unsigned long long* summary)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const Grid g = *grid;
+    float4 p = pos[i];
+    int c = max_cells;
+    if (p.y < fallen_y) {
+        atomicAdd(&summary[FALLEN], 1ull);
+    } else {
+        int3 q = cell_of(p, g);
+        c = cell_index(q.x, q.y, q.z, g);
+    }
+    cell[i] = c;
+    rank[i] = atomicAdd(&cell_count[c], 1);
+}
+
+// Step 3, after an inclusive prefix sum of the counts: move each ball (and its id) to its sorted place.
+extern "C" __global__ void grid_scatter(const int* cell, const int* rank, const int* cell_end, const int* cell_count,
+                                        int n, const float4* pos, const float4* vel, const float4* omega,
+                                        const int* ids, float4* pos_out, float4* vel_out, float4* omega_out,
+                                        int* ids_out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int c = cell[i];
+    int k = cell_end[c] - cell_count[c] + rank[i];
+    pos_out[k] = pos[i];
+    vel_out[k] = vel[i];
+    omega_out[k] = omega[i];
+    ids_out[k] = ids[i];
+}
+
+// One thread per (cell-sorted) ball: test every ball of the 27 neighbour cells, nine runs of
+// three; each ball writes only its own list, so the lists come out symmetric without atomics.
+// STEP (the kernel sweep_step): also take the first physics step of the new list's life, the
+// forces summed over the partners as they are found, which is the list's order: the state comes
+// out as the step kernel (contact.cu) would write it, without a second read of lists and state.
+template <bool STEP>
+__device__ __forceinline__ void grid_search(const float4* __restrict__ pos, const float4* __restrict__ vel,
+                                            const Grid* __restrict__ grid, const int* __restrict__ cell_end,
+                                            const int* __restrict__ cell_count, int n, float t, float margin,
+                                            float fallen_y, int k, int stride, int* count, int* partners,
+                                            unsigned long long* summary, const float4* __restrict__ omega,
+                                            float4* __restrict__ pos_out, float4* __restrict__ vel_out,
+                                            float4* __restrict__ omega_out, const Contact& contact)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned found = 0, scanned = 0;
+    float4 p9 = i < n ? pos[i] : make_float4(0.f, 0.f, 0.f, 0.f);
+    bool live = i < n && p9.y >= fallen_y;
+    float4 v9 = live ? vel[i] : p9, w9 = STEP && i < n ? omega[i] : p9;
+    float3 force = make_float3(0.f, 0.f, 0.f), torque = make_float3(0.f, 0.f, 0.f);
+    if (live) {
+        const Grid g = *grid;
+#ifdef SPEED_BOUND
+        float far = t * g.speed_bound;  // how far no pair can close in the lifetime
+#endif
+        int3 c = cell_of(p9, g);
+        int x0 = max(c.x - 1, 0), x1 = min(c.x + 1, g.nx - 1);
+        for (int z = max(c.z - 1, 0); z <= min(c.z + 1, g.nz - 1); ++z)
+            for (int y = max(c.y - 1, 0); y <= min(c.y + 1, g.ny - 1); ++y) {
+                int first = cell_index(x0, y, z, g), last = cell_index(x1, y, z, g);
+                int end = cell_end[last];
+                // BATCH positions of the run in one round of loads, then their tests in order
+                for (int j0 = cell_end[first] - cell_count[first]; j0 < end; j0 += BATCH) {
+                    float4 pj[BATCH];
+#pragma unroll
+                    for (int b = 0; b < BATCH; ++b)
+                        if (j0 + b < end) pj[b] = pos[j0 + b];
+#pragma unroll
+                    for (int b = 0; b < BATCH; ++b) {
+                        int j = j0 + b;
+                        if (j >= end || j == i) continue;
+                        ++scanned;
+                        float dist = distance(pj[b], p9), within = reach(pj[b], p9, margin);
+#ifdef SPEED_BOUND
+                        if (dist - far > within) continue;
+#endif
+                        if (approaches(dist, vel[j], v9, t, within)) {
+                            if (found < k) partners[(size_t)found * stride + i] = j;
+                            ++found;
+                            if (STEP) ball_contact(p9, v9, w9, pj[b], j, vel, omega, contact, force, torque);
+                        }
+                    }
+                }
+            }
+        if (found > k) atomicMax(&summary[LONGEST], (unsigned long long)found);
+    }
+    if (i < n) count[i] = found;
+    if (STEP && live) finish_step(p9, v9, w9, force, torque, contact);
+    if (STEP && i < n) { pos_out[i] = p9; vel_out[i] = v9; omega_out[i] = w9; }  // fallen: dropped after
+    add_totals(summary, scanned, found);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restrict__ pos,
+                                 const float4* __restrict__ vel, const Grid* __restrict__ grid,
+                                 const int* __restrict__ cell_end, const int* __restrict__ cell_count,
+                                 int n, float t, float margin, float fallen_y, int k, int stride,
+                                 int* count, int* partners, unsigned long long* summary)
+{
+    const Contact none = {};
+    grid_search<false>(pos, vel, grid, cell_end, cell_count, n, t, margin, fallen_y, k, stride, count, partners,
+                       summary, nullptr, nullptr, nullptr, nullptr, none);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) sweep_step(const float4* __restrict__ pos,
+                                 const float4* __restrict__ vel, const Grid* __restrict__ grid,
+                                 const int* __restrict__ cell_end, const int* __restrict__ cell_count,
+                                 int n, float t, float margin, float fallen_y, int k, int stride,
+                                 int* count, int* partners, unsigned long long* summary,
+                                 const float4* __restrict__ omega, float4* __restrict__ pos_out,
+                                 float4* __restrict__ vel_out, float4* __restrict__ omega_out,
+                                 float density, float w0, float zeta, float mu, float mu_roll, float gravity,
+                                 float dt, float trough_radius, float trough_z_min, float trough_z_max)
+{
+    const Contact contact = {density, w0, zeta, mu, mu_roll, gravity, dt, trough_radius, trough_z_min,
+                             trough_z_max};
+    grid_search<true>(pos, vel, grid, cell_end, cell_count, n, t, margin, fallen_y, k, stride, count, partners,
+                      summary, omega, pos_out, vel_out, omega_out, contact);
+}
