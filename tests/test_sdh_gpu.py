@@ -70,15 +70,18 @@ def test_fast_kernel_rechecks_pairs_on_a_bucket_edge(kernel):
 
 @pytest.mark.parametrize("kernel", TENSOR)
 @pytest.mark.parametrize("block", [32, 256, 1024])
-def test_tensor_kernels_on_edges_corners_and_whole_tiles(kernel, block):
-    """At the course's W = 500: pairs on and beside edges (exact 3-4-5 distances, a few ulps off),
-    far corners and coincident atoms, and enough atoms for full tiles past the block's own."""
-    from sim.sdh import gpu
+@pytest.mark.parametrize("width", [500.0, 300.0])
+def test_tensor_kernels_on_edges_corners_and_whole_tiles(kernel, block, width):
+    """Pairs on and beside edges (exact 3-4-5 distances, a few ulps off), far corners and coincident
+    atoms, and enough atoms for full tiles past the block's own; W = 500 tests for a whole squared
+    distance with one add (-DONE_ADD), W = 300 with three."""
+    from sim.sdh import gpu, squares
     from tests.test_sdh_squares import edge_pairs
 
     rng = np.random.default_rng()
-    points = np.concatenate([edge_pairs(800, 500.0, rng), rng.uniform(0, 23000, (4 * block + 5, 3))])
+    points = np.concatenate([edge_pairs(800, width, rng), rng.uniform(0, 23000, (4 * block + 5, 3))])
     points[-4:] = [[0, 0, 0], [23000, 23000, 23000], [23000, 23000, 23000], [0, 23000, 0]]
-    buckets = data.bucket_count(500.0)
-    counts, _ = gpu.histogram(points, 500.0, buckets, kernel, block)
-    np.testing.assert_array_equal(counts, sdh_cpu.histogram(points, 500.0, buckets))
+    assert squares.one_add(squares.inputs(points, width)[3]) == (width == 500.0)
+    buckets = data.bucket_count(width)
+    counts, _ = gpu.histogram(points, width, buckets, kernel, block)
+    np.testing.assert_array_equal(counts, sdh_cpu.histogram(points, width, buckets))

@@ -26,7 +26,8 @@ def edge_pairs(m, width, rng, ulps=3):
 
 
 @pytest.mark.parametrize("n, width, source", [
-    (2, 500.0, "course"), (3000, 500.0, "course"), (2500, 137.5, "corners"), (2000, 50.0, "random"),
+    (2, 500.0, "course"), (3000, 500.0, "course"), (2500, 500.0, "corners"), (2500, 137.5, "corners"),
+    (2000, 50.0, "random"),
 ])
 def test_twin_equals_the_course(n, width, source):
     rng = np.random.default_rng()
@@ -43,6 +44,7 @@ def test_pairs_on_and_beside_edges_are_rechecked_and_exact():
     m = 1500
     points = edge_pairs(m, 500.0, rng)
     buckets = data.bucket_count(500.0)
+    assert squares.one_add(squares.inputs(points, 500.0)[3])  # the kernels' -DONE_ADD test
     counts, rechecked = squares.histogram(points, 500.0, buckets)
     np.testing.assert_array_equal(counts, sdh_cpu.histogram(points, 500.0, buckets))
     assert rechecked >= 2 * m  # every planted pair (and a few more: coincident corners)
@@ -59,13 +61,13 @@ def exact_d2(a, b, width):
 
 @pytest.mark.parametrize("width", [500.0, 137.5, 3.0])
 def test_error_bound_holds_in_exact_arithmetic(width):
-    """|s - (D - E)| <= 76 u (R^2 + 1) for the rounded inputs' s, and the course's bucket is floor(sqrt D)
+    """|s - (D - E + 1)| <= 77 u (R^2 + 1) for the rounded inputs' s, and the course's bucket is floor(sqrt D)
     whenever D is farther than 72 u (R^2 + 1) from a square (the two halves of the kernel's bound)."""
     rng = np.random.default_rng()
     points = np.concatenate([rng.uniform(0, 23000, (300, 3)), edge_pairs(150, width, rng)])
     qa, qb, cj, e, _ = squares.inputs(points, width)
     r2 = float(qa[:, 3].max())
-    ours, course = 76 * U * (r2 + 1), 72 * U * (r2 + 1)
+    ours, course = 77 * U * (r2 + 1), 72 * U * (r2 + 1)
     assert ours + course < e  # strictly inside (s, s + 2E)
     i = rng.integers(0, len(points), 600)
     j = rng.integers(0, len(points), 600)
@@ -75,7 +77,7 @@ def test_error_bound_holds_in_exact_arithmetic(width):
             continue
         s = float(qa[a] @ qb[b] + cj[b])
         d2 = exact_d2(points[a], points[b], width)
-        worst = max(worst, abs(float(Fraction(s) - (d2 - Fraction(e)))))
+        worst = max(worst, abs(float(Fraction(s) - (d2 - Fraction(e) + 1))))
         root = isqrt(int(d2))
         if min(abs(d2 - root * root), abs(d2 - (root + 1) ** 2)) > course:
             bucket = squares.course_buckets(points, np.array([a]), np.array([b]), width, 10**9)[0]
@@ -84,6 +86,12 @@ def test_error_bound_holds_in_exact_arithmetic(width):
 
 
 def test_fold_gives_each_square_root_its_bucket():
-    fine = np.arange(30, dtype=np.int64)  # k counted k times
+    fine = np.arange(30, dtype=np.int64)  # k counted k times: squared distance k - 1
     counts = squares.fold(fine, 4)
-    assert counts.tolist() == [0, sum(range(1, 4)), sum(range(4, 9)), sum(range(9, 30))]
+    assert counts.tolist() == [1, sum(range(2, 5)), sum(range(5, 10)), sum(range(10, 30))]
+
+
+@pytest.mark.parametrize("width, one", [(500.0, True), (300.0, False), (137.5, False)])
+def test_one_add_test_where_the_bound_allows_it(width, one):
+    _, _, _, e, _ = squares.inputs(data.atoms(1000), width)
+    assert squares.one_add(e) is one

@@ -23,7 +23,7 @@ class KernelError(ValueError):
 def fine_slots(buckets: int) -> int:
     """The tensor kernels' counters (one per integer of the squared distance in bucket units) for atoms in
     the course's cube: its diagonal is at most buckets * sqrt 3 / 1.732 buckets long."""
-    return (buckets + 1) ** 2
+    return (buckets + 1) ** 2 + 2
 
 
 def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
@@ -66,21 +66,21 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
     return blocks, shared, lanes
 
 
-def arguments(kernel: str, p, width: float, buckets: int) -> tuple[tuple, int | None]:
-    """(the kernel's arguments before the histogram, the tensor kernels' counter count) for points ``p``
-    ((n, 3) float64 on the device)."""
+def arguments(kernel: str, p, width: float, buckets: int) -> tuple[tuple, int | None, bool]:
+    """(the kernel's arguments before the histogram, the tensor kernels' counter count, whether they may
+    build with -DONE_ADD) for points ``p`` ((n, 3) float64 on the device)."""
     n = p.shape[0]
     x, y, z = (cupy.ascontiguousarray(p[:, k]) for k in range(3))
     args = (x, y, z, np.int64(n), np.float64(width), np.int32(buckets))
     if kernel == "fast":
         xf = cupy.zeros((n, 4), cupy.float32)
         xf[:, :3] = p * (1.0 / width)  # float32 copies in bucket units, rounded to nearest
-        return (xf, *args, np.int32(buckets + spare_slots_for(buckets))), None
+        return (xf, *args, np.int32(buckets + spare_slots_for(buckets))), None, False
     if kernel not in TENSOR_ROW_GROUPS:
-        return args, None
+        return args, None, False
     qa, qb, cj, e, slots = squares.inputs(p, width, cupy)  # sdh/tensor.cuh's inputs and error bound
     return (qa, qb, cj, x, y, z, np.int64(n), np.float64(width), np.int32(buckets), np.int32(slots),
-            np.float64(2.0 * e)), slots
+            np.float64(2.0 * e)), slots, squares.one_add(e)
 
 
 def histogram(points, width: float, buckets: int, kernel: str = "fast", block: int = 256,
@@ -95,9 +95,9 @@ def _histogram(points, width, buckets, kernel, block, repeats, device):
         raise KernelError(f"unknown kernel {kernel!r} (choose from {', '.join(KERNELS)})")
     n = points.shape[0]
     p = cupy.ascontiguousarray(cupy.asarray(points), dtype=cupy.float64)  # host or device points
-    args, slots = arguments(kernel, p, width, buckets)
+    args, slots, one_add = arguments(kernel, p, width, buckets)
     blocks, shared, lanes = launch_shape(kernel, n, block, buckets, device, slots)
-    fn = cuda.kernel(kernels.histogram(kernel, block, lanes), device)
+    fn = cuda.kernel(kernels.histogram(kernel, block, lanes, one_add), device)
     if shared > 48 * 1024:
         fn.max_dynamic_shared_size_bytes = shared
     hist = cupy.empty(buckets, cupy.uint64)

@@ -22,12 +22,14 @@ def rows_per_block(kernel: str, block: int) -> int:
     return block
 
 
-def histogram(kernel: str, block: int, lane_counts: bool) -> Build:
+def histogram(kernel: str, block: int, lane_counts: bool, one_add: bool = False) -> Build:
+    """The build of a kernel; ``lane_counts`` for fast, ``one_add`` for the tensor kernels (sdh/tensor.cuh)."""
     options = ["--fmad=false"]
     if kernel == "fast":
         options += ["-DFAST", f"-DBLOCK={block}", f"-DATOMS={ATOMS}"] + (["-DLANE_COUNTS"] if lane_counts else [])
     elif kernel in TENSOR_ROW_GROUPS:
         options += ["-DTENSOR", f"-DBLOCK={block}", f"-DROW_GROUPS={TENSOR_ROW_GROUPS[kernel]}"]
+        options += ["-DONE_ADD"] if one_add else []
     else:
         options += ["-D" + kernel.upper().replace("-", "_")]
     return Build("sim/sdh/sdh.cu", tuple(options), ("sdh",))
@@ -35,5 +37,5 @@ def histogram(kernel: str, block: int, lane_counts: bool) -> Build:
 
 def builds() -> list[Build]:
     course = [histogram(k, 256, False) for k in KERNELS if k != "fast" and k not in TENSOR_ROW_GROUPS]
-    tensor = [histogram(k, b, False) for k in TENSOR_ROW_GROUPS for b in BLOCK_SIZES]
+    tensor = [histogram(k, b, False, one) for k in TENSOR_ROW_GROUPS for b in BLOCK_SIZES for one in (True, False)]
     return course + [histogram("fast", b, lanes) for b in BLOCK_SIZES for lanes in (True, False)] + tensor

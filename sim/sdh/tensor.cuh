@@ -5,35 +5,42 @@
 // Coordinates are centred on the points' box and divided by w on the host (q = (p - c) / w), so a
 // pair's bucket is floor(sqrt(D)) with D = |q_i - q_j|^2, and the bucket edges are the squares b^2
 // of integers. The kernel counts each pair in the fine counter floor(D) (one per integer of D, per
-// block, in shared memory) and folds the fine counters into buckets at the end: fine counter k
-// belongs to bucket isqrt(k), exactly, because no square lies strictly between k and k + 1.
+// block, in shared memory; counter floor(D) + 1, see C below) and folds the fine counters into
+// buckets at the end: fine counter k belongs to bucket isqrt(k - 1), exactly, because no square lies
+// strictly between two consecutive integers.
 //
 // D on the tensor cores: D = |a|^2 + |b|^2 - 2 a.b, one mma.sync m8n8k4 (f64) per 8 x 8 pairs with
 //   A row i    = (qx, qy, qz, |q_i|^2)          B column j = (-2 qx, -2 qy, -2 qz, 1)
-//   C column j = |q_j|^2 - E                    so the result is s = D - E, rounded.
+//   C column j = |q_j|^2 - E + 1                so the result is s = D - E + 1, rounded (s > 0: E < 1/2).
 // Error bound. u = 2^-53; R^2 = the largest |q|^2 (as the host computes it); u' = u (R^2 + 1); the
 // host sets E = 2^-44 (R^2 + 1) = 512 u'. D_true = |p_i - p_j|^2 / w^2 exactly (independent of c).
 //   - q = fl(fl(p - c) / w): each coordinate errs by <= 2.01 u R, the difference vector by
 //     |dv| <= 2 * 2.01 u R sqrt 3 <= 7 u R, so | |v + dv|^2 - |v|^2 | <= 2 |v| |dv| + |dv|^2 <= 28.1 u R^2
 //     (|v| <= 2R);
-//   - |q|^2 on the host (<= 3 roundings each, two of them in D): <= 6.1 u R^2; C = |q_j|^2 - E: <= 1.1 u R^2;
+//   - |q|^2 on the host (<= 3 roundings each, two of them in D): <= 6.1 u R^2; C = |q_j|^2 - E + 1:
+//     <= 2.1 u (R^2 + 1);
 //   - the MMA: four products and their sum with C, whose magnitudes add up to at most
-//     |a|^2 + 2 |a| |b| + |b|^2 + E <= 4.01 R^2 + E; at even a full unit (2u) per operation (PTX
-//     specifies round-to-nearest; this leaves room for any order of the sum), <= 10 u (4.01 R^2 + E)
+//     |a|^2 + 2 |a| |b| + |b|^2 + E + 1 <= 4.01 (R^2 + 1); at even a full unit (2u) per operation (PTX
+//     specifies round-to-nearest; this leaves room for any order of the sum), <= 10 u * 4.01 (R^2 + 1)
 //     <= 40.2 u'.
-//   So s = D_true - E + eps with |eps| <= 76 u'.
+//   So s = D_true - E + 1 + eps with |eps| <= 77 u'.
 //   - the course's arithmetic (fl(dx), three squares, two sums, sqrt, division) errs on d / w by
 //     less than 6u relatively, so its (int)(d / w) is floor(sqrt(D_true)) unless D_true lies within
 //     6u (2 D + sqrt D) <= 18 u (4 R^2 + 1) <= 72 u' of a square b^2 (|sqrt D - b| = |D - b^2| /
 //     (sqrt D + b), b <= sqrt D + 1).
-//   Together: [D_true - 72u', D_true + 72u'] lies in [s + E - 148u', s + E + 148u'], strictly inside
-//   (s, s + 2E). When floor(s) equals floor(s + 2E) (the sum rounded up, so an upper bound), that
-//   interval holds no integer: floor(D_true) = floor(s), D_true is farther than 72u' from every
-//   square, and the course's bucket is isqrt(floor(s)). Otherwise (a pair within about E ~ 1e-10 of
-//   a whole D at the course's W = 500: practically never; also every coincident pair, s < 0) the
-//   course's own float64 arithmetic decides, and the pair is counted at b^2.
-// floor(v) for 0 <= v < 2^52: v + 2^52 rounded down is 2^52 + floor(v), whose low word is floor(v);
-// for v < 0 the low words differ from floor(s + 2E)'s (s + 2E > D_true >= 0), so the pair is rechecked.
+//   Together: [D_true + 1 - 72u', D_true + 1 + 72u'] lies in [s + E - 149u', s + E + 149u'], strictly
+//   inside (s, s + 2E). When floor(s) equals floor(s + 2E) (the sum rounded up, so an upper bound),
+//   that interval holds no integer: floor(D_true) = floor(s) - 1, D_true is farther than 72u' from
+//   every square, and the course's bucket is isqrt(floor(s) - 1). Otherwise (a pair within about E
+//   ~ 1e-10 of a whole D at the course's W = 500: practically never; also every coincident pair) the
+//   course's own float64 arithmetic decides, and the pair is counted at b^2 + 1.
+// The test, two ways (-DONE_ADD where the host finds 2E <= 2^-32, e.g. W = 500 in the course's cube):
+//   - floor(s) and floor(s + 2E) each from v + 2^52 rounded down, whose low word is floor(v) for
+//     0 <= v < 2^31 (three float64 adds per pair);
+//   - one add: t = 2^20 + s rounded down (0 < s < 2^20) is 2^20 + floor(s 2^32) / 2^32, so t's
+//     mantissa holds floor(s) in its top 20 bits (the high word's low 20) and s's first 32 fraction
+//     bits in the low word. Unless those are all ones, frac(s) < 1 - 2^-32 <= 1 - 2E and floor(s + 2E)
+//     = floor(s).
 //
 // A warp owns 8 * ROW_GROUPS rows (its A fragments stay in registers); the block streams tiles of
 // blockDim.x columns (B fragments and C from shared memory) from its own first row to n.
@@ -57,7 +64,6 @@ __device__ __forceinline__ void count_tile(const double (&a)[ROW_GROUPS], const 
                                            double two_e, const double* __restrict__ x, const double* __restrict__ y,
                                            const double* __restrict__ z, double w, int nb, int slots)
 {
-    const double magic = 4503599627370496.0;  // 2^52
     int lane = threadIdx.x & 31, row = lane >> 2, quad = lane & 3;
     for (int c = 0; c < (int)blockDim.x; c += 8) {
         double b = ((const double*)tb)[4 * (c + row) + quad];
@@ -70,10 +76,17 @@ __device__ __forceinline__ void count_tile(const double (&a)[ROW_GROUPS], const 
             for (int e = 0; e < 2; ++e) {
                 long long i = first_i + 8 * g, j = tile_base + c + 2 * quad + e;
                 if (CHECKED && !(i < j && j < n)) continue;
+#ifdef ONE_ADD
+                double t = __dadd_rd(s[e], 1048576.0);  // 2^20 + s, rounded down: see above
+                int k = __double2hiint(t) & 0xFFFFF;
+                if (__double2loint(t) == -1) {  // the fraction's 32 bits all ones: within 2^-32 of a whole D
+#else
+                const double magic = 4503599627370496.0;  // 2^52
                 int k = __double2loint(__dadd_rd(s[e], magic));
                 if (k != __double2loint(__dadd_rd(__dadd_ru(s[e], two_e), magic))) {  // near a whole D
+#endif
                     int bucket = bucket64(x[i] - x[j], y[i] - y[j], z[i] - z[j], w, nb);
-                    k = min(bucket * bucket, slots - 1);  // a counter of that bucket
+                    k = min(bucket * bucket + 1, slots - 1);  // a counter of that bucket
                 }
                 atomicAdd(&fine[k], 1u);
             }
@@ -81,7 +94,7 @@ __device__ __forceinline__ void count_tile(const double (&a)[ROW_GROUPS], const 
     }
 }
 
-// qa[i] = (qx, qy, qz, |q|^2), qb[j] = (-2qx, -2qy, -2qz, 1), cj[j] = |q_j|^2 - E (see above), x, y, z the
+// qa[i] = (qx, qy, qz, |q|^2), qb[j] = (-2qx, -2qy, -2qz, 1), cj[j] = |q_j|^2 - E + 1 (see above), x, y, z the
 // original float64 coordinates (the course's arithmetic for rechecks); slots fine counters; two_e = 2E.
 extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const double4* __restrict__ qa, const double4* __restrict__ qb,
                                                         const double* __restrict__ cj, const double* __restrict__ x,
@@ -118,8 +131,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sdh(const double4* __restric
             count_tile<false>(a, tb, tc, fine, first_i, tile_base, n, two_e, x, y, z, w, nb, slots);
     }
     __syncthreads();
-    for (int bucket = threadIdx.x; bucket < nb; bucket += blockDim.x) {  // fine counter k to bucket isqrt(k)
-        long long lo = (long long)bucket * bucket, hi = bucket == nb - 1 ? slots : (long long)(bucket + 1) * (bucket + 1);
+    for (int bucket = threadIdx.x; bucket < nb; bucket += blockDim.x) {  // fine counter k to bucket isqrt(k - 1)
+        long long lo = (long long)bucket * bucket + 1, hi = bucket == nb - 1 ? slots : (long long)(bucket + 1) * (bucket + 1) + 1;
         u64 total = 0;
         for (long long k = lo; k < min(hi, (long long)slots); ++k) total += fine[k];
         if (total) atomicAdd(&hist[bucket], total);
