@@ -135,7 +135,7 @@ __device__ __forceinline__ void grid_search(const float4* __restrict__ pos, cons
     unsigned found = 0, scanned = 0;
     float4 p9 = i < n ? pos[i] : make_float4(0.f, 0.f, 0.f, 0.f);
     bool live = i < n && p9.y >= fallen_y;
-    float4 v9 = live ? vel[i] : p9, w9 = STEP && i < n ? omega[i] : p9;
+    float4 v9 = live || (STEP && i < n) ? vel[i] : p9, w9 = STEP && i < n ? omega[i] : p9;
     float3 force = make_float3(0.f, 0.f, 0.f), torque = make_float3(0.f, 0.f, 0.f);
     if (live) {
         const Grid g = *grid;
