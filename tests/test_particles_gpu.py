@@ -175,7 +175,7 @@ def test_each_step_equals_the_cpu_twin_from_fresh_random_states(variant, precisi
     if precision == "fp32":
         x, y, vx, vy = (a.astype(np.float32).astype(np.float64) for a in (x, y, vx, vy))
     g = ParticlesGpu(x, y, vx, vy, size, variant, precision, 256, stats=True, reorder=reorder, force=force)
-    tolerance = (1e-12 if precision == "fp64" else 1e-5) * size
+    tolerance = (1e-12 if precision == "fp64" else 1e-5) * size  # as the scene's verification
     for _ in range(3):
         before = g.sorted_host_state()
         bx, by, bvx, bvy, ids = before
@@ -189,7 +189,10 @@ def test_each_step_equals_the_cpu_twin_from_fresh_random_states(variant, precisi
         got = np.empty((4, n))
         got[:, aids] = np.stack([ax, ay, avx, avy])
         assert np.isfinite(got).all()
-        assert np.hypot(*(got[:2] - expect[:2])).max() < tolerance
+        # a pair near min_r flings a particle across the box and off several walls in one step: its
+        # position is then rounded at the size of the distance it travelled
+        travelled = np.hypot(*expect[2:]) * world.DT
+        assert (np.hypot(*(got[:2] - expect[:2])) < tolerance * np.maximum(1.0, travelled / size)).all()
         speed = np.abs(expect[2:]).max()
         np.testing.assert_allclose(got[2:], expect[2:], rtol=0, atol=(1e-9 if precision == "fp64" else 1e-3) * speed)
 
