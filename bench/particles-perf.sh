@@ -3,12 +3,14 @@
 # candidate against the CPU twin), 1000 steps fp64 at 1M and 10M for each candidate — plain and
 # texture x re-sorting (scatter, gather) x force arithmetic (course, batch-rsqrt; rsqrt and batch
 # alone at 10M) — the peer in the same call, and a short table against the targets (10M <= 0.63 s,
-# 1M <= 0.07 s). Extra arguments, each beyond the 150 s: `graph` (each frame's ten steps replayed as
-# one CUDA graph, about 30 s), `ncu` (a profile of the step kernel at 10M, about 50 s).
-# Usage: bench/particles-perf.sh OUT_DIR [graph] [ncu]   (bench/device.sh particles-perf runs it with $OUT)
+# 1M <= 0.07 s). Extras, each beyond the 150 s: `bins` (bin sides 1.5 and 3 cutoffs for the gather,
+# batch-rsqrt candidate at 10M, about 20 s), `graph` (each frame's ten steps replayed as one CUDA graph,
+# about 30 s), `ncu` (a profile of the step kernel at 10M, about 50 s).
+# Usage: bench/particles-perf.sh OUT_DIR [bins] [graph] [ncu]
+#   or   PARTICLES_EXTRA="bins graph" bash bench/device.sh particles-perf
 set -uo pipefail  # no -e: a failing stage still leaves the others' numbers
 out=${1:?usage: bench/particles-perf.sh OUT_DIR [graph] [ncu]}
-extra=" ${*:2} "
+extra=" ${*:2} ${PARTICLES_EXTRA:-} "  # extras as arguments, or in PARTICLES_EXTRA (bench/device.sh passes none)
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
 py=${PYTHON:-python3}
@@ -30,6 +32,11 @@ timeout 15 $py main.py bench particles --backend gpu --sizes 10000000 --steps 10
 echo "== peer" | tee -a "$log"
 timeout 20 $py .peers/peer_particles.py --sizes $sizes --steps 1000 --json "$out/peer-particles.json" >> "$log" 2>&1
 
+if [[ "$extra" == *" bins "* ]]; then
+    echo "== bin sides 1.5 and 3 cutoffs, gather, batch-rsqrt, 10M" | tee -a "$log"
+    timeout 20 $py main.py bench particles --backend gpu --sizes 10000000 --steps 1000 --variant plain \
+        --reorder gather --force batch-rsqrt --bins 1.5,3 --json "$out/particles-bins.json" >> "$log" 2>&1
+fi
 if [[ "$extra" == *" graph "* ]]; then  # the scene's "CUDA graph" switch: a frame's ten steps, one graph
     echo "== CUDA graph per frame, 1000 steps" | tee -a "$log"
     timeout 30 $py - "$out" <<'PY' >> "$log" 2>&1
@@ -78,15 +85,17 @@ for r in load("peer-particles.json"):  # the faster of the peer's two sorts, per
     s = r["ms_per_step"] * r["steps"] / 1000
     peer[r["n"]] = min(peer.get(r["n"], s), s)
 target = {1000000: 0.07, 10000000: 0.63}
-print(f"{'n':>9} {'variant':>8} {'reorder':>8} {'force':>12} {'1000 steps s':>12} {'forces ms':>9} {'bin ms':>7} "
-      f"{'x peer':>6} {'target':>6}")
-rows = load("particles-main.json") + load("particles-parts.json") + load("particles-graph.json", quiet=True)
+print(f"{'n':>9} {'variant':>8} {'reorder':>8} {'force':>12} {'bins':>4} {'1000 steps s':>12} {'forces ms':>9} "
+      f"{'bin ms':>7} {'x peer':>6} {'target':>6}")
+rows = load("particles-main.json") + load("particles-parts.json")
+rows += load("particles-bins.json", quiet=True) + load("particles-graph.json", quiet=True)
 for r in sorted(rows, key=lambda r: (r["n"], r["wall_s"] / r["steps"])):
     s = r["wall_s"] * 1000 / r["steps"]
     o, st = r["options"], r["stage_ms"]
     ratio = f"{peer[r['n']] / s:.2f}" if r["n"] in peer else "-"
     goal = target.get(r["n"])
-    print(f"{r['n']:>9} {r['variant']:>8} {o.get('reorder', '-'):>8} {o.get('force', '-'):>12} {s:>12.3f} "
+    print(f"{r['n']:>9} {r['variant']:>8} {o.get('reorder', '-'):>8} {o.get('force', '-'):>12} {o.get('bins', '-'):>4} "
+          f"{s:>12.3f} "
           f"{st.get('forces+move', float('nan')):>9.3f} {st.get('bin', float('nan')):>7.3f} {ratio:>6} "
           f"{('met' if s <= goal else f'{goal:.2f}') if goal else '-':>6}")
 for n, s in sorted(peer.items()):

@@ -203,3 +203,16 @@ def test_texture_variant_names_the_texel_limit(monkeypatch):
     monkeypatch.setattr(pipeline_gpu, "texture_limit", lambda device: 100)
     with pytest.raises(ValueError, match="at most 100 particles"):
         create_scene("particles", n=1000, seed=1, backend="gpu", variant="texture")
+
+
+@pytest.mark.parametrize("bins", ["1", "1.5", "3"])
+def test_other_bin_sides_follow_the_cpu(bins):
+    seed = int(np.random.default_rng().integers(1, 1 << 30))
+    cpu = create_scene("particles", n=3000, seed=seed)
+    gpu = create_scene("particles", n=3000, seed=seed, backend="gpu", reorder="gather", force="batch-rsqrt", bins=bins)
+    assert gpu.gpu.nb == int(gpu.size / (world.CUTOFF * float(bins)))
+    for _ in range(5):
+        cpu.advance_frame()
+        gpu.advance_frame()
+    gx, gy = gpu.host_positions()
+    assert np.hypot(cpu.x - gx, cpu.y - gy).mean() < 3e-7

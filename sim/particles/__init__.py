@@ -55,7 +55,9 @@ SPEC = SceneSpec(
              Option("reorder", "GPU re-sorting each step: scatter (the state written in bin order) or gather (the "
                     "next step reads it through each slot's index)", kernels.REORDERS, "scatter"),
              Option("force", "GPU force arithmetic: course (a square root and three divisions) or rsqrt (one "
-                    "reciprocal square root per pair)", kernels.FORCES, "course")),
+                    "reciprocal square root per pair)", kernels.FORCES, "course"),
+             Option("bins", "GPU bin side in cutoffs: wider bins test more candidates per particle but count and "
+                    "scan fewer bins", kernels.BIN_SIDES, "2")),
     toggles=(Toggle("statistics", "distance statistics", "the course's absmin and absavg, measured every step "
                     "(the benchmarks switch them off, like the course's timed runs and the peer)", gpu_only=False),
              Toggle("graph", "CUDA graph", "each frame's ten GPU steps replayed as one CUDA graph (fewer launches); "

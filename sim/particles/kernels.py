@@ -13,6 +13,7 @@ REORDERS = ("scatter", "gather")  # the state written in bin order, or read thro
 # added BATCH at a time, so that a warp pays the costly part per pair of its busiest lane
 FORCES = ("course", "rsqrt", "batch", "batch-rsqrt")
 BATCH = 4
+BIN_SIDES = ("1", "1.5", "2", "3")  # GPU bin side in cutoffs (2 measured fastest with scatter and course)
 NAMES = ("count_bins", "scatter", "place", "step", "scan_blocks", "scan_sums", "add_sums")
 
 
