@@ -35,3 +35,15 @@ def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path,
     assert [(r["kernel"], r["exact"]) for r in results] == [("fast", True), ("tensor", False), ("tensor-r8", True)]
     args.kernel = "fast,tensor-r8"
     assert bench.run(args) == 0
+
+
+def test_the_command_runs_tensor_kernels_by_name_and_all_means_the_kernels_ranks_can_split():
+    from sim.sdh import cli as sdh_cli
+    from sim.sdh.kernels import RANK_KERNELS
+
+    parser = argparse.ArgumentParser()
+    sdh_cli.add_arguments(parser)
+    _, kernels, _ = sdh_cli._checked(parser.parse_args(["1000", "500", "--backend", "gpu", "--kernel", "all"]))
+    assert kernels == list(RANK_KERNELS)
+    _, kernels, _ = sdh_cli._checked(parser.parse_args(["1000", "500", "--backend", "gpu", "--kernel", "tensor,fast"]))
+    assert kernels == ["tensor", "fast"]

@@ -21,7 +21,8 @@ from sim.cli import Command, UsageError
 
 DEFAULT_BLOCK = 256
 # Kernel pace on an H200 at W = 500 (bench/results/h200-sdh-*.json), for the time estimate only
-GPU_PAIRS_PER_SECOND = {"naive": 4.5e9, "naive-priv": 1.5e11, "tiled": 4.5e9, "tiled-priv": 2e11, "fast": 1e12}
+GPU_PAIRS_PER_SECOND = {"naive": 4.5e9, "naive-priv": 1.5e11, "tiled": 4.5e9, "tiled-priv": 2e11, "fast": 1e12,
+                        "tensor": 1e12, "tensor-r8": 1e12}  # tensor: a cautious guess until measured
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,16 +32,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("block", type=int, nargs="?", metavar="BLOCK",
                    help=f"GPU: CUDA block size, 1..1024 (multiple of 32 for the fast kernel; default {DEFAULT_BLOCK})")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
-    p.add_argument("--kernel", help="GPU: naive, naive-priv, tiled, tiled-priv, fast (default), all, or a "
-                                    "comma-separated list")
+    p.add_argument("--kernel", help="GPU: naive, naive-priv, tiled, tiled-priv, fast (default), tensor, tensor-r8 "
+                                    "(one process only), all (the first five), or a comma-separated list")
     p.add_argument("--compare", action="store_true",
                    help="GPU: also compute on the CPU, print the difference histogram, exit 1 if any bucket differs")
 
 
 def _checked(args) -> tuple[int, list[str], int]:
     """(buckets, kernels, block) after every check that needs no GPU; UsageError names what is wrong."""
+    from sim import dist
     from sim.sdh import data
-    from sim.sdh.kernels import KERNELS
+    from sim.sdh.kernels import KERNELS, RANK_KERNELS
 
     if args.atoms < 2:
         raise UsageError(f"need at least 2 atoms, got {args.atoms}")
@@ -59,9 +61,13 @@ def _checked(args) -> tuple[int, list[str], int]:
     if not 1 <= block <= 1024:
         raise UsageError(f"block size must be 1..1024, got {block}")
     try:
-        kernels = cli.choices(cli.items("fast" if args.kernel is None else args.kernel), KERNELS, "kernel")
+        names = cli.items("fast" if args.kernel is None else args.kernel)
+        kernels = list(RANK_KERNELS) if names == ["all"] else cli.choices(names, KERNELS, "kernel")
     except argparse.ArgumentTypeError as exc:  # an empty list
         raise UsageError(f"--kernel: {exc}") from None
+    alone = [k for k in kernels if k not in RANK_KERNELS]
+    if alone and dist.world().size > 1:
+        raise UsageError(f"kernel {alone[0]} runs in one process: choose from {', '.join(RANK_KERNELS)} over ranks")
     return buckets, kernels, block
 
 
@@ -118,11 +124,13 @@ def run(args) -> int:
 
 def run_gpu(args, points: np.ndarray, buckets: int, kernels: list[str], block: int, need) -> int:
     from sim.sdh import data, gpu, sdh_cpu
+    from sim.sdh.kernels import RANK_KERNELS
 
     results = {}
     try:
         for kernel in kernels:
-            gpu.launch_shape(kernel, args.atoms, block, buckets)  # every kernel checked before any runs
+            tensor = () if kernel in RANK_KERNELS else (0, gpu.fine_slots(buckets))  # device, counters (the cube's)
+            gpu.launch_shape(kernel, args.atoms, block, buckets, *tensor)  # every kernel checked before any runs
         for kernel in kernels:
             counts, ms = gpu.histogram(points, args.width, buckets, kernel, block)
             results[kernel] = counts

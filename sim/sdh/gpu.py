@@ -31,7 +31,7 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
     """(blocks, dynamic shared bytes, lane counters?); KernelError for a block size or bucket count it cannot take.
 
     The fast kernel counts per lane when the columns fit in shared memory, else per warp (atomics). The
-    tensor kernels need ``slots`` counters (default: the course's cube, ``fine_slots``) and a tile.
+    tensor kernels need ``slots`` counters (``arguments``'s, or ``fine_slots`` for the course's cube) and a tile.
     """
     if not 1 <= block <= 1024:
         raise KernelError(f"block size must be 1..1024, got {block}")
@@ -45,8 +45,9 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
     limit = cupy.cuda.runtime.getDeviceProperties(device)["sharedMemPerBlockOptin"]
     lanes = False
     if kernel in TENSOR_ROW_GROUPS:
+        if slots is None:  # sim.dist's shares pass none: they build only the RANK_KERNELS' arguments
+            raise KernelError(f"kernel {kernel} runs in one process (its counters depend on the points)")
         blocks = -(-n // rows_per_block(kernel, block))
-        slots = fine_slots(buckets) if slots is None else slots
         shared = 40 * block + 4 * slots  # the tile's B columns (32 bytes) and C (8), the 32-bit counters
         if rows_per_block(kernel, block) * n >= 2**32:  # a block's pairs could overflow one 32-bit counter
             raise KernelError(f"kernel {kernel} counts a block's pairs in 32-bit counters: at n={n:,} use a block "

@@ -9,6 +9,8 @@ from sim.cuda import Build
 # tensor kernels: name -> row groups of 8 rows per warp (-DROW_GROUPS: A fragments held per warp)
 TENSOR_ROW_GROUPS = {"tensor": 4, "tensor-r8": 8}
 KERNELS = ("naive", "naive-priv", "tiled", "tiled-priv", "fast", *TENSOR_ROW_GROUPS)
+# what sim.dist launches over ranks (it builds their arguments itself); `sdh --kernel all` runs these
+RANK_KERNELS = ("naive", "naive-priv", "tiled", "tiled-priv", "fast")
 ATOMS = 4  # the fast kernel's atoms per thread (its -DATOMS default)
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
 

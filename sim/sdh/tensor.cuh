@@ -78,7 +78,7 @@ __device__ __forceinline__ void count_tile(const double (&a)[ROW_GROUPS], const 
                 if (CHECKED && !(i < j && j < n)) continue;
 #ifdef ONE_ADD
                 double t = __dadd_rd(s[e], 1048576.0);  // 2^20 + s, rounded down: see above
-                int k = __double2hiint(t) & 0xFFFFF;
+                int k = __double2hiint(t) - 0x41300000;  // less 2^20's sign and exponent: a constant on the address
                 if (__double2loint(t) == -1) {  // the fraction's 32 bits all ones: within 2^-32 of a whole D
 #else
                 const double magic = 4503599627370496.0;  // 2^52
