@@ -6,7 +6,7 @@ from sim.sdh import kernels
 
 SPEC = SceneSpec(
     name="sdh",
-    title="all-pairs spatial distance histogram of the course's atoms: exact CPU and five exact GPU kernels",
+    title="all-pairs spatial distance histogram of the course's atoms: exact CPU and seven exact GPU kernels",
     words=Words(unit="atoms", one="atom", variant="histogram kernel"),
     view="plots",
     presets=tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
