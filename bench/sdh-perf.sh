@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 mkdir -p "$out"
 py=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1
-candidates=tensor,tensor-r8,fast
+candidates=fast,tensor,tensor-r8  # fast first: the reference every other kernel's counts must equal
 log="$out/sdh-log.txt"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv | tee "$log"
 
