@@ -95,3 +95,47 @@ def test_fold_gives_each_square_root_its_bucket():
 def test_one_add_test_where_the_bound_allows_it(width, one):
     _, _, _, e, _ = squares.inputs(data.atoms(1000), width)
     assert squares.one_add(e) is one
+
+
+def add_rounded_down(a, b):
+    t = a + b
+    return np.nextafter(t, -np.inf) if Fraction(t) > Fraction(a) + Fraction(b) else t
+
+
+def test_the_kernels_bit_tests_read_floor_and_fraction():
+    """sdh/tensor.cuh: 2^20 + s rounded down has floor(s) in its high word (less 0x41300000) and s's first
+    32 fraction bits in its low word (-DONE_ADD); 2^52 + v rounded down has floor(v) in its low word."""
+    import struct
+
+    rng = np.random.default_rng()
+    values = [*rng.uniform(0, 7000, 500), *(k + 1 - 2.0**-33 for k in range(40)),
+              *(k + 1 - 2.0**-31 for k in range(40)), 1.0 - 1e-10, 1.0, 6349.9999999999]
+    for s in values:
+        lo, hi = struct.unpack("<ii", struct.pack("<d", add_rounded_down(2.0**20, float(s))))
+        assert hi - 0x41300000 == int(np.floor(s))
+        assert (lo == -1) == (Fraction(float(s)) - int(np.floor(s)) >= 1 - Fraction(1, 2**32))
+        lo52, _ = struct.unpack("<ii", struct.pack("<d", add_rounded_down(2.0**52, float(s))))
+        assert lo52 == int(np.floor(s))
+
+
+@pytest.mark.parametrize("n, block, row_groups", [(2, 32, 4), (77, 32, 4), (300, 32, 8), (1000, 64, 4), (700, 64, 8)])
+def test_the_kernels_blocks_lanes_and_tiles_count_every_pair_once(n, block, row_groups):
+    """sdh/tensor.cuh's indexing: block rows 8 * ROW_GROUPS * warps, A rows first_i + 8 g (first_i = base +
+    warp * 8 * ROW_GROUPS + lane / 4), D columns tile + c + 2 (lane % 4) + e, the check in the tiles that
+    reach the block's rows or n."""
+    rows = 8 * row_groups * (block // 32)
+    seen = np.zeros((n, n), np.int64)
+    lane = np.arange(32)
+    for base in range(0, n, rows):
+        for tile in range(base, n, block):
+            checked = tile < base + rows or tile + block > n
+            for warp in range(block // 32):
+                first_i = base + warp * 8 * row_groups + (lane >> 2)
+                for c in range(0, block, 8):
+                    for g in range(row_groups):
+                        for e in range(2):
+                            i, j = first_i + 8 * g, tile + c + 2 * (lane & 3) + e
+                            take = (i < j) & (j < n) if checked else np.ones(32, bool)
+                            assert ((i < j) & (j < n))[take].all()
+                            np.add.at(seen, (i[take], j[take]), 1)
+    np.testing.assert_array_equal(seen, np.triu(np.ones((n, n), np.int64), 1))
