@@ -4,27 +4,17 @@ efficiency), run on CPU ranks here and on GPUs by pytest -m gpu."""
 from __future__ import annotations
 
 import json
-import os
 import pathlib
-import shutil
-import subprocess
 import sys
 
 import pytest
+from mpi_support import run
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-MPIEXEC = shutil.which("mpiexec", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("mpiexec")
-CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MPI_LOCAL"))}
 
 
 def bench(*args, ranks: int = 1, timeout: int = 240, env=None):
-    command = [sys.executable, str(ROOT / "main.py"), "bench", *args]
-    if ranks > 1:
-        if MPIEXEC is None:
-            pytest.skip("no mpiexec here (install the [mpi] extra)")
-        command = [MPIEXEC, "-n", str(ranks), *command]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          env={**CLEAN_ENV, **(env or {})})
+    return run([sys.executable, ROOT / "main.py", "bench", *args], ranks if ranks > 1 else None, timeout, env)
 
 
 def test_particles_strong_and_weak_scaling_on_cpu_ranks(tmp_path):

@@ -14,10 +14,7 @@ Run as a script under mpiexec by the tests: python tests/test_dist_gpu_standin.p
 
 from __future__ import annotations
 
-import os
 import pathlib
-import shutil
-import subprocess
 import sys
 
 import numba
@@ -28,7 +25,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-MPIEXEC = shutil.which("mpiexec", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("mpiexec")
+from mpi_support import run  # noqa: E402
 
 
 def _view(a):
@@ -231,11 +228,7 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
 
 
 def mpirun(ranks: int, *args, timeout: int = 120, env=None):
-    if MPIEXEC is None:
-        pytest.skip("no mpiexec here (install the [mpi] extra)")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MPI_LOCAL"))}
-    return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env={**clean, **(env or {})})
+    return run([sys.executable, *args], ranks, timeout, env)
 
 
 # --- tests ---------------------------------------------------------------------------------------------

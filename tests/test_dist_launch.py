@@ -7,9 +7,7 @@ Also the script the tests launch: python tests/test_dist_launch.py comm | fail R
 from __future__ import annotations
 
 import json
-import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import time
@@ -21,16 +19,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-MPIEXEC = shutil.which("mpiexec", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("mpiexec")
-CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MPI_LOCAL"))}
+from mpi_support import CLEAN_ENV, run  # noqa: E402
 
 
 def mpirun(ranks: int, *args, timeout: int = 60, main: bool = False):
-    if MPIEXEC is None:
-        pytest.skip("no mpiexec here (install the [mpi] extra)")
     target = str(ROOT / "main.py") if main else __file__
-    return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, target, *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=ROOT, env=CLEAN_ENV)
+    return run([sys.executable, target, *args], ranks, timeout)
 
 
 # --- one process -------------------------------------------------------------------------------------

@@ -7,10 +7,8 @@ the tests launch: python tests/test_dist_particles.py N STEPS SEED OUT [KICKS]
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
@@ -21,16 +19,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-MPIEXEC = shutil.which("mpiexec", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("mpiexec")
+from mpi_support import run  # noqa: E402
 
 
 def mpirun(ranks: int, *args, timeout: int = 180, script: str | None = None):
-    if MPIEXEC is None:
-        pytest.skip("no mpiexec here (install the [mpi] extra)")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MPI_LOCAL"))}
-    target = [script] if script else [str(ROOT / "main.py")]
-    return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, *target, *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=ROOT, env=env)
+    return run([sys.executable, script or ROOT / "main.py", *args], ranks, timeout)
 
 
 def initial(n: int, seed: int, kicks: dict[int, float]):

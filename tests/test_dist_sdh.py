@@ -3,32 +3,22 @@ printout for any rank count (CPU ranks here; the GPU tests run on a GPU machine)
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
-import shutil
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+from mpi_support import run
 
 from sim.dist.sdh import pairs_before, share_pairs, shares
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-MPIEXEC = shutil.which("mpiexec", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("mpiexec")
-CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MPI_LOCAL"))}
 TIME = re.compile(r"Running time for (CPU|GPU) version[^:]*: .*\n")
 
 
 def cli(*args, ranks: int = 1, timeout: int = 240, env=None):
-    command = [sys.executable, str(ROOT / "main.py"), *args]
-    if ranks > 1:
-        if MPIEXEC is None:
-            pytest.skip("no mpiexec here (install the [mpi] extra)")
-        command = [MPIEXEC, "-n", str(ranks), *command]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          env={**CLEAN_ENV, **(env or {})})
+    return run([sys.executable, ROOT / "main.py", *args], ranks if ranks > 1 else None, timeout, env)
 
 
 @pytest.mark.parametrize("n, parts, unit", [(10, 3, 1), (1000, 2, 1), (100_003, 4, 1024), (2_000_000, 8, 1024),
