@@ -16,7 +16,7 @@ from sim.registry import create_scene
 
 pytestmark = pytest.mark.gpu
 
-NI, NJ = 301, 173  # odd sizes: partial blocks, strips and bands
+NI = NJ = 229  # the seed preset keeps its square for n cells; odd: partial blocks, strips and bands
 RNG = np.random.default_rng()
 
 
