@@ -28,12 +28,12 @@ def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path,
     bench.add_arguments(parser)
     parser.add_argument("--json")
     out = tmp_path / "sdh.json"
-    args = parser.parse_args(["-n", "300", "--kernel", "fast,tensor,tensor-r8", "--block", "64", "--json", str(out)])
+    args = parser.parse_args(["-n", "300", "--kernel", "fast,tensor,tiled", "--block", "64", "--json", str(out)])
     assert bench.run(args) == 1
     assert "kernel tensor block 64 disagrees at n=300" in capsys.readouterr().err
     results = json.loads(out.read_text())["results"]
-    assert [(r["kernel"], r["exact"]) for r in results] == [("fast", True), ("tensor", False), ("tensor-r8", True)]
-    args.kernel = "fast,tensor-r8"
+    assert [(r["kernel"], r["exact"]) for r in results] == [("fast", True), ("tensor", False), ("tiled", True)]
+    args.kernel = "fast,tiled"
     assert bench.run(args) == 0
 
 

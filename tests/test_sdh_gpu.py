@@ -7,8 +7,8 @@ from sim.sdh import data, sdh_cpu
 
 pytestmark = pytest.mark.gpu
 
-KERNELS = ["naive", "naive-priv", "tiled", "tiled-priv", "fast", "tensor", "tensor-r8"]
-TENSOR = ["tensor", "tensor-r8"]
+KERNELS = ["naive", "naive-priv", "tiled", "tiled-priv", "fast", "tensor"]
+TENSOR = ["tensor"]
 
 
 def case(n, width, source):

@@ -118,24 +118,32 @@ def test_the_kernels_bit_tests_read_floor_and_fraction():
         assert lo52 == int(np.floor(s))
 
 
-@pytest.mark.parametrize("n, block, row_groups", [(2, 32, 4), (77, 32, 4), (300, 32, 8), (1000, 64, 4), (700, 64, 8)])
-def test_the_kernels_blocks_lanes_and_tiles_count_every_pair_once(n, block, row_groups):
-    """sdh/tensor.cuh's indexing: block rows 8 * ROW_GROUPS * warps, A rows first_i + 8 g (first_i = base +
-    warp * 8 * ROW_GROUPS + lane / 4), D columns tile + c + 2 (lane % 4) + e, the check in the tiles that
-    reach the block's rows or n."""
-    rows = 8 * row_groups * (block // 32)
+def tensor_pairs(n: int, block: int, blocks: int | None = None) -> np.ndarray:
+    """How often sdh/tensor.cuh's indexing visits each pair (i, j) of n atoms with ``blocks`` blocks (all
+    its rows without): block rows 8 * ROW_GROUPS * warps, A rows first_i + 8 g (first_i = base + warp * 8 *
+    ROW_GROUPS + lane / 4), D columns tile + c + 2 (lane % 4) + e, the check in the tiles that reach the
+    block's rows or n."""
+    from sim.sdh.kernels import TENSOR_ROWS, rows_per_block
+
+    groups = TENSOR_ROWS // 8
+    rows = rows_per_block("tensor", block)
     seen = np.zeros((n, n), np.int64)
     lane = np.arange(32)
-    for base in range(0, n, rows):
+    for base in range(0, n if blocks is None else blocks * rows, rows):
         for tile in range(base, n, block):
             checked = tile < base + rows or tile + block > n
             for warp in range(block // 32):
-                first_i = base + warp * 8 * row_groups + (lane >> 2)
+                first_i = base + warp * TENSOR_ROWS + (lane >> 2)
                 for c in range(0, block, 8):
-                    for g in range(row_groups):
+                    for g in range(groups):
                         for e in range(2):
                             i, j = first_i + 8 * g, tile + c + 2 * (lane & 3) + e
                             take = (i < j) & (j < n) if checked else np.ones(32, bool)
                             assert ((i < j) & (j < n))[take].all()
                             np.add.at(seen, (i[take], j[take]), 1)
-    np.testing.assert_array_equal(seen, np.triu(np.ones((n, n), np.int64), 1))
+    return seen
+
+
+@pytest.mark.parametrize("n, block", [(2, 32), (77, 32), (300, 32), (1000, 64), (700, 96)])
+def test_the_kernels_blocks_lanes_and_tiles_count_every_pair_once(n, block):
+    np.testing.assert_array_equal(tensor_pairs(n, block), np.triu(np.ones((n, n), np.int64), 1))

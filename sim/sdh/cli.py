@@ -21,8 +21,8 @@ from sim.cli import Command, UsageError
 
 DEFAULT_BLOCK = 256
 # Kernel pace on an H200 at W = 500 (bench/results/h200-sdh-*.json), for the time estimate only
-GPU_PAIRS_PER_SECOND = {"naive": 4.5e9, "naive-priv": 1.5e11, "tiled": 4.5e9, "tiled-priv": 2e11, "fast": 1e12,
-                        "tensor": 1e12, "tensor-r8": 1e12}  # tensor: a cautious guess until measured
+GPU_PAIRS_PER_SECOND = {"naive": 4.5e9, "naive-priv": 1.5e11, "tiled": 4.5e9, "tiled-priv": 2e11, "fast": 0.9e12,
+                        "tensor": 1.7e12}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,8 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("block", type=int, nargs="?", metavar="BLOCK",
                    help=f"GPU: CUDA block size, 1..1024 (multiple of 32 for the fast kernel; default {DEFAULT_BLOCK})")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
-    p.add_argument("--kernel", help="GPU: naive, naive-priv, tiled, tiled-priv, fast (default), tensor, tensor-r8 "
-                                    "(one process only), all (the first five), or a comma-separated list")
+    p.add_argument("--kernel", help="GPU: naive, naive-priv, tiled, tiled-priv, fast (default), tensor (the fastest; "
+                                    "bucket widths above about 170), all (those that can run at this width), or a "
+                                    "comma-separated list")
     p.add_argument("--compare", action="store_true",
                    help="GPU: also compute on the CPU, print the difference histogram, exit 1 if any bucket differs")
 
@@ -62,13 +63,37 @@ def _checked(args) -> tuple[int, list[str], int]:
         raise UsageError(f"block size must be 1..1024, got {block}")
     try:
         names = cli.items("fast" if args.kernel is None else args.kernel)
-        kernels = list(RANK_KERNELS) if names == ["all"] else cli.choices(names, KERNELS, "kernel")
+        kernels = cli.choices(names, RANK_KERNELS if dist.world().size > 1 else KERNELS, "kernel")
     except argparse.ArgumentTypeError as exc:  # an empty list
         raise UsageError(f"--kernel: {exc}") from None
-    alone = [k for k in kernels if k not in RANK_KERNELS]
-    if alone and dist.world().size > 1:
-        raise UsageError(f"kernel {alone[0]} runs in one process: choose from {', '.join(RANK_KERNELS)} over ranks")
     return buckets, kernels, block
+
+
+def runnable(kernels: list[str], every: bool, n: int, buckets: int, blocks: list[int], device: int = 0) -> list[str]:
+    """The kernels that can run with these settings and every block, all checked before any runs. A kernel
+    named outright that cannot is a UsageError saying why; with ``every`` (``--kernel all``) it is left out
+    with a line saying why (the tensor kernel at narrow buckets)."""
+    from sim.sdh import gpu
+
+    kept = []
+    for kernel in kernels:
+        slots = (gpu.fine_slots(buckets),) if kernel == "tensor" else ()  # the course cube's counters
+        try:
+            for block in blocks:
+                gpu.launch_shape(kernel, n, block, buckets, device, *slots)
+        except gpu.KernelError as exc:
+            if not every:
+                raise UsageError(str(exc)) from None
+            print(f"  kernel {kernel} left out: {exc}", file=sys.stderr, flush=True)
+            continue
+        kept.append(kernel)
+    if not kept:
+        raise UsageError(f"no kernel can run with {buckets:,} buckets")
+    return kept
+
+
+def every_kernel(args) -> bool:
+    return args.kernel is not None and cli.items(args.kernel) == ["all"]
 
 
 def estimate(args, buckets: int, kernels: list[str]) -> resources.Estimate:
@@ -124,13 +149,10 @@ def run(args) -> int:
 
 def run_gpu(args, points: np.ndarray, buckets: int, kernels: list[str], block: int, need) -> int:
     from sim.sdh import data, gpu, sdh_cpu
-    from sim.sdh.kernels import RANK_KERNELS
 
     results = {}
+    kernels = runnable(kernels, every_kernel(args), args.atoms, buckets, [block])
     try:
-        for kernel in kernels:
-            tensor = () if kernel in RANK_KERNELS else (0, gpu.fine_slots(buckets))  # device, counters (the cube's)
-            gpu.launch_shape(kernel, args.atoms, block, buckets, *tensor)  # every kernel checked before any runs
         for kernel in kernels:
             counts, ms = gpu.histogram(points, args.width, buckets, kernel, block)
             results[kernel] = counts

@@ -7,7 +7,7 @@ import numpy as np
 
 from sim import cuda
 from sim.sdh import kernels, squares
-from sim.sdh.kernels import KERNELS, TENSOR_ROW_GROUPS, rows_per_block
+from sim.sdh.kernels import KERNELS, rows_per_block
 
 
 def spare_slots_for(buckets: int) -> int:
@@ -35,7 +35,7 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
     """
     if not 1 <= block <= 1024:
         raise KernelError(f"block size must be 1..1024, got {block}")
-    if (kernel == "fast" or kernel in TENSOR_ROW_GROUPS) and block % 32:
+    if kernel in ("fast", "tensor") and block % 32:
         raise KernelError(f"the {kernel} kernel works in whole warps: block size must be a multiple of 32, "
                           f"got {block}")
     if kernel in ("naive", "naive-priv"):
@@ -44,9 +44,9 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
         blocks, shared = -(-n // block), 3 * 8 * block
     limit = cupy.cuda.runtime.getDeviceProperties(device)["sharedMemPerBlockOptin"]
     lanes = False
-    if kernel in TENSOR_ROW_GROUPS:
-        if slots is None:  # sim.dist's shares pass none: they build only the RANK_KERNELS' arguments
-            raise KernelError(f"kernel {kernel} runs in one process (its counters depend on the points)")
+    if kernel == "tensor":
+        if slots is None:  # its counters depend on the points: ``arguments`` counts them
+            raise KernelError("the tensor kernel's shape needs its counter count (sdh/gpu.py arguments or fine_slots)")
         blocks = -(-n // rows_per_block(kernel, block))
         shared = 40 * block + 4 * slots  # the tile's B columns (32 bytes) and C (8), the 32-bit counters
         if rows_per_block(kernel, block) * n >= 2**32:  # a block's pairs could overflow one 32-bit counter
@@ -61,6 +61,11 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
         shared = lane_bytes if lanes else ((warps * slots + 3) & ~3) * 4 + 16 * block
     if kernel.endswith("priv"):
         shared += 8 * buckets
+    if kernel == "tensor" and shared > limit:
+        raise KernelError(f"the tensor kernel keeps a counter per whole squared distance in buckets: {slots:,} "
+                          f"counters ({buckets:,} buckets) need {shared:,} bytes of shared memory at block {block} "
+                          f"({limit:,} available); in the course's cube it needs a bucket width above "
+                          f"{kernels.tensor_min_width(block, limit):.4g}")
     if shared > limit:
         raise KernelError(f"kernel {kernel} needs {shared:,} bytes of shared memory for {buckets:,} buckets at block "
                           f"{block} ({limit:,} available): use a larger bucket width or another kernel")
@@ -77,11 +82,18 @@ def arguments(kernel: str, p, width: float, buckets: int) -> tuple[tuple, int | 
         xf = cupy.zeros((n, 4), cupy.float32)
         xf[:, :3] = p * (1.0 / width)  # float32 copies in bucket units, rounded to nearest
         return (xf, *args, np.int32(buckets + spare_slots_for(buckets))), None, False
-    if kernel not in TENSOR_ROW_GROUPS:
+    if kernel != "tensor":
         return args, None, False
     qa, qb, cj, e, slots = squares.inputs(p, width, cupy)  # sdh/tensor.cuh's inputs and error bound
     return (qa, qb, cj, x, y, z, np.int64(n), np.float64(width), np.int32(buckets), np.int32(slots),
             np.float64(2.0 * e)), slots, squares.one_add(e)
+
+
+def from_row(args: tuple, first: int) -> tuple:
+    """``arguments``'s arguments for the atoms from row ``first`` on (sim.dist's bands): every per-atom
+    array a view from that row, the atom count (the one int64) less ``first``; the rest as they are."""
+    return tuple(a[first:] if isinstance(a, cupy.ndarray) else np.int64(a - first) if isinstance(a, np.int64) else a
+                 for a in args)
 
 
 def histogram(points, width: float, buckets: int, kernel: str = "fast", block: int = 256,

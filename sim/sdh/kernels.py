@@ -1,16 +1,20 @@
 """The CUDA builds of the distance histogram (CuPy-free): the course's four kernels, the fast one per
-block size and counter layout, the tensor-core ones per block size. Every build is exact: float64
+block size and counter layout, the tensor-core one per block size. Every build is exact: float64
 with the course's arithmetic (--fmad=false) decides every pair a faster path cannot prove."""
 
 from __future__ import annotations
 
+import math
+
 from sim.cuda import Build
 
-# tensor kernels: name -> row groups of 8 rows per warp (-DROW_GROUPS: A fragments held per warp)
-TENSOR_ROW_GROUPS = {"tensor": 4, "tensor-r8": 8}
-KERNELS = ("naive", "naive-priv", "tiled", "tiled-priv", "fast", *TENSOR_ROW_GROUPS)
-# what sim.dist launches over ranks (it builds their arguments itself); `sdh --kernel all` runs these
-RANK_KERNELS = ("naive", "naive-priv", "tiled", "tiled-priv", "fast")
+TENSOR_ROWS = 32  # rows of A a warp of the tensor kernel holds (sdh/tensor.cuh's ROW_GROUPS = 4 groups of 8)
+KERNELS = ("naive", "naive-priv", "tiled", "tiled-priv", "fast", "tensor")
+# what sim.dist splits over ranks (a block's rows from a band's first row on): every kernel
+RANK_KERNELS = KERNELS
+# the scene's and the command's order of preference, fastest first: where one cannot run (the tensor
+# kernel's counters at narrow buckets), the next one counts
+FASTEST_FIRST = ("tensor", "fast", "tiled-priv", "naive-priv", "tiled", "naive")
 ATOMS = 4  # the fast kernel's atoms per thread (its -DATOMS default)
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
 
@@ -19,18 +23,27 @@ def rows_per_block(kernel: str, block: int) -> int:
     """Atoms whose pairs with every later atom one block counts."""
     if kernel == "fast":
         return ATOMS * block
-    if kernel in TENSOR_ROW_GROUPS:
-        return 8 * TENSOR_ROW_GROUPS[kernel] * (block // 32)
+    if kernel == "tensor":
+        return TENSOR_ROWS * (block // 32)
     return block
 
 
+def tensor_min_width(block: int, shared_limit: int, side: float = 23000.0) -> float:
+    """The bucket width above which the tensor kernel's counters for points in a cube of ``side`` (the
+    course's) fit ``shared_limit`` bytes at ``block`` (sdh/gpu.py fine_slots and launch_shape): about 170
+    at block 256 on an H100/H200 (227 KiB)."""
+    counters = (shared_limit - 40 * block) // 4 - 2  # fine_slots(buckets) = (buckets + 1)^2 + 2
+    most = math.isqrt(max(counters, 0)) - 1  # the most buckets that fit
+    return side * 1.732 / most if most > 0 else math.inf  # buckets = int(side * 1.732 / W) + 1 <= most
+
+
 def histogram(kernel: str, block: int, lane_counts: bool, one_add: bool = False) -> Build:
-    """The build of a kernel; ``lane_counts`` for fast, ``one_add`` for the tensor kernels (sdh/tensor.cuh)."""
+    """The build of a kernel; ``lane_counts`` for fast, ``one_add`` for the tensor kernel (sdh/tensor.cuh)."""
     options = ["--fmad=false"]
     if kernel == "fast":
         options += ["-DFAST", f"-DBLOCK={block}", f"-DATOMS={ATOMS}"] + (["-DLANE_COUNTS"] if lane_counts else [])
-    elif kernel in TENSOR_ROW_GROUPS:
-        options += ["-DTENSOR", f"-DBLOCK={block}", f"-DROW_GROUPS={TENSOR_ROW_GROUPS[kernel]}"]
+    elif kernel == "tensor":
+        options += ["-DTENSOR", f"-DBLOCK={block}"]
         options += ["-DONE_ADD"] if one_add else []
     else:
         options += ["-D" + kernel.upper().replace("-", "_")]
@@ -38,6 +51,6 @@ def histogram(kernel: str, block: int, lane_counts: bool, one_add: bool = False)
 
 
 def builds() -> list[Build]:
-    course = [histogram(k, 256, False) for k in KERNELS if k != "fast" and k not in TENSOR_ROW_GROUPS]
-    tensor = [histogram(k, b, False, one) for k in TENSOR_ROW_GROUPS for b in BLOCK_SIZES for one in (True, False)]
+    course = [histogram(k, 256, False) for k in KERNELS if k not in ("fast", "tensor")]
+    tensor = [histogram("tensor", b, False, one) for b in BLOCK_SIZES for one in (True, False)]
     return course + [histogram("fast", b, lanes) for b in BLOCK_SIZES for lanes in (True, False)] + tensor

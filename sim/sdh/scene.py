@@ -1,8 +1,10 @@
 """The distance histogram as a scene: the course's atoms, each step one whole histogram on the
-active backend (the CPU's exact count or one of the five GPU kernels), drawn as plots.
+active backend (the CPU's exact count or one of the GPU kernels), drawn as plots.
 
 The atoms do not move; a step recounts every pair with the current bucket width and kernel, so
-the panel's timings are the kernel's and verification recounts on the CPU.
+the panel's timings are the kernel's and verification recounts on the CPU. A kernel that cannot count
+at the current width (the tensor kernel keeps a counter per whole squared distance: narrow buckets
+overflow shared memory) hands the step to the next fastest kernel, and the panel's note says why.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 import assets
 from sim.contract import Plot, PlotsView, Series
 from sim.scene import Scene
-from sim.sdh import SPEC, data, sdh_cpu
+from sim.sdh import SPEC, data, kernels, sdh_cpu
 
 GREEN = (0.35, 0.8, 0.45, 1.0)
 
@@ -35,7 +37,10 @@ class HistogramScene(Scene):
         self.counts = np.zeros(1, np.int64)
         self.last_ms = 0.0
         self.reference: np.ndarray | None = None  # the last check's CPU histogram
+        self.counted_with = ""  # the GPU kernel that counted the last histogram
+        self._refused: dict[tuple, str] = {}  # (kernel, width, block, n) -> why it cannot run there
         super().__init__(preset, backend, n, seed, variant, block, device)
+        self._backend_note = self.backend_note  # the note of the backend choice; a fallback's note replaces it
 
     def _load(self, preset: str, n: int | None) -> None:
         table = assets.presets("sdh")[preset]
@@ -68,9 +73,9 @@ class HistogramScene(Scene):
 
                     with cupy.cuda.Device(self.device):
                         self.device_points = cupy.asarray(self.points)
-                counts, ms = gpu.histogram(self.device_points, width, buckets, self.variant, self.block,
-                                           device=self.device)
+                counts, ms = self._gpu_histogram(gpu, width, buckets)
             else:
+                self.backend_note = self._backend_note
                 counts = sdh_cpu.histogram(self.points, width, buckets)
                 ms = (time.perf_counter() - started) * 1e3
         self.counts, self.last_ms = counts, ms
@@ -81,6 +86,27 @@ class HistogramScene(Scene):
             self.reference = reference
             self.record_check("the exact CPU histogram", differ, checked,
                               {"pairs differing": int(np.abs(counts - reference).sum())}, unit="buckets")
+
+    def _gpu_histogram(self, gpu, width: float, buckets: int) -> tuple[np.ndarray, float]:
+        """The chosen kernel's histogram or, where it cannot count at this width and block (gpu.KernelError,
+        remembered so it is not retried every step), the next in kernels.FASTEST_FIRST's order that can."""
+        order = kernels.FASTEST_FIRST
+        tried = [self.variant, *(order[order.index(self.variant) + 1:] if self.variant in order else ())]
+        for kernel in tried:
+            key = (kernel, width, self.block, self.n)
+            if key in self._refused:
+                continue
+            try:
+                counts, ms = gpu.histogram(self.device_points, width, buckets, kernel, self.block, device=self.device)
+            except gpu.KernelError as exc:
+                self._refused[key] = str(exc)
+                continue
+            self.counted_with = kernel
+            why = self._refused.get((self.variant, width, self.block, self.n))
+            self.backend_note = (f"{self.variant} cannot count at width {width:g}: {why}; counted with {kernel}"
+                                 if kernel != self.variant else self._backend_note)
+            return counts, ms
+        raise gpu.KernelError(self._refused[(self.variant, width, self.block, self.n)])
 
     def stats(self) -> dict:
         pairs = int(self.counts.sum())
@@ -128,7 +154,7 @@ class HistogramScene(Scene):
                 "pairs": f"{count:,}",
                 "share": f"{count / max(int(self.counts.sum()), 1):.4%} of all pairs",
                 "g(r)": f"{count / ideal:.4g}" if ideal > 0 else "-",
-                "counted on": f"{self.backend.upper()} ({self.variant if self.backend == 'gpu' else 'numba'})"}
+                "counted on": f"{self.backend.upper()} ({self.counted_with if self.backend == 'gpu' else 'numba'})"}
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """The bucket's count from the GPU kernel and from the exact CPU histogram."""

@@ -47,9 +47,10 @@
 // Fragments (PTX ISA, mma.m8n8k4 .f64): A: row lane / 4, k lane % 4; B: k lane % 4, column lane / 4;
 // C/D: row lane / 4, columns 2 (lane % 4) + {0, 1}.
 
-#ifndef ROW_GROUPS
+// Four groups (32 rows per warp): eight halve the tile loads but doubled the checked tiles per block and
+// the registers, and measured slower on an H200 at blocks 128 and 256 (75.7 ms at best against 73.1 ms at
+// N = 512000, W = 500; 1342 against 1149 ms at 2048000). sim/sdh/kernels.py's TENSOR_ROWS follows it.
 #define ROW_GROUPS 4
-#endif
 
 __device__ __forceinline__ void dmma(double& d0, double& d1, double a, double b, double c0, double c1)
 {
