@@ -37,6 +37,36 @@ def test_shares_cover_the_triangle_once_with_equal_pair_counts(n, parts, unit):
         assert abs(share_pairs(n, part) - n * (n - 1) / 2 / parts) <= widest_unit
 
 
+@pytest.mark.parametrize("n, parts, block", [(1000, 3, 32), (700, 2, 64), (515, 4, 32)])
+def test_tensor_kernel_launched_on_bands_counts_every_pair_once(n, parts, block):
+    """sim.dist's launch of the tensor kernel: for each band, the atoms from its first row on (n - first of
+    them) and the band's blocks only; its tile indexing (emulated) visits each pair of the band's rows once."""
+    from sim.dist.sdh import rows_per_block
+    from tests.test_sdh_squares import tensor_pairs
+
+    rows = rows_per_block("tensor", block)
+    seen = np.zeros((n, n), np.int64)
+    for part in shares(n, parts, rows):
+        for first, last in part:
+            seen[first:, first:] += tensor_pairs(n - first, block, -(-(last - first) // rows))
+    np.testing.assert_array_equal(seen, np.triu(np.ones((n, n), np.int64), 1))
+
+
+def test_tensor_twin_on_bands_adds_up_to_the_exact_histogram():
+    """The tensor kernel's numpy twin over the bands of 3 ranks, its inputs from every atom (as GpuShare's),
+    sums to the course's exact histogram."""
+    from sim.dist.sdh import rows_per_block
+    from sim.sdh import data, sdh_cpu, squares
+
+    n, width = 3000, 500.0
+    points, buckets = data.atoms(n), data.bucket_count(width)
+    total = np.zeros(buckets, np.int64)
+    for part in shares(n, 3, rows_per_block("tensor", 256)):
+        for band in part:
+            total += squares.histogram(points, width, buckets, band=band)[0]
+    np.testing.assert_array_equal(total, sdh_cpu.histogram(points, width, buckets))
+
+
 def test_shares_fold_long_rows_with_short_ones():
     first, second = shares(2_000_000, 2, 1024)
     assert len(first) == 2 and first[0][0] == 0 and first[1][1] == 2_000_000, "the front rows and the back rows"
@@ -72,7 +102,7 @@ def test_gpu_options_without_the_gpu_refused_once():
 # --- GPU: the shares' launches of the existing kernels add up to the one-launch histogram ----------------------
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernel, block", [("fast", 256), ("fast", 128), ("tiled-priv", 256), ("naive", 128),
-                                           ("tiled", 64), ("naive-priv", 256)])
+                                           ("tiled", 64), ("naive-priv", 256), ("tensor", 256), ("tensor", 64)])
 def test_gpu_shares_sum_to_the_single_launch(kernel, block):
     from sim.dist.sdh import GpuShare, rows_per_block
     from sim.sdh import data, gpu

@@ -85,6 +85,10 @@ def sdh(args) -> int:
     kernels = cli.choices(cli.items(args.kernel), _sdh_kernels(), "kernel") if gpu else ["cpu"]
     blocks = args.block if gpu else [0]
     device = _device(comm, gpu)
+    if gpu:
+        from sim.sdh.cli import runnable  # all: those that can run at this width (the tensor kernel's counters)
+
+        kernels = runnable(kernels, cli.items(args.kernel) == ["all"], min(args.count), buckets, blocks, device)
     counts = rank_counts(comm.size)
     dist.begin()
     ranks = Ranks(comm, counts, gpu, device)
@@ -128,9 +132,9 @@ def sdh(args) -> int:
 
 
 def _sdh_kernels():
-    from sim.sdh.kernels import KERNELS
+    from sim.sdh.kernels import RANK_KERNELS
 
-    return KERNELS
+    return RANK_KERNELS
 
 
 # --- particles ------------------------------------------------------------------------------------------

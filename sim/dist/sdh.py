@@ -21,7 +21,6 @@ import time
 import numpy as np
 
 from sim import resources
-from sim.cli import UsageError
 
 
 def pairs_before(n: int, r):
@@ -63,9 +62,9 @@ def share_pairs(n: int, bands: list[tuple[int, int]]) -> int:
 
 
 def rows_per_block(kernel: str, block: int) -> int:
-    from sim.sdh.kernels import ATOMS
+    from sim.sdh import kernels
 
-    return ATOMS * block if kernel == "fast" else block
+    return kernels.rows_per_block(kernel, block)
 
 
 def share_cpu(points: np.ndarray, width: float, buckets: int, bands: list[tuple[int, int]],
@@ -98,7 +97,9 @@ def share_cpu(points: np.ndarray, width: float, buckets: int, bands: list[tuple[
 
 class GpuShare:
     """One rank's bands on its GPU: sdh.cu's kernel on the atoms from each band's first row on, with the
-    band's blocks, each band on a stream of its own, all counting into one histogram."""
+    band's blocks, each band on a stream of its own, all counting into one histogram. The kernel's inputs
+    are made once from every atom (sdh/gpu.py arguments: the tensor kernel's centre, error bound and
+    counters are those of the one-process run) and each band launches on views from its first row."""
 
     def __init__(self, points, width: float, buckets: int, kernel: str, block: int, bands: list[tuple[int, int]],
                  device: int):
@@ -109,21 +110,16 @@ class GpuShare:
 
         self.device, self.block = device, block
         n = points.shape[0]
-        _, self.shared, lanes = gpu.launch_shape(kernel, n, block, buckets, device)
         self.jobs = []
         with cupy.cuda.Device(device):
+            p = cupy.ascontiguousarray(cupy.asarray(points), dtype=cupy.float64)
+            args, slots, one_add = gpu.arguments(kernel, p, width, buckets)
+            del p
+            _, self.shared, lanes = gpu.launch_shape(kernel, n, block, buckets, device, slots)
             for first, last in bands:
-                p = cupy.ascontiguousarray(cupy.asarray(points[first:]), dtype=cupy.float64)
-                x, y, z = (cupy.ascontiguousarray(p[:, k]) for k in range(3))
-                args = (x, y, z, np.int64(n - first), np.float64(width), np.int32(buckets))
-                if kernel == "fast":  # as sdh/gpu.py: float32 copies in bucket units
-                    xf = cupy.zeros((n - first, 4), cupy.float32)
-                    xf[:, :3] = p * (1.0 / width)
-                    args = (xf, *args, np.int32(buckets + gpu.spare_slots_for(buckets)))
-                del p
                 blocks = -(-(last - first) // rows_per_block(kernel, block))
-                self.jobs.append((blocks, args, cupy.cuda.Stream(non_blocking=True)))
-            self.fn = cuda.kernel(kernels.histogram(kernel, block, lanes), device)
+                self.jobs.append((blocks, gpu.from_row(args, first), cupy.cuda.Stream(non_blocking=True)))
+            self.fn = cuda.kernel(kernels.histogram(kernel, block, lanes, one_add), device)
             if self.shared > 48 * 1024:
                 self.fn.max_dynamic_shared_size_bytes = self.shared
             self.hist = cupy.zeros(buckets, cupy.uint64)
@@ -205,14 +201,10 @@ def run(args, buckets: int, kernels: list[str], block: int, need: resources.Esti
     resources.check(dataclasses.replace(need, seconds=need.seconds / share))
     device = 0
     if args.backend == "gpu":
-        from sim.sdh import gpu
+        from sim.sdh.cli import every_kernel, runnable
 
         device = dist.gpu_of(comm)
-        try:
-            for kernel in kernels:
-                gpu.launch_shape(kernel, args.atoms, block, buckets, device)
-        except gpu.KernelError as exc:
-            raise UsageError(str(exc)) from None
+        kernels = runnable(kernels, every_kernel(args), args.atoms, buckets, [block], device)
     points = data.atoms(args.atoms)
     dist.begin()
     link = gpu_link(comm, device) if args.backend == "gpu" else HostLink(comm)

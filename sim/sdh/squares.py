@@ -1,4 +1,4 @@
-"""The tensor kernels' method (sdh/tensor.cuh) without a GPU: their inputs, prepared the same way for
+"""The tensor kernel's method (sdh/tensor.cuh) without a GPU: their inputs, prepared the same way for
 numpy or CuPy, and a numpy twin that counts pairs by the integer part of the squared distance in bucket
 units, rechecks pairs within the error bound of a whole number with the course's float64 arithmetic,
 and folds the fine counts into buckets. The kernel's comment proves the bound; the tests check the
@@ -48,15 +48,19 @@ def course_buckets(p: np.ndarray, i: np.ndarray, j: np.ndarray, width: float, bu
     return np.minimum((dist / width).astype(np.int64), buckets - 1)
 
 
-def histogram(points: np.ndarray, width: float, buckets: int, rows: int = 256) -> tuple[np.ndarray, int]:
-    """(counts int64, pairs rechecked) by the tensor kernels' method, ``rows`` rows of pairs at a time."""
+def histogram(points: np.ndarray, width: float, buckets: int, rows: int = 256,
+              band: tuple[int, int] | None = None) -> tuple[np.ndarray, int]:
+    """(counts int64, pairs rechecked) by the tensor kernel's method, ``rows`` rows of pairs at a time: the
+    pairs (i, j > i) of rows i in ``band`` [first, last) (every row without), inputs made from every point
+    (as sim.dist's bands)."""
     p = np.ascontiguousarray(points, np.float64)
     n = p.shape[0]
     qa, qb, cj, e, slots = inputs(p, width)
     fine = np.zeros(slots, np.int64)
     rechecked = 0
-    for first in range(0, n - 1, rows):
-        i = np.arange(first, min(n - 1, first + rows))
+    lo, hi = band if band is not None else (0, n)
+    for first in range(lo, min(hi, n - 1), rows):
+        i = np.arange(first, min(n - 1, hi, first + rows))
         s = (qa[i] @ qb.T) + cj[None, :]  # D - E + 1: the MMA's result, summed in another order
         ii, jj = np.nonzero(np.arange(n)[None, :] > i[:, None])
         s = s[ii, jj]
