@@ -1,6 +1,8 @@
 """One rank's particles on its GPU: the single-GPU kernels (particles/binning.cu) on the rank's strip.
 
-The state stays sorted by bin, as on one GPU; bins are numbered over the whole box, so a strip's
+The one-GPU step kernel (plain, tiled or blockscan; one reciprocal square root per pair, bins two cutoffs
+wide), but the state is scattered into bin order each step (one GPU reads it through an index instead):
+ghosts and migrants are slices of it. Bins are numbered over the whole box, so a strip's
 rows and its neighbours' boundary rows are contiguous runs of the sorted arrays. The rank's arrays
 keep room before and after its own particles (``head``): ghosts are received straight into it, so
 the step kernel sees [row below | my rows | row above] as one bin-sorted run, given a pointer to my
@@ -15,10 +17,9 @@ first particle and bin starts relative to it (negative for the row below). One s
    particles now below my strip come first, those above last, mine in the middle;
 5. those that left go to the neighbour, those that arrive are counted (``count_bins``, starting at
    my own count of their bin) and ``scatter``-ed into their slots.
-One small read from the device and one MPI all-gather (counts for the next ghosts, and a flag) per
-step. A particle that moved more than one bin row (a hard kick) is caught by the count of the
-window, and that step re-bins every rank's particles over the whole box and sends each to its
-owner, whatever the distance.
+One small read from the device and one MPI all-gather (counts for the next ghosts, and a flag) per step. A
+particle that moved more than one bin row (a hard kick) is caught by the count of the window, and that step
+re-bins every rank's particles over the whole box and sends each to its owner, whatever the distance.
 
 ``xp`` and ``kernels`` default to CuPy and the compiled kernels; tests pass numpy and a stand-in.
 """
@@ -55,14 +56,15 @@ class GpuRank:
         if xp is None:
             import cupy as xp
         from sim import cuda
-
         if variant == "texture":  # its kernel reads textures; the ranks' runs start mid-buffer (ghosts before)
             raise ValueError("the texture variant runs on one GPU; MPI ranks run plain, tiled or blockscan")
         self.xp, self.comm, self.link = xp, comm, link
         self.host = getattr(xp, "asnumpy", np.asarray)
         self.variant, self.block, self.stats_on = variant, int(block), stats
         self.real = np.float64 if precision == "fp64" else np.float32
-        self.k = kernels if kernels is not None else cuda.kernels(builds.step(variant, precision, block, stats), device)
+        if kernels is None:
+            kernels = cuda.kernels(builds.step(variant, precision, block, stats, ranks=True), device)
+        self.k = kernels
         self.size = size
         self.nb = nb = bins_per_side(size)
         self.inv_width = nb / size

@@ -49,19 +49,17 @@ SPEC = SceneSpec(
     steps_per_frame=10,  # one displayed frame per frame of the course's output file
     dt=world.DT,
     count_limits=(2_000_000, 20_000_000),
-    bench_toggles=(("statistics", False),),
+    # the graph: one launch per frame of ten steps; at 1M particles the launches are a tenth of the step
+    bench_toggles=(("statistics", False), ("graph", True)),
     bytes_per_item=(200, 120),  # host: measured peak 185 at 2M; device: state x2, ids, bins, offsets
     options=(Option("precision", "GPU float precision: fp64 (the course's) or fp32", ("fp64", "fp32"), "fp64"),
-             Option("reorder", "GPU re-sorting each step: scatter (the state written in bin order) or gather (the "
-                    "next step reads it through each slot's index)", kernels.REORDERS, "scatter"),
-             Option("force", "GPU force arithmetic: course (a square root and three divisions) or rsqrt (one "
-                    "reciprocal square root per pair)", kernels.FORCES, "course"),
-             Option("bins", "GPU bin side in cutoffs: wider bins test more candidates per particle but count and "
-                    "scan fewer bins", kernels.BIN_SIDES, "2")),
+             Option("force", "GPU force evaluation: rsqrt (each interacting pair as it is found, one reciprocal "
+                    "square root) or batch-rsqrt (a candidate: each lane's pairs added four at a time)",
+                    kernels.FORCES, "rsqrt")),
     toggles=(Toggle("statistics", "distance statistics", "the course's absmin and absavg, measured every step "
                     "(the benchmarks switch them off, like the course's timed runs and the peer)", gpu_only=False),
-             Toggle("graph", "CUDA graph", "each frame's ten GPU steps replayed as one CUDA graph (fewer launches); "
-                    "the stage times then cover the whole frame", default=False),),
+             Toggle("graph", "CUDA graph", "each frame's ten GPU steps replayed as one CUDA graph (fewer launches; the "
+                    "benchmarks switch it on); the stage times then cover the whole frame", default=False),),
     gpu=GPU,
     verifier=Verifier(checks="each GPU step is checked against a CPU step from the same state",
                       mismatch="particles whose step differs from the CPU's are drawn red"),

@@ -1,23 +1,27 @@
 // CS 267 particles on the GPU: the twin of binning_cpu.py (same forces, same walls).
 //
-// The state stays sorted by bin (bins at least a cutoff wide, numbered row by row), so the 9
-// neighbour bins of a particle are three contiguous runs of the sorted arrays. One step:
+// Bins at least a cutoff wide, numbered row by row; in bin order the 9 neighbour bins of a particle
+// are three contiguous runs. One step:
 //   step     forces from the 9 bins, move, reflect, and count the particle into its new bin:
 //            the atomic's old value is its offset in the bin (the report's binning)
 //   scan     prefix sum of the bin counts: CuPy's cumsum, or the report's three launches
 //            (scan_blocks, scan_sums, add_sums)
-//   scatter  write each particle to bin_start[bin] + offset (with its id, to map back)
+//   place    (GATHER) each bin-order slot's source index only (perm), and the occupied bins' counts
+//            cleared; the next step reads its particle and its neighbours through perm and writes
+//            the moved state at its own slot. Measured faster than writing the state in bin order
+//            (the scene's design). MPI ranks build without GATHER and `scatter` the state into bin
+//            order instead: their ghosts and migrants are slices of the bin-sorted arrays.
 // No host synchronisation inside a step.
 //
+// The force: one fp64 reciprocal square root and multiplications per interacting pair instead of
+// the course's square root and three divisions (a few ulps apart, measured faster: the GPU checks
+// against the CPU are tolerances). The cutoff test is on the squared distance, before any of it.
+//
 // REAL is double (the course's precision) or float. STATS adds the starters' distance statistics.
-// TILED stages each block's neighbourhood (a contiguous slab of the sorted arrays) in shared memory.
+// TILED stages each block's neighbourhood (a contiguous slab of the sorted particles) in shared memory.
 // TEXTURE reads positions and velocities through texture objects over the same linear buffers
 // (fp64 pairs as int4 texels, reassembled with __hiloint2double; fp32 pairs as float2).
-// GATHER drops the scatter: `place` writes only each slot's source index (perm), and the next step
-// reads its particle and its neighbours through perm, writing the moved state at its own slot.
-// RSQRT computes the force with one reciprocal square root and multiplications instead of a square
-// root and three divisions (a few ulps apart: the GPU checks against the CPU are tolerances).
-// BATCH=K: each lane holds up to K interacting neighbours before adding their forces (same order).
+// BATCH=K (a candidate): each lane holds up to K interacting neighbours before adding their forces.
 
 #ifndef REAL
 #define REAL double
@@ -64,16 +68,12 @@ __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #define SRC(j) (j)
 #endif
 
-// The acceleration factor of a pair at squared distance r2 (already clamped to min_r^2).
+// The acceleration factor of a pair at squared distance r2 (already clamped to min_r^2): the course's
+// (1 - cutoff / r) / r2 / mass with one reciprocal square root.
 __device__ __forceinline__ REAL coef_of(REAL r2)
 {
-#ifdef RSQRT
     REAL s = rsqrt(r2);  // 1 / r
     return (1 - CUTOFF * s) * (s * s) * ((REAL)1 / MASS);
-#else
-    REAL r = sqrt(r2);  // the course's arithmetic
-    return (1 - CUTOFF / r) / r2 / MASS;
-#endif
 }
 
 __device__ __forceinline__ int bin_of(REAL x, REAL y, REAL inv_width, int nb)
@@ -243,7 +243,7 @@ struct Pairs {
 };
 
 // One step for the particle at sorted index i: forces of its 9 neighbour bins (three runs of the
-// sorted arrays), move, reflect, then count it into its new bin for the next scatter.
+// sorted arrays), move, reflect, then count it into its new bin for the next re-sorting.
 // GATHER: i is the slot in bin order; the particle comes from SRC(i) of the last step's arrays, and
 // its moved state (and id) is written at i.
 extern "C" __global__ void __launch_bounds__(BLOCK) step(
@@ -282,7 +282,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
 #ifdef BATCH
     // BATCH: a lane notes the indices of its interacting neighbours (a shift register; [0] the newest)
     // and adds their forces, oldest first, when BATCH are held and at the end. A warp then runs the
-    // costly part (division, square root) about as often as its busiest lane has pairs, instead of
+    // costly part (reciprocal square root, multiplications) about as often as its busiest lane has pairs, instead of
     // once for every candidate that any of its lanes accepts. Same pairs, same order, same sums.
     int held_j[BATCH];
     int held = 0;

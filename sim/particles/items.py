@@ -10,8 +10,8 @@ from sim.particles import world
 
 class ParticleItems:
     def item_key(self, item: int) -> int:
-        """On the GPU the particles are kept in the device's order (bin order; with gather re-sorting, the order
-        the last step wrote them in); their ids follow them."""
+        """On the GPU the particles are kept in the device's order (the order the last step wrote them in);
+        their ids follow them."""
         if self.gpu is not None:
             return int(self.gpu.state[4][int(item)].get())
         return int(item)

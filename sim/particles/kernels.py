@@ -1,37 +1,35 @@
 """The CUDA builds of the particles scene (CuPy-free): the step kernels per variant, precision,
-block size, statistics switch, re-sorting (scatter or gather) and force arithmetic."""
+block size, statistics switch and force evaluation, for one GPU (gather re-sorting) and for MPI ranks
+(the state scattered into bin order, which their ghost and migrant slices need)."""
 
 from __future__ import annotations
 
 from sim.cuda import Build
 
 VARIANTS = ("plain", "tiled", "blockscan", "texture")
+RANK_VARIANTS = ("plain", "tiled", "blockscan")  # texture reads from the start of a buffer; ranks start mid-buffer
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
 PRECISIONS = {"fp64": "double", "fp32": "float"}
-REORDERS = ("scatter", "gather")  # the state written in bin order, or read through an index next step
-# the course's sqrt and three divisions, or one rsqrt; "batch": each lane's interacting pairs held and
-# added BATCH at a time, so that a warp pays the costly part per pair of its busiest lane
-FORCES = ("course", "rsqrt", "batch", "batch-rsqrt")
+# a candidate kept one more round: "batch-rsqrt" holds each lane's interacting pairs and adds them BATCH at
+# a time (a warp pays the force per pair of its busiest lane); it lost to the plain loop at 10M on an H200
+FORCES = ("rsqrt", "batch-rsqrt")
 BATCH = 4
-BIN_SIDES = ("1", "1.5", "2", "3")  # GPU bin side in cutoffs (2 measured fastest with scatter and course)
 NAMES = ("count_bins", "scatter", "place", "step", "scan_blocks", "scan_sums", "add_sums")
 
 
-def step(variant: str, precision: str, block: int, stats: bool, reorder: str = "scatter",
-         force: str = "course") -> Build:
-    if reorder not in REORDERS or force not in FORCES:
-        raise ValueError(f"unknown reorder {reorder!r} or force {force!r}")
+def step(variant: str, precision: str, block: int, stats: bool, force: str = "rsqrt", ranks: bool = False) -> Build:
+    """The scene's build (gather re-sorting), or with ``ranks`` the MPI ranks' (scatter into bin order)."""
+    if force not in FORCES:
+        raise ValueError(f"unknown force {force!r} (choose from {', '.join(FORCES)})")
     options = [f"-DREAL={PRECISIONS[precision]}", f"-DBLOCK={block}"]
     names = list(NAMES)
     if variant == "tiled":
         options.append("-DTILED")
     if variant == "texture":
         options.append("-DTEXTURE")
-    if reorder == "gather":
+    if not ranks:
         options.append("-DGATHER")
-    if force.endswith("rsqrt"):
-        options.append("-DRSQRT")
-    if force.startswith("batch"):
+    if force == "batch-rsqrt":
         options.append(f"-DBATCH={BATCH}")
     if stats:
         options.append("-DSTATS")
@@ -41,7 +39,6 @@ def step(variant: str, precision: str, block: int, stats: bool, reorder: str = "
 
 def builds() -> list[Build]:
     every_block = [step("plain", "fp64", b, True) for b in BLOCK_SIZES]
-    every_kind = [step(v, p, 256, s) for v in VARIANTS for p in PRECISIONS for s in (True, False)]
-    candidates = [step(v, p, 256, s, r, f) for v in VARIANTS for p in PRECISIONS for s in (True, False)
-                  for r in REORDERS for f in FORCES if (r, f) != ("scatter", "course")]
-    return every_block + every_kind + candidates + [step("tiled", "fp64", 1024, True)]
+    every_kind = [step(v, p, 256, s, f) for v in VARIANTS for p in PRECISIONS for s in (True, False) for f in FORCES]
+    ranks = [step(v, p, 256, s, ranks=True) for v in RANK_VARIANTS for p in PRECISIONS for s in (True, False)]
+    return every_block + every_kind + ranks + [step("tiled", "fp64", 1024, True)]

@@ -1,16 +1,17 @@
-"""CS 267 particles on the GPU (CuPy): state kept sorted by bin, one fused step kernel, a scan and a scatter.
+"""CS 267 particles on the GPU (CuPy): particles read in bin order, one fused step kernel, a scan, an index.
 
-Per step (no host round trip): ``step`` (forces from the 9 neighbour bins, move, walls, count
-into the new bin), the prefix sum of the counts (CuPy's cumsum, or the report's three-launch
-block scan), ``scatter`` into the new bin order. Variants:
-- "plain": forces read the sorted arrays; CuPy's cumsum;
+Per step (no host round trip): ``step`` (forces from the 9 neighbour bins with one reciprocal
+square root per pair, move, walls, count into the new bin), the prefix sum of the counts (CuPy's
+cumsum, or the report's three-launch block scan), ``place`` (each bin-order slot's source index,
+and the occupied bins' counts cleared). The next step reads its particle and its neighbours through
+that index and writes the moved state at its own slot, so the state arrays are in the order the last
+step wrote them (``bin_order`` sorts them), not bin order: no pass writes the state in bin order.
+Variants:
+- "plain": forces read the state arrays; CuPy's cumsum;
 - "tiled": each block stages its neighbourhood in shared memory;
 - "blockscan": plain forces with the report's three-launch scan;
 - "texture": plain, with positions and velocities fetched through texture objects.
-``reorder="gather"`` replaces the scatter by ``place`` (each bin-order slot's source index only):
-the next step reads its particle and its neighbours through that index and writes the moved state
-at its own slot, so the state arrays are in the order the last step wrote them, not bin order.
-``force="rsqrt"``: one reciprocal square root per interacting pair instead of sqrt and divisions.
+``force="batch-rsqrt"`` (a candidate): each lane holds its interacting pairs and adds them four at a time.
 Bins are BIN_CUTOFFS cutoffs wide: fewer, wider bins cost a few more (cached) candidate tests
 but much less counting, scanning and clearing of bins. fp64 by default, fp32 as an option.
 """
@@ -27,13 +28,12 @@ from sim.particles import kernels, world
 VARIANTS = kernels.VARIANTS
 SCAN_BLOCK = 512  # threads of scan_blocks; each scans two counts
 MAX_TEXTURE_1D_LINEAR_WIDTH = 69  # cudaDevAttrMaxTexture1DLinearWidth: 2^27 texels on Hopper
-BIN_CUTOFFS = 2.0  # bin side in cutoffs (at least 1): measured fastest on an H200 (1.5 to 3 within 3%)
+BIN_CUTOFFS = 2.0  # bin side in cutoffs: on an H200 at 10M, 3 is as fast, 1.5 13% slower
 
 
 class ParticlesGpu:
     def __init__(self, x, y, vx, vy, size: float, variant: str = "plain", precision: str = "fp64",
-                 block: int = 256, stats: bool = True, bin_cutoffs: float = BIN_CUTOFFS, device: int = 0,
-                 reorder: str = "scatter", force: str = "course"):
+                 block: int = 256, stats: bool = True, device: int = 0, force: str = "rsqrt"):
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
         if precision not in ("fp64", "fp32"):
@@ -41,12 +41,11 @@ class ParticlesGpu:
         self.real = np.float64 if precision == "fp64" else np.float32
         self.variant, self.precision, self.block, self.stats_on = variant, precision, int(block), stats
         self.device = int(device)
-        self.gather = reorder == "gather"
-        self.reorder, self.force = reorder, force
-        self.k = cuda.kernels(kernels.step(variant, precision, self.block, stats, reorder, force), self.device)
+        self.force = force
+        self.k = cuda.kernels(kernels.step(variant, precision, self.block, stats, force), self.device)
         self.n = n = x.shape[0]
         self.size = size
-        self.nb = max(1, int(size / (world.CUTOFF * max(bin_cutoffs, 1.0))))
+        self.nb = max(1, int(size / (world.CUTOFF * BIN_CUTOFFS)))
         self.inv_width = self.nb / size  # bins of side size / nb, at least the reach
         self.bins = self.nb * self.nb
         # (pos (n, 2), vel (n, 2), ids): x, y pairs side by side, one wide load per particle
@@ -64,7 +63,7 @@ class ParticlesGpu:
             self.stat = cupy.zeros(3, cupy.uint64)
             self.stat[0] = np.float64(1.0).view(np.uint64)
             self.totals = cupy.asarray([1.0, 0.0, 0.0])  # absmin, sum of per-step averages, steps with pairs
-        self.perm = cupy.empty(n, cupy.int32) if self.gather else None
+        self.perm = cupy.empty(n, cupy.int32)
         # TEXTURE: one texture object per buffer the step reads (both sets' positions and velocities)
         self.textures = [[linear_texture(a, self.real, self.device) for a in s[:2]] for s in self.buffers] \
             if variant == "texture" else None
@@ -82,32 +81,21 @@ class ParticlesGpu:
             self.k["scan_sums"]((1,), (1024,), (self.block_sums, np.int32(self.scan_blocks)))
             self.k["add_sums"]((self.scan_blocks,), (SCAN_BLOCK,), (self.start, m, self.block_sums))
         else:
-            cupy.cumsum(self.count, dtype=cupy.int32, out=self.start[1:])
-            if not self.gather:  # gather: place clears the occupied bins' counts
-                self.count.fill(0)
+            cupy.cumsum(self.count, dtype=cupy.int32, out=self.start[1:])  # place clears the counts
 
     def _reorder(self) -> None:
-        """Scatter: the current set into the other one, in bin order (the other becomes current).
-        Gather: only each bin-order slot's source index; the next step reads through it."""
-        if self.gather:
-            self.k["place"](*grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n), self.perm,
-                                                     self.count))
-            return
-        self.k["scatter"](*grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n),
-                                                   *self.buffers[self.cur], *self.buffers[1 - self.cur]))
-        self.cur = 1 - self.cur
+        """Each bin-order slot's source index (the next step reads through it); the counts cleared."""
+        self.k["place"](*grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n), self.perm,
+                                                 self.count))
 
     def step(self, timer) -> None:
         a, b = self.buffers[self.cur], self.buffers[1 - self.cur]
         source = self.textures[self.cur] if self.textures else a[:2]
-        gather = (self.perm, a[2], b[2]) if self.gather else ()
         with timer.stage("forces+move"):
             self.k["step"](*grid_for(self.n, self.block), (
                 *source, self.start, np.int32(self.n), self.real(self.size), self.real(self.inv_width),
-                np.int32(self.nb), *b[:2], self.bin, self.offset, self.count, self._stats_arg(), *gather))
+                np.int32(self.nb), *b[:2], self.bin, self.offset, self.count, self._stats_arg(), self.perm, a[2], b[2]))
             self._fold_stats()
-        if not self.gather:  # the moved particles are in set b at their old indices; so are their ids
-            a[2], b[2] = b[2], a[2]
         self.cur = 1 - self.cur
         with timer.stage("bin"):
             self._scan()
@@ -123,18 +111,18 @@ class ParticlesGpu:
     # --- reading back ------------------------------------------------------------------------
     @property
     def state(self) -> list:
-        """x, y, vx, vy (views of the pairs) and ids of the current set: in bin order (scatter), or in
-        the order the last step wrote them, slot i by thread i (gather; ``bin_order`` sorts them)."""
+        """x, y, vx, vy (views of the pairs) and ids of the current set, in the order the last step wrote
+        them (slot i of the last bin order by thread i; ``bin_order`` sorts them)."""
         pos, vel, ids = self.buffers[self.cur]
         return [pos[:, 0], pos[:, 1], vel[:, 0], vel[:, 1], ids]
 
     @property
     def bin_order(self):
         """Indices of ``state`` in bin order (the next step's slots)."""
-        return self.perm if self.gather else cupy.arange(self.n, dtype=cupy.int32)
+        return self.perm
 
     def _by_id(self, arrays) -> list[np.ndarray]:
-        """Device arrays in bin order -> float64 host arrays in the particles' own order."""
+        """Device arrays in ``state``'s order -> float64 host arrays in the particles' own order."""
         ids = self.buffers[self.cur][2]
         out = []
         for a in arrays:

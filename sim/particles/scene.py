@@ -77,8 +77,7 @@ class ParticlesScene(ParticleItems, Scene):
         from sim.particles.pipeline_gpu import ParticlesGpu
 
         return ParticlesGpu(x, y, vx, vy, size or self.size, self.variant, self.precision, self.block, self.stats_on,
-                            bin_cutoffs=float(self.options["bins"]), device=self.device,
-                            reorder=self.options["reorder"], force=self.options["force"])
+                            device=self.device, force=self.options["force"])
 
     def _move_state(self, backend: str) -> None:
         """Move the state across without a reset (the distance statistics start over)."""
@@ -144,9 +143,9 @@ class ParticlesScene(ParticleItems, Scene):
     def _verify(self, before) -> None:
         """Step the GPU's pre-step state on the CPU and compare each particle after the step.
 
-        The GPU adds the same forces in another order (and may fuse multiply-adds), so a correct
-        step differs by rounding only: ~1e-18 in fp64 here. 1e-12 (fp64) or 1e-5 (fp32) of the box is
-        far above that and far below a wrong force or a lost neighbour.
+        The GPU adds the same forces in another order, with a reciprocal square root (and fused
+        multiply-adds), so a correct step differs by rounding only: ~1e-18 in fp64 here. 1e-12 (fp64)
+        or 1e-5 (fp32) of the box is far above that and far below a wrong force or a lost neighbour.
         """
         started = time.perf_counter()
         x, y, vx, vy, ids = before
