@@ -1,6 +1,6 @@
-"""The balls GPU design options (neighbour loads batched, the grid's speed-bound prefilter, the first
-step taken by the grid search) against the CPU twins and each other: every option finds the same
-pairs and takes the same step (run with pytest -m gpu)."""
+"""The balls grid search's speed-bound prefilter and the step's designs against the CPU twins and
+each other: the prefilter never drops a pair, every step design takes the same step bit for bit
+(run with pytest -m gpu)."""
 
 import numpy as np
 import pytest
@@ -14,7 +14,6 @@ pytestmark = pytest.mark.gpu
 
 T = world.PAIR_LIFETIME
 M = world.PROXIMITY_MARGIN
-DESIGNS = [(f, k) for f in world.PREFILTERS for k in world.BATCHES]
 
 
 def edge_pairs(rng, count, speed):
@@ -36,9 +35,9 @@ def edge_pairs(rng, count, speed):
     return pos, vel
 
 
-@pytest.mark.parametrize("prefilter, batch", DESIGNS)
+@pytest.mark.parametrize("block", [64, 128])
 @pytest.mark.parametrize("cloud", ["slow", "fast", "one fast ball", "edge"])
-def test_grid_designs_find_the_brute_force_pairs(prefilter, batch, cloud):
+def test_grid_prefilter_keeps_the_brute_force_pairs(block, cloud):
     rng = np.random.default_rng()
     if cloud == "edge":
         pos, vel = edge_pairs(rng, 2000, 7.0)
@@ -46,7 +45,7 @@ def test_grid_designs_find_the_brute_force_pairs(prefilter, batch, cloud):
         pos, vel = random_cloud(rng, 3001, 14.0, speed={"slow": 0.5, "fast": 30.0}.get(cloud, 1.0))
         if cloud == "one fast ball":  # the bound is loose for every other pair, still exact
             vel[rng.integers(pos.shape[0]), :3] = 400.0
-    gpu, result, (spos, svel, _), count, slots = gpu_pass(pos, vel, "grid", 128, batch=batch, prefilter=prefilter)
+    gpu, result, (spos, svel, _), count, slots = gpu_pass(pos, vel, "grid", block)
     expected = brute_force_pairs(spos, svel)
     assert result.pairs == expected.shape[0]
     if cloud == "edge":
@@ -55,21 +54,20 @@ def test_grid_designs_find_the_brute_force_pairs(prefilter, batch, cloud):
     assert not differing_items(count, slots, cpu_count, cpu_slots).any()
 
 
-@pytest.mark.parametrize("prefilter, batch", DESIGNS)
-def test_grid_designs_keep_every_pair_of_overflowing_lists(prefilter, batch):
+def test_grid_keeps_every_pair_of_overflowing_lists():
     rng = np.random.default_rng()
     pos, vel = random_cloud(rng, 2500, 5.0, speed=1.0)  # ~100 partners per ball, capacity starts at 16
-    gpu, _, (spos, svel, _), count, slots = gpu_pass(pos, vel, "grid", 64, batch=batch, prefilter=prefilter)
+    gpu, _, (spos, svel, _), count, slots = gpu_pass(pos, vel, "grid", 64)
     assert count.max() > 16
     cpu_count, cpu_slots = lists_from_pairs(brute_force_pairs(spos, svel), gpu.n)
     assert not differing_items(count, slots, cpu_count, cpu_slots).any()
 
 
 def test_step_designs_agree_bit_for_bit_and_with_the_cpu_twin():
-    """One step from a crowded state (many contacts, lists longer than a batch, some balls on the
-    trough), taken by the step kernel at every batch and by the grid search (fused): the same state
-    bit for bit (same forces in the same order, --fmad=false in both builds), and the CPU twin
-    agrees to rounding (it sums each pair's forces in pair order)."""
+    """One step from a crowded state (many contacts, lists longer than a batch of partners, some
+    balls on the trough), taken by every step design from the same lists: the same state bit for bit
+    (same forces in the same order, --fmad=false everywhere), every output written over poison, and
+    the CPU twin agrees to rounding (it sums each pair's forces in pair order)."""
     import cupy
 
     from sim.balls.pipeline_gpu import BallsGpu
@@ -81,60 +79,66 @@ def test_step_designs_agree_bit_for_bit_and_with_the_cpu_twin():
     omega[:, :3] = rng.normal(0.0, 2.0, (pos.shape[0], 3))
     settings, trough = world.BallSettings(friction=0.5), world.Trough()
     step = (settings, trough, settings.zeta(), world.DT)
+    gpu = BallsGpu(pos, vel, omega, "grid", 128, fallen_y=-1e30)
+    gpu.proximity_pass(_NoTimer())
+    before = gpu.host_state()
+    count, slots = gpu.host_lists()
+    assert count.max() > 4, "some lists span several batches of partners"
+    lists = gpu.count.copy(), gpu.partners.copy(), gpu.capacity, gpu.stride
     states = {}
-    for batch in world.BATCHES:
-        for fuse in (False, True):
-            gpu = BallsGpu(pos, vel, omega, "grid", 128, fallen_y=-1e30, batch=batch, fuse=fuse)
-            gpu.proximity_pass(_NoTimer(), step=step)
-            before = gpu.host_state()  # the pass's state, whether or not the search stepped already
-            count, slots = gpu.host_lists()
-            if not fuse:
-                for spare in gpu._spare:
-                    spare.fill(np.nan)  # poison: every output written (the fused outputs must match these)
-            gpu.step(*step)
-            cupy.cuda.Device().synchronize()
-            states[batch, fuse] = (before, gpu.host_state())
-            assert gpu._stepped is None
-    assert count.max() > max(world.BATCHES), "some lists span several batches"
-    first = states[world.BATCHES[0], False]
-    for key, (pre, post) in states.items():
-        for got, want in zip(pre + post, first[0] + first[1], strict=True):
-            assert np.isfinite(got).all(), key
-            np.testing.assert_array_equal(got, want, err_msg=str(key))
-    before, after = first
+    for design in world.STEP_DESIGNS:
+        gpu.set_step_design(design)
+        gpu.load(*before)  # the pass's state and lists again
+        gpu.count, gpu.partners, gpu.capacity, gpu.stride = lists
+        for spare in gpu._spare:
+            spare.fill(np.nan)  # poison: every output written
+        gpu.step(*step)
+        cupy.cuda.Device().synchronize()
+        states[design] = gpu.host_state()
+    first = states[world.STEP_DESIGNS[0]]
+    for design, state in states.items():
+        for got, want in zip(state, first, strict=True):
+            assert np.isfinite(got).all(), design
+            np.testing.assert_array_equal(got, want, err_msg=design)
     host = pipeline_cpu.HostBalls(*before)
-    mine, theirs = pairs_from_lists(count, slots)
-    host.pairs = np.column_stack([mine, theirs]).astype(np.int64)
+    host.pairs = pairs_of(count, slots)
+    mine, theirs = host.pairs[:, 0], host.pairs[:, 1]
     pipeline_cpu.step(host, settings, trough, world.DT)
     moved = np.abs(host.pos[:, :3] - before[0][:, :3]).max()
     assert moved > 1e-3, "contacts pushed balls apart"
     fair = ~at_contact_onset(before[0], mine, theirs, trough)
     assert fair.mean() > 0.99
-    for got, want in zip(after, (host.pos, host.vel, host.omega), strict=True):
+    for got, want in zip(first, (host.pos, host.vel, host.omega), strict=True):
         scale = np.abs(want[:, :3]).max()
         np.testing.assert_allclose(got[fair, :3], want[fair, :3], rtol=0, atol=2e-5 * scale)
 
 
-def test_fused_scene_runs_as_the_unfused_one_and_verifies():
-    """Scenes with and without the fused first step, from one landing state: the same balls after two
-    passes, bit for bit; verification (which reads the pass's state) finds nothing to mark."""
+def pairs_of(count, slots):
+    """The pass's lists as (item, partner) rows, each pair once (the CPU twin's pair list)."""
+    mine, theirs = pairs_from_lists(count, slots)
+    return np.column_stack([mine, theirs]).astype(np.int64)
+
+
+@pytest.mark.parametrize("design", world.STEP_DESIGNS[1:])
+def test_scene_with_a_step_design_runs_as_the_plain_one_and_verifies(design):
+    """Scenes from one landing state, plain step and another design: the same balls after two passes,
+    bit for bit; verification finds nothing to mark."""
     from sim import create_scene
 
     start = create_scene("balls", preset="t", backend="gpu")
     for _ in range(30):  # into the landing
         start.advance_frame()
     pos, vel, _ = start.state()
-    scenes = [create_scene("balls", preset="t", backend="gpu", fuse=f) for f in ("on", "off")]
+    scenes = [create_scene("balls", preset="t", backend="gpu", step=d) for d in ("plain", design)]
     for scene in scenes:
         scene.set_state(pos, vel)
         scene.set_verify(True)
         for _ in range(2):
             scene.advance_frame()
         assert scene.verification.passes_checked == 2 and scene.verification.differing == 0
-    fused, plain = (s.state() for s in scenes)
-    for a, b in zip(fused, plain, strict=True):
+    for a, b in zip(scenes[0].state(), scenes[1].state(), strict=True):
         np.testing.assert_array_equal(a, b)
-    assert scenes[0].gpu.fuse and not scenes[1].gpu.fuse
+    assert scenes[1].gpu.step_design == design
 
 
 def at_contact_onset(pos, mine, theirs, trough, within=1e-5):

@@ -27,14 +27,13 @@ def random_cloud(rng, n, box, speed=30.0):
     return pos, vel
 
 
-def gpu_pass(pos, vel, variant, block, **design):
-    """Run one GPU pass on fresh device state with poisoned outputs; return its state and lists.
-    ``design``: BallsGpu's batch and prefilter (the defaults when not given)."""
+def gpu_pass(pos, vel, variant, block):
+    """Run one GPU pass on fresh device state with poisoned outputs; return its state and lists."""
     import cupy
 
     from sim.balls.pipeline_gpu import BallsGpu
 
-    gpu = BallsGpu(pos, vel, np.zeros_like(pos), variant, block, fallen_y=-1e30, **design)
+    gpu = BallsGpu(pos, vel, np.zeros_like(pos), variant, block, fallen_y=-1e30)
     gpu.partners.fill(-7)
     gpu.count.fill(12345)
     result = gpu.proximity_pass(_NoTimer())

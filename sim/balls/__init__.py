@@ -63,14 +63,8 @@ SPEC = SceneSpec(
     histogram=HistogramSource(dims=3),
     kernels="sim.balls.kernels:builds",
     options=(
-        Option("batch", "neighbour positions loaded together, in the GPU step (partners) and the grid search "
-               "(runs of cells): fewer dependent loads, the same results", tuple(map(str, world.BATCHES)),
-               str(world.DEFAULT_BATCH)),
-        Option("prefilter", "grid search: reject pairs from their distance and the fastest ball's speed before "
-               "loading velocities (speed) or test every pair in full (none); the pairs are the same",
-               world.PREFILTERS, world.DEFAULT_PREFILTER),
-        Option("fuse", "grid: the search also takes the first physics step of its pair list's life (on) or "
-               "leaves it to the step kernel (off); the state is the same", ("on", "off"),
-               "on" if world.DEFAULT_FUSE else "off"),
+        Option("step", "GPU step build being measured: as is (plain), registers capped for half (regs64) or "
+               "three quarters (regs40) occupancy, the first partner indices loaded beside the ball's count "
+               "(eager), or eager-regs64; the state is the same", world.STEP_DESIGNS, world.DEFAULT_STEP_DESIGN),
     ),
 )

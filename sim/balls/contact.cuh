@@ -1,7 +1,6 @@
-// The contact model of one physics step, shared by the step (contact.cu) and the grid search that
-// takes the first step of a pair list's life (proximity.cu): the twin of contact_cpu.py (see
-// world.py). Both builds use --fmad=false, so the two give the same state bit for bit, and the CPU
-// twin (no fused multiply-adds either) differs only in the order it sums a ball's contacts.
+// The contact model of one physics step (contact.cu): the twin of contact_cpu.py (see world.py).
+// Built with --fmad=false, like the CPU twin (no fused multiply-adds either), which then differs
+// only in the order it sums a ball's contacts.
 #pragma once
 
 struct Contact {
@@ -23,6 +22,15 @@ __device__ __forceinline__ float3 operator+(float3 a, float3 b) { return make_fl
 __device__ __forceinline__ float3 operator-(float3 a, float3 b) { return make_float3(a.x - b.x, a.y - b.y, a.z - b.z); }
 __device__ __forceinline__ float3 operator*(float s, float3 a) { return make_float3(s * a.x, s * a.y, s * a.z); }
 __device__ __forceinline__ float mass(float r, float density) { return density * FOUR_THIRDS_PI * r * r * r; }
+
+// Whether balls at pi and pj touch: ball_contact's own test, the same operations (so the same answer).
+__device__ __forceinline__ bool touches(float4 pi, float4 pj)
+{
+    float3 d = xyz(pj) - xyz(pi);
+    float reach = pi.w + pj.w;
+    float dist2 = dot3(d, d);
+    return !(dist2 >= reach * reach || dist2 == 0.f);
+}
 
 // Force and torque on ball i from its contact with ball j at pj (nothing when they do not touch).
 __device__ __forceinline__ void ball_contact(float4 pi, float4 vi, float4 wi, float4 pj, int j,

@@ -1,7 +1,6 @@
 // The grid variant of the proximity pass: part of proximity.cu's VARIANT_GRID build (it uses that
 // file's predicate, totals and summary slots), in a file of its own for its length.
 #pragma once
-#include "balls/contact.cuh"
 
 // A dense grid over the live balls' bounding box: cubic cells of side >= the predicate's largest
 // reach, numbered x fastest, so the three cells of a row are adjacent in the sorted order and a
@@ -13,7 +12,7 @@ struct Grid {
     float speed_bound;  // >= every pair's relative speed as the predicate rounds it
 };
 
-// SPEED_BOUND: a pair whose distance minus T * speed_bound already exceeds its reach is rejected
+// The speed bound: a pair whose distance minus T * speed_bound already exceeds its reach is rejected
 // before its velocity is loaded. Exact, not a heuristic: the predicate's speed is <= speed_bound,
 // and float rounding is monotone, so fl(dist - fl(T*speed)) >= fl(dist - fl(T*speed_bound)) > reach.
 // speed_bound = 2 * (the fastest live ball's speed) * (1 + 1e-4) + 1e-18: the relative slack is far
@@ -119,29 +118,20 @@ extern "C" __global__ void grid_scatter(const int* cell, const int* rank, const 
 
 // One thread per (cell-sorted) ball: test every ball of the 27 neighbour cells, nine runs of
 // three; each ball writes only its own list, so the lists come out symmetric without atomics.
-// STEP (the kernel sweep_step): also take the first physics step of the new list's life, the
-// forces summed over the partners as they are found, which is the list's order: the state comes
-// out as the step kernel (contact.cu) would write it, without a second read of lists and state.
-template <bool STEP>
-__device__ __forceinline__ void grid_search(const float4* __restrict__ pos, const float4* __restrict__ vel,
-                                            const Grid* __restrict__ grid, const int* __restrict__ cell_end,
-                                            const int* __restrict__ cell_count, int n, float t, float margin,
-                                            float fallen_y, int k, int stride, int* count, int* partners,
-                                            unsigned long long* summary, const float4* __restrict__ omega,
-                                            float4* __restrict__ pos_out, float4* __restrict__ vel_out,
-                                            float4* __restrict__ omega_out, const Contact& contact)
+extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restrict__ pos,
+                                 const float4* __restrict__ vel, const Grid* __restrict__ grid,
+                                 const int* __restrict__ cell_end, const int* __restrict__ cell_count,
+                                 int n, float t, float margin, float fallen_y, int k, int stride,
+                                 int* count, int* partners, unsigned long long* summary)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned found = 0, scanned = 0;
     float4 p9 = i < n ? pos[i] : make_float4(0.f, 0.f, 0.f, 0.f);
     bool live = i < n && p9.y >= fallen_y;
-    float4 v9 = live || (STEP && i < n) ? vel[i] : p9, w9 = STEP && i < n ? omega[i] : p9;
-    float3 force = make_float3(0.f, 0.f, 0.f), torque = make_float3(0.f, 0.f, 0.f);
+    float4 v9 = live ? vel[i] : p9;
     if (live) {
         const Grid g = *grid;
-#ifdef SPEED_BOUND
         float far = t * g.speed_bound;  // how far no pair can close in the lifetime
-#endif
         int3 c = cell_of(p9, g);
         int x0 = max(c.x - 1, 0), x1 = min(c.x + 1, g.nx - 1);
         for (int z = max(c.z - 1, 0); z <= min(c.z + 1, g.nz - 1); ++z)
@@ -160,13 +150,10 @@ __device__ __forceinline__ void grid_search(const float4* __restrict__ pos, cons
                         if (j >= end || j == i) continue;
                         ++scanned;
                         float dist = distance(pj[b], p9), within = reach(pj[b], p9, margin);
-#ifdef SPEED_BOUND
                         if (dist - far > within) continue;
-#endif
                         if (approaches(dist, vel[j], v9, t, within)) {
                             if (found < k) partners[(size_t)found * stride + i] = j;
                             ++found;
-                            if (STEP) ball_contact(p9, v9, w9, pj[b], j, vel, omega, contact, force, torque);
                         }
                     }
                 }
@@ -174,34 +161,5 @@ __device__ __forceinline__ void grid_search(const float4* __restrict__ pos, cons
         if (found > k) atomicMax(&summary[LONGEST], (unsigned long long)found);
     }
     if (i < n) count[i] = found;
-    if (STEP && live) finish_step(p9, v9, w9, force, torque, contact);
-    if (STEP && i < n) { pos_out[i] = p9; vel_out[i] = v9; omega_out[i] = w9; }  // fallen: dropped after
     add_totals(summary, scanned, found);
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restrict__ pos,
-                                 const float4* __restrict__ vel, const Grid* __restrict__ grid,
-                                 const int* __restrict__ cell_end, const int* __restrict__ cell_count,
-                                 int n, float t, float margin, float fallen_y, int k, int stride,
-                                 int* count, int* partners, unsigned long long* summary)
-{
-    const Contact none = {};
-    grid_search<false>(pos, vel, grid, cell_end, cell_count, n, t, margin, fallen_y, k, stride, count, partners,
-                       summary, nullptr, nullptr, nullptr, nullptr, none);
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK) sweep_step(const float4* __restrict__ pos,
-                                 const float4* __restrict__ vel, const Grid* __restrict__ grid,
-                                 const int* __restrict__ cell_end, const int* __restrict__ cell_count,
-                                 int n, float t, float margin, float fallen_y, int k, int stride,
-                                 int* count, int* partners, unsigned long long* summary,
-                                 const float4* __restrict__ omega, float4* __restrict__ pos_out,
-                                 float4* __restrict__ vel_out, float4* __restrict__ omega_out,
-                                 float density, float w0, float zeta, float mu, float mu_roll, float gravity,
-                                 float dt, float trough_radius, float trough_z_min, float trough_z_max)
-{
-    const Contact contact = {density, w0, zeta, mu, mu_roll, gravity, dt, trough_radius, trough_z_min,
-                             trough_z_max};
-    grid_search<true>(pos, vel, grid, cell_end, cell_count, n, t, margin, fallen_y, k, stride, count, partners,
-                      summary, omega, pos_out, vel_out, omega_out, contact);
 }

@@ -50,39 +50,36 @@ class BallsGpu:
     """Device state and kernels for one balls scene."""
 
     def __init__(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, variant: str = "grid",
-                 block: int = 128, fallen_y: float = -60.0, device: int = 0, batch: int = world.DEFAULT_BATCH,
-                 prefilter: str = world.DEFAULT_PREFILTER, fuse: bool = world.DEFAULT_FUSE):
+                 block: int = 128, fallen_y: float = -60.0, device: int = 0,
+                 step_design: str = world.DEFAULT_STEP_DESIGN):
         self.device = int(device)
         check_memory(pos.shape[0])
         self.fallen_y = fallen_y  # balls below are dropped at the next pass
         self.sm_count = cupy.cuda.runtime.getDeviceProperties(self.device)["multiProcessorCount"]
-        self.variant, self.block, self.prefilter, self.batch = variant, block, prefilter, int(batch)
+        self.variant, self.block = variant, block
         self.set_variant(variant)
         self.set_block(block)
-        self.set_design(batch, prefilter, fuse)
+        self.set_step_design(step_design)
         self.load(pos, vel, omega)
 
     # --- configuration -------------------------------------------------------------------
     def set_variant(self, variant: str) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
-        self.kernels = cuda.kernels(kernels.proximity(variant, self.block, self.prefilter, self.batch), self.device)
+        self.kernels = cuda.kernels(kernels.proximity(variant, self.block), self.device)
         self.variant = variant
 
     def set_block(self, block: int) -> None:
         block = int(block)
         if not (32 <= block <= 1024 and block % 32 == 0):
             raise ValueError(f"block size must be a multiple of 32 from 32 to 1024, got {block}")
-        self.kernels = cuda.kernels(kernels.proximity(self.variant, block, self.prefilter, self.batch), self.device)
+        self.kernels = cuda.kernels(kernels.proximity(self.variant, block), self.device)
         self.block = block
 
-    def set_design(self, batch: int, prefilter: str, fuse: bool = world.DEFAULT_FUSE) -> None:
-        """Neighbour loads issued together (the step's partners, the grid search's runs), the grid
-        search's prefilter (``world.BATCHES``, ``world.PREFILTERS``) and whether the grid search takes
-        the first step of its list's life (``fuse``): the results are the same bit for bit."""
-        step = cuda.kernel(kernels.step(int(batch)), self.device)
-        self.kernels = cuda.kernels(kernels.proximity(self.variant, self.block, prefilter, int(batch)), self.device)
-        self._step, self.batch, self.prefilter, self.fuse = step, int(batch), prefilter, bool(fuse)
+    def set_step_design(self, design: str) -> None:
+        """The step kernel's build (``world.STEP_DESIGNS``): the same state bit for bit."""
+        self._step = cuda.kernel(kernels.step(design), self.device)
+        self.step_design = design
 
     # --- state ---------------------------------------------------------------------------
     def load(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray) -> None:
@@ -97,7 +94,6 @@ class BallsGpu:
         self.summary = cupy.zeros(4, cupy.uint64)  # fallen, longest list on overflow, tests, pairs
         self.ids = cupy.arange(n, dtype=cupy.int32)  # each ball's index when loaded, through every reorder
         self.textures = {}
-        self._stepped = None  # contact_args of a step the last search took (fused design), until step()
 
     def append(self, pos: np.ndarray, vel: np.ndarray) -> None:
         """Add balls (between passes): they join the next pass."""
@@ -109,7 +105,6 @@ class BallsGpu:
         self.ids = cupy.concatenate([self.ids[: self.n], cupy.arange(self.n, self.pos.shape[0], dtype=cupy.int32)])
         self.n = self.pos.shape[0]
         self.textures = {}
-        self._stepped = None
 
     def host_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self.n
@@ -122,14 +117,9 @@ class BallsGpu:
 
     # --- proximity pass --------------------------------------------------------------------
     def proximity_pass(self, timer, lifetime: float = world.PAIR_LIFETIME,
-                       margin: float = world.PROXIMITY_MARGIN, step: tuple | None = None) -> PassResult:
-        """Sort, search, and drop fallen balls; one host round trip (two when lists overflow).
-
-        ``step``: the arguments of the ``step`` call that follows the pass. With the fused design
-        (grid only) the search takes that step itself, into the spare state; the state stays as the
-        pass left it (for verification) until ``step`` makes the stepped one current."""
+                       margin: float = world.PROXIMITY_MARGIN) -> PassResult:
+        """Sort, search, and drop fallen balls; one host round trip (two when lists overflow)."""
         n = self.n
-        self._stepped = None
         if n == 0:
             return PassResult(0, 0, 0)
         self._size_lists(n)
@@ -139,17 +129,15 @@ class BallsGpu:
                 self._sort_by_cell(n, lifetime, margin)
             else:
                 self._sort_by_zmax(n, lifetime)
-        fused = contact_args(*step) if step is not None and self.fuse and self.variant == "grid" else None
         with timer.stage("proximity"):
-            self._search(n, lifetime, margin, fused)
+            self._search(n, lifetime, margin)
             fallen, longest, tests, found = (int(v) for v in self.summary.get())
             if longest > self.capacity:  # grow and search again: no pair is ever dropped
                 self.capacity = 1 << math.ceil(math.log2(longest))
                 self.partners = cupy.empty(self.capacity * self.stride, cupy.int32)
                 self.summary[1:].fill(0)
-                self._search(n, lifetime, margin)  # the lists again; the step is taken
+                self._search(n, lifetime, margin)
         self.n = n - fallen
-        self._stepped = fused
         return PassResult(tests, found // 2 if self.variant == "grid" else found, fallen)
 
     def _size_lists(self, n: int) -> None:
@@ -222,18 +210,14 @@ class BallsGpu:
             self.textures[key] = texture.TextureObject(resource, sampling)
         return self.textures[key]
 
-    def _search(self, n: int, lifetime: float, margin: float, step: tuple | None = None) -> None:
-        """The search kernel; ``step``: ``contact_args`` of the step the grid search takes too."""
+    def _search(self, n: int, lifetime: float, margin: float) -> None:
         block = self.block
         common = (np.int32(n), np.float32(lifetime), np.float32(margin))
         lists = (np.int32(self.capacity), np.int32(self.stride), self.count, self.partners, self.summary)
         if self.variant == "grid":
             args = (self.pos, self.vel, self.grid, self.cell_end, self.cell_count, *common, np.float32(self.fallen_y),
                     *lists)
-            if step is None:
-                self.kernels["sweep"](*grid_for(n, block), args)
-            else:
-                self.kernels["sweep_step"](*grid_for(n, block), (*args, self.omega, *self._spare, *step))
+            self.kernels["sweep"](*grid_for(n, block), args)
             return
         self.count[:n].fill(0)
         if self.variant == "texture":
@@ -262,7 +246,6 @@ class BallsGpu:
         self.capacity, self.stride = capacity, n
         self.count = cupy.asarray(count.astype(np.int32))
         self.partners = cupy.asarray(slot_major.ravel())
-        self._stepped = None
 
     # --- drawing -------------------------------------------------------------------------------
     def write_render(self, pos_out, col_out, mode: int, block: int, span: tuple, mismatch) -> None:
@@ -287,10 +270,6 @@ class BallsGpu:
         if n == 0:
             return
         contact = contact_args(settings, trough, zeta, dt)
-        taken, self._stepped = self._stepped, None
-        if taken is not None and taken == contact:
-            self._swap()  # the search took this step: its state becomes current
-            return
         out = self._spare
         self._step(*grid_for(n, STEP_BLOCK), (
             self.pos, self.vel, self.omega, *out, self.count, self.partners, np.int32(self.stride), np.int32(n),

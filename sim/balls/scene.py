@@ -57,20 +57,16 @@ class BallsScene(BallItems, Scene):
 
     def _apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
-            self.gpu.set_design(*self._design)
+            self.gpu.set_step_design(self.options["step"])
             self.gpu.set_variant(self.variant)
             self.gpu.set_block(self.block)
         self._need_pass = True
 
-    @property
-    def _design(self) -> tuple[int, str, bool]:
-        """The GPU design options (``BallsGpu.set_design``) from the scene's options."""
-        return int(self.options["batch"]), self.options["prefilter"], self.options["fuse"] == "on"
-
     def _new_gpu(self, pos, vel, omega, trough):
         from sim.balls.pipeline_gpu import BallsGpu
 
-        return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device, *self._design)
+        return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device,
+                        self.options["step"])
 
     def _move_state(self, backend: str) -> None:
         if backend == "gpu":
@@ -152,8 +148,7 @@ class BallsScene(BallItems, Scene):
         self._since_pass = 0
         self._drip()
         if self.backend == "gpu" and self.gpu_kernels_run():
-            step = (self.settings, self.trough, self.settings.zeta(), self.spec.dt)  # the step _step takes next
-            result = self.gpu.proximity_pass(self.timer, step=step)
+            result = self.gpu.proximity_pass(self.timer)
             self.last_tests, self.last_pairs = result.tests, result.pairs
             if self.verify:
                 self._verify(*self.gpu.host_state()[:2], *self.gpu.host_lists())
