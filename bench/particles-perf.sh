@@ -18,7 +18,7 @@ left() { echo $((budget - SECONDS > 1 ? budget - SECONDS : 1)); }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv | tee "$log"
 
 echo "== GPU tests" | tee -a "$log"
-timeout 50 $py -m pytest -q -rP -m gpu -p no:cacheprovider tests/test_particles_gpu.py tests/test_dist_gpu_standin.py \
+timeout 55 $py -m pytest -q -rP -m gpu -p no:cacheprovider tests/test_particles_gpu.py tests/test_dist_gpu_standin.py \
     > "$out/particles-pytest-gpu.txt" 2>&1
 grep -h "^course check" "$out/particles-pytest-gpu.txt" | sort -u | tee -a "$log"
 grep -E "passed|failed|error" "$out/particles-pytest-gpu.txt" | tail -n 8 | tee -a "$log"
