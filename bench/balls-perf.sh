@@ -12,7 +12,7 @@ peers=${PEERS:-.peers}
 export PYTHONUNBUFFERED=1
 designs=${BALLS_STEP_DESIGNS:-plain,regs64,regs40,eager,eager-regs64}
 
-timeout 45 $py -m pytest -q -m gpu -p no:cacheprovider tests/test_balls_gpu.py tests/test_balls_designs_gpu.py \
+timeout 42 $py -m pytest -q -m gpu -p no:cacheprovider tests/test_balls_gpu.py tests/test_balls_designs_gpu.py \
     tests/test_picking.py > "$out/pytest-balls.log" 2>&1
 echo "pytest (rc $?): $(tail -1 "$out/pytest-balls.log")"
 
@@ -30,7 +30,7 @@ PY
 )
 timeout 12 $bench -n 1000000,10000000 --step "$best" --json "$out/balls-gpu.json" > "$out/bench-final.log" 2>&1
 echo "final, step $best, 1M and 10M (rc $?)"
-timeout 14 $py "$peers/peer_balls.py" --sizes 1000000,10000000 --json "$out/peer-balls.json" \
+timeout 16 $py "$peers/peer_balls.py" --sizes 1000000,10000000 --json "$out/peer-balls.json" \
     > "$out/peer-balls.log" 2>&1
 echo "peer (rc $?)"
 
