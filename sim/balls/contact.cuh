@@ -23,15 +23,6 @@ __device__ __forceinline__ float3 operator-(float3 a, float3 b) { return make_fl
 __device__ __forceinline__ float3 operator*(float s, float3 a) { return make_float3(s * a.x, s * a.y, s * a.z); }
 __device__ __forceinline__ float mass(float r, float density) { return density * FOUR_THIRDS_PI * r * r * r; }
 
-// Whether balls at pi and pj touch: ball_contact's own test, the same operations (so the same answer).
-__device__ __forceinline__ bool touches(float4 pi, float4 pj)
-{
-    float3 d = xyz(pj) - xyz(pi);
-    float reach = pi.w + pj.w;
-    float dist2 = dot3(d, d);
-    return !(dist2 >= reach * reach || dist2 == 0.f);
-}
-
 // Force and torque on ball i from its contact with ball j at pj (nothing when they do not touch).
 __device__ __forceinline__ void ball_contact(float4 pi, float4 vi, float4 wi, float4 pj, int j,
                                              const float4* __restrict__ vel, const float4* __restrict__ omega,
