@@ -146,7 +146,7 @@ def test_scenes_with_every_step_design_run_alike_and_verify():
 def at_contact_onset(pos, mine, theirs, trough, within=1e-5):
     """Balls with a contact (ball or trough) within ``within`` of its onset. There the damped normal
     force jumps from 0 to 2 zeta w0 m |v_n|, so one rounding (an FMA on the GPU) may decide whether a
-    contact acts at all: those balls are compared by the bit-for-bit check between batches only."""
+    contact acts at all: those balls are compared by the bit-for-bit check between designs only."""
     d = pos[mine, :3].astype(np.float64) - pos[theirs, :3]
     reach = pos[mine, 3].astype(np.float64) + pos[theirs, 3]
     edge = np.abs(np.sqrt((d * d).sum(axis=1)) / reach - 1) < within
