@@ -15,6 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # Open MPI's mpiexec, run as root
+command -v ssh > /dev/null || export OMPI_MCA_plm=^rsh  # one host without ssh: Open MPI starts ranks locally
 mode=gpu
 if [ "${1:-}" = --cpu ]; then mode=cpu; shift; fi
 out=${OUT:-/tmp/out}

@@ -1,6 +1,7 @@
 """Programs over MPI ranks, for the tests: the launcher beside this Python (the [mpi] extra's MPICH)
 or else the machine's, a clean environment (no rank variables from a launcher the tests may run
-under), and Open MPI told that root may run it (GPU machines run tests as root)."""
+under), and Open MPI told that root may run it (GPU machines run tests as root) and that its ranks
+start on this host without ssh (a container may have none)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MPIEXEC = shutil.which("mpiexec", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("mpiexec")
 CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MPI_LOCAL"))}
-CLEAN_ENV.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+CLEAN_ENV.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_plm="^rsh")
 
 
 def run(argv: list[str], ranks: int | None = None, timeout: int = 120, env: dict | None = None):

@@ -158,7 +158,7 @@ def test_verification_flags_a_planted_wrong_factor(variant):
         item = int(interior[len(interior) // 2])
         name, gpu_text, cpu_text, _ = s.describe_check(item)[0]
         j, i = divmod(item, NI)
-        assert name == "temperature" and float(gpu_text) == float(s.gpu.get()[j, i])
+        assert name == "temperature" and np.float32(gpu_text) == s.gpu.get()[j, i]  # 9 digits: a float32 exactly
         assert float(cpu_text) != float(gpu_text)
         out = poisoned((NJ, NI))
         cupy.copyto(out, cupy.float32(-1.0))  # poison with a number: the marks must be written NaN
