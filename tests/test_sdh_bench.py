@@ -14,8 +14,8 @@ from sim.sdh.kernels import KERNELS
 def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path, capsys):
     launched = []
 
-    def histogram(points, width, buckets, kernel, block, repeats=1, min_blocks=0):
-        launched.append((kernel, block, min_blocks))
+    def histogram(points, width, buckets, kernel, block, repeats=1):
+        launched.append((kernel, block))
         counts = sdh_cpu.histogram(points, width, buckets)
         if kernel == "tensor":  # a planted wrong count
             counts[1] += 1
@@ -38,20 +38,11 @@ def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path,
     assert [(r["kernel"], r["exact"]) for r in results] == [("fast", True), ("tensor", False), ("tiled", True)]
     args.kernel = "fast,tiled"
     assert bench.run(args) == 0
-    launched.clear()  # register budgets: the tensor kernel's candidates, one row each
-    args = parser.parse_args(["-n", "300", "--kernel", "fast,tensor", "--block", "64,128", "--min-blocks", "0,4",
-                              "--json", str(out)])
+    launched.clear()  # every kernel at every block, in the order asked
+    args = parser.parse_args(["-n", "300", "--kernel", "fast,tensor", "--block", "64,128", "--json", str(out)])
     assert bench.run(args) == 1
-    assert launched == [("fast", 64, 0), ("fast", 128, 0), ("tensor", 64, 0), ("tensor", 64, 4), ("tensor", 128, 0),
-                        ("tensor", 128, 4)]
-    rows = json.loads(out.read_text())["results"]
-    assert [r["min_blocks"] for r in rows] == [0, 0, 0, 4, 0, 4]
-    assert "kernel tensor min-blocks 4 block 64 disagrees" in capsys.readouterr().err
-    import pytest
-
-    with pytest.raises(SystemExit):
-        parser.parse_args(["--min-blocks", "x"])
-
+    assert launched == [("fast", 64), ("fast", 128), ("tensor", 64), ("tensor", 128)]
+    assert "min_blocks" not in json.loads(out.read_text())["results"][0]
 
 def test_the_command_runs_tensor_kernels_by_name_and_all_means_the_kernels_ranks_can_split():
     from sim.sdh import cli as sdh_cli

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sim.sdh import data, kernels, sdh_cpu
+from sim.sdh import data, sdh_cpu
 
 pytestmark = pytest.mark.gpu
 
@@ -86,17 +86,3 @@ def test_tensor_kernel_on_edges_corners_and_whole_tiles(kernel, block, width):
     counts, _ = gpu.histogram(points, width, buckets, kernel, block)
     np.testing.assert_array_equal(counts, sdh_cpu.histogram(points, width, buckets))
 
-
-@pytest.mark.parametrize("block, min_blocks", [(b, m) for b, ms in kernels.TENSOR_MIN_BLOCKS.items() for m in ms])
-def test_tensor_kernel_register_budgets_count_exactly(block, min_blocks):
-    """The tensor kernel's register-budget candidates (-DMIN_BLOCKS: spills, not other arithmetic) on edge
-    pairs, far corners and whole tiles, against the exact CPU histogram."""
-    from sim.sdh import gpu
-    from tests.test_sdh_squares import edge_pairs
-
-    rng = np.random.default_rng()
-    points = np.concatenate([edge_pairs(800, 500.0, rng), rng.uniform(0, 23000, (4 * block + 5, 3))])
-    points[-4:] = [[0, 0, 0], [23000, 23000, 23000], [23000, 23000, 23000], [0, 23000, 0]]
-    buckets = data.bucket_count(500.0)
-    counts, _ = gpu.histogram(points, 500.0, buckets, "tensor", block, min_blocks=min_blocks)
-    np.testing.assert_array_equal(counts, sdh_cpu.histogram(points, 500.0, buckets))

@@ -19,18 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel", default="all", help="comma-separated kernels, or all (default)")
     p.add_argument("--block", type=cli.counts, default=[256], help="comma-separated block sizes (default 256)")
     p.add_argument("--width", type=float, default=500.0, help="bucket width (default 500)")
-    p.add_argument("--min-blocks", type=_budgets, default=[0],
-                   help="one process: comma-separated register budgets of the tensor kernel, as blocks per SM the "
-                        "registers must allow (0: the compiler's choice, the default; the others are candidates)")
     p.add_argument("--backend", default="gpu", choices=("gpu", "cpu"),
                    help="gpu (default): the kernels; cpu: the CPU histogram, as a scaling table over MPI ranks")
-
-
-def _budgets(text: str) -> list[int]:
-    values = [int(v) for v in cli.items(text) if v.isdigit()]
-    if len(values) != len(cli.items(text)) or not all(v <= 32 for v in values):
-        raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers 0..32, got {text!r}")
-    return values
 
 
 def run(args) -> int:
@@ -55,22 +45,20 @@ def run(args) -> int:
     for n in args.count:
         points = data.atoms(n)
         reference = None
-        runs = [(k, b, m) for k in kernels for b in args.block for m in (args.min_blocks if k == "tensor" else [0])]
-        for kernel, block, budget in runs:
+        for kernel, block in ((k, b) for k in kernels for b in args.block):
             try:
-                counts, ms = gpu.histogram(points, args.width, buckets, kernel, block, repeats=3, min_blocks=budget)
+                counts, ms = gpu.histogram(points, args.width, buckets, kernel, block, repeats=3)
             except gpu.KernelError as exc:
                 raise UsageError(str(exc)) from None
             reference = counts if reference is None else reference
             exact = bool(np.array_equal(counts, reference) and counts.sum() == data.pair_count(n))
-            name = f"{kernel} min-blocks {budget}" if budget else kernel
             if not exact:  # timed all the same; the run fails at the end
-                print(f"kernel {name} block {block} disagrees at n={n}", file=sys.stderr)
+                print(f"kernel {kernel} block {block} disagrees at n={n}", file=sys.stderr)
                 failed = True
             pairs = data.pair_count(n)
             records.append({"n": n, "w": args.width, "backend": "gpu", "kernel": kernel, "block": block,
-                            "min_blocks": budget, "kernel_ms": ms, "pairs_per_s": pairs / (ms * 1e-3), "exact": exact})
-            print(f"n={n:,} {name} block {block}: {ms:.3f} ms, {pairs / (ms * 1e-3):.4g} pairs/s",
+                            "kernel_ms": ms, "pairs_per_s": pairs / (ms * 1e-3), "exact": exact})
+            print(f"n={n:,} {kernel} block {block}: {ms:.3f} ms, {pairs / (ms * 1e-3):.4g} pairs/s",
                   file=sys.stderr, flush=True)
         del points
         bench.release_memory()
@@ -81,10 +69,9 @@ def run(args) -> int:
 
 def table(rep: dict) -> str:
     lines = [f"sdh on {rep['device']} (commit {rep['commit']}, {rep['date']}); CUDA-event kernel times, median of 3",
-             f"{'n':>10} {'w':>7} {'kernel':>11} {'block':>5} {'min-blocks':>10} {'kernel ms':>12} {'pairs/s':>12}"]
+             f"{'n':>10} {'w':>7} {'kernel':>11} {'block':>5} {'kernel ms':>12} {'pairs/s':>12}"]
     for r in rep["results"]:
-        budget = r.get("min_blocks") or "-"
-        lines.append(f"{r['n']:>10} {r['w']:>7g} {r['kernel']:>11} {r['block']:>5} {budget:>10} "
+        lines.append(f"{r['n']:>10} {r['w']:>7g} {r['kernel']:>11} {r['block']:>5} "
                      f"{r['kernel_ms']:>12.3f} {r['pairs_per_s']:>12.4g}"
                      + ("" if r.get("exact", True) else "  WRONG COUNTS"))
     return "\n".join(lines)

@@ -97,21 +97,20 @@ def from_row(args: tuple, first: int) -> tuple:
 
 
 def histogram(points, width: float, buckets: int, kernel: str = "fast", block: int = 256,
-              repeats: int = 1, device: int = 0, min_blocks: int = 0) -> tuple[np.ndarray, float]:
-    """(counts int64, median kernel milliseconds over ``repeats`` runs, CUDA events, transfers excluded);
-    ``min_blocks``: the tensor kernel's register budget (kernels.histogram)."""
+              repeats: int = 1, device: int = 0) -> tuple[np.ndarray, float]:
+    """(counts int64, median kernel milliseconds over ``repeats`` runs, CUDA events, transfers excluded)."""
     with cupy.cuda.Device(device):
-        return _histogram(points, width, buckets, kernel, block, repeats, device, min_blocks)
+        return _histogram(points, width, buckets, kernel, block, repeats, device)
 
 
-def _histogram(points, width, buckets, kernel, block, repeats, device, min_blocks):
+def _histogram(points, width, buckets, kernel, block, repeats, device):
     if kernel not in KERNELS:
         raise KernelError(f"unknown kernel {kernel!r} (choose from {', '.join(KERNELS)})")
     n = points.shape[0]
     p = cupy.ascontiguousarray(cupy.asarray(points), dtype=cupy.float64)  # host or device points
     args, slots, one_add = arguments(kernel, p, width, buckets)
     blocks, shared, lanes = launch_shape(kernel, n, block, buckets, device, slots)
-    fn = cuda.kernel(kernels.histogram(kernel, block, lanes, one_add, min_blocks), device)
+    fn = cuda.kernel(kernels.histogram(kernel, block, lanes, one_add), device)
     if shared > 48 * 1024:
         fn.max_dynamic_shared_size_bytes = shared
     hist = cupy.empty(buckets, cupy.uint64)

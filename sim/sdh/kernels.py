@@ -37,20 +37,14 @@ def tensor_min_width(block: int, shared_limit: int, side: float = 23000.0) -> fl
     return side * 1.732 / most if most > 0 else math.inf  # buckets = int(side * 1.732 / W) + 1 <= most
 
 
-# candidate register budgets of the tensor kernel, measured by `bench sdh --min-blocks` (block: blocks per SM)
-TENSOR_MIN_BLOCKS = {128: (3, 4, 8), 256: (3, 4, 8)}
-
-
-def histogram(kernel: str, block: int, lane_counts: bool, one_add: bool = False, min_blocks: int = 0) -> Build:
-    """The build of a kernel; ``lane_counts`` for fast, ``one_add`` and ``min_blocks`` (blocks per SM the
-    registers must allow; 0: ptxas's choice) for the tensor kernel (sdh/tensor.cuh)."""
+def histogram(kernel: str, block: int, lane_counts: bool, one_add: bool = False) -> Build:
+    """The build of a kernel; ``lane_counts`` for fast, ``one_add`` for the tensor kernel (sdh/tensor.cuh)."""
     options = ["--fmad=false"]
     if kernel == "fast":
         options += ["-DFAST", f"-DBLOCK={block}", f"-DATOMS={ATOMS}"] + (["-DLANE_COUNTS"] if lane_counts else [])
     elif kernel == "tensor":
         options += ["-DTENSOR", f"-DBLOCK={block}"]
         options += ["-DONE_ADD"] if one_add else []
-        options += [f"-DMIN_BLOCKS={min_blocks}"] if min_blocks else []
     else:
         options += ["-D" + kernel.upper().replace("-", "_")]
     return Build("sim/sdh/sdh.cu", tuple(options), ("sdh",))
@@ -59,5 +53,4 @@ def histogram(kernel: str, block: int, lane_counts: bool, one_add: bool = False,
 def builds() -> list[Build]:
     course = [histogram(k, 256, False) for k in KERNELS if k not in ("fast", "tensor")]
     tensor = [histogram("tensor", b, False, one) for b in BLOCK_SIZES for one in (True, False)]
-    tensor += [histogram("tensor", b, False, True, m) for b, ms in TENSOR_MIN_BLOCKS.items() for m in ms]
     return course + [histogram("fast", b, lanes) for b in BLOCK_SIZES for lanes in (True, False)] + tensor
