@@ -212,19 +212,36 @@ def test_gpu_path_of_the_command_with_a_stand_in_device(monkeypatch, capsys):
             counts[0] += 1
         return counts, 1.0
 
+    def launch_shape(kernel, n, block, buckets, device=0, slots=None):
+        if kernel == "tensor" and buckets > 100:  # the tensor kernel's counters: narrow buckets do not fit
+            raise ValueError(f"the tensor kernel cannot count {buckets} buckets")
+        return 1, 0, False
+
     fake = types.SimpleNamespace(KERNELS=KERNELS, KernelError=ValueError, histogram=histogram,
-                                 launch_shape=lambda *a: (1, 0, False))
+                                 launch_shape=launch_shape, fine_slots=lambda buckets: (buckets + 1) ** 2 + 2)
     monkeypatch.setitem(sys.modules, "sim.sdh.gpu", fake)
     monkeypatch.setattr("sim.sdh.gpu", fake, raising=False)
     monkeypatch.setattr(backend, "gpu_status", lambda: backend.GpuStatus(True, "stand-in"))
     parser = argparse.ArgumentParser()
     sdh_cli.add_arguments(parser)
+    assert "default: the fastest exact kernel" in parser.format_help()
+    # no --kernel: the fastest that can run at the width, tensor, else fast; the printout is the course's
     assert sdh_cli.run(parser.parse_args(["500", "500", "64", "--backend", "gpu", "--compare"])) == 0
-    out = capsys.readouterr().out
-    assert "Running time for GPU version: 1.00000 ms" in out and "Difference histogram (GPU - CPU):" in out
-    assert launched == [("fast", 64)]
+    out = capsys.readouterr()
+    assert "Running time for GPU version: 1.00000 ms" in out.out and "Difference histogram (GPU - CPU):" in out.out
+    assert "(tensor)" not in out.out and "left out" not in out.err
+    assert sdh_cli.run(parser.parse_args(["500", "300", "64", "--backend", "gpu"])) == 0  # 133 buckets
+    out = capsys.readouterr()
+    assert out.out.startswith("Running time for GPU version: 1.00000 ms\n") and out.err == ""
+    assert launched == [("tensor", 64), ("fast", 64)]
+    launched.clear()
     assert sdh_cli.run(parser.parse_args(["500", "500", "--backend", "gpu", "--kernel", "fast,naive"])) == 1
     assert "kernel naive disagrees with fast" in capsys.readouterr().err
     assert sdh_cli.run(parser.parse_args(["500", "500", "--backend", "gpu", "--kernel", "naive",
                                           "--compare"])) == 1
     assert "1 buckets differ" in capsys.readouterr().err
+    # --kernel all leaves out what cannot run, saying so once: over MPI ranks only rank 0 says it
+    assert sdh_cli.runnable(["tensor", "fast"], True, 500, 133, [64], say=False) == ["fast"]
+    assert capsys.readouterr().err == ""
+    assert sdh_cli.runnable(["tensor", "fast"], True, 500, 133, [64]) == ["fast"]
+    assert "kernel tensor left out: the tensor kernel cannot count 133 buckets" in capsys.readouterr().err

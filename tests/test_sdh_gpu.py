@@ -86,3 +86,14 @@ def test_tensor_kernel_on_edges_corners_and_whole_tiles(kernel, block, width):
     counts, _ = gpu.histogram(points, width, buckets, kernel, block)
     np.testing.assert_array_equal(counts, sdh_cpu.histogram(points, width, buckets))
 
+
+def test_the_command_defaults_to_the_fastest_kernel_that_can_run_at_the_width():
+    """``sdh N W --backend gpu`` without --kernel: tensor where its counters fit this GPU, else fast."""
+    from sim.sdh import cli as sdh_cli
+    from sim.sdh import gpu, kernels
+
+    limit = gpu.cupy.cuda.runtime.getDeviceProperties(0)["sharedMemPerBlockOptin"]
+    narrow = kernels.tensor_min_width(256, limit)
+    assert sdh_cli.default_kernel(100_000, data.bucket_count(500.0), 256) == "tensor"
+    assert sdh_cli.default_kernel(100_000, data.bucket_count(narrow * 0.98), 256) == "fast"
+    assert sdh_cli.default_kernel(100_000, data.bucket_count(500.0), 100) == "fast"  # whole warps: fast says why

@@ -88,7 +88,9 @@ def sdh(args) -> int:
     if gpu:
         from sim.sdh.cli import runnable  # all: those that can run at this width (the tensor kernel's counters)
 
-        kernels = runnable(kernels, cli.items(args.kernel) == ["all"], min(args.count), buckets, blocks, device)
+        largest = max(max(args.count), weak_atoms(min(args.count), comm.size))  # the tensor kernel's 32-bit counters
+        kernels = runnable(kernels, cli.items(args.kernel) == ["all"], largest, buckets, blocks, device,
+                           say=comm.is_root)
     counts = rank_counts(comm.size)
     dist.begin()
     ranks = Ranks(comm, counts, gpu, device)

@@ -204,7 +204,7 @@ def run(args, buckets: int, kernels: list[str], block: int, need: resources.Esti
         from sim.sdh.cli import every_kernel, runnable
 
         device = dist.gpu_of(comm)
-        kernels = runnable(kernels, every_kernel(args), args.atoms, buckets, [block], device)
+        kernels = runnable(kernels, every_kernel(args), args.atoms, buckets, [block], device, say=comm.is_root)
     points = data.atoms(args.atoms)
     dist.begin()
     link = gpu_link(comm, device) if args.backend == "gpu" else HostLink(comm)

@@ -20,6 +20,7 @@ from sim import cli, resources
 from sim.cli import Command, UsageError
 
 DEFAULT_BLOCK = 256
+DEFAULT_KERNELS = ("tensor", "fast")  # fastest first: the first that can run at the width and block is the default
 # Kernel pace on an H200 at W = 500 (bench/results/h200-sdh-*.json), for the time estimate only
 GPU_PAIRS_PER_SECOND = {"naive": 4.5e9, "naive-priv": 1.5e11, "tiled": 4.5e9, "tiled-priv": 2e11, "fast": 0.9e12,
                         "tensor": 1.7e12}
@@ -32,9 +33,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("block", type=int, nargs="?", metavar="BLOCK",
                    help=f"GPU: CUDA block size, 1..1024 (multiple of 32 for the fast kernel; default {DEFAULT_BLOCK})")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
-    p.add_argument("--kernel", help="GPU: naive, naive-priv, tiled, tiled-priv, fast (default), tensor (the fastest; "
-                                    "bucket widths above about 170), all (those that can run at this width), or a "
-                                    "comma-separated list")
+    p.add_argument("--kernel", help="GPU: naive, naive-priv, tiled, tiled-priv, fast, tensor, all (those that can run "
+                                    "at this width), or a comma-separated list; default: the fastest exact kernel that "
+                                    "can run at this width and block, tensor (bucket widths above about 170 at block "
+                                    "256), else fast")
     p.add_argument("--compare", action="store_true",
                    help="GPU: also compute on the CPU, print the difference histogram, exit 1 if any bucket differs")
 
@@ -62,29 +64,50 @@ def _checked(args) -> tuple[int, list[str], int]:
     if not 1 <= block <= 1024:
         raise UsageError(f"block size must be 1..1024, got {block}")
     try:
-        names = cli.items("fast" if args.kernel is None else args.kernel)
+        names = cli.items(DEFAULT_KERNELS[-1] if args.kernel is None else args.kernel)  # run() picks the default
         kernels = cli.choices(names, RANK_KERNELS if dist.world().size > 1 else KERNELS, "kernel")
     except argparse.ArgumentTypeError as exc:  # an empty list
         raise UsageError(f"--kernel: {exc}") from None
     return buckets, kernels, block
 
 
-def runnable(kernels: list[str], every: bool, n: int, buckets: int, blocks: list[int], device: int = 0) -> list[str]:
+def default_kernel(n: int, buckets: int, block: int, device: int = 0) -> str:
+    """The first of DEFAULT_KERNELS that can run with these settings; the last one when none can (``runnable``
+    then says why)."""
+    from sim.sdh import gpu
+
+    for kernel in DEFAULT_KERNELS[:-1]:
+        try:
+            gpu.launch_shape(kernel, n, block, buckets, device, *_slots(kernel, buckets))
+            return kernel
+        except gpu.KernelError:
+            pass
+    return DEFAULT_KERNELS[-1]
+
+
+def _slots(kernel: str, buckets: int) -> tuple:
+    from sim.sdh import gpu
+
+    return (gpu.fine_slots(buckets),) if kernel == "tensor" else ()  # the course cube's counters
+
+
+def runnable(kernels: list[str], every: bool, n: int, buckets: int, blocks: list[int], device: int = 0,
+             say: bool = True) -> list[str]:
     """The kernels that can run with these settings and every block, all checked before any runs. A kernel
     named outright that cannot is a UsageError saying why; with ``every`` (``--kernel all``) it is left out
-    with a line saying why (the tensor kernel at narrow buckets)."""
+    with a line saying why (the tensor kernel at narrow buckets) where ``say`` (MPI: rank 0 alone)."""
     from sim.sdh import gpu
 
     kept = []
     for kernel in kernels:
-        slots = (gpu.fine_slots(buckets),) if kernel == "tensor" else ()  # the course cube's counters
         try:
             for block in blocks:
-                gpu.launch_shape(kernel, n, block, buckets, device, *slots)
+                gpu.launch_shape(kernel, n, block, buckets, device, *_slots(kernel, buckets))
         except gpu.KernelError as exc:
             if not every:
                 raise UsageError(str(exc)) from None
-            print(f"  kernel {kernel} left out: {exc}", file=sys.stderr, flush=True)
+            if say:
+                print(f"  kernel {kernel} left out: {exc}", file=sys.stderr, flush=True)
             continue
         kept.append(kernel)
     if not kept:
@@ -115,12 +138,14 @@ def estimate(args, buckets: int, kernels: list[str]) -> resources.Estimate:
 
 def run(args) -> int:
     buckets, kernels, block = _checked(args)
-    need = estimate(args, buckets, kernels)
     if args.backend == "gpu":
         from sim.backend import BackendUnavailable, gpu_status
 
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
+        if args.kernel is None:  # every rank of an MPI launch picks the same: GPU 0's limits
+            kernels = [default_kernel(args.atoms, buckets, block)]
+    need = estimate(args, buckets, kernels)
     from sim import dist
 
     if dist.world().size > 1:  # mpiexec -n R: the pairs split over the ranks, rank 0 prints
