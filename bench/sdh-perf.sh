@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# The SDH kernels on one GPU (at most 90 s on an H200): the GPU exactness tests (one process and ranks),
+# The SDH kernels on one GPU (at most 70 s on an H200): the GPU exactness tests (one process and ranks),
 # fast and tensor at N = 512000 and 2048000 (W = 500, blocks 128 and 256; every kernel's counts checked
-# against fast's and N(N-1)/2 during the run), the tensor kernel's register-budget candidates
-# (-DMIN_BLOCKS, `bench sdh --min-blocks`) at 512000, the peer in the same call, and a short table.
+# against the first one's and N(N-1)/2 during the run), the tiled peer in the same call, and a short table.
 # Usage: bench/sdh-perf.sh OUT_DIR [PEERS_DIR]
 set -uo pipefail  # no -e: a failing stage still leaves the others' numbers
 out=${1:?usage: bench/sdh-perf.sh OUT_DIR [PEERS_DIR]}
@@ -15,21 +14,18 @@ log="$out/sdh-log.txt"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv | tee "$log"
 
 echo "== GPU tests" | tee -a "$log"
-timeout 35 $py -m pytest -q -m gpu tests/test_sdh_gpu.py tests/test_dist_sdh.py -p no:cacheprovider \
-    > "$out/sdh-pytest-gpu.txt" 2>&1
-tail -n 6 "$out/sdh-pytest-gpu.txt" | tee -a "$log"
+timeout 33 $py -m pytest -q -m gpu tests/test_sdh_gpu.py tests/test_dist_sdh.py tests/test_sdh_scene.py \
+    -p no:cacheprovider > "$out/sdh-pytest-gpu.txt" 2>&1
+tail -n 4 "$out/sdh-pytest-gpu.txt" | tee -a "$log"
 
-echo "== fast and tensor, 512000 and 2048000 atoms, W = 500" | tee -a "$log"
-timeout 32 $py main.py bench sdh -n 512000,2048000 --kernel fast,tensor --block 128,256 \
+echo "== fast and tensor, 512000 and 2048000 atoms, W = 500 (at ${SECONDS} s)" | tee -a "$log"
+timeout 28 $py main.py bench sdh -n 512000,2048000 --kernel fast,tensor --block 128,256 \
     --json "$out/sdh-gpu.json" >> "$log" 2>&1
-echo "== tensor's register budgets (blocks per SM; 0: the compiler's), 512000 atoms" | tee -a "$log"
-timeout 14 $py main.py bench sdh -n 512000 --kernel tensor --block 128,256 --min-blocks 0,3,4,8 \
-    --json "$out/sdh-candidates.json" >> "$log" 2>&1
-echo "== peer" | tee -a "$log"
-timeout 8 $py "$peers/peer_sdh.py" --sizes 512000 --naive-max 0 --json "$out/peer-sdh.json" >> "$log" 2>&1
+echo "== peer (at ${SECONDS} s)" | tee -a "$log"
+timeout 7 $py "$peers/peer_sdh.py" --sizes 512000 --naive-max 0 --json "$out/peer-sdh.json" >> "$log" 2>&1
 
-echo "== summary" | tee -a "$log"
-$py - "$out" <<'EOF' | tee -a "$log"
+echo "== summary (at ${SECONDS} s)" | tee -a "$log"
+$py - "$out" <<'PY' | tee -a "$log"
 import json, os, sys
 out = sys.argv[1]
 load = lambda name: json.load(open(os.path.join(out, name))) if os.path.exists(os.path.join(out, name)) else None
@@ -37,18 +33,16 @@ peer = load("peer-sdh.json")
 tiled = [r for r in (peer or {}).get("results", []) if r["kernel"] == "tiled" and r["n"] == 512000]
 peer_ms = tiled[0]["kernel_ms"] if tiled else None
 print(f"peer tiled 512000: {peer_ms:.1f} ms" if peer_ms else "peer: no 512000 row (see sdh-log.txt)")
-print(f"{'n':>8} {'kernel':>10} {'block':>5} {'min-bl':>6} {'ms':>9} {'T pairs/s':>9} {'x peer':>6}  (* fastest)")
-for name in ("sdh-gpu.json", "sdh-candidates.json"):
-    rep = load(name)
-    if not rep:
-        print(f"{name}: missing (see sdh-log.txt)")
-        continue
-    for n in dict.fromkeys(r["n"] for r in rep["results"]):
-        rows = sorted((r for r in rep["results"] if r["n"] == n), key=lambda r: r["kernel_ms"])
-        for k, r in enumerate(rows):
-            ratio = f"{peer_ms / r['kernel_ms']:.2f}" if peer_ms and n == 512000 else "-"
-            print(f"{n:>8} {r['kernel']:>10} {r['block']:>5} {r.get('min_blocks') or '-':>6} {r['kernel_ms']:>9.2f} "
-                  f"{r['pairs_per_s'] / 1e12:>9.3f} {ratio:>6}{'' if k else '  *'}"
-                  f"{'' if r.get('exact', True) else '  WRONG COUNTS'}")
+rep = load("sdh-gpu.json")
+if not rep:
+    print("sdh-gpu.json: missing (see sdh-log.txt)")
+    sys.exit(0)
+print(f"{'n':>8} {'kernel':>7} {'block':>5} {'ms':>9} {'T pairs/s':>9} {'x peer':>6}  (* fastest)")
+for n in dict.fromkeys(r["n"] for r in rep["results"]):
+    rows = sorted((r for r in rep["results"] if r["n"] == n), key=lambda r: r["kernel_ms"])
+    for k, r in enumerate(rows):
+        ratio = f"{peer_ms / r['kernel_ms']:.2f}" if peer_ms and n == 512000 else "-"
+        print(f"{n:>8} {r['kernel']:>7} {r['block']:>5} {r['kernel_ms']:>9.2f} {r['pairs_per_s'] / 1e12:>9.3f} "
+              f"{ratio:>6}{'' if k else '  *'}{'' if r.get('exact', True) else '  WRONG COUNTS'}")
 print("targets: 512000 <= 87 ms and >= 3.5x the peer; 2048000 >= 1.7 T pairs/s")
-EOF
+PY
