@@ -6,7 +6,6 @@ from sim.contract import (
                           BlockColoring,
                           GpuKnobs,
                           HistogramSource,
-                          Option,
                           Param,
                           Preset,
                           SceneSpec,
@@ -62,9 +61,4 @@ SPEC = SceneSpec(
     block_colors=BlockColoring(),
     histogram=HistogramSource(dims=3),
     kernels="sim.balls.kernels:builds",
-    options=(
-        Option("step", "GPU step build being measured: as is (plain), registers capped for half (regs64) or "
-               "three quarters (regs40) occupancy, the first partner indices loaded beside the ball's count "
-               "(eager), or eager-regs64; the state is the same", world.STEP_DESIGNS, world.DEFAULT_STEP_DESIGN),
-    ),
 )

@@ -10,23 +10,22 @@
 // at 10M on an H200: 4 beats 1 and 8. A partner's velocity and spin are read only when the two
 // balls touch (contact.cuh).
 //
-// Designs being measured (world.STEP_DESIGNS, kernels.step): MIN_BLOCKS caps the registers so that
-// that many blocks of STEP_BLOCK threads fit on an SM (more loads in flight, maybe some spills);
-// EAGER loads the first batch's partner indices together with the ball's count and state (one round
-// of dependent loads fewer). Every design gives the same state bit for bit.
+// Two more things shorten that wait (measured at 10M on an H200, forces+integrate 0.425 -> 0.372 ms):
+// - registers capped so that MIN_BLOCKS blocks of STEP_BLOCK threads fit on an SM (50% occupancy:
+//   more loads in flight; ptxas spills a few bytes, cheaper than the waits). A cap of 6 blocks
+//   (40 registers) spilled heavily and lost: 0.653 ms;
+// - the first batch's partner indices loaded together with the ball's count and state: one round
+//   of dependent loads fewer.
+// Both take the same operations in the same order: the state is the same bit for bit.
 
 #include "balls/contact.cuh"
 
 #define BATCH 4
 #define STEP_BLOCK 256  // pipeline_gpu.STEP_BLOCK
-#ifdef MIN_BLOCKS
-#define STEP_BOUNDS __launch_bounds__(STEP_BLOCK, MIN_BLOCKS)
-#else
-#define STEP_BOUNDS __launch_bounds__(STEP_BLOCK)
-#endif
+#define MIN_BLOCKS 4
 
-extern "C" __global__ void STEP_BOUNDS step(const float4* __restrict__ pos, const float4* __restrict__ vel,
-                                const float4* __restrict__ omega, float4* __restrict__ pos_out,
+extern "C" __global__ void __launch_bounds__(STEP_BLOCK, MIN_BLOCKS)
+    step(const float4* __restrict__ pos, const float4* __restrict__ vel, const float4* __restrict__ omega, float4* __restrict__ pos_out,
                                 float4* __restrict__ vel_out, float4* __restrict__ omega_out,
                                 const int* __restrict__ count, const int* __restrict__ partners, int stride,
                                 int n, float density, float w0, float zeta, float mu, float mu_roll,
@@ -39,24 +38,18 @@ extern "C" __global__ void STEP_BOUNDS step(const float4* __restrict__ pos, cons
     float4 p = pos[i], v = vel[i], w = omega[i];
     float3 force = make_float3(0.f, 0.f, 0.f), torque = make_float3(0.f, 0.f, 0.f);
     int j[BATCH];
-#ifdef EAGER
     // the first batch's slots before the count arrives: every list has room for BATCH (capacity >= 16),
     // so the loads are in bounds; slots past the count are never used. Volatile, or the compiler
     // sinks them below the count's test and the round of dependent loads is back.
 #pragma unroll
     for (int b = 0; b < BATCH; ++b)
         asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(j[b]) : "l"(partners + (size_t)b * stride + i));
-#endif
     int partners_of_i = count[i];
     for (int first = 0; first < partners_of_i; first += BATCH) {
         float4 pj[BATCH];
 #pragma unroll
         for (int b = 0; b < BATCH; ++b)
-#ifdef EAGER
             j[b] = first + b >= partners_of_i ? -1 : first == 0 ? j[b] : partners[(size_t)(first + b) * stride + i];
-#else
-            j[b] = first + b < partners_of_i ? partners[(size_t)(first + b) * stride + i] : -1;
-#endif
 #pragma unroll
         for (int b = 0; b < BATCH; ++b)
             if (j[b] >= 0) pj[b] = pos[j[b]];

@@ -1,6 +1,5 @@
 """The CUDA builds of the balls scene (CuPy-free, so a machine without a GPU can list and compile
-them): the proximity pass in four variants at every block size, the step in each design being
-measured (world.STEP_DESIGNS), the render kernel."""
+them): the proximity pass in four variants at every block size, the step, the render kernel."""
 
 from __future__ import annotations
 
@@ -9,12 +8,6 @@ from sim.cuda import Build
 
 PROXIMITY_GRID = ("sweep", "reorder", "grid_bounds", "grid_setup", "grid_count", "grid_scatter")
 PROXIMITY_SWEEP = ("sweep", "reorder", "sweep_keys")
-
-# The step's -D options per design (contact.cu): blocks of 256 per SM the registers must allow, the
-# first partner indices loaded eagerly.
-STEP_OPTIONS = {"plain": (), "regs64": ("-DMIN_BLOCKS=4",), "regs40": ("-DMIN_BLOCKS=6",), "eager": ("-DEAGER",),
-                "eager-regs64": ("-DEAGER", "-DMIN_BLOCKS=4")}
-assert tuple(STEP_OPTIONS) == world.STEP_DESIGNS
 
 
 def proximity(variant: str, block: int) -> Build:
@@ -26,19 +19,14 @@ def proximity(variant: str, block: int) -> Build:
     return Build("sim/balls/proximity.cu", ("--fmad=false", f"-DVARIANT_{variant.upper()}", f"-DBLOCK={block}"), names)
 
 
-def step(design: str = world.DEFAULT_STEP_DESIGN) -> Build:
-    """The physics step in one of ``world.STEP_DESIGNS`` (the same state bit for bit). --fmad=false:
-    rounded like the CPU twin, which has no fused multiply-adds."""
-    if design not in STEP_OPTIONS:
-        raise ValueError(f"unknown step design {design!r} (choose from {', '.join(world.STEP_DESIGNS)})")
-    return Build("sim/balls/contact.cu", ("--fmad=false", *STEP_OPTIONS[design]), ("step",))
+# The physics step. --fmad=false: rounded like the CPU twin, which has no fused multiply-adds.
+STEP = Build("sim/balls/contact.cu", ("--fmad=false",), ("step",))
 
 
 RENDER = Build("sim/balls/render.cu", ("--fmad=false",), ("write_render",))  # rounded as render_cpu.py rounds
 
 
 def builds() -> list[Build]:
-    """Every build the launchers make: each variant at every block size, the step in each design,
-    the render."""
+    """Every build the launchers make: each variant at every block size, the step, the render."""
     proximity_builds = [proximity(v, b) for v in world.PROXIMITY_VARIANTS for b in world.BLOCK_SIZES]
-    return proximity_builds + [step(d) for d in world.STEP_DESIGNS] + [RENDER]
+    return proximity_builds + [STEP, RENDER]

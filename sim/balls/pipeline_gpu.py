@@ -50,8 +50,7 @@ class BallsGpu:
     """Device state and kernels for one balls scene."""
 
     def __init__(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, variant: str = "grid",
-                 block: int = 128, fallen_y: float = -60.0, device: int = 0,
-                 step_design: str = world.DEFAULT_STEP_DESIGN):
+                 block: int = 128, fallen_y: float = -60.0, device: int = 0):
         self.device = int(device)
         check_memory(pos.shape[0])
         self.fallen_y = fallen_y  # balls below are dropped at the next pass
@@ -59,7 +58,7 @@ class BallsGpu:
         self.variant, self.block = variant, block
         self.set_variant(variant)
         self.set_block(block)
-        self.set_step_design(step_design)
+        self._step = cuda.kernel(kernels.STEP, self.device)
         self.load(pos, vel, omega)
 
     # --- configuration -------------------------------------------------------------------
@@ -75,11 +74,6 @@ class BallsGpu:
             raise ValueError(f"block size must be a multiple of 32 from 32 to 1024, got {block}")
         self.kernels = cuda.kernels(kernels.proximity(self.variant, block), self.device)
         self.block = block
-
-    def set_step_design(self, design: str) -> None:
-        """The step kernel's build (``world.STEP_DESIGNS``): the same state bit for bit."""
-        self._step = cuda.kernel(kernels.step(design), self.device)
-        self.step_design = design
 
     # --- state ---------------------------------------------------------------------------
     def load(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray) -> None:

@@ -57,7 +57,6 @@ class BallsScene(BallItems, Scene):
 
     def _apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
-            self.gpu.set_step_design(self.options["step"])
             self.gpu.set_variant(self.variant)
             self.gpu.set_block(self.block)
         self._need_pass = True
@@ -65,8 +64,7 @@ class BallsScene(BallItems, Scene):
     def _new_gpu(self, pos, vel, omega, trough):
         from sim.balls.pipeline_gpu import BallsGpu
 
-        return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device,
-                        self.options["step"])
+        return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device)
 
     def _move_state(self, backend: str) -> None:
         if backend == "gpu":

@@ -32,12 +32,6 @@ TROUGH_Z_MAX = 80.0
 
 PROXIMITY_VARIANTS = ("global", "texture", "shared", "grid")  # GPU kernels; the CPU twin of the first
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)                 # three is the z-sweep, of grid the grid
-# The GPU step's builds being measured (kernels.step, contact.cu): "plain" as it stands; "regs64"
-# and "regs40" cap its registers (__launch_bounds__) for 50% and 75% occupancy, since it waits on
-# loads; "eager" loads the first partner indices beside the ball's count, a round of dependent loads
-# fewer; "eager-regs64" both.
-STEP_DESIGNS = ("plain", "regs64", "regs40", "eager", "eager-regs64")
-DEFAULT_STEP_DESIGN = "plain"
 
 DEFAULT_RADIUS = 2.0
 BENCH_RADIUS = 1.08
