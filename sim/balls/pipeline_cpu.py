@@ -15,6 +15,9 @@ from sim.balls import contact_cpu, grid_cpu, proximity_cpu, world
 
 @dataclass
 class HostBalls:
+    """The state on the host. float32 contiguous arrays are taken as they are, not copied (10M balls),
+    and ``step`` changes them in place: a caller that keeps its arrays must pass copies."""
+
     pos: np.ndarray
     vel: np.ndarray
     omega: np.ndarray
