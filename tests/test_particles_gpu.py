@@ -7,13 +7,11 @@ import pytest
 
 from sim import create_scene
 from sim.particles import binning_cpu, pipeline_cpu, world
-from sim.particles.kernels import FORCES, VARIANTS
+from sim.particles.kernels import VARIANTS
 from sim.particles.output import TrajectoryWriter, check
 from sim.particles.world import SAVE_EVERY
 
 pytestmark = pytest.mark.gpu
-# every variant as it runs by default, and plain and texture with the candidate force evaluation
-COMBOS = [(v, "rsqrt") for v in VARIANTS] + [(v, f) for v in ("plain", "texture") for f in FORCES if f != "rsqrt"]
 
 
 def trajectory(path, **kwargs):
@@ -32,12 +30,12 @@ def cpu_trajectory(tmp_path_factory):
     return trajectory(tmp_path_factory.mktemp("cpu") / "cpu.out")[0]
 
 
-@pytest.mark.parametrize("variant, force", COMBOS)
-def test_course_check_passes_against_the_cpu(tmp_path, cpu_trajectory, variant, force):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_course_check_passes_against_the_cpu(tmp_path, cpu_trajectory, variant):
     cpu = cpu_trajectory
-    gpu, scene = trajectory(tmp_path / "gpu.out", backend="gpu", variant=variant, force=force)
+    gpu, scene = trajectory(tmp_path / "gpu.out", backend="gpu", variant=variant)
     early, overall, passed = check(str(cpu), str(gpu))
-    print(f"course check {variant} {force}: early {early:.3g} overall {overall:.3g}")  # the margin, with -s
+    print(f"course check {variant}: early {early:.3g} overall {overall:.3g}")  # the margin, with -s
     assert passed, (early, overall)
     stats = scene.stats_per_step
     assert 0.6 < stats.absmin < 0.9 and 0.9 < stats.absavg < 1.0
@@ -64,13 +62,12 @@ def test_binning_keeps_every_particle_once_in_bin_order(variant, n):
     assert not g.count.get().any(), "the counts cleared for the next step (by place, occupied bins only)"
 
 
-@pytest.mark.parametrize("variant, block, force",
-                         [(v, b, "rsqrt") for v in VARIANTS for b in (32, 128, 1024)]
-                         + [(v, 256, f) for v, f in COMBOS])
-def test_every_variant_follows_the_cpu_for_50_steps(variant, block, force):
+@pytest.mark.parametrize("block", [32, 128, 256, 1024])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_follows_the_cpu_for_50_steps(variant, block):
     seed = int(np.random.default_rng().integers(1, 1 << 30))
     cpu = create_scene("particles", n=3000, seed=seed)
-    gpu = create_scene("particles", n=3000, seed=seed, backend="gpu", variant=variant, block=block, force=force)
+    gpu = create_scene("particles", n=3000, seed=seed, backend="gpu", variant=variant, block=block)
     for _ in range(5):
         cpu.advance_frame()
         gpu.advance_frame()
@@ -156,9 +153,9 @@ def _poison(g) -> None:
     g.offset.fill(-1)
 
 
-@pytest.mark.parametrize("variant, force", COMBOS)
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("precision", ["fp64", "fp32"])
-def test_each_step_equals_the_cpu_twin_from_fresh_random_states(variant, precision, force):
+def test_each_step_equals_the_cpu_twin_from_fresh_random_states(variant, precision):
     """Random positions (clumped, so that many pairs interact, some closer than min_r) and velocities;
     each GPU step against binning_cpu's step from the same state, the GPU's outputs poisoned first."""
     from sim.particles.pipeline_gpu import ParticlesGpu
@@ -172,7 +169,7 @@ def test_each_step_equals_the_cpu_twin_from_fresh_random_states(variant, precisi
     vx, vy = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
     if precision == "fp32":
         x, y, vx, vy = (a.astype(np.float32).astype(np.float64) for a in (x, y, vx, vy))
-    g = ParticlesGpu(x, y, vx, vy, size, variant, precision, 256, stats=True, force=force)
+    g = ParticlesGpu(x, y, vx, vy, size, variant, precision, 256, stats=True)
     tolerance = (1e-12 if precision == "fp64" else 1e-5) * size  # as the scene's verification
     for _ in range(3):
         before = g.sorted_host_state()

@@ -52,10 +52,7 @@ SPEC = SceneSpec(
     # the graph: one launch per frame of ten steps; at 1M particles the launches are a tenth of the step
     bench_toggles=(("statistics", False), ("graph", True)),
     bytes_per_item=(200, 120),  # host: measured peak 185 at 2M; device: state x2, ids, bins, offsets
-    options=(Option("precision", "GPU float precision: fp64 (the course's) or fp32", ("fp64", "fp32"), "fp64"),
-             Option("force", "GPU force evaluation: rsqrt (each interacting pair as it is found, one reciprocal "
-                    "square root) or batch-rsqrt (a candidate: each lane's pairs added four at a time)",
-                    kernels.FORCES, "rsqrt")),
+    options=(Option("precision", "GPU float precision: fp64 (the course's) or fp32", ("fp64", "fp32"), "fp64"),),
     toggles=(Toggle("statistics", "distance statistics", "the course's absmin and absavg, measured every step "
                     "(the benchmarks switch them off, like the course's timed runs and the peer)", gpu_only=False),
              Toggle("graph", "CUDA graph", "each frame's ten GPU steps replayed as one CUDA graph (fewer launches; the "

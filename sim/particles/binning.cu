@@ -21,7 +21,6 @@
 // TILED stages each block's neighbourhood (a contiguous slab of the sorted particles) in shared memory.
 // TEXTURE reads positions and velocities through texture objects over the same linear buffers
 // (fp64 pairs as int4 texels, reassembled with __hiloint2double; fp32 pairs as float2).
-// BATCH=K (a candidate): each lane holds up to K interacting neighbours before adding their forces.
 
 #ifndef REAL
 #define REAL double
@@ -279,24 +278,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
 #define POS(j) load2(pos, SRC(j))
 #endif
     Pairs acc;
-#ifdef BATCH
-    // BATCH: a lane notes the indices of its interacting neighbours (a shift register; [0] the newest)
-    // and adds their forces, oldest first, when BATCH are held and at the end. A warp then runs the
-    // costly part (reciprocal square root, multiplications) about as often as its busiest lane has pairs, instead of
-    // once for every candidate that any of its lanes accepts. Same pairs, same order, same sums.
-    int held_j[BATCH];
-    int held = 0;
-    auto flush = [&]() {
-#pragma unroll
-        for (int k = BATCH - 1; k >= 0; --k)
-            if (k < held) {
-                REAL2 q = POS(held_j[k]);
-                REAL dx = q.x - xi, dy = q.y - yi;
-                acc.add(dx, dy, dx * dx + dy * dy);
-            }
-        held = 0;
-    };
-#endif
     if (live) {
         int b = bin_of(xi, yi, inv_width, nb), bx = b % nb, by = b / nb;
         int x0 = max(bx - 1, 0), x1 = min(bx + 1, nb - 1);
@@ -307,21 +288,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
                 REAL dx = q.x - xi, dy = q.y - yi;
                 REAL r2 = dx * dx + dy * dy;
                 if (r2 > CUTOFF * CUTOFF) continue;
-#ifdef BATCH
-                if (j == i) continue;  // the particle itself adds exactly zero
-                if (held == BATCH) flush();
-#pragma unroll
-                for (int k = BATCH - 1; k > 0; --k) held_j[k] = held_j[k - 1];
-                held_j[0] = j;
-                ++held;
-#else
                 acc.add(dx, dy, r2);
-#endif
             }
         }
-#ifdef BATCH
-        flush();
-#endif
         REAL2 w = load2(vel, SRC(i));
 #ifdef GATHER
         id2[i] = id[perm[i]];

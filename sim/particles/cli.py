@@ -1,11 +1,11 @@
 """The CS 267 commands: ``particles`` (the course's binaries: prints n, time, absmin, absavg; -o
 writes the trajectory file) and ``particles-check`` (the 2020+ checker).
 
-Refused before any work (exit 2): a seed outside 0..2^32-1, an unknown --init, --variant,
---precision or --force when the GPU kernels will not run, an output path sim.writer
-refuses, and a run whose memory or output size exceeds what this machine has. A run estimated past
-``resources.NOTICE_SECONDS`` says how long it will take and shows progress; Ctrl-C stops it between
-steps (a step of 2M particles takes about 0.4 s here) with exit 130, the previous output kept.
+Refused before any work (exit 2): a seed outside 0..2^32-1, an unknown --init, --variant or --precision
+when the GPU kernels will not run, an output path sim.writer refuses, and a run whose memory or output
+size exceeds what this machine has. A run estimated past ``resources.NOTICE_SECONDS`` says how long it
+will take and shows progress; Ctrl-C stops it between steps (a step of 2M particles takes about 0.4 s
+here) with exit 130, the previous output kept.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import time
 
 from sim import cli, resources
 from sim.cli import Command, UsageError
-from sim.particles.kernels import FORCES
 
 PARTICLE_STEPS_PER_SECOND_PER_THREAD = 2.5e6  # measured: 2.7e6 at 2M particles, more below, on 2 threads
 GPU_PARTICLE_STEPS_PER_SECOND = 1e10  # an H200, fp64 plain, 10M particles (README)
@@ -23,7 +22,7 @@ HOST_BYTES_PER_PARTICLE = 200  # measured peak 185 (state, bins, statistics, ini
 GPU_BYTES_PER_PARTICLE = 100  # measured 90 in CuPy's pool (bench/results/h200-particles-gpu.json)
 FRAME_SECONDS_PER_PARTICLE = 0.45e-6  # formatting one 'x y' line
 LINE_BYTES = 14  # a little below the 16-17 bytes of a typical 'x y' line
-GPU_ONLY = ("variant", "precision", "force")  # arguments that only the GPU kernels take
+GPU_ONLY = ("variant", "precision")  # arguments that only the GPU kernels take
 
 
 def add_particles_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,8 +34,6 @@ def add_particles_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--init", default="2020", help="initial state: 2020 (mt19937) or legacy (drand48)")
     p.add_argument("--variant", help="GPU: force kernel variant, plain (default), tiled, blockscan or texture")
     p.add_argument("--precision", choices=("fp64", "fp32"), help="GPU: float precision (default fp64)")
-    p.add_argument("--force", choices=FORCES, help="GPU: force evaluation, rsqrt (default) or batch-rsqrt (each "
-                   "lane's pairs four at a time)")
 
 
 def _on_gpu(args) -> bool:
@@ -87,8 +84,6 @@ def run_particles(args) -> int:
     if dist.world().size > 1:  # mpiexec -n R: the box in strips, one per rank; rank 0 prints and writes
         from sim.dist import particles as ranks_particles
 
-        if args.force is not None:  # ranks: the plain loop
-            raise UsageError("--force applies to one process only")
         return ranks_particles.run(args, init, on_gpu, need)
     resources.check(need)
     options = {name: getattr(args, name) for name in GPU_ONLY}

@@ -11,7 +11,6 @@ Variants:
 - "tiled": each block stages its neighbourhood in shared memory;
 - "blockscan": plain forces with the report's three-launch scan;
 - "texture": plain, with positions and velocities fetched through texture objects.
-``force="batch-rsqrt"`` (a candidate): each lane holds its interacting pairs and adds them four at a time.
 Bins are BIN_CUTOFFS cutoffs wide: fewer, wider bins cost a few more (cached) candidate tests
 but much less counting, scanning and clearing of bins. fp64 by default, fp32 as an option.
 """
@@ -33,7 +32,7 @@ BIN_CUTOFFS = 2.0  # bin side in cutoffs: on an H200 at 10M, 3 is as fast, 1.5 1
 
 class ParticlesGpu:
     def __init__(self, x, y, vx, vy, size: float, variant: str = "plain", precision: str = "fp64",
-                 block: int = 256, stats: bool = True, device: int = 0, force: str = "rsqrt"):
+                 block: int = 256, stats: bool = True, device: int = 0):
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
         if precision not in ("fp64", "fp32"):
@@ -41,8 +40,7 @@ class ParticlesGpu:
         self.real = np.float64 if precision == "fp64" else np.float32
         self.variant, self.precision, self.block, self.stats_on = variant, precision, int(block), stats
         self.device = int(device)
-        self.force = force
-        self.k = cuda.kernels(kernels.step(variant, precision, self.block, stats, force), self.device)
+        self.k = cuda.kernels(kernels.step(variant, precision, self.block, stats), self.device)
         self.n = n = x.shape[0]
         self.size = size
         self.nb = max(1, int(size / (world.CUTOFF * BIN_CUTOFFS)))

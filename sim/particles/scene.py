@@ -77,7 +77,7 @@ class ParticlesScene(ParticleItems, Scene):
         from sim.particles.pipeline_gpu import ParticlesGpu
 
         return ParticlesGpu(x, y, vx, vy, size or self.size, self.variant, self.precision, self.block, self.stats_on,
-                            device=self.device, force=self.options["force"])
+                            device=self.device)
 
     def _move_state(self, backend: str) -> None:
         """Move the state across without a reset (the distance statistics start over)."""
