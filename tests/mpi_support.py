@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MPIEXEC = shutil.which("mpiexec", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("mpiexec")
 CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "MPI_LOCAL"))}
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 CLEAN_ENV.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_plm="^rsh")
 
 
@@ -27,5 +29,8 @@ def run(argv: list[str], ranks: int | None = None, timeout: int = 120, env: dict
         if MPIEXEC is None:
             pytest.skip("no mpiexec here (install the [mpi] extra)")
         command = [MPIEXEC, "-n", str(ranks), *command]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                           env={**CLEAN_ENV, **(env or {})})
+    if ranks is not None:  # Open MPI's launcher may end what it forwards with a terminal colour reset
+        done.stdout, done.stderr = (ANSI.sub("", text) for text in (done.stdout, done.stderr))
+    return done
