@@ -29,8 +29,9 @@ STATS = (
     Stat("absavg", "absavg", "{:.4f}", help="the course's mean pair distance, in cutoffs (about 0.95; a warning "
                                              "below 0.8)"),
 )
-GPU = GpuKnobs(variants=kernels.VARIANTS, default_variant="plain", blocks=kernels.BLOCK_SIZES, default_block=256,
-               fastest="plain", kernels_run_hint="switch the physics to the GPU (a)")
+GPU = GpuKnobs(variants=kernels.VARIANTS, default_variant="plain", blocks=kernels.BLOCK_SIZES,
+               default_block=kernels.DEFAULT_BLOCK, fastest="plain",
+               kernels_run_hint="switch the physics to the GPU (a)")
 PUSH = Tool("push", "left drag pushes the particles under the pointer along the drag (Ctrl + drag when off)",
             params=(Param("radius", "push radius", 0.01, 0.3, "%.3f", help="as a share of the box side"),
                     Param("strength", "push strength", 0.0, 2.0, "%.2f", help="1: particles move with the pointer")),
