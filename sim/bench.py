@@ -24,7 +24,10 @@ from sim.progress import frames_callback
 
 
 def git_commit() -> str:
-    """HEAD (with -dirty for local changes); KERNEL_LAB_COMMIT names it where git cannot (a copied tree)."""
+    """KERNEL_LAB_COMMIT when set (a copied tree, whose git may be missing or describe another commit),
+    else HEAD (with -dirty for local changes)."""
+    if os.environ.get("KERNEL_LAB_COMMIT"):
+        return os.environ["KERNEL_LAB_COMMIT"]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,

@@ -137,3 +137,12 @@ def test_headless_screenshot_without_display(tmp_path):
     background = pixels[0, 0]
     differing = (pixels[..., :3] != background[:3]).any(axis=-1).mean()
     assert differing > 0.05, "balls and trough drawn over the background"
+
+
+def test_bench_records_the_commit_named_for_a_copied_tree(monkeypatch):
+    from sim.bench import git_commit
+
+    monkeypatch.setenv("KERNEL_LAB_COMMIT", "0123456789ab")
+    assert git_commit() == "0123456789ab"
+    monkeypatch.delenv("KERNEL_LAB_COMMIT")
+    assert git_commit() != "0123456789ab" and git_commit()
