@@ -29,7 +29,7 @@ def _display_problem():
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_a_window_takes_the_icon(capsys):
-    from viewer.window.app import _make_window
+    from viewer.window.display import _make_window
     from viewer.window.icon import set_window_icon
 
     window = _make_window(320, 240, False, "icon")

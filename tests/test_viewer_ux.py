@@ -102,7 +102,7 @@ def window(tmp_path):
 
 @needs_display
 def test_a_cold_start_shows_compiling_kernels_instead_of_a_black_frame(window, monkeypatch):
-    import viewer.window.app as app
+    import viewer.window.loop as loop
     import viewer.window.startup as startup
 
     drawn = []
@@ -112,7 +112,7 @@ def test_a_cold_start_shows_compiling_kernels_instead_of_a_black_frame(window, m
         drawn.append((warm.status(), v.view.points.spheres.count))
         real(warm, display)
 
-    monkeypatch.setattr(app, "draw_compile_box", spy)
+    monkeypatch.setattr(loop, "draw_compile_box", spy)
     scene = create_scene("balls", preset="T")
 
     class SlowFirstFrame:

@@ -77,7 +77,7 @@ def offscreen_surface(width: int, height: int) -> Surface:
 
 
 def window_surface(width: int, height: int) -> Surface:
-    from viewer.window.app import _make_window
+    from viewer.window.display import _make_window
 
     window = _make_window(width, height, True, "kernel-lab frame benchmark")
     window.switch_to()

@@ -8,7 +8,6 @@ drive the window without ``pyglet.app.run``. Pointer drags go to the camera or, 
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -16,7 +15,6 @@ from pathlib import Path
 import moderngl
 
 from sim.contract import PointerEvent
-from viewer import AUTO_HEADLESS, pyglet
 from viewer.panel import style
 from viewer.panel.colour import draw_legend_overlay, legend_colormap
 from viewer.panel.gui import Gui
@@ -26,61 +24,20 @@ from viewer.render.view import SceneView
 from viewer.settings import Settings
 from viewer.window.actions import ViewerActions
 from viewer.window.controller import Controller
+from viewer.window.display import _make_window, display_problem
 from viewer.window.events import WindowEvents
 from viewer.window.icon import set_window_icon
 from viewer.window.input import ImGuiInput
+from viewer.window.loop import FrameLoop
 from viewer.window.pointing import WindowPicking
 from viewer.window.rates import RateMeter
 from viewer.window.recording import RECORDING_DIR, WindowRecording
-from viewer.window.startup import WarmUp, draw_compile_box
+from viewer.window.startup import WarmUp
 
 SCREENSHOT_DIR = Path("screenshots")
 
 
-def display_problem() -> str | None:
-    """None when a window can be opened here, else a one-line reason. Never raises."""
-    try:
-        if pyglet.options.get("headless") and not AUTO_HEADLESS:
-            return "no display: pyglet runs headless (PYGLET_HEADLESS is set)"
-        if sys.platform.startswith("linux"):
-            name = os.environ.get("DISPLAY")
-            if not name:
-                if os.environ.get("WAYLAND_DISPLAY"):
-                    return "no display: DISPLAY is not set (the viewer needs X11 or XWayland)"
-                return "no display: DISPLAY is not set"
-            # Ask X directly: pyglet keeps its first connection, so it would not notice a change.
-            from pyglet.libs.x11 import xlib
-
-            connection = xlib.XOpenDisplay(name.encode())
-            if not connection:
-                return f"cannot open display {name!r}"
-            xlib.XCloseDisplay(connection)
-        else:
-            pyglet.display.get_display()
-    except Exception as exc:  # noqa: BLE001  any failure here is the answer, not a crash
-        return f"cannot open a display: {exc}"
-    if AUTO_HEADLESS:
-        return "no display when the viewer was imported: pyglet runs headless"
-    return None
-
-
-def _make_window(width: int, height: int, visible: bool, caption: str):
-    base = dict(width=width, height=height, caption=caption, resizable=True, vsync=False, visible=visible)
-    configs = (
-        pyglet.gl.Config(major_version=3, minor_version=3, forward_compatible=True, double_buffer=True,
-                         depth_size=24),
-        None,  # whatever the platform offers; moderngl checks the version below
-    )
-    error = None
-    for config in configs:
-        try:
-            return pyglet.window.Window(config=config, **base)
-        except pyglet.window.NoSuchConfigException as exc:
-            error = exc
-    raise RuntimeError(f"no OpenGL 3.3 window configuration: {error}")
-
-
-class Viewer(WindowEvents, ViewerActions):
+class Viewer(WindowEvents, ViewerActions, FrameLoop):
     """``settings``: what was saved (``viewer.settings``), applied now and updated by ``close()``;
     None starts clean and keeps the session's choices in memory only."""
 
@@ -201,27 +158,6 @@ class Viewer(WindowEvents, ViewerActions):
             self.ui_scale = style.set_ui_scale(self.ui_scale)
             self.gui.set_ui_scale(self.ui_scale)
 
-    def _scripted_advance(self) -> None:
-        """Advance towards ``stop_at_steps`` exactly: whole frames, then single steps."""
-        remaining = self.stop_at_steps - self.scene.steps
-        if remaining >= self.scene.spec.steps_per_frame:
-            self.controller.advance(self.render_ms)
-        elif remaining > 0 and not self.controller.paused:
-            for _ in range(remaining):
-                self.controller.single_step()
-            self.controller.paused = False
-        if self.controller.step_failed:
-            self.exit_status = 1
-            self._quit_requested = True
-
-    def _finish_scripted_run(self, fb_size: tuple[int, int]) -> None:
-        self.stop_at_steps = None
-        self.controller.paused = True
-        if self.final_screenshot is not None:
-            if self._save_screenshot(fb_size, self.final_screenshot) is None:
-                self.exit_status = 1
-        self._quit_requested = True
-
     def _upload(self) -> None:
         ctl = self.controller
         ctl.watch_scene()
@@ -259,50 +195,6 @@ class Viewer(WindowEvents, ViewerActions):
             self._splat_reported = True
             self.controller.say(f"GPU {self._drawn_noun()} drawn as impostors: {self.view.splat_problem}")
         self.gui.draw(target)
-
-    def run(self) -> None:
-        """Frames until the window closes, at most ``max_fps`` per second when set. A running scene
-        first compiles its kernels on a worker thread while the window shows its progress."""
-        if self.stop_at_steps is None and not self.paused:
-            self.run_warm_up()
-        while self.tick():
-            if self.max_fps:
-                spare = 1.0 / self.max_fps - (time.perf_counter() - self._last_tick)
-                if spare > 0:
-                    time.sleep(spare)
-        self.close()
-
-    def run_warm_up(self) -> None:
-        """The scene's first frame on a worker thread (kernels compile then) while the window draws the
-        initial state under a "compiling kernels…" box; keys other than quitting wait until it is done."""
-        self.window.switch_to()
-        self._upload()  # the initial state, drawn from the GL buffers while the worker steps
-        key_name = f"{self.scene.spec.name}/{self.scene.backend}"
-        startup = self.settings.table("startup")
-        expected = startup.get(key_name) if isinstance(startup.get(key_name), int) else None
-        self.warm_up = warm = WarmUp(self.scene, expected).start()
-        try:
-            while not warm.done and not self._quit_requested and not self.closed:
-                self.window.dispatch_events()
-                fb_size = self.window.get_framebuffer_size()
-                self.gui.new_frame(self.window.get_size(), fb_size, 1 / 30)
-                draw_compile_box(warm, tuple(float(v) for v in self.window.get_size()))
-                self.gui.end_frame()
-                self._draw(self.ctx.screen, fb_size)
-                self.window.flip()
-                time.sleep(1 / 30)
-        finally:
-            warm.finish()
-            self.warm_up = None
-        if warm.error is not None:
-            self.controller.paused = True
-            self.controller._failed("simulation step", warm.error)
-        else:
-            if warm.compiled:
-                startup[key_name] = len(warm.compiled)
-            self.controller.step_rate.update(self.scene.steps)
-            names = f": {', '.join(warm.compiled)}" if warm.compiled else " (loaded from the cache)"
-            self.controller.say(f"kernels ready in {warm.seconds:.1f} s{names}")
 
     def close(self) -> None:
         if self.closed:
