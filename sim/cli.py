@@ -116,8 +116,9 @@ def blocks(text: str) -> list[int | tuple[int, int]]:
 
 
 def block_text(value) -> str:
-    """``256`` or ``32x8``."""
-    return f"{value[0]}x{value[1]}" if isinstance(value, tuple) else str(value)
+    """A CUDA block as messages and the panel show it: ``256`` or ``32x8`` (a tuple, or a list read
+    back from the settings file)."""
+    return "x".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
 
 
 def choice(value: str, known, what: str) -> str:

@@ -8,8 +8,8 @@ import time
 
 from imgui_bundle import imgui
 
+from sim.cli import block_text
 from viewer.panel.style import ERROR, GREY, disabled_tooltip, item_width, section, tooltip
-from viewer.window.gpu_switches import block_text
 
 BLINK = (imgui.ImVec4(1.0, 0.25, 0.2, 1.0), imgui.ImVec4(1.0, 0.85, 0.3, 1.0))
 

@@ -4,6 +4,7 @@ this machine or for this scene, instead of failing. A mixin of ``Controller``.""
 
 from __future__ import annotations
 
+from sim.cli import block_text
 from sim.contract import BLOCK_COLORS
 from viewer.window.keys import key_label
 
@@ -15,11 +16,6 @@ def _next_after(choices, current):
         return choices[(choices.index(current) + 1) % len(choices)]
     except ValueError:
         return choices[0]
-
-
-def block_text(block) -> str:
-    """A CUDA block as the panel and messages show it: 256, or 16x16."""
-    return "x".join(map(str, block)) if isinstance(block, (tuple, list)) else str(block)
 
 
 class GpuSwitches:
