@@ -24,9 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 
 import assets
-from sim.contract import BLOCK_COLORS, Param, PlotsView, PointerEvent
+from sim.contract import Param, PointerEvent
 from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, checks, durbin_cpu, inputs, views
+from sim.durbin.items import DurbinItems
 from sim.durbin.lpc_mode import LpcMode
+from sim.durbin.readout import DurbinReadout
 from sim.scene import Scene
 from sim.timing import StageTimer
 
@@ -44,7 +46,7 @@ class DurbinSettings:
     play: float = 0.25
 
 
-class DurbinScene(Scene):
+class DurbinScene(DurbinItems, DurbinReadout, Scene):
     spec = SPEC
     default_seed = 1
 
@@ -295,11 +297,6 @@ class DurbinScene(Scene):
         else:
             self.host = {name: getattr(solver, name)[: solver.k].copy() for name in ("y", "alphas", "betas")}
 
-    def _timed_plots(self) -> None:
-        started = time.perf_counter()
-        self.view(self._mode)
-        self.timer.add("plots", (time.perf_counter() - started) * 1e3)
-
     # --- verification ---------------------------------------------------------------------------------------
     def _verify(self, before: dict | None) -> None:
         """The GPU's state against the CPU twin stepped from ``before`` (the state the frame started from;
@@ -317,11 +314,7 @@ class DurbinScene(Scene):
         self.max_error = None
         self._cache = None
 
-    # --- what the viewer reads ---------------------------------------------------------------------------------
-    @property
-    def color_modes(self) -> dict[str, str]:
-        return {"plain": "Plain", **super().color_modes}
-
+    # --- the CUDA block behind each entry (the plots and statistics themselves: readout) ----------------------
     def owners(self) -> np.ndarray | None:
         """The CUDA block behind each entry (the last step's update) or frame (lpc); None on the CPU."""
         if not self.block_colors_available():
@@ -330,65 +323,3 @@ class DurbinScene(Scene):
             k = self.host["y"].shape[0]
             return self.solver.owners(k - 1)[:k]
         return self.lpc.owners(self.device)
-
-    def view(self, color_mode: str) -> PlotsView:
-        self._mode = color_mode
-        key = (self._version, color_mode, self.tool_on, self.verify, id(self.verification))
-        if self._cache is not None and self._cache[0] == key:
-            return self._cache[1]
-        owners = self.owners() if color_mode == BLOCK_COLORS else None
-        if self.lpc is not None:
-            marked = self.mismatch if self.verify and self.mismatch is not None else None
-            view = PlotsView(self.lpc.plots(self.frame, marked, owners, self.tool_on), columns=2)
-        else:
-            h, n = self.host, self.r.size
-            k = h["y"].shape[0]
-            right = views.spectrum_plot(h["y"], h["alphas"], self.noise_psd, self.kappas) \
-                if self.kappas is not None else views.input_plot(self.r)
-            view = PlotsView([views.y_plot(h["y"], n, k, self.marked(n), owners),
-                              views.alphas_plot(h["alphas"], n, self.kappas, self.draggable),
-                              views.beta_plot(h["betas"], n), right], columns=2)
-        self._cache = (key, view)
-        return view
-
-    @property
-    def frame(self) -> int:
-        return int(np.clip(round(self.settings.frame), 0, self.lpc.frames - 1)) if self.lpc is not None else 0
-
-    def stats(self) -> dict:
-        out = {stat.key: None for stat in SPEC.stats}  # a figure of the other mode prints as "-"
-        out.update(n=self.n, steps=self.steps, sim_time=0.0, max_error=self.max_error if self.verify else None)
-        total_m, total_ms = sum(m for m, _ in self._rate), sum(ms for _, ms in self._rate)
-        if self.lpc is not None:
-            mode, frame = self.lpc, self.frame
-            out.update(frames=mode.frames, frame=f"{frame} at {mode.centres[frame]:.3f} s",
-                       gain_db=mode.gain_db(frame), batch_ms=self.last_ms, kernel=mode.kernel_text(self.backend))
-            return out
-        h, solver = self.host, self.solver
-        k = h["y"].shape[0]
-        out.update(k=f"{k:,} of {self.r.size:,}" + (" (done)" if k >= self.r.size else ""),
-                   alpha_k=float(h["alphas"][k - 1]), beta_k=float(h["betas"][k - 1]),
-                   us_per_step=self.last_ms * 1e3 / self.last_m if self.last_m else None,
-                   steps_per_s=total_m / (total_ms * 1e-3) if total_ms > 0 else None,
-                   kernel=f"{solver.kernel}: {solver.path}" if solver.backend == "gpu" else f"CPU twin ({solver.path})")
-        return out
-
-    # --- one coefficient (lpc: one frame), for the viewer's pointer ------------------------------------------
-    def item_of_key(self, key: int) -> int | None:
-        count = self.lpc.frames if self.lpc is not None else self.r.size
-        return int(key) if 0 <= int(key) < count else None
-
-    def is_marked(self, item: int) -> bool:
-        mismatch = self.mismatch
-        return bool(self.verify and mismatch is not None and 0 <= item < mismatch.shape[0] and mismatch[item])
-
-    def describe(self, item: int) -> dict[str, str]:
-        from sim.durbin.describe import describe
-
-        return describe(self, int(item))
-
-    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
-        from sim.durbin.describe import describe_check
-
-        return describe_check(self, int(item)) if self.is_marked(int(item)) else []
-
