@@ -3,7 +3,8 @@
 ``course`` holds the DLI programme's constants, initial field (glibc rand) and check;
 ``stencil_cpu`` the CPU twin (numba); ``stencil.cu`` every GPU variant (global, shared, pitched,
 temporal), built as ``kernels`` lists and launched by ``gpu`` (CuPy); ``cli`` the ``heat``
-command and ``bench`` the benchmark; ``scene`` the viewer scene declared here.
+command and ``bench`` the benchmark; ``scene`` the viewer scene declared here (its statistics in
+``stats``, the threads its CPU backend steps on in ``threads``).
 """
 
 import assets

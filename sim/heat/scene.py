@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numba
@@ -25,19 +24,14 @@ from sim.cuda import GpuCompileError
 from sim.heat import SPEC
 from sim.heat.cells import cell_values, thread_text
 from sim.heat.presets import grid_shape, initial_field, preset_table
+from sim.heat.stats import RATE_FRAMES, HeatStats
 from sim.heat.stencil_cpu import HeatCPU
+from sim.heat.threads import SERIAL_CELLS, numba_threads
 from sim.scene import Scene
 
 TEMPERATURE = "temperature"
 TEMPERATURE_RANGE = (0.0, 100.0)  # the DLI's temperatures: what the colours span until the panel says otherwise
 FMA_TOLERANCE = 1e-4  # fma on: GPU and CPU round differently; a wrong kernel is off by far more
-SUMMARY_SECONDS = 0.25  # the min/mean/max reduction runs at most this often
-RATE_FRAMES = 30  # frames the cell-update rate is the median of
-BARELY = 0.01  # a step that moves cells less than this share of the way "barely moves" the field
-# Fields up to this many cells step on one core (a 10-step frame at 1000x1000: ~1.5 ms): the viewer's
-# software renderer needs the other cores, and on a busy machine numba's workers wait for the slowest
-# (10 steps at 1000x1000 on a loaded 2-core machine: 1.4 ms on one thread, median 32 ms on two).
-SERIAL_CELLS = 1 << 22
 
 
 @dataclass
@@ -48,26 +42,7 @@ class HeatSettings:
     steps_per_frame: float
 
 
-@contextmanager
-def numba_threads(count: int):
-    """numba's parallel loops on ``count`` threads while the block runs (this thread's setting)."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(count, numba.config.NUMBA_NUM_THREADS)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
-
-
-def pace_text(tfac: float) -> str:
-    share = 4.0 * tfac
-    text = f"takes each cell {share:.2g} of the way to its neighbours' mean"
-    if share < BARELY:
-        text += " - the field barely moves (stable up to 1: tfac < 0.25; raise the factor)"
-    return text
-
-
-class HeatScene(Scene):
+class HeatScene(HeatStats, Scene):
     spec = SPEC
     default_seed = 1  # glibc srand(1): the DLI's field (it never calls srand)
 
@@ -313,7 +288,7 @@ class HeatScene(Scene):
                          host=self.host_field, write=self._write if self.gpu is not None else None,
                          colormap="inferno", tiles=tiles)
 
-    # --- numbers ---------------------------------------------------------------------------------
+    # --- the temperature summary (the statistics made of it: stats) ------------------------------
     def temperature_summary(self) -> tuple[float, float, float]:
         """(lowest, mean, highest) cell now: a reduction where the field is (three numbers read back)."""
         if self.gpu is None:
@@ -325,26 +300,6 @@ class HeatScene(Scene):
         with cupy.cuda.Device(self.device):
             both = cupy.stack([f.min().astype(cupy.float64), f.mean(dtype=cupy.float64), f.max().astype(cupy.float64)])
             return tuple(float(v) for v in both.get())
-
-    def _temperature_text(self) -> str:
-        now = time.monotonic()
-        if self._summary is None or (self._summary[0] != self._version and now - self._summary[1] >= SUMMARY_SECONDS):
-            lo, mean, hi = self.temperature_summary()
-            self._summary = (self._version, now, f"min {lo:.4g}, mean {mean:.4g}, max {hi:.4g}")
-        return self._summary[2]
-
-    def cell_update_rate(self) -> float | None:
-        """G cell-updates/s of the last timed frames (None before the first)."""
-        rates = [steps / ms for steps, ms in self._rates if ms > 0]  # steps per ms, frame by frame
-        if not rates:
-            return None
-        return self.n * float(np.median(rates)) * 1e3 / 1e9  # the median: a first frame that loads kernels is no mean
-
-    def stats(self) -> dict:
-        tfac = float(self.sim.tfac)
-        return {"n": self.n, "steps": self.steps, "grid": f"{self.ni:,} x {self.nj:,} ({self.n:,} cells)",
-                "steps_per_frame": self.frame_steps, "factor": tfac, "pace": pace_text(tfac),
-                "cell_updates": self.cell_update_rate(), "temperature": self._temperature_text()}
 
     # --- one cell, for the viewer's pointer ------------------------------------------------------
     def _cell(self, item: int) -> tuple[int, int]:
