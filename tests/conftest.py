@@ -32,6 +32,18 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs, to fill a disk on purpose (needs root; skipped otherwise)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+@pytest.fixture
 def gl():
     """A standalone EGL OpenGL 3.3 context (no display needed)."""
     import moderngl

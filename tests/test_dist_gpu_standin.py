@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from mpi_support import run  # noqa: E402
+from test_dist_particles import initial, serial  # noqa: E402
 
 
 def _view(a):
@@ -162,25 +163,7 @@ class StandIn(dict):
             stats[2] += np.uint64(pairs)
 
 
-def initial(n: int, seed: int, kicks: dict[int, float]):
-    from sim.particles.init import INITS
-
-    x, y, vx, vy = INITS["2020"](n, seed)
-    for i, speed in kicks.items():  # fast particles: they cross several bin rows (and strips) a step
-        vy[i] = speed
-        vx[i] = -speed / 3
-    return x, y, vx, vy
-
-
-def serial_cpu(n: int, steps: int, seed: int, kicks: dict[int, float]) -> np.ndarray:
-    from sim.particles import binning_cpu, pipeline_cpu, world
-    from sim.timing import NULL_TIMER
-
-    p = pipeline_cpu.HostParticles(*initial(n, seed, kicks))
-    size = world.box_size(n)
-    for _ in range(steps):
-        pipeline_cpu.step(p, size, binning_cpu.bin_count(size), NULL_TIMER)
-    return np.column_stack([p.x, p.y, p.vx, p.vy])
+KICK_VX_DIVISOR = -3.0  # fast particles: they cross several bin rows (and strips) a step
 
 
 def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], verify: bool = False,
@@ -195,7 +178,7 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
     from sim.particles import world
     from sim.timing import StageTimer
 
-    x, y, vx, vy = initial(n, seed, kicks)
+    x, y, vx, vy = initial(n, seed, kicks, KICK_VX_DIVISOR)
     size = world.box_size(n)
     mine = np.flatnonzero(Strips(bins_per_side(size), comm.size).owners(rows_of(y, size, precision)) == comm.rank)
     if gpu:
@@ -248,7 +231,7 @@ def test_one_rank_matches_the_cpu_run():
 
     state, rank, counts, _ = run_standin(Comm(), 1500, 60, 7, {})
     assert counts == [1500] * 60
-    reference = serial_cpu(1500, 60, 7, {})
+    reference = serial(1500, 60, 7, {})
     assert np.abs(state - reference).max() < 1e-9
     assert rank.everywhere_steps == 0
 
@@ -268,7 +251,7 @@ def test_calm_run_over_ranks_matches_the_cpu_run(tmp_path, ranks, variant):
     out = tmp_path / "state.npy"
     done = mpirun(ranks, __file__, "3000", "60", "5", str(out), "-", variant)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert np.abs(np.load(out) - serial_cpu(3000, 60, 5, {})).max() < 1e-9
+    assert np.abs(np.load(out) - serial(3000, 60, 5, {})).max() < 1e-9
     summary = done.stdout.split()
     assert summary[1] == "3000" and int(summary[5]) > 0, done.stdout
 

@@ -26,20 +26,22 @@ def mpirun(ranks: int, *args, timeout: int = 180, script: str | None = None):
     return run([sys.executable, script or ROOT / "main.py", *args], ranks, timeout)
 
 
-def initial(n: int, seed: int, kicks: dict[int, float]):
+def initial(n: int, seed: int, kicks: dict[int, float], vx_divisor: float = 2.0):
+    """The 2020 starter's state with particle i kicked to vy = speed, vx = speed / vx_divisor."""
     from sim.particles.init import INITS
 
     x, y, vx, vy = INITS["2020"](n, seed)
     for i, speed in kicks.items():  # jumps of many bin rows a step: across strips and off the walls
-        vy[i], vx[i] = speed, speed / 2
+        vy[i], vx[i] = speed, speed / vx_divisor
     return x, y, vx, vy
 
 
-def serial(n: int, steps: int, seed: int, kicks: dict[int, float]) -> np.ndarray:
+def serial(n: int, steps: int, seed: int, kicks: dict[int, float], vx_divisor: float = 2.0) -> np.ndarray:
+    """x, y, vx, vy after ``steps`` steps of one CPU process from ``initial``."""
     from sim.particles import binning_cpu, pipeline_cpu, world
     from sim.timing import NULL_TIMER
 
-    p = pipeline_cpu.HostParticles(*initial(n, seed, kicks))
+    p = pipeline_cpu.HostParticles(*initial(n, seed, kicks, vx_divisor))
     size = world.box_size(n)
     for _ in range(steps):
         pipeline_cpu.step(p, size, binning_cpu.bin_count(size), NULL_TIMER)

@@ -76,17 +76,6 @@ def test_names_too_long_exit_2(tmp_path):
     assert leftovers(tmp_path) == []
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    mount = tmp_path / "small"
-    mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here (needs root)")
-    yield mount
-    subprocess.run(["umount", str(mount)], check=True)
-
-
 def test_output_larger_than_the_disk_is_refused_before_the_run(small_disk):
     target = small_disk / "out.txt"
     target.write_text("previous")
