@@ -1,8 +1,8 @@
 """One rank's particles on its GPU: the single-GPU kernels (particles/binning.cu) on the rank's strip.
 
-The one-GPU step kernel (plain, tiled or blockscan; one reciprocal square root per pair, bins two cutoffs
-wide), but the state is scattered into bin order each step (one GPU reads it through an index instead):
-ghosts and migrants are slices of it. Bins are numbered over the whole box, so a strip's
+The one-GPU step kernel (plain, tiled or blockscan; one reciprocal square root per pair, bins as
+wide as the one-GPU scene's), but the state is scattered into bin order each step (one GPU reads it
+through an index instead): ghosts and migrants are slices of it. Bins are numbered over the whole box, so a strip's
 rows and its neighbours' boundary rows are contiguous runs of the sorted arrays. The rank's arrays
 keep room before and after its own particles (``head``): ghosts are received straight into it, so
 the step kernel sees [row below | my rows | row above] as one bin-sorted run, given a pointer to my
@@ -32,7 +32,7 @@ from sim.dist.strips import Strips
 from sim.particles import kernels as builds
 from sim.particles import world
 
-BIN_CUTOFFS = 2.0  # as particles/pipeline_gpu.py: bins two cutoffs wide
+BIN_CUTOFFS = builds.BIN_CUTOFFS  # as one GPU's
 SCAN_BLOCK = 512
 STAGES = ("ghosts", "forces+move", "counts", "bin", "migrate")
 

@@ -10,6 +10,9 @@ VARIANTS = ("plain", "tiled", "blockscan", "texture")
 RANK_VARIANTS = ("plain", "tiled", "blockscan")  # texture reads from the start of a buffer; ranks start mid-buffer
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
 DEFAULT_BLOCK = 128  # a little faster than 256 at 1M and 10M (bench/results/h200-particles-gather-blocks.json)
+# Bin side in cutoffs (at least 1: a particle's reach stays within its 9 bins). Wider bins cost more
+# candidate tests but less counting, scanning and clearing; on an H200 2.5 beat 2 and 3 at 1M and 10M.
+BIN_CUTOFFS = 2.5
 PRECISIONS = {"fp64": "double", "fp32": "float"}
 NAMES = ("count_bins", "scatter", "place", "step", "scan_blocks", "scan_sums", "add_sums")
 

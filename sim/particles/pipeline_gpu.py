@@ -11,8 +11,7 @@ Variants:
 - "tiled": each block stages its neighbourhood in shared memory;
 - "blockscan": plain forces with the report's three-launch scan;
 - "texture": plain, with positions and velocities fetched through texture objects.
-Bins are BIN_CUTOFFS cutoffs wide: fewer, wider bins cost a few more (cached) candidate tests
-but much less counting, scanning and clearing of bins. fp64 by default, fp32 as an option.
+Bins are kernels.BIN_CUTOFFS cutoffs wide. fp64 by default, fp32 as an option.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from sim.particles import kernels, world
 VARIANTS = kernels.VARIANTS
 SCAN_BLOCK = 512  # threads of scan_blocks; each scans two counts
 MAX_TEXTURE_1D_LINEAR_WIDTH = 69  # cudaDevAttrMaxTexture1DLinearWidth: 2^27 texels on Hopper
-BIN_CUTOFFS = 2.0  # bin side in cutoffs: on an H200 at 10M, 3 is as fast, 1.5 13% slower
 
 
 class ParticlesGpu:
@@ -43,7 +41,7 @@ class ParticlesGpu:
         self.k = cuda.kernels(kernels.step(variant, precision, self.block, stats), self.device)
         self.n = n = x.shape[0]
         self.size = size
-        self.nb = max(1, int(size / (world.CUTOFF * BIN_CUTOFFS)))
+        self.nb = max(1, int(size / (world.CUTOFF * kernels.BIN_CUTOFFS)))
         self.inv_width = self.nb / size  # bins of side size / nb, at least the reach
         self.bins = self.nb * self.nb
         # (pos (n, 2), vel (n, 2), ids): x, y pairs side by side, one wide load per particle
