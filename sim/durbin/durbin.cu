@@ -453,6 +453,27 @@ persistent(const real* __restrict__ r, real* __restrict__ y, real* __restrict__ 
 #else
 #define BATCHED_BOUNDS 1024
 #endif
+#if GROUP == 1
+// GROUP=1 staging: the block's `count` systems from row `first` on, between their rows in global
+// memory and the transposed tile (entry i of system s at i * L + s); consecutive threads move
+// consecutive words of the rows, so the global side is coalesced.
+__device__ __forceinline__ void rows_to_tile(real* tile, const real* __restrict__ rows, long long first, int count,
+                                             int order, int L) {
+  const int B = blockDim.x;  // an int stride keeps e signed: the compiler unrolls the copy by 4
+  for (int e = threadIdx.x; e < count * order; e += B) {
+    const int s = e / order, i = e - s * order;
+    tile[i * L + s] = rows[first * order + e];
+  }
+}
+__device__ __forceinline__ void tile_to_rows(real* __restrict__ rows, const real* tile, long long first, int count,
+                                             int order, int L) {
+  const int B = blockDim.x;
+  for (int e = threadIdx.x; e < count * order; e += B) {
+    const int s = e / order, i = e - s * order;
+    rows[first * order + e] = tile[i * L + s];
+  }
+}
+#endif
 extern "C" __global__ void __launch_bounds__(BATCHED_BOUNDS)
 batched(const real* __restrict__ r, real* __restrict__ y, real* __restrict__ alphas, real* __restrict__ betas,
         int systems, int order) {
@@ -463,10 +484,7 @@ batched(const real* __restrict__ r, real* __restrict__ y, real* __restrict__ alp
   const int L = B + 1;                     // stride between elements of one system in the staging area
   const long long first = (long long)blockIdx.x * B;
   const int count = (int)min((long long)B, systems - first);
-  for (int e = t; e < count * order; e += B) {
-    const int s = e / order, i = e - s * order;
-    sm[i * L + s] = r[first * order + e];
-  }
+  rows_to_tile(sm, r, first, count, order, L);
   __syncthreads();
   real rv[REG_ORDER], yv[REG_ORDER];
 #pragma unroll
@@ -496,19 +514,13 @@ batched(const real* __restrict__ r, real* __restrict__ y, real* __restrict__ alp
   }
   if (t < count) betas[first + t] = beta;
   __syncthreads();
-  for (int e = t; e < count * order; e += B) {
-    const int s = e / order, i = e - s * order;
-    alphas[first * order + e] = sm[i * L + s];
-  }
+  tile_to_rows(alphas, sm, first, count, order, L);
   __syncthreads();
 #pragma unroll
   for (int i = 0; i < REG_ORDER; ++i)
     if (i < order) sm[i * L + t] = yv[i];
   __syncthreads();
-  for (int e = t; e < count * order; e += B) {
-    const int s = e / order, i = e - s * order;
-    y[first * order + e] = sm[i * L + s];
-  }
+  tile_to_rows(y, sm, first, count, order, L);
 #elif GROUP == 1
   const int L = B + 1;                     // stride between elements of one system
   real* rS = sm;
@@ -516,10 +528,7 @@ batched(const real* __restrict__ r, real* __restrict__ y, real* __restrict__ alp
   real* aS = yS + (size_t)order * L;
   const long long first = (long long)blockIdx.x * B;
   const int count = (int)min((long long)B, systems - first);
-  for (int e = t; e < count * order; e += B) {
-    const int s = e / order, i = e - s * order;
-    rS[i * L + s] = r[first * order + e];
-  }
+  rows_to_tile(rS, r, first, count, order, L);
   __syncthreads();
   if (t < count) {
     const real* rv = rS + t;
@@ -547,11 +556,8 @@ batched(const real* __restrict__ r, real* __restrict__ y, real* __restrict__ alp
     betas[first + t] = beta;
   }
   __syncthreads();
-  for (int e = t; e < count * order; e += B) {
-    const int s = e / order, i = e - s * order;
-    y[first * order + e] = yS[i * L + s];
-    alphas[first * order + e] = aS[i * L + s];
-  }
+  tile_to_rows(y, yS, first, count, order, L);
+  tile_to_rows(alphas, aS, first, count, order, L);
 #else
 #if GROUP == 32
   const int lane = t & 31, G = 32;
