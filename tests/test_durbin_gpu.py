@@ -127,7 +127,8 @@ def test_long_system_residual(kernel, path):
                                            ("warp", (32, 128, 256)), ("block", (32, 128, 512))])
 @pytest.mark.parametrize("order", [2, 3, 17, 32, 33, 100, 257, 1024])
 def test_batched_matches_the_cpu_twin(group, blocks, order):
-    from sim.durbin import gpu
+    from sim.durbin import batched_gpu
+    from sim.durbin.gpu import KernelError
 
     rng = np.random.default_rng()
     systems = 301
@@ -135,8 +136,8 @@ def test_batched_matches_the_cpu_twin(group, blocks, order):
     y_cpu, a_cpu, b_cpu = durbin_cpu.batched(rb)
     for block in blocks:
         try:
-            y, a, b = (x.get() for x in gpu.batched(rb, group, block))
-        except gpu.KernelError as exc:
+            y, a, b = (x.get() for x in batched_gpu.batched(rb, group, block))
+        except KernelError as exc:
             assert ("shared memory" in str(exc) and group == "thread") or (group == "register" and order > 32)
             continue
         if group == "thread":  # C summation order on the GPU too
@@ -151,14 +152,14 @@ def test_batched_matches_the_cpu_twin(group, blocks, order):
 
 @pytest.mark.parametrize("group", ["register", "thread", "warp", "block"])
 def test_batched_polybench_32_and_fp32(group):
-    from sim.durbin import gpu
+    from sim.durbin import batched_gpu
 
     rb = np.stack([inputs.polybench(30, "3.2")] * 70)
-    y = gpu.batched(rb, group, version="3.2")[0].get()
+    y = batched_gpu.batched(rb, group, version="3.2")[0].get()
     assert y.view(np.uint64).tolist() == durbin_cpu.batched(rb, "3.2")[0].view(np.uint64).tolist()
     rng = np.random.default_rng()
     rb = np.stack([inputs.ar_autocorr(24, inputs.random_kappas(rng, bound=0.5)) for _ in range(200)])
-    y32 = gpu.batched(rb, group, precision="fp32")[0].get()
+    y32 = batched_gpu.batched(rb, group, precision="fp32")[0].get()
     assert y32.dtype == np.float32 and np.max(np.abs(y32 - durbin_cpu.batched(rb)[0])) <= 1e-4
 
 

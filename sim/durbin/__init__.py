@@ -5,11 +5,11 @@ coefficients, AR(1)); ``durbin_cpu`` is the CPU twin (numba, C summation order, 
 C code) with a step-at-a-time solver and a batched solver; ``polybench`` prints each version's dump
 and the course's hash; ``durbin.cu`` holds every GPU kernel (two launches per step, one persistent
 launch on a thread-block cluster or a cooperative grid, batched systems), built as ``kernels`` lists
-and launched by ``gpu`` (CuPy); ``layout`` says which CUDA block owns which entries of y; ``lpc``
-is batched linear prediction of a PCM WAV file; ``cli`` the ``durbin`` and ``lpc`` commands and
-``bench`` the benchmark; ``scene`` the viewer scene declared here (its plots in ``views`` and
-``lpc_mode``, built with its statistics in ``readout``, its verification in ``checks``, the items under
-the pointer in ``items``).
+and launched by ``gpu`` (CuPy; the batched systems by ``batched_gpu``); ``layout`` says which CUDA
+block owns which entries of y; ``lpc`` is batched linear prediction of a PCM WAV file; ``cli`` the
+``durbin`` and ``lpc`` commands and ``bench`` the benchmark; ``scene`` the viewer scene declared here
+(its plots in ``views`` and ``lpc_mode``, built with its statistics in ``readout``, its verification
+in ``checks``, the items under the pointer in ``items``).
 """
 
 import assets

@@ -175,7 +175,7 @@ def batch_records(systems: int, order: int, precision: str, log) -> list[dict]:
     import scipy
     import scipy.linalg
 
-    from sim.durbin import durbin_cpu, gpu
+    from sim.durbin import batched_gpu, durbin_cpu
 
     rb = batch_input(systems, order)
     records = []
@@ -202,7 +202,7 @@ def batch_records(systems: int, order: int, precision: str, log) -> list[dict]:
         for block in block_list:
             record = {**base, "backend": "gpu", "method": f"batched-{group}", "block": block, "precision": precision}
             try:
-                s, (y, _, _) = _events(lambda g=group, b=block: gpu.batched(R, g, b, precision), 10)
+                s, (y, _, _) = _events(lambda g=group, b=block: batched_gpu.batched(R, g, b, precision), 10)
             except Exception as exc:  # noqa: BLE001 - recorded, not fatal
                 records.append({**record, "skipped": f"{type(exc).__name__}: {exc}"})
                 continue

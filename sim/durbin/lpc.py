@@ -119,7 +119,7 @@ def analyse(audio: Audio, order: int, frame_ms: float = 20.0, backend: str = "cp
     if backend == "gpu":
         import cupy
 
-        from sim.durbin import gpu
+        from sim.durbin import batched_gpu
 
         with cupy.cuda.Device(device):
             x = cupy.asarray(audio.samples)
@@ -129,7 +129,7 @@ def analyse(audio: Audio, order: int, frame_ms: float = 20.0, backend: str = "cp
                 R = autocorrelation(x[first * hop:], length, hop, count, order, cupy)
                 r = normalised(R, cupy)
                 begin.record()
-                y, k, beta = gpu.batched(r, device=device)
+                y, k, beta = batched_gpu.batched(r, device=device)
                 end.record()
                 end.synchronize()
                 solve_s += cupy.cuda.get_elapsed_time(begin, end) * 1e-3

@@ -1,5 +1,5 @@
 """The durbin scene's lpc preset: linear prediction of a sound, every frame's system in one batched
-solve on the active backend (``durbin_cpu.batched`` or ``gpu.batched``), and its plots.
+solve on the active backend (``durbin_cpu.batched`` or ``batched_gpu.batched``), and its plots.
 
 Frames, window and autocorrelation are ``sim.durbin.lpc``'s (20 ms, 50% overlap, periodic Hann,
 r = R[1..p] / R[0]). Per frame the plots show the windowed frame's power spectrum |X|^2 and the LPC
@@ -65,14 +65,14 @@ class LpcMode:
         if backend == "gpu":
             import cupy
 
-            from sim.durbin import gpu
+            from sim.durbin import batched_gpu
 
             with cupy.cuda.Device(device), stream:
                 if self.device_r is None:
                     self.device_r = cupy.asarray(self.r)
                 start, end = cupy.cuda.Event(), cupy.cuda.Event()
                 start.record(stream)
-                y, alphas, _ = gpu.batched(self.device_r, device=device, stream=stream)
+                y, alphas, _ = batched_gpu.batched(self.device_r, device=device, stream=stream)
                 end.record(stream)
                 end.synchronize()
                 ms = cupy.cuda.get_elapsed_time(start, end)
@@ -112,16 +112,16 @@ class LpcMode:
     def kernel_text(self, backend: str) -> str:
         if backend != "gpu":
             return "CPU twin, batched (numba, a core per frame)"
-        from sim.durbin import gpu
+        from sim.durbin import batched_gpu
 
-        return f"batched kernel, group {gpu.batched_group(self.order)}"
+        return f"batched kernel, group {batched_gpu.batched_group(self.order)}"
 
     def owners(self, device: int = 0) -> np.ndarray:
-        """The CUDA block of ``gpu.batched`` (auto group and block) that solves each frame."""
-        from sim.durbin import gpu
+        """The CUDA block of ``batched_gpu.batched`` (auto group and block) that solves each frame."""
+        from sim.durbin import batched_gpu
 
-        group = gpu.batched_group(self.order)
-        _, threads, _ = gpu.batched_shape(self.frames, self.order, group, None, 8, device)
+        group = batched_gpu.batched_group(self.order)
+        _, threads, _ = batched_gpu.batched_shape(self.frames, self.order, group, None, 8, device)
         per_block = {"register": threads, "thread": threads, "warp": threads // 32}.get(group, 1)
         return np.arange(self.frames) // per_block
 

@@ -1,0 +1,70 @@
+"""Many independent systems on the GPU (CuPy) in one launch: ``batched`` solves every row of r with
+the batched kernel of durbin.cu, a thread, a warp or a block per system (``batched_group`` picks by
+order, ``batched_shape`` sizes the launch)."""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from sim import cuda
+from sim.durbin import kernels
+from sim.durbin.gpu import DTYPES, KernelError, check_block, device_properties
+
+MAX_ORDER = 1024
+
+
+def batched_group(order: int) -> str:
+    """Auto: a thread per system (registers up to REG_ORDER, then shared memory), a warp up to 256, a block beyond."""
+    if order <= kernels.REG_ORDER:
+        return "register"
+    return "thread" if order <= 48 else ("warp" if order <= 256 else "block")
+
+
+def batched_shape(systems: int, order: int, group: str, block: int | None, itemsize: int,
+                  device: int = 0) -> tuple[int, int, int]:
+    """(blocks, threads per block, dynamic shared bytes); KernelError when it cannot run."""
+    if not 2 <= order <= MAX_ORDER:
+        raise KernelError(f"batched order must be 2..{MAX_ORDER}, got {order}")
+    if group not in kernels.GROUPS:
+        raise KernelError(f"unknown batched group {group!r} (choose from {', '.join(kernels.GROUPS)})")
+    block = check_block(block or {"register": 64, "thread": 64, "warp": 128, "block": 256}[group])
+    if group == "register":
+        if order > kernels.REG_ORDER or block > 256:
+            raise KernelError(f"the register kernel takes orders up to {kernels.REG_ORDER} and blocks up to 256, "
+                              f"got order {order}, block {block}")
+        blocks, smem = -(-systems // block), order * (block + 1) * itemsize
+    elif group == "thread":
+        blocks, smem = -(-systems // block), 3 * order * (block + 1) * itemsize
+    elif group == "warp":
+        blocks, smem = -(-systems // (block // 32)), 3 * order * (block // 32) * itemsize
+    else:
+        blocks, smem = systems, 3 * order * itemsize
+    limit = device_properties(device)["smem_optin"] - 1024
+    if smem > limit:
+        raise KernelError(f"batched {group} kernel at order {order} and block {block} needs {smem:,} bytes of "
+                          f"shared memory ({limit:,} available): use a smaller block or another group")
+    return max(1, blocks), block, smem
+
+
+def batched(r, group: str | None = None, block: int | None = None, precision: str = "fp64", version: str = "4",
+            device: int = 0, stream=None):
+    """(y, alphas, betas) for every row of r (systems, order), on the device: y and alphas (systems,
+    order), betas the final normalised prediction error per system. Asynchronous on ``stream``."""
+    dtype = DTYPES[precision]
+    with cupy.cuda.Device(device):
+        r = cupy.ascontiguousarray(cupy.asarray(r, dtype=dtype))
+        if r.ndim != 2:
+            raise KernelError("batched r must be (systems, order)")
+        systems, order = r.shape
+        group = group or batched_group(order)
+        blocks, threads, smem = batched_shape(systems, order, group, block, np.dtype(dtype).itemsize, device)
+        y = cupy.full_like(r, np.nan)
+        alphas = cupy.full_like(r, np.nan)
+        betas = cupy.full(systems, np.nan, dtype)
+        if systems:
+            fn = cuda.kernel(kernels.batched(group, precision, version), device)
+            fn.max_dynamic_shared_size_bytes = smem
+            fn((blocks,), (threads,), (r, y, alphas, betas, np.int32(systems), np.int32(order)), shared_mem=smem,
+               stream=stream)
+    return y, alphas, betas
