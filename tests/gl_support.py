@@ -1,4 +1,5 @@
-"""What several viewer tests share: whether an EGL context can be had, and a scene sent through host uploads."""
+"""What several viewer tests share: whether an EGL context can be had, a scene sent through host uploads,
+a device field read back from the texture CUDA-GL interop filled, and a plot point dragged headless."""
 
 import dataclasses
 import functools
@@ -35,6 +36,26 @@ class HostOnly:
 
     def view(self, color_mode):
         return dataclasses.replace(self._scene.view(color_mode), write=None)
+
+
+def field_through_interop(scene, color_mode: str, shape):
+    """Show the scene's field view in ``color_mode`` on a standalone EGL context as the viewer does,
+    assert that it went through CUDA–GL interop (not the host fallback), and return the field
+    texture's values (float32, ``shape``), read back before the context is released."""
+    import moderngl
+    import numpy as np
+
+    from viewer.render.view import SceneView
+
+    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    view = SceneView(ctx)
+    try:
+        view.show(scene, color_mode)
+        assert view.feed.path == "CUDA–GL interop", view.feed.fallback_reason
+        return np.frombuffer(view.field.feed.texture.read(), np.float32).reshape(shape)
+    finally:
+        view.release()
+        ctx.release()
 
 
 def drag_plot_point(scene, point: str, offsets, size=(900, 600), color_mode: str = ""):

@@ -225,24 +225,13 @@ def test_the_large_preset_runs_on_the_gpu():
 # --- through CUDA-GL interop ------------------------------------------------------------------------
 
 def test_the_field_through_interop_equals_the_host_upload():
-    import moderngl
-    from gl_support import HostOnly
+    from gl_support import HostOnly, field_through_interop
 
     from viewer.headless import render_pixels
-    from viewer.render.view import SceneView
 
     s = gpu_scene()
     s.advance_frame()
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    view = SceneView(ctx)
-    try:
-        view.show(s, "temperature")
-        assert view.feed.path == "CUDA–GL interop", view.feed.fallback_reason
-        drawn = np.frombuffer(view.field.feed.texture.read(), np.float32).reshape(NJ, NI)
-        np.testing.assert_array_equal(drawn, s.gpu.get())
-    finally:
-        view.release()
-        ctx.release()
+    np.testing.assert_array_equal(field_through_interop(s, "temperature", (NJ, NI)), s.gpu.get())
     for mode in ("temperature", BLOCK_COLORS):
         through_interop = render_pixels(s, 600, 400, color_mode=mode).astype(int)
         through_host = render_pixels(HostOnly(s), 600, 400, color_mode=mode).astype(int)
