@@ -117,6 +117,31 @@ def grid_for(n: int, block: int) -> tuple[tuple[int], tuple[int]]:
     return (max(1, -(-n // block)),), (block,)
 
 
+# --- prefix sums of counts (common/scan.cuh) -------------------------------------------------------
+SCAN_KERNELS = ("scan_reduce", "scan_totals", "scan_tiles")  # in every build that includes scan.cuh
+SCAN_TILE = 4096  # scan.cuh's SCAN_TILE
+
+
+class CountScan:
+    """``start[1 : m + 1] = cumsum(count[:m])`` with the scan.cuh kernels of a build that includes it
+    (``k``: that build's kernels), three launches and no host wait; ``clear`` zeroes the counts."""
+
+    def __init__(self, k, m: int):
+        import cupy
+
+        self.k, self.m = k, int(m)
+        self.tiles = max(1, -(-self.m // SCAN_TILE))
+        self.tile_sums = cupy.empty(self.tiles, cupy.int32)
+
+    def __call__(self, count, start, clear: bool = False) -> None:
+        import numpy as np
+
+        m, tiles = np.int32(self.m), np.int32(self.tiles)
+        self.k["scan_reduce"]((self.tiles,), (256,), (count, m, self.tile_sums))
+        self.k["scan_totals"]((1,), (1024,), (self.tile_sums, tiles))
+        self.k["scan_tiles"]((self.tiles,), (256,), (count, m, self.tile_sums, start, np.int32(clear)))
+
+
 # --- tests plant faults here, never in a launcher's options ------------------------------------
 _planted: dict[str, tuple[str, ...]] = {}
 _overrides: dict[str, Path] = {}

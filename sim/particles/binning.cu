@@ -4,8 +4,8 @@
 // are three contiguous runs. One step:
 //   step     forces from the 9 bins, move, reflect, and count the particle into its new bin:
 //            the atomic's old value is its offset in the bin (the report's binning)
-//   scan     prefix sum of the bin counts: CuPy's cumsum, or the report's three launches
-//            (scan_blocks, scan_sums, add_sums)
+//   scan     prefix sum of the bin counts: common/scan.cuh's three launches, or the report's
+//            (scan_blocks, scan_sums, add_sums: the blockscan variant)
 //   place    (GATHER) each bin-order slot's source index only (perm), and the occupied bins' counts
 //            cleared; the next step reads its particle and its neighbours through perm and writes
 //            the moved state at its own slot. Measured faster than writing the state in bin order
@@ -21,6 +21,8 @@
 // TILED stages each block's neighbourhood (a contiguous slab of the sorted particles) in shared memory.
 // TEXTURE reads positions and velocities through texture objects over the same linear buffers
 // (fp64 pairs as int4 texels, reassembled with __hiloint2double; fp32 pairs as float2).
+
+#include "common/scan.cuh"
 
 #ifndef REAL
 #define REAL double

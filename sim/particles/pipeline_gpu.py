@@ -1,13 +1,13 @@
 """CS 267 particles on the GPU (CuPy): particles read in bin order, one fused step kernel, a scan, an index.
 
 Per step (no host round trip): ``step`` (forces from the 9 neighbour bins with one reciprocal
-square root per pair, move, walls, count into the new bin), the prefix sum of the counts (CuPy's
-cumsum, or the report's three-launch block scan), ``place`` (each bin-order slot's source index,
+square root per pair, move, walls, count into the new bin), the prefix sum of the counts (three
+launches of common/scan.cuh, or the report's three-launch block scan), ``place`` (each bin-order slot's source index,
 and the occupied bins' counts cleared). The next step reads its particle and its neighbours through
 that index and writes the moved state at its own slot, so the state arrays are in the order the last
 step wrote them (``bin_order`` sorts them), not bin order: no pass writes the state in bin order.
 Variants:
-- "plain": forces read the state arrays; CuPy's cumsum;
+- "plain": forces read the state arrays; the scan of common/scan.cuh (sim.cuda.CountScan);
 - "tiled": each block stages its neighbourhood in shared memory;
 - "blockscan": plain forces with the report's three-launch scan;
 - "texture": plain, with positions and velocities fetched through texture objects.
@@ -55,6 +55,7 @@ class ParticlesGpu:
         self.start = cupy.zeros(self.bins + 1, cupy.int32)
         self.scan_blocks = -(-self.bins // (2 * SCAN_BLOCK))
         self.block_sums = cupy.empty(self.scan_blocks, cupy.int32)
+        self.count_scan = cuda.CountScan(self.k, self.bins)
         if stats:
             self.stat = cupy.zeros(3, cupy.uint64)
             self.stat[0] = np.float64(1.0).view(np.uint64)
@@ -77,7 +78,7 @@ class ParticlesGpu:
             self.k["scan_sums"]((1,), (1024,), (self.block_sums, np.int32(self.scan_blocks)))
             self.k["add_sums"]((self.scan_blocks,), (SCAN_BLOCK,), (self.start, m, self.block_sums))
         else:
-            cupy.cumsum(self.count, dtype=cupy.int32, out=self.start[1:])  # place clears the counts
+            self.count_scan(self.count, self.start)  # place clears the counts
 
     def _reorder(self) -> None:
         """Each bin-order slot's source index (the next step reads through it); the counts cleared."""

@@ -1,0 +1,100 @@
+// Prefix sums of int counts (bin or cell counts) in three launches, bound by memory traffic:
+//   scan_reduce   each tile's total
+//   scan_totals   one block: the tiles' totals -> each tile's offset (exclusive, in place)
+//   scan_tiles    each tile again from its offset: start[i + 1] = count[0] + ... + count[i]
+// start[0] is the caller's (0). The counts are read twice and the sums written once, with 16-byte
+// loads striped across the block (coalesced); with `clear` the counts are zeroed as they are read,
+// ready for the next counting. Used where CuPy's cumsum spent 1.5-3x the traffic's time (measured
+// on an H200: 152 us for 20M counts).
+#pragma once
+
+#define SCAN_THREADS 256
+#define SCAN_ROUNDS 4  // int4 loads per thread and tile
+#define SCAN_TILE (SCAN_THREADS * SCAN_ROUNDS * 4)
+
+// Four counts from i (fewer at the end of the array, the rest 0).
+__device__ __forceinline__ int4 scan_load4(const int* count, long long i, int m)
+{
+    if (i + 3 < m) return *(const int4*)(count + i);
+    int4 v = make_int4(0, 0, 0, 0);
+    if (i < m) v.x = count[i];
+    if (i + 1 < m) v.y = count[i + 1];
+    if (i + 2 < m) v.z = count[i + 2];
+    return v;
+}
+
+// Exclusive scan of one value per thread over the block; *total gets the block's sum.
+__device__ __forceinline__ int scan_block_exclusive(int v, int* total)
+{
+    __shared__ int warp_sums[32], block_total;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    int inclusive = v;
+    for (int offset = 1; offset < 32; offset <<= 1) {
+        int u = __shfl_up_sync(0xffffffffu, inclusive, offset);
+        if (lane >= offset) inclusive += u;
+    }
+    __syncthreads();  // the shared words are free again (a previous call's readers are done)
+    if (lane == 31) warp_sums[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        int w = lane < warps ? warp_sums[lane] : 0, upto = w;
+        for (int offset = 1; offset < 32; offset <<= 1) {
+            int u = __shfl_up_sync(0xffffffffu, upto, offset);
+            if (lane >= offset) upto += u;
+        }
+        if (lane < warps) warp_sums[lane] = upto - w;
+        if (lane == warps - 1) block_total = upto;
+    }
+    __syncthreads();
+    *total = block_total;
+    return warp_sums[warp] + inclusive - v;
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_reduce(const int* count, int m, int* tile_sums)
+{
+    long long base = (long long)blockIdx.x * SCAN_TILE;
+    int sum = 0;
+#pragma unroll
+    for (int r = 0; r < SCAN_ROUNDS; ++r) {
+        int4 v = scan_load4(count, base + 4 * (r * SCAN_THREADS + threadIdx.x), m);
+        sum += v.x + v.y + v.z + v.w;
+    }
+    int total;
+    scan_block_exclusive(sum, &total);
+    if (threadIdx.x == 0) tile_sums[blockIdx.x] = total;
+}
+
+// One block of 1024 threads: tile_sums -> exclusive offsets, a chunk of the block's width at a time.
+extern "C" __global__ void __launch_bounds__(1024) scan_totals(int* tile_sums, int tiles)
+{
+    int carry = 0;
+    for (int chunk = 0; chunk < tiles; chunk += blockDim.x) {
+        int i = chunk + threadIdx.x;
+        int own = i < tiles ? tile_sums[i] : 0, total;
+        int before = scan_block_exclusive(own, &total);
+        if (i < tiles) tile_sums[i] = carry + before;
+        carry += total;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_tiles(int* count, int m, const int* tile_offsets,
+                                                                     int* start, int clear)
+{
+    long long base = (long long)blockIdx.x * SCAN_TILE;
+    int carry = tile_offsets[blockIdx.x];
+#pragma unroll
+    for (int r = 0; r < SCAN_ROUNDS; ++r) {
+        long long i = base + 4 * (r * SCAN_THREADS + threadIdx.x);
+        int4 v = scan_load4(count, i, m);
+        int total, run = carry + scan_block_exclusive(v.x + v.y + v.z + v.w, &total);
+        carry += total;
+        if (i < m) start[i + 1] = run += v.x;
+        if (i + 1 < m) start[i + 2] = run += v.y;
+        if (i + 2 < m) start[i + 3] = run += v.z;
+        if (i + 3 < m) start[i + 4] = run + v.w;
+        if (clear) {
+            if (i + 3 < m) *(int4*)(count + i) = make_int4(0, 0, 0, 0);
+            else for (long long k = i; k < m; ++k) count[k] = 0;
+        }
+    }
+}

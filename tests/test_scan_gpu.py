@@ -1,0 +1,44 @@
+"""common/scan.cuh's prefix sums (sim.cuda.CountScan) against numpy's cumsum, the CPU twin, on fresh
+random counts over poisoned outputs: every length class (within a round, a tile, many tiles, ragged
+ends), with and without clearing the counts (run with pytest -m gpu)."""
+
+import numpy as np
+import pytest
+
+from sim import cuda
+from sim.particles import kernels
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.parametrize("m", [1, 3, 1023, 4096, 4097, 3 * 4096 + 5, 1_000_003])
+@pytest.mark.parametrize("clear", [False, True])
+def test_count_scan_is_the_cumulative_sum(m, clear):
+    import cupy
+
+    rng = np.random.default_rng()
+    counts = rng.poisson(0.8, m).astype(np.int32)
+    counts[rng.integers(0, m, max(1, m // 1000))] = rng.integers(50, 500)  # a few crowded bins
+    count = cupy.asarray(counts)
+    start = cupy.full(m + 1, -7, cupy.int32)
+    start[0] = 0
+    scan = cuda.CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m)
+    scan(count, start, clear=clear)
+    np.testing.assert_array_equal(start.get(), np.concatenate([[0], np.cumsum(counts)]))
+    np.testing.assert_array_equal(count.get(), 0 if clear else counts)
+
+
+def test_count_scan_leaves_counts_past_m_alone():
+    """A buffer longer than the scan (the balls' cell counts are kept between passes): nothing past m
+    is read into the sums, cleared or written."""
+    import cupy
+
+    m = 5000
+    count = cupy.arange(1, m + 101, dtype=cupy.int32)
+    start = cupy.full(m + 101, -7, cupy.int32)
+    start[0] = 0
+    cuda.CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m)(count, start, clear=True)
+    assert not count[:m].get().any()
+    np.testing.assert_array_equal(count[m:].get(), np.arange(m + 1, m + 101))
+    np.testing.assert_array_equal(start[1 : m + 1].get(), np.cumsum(np.arange(1, m + 1)))
+    assert (start[m + 1 :].get() == -7).all()
