@@ -151,3 +151,64 @@ def at_contact_onset(pos, mine, theirs, trough, within=1e-5):
     z_out = np.maximum(np.maximum(trough.z_min - z, z - trough.z_max), 0)
     to_shell = np.hypot(to_shell, z_out)
     return marked | (np.abs(to_shell / pos[:, 3] - 1) < within)
+
+
+def spun_cloud(rng, n):
+    """A cloud with a random spin on every ball (the device keeps the spin's x in vel.w)."""
+    pos, vel = random_cloud(rng, n, 12.0, speed=3.0)
+    omega = np.zeros_like(pos)
+    omega[:, :3] = rng.normal(0.0, 2.0, (n, 3))
+    return pos, vel, omega
+
+
+@pytest.mark.parametrize("variant", ["grid", "global"])
+def test_the_40_byte_state_keeps_every_ball_through_a_reordering_pass(variant):
+    """Loaded, reordered by a pass (grid_scatter or reorder) over poisoned spare buffers and read back,
+    each ball (by its id) has its position, velocity and spin bit for bit."""
+    from sim.balls.pipeline_gpu import BallsGpu
+
+    rng = np.random.default_rng()
+    pos, vel, omega = spun_cloud(rng, 3000)
+    gpu = BallsGpu(pos, vel, omega, variant, 128, fallen_y=-1e30)
+    for have, want in zip(gpu.host_state(), (pos, vel, omega), strict=True):
+        np.testing.assert_array_equal(have[:, :3], want[:, :3])
+    for spare in gpu._spare:
+        spare.fill(np.nan)
+    gpu.proximity_pass(_NoTimer())
+    ids = gpu.ids.get()
+    assert not (ids == np.arange(ids.size)).all(), "the pass reordered the balls"
+    got = gpu.host_state()
+    np.testing.assert_array_equal(got[0], pos[ids])
+    np.testing.assert_array_equal(got[1][:, :3], vel[ids, :3])
+    np.testing.assert_array_equal(got[2][:, :3], omega[ids, :3])
+    at = np.array([0, 17, ids.size - 1])
+    for have, want in zip(gpu.rows(at), got, strict=True):
+        np.testing.assert_array_equal(have, want[at])
+
+
+def test_the_step_before_a_pass_takes_the_bounds_grid_bounds_would():
+    """step(before_pass=True) leaves the bounds of the state it wrote (fallen balls left out) that
+    grid_bounds computes from that state, int for int; the pass then uses them and finds the
+    brute-force pairs."""
+    from sim.balls.pipeline_gpu import STEP_BLOCK, BallsGpu
+
+    rng = np.random.default_rng()
+    pos, vel, omega = spun_cloud(rng, 5000)
+    pos[:, 1] -= 20.0
+    fallen_y = float(np.quantile(pos[:, 1], 0.05))  # the lowest balls count as fallen
+    settings, trough = world.BallSettings(friction=0.5), world.Trough()
+    gpu = BallsGpu(pos, vel, omega, "grid", 128, fallen_y=fallen_y)
+    gpu.proximity_pass(_NoTimer())
+    gpu.step(settings, trough, settings.zeta(), world.DT, before_pass=True)
+    fused = gpu._bounds.get()
+    reference = gpu._bounds_start.copy()
+    gpu.kernels["grid_bounds"]((4,), (STEP_BLOCK,), (gpu.pos, gpu.vel, np.int32(gpu.n), np.float32(fallen_y),
+                                                     reference))
+    np.testing.assert_array_equal(fused, reference.get())
+    assert gpu._bounds_of is gpu.pos
+    gpu.proximity_pass(_NoTimer())
+    assert gpu._bounds_of is None
+    spos, svel, _ = gpu.host_state()
+    count, slots = gpu.host_lists()
+    want_count, want_slots = lists_from_pairs(brute_force_pairs(spos, svel), gpu.n)
+    assert not differing_items(count, slots, want_count, want_slots).any()

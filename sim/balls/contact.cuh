@@ -23,16 +23,20 @@ __device__ __forceinline__ float3 operator-(float3 a, float3 b) { return make_fl
 __device__ __forceinline__ float3 operator*(float s, float3 a) { return make_float3(s * a.x, s * a.y, s * a.z); }
 __device__ __forceinline__ float mass(float r, float density) { return density * FOUR_THIRDS_PI * r * r * r; }
 
+// The device state is 40 bytes a ball: pos (x, y, z, radius), vel (vx, vy, vz, spin x) and spin_yz
+// (spin y, z). The spin as a float4 (w unused), from a ball's vel and spin_yz.
+__device__ __forceinline__ float4 spin_of(float4 v, float2 yz) { return make_float4(v.w, yz.x, yz.y, 0.f); }
+
 // Force and torque on ball i from its contact with ball j at pj (nothing when they do not touch).
 __device__ __forceinline__ void ball_contact(float4 pi, float4 vi, float4 wi, float4 pj, int j,
-                                             const float4* __restrict__ vel, const float4* __restrict__ omega,
+                                             const float4* __restrict__ vel, const float2* __restrict__ spin_yz,
                                              const Contact& c, float3& force, float3& torque)
 {
     float3 d = xyz(pj) - xyz(pi);
     float reach = pi.w + pj.w;
     float dist2 = dot3(d, d);
     if (dist2 >= reach * reach || dist2 == 0.f) return;
-    float4 vj = vel[j], wj = omega[j];
+    float4 vj = vel[j], wj = spin_of(vj, spin_yz[j]);
     float dist = sqrtf(dist2);
     float3 n = (1.f / dist) * d;  // from i to j
     float mi = mass(pi.w, c.density), mj = mass(pj.w, c.density);

@@ -2,6 +2,9 @@
 // file's predicate, totals and summary slots), in a file of its own for its length.
 #pragma once
 
+#include "balls/bounds.cuh"
+#include "common/scan.cuh"
+
 // A dense grid over the live balls' bounding box: cubic cells of side >= the predicate's largest
 // reach, numbered x fastest, so the three cells of a row are adjacent in the sorted order and a
 // ball's 27 neighbour cells are nine contiguous runs. Cells grow when the box would need more than
@@ -18,40 +21,15 @@ struct Grid {
 // speed_bound = 2 * (the fastest live ball's speed) * (1 + 1e-4) + 1e-18: the relative slack is far
 // above the few roundings of the speeds (~1e-6), the absolute one above any underflowed square.
 
-// Floats as ints that order like the floats, for atomicMin/atomicMax.
-__device__ __forceinline__ int ordered(float f) { int i = __float_as_int(f); return i >= 0 ? i : i ^ 0x7fffffff; }
-__device__ __forceinline__ float unordered(int i) { return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff); }
-
 // bounds[]: min x, y, z, max x, y, z, max radius, max speed squared (of live balls), as ordered ints.
 // A grid-stride loop over a few blocks per SM, reduced per block: a handful of atomics in all.
 extern "C" __global__ void grid_bounds(const float4* pos, const float4* vel, int n, float fallen_y, int* bounds)
 {
-    float v[8] = {INF, INF, INF, -INF, -INF, -INF, -INF, -INF};
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        float4 p = pos[i];
-        if (p.y < fallen_y) continue;
-        float4 u = vel[i];
-        v[0] = fminf(v[0], p.x); v[1] = fminf(v[1], p.y); v[2] = fminf(v[2], p.z);
-        v[3] = fmaxf(v[3], p.x); v[4] = fmaxf(v[4], p.y); v[5] = fmaxf(v[5], p.z);
-        v[6] = fmaxf(v[6], p.w); v[7] = fmaxf(v[7], u.x * u.x + u.y * u.y + u.z * u.z);
-    }
-    __shared__ float per_warp[32][8];
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-#pragma unroll
-    for (int a = 0; a < 8; ++a) {
-        for (int offset = 16; offset > 0; offset >>= 1) {
-            float other = __shfl_down_sync(0xffffffffu, v[a], offset);
-            v[a] = a < 3 ? fminf(v[a], other) : fmaxf(v[a], other);
-        }
-        if (lane == 0) per_warp[warp][a] = v[a];
-    }
-    __syncthreads();
-    if (threadIdx.x < 8) {
-        int a = threadIdx.x;
-        float m = per_warp[0][a];
-        for (int w = 1; w < warps; ++w) m = a < 3 ? fminf(m, per_warp[w][a]) : fmaxf(m, per_warp[w][a]);
-        if (a < 3) atomicMin(&bounds[a], ordered(m)); else atomicMax(&bounds[a], ordered(m));
-    }
+    float box[8];
+    bounds_empty(box);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        bounds_add(box, pos[i], vel[i], fallen_y);
+    bounds_commit(box, bounds);
 }
 
 extern "C" __global__ void grid_setup(const int* bounds, float t, float margin, long long max_cells, Grid* grid)
@@ -100,19 +78,20 @@ extern "C" __global__ void grid_count(const float4* pos, int n, const Grid* grid
     rank[i] = atomicAdd(&cell_count[c], 1);
 }
 
-// Step 3, after an inclusive prefix sum of the counts: move each ball (and its id) to its sorted place.
-extern "C" __global__ void grid_scatter(const int* cell, const int* rank, const int* cell_end, const int* cell_count,
-                                        int n, const float4* pos, const float4* vel, const float4* omega,
-                                        const int* ids, float4* pos_out, float4* vel_out, float4* omega_out,
+// Step 3, after the prefix sum of the counts (cell c's balls go to cell_start[c] .. cell_start[c + 1]):
+// move each ball (and its id) to its sorted place.
+extern "C" __global__ void grid_scatter(const int* cell, const int* rank, const int* cell_start,
+                                        int n, const float4* pos, const float4* vel, const float2* spin_yz,
+                                        const int* ids, float4* pos_out, float4* vel_out, float2* spin_yz_out,
                                         int* ids_out)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     int c = cell[i];
-    int k = cell_end[c] - cell_count[c] + rank[i];
+    int k = cell_start[c] + rank[i];
     pos_out[k] = pos[i];
     vel_out[k] = vel[i];
-    omega_out[k] = omega[i];
+    spin_yz_out[k] = spin_yz[i];
     ids_out[k] = ids[i];
 }
 
@@ -120,7 +99,7 @@ extern "C" __global__ void grid_scatter(const int* cell, const int* rank, const 
 // three; each ball writes only its own list, so the lists come out symmetric without atomics.
 extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restrict__ pos,
                                  const float4* __restrict__ vel, const Grid* __restrict__ grid,
-                                 const int* __restrict__ cell_end, const int* __restrict__ cell_count,
+                                 const int* __restrict__ cell_start,
                                  int n, float t, float margin, float fallen_y, int k, int stride,
                                  int* count, int* partners, unsigned long long* summary)
 {
@@ -137,9 +116,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restri
         for (int z = max(c.z - 1, 0); z <= min(c.z + 1, g.nz - 1); ++z)
             for (int y = max(c.y - 1, 0); y <= min(c.y + 1, g.ny - 1); ++y) {
                 int first = cell_index(x0, y, z, g), last = cell_index(x1, y, z, g);
-                int end = cell_end[last];
+                int end = cell_start[last + 1];
                 // BATCH positions of the run in one round of loads, then their tests in order
-                for (int j0 = cell_end[first] - cell_count[first]; j0 < end; j0 += BATCH) {
+                for (int j0 = cell_start[first]; j0 < end; j0 += BATCH) {
                     float4 pj[BATCH];
 #pragma unroll
                     for (int b = 0; b < BATCH; ++b)

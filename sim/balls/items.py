@@ -36,7 +36,7 @@ class BallItems:
             import cupy
 
             at = cupy.asarray(indices)
-            return self.gpu.pos[at].get(), self.gpu.vel[at].get(), self.gpu.omega[at].get()
+            return self.gpu.rows(at)
         return self.host.pos[indices], self.host.vel[indices], self.host.omega[indices]
 
     def _keys(self, indices) -> list[int]:

@@ -4,9 +4,9 @@ them): the proximity pass in four variants at every block size, the step, the re
 from __future__ import annotations
 
 from sim.balls import world
-from sim.cuda import Build
+from sim.cuda import SCAN_KERNELS, Build
 
-PROXIMITY_GRID = ("sweep", "reorder", "grid_bounds", "grid_setup", "grid_count", "grid_scatter")
+PROXIMITY_GRID = ("sweep", "reorder", "grid_bounds", "grid_setup", "grid_count", "grid_scatter", *SCAN_KERNELS)
 PROXIMITY_SWEEP = ("sweep", "reorder", "sweep_keys")
 
 
@@ -21,12 +21,14 @@ def proximity(variant: str, block: int) -> Build:
 
 # The physics step. --fmad=false: rounded like the CPU twin, which has no fused multiply-adds.
 STEP = Build("sim/balls/contact.cu", ("--fmad=false",), ("step",))
+# The step before a grid pass: it also takes the bounds of the state it writes (the pass's grid).
+STEP_BOUNDS = Build("sim/balls/contact.cu", ("--fmad=false", "-DBOUNDS"), ("step", "fold_bounds"))
 
 
 RENDER = Build("sim/balls/render.cu", ("--fmad=false",), ("write_render",))  # rounded as render_cpu.py rounds
 
 
 def builds() -> list[Build]:
-    """Every build the launchers make: each variant at every block size, the step, the render."""
+    """Every build the launchers make: each variant at every block size, the steps, the render."""
     proximity_builds = [proximity(v, b) for v in world.PROXIMITY_VARIANTS for b in world.BLOCK_SIZES]
-    return proximity_builds + [STEP, RENDER]
+    return proximity_builds + [STEP, STEP_BOUNDS, RENDER]

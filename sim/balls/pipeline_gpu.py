@@ -1,9 +1,12 @@
 """The balls' pipeline on the GPU (CuPy): device state, the proximity pass in four variants, the step.
 
-State: float4 arrays pos (x, y, z, radius), vel (vx, vy, vz, -) and omega (spin), double-buffered
-(each step reads one set and writes the other). A proximity pass reorders the state into the
-order its kernel walks (by z_max for the z-sweep, by grid cell for the grid), so a ball's index
-is its thread's index: partners are near in memory, and "colour by CUDA block" is index // block.
+State: 40 bytes a ball, double-buffered (each step reads one set and writes the other): float4 pos
+(x, y, z, radius), float4 vel (vx, vy, vz, spin x) and float2 spin_yz (spin y, z). The step is bound
+by the bytes it moves; ``host_state`` and ``rows`` give (pos, vel, omega) as float4 rows again.
+A proximity pass reorders the state into the order its kernel walks (by z_max for the z-sweep, by
+grid cell for the grid), so a ball's index is its thread's index: partners are near in memory, and
+"colour by CUDA block" is index // block. The step before a grid pass also takes the bounds the
+pass's grid needs (``step(before_pass=True)``).
 
 Host round trips: one per proximity pass (every six steps), reading four numbers together:
 fallen balls (sorted last, then dropped), the longest partner list (overflow: rebuild with room,
@@ -26,7 +29,7 @@ from sim.pairs import lists_from_pairs
 VARIANTS = world.PROXIMITY_VARIANTS
 STEP_BLOCK = 256
 FIRST_CAPACITY = 16  # partner slots per ball; grows on overflow
-BYTES_PER_BALL = 2 * 3 * 16 + 4 * 4 + 16 * 4 + 8 * 4  # state x2, keys/bins, partner slots, sort scratch
+BYTES_PER_BALL = 2 * 40 + 4 * 4 + 16 * 4 + 8 * 4  # state x2, keys/bins, partner slots, sort scratch
 
 
 @dataclass
@@ -59,6 +62,7 @@ class BallsGpu:
         self.set_variant(variant)
         self.set_block(block)
         self._step = cuda.kernel(kernels.STEP, self.device)
+        self._step_bounds = cuda.kernels(kernels.STEP_BOUNDS, self.device)
         self.load(pos, vel, omega)
 
     # --- configuration -------------------------------------------------------------------
@@ -78,8 +82,8 @@ class BallsGpu:
     # --- state ---------------------------------------------------------------------------
     def load(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray) -> None:
         n = pos.shape[0]
-        self.pos, self.vel, self.omega = (cupy.asarray(np.ascontiguousarray(a, np.float32)) for a in (pos, vel, omega))
-        self._spare = tuple(cupy.empty_like(a) for a in (self.pos, self.vel, self.omega))
+        self.pos, self.vel, self.spin_yz = (cupy.asarray(a) for a in packed(pos, vel, omega))
+        self._spare = tuple(cupy.empty_like(a) for a in (self.pos, self.vel, self.spin_yz))
         self.n = n
         self.capacity = FIRST_CAPACITY
         self.stride = n
@@ -88,26 +92,32 @@ class BallsGpu:
         self.summary = cupy.zeros(4, cupy.uint64)  # fallen, longest list on overflow, tests, pairs
         self.ids = cupy.arange(n, dtype=cupy.int32)  # each ball's index when loaded, through every reorder
         self.textures = {}
+        self._bounds_of = None  # the state whose bounds the last step took (step(before_pass=True))
+        self._cell_count = None  # the grid's cell counts, kept zero between passes
 
     def append(self, pos: np.ndarray, vel: np.ndarray) -> None:
         """Add balls (between passes): they join the next pass."""
-        zeros = cupy.zeros((pos.shape[0], 4), cupy.float32)
-        self.pos = cupy.concatenate([self.pos[: self.n], cupy.asarray(pos)])
-        self.vel = cupy.concatenate([self.vel[: self.n], cupy.asarray(vel)])
-        self.omega = cupy.concatenate([self.omega[: self.n], zeros])
-        self._spare = tuple(cupy.empty_like(a) for a in (self.pos, self.vel, self.omega))
+        new = packed(pos, vel, np.zeros((pos.shape[0], 4), np.float32))  # no spin
+        self.pos, self.vel, self.spin_yz = (cupy.concatenate([a[: self.n], cupy.asarray(b)])
+                                            for a, b in zip((self.pos, self.vel, self.spin_yz), new, strict=True))
+        self._spare = tuple(cupy.empty_like(a) for a in (self.pos, self.vel, self.spin_yz))
         self.ids = cupy.concatenate([self.ids[: self.n], cupy.arange(self.n, self.pos.shape[0], dtype=cupy.int32)])
         self.n = self.pos.shape[0]
         self.textures = {}
 
     def host_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(pos, vel, omega) of the live balls as (n, 4) float32 host arrays (vel and omega w = 0)."""
         n = self.n
-        return cupy.asnumpy(self.pos[:n]), cupy.asnumpy(self.vel[:n]), cupy.asnumpy(self.omega[:n])
+        return unpacked(*(cupy.asnumpy(a[:n]) for a in (self.pos, self.vel, self.spin_yz)))
+
+    def rows(self, at) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(pos, vel, omega) rows of the balls at device indices ``at``, as ``host_state`` gives them."""
+        return unpacked(*(a[at].get() for a in (self.pos, self.vel, self.spin_yz)))
 
     def _swap(self) -> None:
         spare = self._spare
-        self._spare = (self.pos, self.vel, self.omega)
-        self.pos, self.vel, self.omega = spare
+        self._spare = (self.pos, self.vel, self.spin_yz)
+        self.pos, self.vel, self.spin_yz = spare
 
     # --- proximity pass --------------------------------------------------------------------
     def proximity_pass(self, timer, lifetime: float = world.PAIR_LIFETIME,
@@ -142,7 +152,7 @@ class BallsGpu:
 
     def _reorder(self, order, n: int) -> None:
         out = self._spare
-        self.kernels["reorder"](*grid_for(n, STEP_BLOCK), (order, np.int32(n), self.pos, self.vel, self.omega, *out))
+        self.kernels["reorder"](*grid_for(n, STEP_BLOCK), (order, np.int32(n), self.pos, self.vel, self.spin_yz, *out))
         self._swap()
         self.ids = self.ids[order]
         self.textures = {}
@@ -158,30 +168,37 @@ class BallsGpu:
         self.z_max, self.z_min = z_max[order], z_min[order]
 
     def _sort_by_cell(self, n: int, lifetime: float, margin: float) -> None:
-        """Counting sort by grid cell: atomic counts, prefix sum, scatter (state moved in the scatter)."""
+        """Counting sort by grid cell: atomic counts, prefix sum, scatter (state moved in the scatter).
+        The counts stay allocated between passes, zero: the prefix sum clears them as it reads them."""
         max_cells = 2 * n  # a cell per ball or so; cells grow past this
-        bounds = self._bounds_start.copy()
-        blocks = min(-(-n // STEP_BLOCK), 8 * self.sm_count)
-        self.kernels["grid_bounds"]((blocks,), (STEP_BLOCK,), (
-            self.pos, self.vel, np.int32(n), np.float32(self.fallen_y), bounds))
+        cells = max_cells + 1  # the last cell holds fallen balls
+        if self._cell_count is None or self._cell_count.size < cells:
+            self._cell_count = cupy.zeros(cells, cupy.int32)
+            self.cell_start = cupy.zeros(cells + 1, cupy.int32)  # [0] stays 0
+        if self._bounds_of is self.pos:  # the last step took them from this state
+            bounds = self._bounds
+        else:
+            bounds = self._bounds_start.copy()
+            blocks = min(-(-n // STEP_BLOCK), 8 * self.sm_count)
+            self.kernels["grid_bounds"]((blocks,), (STEP_BLOCK,), (
+                self.pos, self.vel, np.int32(n), np.float32(self.fallen_y), bounds))
+        self._bounds_of = None
         self.grid = cupy.empty(8, cupy.int32)  # struct Grid: origin, cell side, dims
         self.kernels["grid_setup"]((1,), (1,), (bounds, np.float32(lifetime), np.float32(margin),
                                                 np.int64(max_cells), self.grid))
-        cell_count = cupy.zeros(max_cells + 1, cupy.int32)  # the last cell holds fallen balls
         cell = cupy.empty(n, cupy.int32)
         rank = cupy.empty(n, cupy.int32)
         self.kernels["grid_count"](*grid_for(n, STEP_BLOCK), (
             self.pos, np.int32(n), self.grid, np.int32(max_cells), np.float32(self.fallen_y), cell, rank,
-            cell_count, self.summary))
-        cell_end = cupy.cumsum(cell_count, dtype=cupy.int32)
+            self._cell_count, self.summary))
+        cuda.CountScan(self.kernels, cells)(self._cell_count, self.cell_start, clear=True)
         out = self._spare
         ids = cupy.empty_like(self.ids)
         self.kernels["grid_scatter"](*grid_for(n, STEP_BLOCK), (
-            cell, rank, cell_end, cell_count, np.int32(n), self.pos, self.vel, self.omega, self.ids, *out, ids))
+            cell, rank, self.cell_start, np.int32(n), self.pos, self.vel, self.spin_yz, self.ids, *out, ids))
         self._swap()
         self.ids = ids
         self.textures = {}
-        self.cell_end, self.cell_count = cell_end, cell_count
 
     @property
     def _bounds_start(self):
@@ -209,7 +226,7 @@ class BallsGpu:
         common = (np.int32(n), np.float32(lifetime), np.float32(margin))
         lists = (np.int32(self.capacity), np.int32(self.stride), self.count, self.partners, self.summary)
         if self.variant == "grid":
-            args = (self.pos, self.vel, self.grid, self.cell_end, self.cell_count, *common, np.float32(self.fallen_y),
+            args = (self.pos, self.vel, self.grid, self.cell_start, *common, np.float32(self.fallen_y),
                     *lists)
             self.kernels["sweep"](*grid_for(n, block), args)
             return
@@ -259,16 +276,45 @@ class BallsGpu:
             col_out))
 
     # --- the step ----------------------------------------------------------------------------
-    def step(self, settings, trough, zeta: float, dt: float) -> None:
+    def step(self, settings, trough, zeta: float, dt: float, before_pass: bool = False) -> None:
+        """One step; ``before_pass``: a grid pass comes next, so the step also takes the bounds of the
+        state it writes (the pass then need not read the whole state for them)."""
         n = self.n
         if n == 0:
             return
         contact = contact_args(settings, trough, zeta, dt)
         out = self._spare
-        self._step(*grid_for(n, STEP_BLOCK), (
-            self.pos, self.vel, self.omega, *out, self.count, self.partners, np.int32(self.stride), np.int32(n),
-            *contact))
+        bounds = before_pass and self.variant == "grid"
+        grid = grid_for(n, STEP_BLOCK)
+        if bounds:
+            block_bounds = cupy.empty(8 * grid[0][0], cupy.int32)
+            kernel = self._step_bounds["step"]
+        else:
+            block_bounds, kernel = np.uint64(0), self._step
+        kernel(*grid, (self.pos, self.vel, self.spin_yz, *out, self.count, self.partners, np.int32(self.stride),
+                       np.int32(n), *contact, np.float32(self.fallen_y), block_bounds))
+        if bounds:
+            self._bounds = cupy.empty(8, cupy.int32)
+            self._step_bounds["fold_bounds"]((1,), (1024,), (block_bounds, np.int32(grid[0][0]), self._bounds))
         self._swap()
+        self._bounds_of = self.pos if bounds else None
+
+
+def packed(pos: np.ndarray, vel: np.ndarray, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n, 4) pos, vel, omega -> the device layout: pos, vel with the spin's x in w, the spin's y, z."""
+    pos = np.ascontiguousarray(pos, np.float32)
+    vel = np.array(vel, np.float32)
+    vel[:, 3] = omega[:, 0]
+    return pos, vel, np.ascontiguousarray(omega[:, 1:3], np.float32)
+
+
+def unpacked(pos: np.ndarray, vel: np.ndarray, spin_yz: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The device layout -> (n, 4) pos, vel, omega (w of vel and omega 0)."""
+    omega = np.zeros_like(vel)
+    omega[:, 0], omega[:, 1:3] = vel[:, 3], spin_yz
+    vel = vel.copy()
+    vel[:, 3] = 0.0
+    return pos, vel, omega
 
 
 def contact_args(settings, trough, zeta: float, dt: float) -> tuple:

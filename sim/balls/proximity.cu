@@ -1,7 +1,8 @@
 // Proximity pass on the GPU: the twin of proximity_cpu.py (z-sweep) and grid_cpu.py (grid).
 //
 // One source, four variants chosen at compile time:
-//   VARIANT_GLOBAL   z-sweep, plain loads of float4 position (xyz + radius) and velocity
+//   VARIANT_GLOBAL   z-sweep, plain loads of float4 position (xyz + radius) and velocity (xyz; w is
+//                    the spin's x, pipeline_gpu.py)
 //   VARIANT_TEXTURE  z-sweep, loads through texture objects over the same linear memory
 //   VARIANT_SHARED   z-sweep, each block stages the idx1 balls its threads scan in shared memory
 //   VARIANT_GRID     hashed uniform grid, counting sort, 27 neighbour cells (a speed bound rejects
@@ -111,14 +112,14 @@ extern "C" __global__ void sweep_keys(const float4* pos, const float4* vel, int 
 
 // Gather the state into the order of `order` (sorted index -> old index).
 extern "C" __global__ void reorder(const long long* order, int n, const float4* pos, const float4* vel,
-                                   const float4* omega, float4* pos_out, float4* vel_out, float4* omega_out)
+                                   const float2* spin_yz, float4* pos_out, float4* vel_out, float2* spin_yz_out)
 {
     int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     long long i = order[k];
     pos_out[k] = pos[i];
     vel_out[k] = vel[i];
-    omega_out[k] = omega[i];
+    spin_yz_out[k] = spin_yz[i];
 }
 
 #if defined(VARIANT_GLOBAL) || defined(VARIANT_TEXTURE)

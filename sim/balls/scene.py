@@ -136,7 +136,8 @@ class BallsScene(BallItems, Scene):
             self._proximity_pass()
         with self.timer.stage("forces+integrate"):
             if self.backend == "gpu":
-                self.gpu.step(self.settings, self.trough, self.settings.zeta(), self.spec.dt)
+                self.gpu.step(self.settings, self.trough, self.settings.zeta(), self.spec.dt,
+                              before_pass=self._since_pass + 1 >= world.STEPS_PER_PASS)
             else:
                 pipeline_cpu.step(self.host, self.settings, self.trough, self.spec.dt)
         self._since_pass += 1
