@@ -94,6 +94,9 @@ class BallsGpu:
         self.textures = {}
         self._bounds_of = None  # the state whose bounds the last step took (step(before_pass=True))
         self._cell_count = None  # the grid's cell counts, kept zero between passes
+        self._scan = None  # their prefix sum (CountScan), kept while the cell count and kernels stay
+        self._block_bounds = None  # the step's per-block boxes before a pass
+        self._bounds = cupy.empty(8, cupy.int32)  # the box they fold into
 
     def append(self, pos: np.ndarray, vel: np.ndarray) -> None:
         """Add balls (between passes): they join the next pass."""
@@ -191,7 +194,9 @@ class BallsGpu:
         self.kernels["grid_count"](*grid_for(n, STEP_BLOCK), (
             self.pos, np.int32(n), self.grid, np.int32(max_cells), np.float32(self.fallen_y), cell, rank,
             self._cell_count, self.summary))
-        cuda.CountScan(self.kernels, cells)(self._cell_count, self.cell_start, clear=True)
+        if self._scan is None or self._scan.m != cells or self._scan.k is not self.kernels:
+            self._scan = cuda.CountScan(self.kernels, cells)
+        self._scan(self._cell_count, self.cell_start, clear=True)
         out = self._spare
         ids = cupy.empty_like(self.ids)
         self.kernels["grid_scatter"](*grid_for(n, STEP_BLOCK), (
@@ -287,14 +292,14 @@ class BallsGpu:
         bounds = before_pass and self.variant == "grid"
         grid = grid_for(n, STEP_BLOCK)
         if bounds:
-            block_bounds = cupy.empty(8 * grid[0][0], cupy.int32)
-            kernel = self._step_bounds["step"]
+            if self._block_bounds is None or self._block_bounds.size < 8 * grid[0][0]:
+                self._block_bounds = cupy.empty(8 * grid[0][0], cupy.int32)
+            block_bounds, kernel = self._block_bounds, self._step_bounds["step"]
         else:
             block_bounds, kernel = np.uint64(0), self._step
         kernel(*grid, (self.pos, self.vel, self.spin_yz, *out, self.count, self.partners, np.int32(self.stride),
                        np.int32(n), *contact, np.float32(self.fallen_y), block_bounds))
         if bounds:
-            self._bounds = cupy.empty(8, cupy.int32)
             self._step_bounds["fold_bounds"]((1,), (1024,), (block_bounds, np.int32(grid[0][0]), self._bounds))
         self._swap()
         self._bounds_of = self.pos if bounds else None
