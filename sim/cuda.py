@@ -123,8 +123,9 @@ SCAN_TILE = 4096  # scan.cuh's SCAN_TILE
 
 
 class CountScan:
-    """``start[1 : m + 1] = cumsum(count[:m])`` with the scan.cuh kernels of a build that includes it
-    (``k``: that build's kernels), three launches and no host wait; ``clear`` zeroes the counts."""
+    """``start[: m + 1]`` = 0 then ``cumsum(count[:m])``, with the scan.cuh kernels of a build that
+    includes it (``k``: that build's kernels), three launches and no host wait; ``clear`` zeroes the
+    counts. ``start`` must be 16-byte aligned (a whole CuPy array is)."""
 
     def __init__(self, k, m: int):
         import cupy
