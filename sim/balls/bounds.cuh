@@ -1,6 +1,7 @@
 // The live balls' bounding box, largest radius and fastest speed, reduced over a launch: the grid's
 // size comes from it (grid.cuh). grid_bounds reads the state for it; the step before a pass takes it
-// from the state it writes (contact.cu, BOUNDS), which saves that pass a read of the whole state.
+// from the state it writes (contact.cu, BOUNDS: one box per warp, then fold_bounds), which saves
+// that pass a read of the whole state.
 #pragma once
 
 #ifndef INF
@@ -25,20 +26,27 @@ __device__ __forceinline__ void bounds_add(float box[8], float4 p, float4 u, flo
     box[6] = fmaxf(box[6], p.w); box[7] = fmaxf(box[7], u.x * u.x + u.y * u.y + u.z * u.z);
 }
 
+// The warp's boxes reduced into lane 0's. Every lane of the warp must call it.
+__device__ __forceinline__ void bounds_of_warp(float box[8])
+{
+#pragma unroll
+    for (int a = 0; a < 8; ++a)
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            float other = __shfl_down_sync(0xffffffffu, box[a], offset);
+            box[a] = a < 3 ? fminf(box[a], other) : fmaxf(box[a], other);
+        }
+}
+
 // The block's boxes reduced: per warp, then per block; threads 0..7 return holding box entry
 // threadIdx.x (as an ordered int), the others return a value of no use. Every thread must call it.
 __device__ __forceinline__ int bounds_of_block(float box[8])
 {
     __shared__ float per_warp[32][8];
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    bounds_of_warp(box);
+    if (lane == 0)
 #pragma unroll
-    for (int a = 0; a < 8; ++a) {
-        for (int offset = 16; offset > 0; offset >>= 1) {
-            float other = __shfl_down_sync(0xffffffffu, box[a], offset);
-            box[a] = a < 3 ? fminf(box[a], other) : fmaxf(box[a], other);
-        }
-        if (lane == 0) per_warp[warp][a] = box[a];
-    }
+        for (int a = 0; a < 8; ++a) per_warp[warp][a] = box[a];
     __syncthreads();
     if (threadIdx.x >= 8) return 0;
     int a = threadIdx.x;

@@ -95,7 +95,7 @@ class BallsGpu:
         self._bounds_of = None  # the state whose bounds the last step took (step(before_pass=True))
         self._cell_count = None  # the grid's cell counts, kept zero between passes
         self._scan = None  # their prefix sum (CountScan), kept while the cell count and kernels stay
-        self._block_bounds = None  # the step's per-block boxes before a pass
+        self._warp_boxes = None  # the step's per-warp boxes before a pass
         self._bounds = cupy.empty(8, cupy.int32)  # the box they fold into
 
     def append(self, pos: np.ndarray, vel: np.ndarray) -> None:
@@ -291,16 +291,19 @@ class BallsGpu:
         out = self._spare
         bounds = before_pass and self.variant == "grid"
         grid = grid_for(n, STEP_BLOCK)
+        warps = grid[0][0] * STEP_BLOCK // 32
         if bounds:
-            if self._block_bounds is None or self._block_bounds.size < 8 * grid[0][0]:
-                self._block_bounds = cupy.empty(8 * grid[0][0], cupy.int32)
-            block_bounds, kernel = self._block_bounds, self._step_bounds["step"]
+            if self._warp_boxes is None or self._warp_boxes.size < 8 * warps:
+                self._warp_boxes = cupy.empty(8 * warps, cupy.int32)
+            boxes, kernel = self._warp_boxes, self._step_bounds["step"]
         else:
-            block_bounds, kernel = np.uint64(0), self._step
+            boxes, kernel = np.uint64(0), self._step
         kernel(*grid, (self.pos, self.vel, self.spin_yz, *out, self.count, self.partners, np.int32(self.stride),
-                       np.int32(n), *contact, np.float32(self.fallen_y), block_bounds))
+                       np.int32(n), *contact, np.float32(self.fallen_y), boxes))
         if bounds:
-            self._step_bounds["fold_bounds"]((1,), (1024,), (block_bounds, np.int32(grid[0][0]), self._bounds))
+            self._bounds[...] = self._bounds_start
+            blocks = min(-(-warps // STEP_BLOCK), 4 * self.sm_count)
+            self._step_bounds["fold_bounds"]((blocks,), (STEP_BLOCK,), (boxes, np.int32(warps), self._bounds))
         self._swap()
         self._bounds_of = self.pos if bounds else None
 
