@@ -4,8 +4,7 @@
 //   scan_tiles    each tile again from its offset: start[k] = count[0] + ... + count[k - 1], k = 0 .. m
 // The counts are read twice and the sums written once, with 16-byte loads and stores striped across
 // the block (coalesced); with `clear` the counts are zeroed as they are read, ready for the next
-// counting. Used where CuPy's cumsum spent 1.5-3x the traffic's time (measured on an H200: 152 us
-// for 20M counts).
+// counting. On an H200, 20M counts: these three launches 95 us, CuPy's cumsum (CUB) 152 us.
 #pragma once
 
 #define SCAN_THREADS 256
