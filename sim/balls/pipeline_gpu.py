@@ -177,7 +177,7 @@ class BallsGpu:
         cells = max_cells + 1  # the last cell holds fallen balls
         if self._cell_count is None or self._cell_count.size < cells:
             self._cell_count = cupy.zeros(cells, cupy.int32)
-            self.cell_start = cupy.zeros(cells + 1, cupy.int32)  # [0] stays 0
+            self.cell_start = cupy.zeros(cells + 1, cupy.int32)  # the scan writes [0 .. cells]
         if self._bounds_of is self.pos:  # the last step took them from this state
             bounds = self._bounds
         else:
