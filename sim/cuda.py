@@ -16,6 +16,7 @@ CuPy is imported inside the functions: importing this module needs no GPU.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.resources
 import re
 from collections import deque
@@ -71,9 +72,19 @@ def all_sources() -> list[str]:
 
 
 def source_text(source: str) -> str:
-    """The source with a #line directive naming it (or the file a test put in its place)."""
+    """The source with a #line directive naming it (or the file a test put in its place), and a last
+    line naming the digest of the shared headers: CuPy's on-disk kernel cache keys on this text, and
+    a header edited under an unchanged .cu must not bring back the kernel compiled from the old one."""
     name = _overrides[source].as_posix() if source in _overrides else source
-    return f'#line 1 "{name}"\n{source_path(source).read_text()}'
+    return f'#line 1 "{name}"\n{source_path(source).read_text()}\n// headers {headers_digest()}\n'
+
+
+def headers_digest() -> str:
+    """SHA-1 of every .cuh under sim/ (names and contents): a few small files, read on each compile."""
+    digest = hashlib.sha1()
+    for header in sorted(INCLUDE_DIR.rglob("*.cuh")):
+        digest.update(header.relative_to(INCLUDE_DIR).as_posix().encode() + b"\0" + header.read_bytes())
+    return digest.hexdigest()
 
 
 @functools.cache

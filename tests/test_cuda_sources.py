@@ -56,3 +56,19 @@ def test_every_source_is_built_by_a_launcher():
 def test_cuda_build_compiles(build):
     cubin = compile_cubin(cuda.source_text(build.source), build.source, build.all_options())
     assert cubin[:4] == b"\x7fELF"
+
+
+def test_a_header_edit_changes_the_text_the_kernel_cache_keys_on(tmp_path, monkeypatch):
+    """CuPy's on-disk cache keys on the source text it is given; a .cu that includes an edited header
+    must hand it a different text, or the kernel compiled from the old header comes back."""
+    (tmp_path / "common").mkdir()
+    header = tmp_path / "common" / "shared.cuh"
+    header.write_text("#define WIDTH 4\n")
+    monkeypatch.setattr(cuda, "INCLUDE_DIR", tmp_path)
+    before = cuda.source_text("sim/balls/contact.cu")
+    assert before == cuda.source_text("sim/balls/contact.cu"), "the same headers: the same text"
+    header.write_text("#define WIDTH 8\n")
+    after = cuda.source_text("sim/balls/contact.cu")
+    assert after != before
+    assert after.splitlines()[:-1] == before.splitlines()[:-1], "only the last (comment) line differs"
+    assert cuda.source_text("sim/balls/contact.cu").startswith('#line 1 "sim/balls/contact.cu"\n')
