@@ -95,14 +95,9 @@ extern "C" __global__ void grid_scatter(const int* cell, const int* rank, const 
     ids_out[k] = ids[i];
 }
 
-// Registers for 1280 threads an SM (48 a thread): the search waits on loads, and more warps in
-// flight beat the few bytes spilled; on an H200 at 10M, 0.142 -> 0.134 ms a step (32 registers
-// spilled heavily: 0.298).
-#define SWEEP_MIN_BLOCKS (1280 / BLOCK)
-
 // One thread per (cell-sorted) ball: test every ball of the 27 neighbour cells, nine runs of
 // three; each ball writes only its own list, so the lists come out symmetric without atomics.
-extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(const float4* __restrict__ pos,
+extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restrict__ pos,
                                  const float4* __restrict__ vel, const Grid* __restrict__ grid,
                                  const int* __restrict__ cell_start,
                                  int n, float t, float margin, float fallen_y, int k, int stride,
