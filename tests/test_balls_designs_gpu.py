@@ -1,6 +1,6 @@
-"""The balls grid search's speed-bound prefilter and the step against the CPU twins: the prefilter
-never drops a pair, the step (batched, eager first partners, registers capped) takes the twin's step
-(run with pytest -m gpu)."""
+"""The balls grid search's prefilters (speed bound, squared-distance bound) and the step against
+the CPU twins: the prefilters never drop a pair, the step (batched, eager first partners, registers
+capped) takes the twin's step (run with pytest -m gpu)."""
 
 import numpy as np
 import pytest
@@ -16,15 +16,16 @@ T = world.PAIR_LIFETIME
 M = world.PROXIMITY_MARGIN
 
 
-def edge_pairs(rng, count, speed):
+def edge_pairs(rng, count, speed, radii=(0.5, 1.5)):
     """Pairs flying apart at the fastest relative speed (the prefilter's bound, less its slack), at
-    distances within a few ulps of the predicate's edge: where a loose prefilter would drop a pair."""
+    distances within a few ulps of the predicate's edge: where a loose prefilter would drop a pair.
+    Radii drawn from ``radii``; equal ends with no speed put the pairs at the distance bound's edge."""
     pos = np.empty((2 * count, 4), np.float32)
     vel = np.zeros((2 * count, 4), np.float32)
     centre = rng.uniform(-60.0, 60.0, (count, 3))
     axis = rng.normal(size=(count, 3))
     axis /= np.linalg.norm(axis, axis=1, keepdims=True)
-    radius = rng.uniform(0.5, 1.5, (count, 2)).astype(np.float32)
+    radius = rng.uniform(*radii, (count, 2)).astype(np.float32)
     gap = M * (radius[:, 0] + radius[:, 1]) + T * 2 * speed
     gap *= 1 + rng.integers(-8, 9, count) * 6e-8  # a few float32 ulps either side of the edge
     pos[0::2, :3] = centre - 0.5 * gap[:, None] * axis
@@ -36,11 +37,13 @@ def edge_pairs(rng, count, speed):
 
 
 @pytest.mark.parametrize("block", [64, 128])
-@pytest.mark.parametrize("cloud", ["slow", "fast", "one fast ball", "edge"])
+@pytest.mark.parametrize("cloud", ["slow", "fast", "one fast ball", "edge", "edge at rest, largest radius"])
 def test_grid_prefilter_keeps_the_brute_force_pairs(block, cloud):
     rng = np.random.default_rng()
     if cloud == "edge":
         pos, vel = edge_pairs(rng, 2000, 7.0)
+    elif cloud.startswith("edge at rest"):  # every pair at the squared-distance bound's edge (grid.cuh)
+        pos, vel = edge_pairs(rng, 2000, 0.0, radii=(1.25, 1.25))
     else:
         pos, vel = random_cloud(rng, 3001, 14.0, speed={"slow": 0.5, "fast": 30.0}.get(cloud, 1.0))
         if cloud == "one fast ball":  # the bound is loose for every other pair, still exact
@@ -48,7 +51,7 @@ def test_grid_prefilter_keeps_the_brute_force_pairs(block, cloud):
     gpu, result, (spos, svel, _), count, slots = gpu_pass(pos, vel, "grid", block)
     expected = brute_force_pairs(spos, svel)
     assert result.pairs == expected.shape[0]
-    if cloud == "edge":
+    if cloud.startswith("edge"):
         assert 0 < expected.shape[0] < pos.shape[0] // 2, "some edge pairs in, some out"
     cpu_count, cpu_slots = lists_from_pairs(expected, gpu.n)
     assert not differing_items(count, slots, cpu_count, cpu_slots).any()

@@ -13,6 +13,7 @@ struct Grid {
     float ox, oy, oz, cell;
     int nx, ny, nz;
     float speed_bound;  // >= every pair's relative speed as the predicate rounds it
+    float max_radius;   // of the live balls
 };
 
 // The speed bound: a pair whose distance minus T * speed_bound already exceeds its reach is rejected
@@ -20,6 +21,14 @@ struct Grid {
 // and float rounding is monotone, so fl(dist - fl(T*speed)) >= fl(dist - fl(T*speed_bound)) > reach.
 // speed_bound = 2 * (the fastest live ball's speed) * (1 + 1e-4) + 1e-18: the relative slack is far
 // above the few roundings of the speeds (~1e-6), the absolute one above any underflowed square.
+//
+// The distance bound: most candidates are rejected from their squared distance alone, before the
+// square root (the search is bound by its instructions). A candidate j (r_j <= max_radius) can pass
+// only if fl(fl(sqrt(d2)) - far) <= fl(margin * fl(r_i + r_j)), which needs
+// sqrt(d2) <= (margin * (r_i + max_radius) + far) * (1 + 3e-7) in exact arithmetic (a few roundings
+// of 2^-24 each). beyond2 is that bound with 1e-5 to spare, squared in double: d2 > beyond2 rejects
+// only pairs the exact predicate rejects; the others take the exact test, so the pairs are the same
+// bit for bit.
 
 // bounds[]: min x, y, z, max x, y, z, max radius, max speed squared (of live balls), as ordered ints.
 // A grid-stride loop over a few blocks per SM, reduced per block: a handful of atomics in all.
@@ -38,7 +47,8 @@ extern "C" __global__ void grid_setup(const int* bounds, float t, float margin, 
     for (int a = 0; a < 3; ++a) { lo[a] = unordered(bounds[a]); hi[a] = unordered(bounds[3 + a]); }
     float reach = 2.f * MARGIN(margin) * unordered(bounds[6]) + 2.f * t * sqrtf(unordered(bounds[7]));
     float speed_bound = 2.f * sqrtf(unordered(bounds[7])) * 1.0001f + 1e-18f;
-    Grid g = {lo[0], lo[1], lo[2], reach * 1.01f + 1e-6f, 1, 1, 1, speed_bound};  // 1% to spare for rounding
+    Grid g = {lo[0], lo[1], lo[2], reach * 1.01f + 1e-6f, 1, 1, 1, speed_bound,  // 1% to spare for rounding
+              unordered(bounds[6])};
     if (!(lo[0] <= hi[0])) { g.ox = g.oy = g.oz = 0.f; g.cell = 1.f; *grid = g; return; }  // no live balls
     for (;;) {
         long long nx = (long long)((hi[0] - lo[0]) / g.cell) + 1;
@@ -95,9 +105,13 @@ extern "C" __global__ void grid_scatter(const int* cell, const int* rank, const 
     ids_out[k] = ids[i];
 }
 
+// Registers for 1280 threads an SM (48 a thread): more warps hide the loads' latency better than
+// the few bytes spilled cost (32 registers spilled heavily and lost).
+#define SWEEP_MIN_BLOCKS (1280 / BLOCK)
+
 // One thread per (cell-sorted) ball: test every ball of the 27 neighbour cells, nine runs of
 // three; each ball writes only its own list, so the lists come out symmetric without atomics.
-extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restrict__ pos,
+extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(const float4* __restrict__ pos,
                                  const float4* __restrict__ vel, const Grid* __restrict__ grid,
                                  const int* __restrict__ cell_start,
                                  int n, float t, float margin, float fallen_y, int k, int stride,
@@ -111,6 +125,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restri
     if (live) {
         const Grid g = *grid;
         float far = t * g.speed_bound;  // how far no pair can close in the lifetime
+        double bound = ((double)MARGIN(margin) * ((double)p9.w + g.max_radius) + far) * (1.0 + 1e-5);
+        // the distance bound (above), squared; it needs margin >= 0 (reach grows with the radii)
+        float beyond2 = MARGIN(margin) >= 0.f ? (float)(bound * bound * (1.0 + 1e-5)) : INF;
         int3 c = cell_of(p9, g);
         int x0 = max(c.x - 1, 0), x1 = min(c.x + 1, g.nx - 1);
         for (int z = max(c.z - 1, 0); z <= min(c.z + 1, g.nz - 1); ++z)
@@ -128,7 +145,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sweep(const float4* __restri
                         int j = j0 + b;
                         if (j >= end || j == i) continue;
                         ++scanned;
-                        float dist = distance(pj[b], p9), within = reach(pj[b], p9, margin);
+                        float d2 = distance_squared(pj[b], p9);
+                        if (d2 > beyond2) continue;
+                        float dist = sqrtf(d2), within = reach(pj[b], p9, margin);
                         if (dist - far > within) continue;
                         if (approaches(dist, vel[j], v9, t, within)) {
                             if (found < k) partners[(size_t)found * stride + i] = j;

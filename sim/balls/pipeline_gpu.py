@@ -186,7 +186,7 @@ class BallsGpu:
             self.kernels["grid_bounds"]((blocks,), (STEP_BLOCK,), (
                 self.pos, self.vel, np.int32(n), np.float32(self.fallen_y), bounds))
         self._bounds_of = None
-        self.grid = cupy.empty(8, cupy.int32)  # struct Grid: origin, cell side, dims
+        self.grid = cupy.empty(9, cupy.int32)  # struct Grid: origin, cell side, dims, bounds
         self.kernels["grid_setup"]((1,), (1,), (bounds, np.float32(lifetime), np.float32(margin),
                                                 np.int64(max_cells), self.grid))
         cell = cupy.empty(n, cupy.int32)

@@ -41,11 +41,12 @@
 
 // |p1 - p9| - T*|v1 - v9| <= margin*(r1 + r9), each operation rounded on its own; in two parts so
 // that the grid search can reject a pair from its positions alone (the speed bound in grid.cuh).
-__device__ __forceinline__ float distance(float4 p1, float4 p9)
+__device__ __forceinline__ float distance_squared(float4 p1, float4 p9)
 {
     float dx = p1.x - p9.x, dy = p1.y - p9.y, dz = p1.z - p9.z;
-    return sqrtf(dx * dx + dy * dy + dz * dz);
+    return dx * dx + dy * dy + dz * dz;
 }
+__device__ __forceinline__ float distance(float4 p1, float4 p9) { return sqrtf(distance_squared(p1, p9)); }
 __device__ __forceinline__ float reach(float4 p1, float4 p9, float margin) { return MARGIN(margin) * (p1.w + p9.w); }
 __device__ __forceinline__ bool approaches(float dist, float4 v1, float4 v9, float t, float within)
 {
