@@ -136,7 +136,9 @@ SCAN_TILE = 4096  # scan.cuh's SCAN_TILE
 class CountScan:
     """``start[: m + 1]`` = 0 then ``cumsum(count[:m])``, with the scan.cuh kernels of a build that
     includes it (``k``: that build's kernels), three launches and no host wait; ``clear`` zeroes the
-    counts. ``start`` must be 16-byte aligned (a whole CuPy array is)."""
+    counts. ``length``: a device int32 array whose first value, when below m, is the number of counts
+    to scan instead (only that prefix and ``start`` up to it are read or written). ``start`` must be
+    16-byte aligned (a whole CuPy array is)."""
 
     def __init__(self, k, m: int):
         import cupy
@@ -145,13 +147,14 @@ class CountScan:
         self.tiles = max(1, -(-self.m // SCAN_TILE))
         self.tile_sums = cupy.empty(self.tiles, cupy.int32)
 
-    def __call__(self, count, start, clear: bool = False) -> None:
+    def __call__(self, count, start, clear: bool = False, length=None) -> None:
         import numpy as np
 
         m, tiles = np.int32(self.m), np.int32(self.tiles)
-        self.k["scan_reduce"]((self.tiles,), (256,), (count, m, self.tile_sums))
+        length = np.uint64(0) if length is None else length
+        self.k["scan_reduce"]((self.tiles,), (256,), (count, m, length, self.tile_sums))
         self.k["scan_totals"]((1,), (1024,), (self.tile_sums, tiles))
-        self.k["scan_tiles"]((self.tiles,), (256,), (count, m, self.tile_sums, start, np.int32(clear)))
+        self.k["scan_tiles"]((self.tiles,), (256,), (count, m, length, self.tile_sums, start, np.int32(clear)))
 
 
 # --- tests plant faults here, never in a launcher's options ------------------------------------

@@ -57,6 +57,29 @@ def test_grid_prefilter_keeps_the_brute_force_pairs(block, cloud):
     assert not differing_items(count, slots, cpu_count, cpu_slots).any()
 
 
+def test_grid_pass_drops_the_fallen_balls_and_keeps_every_live_pair():
+    """Fallen balls go to the cell after the grid's, sorted last, then dropped; the live balls keep
+    their state and every pair among them."""
+    from sim.balls.pipeline_gpu import BallsGpu
+
+    rng = np.random.default_rng()
+    pos, vel = random_cloud(rng, 3001, 14.0, speed=1.0)
+    fallen_y = float(np.quantile(pos[:, 1], 0.1))
+    gpu = BallsGpu(pos, vel, np.zeros_like(pos), "grid", 128, fallen_y=fallen_y)
+    gpu.partners.fill(-7)
+    gpu.count.fill(12345)
+    result = gpu.proximity_pass(_NoTimer())
+    live = pos[:, 1] >= fallen_y
+    assert result.fallen == (~live).sum() > 0 and gpu.n == live.sum()
+    spos, svel, _ = gpu.host_state()
+    ids = gpu.ids[: gpu.n].get()
+    np.testing.assert_array_equal(np.sort(ids), np.flatnonzero(live))
+    np.testing.assert_array_equal(spos, pos[ids])
+    count, slots = gpu.host_lists()
+    cpu_count, cpu_slots = lists_from_pairs(brute_force_pairs(spos, svel), gpu.n)
+    assert not differing_items(count, slots, cpu_count, cpu_slots).any()
+
+
 def test_grid_keeps_every_pair_of_overflowing_lists():
     rng = np.random.default_rng()
     pos, vel = random_cloud(rng, 2500, 5.0, speed=1.0)  # ~100 partners per ball, capacity starts at 16

@@ -1,6 +1,7 @@
 """common/scan.cuh's prefix sums (sim.cuda.CountScan) against numpy's cumsum, the CPU twin, on fresh
 random counts over poisoned outputs: every length class (within a round, a tile, many tiles, ragged
-ends), with and without clearing the counts (run with pytest -m gpu)."""
+ends), with and without clearing the counts, and a length known only on the device (run with
+pytest -m gpu)."""
 
 import numpy as np
 import pytest
@@ -40,3 +41,22 @@ def test_count_scan_leaves_counts_past_m_alone():
     np.testing.assert_array_equal(count[m:].get(), np.arange(m + 1, m + 101))
     np.testing.assert_array_equal(start[: m + 1].get(), np.concatenate([[0], np.cumsum(np.arange(1, m + 1))]))
     assert (start[m + 1 :].get() == -7).all()
+
+
+@pytest.mark.parametrize("used", [1, 4095, 4096, 9000, 3 * 4096 + 5])
+def test_count_scan_with_a_device_length_scans_that_prefix_only(used):
+    """The balls' grid: the scan is sized for the most cells, the device knows how many are in use."""
+    import cupy
+
+    rng = np.random.default_rng()
+    m = 3 * 4096 + 5
+    counts = rng.integers(1, 9, m).astype(np.int32)
+    count = cupy.asarray(counts)
+    start = cupy.full(m + 1, -7, cupy.int32)
+    length = cupy.asarray([used, -3], cupy.int32)
+    cuda.CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m)(count, start, clear=True,
+                                                                                  length=length)
+    np.testing.assert_array_equal(start[: used + 1].get(), np.concatenate([[0], np.cumsum(counts[:used])]))
+    assert (start[used + 1 :].get() == -7).all()
+    assert not count[:used].get().any()
+    np.testing.assert_array_equal(count[used:].get(), counts[used:])

@@ -8,12 +8,13 @@
 // A dense grid over the live balls' bounding box: cubic cells of side >= the predicate's largest
 // reach, numbered x fastest, so the three cells of a row are adjacent in the sorted order and a
 // ball's 27 neighbour cells are nine contiguous runs. Cells grow when the box would need more than
-// `max_cells`. Cell `max_cells` holds fallen balls, sorted last.
+// `max_cells`. Cell nx * ny * nz, right after the box's, holds fallen balls, sorted last.
 struct Grid {
     float ox, oy, oz, cell;
     int nx, ny, nz;
     float speed_bound;  // >= every pair's relative speed as the predicate rounds it
     float max_radius;   // of the live balls
+    int cells;          // nx * ny * nz + 1 (the fallen balls' cell): the counts the scan covers
 };
 
 // The speed bound: a pair whose distance minus T * speed_bound already exceeds its reach is rejected
@@ -48,13 +49,17 @@ extern "C" __global__ void grid_setup(const int* bounds, float t, float margin, 
     float reach = 2.f * MARGIN(margin) * unordered(bounds[6]) + 2.f * t * sqrtf(unordered(bounds[7]));
     float speed_bound = 2.f * sqrtf(unordered(bounds[7])) * 1.0001f + 1e-18f;
     Grid g = {lo[0], lo[1], lo[2], reach * 1.01f + 1e-6f, 1, 1, 1, speed_bound,  // 1% to spare for rounding
-              unordered(bounds[6])};
+              unordered(bounds[6]), 2};
     if (!(lo[0] <= hi[0])) { g.ox = g.oy = g.oz = 0.f; g.cell = 1.f; *grid = g; return; }  // no live balls
     for (;;) {
         long long nx = (long long)((hi[0] - lo[0]) / g.cell) + 1;
         long long ny = (long long)((hi[1] - lo[1]) / g.cell) + 1;
         long long nz = (long long)((hi[2] - lo[2]) / g.cell) + 1;
-        if (nx * ny * nz <= max_cells) { g.nx = (int)nx; g.ny = (int)ny; g.nz = (int)nz; break; }
+        if (nx * ny * nz <= max_cells) {
+            g.nx = (int)nx; g.ny = (int)ny; g.nz = (int)nz;
+            g.cells = (int)(nx * ny * nz) + 1;
+            break;
+        }
         g.cell *= 1.25f;
     }
     *grid = g;
@@ -69,37 +74,40 @@ __device__ __forceinline__ int3 cell_of(float4 p, const Grid& g)
 
 __device__ __forceinline__ int cell_index(int x, int y, int z, const Grid& g) { return (z * g.ny + y) * g.nx + x; }
 
-// Counting sort, step 1: each ball's cell and its rank inside the cell (the atomic's old value).
-extern "C" __global__ void grid_count(const float4* pos, int n, const Grid* grid, int max_cells, float fallen_y,
-                                      int* cell, int* rank, int* cell_count, unsigned long long* summary)
+// A ball's cell: the one its position falls in, or the fallen balls' cell.
+__device__ __forceinline__ int ball_cell(float4 p, const Grid& g, float fallen_y)
+{
+    if (p.y < fallen_y) return g.cells - 1;
+    int3 q = cell_of(p, g);
+    return cell_index(q.x, q.y, q.z, g);
+}
+
+// Counting sort, step 1: each ball's rank inside its cell (the atomic's old value).
+extern "C" __global__ void grid_count(const float4* pos, int n, const Grid* grid, float fallen_y, int* rank,
+                                      int* cell_count, unsigned long long* summary)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const Grid g = *grid;
     float4 p = pos[i];
-    int c = max_cells;
-    if (p.y < fallen_y) {
-        atomicAdd(&summary[FALLEN], 1ull);
-    } else {
-        int3 q = cell_of(p, g);
-        c = cell_index(q.x, q.y, q.z, g);
-    }
-    cell[i] = c;
-    rank[i] = atomicAdd(&cell_count[c], 1);
+    if (p.y < fallen_y) atomicAdd(&summary[FALLEN], 1ull);
+    rank[i] = atomicAdd(&cell_count[ball_cell(p, g, fallen_y)], 1);
 }
 
 // Step 3, after the prefix sum of the counts (cell c's balls go to cell_start[c] .. cell_start[c + 1]):
-// move each ball (and its id) to its sorted place.
-extern "C" __global__ void grid_scatter(const int* cell, const int* rank, const int* cell_start,
+// move each ball (and its id) to its sorted place. The cell is found again from the position (the
+// same arithmetic as grid_count's), cheaper than storing it there and reading it here.
+extern "C" __global__ void grid_scatter(const Grid* grid, float fallen_y, const int* rank, const int* cell_start,
                                         int n, const float4* pos, const float4* vel, const float2* spin_yz,
                                         const int* ids, float4* pos_out, float4* vel_out, float2* spin_yz_out,
                                         int* ids_out)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    int c = cell[i];
-    int k = cell_start[c] + rank[i];
-    pos_out[k] = pos[i];
+    const Grid g = *grid;
+    float4 p = pos[i];
+    int k = cell_start[ball_cell(p, g, fallen_y)] + rank[i];
+    pos_out[k] = p;
     vel_out[k] = vel[i];
     spin_yz_out[k] = spin_yz[i];
     ids_out[k] = ids[i];

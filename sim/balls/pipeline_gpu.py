@@ -174,10 +174,10 @@ class BallsGpu:
         """Counting sort by grid cell: atomic counts, prefix sum, scatter (state moved in the scatter).
         The counts stay allocated between passes, zero: the prefix sum clears them as it reads them."""
         max_cells = 2 * n  # a cell per ball or so; cells grow past this
-        cells = max_cells + 1  # the last cell holds fallen balls
+        cells = max_cells + 1  # at most: the grid's cells, then the fallen balls' cell
         if self._cell_count is None or self._cell_count.size < cells:
             self._cell_count = cupy.zeros(cells, cupy.int32)
-            self.cell_start = cupy.zeros(cells + 1, cupy.int32)  # the scan writes [0 .. cells]
+            self.cell_start = cupy.zeros(cells + 1, cupy.int32)  # the scan writes [0 .. Grid.cells]
         if self._bounds_of is self.pos:  # the last step took them from this state
             bounds = self._bounds
         else:
@@ -186,21 +186,22 @@ class BallsGpu:
             self.kernels["grid_bounds"]((blocks,), (STEP_BLOCK,), (
                 self.pos, self.vel, np.int32(n), np.float32(self.fallen_y), bounds))
         self._bounds_of = None
-        self.grid = cupy.empty(9, cupy.int32)  # struct Grid: origin, cell side, dims, bounds
+        self.grid = cupy.empty(10, cupy.int32)  # struct Grid: origin, cell side, dims, bounds, cells
         self.kernels["grid_setup"]((1,), (1,), (bounds, np.float32(lifetime), np.float32(margin),
                                                 np.int64(max_cells), self.grid))
-        cell = cupy.empty(n, cupy.int32)
         rank = cupy.empty(n, cupy.int32)
+        fallen_y = np.float32(self.fallen_y)
         self.kernels["grid_count"](*grid_for(n, STEP_BLOCK), (
-            self.pos, np.int32(n), self.grid, np.int32(max_cells), np.float32(self.fallen_y), cell, rank,
-            self._cell_count, self.summary))
+            self.pos, np.int32(n), self.grid, fallen_y, rank, self._cell_count, self.summary))
         if self._scan is None or self._scan.m != cells or self._scan.k is not self.kernels:
             self._scan = cuda.CountScan(self.kernels, cells)
-        self._scan(self._cell_count, self.cell_start, clear=True)
+        # only the grid's cells and the fallen balls' (Grid.cells, known on the device) are scanned
+        self._scan(self._cell_count, self.cell_start, clear=True, length=self.grid[9:])
         out = self._spare
         ids = cupy.empty_like(self.ids)
         self.kernels["grid_scatter"](*grid_for(n, STEP_BLOCK), (
-            cell, rank, self.cell_start, np.int32(n), self.pos, self.vel, self.spin_yz, self.ids, *out, ids))
+            self.grid, fallen_y, rank, self.cell_start, np.int32(n), self.pos, self.vel, self.spin_yz, self.ids,
+            *out, ids))
         self._swap()
         self.ids = ids
         self.textures = {}

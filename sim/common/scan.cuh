@@ -5,6 +5,8 @@
 // The counts are read twice and the sums written once, with 16-byte loads and stores striped across
 // the block (coalesced); with `clear` the counts are zeroed as they are read, ready for the next
 // counting. On an H200, 20M counts: these three launches 95 us, CuPy's cumsum (CUB) 152 us.
+// `length` (may be null): a device int, the counts to scan when fewer than m are in use and only the
+// device knows how many (the balls' grid): tiles past it return at once.
 #pragma once
 
 #define SCAN_THREADS 256
@@ -21,6 +23,8 @@ __device__ __forceinline__ int4 scan_load4(const int* count, long long i, int m)
     if (i + 2 < m) v.z = count[i + 2];
     return v;
 }
+
+__device__ __forceinline__ int scan_length(int m, const int* length) { return length ? min(*length, m) : m; }
 
 // Exclusive scan of one value per thread over the block; *total gets the block's sum.
 __device__ __forceinline__ int scan_block_exclusive(int v, int* total)
@@ -49,9 +53,15 @@ __device__ __forceinline__ int scan_block_exclusive(int v, int* total)
     return warp_sums[warp] + inclusive - v;
 }
 
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_reduce(const int* count, int m, int* tile_sums)
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_reduce(const int* count, int m, const int* length,
+                                                                      int* tile_sums)
 {
     long long base = (long long)blockIdx.x * SCAN_TILE;
+    m = scan_length(m, length);
+    if (base >= m) {  // the whole block: no barrier is left waiting
+        if (threadIdx.x == 0) tile_sums[blockIdx.x] = 0;
+        return;
+    }
     int sum = 0;
 #pragma unroll
     for (int r = 0; r < SCAN_ROUNDS; ++r) {
@@ -78,10 +88,13 @@ extern "C" __global__ void __launch_bounds__(1024) scan_totals(int* tile_sums, i
 
 // Each thread's four chunks are loaded before the first barrier (in flight together), and its sums
 // stored as one aligned int4: start[i .. i + 3] are the sums before count[i .. i + 3].
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_tiles(int* count, int m, const int* tile_offsets,
-                                                                     int* start, int clear)
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) scan_tiles(int* count, int m, const int* length,
+                                                                     const int* tile_offsets, int* start, int clear)
 {
     long long base = (long long)blockIdx.x * SCAN_TILE;
+    m = scan_length(m, length);
+    if (m == 0 && blockIdx.x == 0 && threadIdx.x == 0) start[0] = 0;
+    if (base >= m) return;  // the whole block
     int4 v[SCAN_ROUNDS];
 #pragma unroll
     for (int r = 0; r < SCAN_ROUNDS; ++r) v[r] = scan_load4(count, base + 4 * (r * SCAN_THREADS + threadIdx.x), m);
