@@ -113,7 +113,7 @@ class StandIn(dict):
 
     def __init__(self):
         super().__init__(count_bins=self.count_bins, scatter=self.scatter, step=self.step,
-                         scan_blocks=self.scan_blocks, scan_sums=self.scan_sums, add_sums=self.add_sums)
+                         scan_blocks=self.scan_blocks, scan_totals=self.scan_totals, add_sums=self.add_sums)
         self.launches = dict.fromkeys(self, 0)
 
     def scan_blocks(self, grid, block, args, **_):
@@ -128,9 +128,9 @@ class StandIn(dict):
             c[co + lo:co + hi] = 0
             sums[b] = part[-1] if part.size else 0
 
-    def scan_sums(self, grid, block, args, **_):
+    def scan_totals(self, grid, block, args, **_):
         sums, blocks = args
-        self.launches["scan_sums"] += 1
+        self.launches["scan_totals"] += 1
         totals = np.cumsum(sums[:int(blocks)])
         sums[:int(blocks)] = totals - sums[:int(blocks)]
 

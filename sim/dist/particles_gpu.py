@@ -143,7 +143,7 @@ class GpuRank:
             blocks = -(-m // (2 * SCAN_BLOCK))
             self.k["scan_blocks"]((blocks,), (SCAN_BLOCK,), (self.count[w0:w1], np.int32(m), self.start[w0:],
                                                              self.block_sums), shared_mem=2 * SCAN_BLOCK * 4)
-            self.k["scan_sums"]((1,), (1024,), (self.block_sums, np.int32(blocks)))
+            self.k["scan_totals"]((1,), (1024,), (self.block_sums, np.int32(blocks)))
             self.k["add_sums"]((blocks,), (SCAN_BLOCK,), (self.start[w0:], np.int32(m), self.block_sums))
         else:
             self.xp.cumsum(self.count[w0:w1], dtype=self.xp.int32, out=self.start[w0 + 1:w1 + 1])

@@ -5,7 +5,7 @@
 //   step     forces from the 9 bins, move, reflect, and count the particle into its new bin:
 //            the atomic's old value is its offset in the bin (the report's binning)
 //   scan     prefix sum of the bin counts: common/scan.cuh's three launches, or the report's
-//            (scan_blocks, scan_sums, add_sums: the blockscan variant)
+//            (scan_blocks, scan.cuh's scan_totals, add_sums: the blockscan variant)
 //   place    (GATHER) each bin-order slot's source index only (perm), and the occupied bins' counts
 //            cleared; the next step reads its particle and its neighbours through perm and writes
 //            the moved state at its own slot. Measured faster than writing the state in bin order
@@ -143,31 +143,7 @@ extern "C" __global__ void scan_blocks(int* count, int m, int* start, int* sums)
     if (t == blockDim.x - 1) sums[blockIdx.x] = part[width - 1];
 }
 
-// Launch 2: one block turns the block totals into exclusive offsets, a chunk of blockDim at a time.
-extern "C" __global__ void scan_sums(int* sums, int blocks)
-{
-    __shared__ int warp_total[32];
-    __shared__ int carry;
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (threadIdx.x == 0) carry = 0;
-    __syncthreads();
-    for (int chunk = 0; chunk < blocks; chunk += blockDim.x) {
-        int i = chunk + threadIdx.x;
-        int own = i < blocks ? sums[i] : 0, v = own;
-        for (int offset = 1; offset < 32; offset *= 2) {  // inclusive scan within the warp
-            int u = __shfl_up_sync(0xffffffffu, v, offset);
-            if (lane >= offset) v += u;
-        }
-        if (lane == 31) warp_total[warp] = v;
-        __syncthreads();
-        int before = carry;
-        for (int w = 0; w < warp; ++w) before += warp_total[w];
-        if (i < blocks) sums[i] = before + v - own;
-        __syncthreads();  // every thread has read carry and the warp totals
-        if (threadIdx.x == blockDim.x - 1) carry = before + v;
-        __syncthreads();
-    }
-}
+// Launch 2: common/scan.cuh's scan_totals (one block: the block totals -> exclusive offsets).
 
 // Launch 3: add each block's offset to its slice.
 extern "C" __global__ void add_sums(int* start, int m, const int* sums)

@@ -14,7 +14,7 @@ DEFAULT_BLOCK = 128  # a little faster than 256 at 1M and 10M (bench/results/h20
 # candidate tests but less counting, scanning and clearing; on an H200 2.5 beat 2 and 3 at 1M and 10M.
 BIN_CUTOFFS = 2.5
 PRECISIONS = {"fp64": "double", "fp32": "float"}
-NAMES = ("count_bins", "scatter", "place", "step", "scan_blocks", "scan_sums", "add_sums", *SCAN_KERNELS)
+NAMES = ("count_bins", "scatter", "place", "step", "scan_blocks", "add_sums", *SCAN_KERNELS)
 
 
 def step(variant: str, precision: str, block: int, stats: bool, ranks: bool = False) -> Build:

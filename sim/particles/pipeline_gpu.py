@@ -75,7 +75,7 @@ class ParticlesGpu:
             m = np.int32(self.bins)
             self.k["scan_blocks"]((self.scan_blocks,), (SCAN_BLOCK,), (self.count, m, self.start, self.block_sums),
                                   shared_mem=2 * SCAN_BLOCK * 4)
-            self.k["scan_sums"]((1,), (1024,), (self.block_sums, np.int32(self.scan_blocks)))
+            self.k["scan_totals"]((1,), (1024,), (self.block_sums, np.int32(self.scan_blocks)))
             self.k["add_sums"]((self.scan_blocks,), (SCAN_BLOCK,), (self.start, m, self.block_sums))
         else:
             self.count_scan(self.count, self.start)  # place clears the counts
