@@ -238,3 +238,27 @@ def test_the_step_before_a_pass_takes_the_bounds_grid_bounds_would():
     count, slots = gpu.host_lists()
     want_count, want_slots = lists_from_pairs(brute_force_pairs(spos, svel), gpu.n)
     assert not differing_items(count, slots, want_count, want_slots).any()
+
+
+
+def test_a_grid_pass_that_searches_twice_keeps_every_ball_and_pair():
+    """The scatter moves the positions, the first search the velocities, spins and ids; lists that
+    overflow are searched again over the sorted state. Every ball (by id) keeps its state bit for bit,
+    over poisoned spare buffers, and the lists hold the brute-force pairs."""
+    from sim.balls.pipeline_gpu import BallsGpu
+
+    rng = np.random.default_rng()
+    pos, vel, omega = spun_cloud(rng, 2500)
+    pos[:, :3] = rng.uniform(-5.0, 5.0, (pos.shape[0], 3))  # ~100 partners a ball: the lists overflow
+    gpu = BallsGpu(pos, vel, omega, "grid", 64, fallen_y=-1e30)
+    for spare in gpu._spare:
+        spare.fill(np.nan)
+    gpu.proximity_pass(_NoTimer())
+    assert gpu.capacity > 16, "searched again with room"
+    ids = gpu.ids.get()
+    got = gpu.host_state()
+    for have, want in zip(got, (pos, vel, omega), strict=True):
+        np.testing.assert_array_equal(have[:, :3], want[ids, :3])
+    count, slots = gpu.host_lists()
+    want_count, want_slots = lists_from_pairs(brute_force_pairs(got[0], got[1]), gpu.n)
+    assert not differing_items(count, slots, want_count, want_slots).any()

@@ -95,12 +95,11 @@ extern "C" __global__ void grid_count(const float4* pos, int n, const Grid* grid
 }
 
 // Step 3, after the prefix sum of the counts (cell c's balls go to cell_start[c] .. cell_start[c + 1]):
-// move each ball (and its id) to its sorted place. The cell is found again from the position (the
-// same arithmetic as grid_count's), cheaper than storing it there and reading it here.
+// move each ball's position to its sorted place k, and note order[k] = i. Only the positions move
+// here; the search, bound by its instructions, not its bytes, moves the rest on its way (sweep).
+// The cell is found again from the position (grid_count's arithmetic), cheaper than storing it.
 extern "C" __global__ void grid_scatter(const Grid* grid, float fallen_y, const int* rank, const int* cell_start,
-                                        int n, const float4* pos, const float4* vel, const float2* spin_yz,
-                                        const int* ids, float4* pos_out, float4* vel_out, float2* spin_yz_out,
-                                        int* ids_out)
+                                        int n, const float4* pos, float4* pos_out, int* order)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -108,19 +107,24 @@ extern "C" __global__ void grid_scatter(const Grid* grid, float fallen_y, const 
     float4 p = pos[i];
     int k = cell_start[ball_cell(p, g, fallen_y)] + rank[i];
     pos_out[k] = p;
-    vel_out[k] = vel[i];
-    spin_yz_out[k] = spin_yz[i];
-    ids_out[k] = ids[i];
+    order[k] = i;
 }
 
-// Registers for 1280 threads an SM (48 a thread): more warps hide the loads' latency better than
+// Registers for 1536 threads an SM (40 a thread): more warps hide the loads' latency better than
 // the few bytes spilled cost (32 registers spilled heavily and lost).
-#define SWEEP_MIN_BLOCKS (1280 / BLOCK)
+#define SWEEP_MIN_BLOCKS (1536 / BLOCK)
 
 // One thread per (cell-sorted) ball: test every ball of the 27 neighbour cells, nine runs of
 // three; each ball writes only its own list, so the lists come out symmetric without atomics.
+// Right after grid_scatter (order non-null) velocities, spins and ids are still in the previous
+// order, sorted ball j's at row order[j]: each thread also copies its own into the new order
+// (vel_out, spin_yz_out, ids_out). A search again over the same pass (lists that overflowed) passes
+// a null order: rows are then the sorted indices.
 extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(const float4* __restrict__ pos,
-                                 const float4* __restrict__ vel, const Grid* __restrict__ grid,
+                                 const float4* __restrict__ vel, const float2* __restrict__ spin_yz,
+                                 const int* __restrict__ ids, const int* __restrict__ order,
+                                 float4* __restrict__ vel_out, float2* __restrict__ spin_yz_out,
+                                 int* __restrict__ ids_out, const Grid* __restrict__ grid,
                                  const int* __restrict__ cell_start,
                                  int n, float t, float margin, float fallen_y, int k, int stride,
                                  int* count, int* partners, unsigned long long* summary)
@@ -129,7 +133,16 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(cons
     unsigned found = 0, scanned = 0;
     float4 p9 = i < n ? pos[i] : make_float4(0.f, 0.f, 0.f, 0.f);
     bool live = i < n && p9.y >= fallen_y;
-    float4 v9 = live ? vel[i] : p9;
+    float4 v9 = p9;
+    if (i < n) {
+        int row = order ? order[i] : i;
+        v9 = vel[row];
+        if (order) {
+            vel_out[i] = v9;
+            spin_yz_out[i] = spin_yz[row];
+            ids_out[i] = ids[row];
+        }
+    }
     if (live) {
         const Grid g = *grid;
         float far = t * g.speed_bound;  // how far no pair can close in the lifetime
@@ -157,7 +170,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(cons
                         if (d2 > beyond2) continue;
                         float dist = sqrtf(d2), within = reach(pj[b], p9, margin);
                         if (dist - far > within) continue;
-                        if (approaches(dist, vel[j], v9, t, within)) {
+                        // within reach already: a pair at any speed (fl(dist - T*speed) <= dist, as
+                        // rounding is monotone; a NaN velocity comes with a NaN position), so no velocity
+                        if (dist <= within || approaches(dist, vel[order ? order[j] : j], v9, t, within)) {
                             if (found < k) partners[(size_t)found * stride + i] = j;
                             ++found;
                         }

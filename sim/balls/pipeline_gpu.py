@@ -6,7 +6,8 @@ by the bytes it moves; ``host_state`` and ``rows`` give (pos, vel, omega) as flo
 A proximity pass reorders the state into the order its kernel walks (by z_max for the z-sweep, by
 grid cell for the grid), so a ball's index is its thread's index: partners are near in memory, and
 "colour by CUDA block" is index // block. The step before a grid pass also takes the bounds the
-pass's grid needs (``step(before_pass=True)``).
+pass's grid needs (``step(before_pass=True)``). A grid pass's scatter moves only the positions; the
+search (bound by its instructions, not its bytes) moves velocities, spins and ids on its way.
 
 Host round trips: one per proximity pass (every six steps), reading four numbers together:
 fallen balls (sorted last, then dropped), the longest partner list (overflow: rebuild with room,
@@ -97,6 +98,7 @@ class BallsGpu:
         self._scan = None  # their prefix sum (CountScan), kept while the cell count and kernels stay
         self._warp_boxes = None  # the step's per-warp boxes before a pass
         self._bounds = cupy.empty(8, cupy.int32)  # the box they fold into
+        self._order = None  # a grid pass's order (sorted index -> previous) from its scatter to its search
 
     def append(self, pos: np.ndarray, vel: np.ndarray) -> None:
         """Add balls (between passes): they join the next pass."""
@@ -197,13 +199,11 @@ class BallsGpu:
             self._scan = cuda.CountScan(self.kernels, cells)
         # only the grid's cells and the fallen balls' (Grid.cells, known on the device) are scanned
         self._scan(self._cell_count, self.cell_start, clear=True, length=self.grid[9:])
-        out = self._spare
-        ids = cupy.empty_like(self.ids)
+        pos_out, self._order = self._spare[0], cupy.empty(n, cupy.int32)
         self.kernels["grid_scatter"](*grid_for(n, STEP_BLOCK), (
-            self.grid, fallen_y, rank, self.cell_start, np.int32(n), self.pos, self.vel, self.spin_yz, self.ids,
-            *out, ids))
-        self._swap()
-        self.ids = ids
+            self.grid, fallen_y, rank, self.cell_start, np.int32(n), self.pos, pos_out, self._order))
+        self._spare = (self.pos, *self._spare[1:])
+        self.pos = pos_out  # the rest follows in the search (_search)
         self.textures = {}
 
     @property
@@ -232,9 +232,17 @@ class BallsGpu:
         common = (np.int32(n), np.float32(lifetime), np.float32(margin))
         lists = (np.int32(self.capacity), np.int32(self.stride), self.count, self.partners, self.summary)
         if self.variant == "grid":
-            args = (self.pos, self.vel, self.grid, self.cell_start, *common, np.float32(self.fallen_y),
-                    *lists)
-            self.kernels["sweep"](*grid_for(n, block), args)
+            order, self._order = self._order, None  # None: searching again, the state is sorted already
+            if order is None:
+                moving = (np.uint64(0),) * 4
+            else:  # the scatter moved the positions only: the search moves the rest into its order
+                moving = (order, self._spare[1], self._spare[2], cupy.empty(n, cupy.int32))
+            self.kernels["sweep"](*grid_for(n, block), (
+                self.pos, self.vel, self.spin_yz, self.ids, *moving, self.grid, self.cell_start, *common,
+                np.float32(self.fallen_y), *lists))
+            if order is not None:
+                self._spare = (self._spare[0], self.vel, self.spin_yz)
+                self.vel, self.spin_yz, self.ids = moving[1:]
             return
         self.count[:n].fill(0)
         if self.variant == "texture":

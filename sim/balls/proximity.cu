@@ -30,8 +30,8 @@
 
 // Grid search: neighbour positions loaded BATCH together (one round of independent loads, not one
 // dependent load per test); the tests still run one by one in index order. Measured at 10M on an
-// H200 (per step, the search's share): 4 beats 1 and 8 (8 costs occupancy).
-#define BATCH 4
+// H200 with 40 registers (grid.cuh): 2 beats 4 (647 against 682 us a pass) and 8 (occupancy).
+#define BATCH 2
 
 #ifdef PLANT_MARGIN
 #define MARGIN(m) (PLANT_MARGIN)
