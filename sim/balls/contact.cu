@@ -13,8 +13,9 @@
 //
 // Two more things shorten that wait (measured at 10M on an H200, forces+integrate 0.425 -> 0.372 ms):
 // - registers capped so that MIN_BLOCKS blocks of STEP_BLOCK threads fit on an SM (50% occupancy:
-//   more loads in flight; ptxas spills a few bytes, cheaper than the waits). A cap of 6 blocks
-//   (40 registers) spilled heavily and lost: 0.653 ms;
+//   more loads in flight; ptxas spills a few bytes, cheaper than the waits). A cap at 40 registers
+//   spilled heavily and lost: 0.653 ms. The same 1024 threads an SM in blocks of 128 beat 256 and
+//   512: whole step 0.481, 0.469 (128), 0.495 ms;
 // - the first batch's partner indices loaded together with the ball's count and state: one round
 //   of dependent loads fewer.
 // Both take the same operations in the same order: the state is the same bit for bit.
@@ -25,8 +26,8 @@
 #endif
 
 #define BATCH 4
-#define STEP_BLOCK 256  // pipeline_gpu.STEP_BLOCK
-#define MIN_BLOCKS 4
+#define STEP_BLOCK 128  // pipeline_gpu.STEP_BLOCK
+#define MIN_BLOCKS 8
 
 // BOUNDS (the step before a proximity pass): the new state's bounds for the pass's grid (bounds.cuh),
 // one box per warp into warp_boxes, then fold_bounds; fallen_y and warp_boxes are read by that build

@@ -28,7 +28,7 @@ from sim.cuda import grid_for
 from sim.pairs import lists_from_pairs
 
 VARIANTS = world.PROXIMITY_VARIANTS
-STEP_BLOCK = 256
+STEP_BLOCK = 128  # contact.cu's STEP_BLOCK
 FIRST_CAPACITY = 16  # partner slots per ball; grows on overflow
 BYTES_PER_BALL = 2 * 40 + 4 * 4 + 16 * 4 + 8 * 4  # state x2, keys/bins, partner slots, sort scratch
 
