@@ -26,8 +26,8 @@
 #endif
 
 #define BATCH 4
-#define STEP_BLOCK 128  // pipeline_gpu.STEP_BLOCK
-#define MIN_BLOCKS 8
+// STEP_BLOCK: the launch's block size, given by the build (kernels.STEP_BLOCK); 1024 threads an SM
+#define MIN_BLOCKS (1024 / STEP_BLOCK)
 
 // BOUNDS (the step before a proximity pass): the new state's bounds for the pass's grid (bounds.cuh),
 // one box per warp into warp_boxes, then fold_bounds; fallen_y and warp_boxes are read by that build

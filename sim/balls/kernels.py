@@ -19,10 +19,12 @@ def proximity(variant: str, block: int) -> Build:
     return Build("sim/balls/proximity.cu", ("--fmad=false", f"-DVARIANT_{variant.upper()}", f"-DBLOCK={block}"), names)
 
 
-# The physics step. --fmad=false: rounded like the CPU twin, which has no fused multiply-adds.
-STEP = Build("sim/balls/contact.cu", ("--fmad=false",), ("step",))
+# The physics step, launched in blocks of STEP_BLOCK (as are the pass's other per-ball kernels).
+# --fmad=false: rounded like the CPU twin, which has no fused multiply-adds.
+STEP_BLOCK = 128
+STEP = Build("sim/balls/contact.cu", ("--fmad=false", f"-DSTEP_BLOCK={STEP_BLOCK}"), ("step",))
 # The step before a grid pass: it also takes the bounds of the state it writes (the pass's grid).
-STEP_BOUNDS = Build("sim/balls/contact.cu", ("--fmad=false", "-DBOUNDS"), ("step", "fold_bounds"))
+STEP_BOUNDS = Build("sim/balls/contact.cu", (*STEP.options, "-DBOUNDS"), ("step", "fold_bounds"))
 
 
 RENDER = Build("sim/balls/render.cu", ("--fmad=false",), ("write_render",))  # rounded as render_cpu.py rounds

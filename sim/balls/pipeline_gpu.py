@@ -28,7 +28,7 @@ from sim.cuda import grid_for
 from sim.pairs import lists_from_pairs
 
 VARIANTS = world.PROXIMITY_VARIANTS
-STEP_BLOCK = 128  # contact.cu's STEP_BLOCK
+STEP_BLOCK = kernels.STEP_BLOCK
 FIRST_CAPACITY = 16  # partner slots per ball; grows on overflow
 BYTES_PER_BALL = 2 * 40 + 4 * 4 + 16 * 4 + 8 * 4  # state x2, keys/bins, partner slots, sort scratch
 
@@ -173,8 +173,9 @@ class BallsGpu:
         self.z_max, self.z_min = z_max[order], z_min[order]
 
     def _sort_by_cell(self, n: int, lifetime: float, margin: float) -> None:
-        """Counting sort by grid cell: atomic counts, prefix sum, scatter (state moved in the scatter).
-        The counts stay allocated between passes, zero: the prefix sum clears them as it reads them."""
+        """Counting sort by grid cell: atomic counts, prefix sum, scatter of the positions (the search
+        moves the rest, _search). The counts stay allocated between passes, zero: the prefix sum clears
+        them as it reads them."""
         max_cells = 2 * n  # a cell per ball or so; cells grow past this
         cells = max_cells + 1  # at most: the grid's cells, then the fallen balls' cell
         if self._cell_count is None or self._cell_count.size < cells:

@@ -5,8 +5,8 @@
 //                    the spin's x, pipeline_gpu.py)
 //   VARIANT_TEXTURE  z-sweep, loads through texture objects over the same linear memory
 //   VARIANT_SHARED   z-sweep, each block stages the idx1 balls its threads scan in shared memory
-//   VARIANT_GRID     hashed uniform grid, counting sort, 27 neighbour cells (a speed bound rejects
-//                    most pairs before their velocities are loaded)
+//   VARIANT_GRID     hashed uniform grid, counting sort, 27 neighbour cells (exact distance and
+//                    speed bounds reject most pairs before the full test, grid.cuh)
 // The state is already in the order the kernels walk (sorted by z_max, or by cell), so a ball's
 // array index is its sorted index. Partners go into per-ball lists of capacity K stored slot-major
 // (partners[slot * stride + ball]); counts keep counting past K so the host sees an overflow and
