@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call: set up the viewer's wheels and EGL libraries (carried as .whl and .gl), then run
-# what is asked: `tests` (pytest -m gpu, every GPU test), `regress` (balls and particles at 1M and
-# 10M beside their peers), or any other bench script under bench/. Logs and JSON go to $OUT.
+# what is asked: `tests` (pytest -m gpu, every GPU test), `regress` (bench/regress.sh: every workload's
+# headline figure beside its peer and the last committed figures), or any other bench script under bench/.
+# Logs and JSON go to $OUT.
 #   bench/device.sh tests regress
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,12 +22,7 @@ for what in "$@"; do
     tests)
       python3 -m pytest -q -m gpu -p no:cacheprovider 2>&1 | tee "$out/pytest-gpu.log" | tail -25 ;;
     regress)
-      python3 main.py bench balls --backend gpu --preset block -n 1000000,10000000 --variant grid --block 128 \
-        --steps 120 --json "$out/balls-gpu-large.json" 2>&1 | tail -30
-      python3 .peers/peer_balls.py --sizes 1000000,10000000 --steps 60 --json "$out/peer-balls.json"
-      python3 main.py bench particles --backend gpu --sizes 1000000,10000000 --variant plain --steps 1000 \
-        --json "$out/particles-gpu.json" 2>&1 | tail -20
-      python3 .peers/peer_particles.py --sizes 1000000,10000000 --steps 1000 --json "$out/peer-particles.json" ;;
+      bash bench/regress.sh "$out" .peers ;;
     *)
       bash "bench/$what.sh" "$out" ;;
   esac

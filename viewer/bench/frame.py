@@ -234,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="draw offscreen through EGL (the default when there is no display)")
     parser.add_argument("--record", metavar="MP4", help="also time frames recorded to this MP4 (H.264, --size: even)")
     parser.add_argument("--pick", action="store_true", help="also time frames that pick the item under the centre")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE (sim.bench's report)")
     args = parser.parse_args(argv)
     if args.n < 1 or args.frames < 1 or args.warmup < 0:
         parser.error("-n and --frames must be at least 1, --warmup at least 0")
@@ -243,6 +244,14 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             check_video_target(args.record, args.size)
+        except UsageError as exc:
+            parser.error(str(exc))
+    if args.json is not None:
+        from sim.cli import UsageError
+        from sim.writer import check_target
+
+        try:
+            check_target(args.json, "JSON file")
         except UsageError as exc:
             parser.error(str(exc))
 
@@ -289,7 +298,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"picking ({result['pick_method']}, every frame, {result['picked']} frames hit an item): median "
               f"{ms:.2f} ms per frame, {ms - base:+.2f} ms against no picking; the pick and description alone "
               f"{result['pick_ms']:.3f} ms")
+    if args.json:
+        write_report(args.json, scene, width, height, args.frames, result)
     return 0
+
+
+def write_report(path: str, scene, width: int, height: int, frames: int, result: dict) -> None:
+    """The figures as sim.bench's report: one record, the scene's knobs and every number measured."""
+    import json
+
+    from sim import bench
+    from sim.writer import write_text
+
+    record = {"scene": scene.spec.name, "preset": scene.preset, "n": scene.n, "backend": scene.backend,
+              "variant": scene.variant if scene.spec.gpu else None, "width": width, "height": height,
+              "frames": frames, **{k: v for k, v in result.items() if isinstance(v, int | float | str | dict)}}
+    write_text(path, json.dumps(bench.report("frame", [record]), indent=2) + "\n", "JSON file")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,112 @@
+"""bench/regress.py: the headline figures beside the newest committed ones of the same GPU model."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+spec = importlib.util.spec_from_file_location("regress", os.path.join(ROOT, "bench", "regress.py"))
+regress = importlib.util.module_from_spec(spec)
+sys.modules["regress"] = regress  # dataclasses look their module up
+spec.loader.exec_module(regress)
+
+DEVICE = "NVIDIA H200"
+M = 1_000_000
+
+
+def product_reports(scale: float) -> dict[str, dict]:
+    """Every workload's report as its bench writes it, each figure times ``scale``."""
+    def rep(workload, results):
+        return {"device": DEVICE, "commit": "abc", "date": "2026-11-25T10:00:00+00:00", "workload": workload,
+                "results": results}
+    return {
+        "balls": rep("balls", [{"scene": "balls", "preset": "block", "n": 10 * M, "backend": "gpu", "variant": "grid",
+                                "block": 128, "step_ms": 0.47 * scale},
+                               {"scene": "balls", "preset": "block", "n": M, "backend": "gpu", "variant": "grid",
+                                "block": 128, "step_ms": 0.065}]),
+        "particles": rep("particles", [{"scene": "particles", "n": 10 * M, "backend": "gpu", "variant": "plain",
+                                        "block": 128, "options": {"precision": "fp64"}, "step_ms": 0.52 * scale},
+                                       {"scene": "particles", "n": 10 * M, "backend": "gpu", "variant": "plain",
+                                        "block": 128, "options": {"precision": "fp32"}, "step_ms": 0.3}]),
+        "sdh": rep("sdh", [{"n": 512000, "backend": "gpu", "kernel": "tensor", "block": 256, "kernel_ms": 73 * scale}]),
+        "heat": rep("heat", [{"n": 10000, "backend": "gpu", "kernel": "temporal", "block": "32x8", "k": 8,
+                              "fma": False, "ms_per_step": 0.06 * scale}]),
+        "durbin": rep("durbin", [{"kind": "single", "backend": "gpu", "n": 200000, "method": "persistent-grid",
+                                  "block": 256, "us_per_step": 2.5 * scale},
+                                 {"kind": "batch", "backend": "gpu", "systems": 100000, "order": 32,
+                                  "method": "batched-register", "block": 128, "s": 0.0002 * scale},
+                                 {"kind": "batch", "backend": "gpu", "systems": 100000, "order": 32,
+                                  "method": "batched-register", "block": 64, "skipped": "no"}]),
+        "frame": rep("frame", [{"scene": "balls", "n": M, "backend": "gpu", "width": 1920, "height": 1080,
+                                "frame_ms": 4.6 * scale, "pick_frame_ms": 5.0 * scale}]),
+    }
+
+
+def write(folder, name, rep):
+    with open(os.path.join(folder, name), "w") as f:
+        json.dump(rep, f)
+
+
+@pytest.fixture
+def folders(tmp_path):
+    out, results = tmp_path / "out", tmp_path / "results"
+    out.mkdir()
+    results.mkdir()
+    for workload, rep in product_reports(1.0).items():
+        write(results, f"h200-{workload}.json", rep)
+    # an older file with faster figures, and another GPU model's: neither is the baseline
+    old = product_reports(0.5)["balls"] | {"date": "2026-11-01T00:00:00+00:00"}
+    write(results, "h200-balls-old.json", old)
+    write(results, "h100-balls.json", product_reports(0.1)["balls"] | {"device": "NVIDIA H100 80GB HBM3"})
+    write(out, "peer-balls.json", {"device": DEVICE, "results": [{"n": 10 * M, "ms_per_step": 1.9}]})
+    return str(out), str(results)
+
+
+def run(out, results, scale):
+    for workload, rep in product_reports(scale).items():
+        write(out, f"{workload}.json", rep)
+    return regress.main([out, "--results", results])
+
+
+def test_same_figures_pass_and_are_written(folders, capsys):
+    out, results = folders
+    assert run(out, results, 1.03) == 0
+    text = capsys.readouterr().out
+    assert "SLOWER" not in text and text.count(" same ") == len(regress.HEADLINES)
+    report = json.load(open(os.path.join(out, "regress.json")))
+    figures = {r["figure"]: r for r in report["results"]}
+    balls = figures["balls 10M grid, ms/step"]
+    assert balls["value"] == pytest.approx(0.47 * 1.03) and balls["baseline"] == pytest.approx(0.47)
+    assert balls["peer"] == pytest.approx(1.9)
+    assert figures["durbin 100000x32 batched-register, ms"]["value"] == pytest.approx(0.2 * 1.03)
+    assert report["device"] == DEVICE and report["workload"] == "regress"
+
+
+def test_a_slower_figure_fails_the_gate(folders, capsys):
+    out, results = folders
+    assert run(out, results, 1.10) == 1
+    assert "SLOWER than the baseline" in capsys.readouterr().out
+
+
+def test_a_committed_regress_file_is_the_newest_baseline(folders, capsys):
+    out, results = folders
+    assert run(out, results, 1.0) == 0
+    newer = json.load(open(os.path.join(out, "regress.json"))) | {"date": "2026-11-26T00:00:00+00:00"}
+    for r in newer["results"]:
+        r["value"] *= 0.5  # the last committed gate run was twice as fast
+    write(results, "h200-regress.json", newer)
+    assert run(out, results, 1.0) == 1
+    assert "h200-regress.json" in capsys.readouterr().out
+
+
+def test_a_missing_figure_is_an_error(folders, capsys):
+    out, results = folders
+    run(out, results, 1.0)
+    os.remove(os.path.join(out, "sdh.json"))
+    assert regress.main([out, "--results", results]) == 2
+    assert "not measured: sdh 512000 tensor, ms" in capsys.readouterr().out
