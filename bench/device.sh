@@ -27,3 +27,5 @@ for what in "$@"; do
       bash "bench/$what.sh" "$out" ;;
   esac
 done
+# The device tool brings back a few files: everything in one archive beside the logs.
+(cd "$out" && tar czf results.tar.gz --exclude results.tar.gz -- *) 2>/dev/null
