@@ -1,7 +1,8 @@
-"""Inputs: an output that is one of the inputs, inputs that are not regular files or are too large,
-lpc's frame length and empty files, a full disk under lpc's output."""
+"""Inputs and settings: an output that is one of the inputs, inputs that are not regular files or are
+too large, lpc's frame length and empty files, a full disk under lpc's output, damaged preset files."""
 
 import os
+import shutil
 import subprocess
 import sys
 import wave
@@ -10,12 +11,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import assets
 import main
 from sim.cli import UsageError
 from sim.reader import open_input, read_input
 from sim.writer import check_target
+from viewer.settings import FOLDER_VARIABLE, SIZE_LIMIT, Settings, settings_path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def private_config(tmp_path, monkeypatch):
+    """Every test's settings folder is its own."""
+    monkeypatch.setenv(FOLDER_VARIABLE, str(tmp_path / "config"))
+    return tmp_path / "config"
 
 
 def run(capsys, *args):
@@ -91,6 +101,30 @@ def test_lpc_refuses_other_non_regular_inputs(tmp_path, capsys, kind):
     assert code == 2 and f"not a regular file (a {kind})" in err
 
 
+def test_settings_fifo_is_refused_unread(private_config):
+    """``view`` with settings.toml a FIFO: reported and ignored, no hang (a subprocess, given 60 s)."""
+    private_config.mkdir()
+    os.mkfifo(settings_path())
+    code = "from viewer.settings import Settings; s = Settings.load(); print(s.problem); print(s.data)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                         env={**os.environ, FOLDER_VARIABLE: str(private_config)})
+    problem, data = out.stdout.splitlines()
+    assert "not a regular file (a FIFO)" in problem and "ignored, starting clean" in problem
+    assert data == "{'version': 1}"
+
+
+def test_settings_linked_to_dev_zero_or_too_large_are_refused(private_config):
+    private_config.mkdir()
+    path = settings_path()
+    path.symlink_to("/dev/zero")
+    settings = Settings.load()
+    assert "not a regular file (a character device)" in settings.problem and settings.data == {"version": 1}
+    path.unlink()
+    path.write_text("version = 1\n" + "#" * SIZE_LIMIT + "\n")
+    settings = Settings.load()
+    assert "larger than 1 MiB" in settings.problem and "ignored" in settings.problem
+
+
 def test_read_input_stops_at_its_limit(tmp_path):
     big = tmp_path / "big"
     big.write_bytes(b"x" * 11)
@@ -134,3 +168,47 @@ def test_a_full_disk_under_lpc_output_says_so(tmp_path, capsys, small_disk):
     code, _, err = run(capsys, "lpc", wav, "--output", target)
     assert code == 1 and "No space left on device" in err and "requested" not in err
     assert target.read_bytes() == b"previous" and partials(small_disk) == []
+
+
+# --- damaged preset files --------------------------------------------------------------------------------------
+@pytest.fixture
+def damaged_presets(tmp_path, monkeypatch):
+    """assets' presets read from a copy in tmp_path, parsed afresh."""
+    copy = tmp_path / "assets"
+    shutil.copytree(ROOT / "assets" / "presets", copy / "presets")
+    monkeypatch.setattr(assets, "_located", lambda name: copy / name)
+    assets.toml.cache_clear()
+    assets.presets.cache_clear()
+    yield copy / "presets" / "heat.toml"
+    assets.toml.cache_clear()
+    assets.presets.cache_clear()
+
+
+@pytest.mark.parametrize("damage, says", [
+    (lambda p: p.write_bytes(p.read_bytes() + b"\xff\xfe"), "is not UTF-8 text"),
+    (lambda p: p.write_text(p.read_text() + "[broken\n"), "is not valid TOML"),
+    (lambda p: p.write_text(p.read_text().replace("description =", "descr =", 1)), "preset 'dli' has no description"),
+    (lambda p: p.write_text(p.read_text() + "\n[odd]\ndescription = 'x'\ncount = 'many'\n"), "preset 'odd' has count"),
+    (lambda p: (p.unlink(), os.mkfifo(p)), "not a regular file (a FIFO)"),
+    (lambda p: p.write_text("#" * (assets.SIZE_LIMIT + 1)), "larger than 1 MiB"),
+])
+def test_a_damaged_preset_file_is_one_line_naming_it(damaged_presets, damage, says):
+    damage(damaged_presets)
+    with pytest.raises(SystemExit) as raised:
+        assets.presets("heat")
+    message = str(raised.value.code)
+    assert says in message and str(damaged_presets) in message and "\n" not in message
+    assert isinstance(raised.value, assets.AssetError)
+
+
+def test_a_damaged_preset_file_stops_help_with_one_line(tmp_path):
+    """The presets are read while the scenes are imported: the process ends with one line, exit 1."""
+    package = tmp_path / "assets"
+    shutil.copytree(ROOT / "assets", package)
+    heat = package / "presets" / "heat.toml"
+    heat.write_bytes(heat.read_bytes() + b"\xff")
+    code = (f"import sys; sys.path[:0] = [{str(tmp_path)!r}, {str(ROOT)!r}]; sys.argv = ['main.py', '--help']; "
+            f"import runpy; runpy.run_path({str(ROOT / 'main.py')!r}, run_name='__main__')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr.strip() == f"kernel-lab: data file {str(heat)!r} is not UTF-8 text; reinstall kernel-lab"

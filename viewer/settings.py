@@ -8,7 +8,8 @@ starts clean and saves nothing.
 Kept: the scene and backend; per scene its preset and count, variant, block, options, switches,
 sliders, tool values, colour mode and fixed colour ranges, camera and camera bookmarks (Ctrl+1..4
 save, 1..4 restore); the window's size, full screen and UI scale; the panel's open sections; the
-recording options. A file that is not TOML, is from another version or has the wrong shape is
+recording options. A file that is not TOML, is from another version, has the wrong shape, is
+larger than 1 MiB or is not a regular file (a FIFO, a link to /dev/zero: refused unread) is
 reported in one line and ignored: never fatal. A value that no longer applies (a preset renamed, a
 slider out of range) is skipped or clamped where it is applied.
 """
@@ -19,12 +20,15 @@ import os
 import tomllib
 from pathlib import Path
 
+from sim.cli import UsageError
+from sim.reader import read_input
 from sim.writer import OutputError, write_text
 
 VERSION = 1
 FOLDER_VARIABLE = "KERNEL_LAB_CONFIG_DIR"
 FILE_NAME = "settings.toml"
 BOOKMARKS = ("1", "2", "3", "4")
+SIZE_LIMIT = 1 << 20  # a settings file is a few KiB: a larger one is not ours (or is /dev/zero behind a link)
 
 
 def settings_path(folder: str | Path | None = None) -> Path:
@@ -50,11 +54,12 @@ class Settings:
     def load(cls, path: str | Path | None = None) -> Settings:
         """Read the file; a missing one gives empty settings, a bad one empty settings and ``problem``."""
         path = Path(path) if path is not None else settings_path()
-        try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-        except FileNotFoundError:
+        if not os.path.lexists(path):
             return cls(path)
+        try:
+            data = tomllib.loads(read_input(path, "settings file", SIZE_LIMIT).decode("utf-8"))
+        except UsageError as exc:  # not a regular file, too large, unreadable: said before reading it
+            return cls(path, problem=f"{exc}; ignored, starting clean")
         except tomllib.TOMLDecodeError as exc:
             return cls(path, problem=f"settings file {path} is not valid TOML ({exc}): ignored, starting clean")
         except (OSError, UnicodeDecodeError) as exc:
