@@ -1,5 +1,6 @@
 """Inputs and settings: an output that is one of the inputs, inputs that are not regular files or are
-too large, lpc's frame length and empty files, a full disk under lpc's output, damaged preset files."""
+too large, damaged preset files, a saved count that cannot run, and the scene combo restoring each
+scene's own saved preset and parameters."""
 
 import os
 import shutil
@@ -17,8 +18,11 @@ from sim.cli import UsageError
 from sim.reader import open_input, read_input
 from sim.writer import check_target
 from viewer.settings import FOLDER_VARIABLE, SIZE_LIMIT, Settings, settings_path
+from viewer.window.app import display_problem
 
 ROOT = Path(__file__).resolve().parent.parent
+_PROBLEM = display_problem()
+needs_display = pytest.mark.skipif(_PROBLEM is not None, reason=f"needs a display: {_PROBLEM}")
 
 
 @pytest.fixture(autouse=True)
@@ -123,6 +127,7 @@ def test_settings_linked_to_dev_zero_or_too_large_are_refused(private_config):
     path.write_text("version = 1\n" + "#" * SIZE_LIMIT + "\n")
     settings = Settings.load()
     assert "larger than 1 MiB" in settings.problem and "ignored" in settings.problem
+    assert settings.notices == [settings.problem]
 
 
 def test_read_input_stops_at_its_limit(tmp_path):
@@ -212,3 +217,69 @@ def test_a_damaged_preset_file_stops_help_with_one_line(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.strip() == f"kernel-lab: data file {str(heat)!r} is not UTF-8 text; reinstall kernel-lab"
+
+
+# --- a saved count that cannot run -------------------------------------------------------------------------------
+def save(text: str) -> Path:
+    path = settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def viewer_started(monkeypatch):
+    """``view`` without a window: the scene and settings it would open the window with."""
+    import viewer.window.app as app
+
+    started = {}
+
+    def fake_main(scene, width, height, settings=None):
+        started.update(scene=scene, settings=settings)
+        return 0
+
+    monkeypatch.setattr(app, "display_problem", lambda: None)
+    monkeypatch.setattr(app, "main", fake_main)
+    return started
+
+
+@pytest.mark.parametrize("scene, preset, count", [("heat", "seed", 10**18), ("sdh", "course", 10**8)])
+def test_view_starts_with_the_preset_count_when_the_saved_one_cannot_run(capsys, viewer_started, scene, preset,
+                                                                         count):
+    path = save(f'version = 1\nscene = "{scene}"\n[scenes.{scene}]\npreset = "{preset}"\ncount = {count}\n')
+    code, _, err = run(capsys, "view")
+    assert code == 0
+    started = viewer_started["scene"]
+    assert started.spec.name == scene and started.preset == preset
+    assert started.target_n == started.spec.preset(preset).count
+    assert f"saved count {count:,} of the {scene} scene in {path} cannot run" in err
+    notices = viewer_started["settings"].notices
+    assert len(notices) == 1 and str(path) in notices[0], "the panel's message line gets it too"
+
+
+def test_a_count_given_on_the_command_line_is_still_refused(capsys, viewer_started):
+    save('version = 1\nscene = "heat"\n[scenes.heat]\npreset = "seed"\ncount = 1000\n')
+    code, _, err = run(capsys, "view", "heat", "--preset", "seed", "-n", "1e18")
+    assert code == 2 and "saved count" not in err and viewer_started == {}
+
+
+# --- in a window: the panel's message line, the scene combo ------------------------------------------------------
+def open_viewer(scene, settings, tmp_path):
+    from viewer.window.app import Viewer
+
+    v = Viewer(scene, 900, 640, max_fps=None, screenshot_dir=tmp_path, settings=settings)
+    v.controller.paused = True
+    v.tick()
+    return v
+
+
+@needs_display
+@pytest.mark.window
+def test_the_panel_says_which_saved_count_was_ignored(tmp_path, capsys, viewer_started):
+    path = save('version = 1\nscene = "heat"\n[scenes.heat]\npreset = "seed"\ncount = 1000000000000000000\n')
+    assert run(capsys, "view")[0] == 0
+    v = open_viewer(viewer_started["scene"], viewer_started["settings"], tmp_path)
+    try:
+        assert f"saved count 1,000,000,000,000,000,000 of the heat scene in {path}" in v.message
+    finally:
+        v.close()

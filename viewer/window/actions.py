@@ -90,6 +90,8 @@ class ViewerActions:
         style.layout.update(persist.panel_layout(settings))
         self.recording.options = persist.record_options(settings)
         self._load_scene_settings(self.scene)
+        if settings.notices:  # the file ignored, or a saved count (main.py said it on stderr too)
+            self.controller.say("; ".join(settings.notices))
         if window.get("fullscreen") is True:
             with self.controller.guard("full screen"):
                 self.window.set_fullscreen(True)
