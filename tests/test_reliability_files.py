@@ -283,3 +283,62 @@ def test_the_panel_says_which_saved_count_was_ignored(tmp_path, capsys, viewer_s
         assert f"saved count 1,000,000,000,000,000,000 of the heat scene in {path}" in v.message
     finally:
         v.close()
+
+
+@needs_display
+@pytest.mark.window
+def test_the_scene_combo_restores_each_scenes_own_preset_and_parameters(tmp_path, capsys):
+    from sim import create_scene
+
+    settings = Settings.load()
+    v = open_viewer(create_scene("balls", preset="T"), settings, tmp_path)
+    try:
+        v.controller.set_param("gravity", 4.5)
+        v.controller.switch_scene("heat")  # what the panel's scene combo calls
+        assert v.scene.spec.name == "heat" and v.scene.preset == v.scene.spec.default_preset
+        v.controller.set_param("factor", 0.1)
+        v.controller.switch_scene("balls")
+        assert v.scene.spec.name == "balls" and v.scene.preset == "T", "the saved preset, not drip"
+        fresh_t = create_scene("balls", preset="T")
+        for param in v.scene.params:
+            expected = 4.5 if param.name == "gravity" else fresh_t.param_value(param.name)
+            assert v.scene.param_value(param.name) == pytest.approx(expected), param.name
+        v.controller.switch_scene("heat")
+        assert v.scene.param_value("factor") == pytest.approx(0.1)
+    finally:
+        v.close()
+    saved = Settings.load()
+    for name in ("balls", "heat"):
+        own = {p.name for p in create_scene(name).spec.params}
+        assert set(saved.scene(name)["params"]) <= own, f"another scene's parameter in {name}'s table"
+
+
+@needs_display
+@pytest.mark.window
+def test_a_switch_to_a_saved_count_that_cannot_run_takes_the_presets(tmp_path, capsys):
+    from sim import create_scene
+
+    path = save('version = 1\n[scenes.sdh]\npreset = "course"\ncount = 100000000\n')
+    v = open_viewer(create_scene("heat"), Settings.load(), tmp_path)
+    try:
+        v.controller.switch_scene("sdh")
+        assert v.scene.spec.name == "sdh" and v.scene.preset == "course"
+        assert v.scene.target_n == v.scene.spec.preset("course").count
+        assert f"saved count 100,000,000 of the sdh scene in {path} cannot run" in v.message
+        assert f"in {path}" in capsys.readouterr().err
+    finally:
+        v.close()
+
+
+def test_saved_parameters_stay_with_their_preset():
+    """``view balls --preset drip`` with T's friction saved: drip keeps its own friction."""
+    from sim import create_scene
+    from viewer.window.controller import Controller
+    from viewer.window.persist import apply_scene
+
+    scene = create_scene("balls", preset="drip")
+    drip_friction = scene.param_value("friction")
+    assert apply_scene(Controller(scene), {"preset": "T", "params": {"friction": 2.0, "gravity": 3.0}}) == []
+    assert scene.param_value("friction") == drip_friction and scene.param_value("gravity") != 3.0
+    apply_scene(Controller(scene), {"preset": "drip", "params": {"gravity": 3.0}})
+    assert scene.param_value("gravity") == pytest.approx(3.0)
