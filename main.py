@@ -200,7 +200,14 @@ def cmd_view(args) -> int:
     args.size = args.size or (1280, 800)
     for option in spec(args.scene).options:  # the parser knew another scene's options
         setattr(args, option.name, getattr(args, option.name, None))
-    scene = make_scene(args)
+    try:
+        scene = make_scene(args)
+    except UsageError as exc:  # a saved count that cannot run here: the preset's own count instead
+        notice = settings.forget_count(args, exc) if settings is not None else ""
+        if not notice:
+            raise
+        print(f"kernel-lab: {notice}", file=sys.stderr)
+        scene = make_scene(args)
     from viewer.window.app import main as viewer_main
 
     return viewer_main(scene, *args.size, settings=settings)

@@ -1,6 +1,9 @@
 """kernel-lab's data files, found by name: presets (TOML), colour maps, the panel font, the icon.
 
 Packaged with the code (``pip install .`` runs like a checkout): read through ``path()``.
+A preset or colour-map file that cannot be read (not UTF-8 TOML, not a regular file, larger than
+1 MiB, a preset without its description) stops the program with one line naming the file (exit 1):
+the scenes are built from them when they are imported, before any command, ``--help`` included.
 """
 
 from __future__ import annotations
@@ -10,10 +13,20 @@ import importlib.resources
 import tomllib
 from pathlib import Path
 
+SIZE_LIMIT = 1 << 20  # the presets are a few KiB
+
+
+class AssetError(SystemExit):
+    """A damaged data file of the installation: nothing can run. A SystemExit carrying its one-line
+    message (printed, exit 1, no traceback), since it is met while modules are imported."""
+
+    def __init__(self, what: str):
+        super().__init__(f"kernel-lab: {what}; reinstall kernel-lab")
+
 
 def path(name: str) -> Path:
     """The file ``name`` (e.g. "presets/balls.toml") under assets/."""
-    found = Path(importlib.resources.files(__name__).joinpath(name))
+    found = _located(name)
     if not found.is_file():
         raise FileNotFoundError(f"asset {name!r} is missing ({found})")
     return found
@@ -21,12 +34,46 @@ def path(name: str) -> Path:
 
 @functools.cache
 def toml(name: str) -> dict:
-    """A TOML asset, parsed once."""
-    with open(path(name), "rb") as f:
-        return tomllib.load(f)
+    """A TOML asset, parsed once; AssetError if it cannot be."""
+    from sim.cli import UsageError
+    from sim.reader import read_input
+
+    where = _located(name)
+    try:
+        return tomllib.loads(read_input(where, "data file", SIZE_LIMIT).decode("utf-8"))
+    except UsageError as exc:  # missing, not a regular file, too large
+        raise AssetError(str(exc)) from None
+    except UnicodeDecodeError:
+        raise AssetError(f"data file {str(where)!r} is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise AssetError(f"data file {str(where)!r} is not valid TOML ({exc})") from None
 
 
+def _located(name: str) -> Path:
+    return Path(importlib.resources.files(__name__).joinpath(name))
+
+
+@functools.cache
 def presets(scene: str) -> dict[str, dict]:
     """A scene's presets, in file order: name -> its table (description, count, key, and the
-    values the scene builds it from)."""
-    return toml(f"presets/{scene}.toml")
+    values the scene builds it from); AssetError for a preset without what every scene reads."""
+    name = f"presets/{scene}.toml"
+    table = toml(name)
+    for preset, values in table.items():
+        problem = _preset_problem(values)
+        if problem:
+            raise AssetError(f"data file {str(_located(name))!r}: preset {preset!r} {problem}")
+    return table
+
+
+def _preset_problem(values) -> str:
+    if not isinstance(values, dict):
+        return "is not a table"
+    if not isinstance(values.get("description"), str):
+        return "has no description"
+    count = values.get("count")
+    if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
+        return f"has count {count!r}, not a positive whole number"
+    if "key" in values and not isinstance(values["key"], str):
+        return f"has key {values['key']!r}, not a key name"
+    return ""

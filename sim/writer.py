@@ -1,6 +1,7 @@
 """The one way kernel-lab writes an output file: atomically, never over what it must not replace.
 
-    check_target(path, what)                  before any work: UsageError (exit 2) if it cannot be written
+    check_target(path, what, inputs=())       before any work: UsageError (exit 2) if it cannot be written
+                                              or is one of the inputs
     with atomic_output(path, binary=False, what=...) as f: f.write(...)
     write_bytes(path, data, what) / write_text(path, text, what)
     OutputError                               writing failed (after the work): exit 1, previous file kept
@@ -9,7 +10,8 @@ Guarantees:
 - Only a regular file is ever replaced. An existing directory, symbolic link (not followed), FIFO,
   socket or device node is refused, as are an empty path, a NUL byte, a name longer than the file
   system allows and a folder that does not exist or where no file can be created (a probe file is
-  created and removed: this catches read-only mounts and /proc, even for root).
+  created and removed: this catches read-only mounts and /proc, even for root). An output that is one
+  of the command's inputs (the same file under any name or link) is refused before the work.
 - The content goes to a temporary file created exclusively (O_EXCL | O_NOFOLLOW, a random name,
   ``.<name>.<hex>.partial``) in the target's folder, is flushed and fsync'ed, and is renamed over
   the target only when the block completes: readers see the old file or the whole new one. On any
@@ -32,6 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sim.cli import UsageError
+from sim.reader import describe_mode as _describe
 
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
@@ -67,13 +70,6 @@ def _create_temporary(path: str, folder: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temporary name", folder)
 
 
-def _describe(mode: int) -> str:
-    kinds = ((stat.S_ISLNK, "a symbolic link (not followed)"), (stat.S_ISDIR, "a directory"),
-             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"))
-    return next((words for test, words in kinds if test(mode)), "not a regular file")
-
-
 def _existing(path: str, what: str) -> os.stat_result | None:
     """The target's lstat if it is a regular file, None if it does not exist; UsageError otherwise."""
     try:
@@ -89,8 +85,22 @@ def _existing(path: str, what: str) -> os.stat_result | None:
     return st
 
 
-def check_target(path, what: str = "output") -> None:
-    """Refuse (UsageError, exit 2) a path that cannot be written as a regular file, before any work."""
+def _input_at(path: str, inputs) -> str | None:
+    """The input that ``path`` names (the same file, through links or another name), if any."""
+    for source in map(os.fspath, inputs):
+        try:
+            if os.path.samefile(path, source):  # st_dev and st_ino: hard and symbolic links too
+                return source
+        except OSError:  # one of them does not exist (yet): compare where the names lead
+            pass
+        if os.path.realpath(path) == os.path.realpath(source):
+            return source
+    return None
+
+
+def check_target(path, what: str = "output", inputs=()) -> None:
+    """Refuse (UsageError, exit 2) a path that cannot be written as a regular file, or that is one of the
+    command's ``inputs``, before any work."""
     path = os.fspath(path) if isinstance(path, os.PathLike) else path
     if not isinstance(path, str) or not path:
         raise UsageError(f"{what} path is empty")
@@ -98,6 +108,10 @@ def check_target(path, what: str = "output") -> None:
         raise UsageError(f"{what} path {path!r} contains a NUL character")
     if path.endswith(os.sep) or os.path.basename(path) in (".", ".."):
         raise UsageError(f"{what} {path!r} names a folder, not a file")
+    source = _input_at(path, inputs)
+    if source is not None:
+        raise UsageError(f"{what} {path!r} is the input {source!r}: writing it would replace the input; "
+                         "choose another file")
     folder = os.path.dirname(os.path.abspath(path))
     name_bytes = len(os.fsencode(os.path.basename(path)))
     if os.path.isdir(folder) and name_bytes > _name_max(folder):
@@ -140,6 +154,18 @@ def _exit_cleanly_on_signals() -> Iterator[None]:
             signal.signal(sig, previous)
 
 
+def _with_reason(exc: OSError, fd: int) -> OSError:
+    """``exc``, or for a short write that gave no reason (numpy's tofile: "65 requested and 3 written")
+    the error one more byte at the end of the file meets: ENOSPC, EDQUOT, EFBIG or EIO in the system's words."""
+    if exc.errno is not None:
+        return exc
+    try:
+        os.pwrite(fd, b"\0", os.fstat(fd).st_size)
+    except OSError as reason:
+        return reason
+    return exc
+
+
 def _failed(path: str, what: str, exc: OSError) -> OutputError:
     return OutputError(f"cannot write {what} {path!r}: {exc.strerror or exc}; the previous file (if any) is kept")
 
@@ -172,9 +198,12 @@ def atomic_output(path, binary: bool = False, what: str = "output") -> Iterator:
                 os.close(fd)
                 raise
             with stream:
-                yield stream
-                stream.flush()
-                os.fsync(stream.fileno())
+                try:
+                    yield stream
+                    stream.flush()
+                    os.fsync(stream.fileno())
+                except OSError as exc:
+                    raise _with_reason(exc, stream.fileno()) from None
             _existing(path, what)  # still a regular file or nothing: never rename over a device
             os.replace(temporary, path)
         except BaseException as exc:

@@ -163,7 +163,7 @@ def test_lpc_bad_input_exits_2_and_writes_nothing(tmp_path):
     npy = tmp_path / "out.npy"
     cases = [
         ([str(write_wav(tmp_path / "st.wav", ar_signal(0.5), channels=2))], "2 channels"),
-        ([str(tmp_path / "missing.wav")], "cannot read"),
+        ([str(tmp_path / "missing.wav")], "does not exist"),
         ([str(good), "--order", "320"], "below the frame length"),
         ([str(good), "--order", "1"], "order must be at least 2"),
         ([str(good), "--frame-ms", "0"], "--frame-ms must be positive"),

@@ -8,7 +8,8 @@ starts clean and saves nothing.
 Kept: the scene and backend; per scene its preset and count, variant, block, options, switches,
 sliders, tool values, colour mode and fixed colour ranges, camera and camera bookmarks (Ctrl+1..4
 save, 1..4 restore); the window's size, full screen and UI scale; the panel's open sections; the
-recording options. A file that is not TOML, is from another version or has the wrong shape is
+recording options. A file that is not TOML, is from another version, has the wrong shape, is
+larger than 1 MiB or is not a regular file (a FIFO, a link to /dev/zero: refused unread) is
 reported in one line and ignored: never fatal. A value that no longer applies (a preset renamed, a
 slider out of range) is skipped or clamped where it is applied.
 """
@@ -19,12 +20,15 @@ import os
 import tomllib
 from pathlib import Path
 
+from sim.cli import UsageError
+from sim.reader import read_input
 from sim.writer import OutputError, write_text
 
 VERSION = 1
 FOLDER_VARIABLE = "KERNEL_LAB_CONFIG_DIR"
 FILE_NAME = "settings.toml"
 BOOKMARKS = ("1", "2", "3", "4")
+SIZE_LIMIT = 1 << 20  # a settings file is a few KiB: a larger one is not ours (or is /dev/zero behind a link)
 
 
 def settings_path(folder: str | Path | None = None) -> Path:
@@ -45,16 +49,24 @@ class Settings:
         self.path = path
         self.data = data if data is not None else {"version": VERSION}
         self.problem = problem  # why the file was ignored ("" when read, or absent)
+        self.ignored: list[str] = []  # saved values that could not be used, in words (counts that cannot run)
+        self._filled_count: tuple[str, int] | None = None  # (scene, count) fill_args took from the file
+
+    @property
+    def notices(self) -> list[str]:
+        """What the viewer says at start about the file: why it was ignored, which values were."""
+        return ([self.problem] if self.problem else []) + self.ignored
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> Settings:
         """Read the file; a missing one gives empty settings, a bad one empty settings and ``problem``."""
         path = Path(path) if path is not None else settings_path()
-        try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-        except FileNotFoundError:
+        if not os.path.lexists(path):
             return cls(path)
+        try:
+            data = tomllib.loads(read_input(path, "settings file", SIZE_LIMIT).decode("utf-8"))
+        except UsageError as exc:  # not a regular file, too large, unreadable: said before reading it
+            return cls(path, problem=f"{exc}; ignored, starting clean")
         except tomllib.TOMLDecodeError as exc:
             return cls(path, problem=f"settings file {path} is not valid TOML ({exc}): ignored, starting clean")
         except (OSError, UnicodeDecodeError) as exc:
@@ -113,15 +125,10 @@ class Settings:
             saved = self.get("scene", str)
             args.scene = saved if saved in scenes else None
         if args.scene is not None and args.preset is None:
-            saved = self.scene(args.scene)
-            preset = saved.get("preset")
-            spec = scenes[args.scene]
-            if isinstance(preset, str) and preset in {p.name for p in spec.presets}:
-                args.preset = preset
-                count = saved.get("count")
-                if (args.count is None and isinstance(count, int) and not isinstance(count, bool) and count > 0
-                        and spec.preset(preset).count is not None):
-                    args.count = count
+            args.preset, count = self.saved_start(scenes[args.scene])
+            if args.count is None and count is not None:
+                args.count = count
+                self._filled_count = (args.scene, count)
         if args.backend is None:
             backend = self.get("backend", str)
             args.backend = "auto" if backend == "gpu" else "cpu"
@@ -130,6 +137,34 @@ class Settings:
             width, height = window.get("width"), window.get("height")
             if all(isinstance(v, int) and not isinstance(v, bool) and 200 <= v <= 16384 for v in (width, height)):
                 args.size = (width, height)
+
+    def saved_start(self, spec) -> tuple[str | None, int | None]:
+        """A scene's saved preset (if the scene still has it) and count (if that preset takes one)."""
+        saved = self.scene(spec.name)
+        preset, count = saved.get("preset"), saved.get("count")
+        if not isinstance(preset, str) or preset not in {p.name for p in spec.presets}:
+            return None, None
+        if (isinstance(count, int) and not isinstance(count, bool) and count > 0
+                and spec.preset(preset).count is not None):
+            return preset, count
+        return preset, None
+
+    def count_ignored(self, scene: str, count: int, reason) -> str:
+        """Say (and keep in ``ignored``) that the saved ``count`` of ``scene`` cannot run, and why."""
+        where = f" in {self.path}" if self.path is not None else ""
+        notice = (f"saved count {count:,} of the {scene} scene{where} cannot run ({reason}): "
+                  "ignored, the preset's count instead")
+        self.ignored.append(notice)
+        return notice
+
+    def forget_count(self, args, reason) -> str:
+        """A scene that would not start with the count fill_args took from the file: drop that count
+        (``args.count`` back to None) and say so; "" when the count was not the file's."""
+        filled, self._filled_count = self._filled_count, None
+        if filled is None or filled != (args.scene, args.count):
+            return ""
+        args.count = None
+        return self.count_ignored(*filled, reason)
 
 
 def _shape_problem(data: dict) -> str:

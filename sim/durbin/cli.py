@@ -199,7 +199,8 @@ def add_lpc_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE.wav", help="mono PCM WAV (8, 16, 24 or 32-bit)")
     p.add_argument("--order", type=lambda s: count(s, 2, "order"), default=32,
                    help="prediction order, below the frame length (default 32; GPU batched kernels: up to 1024)")
-    p.add_argument("--frame-ms", type=float, default=20.0, help="frame length in ms, hop half of it (default 20)")
+    p.add_argument("--frame-ms", type=float, default=20.0,
+                   help="frame length in ms, hop half of it (default 20, at most 60000)")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
     p.add_argument("--output", metavar="F.npy",
                    help="write one record per frame (numpy structured array): start, r0, error, a (predictor "
@@ -214,7 +215,7 @@ def run_lpc(args) -> int:
     from sim.writer import atomic_output, check_target
 
     if args.output:
-        check_target(args.output, "--output")
+        check_target(args.output, "--output", inputs=[args.file])
     if args.backend == "gpu" and args.order > 1024:
         raise UsageError(f"the GPU's batched kernels take orders up to 1024, got {args.order}")
     audio = lpc.read_wav(args.file)

@@ -19,6 +19,7 @@ import numpy as np
 
 from sim.cli import UsageError
 
+MAX_FRAME_MS = 60_000.0  # a minute: far past any analysis frame; inf or 1e306 would overflow the frame length
 RECORD = [("start", np.int64), ("r0", np.float64), ("error", np.float64)]  # + a, k, r (order,) each
 
 
@@ -30,9 +31,11 @@ class Audio:
 
 
 def read_wav(path: str) -> Audio:
-    """A mono PCM WAV (8, 16, 24 or 32-bit); UsageError for anything else."""
+    """A mono PCM WAV (8, 16, 24 or 32-bit) in a regular file; UsageError for anything else."""
+    from sim.reader import open_input
+
     try:
-        with wave.open(path, "rb") as w:
+        with open_input(path, "WAV file") as f, wave.open(f, "rb") as w:
             channels, width, rate, count = w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes()
             if channels != 1:
                 raise UsageError(f"{path}: {channels} channels; lpc takes a mono file")
@@ -42,7 +45,9 @@ def read_wav(path: str) -> Audio:
             data = w.readframes(count)
     except UsageError:
         raise
-    except (wave.Error, EOFError) as exc:
+    except EOFError:  # wave gives no words for a file that ends inside its header
+        raise UsageError(f"{path}: not a PCM WAV file ({_short_header(path)})") from None
+    except wave.Error as exc:
         raise UsageError(f"{path}: not a PCM WAV file ({exc})") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
@@ -58,6 +63,14 @@ def read_wav(path: str) -> Audio:
     return Audio(x, rate, 8 * width)
 
 
+def _short_header(path: str) -> str:
+    try:
+        empty = os.stat(path).st_size == 0
+    except OSError:
+        empty = False
+    return "the file is empty: no samples" if empty else "the file ends inside its header: no samples"
+
+
 def check_memory(nbytes: int, what: str) -> None:
     """Refuse (exit 2) work whose memory estimate exceeds half of this machine's RAM."""
     try:
@@ -71,8 +84,10 @@ def check_memory(nbytes: int, what: str) -> None:
 
 def frame_geometry(count: int, rate: int, frame_ms: float, order: int) -> tuple[int, int, int]:
     """(frame length, hop, frames); UsageError when the order or the file does not fit a frame."""
-    if not frame_ms > 0:
-        raise UsageError(f"--frame-ms must be positive, got {frame_ms}")
+    if not 0 < frame_ms <= MAX_FRAME_MS:
+        raise UsageError(f"--frame-ms must be positive and at most {MAX_FRAME_MS:g} ms, got {frame_ms}")
+    if count == 0:
+        raise UsageError("the file has no samples")
     length = int(round(frame_ms * rate / 1000.0))
     if length < 2:
         raise UsageError(f"a {frame_ms} ms frame at {rate} Hz has {length} samples: too short")

@@ -10,9 +10,11 @@ A path that is not a regular file (a FIFO, /dev/zero) is refused without reading
 from __future__ import annotations
 
 import os
-import stat
 
 import numpy as np
+
+from sim.cli import UsageError
+from sim.reader import open_input
 
 CHUNK_LINES = 65536  # particles parsed at a time: 1 MB of coordinates
 MAX_LINE = 4096  # bytes; a course line is about 20
@@ -46,18 +48,11 @@ class TrajectoryReader:
 
     def __init__(self, path: str):
         self.path = path
-        try:
-            if not stat.S_ISREG(os.stat(path).st_mode):  # before opening: a FIFO would block, /dev/zero never ends
-                raise FormatError(f"{path}: not a regular file")
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError as exc:
-            raise FormatError(f"{path}: cannot read ({exc.strerror})") from None
-        self.file = open(fd, "rb", buffering=1 << 20)  # closed by close()
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            self.close()
-            raise FormatError(f"{path}: not a regular file")
-        self.declared = st.st_size  # what the file held when opened: reading more is an error
+        try:  # a FIFO would block, /dev/zero never ends: refused unread
+            self.file = open_input(path, "input", buffering=1 << 20)  # closed by close()
+        except UsageError as exc:
+            raise FormatError(str(exc)) from None
+        self.declared = os.fstat(self.file.fileno()).st_size  # what the file held when opened: reading more is an error
         self.taken = 0
         self.line = 0  # the number of the last line read
         self.pushed: bytes | None = None

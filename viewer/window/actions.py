@@ -90,6 +90,8 @@ class ViewerActions:
         style.layout.update(persist.panel_layout(settings))
         self.recording.options = persist.record_options(settings)
         self._load_scene_settings(self.scene)
+        if settings.notices:  # the file ignored, or a saved count (main.py said it on stderr too)
+            self.controller.say("; ".join(settings.notices))
         if window.get("fullscreen") is True:
             with self.controller.guard("full screen"):
                 self.window.set_fullscreen(True)
@@ -116,12 +118,30 @@ class ViewerActions:
             self.settings.table("scenes")[scene.spec.name] = persist.capture_scene(
                 scene, color_mode, self.camera, self.bookmarks)
 
+    def _new_scene(self, name: str, backend: str):
+        """The scene the combo switches to, started from its own saved preset and count; a saved count
+        that cannot run gives way to the preset's (said once the switch is done)."""
+        from sim.registry import SCENES, create_scene
+
+        preset, count = self.settings.saved_start(SCENES[name])
+        kwargs = {"backend": backend, **({"preset": preset} if preset else {})}
+        if count is not None:
+            try:
+                return create_scene(name, n=count, **kwargs)
+            except ValueError as exc:
+                self._switch_notice = self.settings.count_ignored(name, count, exc)
+        return create_scene(name, **kwargs)
+
     def _scene_switched(self, old, old_color_mode: str) -> None:
         """The controller replaced the scene: keep the old one's settings, apply the new one's."""
         self._store_scene_settings(old, old_color_mode)
         self.pointing.picking.unpin()
         self.camera = None
         self._load_scene_settings(self.scene)
+        notice, self._switch_notice = self._switch_notice, ""
+        if notice:
+            print(f"viewer: {notice}", file=sys.stderr)
+            self.controller.say(notice)
 
     def _save_settings(self) -> None:
         settings = self.settings

@@ -52,6 +52,8 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
             raise RuntimeError(f"OpenGL 3.3 needed, got {self.ctx.info['GL_VERSION']}")
         self.controller = Controller(scene)
         self.controller.on_switch = self._scene_switched
+        self.controller.new_scene = self._new_scene
+        self._switch_notice = ""  # a saved count the last switch could not use, in words
         self.view = SceneView(self.ctx)
         self.camera = None  # framed on the first view (plots have none)
         self.gui = Gui(self.ctx)

@@ -50,6 +50,7 @@ class Controller(GpuSwitches):
         self._reported_gpu_error: str | None = None
         self.histogram = LiveHistogram()  # off until the panel turns it on
         self.on_switch = None  # called with (old scene, its colour mode) after switch_scene replaced it
+        self.new_scene = None  # (name, backend) -> the scene switch_scene switches to; None: the scene's defaults
 
     @property
     def spec(self):
@@ -236,7 +237,8 @@ class Controller(GpuSwitches):
             from sim.registry import create_scene
 
             old, old_mode = self.scene, self.color_mode
-            self.replace_scene(create_scene(name, backend=self.scene.backend))
+            make = self.new_scene or (lambda name, backend: create_scene(name, backend=backend))
+            self.replace_scene(make(name, self.scene.backend))
             self.say(f"scene {name}")
             if self.on_switch is not None:
                 self.on_switch(old, old_mode)

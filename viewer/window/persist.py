@@ -92,7 +92,8 @@ def apply_scene(ctl, saved: dict) -> list[str]:
         if isinstance(value, bool) and value != scene.toggles[toggle.name] and (gpu_here or not toggle.gpu_only):
             attempt(toggle.label, lambda toggle=toggle, value=value: scene.set_toggle(toggle.name, value))
     names = {p.name for p in scene.params}
-    for name, value in _table(saved, "params").items():
+    params = _table(saved, "params") if saved.get("preset") == scene.preset else {}  # a preset's, not another's
+    for name, value in params.items():
         if name in names and _number(value):
             attempt(name, lambda name=name, value=value: scene.set_param(name, float(value)))
     if spec.tool is not None:
