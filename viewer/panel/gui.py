@@ -57,6 +57,21 @@ class Gui:
         imgui.set_current_context(self.imgui_ctx)
         implot.set_current_context(self.implot_ctx)
 
+    def takes_mouse_at(self, x: float, y: float) -> bool:
+        """Whether the mouse at display point (x, y), y down, belongs to ImGui: over one of the last
+        frame's windows that take the mouse (the panel, an open combo, the help), or while a widget
+        is held. io.want_capture_mouse would only say so after the next frame."""
+        self.make_current()
+        if imgui.is_any_item_active():
+            return True
+        for window in self.imgui_ctx.windows:
+            if not window.active or window.hidden or window.flags & imgui.WindowFlags_.no_mouse_inputs:
+                continue
+            rect = window.outer_rect_clipped
+            if rect.min.x <= x < rect.max.x and rect.min.y <= y < rect.max.y:
+                return True
+        return False
+
     @property
     def io(self):
         return imgui.get_io()
