@@ -151,3 +151,47 @@ def test_ctrl_click_typing_sets_the_count_on_enter_and_reaches_no_key(window, co
     _press(v, key.RETURN)
     v.tick()
     assert v.scene.n == 1500 and "1,500" in v.message
+
+
+# --- 6: Esc closes, unpins, then quits on a second Esc; painting waits for the tool -----------------------
+
+def test_esc_closes_the_help_first_and_quits_only_on_a_second_press(window):
+    v = window(create_scene("particles", n=300))
+    _press(v, key.F1)
+    assert v.show_help
+    _press(v, key.ESCAPE)
+    assert not v.show_help and not v.closed and "help closed" in v.message
+    _press(v, key.ESCAPE)
+    assert not v.closed and "Esc again" in v.message, "one Esc with nothing open asks, it does not quit"
+    v.window.dispatch_event("on_key_press", key.ESCAPE, 0)
+    assert v.tick() is False and v.closed
+
+
+def test_a_lone_esc_long_ago_does_not_arm_the_quit(window, monkeypatch):
+    import viewer.window.actions as actions
+
+    v = window(create_scene("particles", n=300))
+    _press(v, key.ESCAPE)
+    monkeypatch.setattr(actions, "QUIT_ESCAPE_SECONDS", 0.0)  # as if the second Esc came much later
+    _press(v, key.ESCAPE)
+    assert not v.closed and "Esc again" in v.message
+
+
+def test_a_plain_click_on_the_heat_plate_pins_a_cell_and_paints_nothing(window):
+    v = window(create_scene("heat", preset="plate", n=4096))
+    assert not v.scene.tool_on, "the paint tool starts off"
+    before = v.scene.host_field().copy()
+    _click(v, 200, 300)
+    np.testing.assert_array_equal(v.scene.host_field(), before)
+    assert v.pointing.picking.pinned is not None and "pinned" in v.message
+    _press(v, key.ESCAPE)
+    assert v.pointing.picking.pinned is None and not v.closed, "Esc unpinned the cell"
+    # Ctrl + drag paints with the tool off; choosing the tool makes a plain drag paint.
+    v.window.dispatch_event("on_mouse_press", 200, 300, mouse.LEFT, key.MOD_CTRL)
+    v.window.dispatch_event("on_mouse_release", 200, 300, mouse.LEFT, key.MOD_CTRL)
+    v.tick()
+    painted = v.scene.host_field().copy()
+    assert not np.array_equal(painted, before)
+    v.controller.set_tool(True)
+    _click(v, 120, 200)
+    assert not np.array_equal(v.scene.host_field(), painted)

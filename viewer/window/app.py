@@ -8,6 +8,7 @@ drive the window without ``pyglet.app.run``. Pointer drags go to the camera or, 
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -66,6 +67,7 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         self.frames = 0
         self.closed = False
         self._quit_requested = False
+        self._escape_at = -math.inf  # when an Esc last asked for a second one to quit
         self._screenshot_requested = False
         self._drag: str | None = None  # the gesture of the button held down (a camera move or TOOL)
         self._tool_button = ""  # the button of a tool drag

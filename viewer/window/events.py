@@ -19,7 +19,7 @@ class WindowEvents:
             return EVENT_HANDLED  # typing into a widget; Esc leaves the widget, not the viewer
         if self.warm_up is not None:  # the scene is busy on the worker thread: only quitting now
             if symbol == key.ESCAPE:
-                self.quit()
+                self.escape()
             return EVENT_HANDLED
         dispatch_key(symbol, modifiers, self, self.controller)
         return EVENT_HANDLED  # also keeps pyglet from closing the window on Esc by itself
