@@ -195,3 +195,74 @@ def test_a_plain_click_on_the_heat_plate_pins_a_cell_and_paints_nothing(window):
     v.controller.set_tool(True)
     _click(v, 120, 200)
     assert not np.array_equal(v.scene.host_field(), painted)
+
+
+# --- 5: a scene switch shows the new scene under the "compiling kernels…" box -------------------------
+
+@pytest.fixture
+def widgets(monkeypatch):
+    """Where the scene combo and its entries were last drawn: label -> centre (window points, y up)."""
+    found = {}
+
+    def spying(real):
+        def spy(label, *args, **kwargs):
+            result = real(label, *args, **kwargs)
+            lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+            found[label] = ((lo.x + hi.x) / 2, imgui.get_io().display_size.y - (lo.y + hi.y) / 2)
+            return result
+        return spy
+
+    for name in ("begin_combo", "selectable"):
+        monkeypatch.setattr(imgui, name, spying(getattr(imgui, name)))
+    return found
+
+
+def test_a_scene_switch_shows_the_new_scene_under_the_compiling_box(window, widgets, monkeypatch):
+    import time
+
+    import viewer.window.loop as loop
+    from sim.heat.scene import HeatScene
+
+    first_frame = HeatScene.advance_frame
+
+    def slow_first_frame(self):  # as a cold numba compile does
+        if self.steps == 0:
+            time.sleep(0.6)
+        first_frame(self)
+
+    monkeypatch.setattr(HeatScene, "advance_frame", slow_first_frame)
+    boxes, flips = [], []
+    real_box = loop.draw_compile_box
+
+    def box(warm, display):
+        boxes.append((v.scene.spec.name, v.view.kind, v.view.legend.label, warm.scene.spec.name))
+        real_box(warm, display)
+
+    monkeypatch.setattr(loop, "draw_compile_box", box)
+    v = window(create_scene("particles", n=300), paused=False)
+    old_legend = v.view.legend.label
+    real_flip = v.window.flip
+
+    def flip():
+        flips.append((v.scene.spec.name, v.view.kind))
+        real_flip()
+
+    monkeypatch.setattr(v.window, "flip", flip)
+    _click(v, *widgets["scene"])  # opens the combo
+    v.window.dispatch_event("on_mouse_motion", *widgets["heat"], 0, 0)
+    v.tick()
+    v.window.dispatch_event("on_mouse_press", *widgets["heat"], mouse.LEFT, 0)
+    v.tick()
+    v.window.dispatch_event("on_mouse_release", *widgets["heat"], mouse.LEFT, 0)
+    for _ in range(200):
+        v.tick()
+        if v.scene.spec.name == "heat" and v.warm_up is None and boxes:
+            break
+        time.sleep(0.01)
+    assert v.scene.spec.name == "heat" and v.scene.steps > 0
+    assert len(boxes) >= 2, "the box showed while the new scene's first frame ran"
+    assert {b[:2] for b in boxes} == {("heat", "field")}, "under the box: the new scene's own state"
+    assert all(b[2] != old_legend for b in boxes), "the old scene's legend is gone at once"
+    after = flips[next(i for i, f in enumerate(flips) if f[0] == "heat"):]
+    assert all(kind == "field" for _, kind in after), "no frame shows the old view with the new scene"
+    assert "kernels ready" in v.message

@@ -79,7 +79,8 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         self._last_tick = time.perf_counter()
         self.pointing = WindowPicking(self.ctx)
         self.recording = WindowRecording(recording_dir)
-        self.warm_up: WarmUp | None = None  # the first frame compiling on a worker thread (run())
+        self.warm_up: WarmUp | None = None  # a scene's first frame compiling on a worker thread
+        self._scene_replaced = False  # the controller switched scenes since the last frame began
         self.bookmarks: dict[str, dict] = {}  # the scene's camera bookmarks, "1".."4"
         self._pending_camera: dict | None = None  # a saved camera, applied once the view is framed
         self.settings = settings if settings is not None else Settings(None)  # in memory only when None
@@ -112,6 +113,13 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
             return False
         now = time.perf_counter()
         dt, self._last_tick = now - self._last_tick, now
+        if self._scene_replaced:
+            self._scene_replaced = False
+            if not self.paused:
+                self.start_warm_up()  # the new scene's kernels compile while its state is shown
+        if self.warm_up is not None:
+            self._warm_up_frame(dt)
+            return True
 
         if self.stop_at_steps is None:
             self.controller.advance(self.render_ms)
@@ -128,6 +136,9 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         self.view.draw_plots(self._plots_area(), self._point_moved)
         legend = self.view.legend
         self.panel.draw(self.controller, self, shown=self.view.current, feed=self.view.feed, legend=legend)
+        if self._scene_replaced:  # the panel switched scenes: this frame's view and legend are the old one's
+            self.gui.end_frame()
+            return True
         if legend is not None:
             draw_legend_overlay(legend, legend_colormap(self.view.current, legend), self._plots_area())
         self.pointing.update(self, fb_size)
@@ -202,6 +213,7 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         if self.closed:
             return
         self.closed = True
+        self.finish_warm_up()  # the worker steps the scene: let it finish before the scene is saved
         self.window.switch_to()
         self._save_settings()
         self.recording.release()
