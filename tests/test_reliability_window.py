@@ -266,3 +266,31 @@ def test_a_scene_switch_shows_the_new_scene_under_the_compiling_box(window, widg
     after = flips[next(i for i, f in enumerate(flips) if f[0] == "heat"):]
     assert all(kind == "field" for _, kind in after), "no frame shows the old view with the new scene"
     assert "kernels ready" in v.message
+
+
+# --- 11: the message line, "camera follows", 2D discs, the push tool's reach ----------------------------
+
+def test_the_message_line_stays_in_sight_while_the_panel_scrolls(window, widgets, monkeypatch):
+    import viewer.panel.panel as panel
+    from viewer.panel import style
+
+    tops = []
+    real = panel.wrapped
+
+    def message(colour, text):
+        real(colour, text)
+        tops.append(imgui.get_item_rect_min().y)
+
+    monkeypatch.setattr(panel, "wrapped", message)
+    monkeypatch.setattr(style, "layout", {})  # every section at its default: more than 800 pixels of them
+    v = window(create_scene("particles", n=300), 1280, 800)
+    v.controller.say("a message that must stay in sight")
+    v.tick()
+    top, combo = tops[-1], widgets["scene"][1]
+    x = 1280 - 150
+    for _ in range(30):
+        v.window.dispatch_event("on_mouse_motion", x, 400, 0, 0)
+        v.window.dispatch_event("on_mouse_scroll", x, 400, 0, -5)
+        v.tick()
+    assert widgets["scene"][1] > combo + 100, "the sections scrolled (y up: the combo moved up)"
+    assert tops[-1] == top < 60, "the message line stayed under the panel's title"
