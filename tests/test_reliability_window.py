@@ -294,3 +294,31 @@ def test_the_message_line_stays_in_sight_while_the_panel_scrolls(window, widgets
         v.tick()
     assert widgets["scene"][1] > combo + 100, "the sections scrolled (y up: the combo moved up)"
     assert tops[-1] == top < 60, "the message line stayed under the panel's title"
+
+
+@pytest.fixture
+def checkboxes(monkeypatch):
+    """The labels of the checkboxes drawn in the last frame."""
+    drawn = []
+    real = imgui.checkbox
+
+    def spy(label, *args, **kwargs):
+        drawn.append(label)
+        return real(label, *args, **kwargs)
+
+    monkeypatch.setattr(imgui, "checkbox", spy)
+    return drawn
+
+
+@pytest.mark.parametrize("name, options, follows", [("sdh", {"n": 500}, False), ("durbin", {}, False),
+                                                    ("heat", {"preset": "plate", "n": 4096}, True)])
+def test_camera_follows_is_offered_only_where_the_view_has_a_camera(window, checkboxes, name, options, follows):
+    v = window(create_scene(name, **options))
+    picking = v.pointing.picking
+    picking.hovered, picking.hovered_kind = 1, v.view.current.kind
+    assert picking.pin(v.scene) == 1
+    v.tick()
+    checkboxes.clear()
+    v.tick()
+    assert v.pointing.pinned_report is not None, "the item is pinned"
+    assert ("camera follows" in checkboxes) is follows
