@@ -322,3 +322,52 @@ def test_camera_follows_is_offered_only_where_the_view_has_a_camera(window, chec
     v.tick()
     assert v.pointing.pinned_report is not None, "the item is pinned"
     assert ("camera follows" in checkboxes) is follows
+
+
+def _lit_pixels(gl, points_view, camera, size=(400, 400)) -> int:
+    """Pixels the items cover in the middle of the view (away from a box's outline), drawn as the
+    window draws them."""
+    from viewer.render.offscreen import Offscreen
+    from viewer.render.view import SceneView
+
+    view, target = SceneView(gl), Offscreen(gl, size)
+    try:
+        view.show(_Scene(points_view), "")
+        view.points.show_trough = view.points.show_floor = False  # the items alone
+        view.draw(target.fbo, camera, size)
+        pixels = target.read_rgb().astype(int)
+    finally:
+        target.release()
+        view.release()
+    middle = pixels[size[1] // 4: -size[1] // 4, size[0] // 4: -size[0] // 4]
+    return int(np.any(np.abs(middle - pixels[0, 0]) > 8, axis=2).sum())
+
+
+class _Scene:
+    """Just enough of a scene for ``SceneView.show``: one view."""
+
+    def __init__(self, view):
+        self._view = view
+
+    def view(self, color_mode):
+        return self._view
+
+
+def _one_item(radius: float, surroundings, dims: int):
+    from sim.views import PointsView
+
+    positions = np.array([[0.5, 0.5, 0.0, radius]], np.float32)
+    colours = np.ones((1, 4), np.float32)
+    return PointsView(1, dims, surroundings, 0.01, lambda: (positions, colours))
+
+
+def test_a_2d_disc_is_at_least_three_pixels_across_and_a_3d_ball_keeps_its_size(gl):
+    from sim.views import Box, Trough
+    from viewer.render.camera import OrbitCamera
+
+    disc = _one_item(0.0005, Box(1.0), 2)  # 0.15 pixels across its radius at this zoom
+    assert _lit_pixels(gl, disc, OrbitCamera.top_view(1.0, 0.01)) >= 4  # 3 pixels across: 4 to 9
+    big = _one_item(0.05, Box(1.0), 2)
+    assert 600 < _lit_pixels(gl, big, OrbitCamera.top_view(1.0, 0.01)) < 800, "larger discs keep their size: 15 px"
+    ball = _one_item(0.0005, Trough(40.0, -80.0, 80.0), 3)
+    assert _lit_pixels(gl, ball, OrbitCamera.looking_at((0.5, 0.5, 0.0), 400.0)) <= 1

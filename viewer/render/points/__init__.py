@@ -24,6 +24,7 @@ from viewer.render.points.splat import SphereSplat, gl_problem
 from viewer.render.points.trough import TroughRenderer
 
 SPLAT, IMPOSTORS = "CUDA splat + impostors", "impostors"
+MIN_DISC_PIXELS = 1.5  # radius: a 2D view's discs stay visible dots (3 pixels across) however far out
 
 
 def points_camera(view: PointsView) -> OrbitCamera:
@@ -46,6 +47,7 @@ class PointsRenderer:
         self.splat: SphereSplat | None = None
         self.splat_problem: str | None = None  # why items on the device are not splatted
         self.drawn_as = IMPOSTORS  # how the last draw drew the items
+        self.dims = 3  # the shown view's: 2 for discs seen from above
 
     # --- surroundings ----------------------------------------------------------------------------
     def set_trough(self, trough: Trough) -> bool:
@@ -81,6 +83,7 @@ class PointsRenderer:
         else:
             changed = self.set_trough(around)
         self.feed.update(view)
+        self.dims = view.dims
         return changed
 
     # --- drawing ---------------------------------------------------------------------------------
@@ -88,6 +91,7 @@ class PointsRenderer:
              near: float, size: tuple[int, int]) -> None:
         """Items, then what surrounds them, with depth testing (set up by the caller)."""
         ctx = self.ctx
+        self.spheres.set_min_radius(MIN_DISC_PIXELS if self.dims == 2 else 0.0, size[1])
         self._draw_items(view, proj, light, near, size)
         if self.box is not None:
             self.box.draw(view, proj)
