@@ -371,3 +371,38 @@ def test_a_2d_disc_is_at_least_three_pixels_across_and_a_3d_ball_keeps_its_size(
     assert 600 < _lit_pixels(gl, big, OrbitCamera.top_view(1.0, 0.01)) < 800, "larger discs keep their size: 15 px"
     ball = _one_item(0.0005, Trough(40.0, -80.0, 80.0), 3)
     assert _lit_pixels(gl, ball, OrbitCamera.looking_at((0.5, 0.5, 0.0), 400.0)) <= 1
+
+
+def _ring_share(v, centre, radius) -> float:
+    """The share of points on a circle (window points, y up) that a screenshot shows near white."""
+    from viewer.image import read_image
+
+    v.screenshot()
+    v.tick()
+    pixels = read_image(v.last_screenshot).astype(int)
+    angles = np.linspace(0, 2 * np.pi, 72, endpoint=False)
+    cols = np.round(centre[0] + radius * np.cos(angles)).astype(int)
+    rows = np.round(pixels.shape[0] - (centre[1] + radius * np.sin(angles))).astype(int)
+    near = [pixels[r - 1: r + 2, c - 1: c + 2].min(axis=2).max() for r, c in zip(rows, cols, strict=True)]
+    return float(np.mean(np.array(near) > 200))
+
+
+def test_the_push_tool_shows_its_reach_as_a_ring(window):
+    import math
+
+    v = window(create_scene("particles", n=3000))
+    camera, centre = v.camera, (250, 320)
+    pixels_per_unit = HEIGHT / (2 * camera.distance * math.tan(math.radians(camera.fov_y) / 2))
+    radius = v.scene.tool_reach() * pixels_per_unit
+    assert radius > 10
+    v.window.dispatch_event("on_mouse_motion", *centre, 0, 0)
+    v.tick()
+    assert _ring_share(v, centre, radius) < 0.3, "the tool off, no ring while hovering"
+    v.controller.set_tool(True)
+    v.tick()
+    assert _ring_share(v, centre, radius) > 0.7, "the tool on: its reach around the pointer (a tooltip hides some)"
+    v.controller.set_tool(False)
+    v.window.dispatch_event("on_mouse_press", *centre, mouse.LEFT, key.MOD_CTRL)
+    v.tick()
+    assert _ring_share(v, centre, radius) > 0.7, "a ctrl + drag shows the reach while it lasts"
+    v.window.dispatch_event("on_mouse_release", *centre, mouse.LEFT, key.MOD_CTRL)

@@ -32,6 +32,7 @@ from viewer.window.input import ImGuiInput
 from viewer.window.loop import FrameLoop
 from viewer.window.pointing import WindowPicking
 from viewer.window.rates import RateMeter
+from viewer.window.reach import draw_tool_reach
 from viewer.window.recording import RECORDING_DIR, WindowRecording
 from viewer.window.startup import WarmUp
 
@@ -143,6 +144,7 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
             draw_legend_overlay(legend, legend_colormap(self.view.current, legend), self._plots_area())
         self.pointing.update(self, fb_size)
         self.pointing.draw(self, fb_size)
+        draw_tool_reach(self, fb_size)
         if self.show_help:
             self.show_help = draw_help(self.scene.spec)
         self.gui.end_frame()
