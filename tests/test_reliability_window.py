@@ -406,3 +406,27 @@ def test_the_push_tool_shows_its_reach_as_a_ring(window):
     v.tick()
     assert _ring_share(v, centre, radius) > 0.7, "a ctrl + drag shows the reach while it lasts"
     v.window.dispatch_event("on_mouse_release", *centre, mouse.LEFT, key.MOD_CTRL)
+
+
+def test_a_scene_switched_while_paused_compiles_under_the_box_once_it_runs(window, monkeypatch):
+    import time
+
+    from sim.heat.scene import HeatScene
+
+    first_frame = HeatScene.advance_frame
+
+    def slow_first_frame(self):
+        if self.steps == 0:
+            time.sleep(0.4)
+        first_frame(self)
+
+    monkeypatch.setattr(HeatScene, "advance_frame", slow_first_frame)
+    v = window(create_scene("particles", n=300))
+    v.controller.switch_scene("heat")
+    v.tick()
+    assert v.warm_up is None and v.view.kind == "field" and v.scene.steps == 0, "paused: the new state, no step"
+    _press(v, key.SPACE)
+    assert v.warm_up is not None, "the first frame runs on the worker, under the box"
+    while v.warm_up is not None:
+        v.tick()
+    assert v.scene.steps == v.scene.spec.steps_per_frame and "kernels ready" in v.message

@@ -136,7 +136,7 @@ class ViewerActions:
         self.pointing.picking.unpin()
         self.camera = None
         self._load_scene_settings(self.scene)
-        self._scene_replaced = True
+        self._scene_replaced = self._warm_up_due = True
 
     def _save_settings(self) -> None:
         settings = self.settings

@@ -81,7 +81,8 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         self.pointing = WindowPicking(self.ctx)
         self.recording = WindowRecording(recording_dir)
         self.warm_up: WarmUp | None = None  # a scene's first frame compiling on a worker thread
-        self._scene_replaced = False  # the controller switched scenes since the last frame began
+        self._scene_replaced = False  # the controller switched scenes since this frame began
+        self._warm_up_due = False  # the scene's first frame goes to the worker once it runs (run(), a switch)
         self.bookmarks: dict[str, dict] = {}  # the scene's camera bookmarks, "1".."4"
         self._pending_camera: dict | None = None  # a saved camera, applied once the view is framed
         self.settings = settings if settings is not None else Settings(None)  # in memory only when None
@@ -114,10 +115,10 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
             return False
         now = time.perf_counter()
         dt, self._last_tick = now - self._last_tick, now
-        if self._scene_replaced:
-            self._scene_replaced = False
-            if not self.paused:
-                self.start_warm_up()  # the new scene's kernels compile while its state is shown
+        self._scene_replaced = False
+        if self._warm_up_due and not self.paused:
+            self._warm_up_due = False
+            self.start_warm_up()  # the scene's kernels compile while its state is shown
         if self.warm_up is not None:
             self._warm_up_frame(dt)
             return True

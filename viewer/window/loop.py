@@ -20,10 +20,10 @@ def _startup_key(scene) -> str:
 
 class FrameLoop:
     def run(self) -> None:
-        """Frames until the window closes, at most ``max_fps`` per second when set. A running scene
-        first compiles its kernels on a worker thread while the window shows its progress."""
-        if self.stop_at_steps is None and not self.paused:
-            self.run_warm_up()
+        """Frames until the window closes, at most ``max_fps`` per second when set. The scene's first
+        frame compiles its kernels on a worker thread while the window shows its progress (not in a
+        scripted run, which counts its steps exactly)."""
+        self._warm_up_due = self.stop_at_steps is None
         while self.tick():
             # While kernels compile, a few frames a second leave the worker the CPU.
             rate = WARM_UP_FPS if self.warm_up is not None else self.max_fps
@@ -32,12 +32,6 @@ class FrameLoop:
                 if spare > 0:
                     time.sleep(spare)
         self.close()
-
-    def run_warm_up(self) -> None:
-        """Warm-up frames until the scene's first frame is done (or the window closes)."""
-        self.start_warm_up()
-        while self.warm_up is not None and self.tick():
-            time.sleep(1 / WARM_UP_FPS)
 
     def start_warm_up(self) -> None:
         """The scene's first frame on a worker thread (kernels compile then); until it is done,
