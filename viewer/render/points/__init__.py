@@ -91,7 +91,6 @@ class PointsRenderer:
              near: float, size: tuple[int, int]) -> None:
         """Items, then what surrounds them, with depth testing (set up by the caller)."""
         ctx = self.ctx
-        self.spheres.set_min_radius(MIN_DISC_PIXELS if self.dims == 2 else 0.0, size[1])
         self._draw_items(view, proj, light, near, size)
         if self.box is not None:
             self.box.draw(view, proj)
@@ -110,7 +109,10 @@ class PointsRenderer:
     def _draw_items(self, view: np.ndarray, proj: np.ndarray, light: np.ndarray, near: float,
                     size: tuple[int, int]) -> None:
         """Items written on the device are splatted by CUDA where this context allows; the rest
-        are impostors (also the fallback, which keeps the reason in ``splat_problem``)."""
+        are impostors (also the fallback, which keeps the reason in ``splat_problem``). Both draw a 2D
+        view's discs at least MIN_DISC_PIXELS in radius."""
+        min_radius = MIN_DISC_PIXELS if self.dims == 2 else 0.0
+        self.spheres.set_min_radius(min_radius, size[1])
         if self.feed.path == DEVICE and self.spheres.count and self.splat_problem is None:
             try:
                 if self.splat is None:
@@ -119,7 +121,7 @@ class PointsRenderer:
                         raise InteropError(self.splat_problem)
                     self.splat = SphereSplat(self.ctx, self.spheres)
                 with self.feed.mapped_items() as (positions, colors):
-                    self.splat.splat(positions, colors, view, proj, light, near, size)
+                    self.splat.splat(positions, colors, view, proj, light, near, size, min_radius)
                 self.splat.draw(view, proj, light, near)
                 self.drawn_as = SPLAT
                 return
