@@ -430,3 +430,18 @@ def test_a_scene_switched_while_paused_compiles_under_the_box_once_it_runs(windo
     while v.warm_up is not None:
         v.tick()
     assert v.scene.steps == v.scene.spec.steps_per_frame and "kernels ready" in v.message
+
+
+def test_a_click_outside_an_open_combo_only_closes_it(window, widgets):
+    v = window(create_scene("particles", n=3000))
+    _click(v, *widgets["scene"])  # opens the scene combo
+    assert "heat" in widgets, "the combo's list is open"
+    target, distance = v.camera.target.copy(), v.camera.distance
+    v.window.dispatch_event("on_mouse_motion", 250, 300, 0, 0)
+    v.window.dispatch_event("on_mouse_scroll", 250, 300, 0, -1)
+    v.window.dispatch_event("on_mouse_press", 250, 300, mouse.LEFT, 0)
+    v.window.dispatch_event("on_mouse_drag", 300, 300, 50, 0, mouse.LEFT, 0)
+    v.window.dispatch_event("on_mouse_release", 300, 300, mouse.LEFT, 0)
+    v.tick()
+    assert v.camera.distance == distance and np.array_equal(v.camera.target, target)
+    assert v.pointing.picking.pinned is None and v.scene.spec.name == "particles"

@@ -59,10 +59,11 @@ class Gui:
 
     def takes_mouse_at(self, x: float, y: float) -> bool:
         """Whether the mouse at display point (x, y), y down, belongs to ImGui: over one of the last
-        frame's windows that take the mouse (the panel, an open combo, the help), or while a widget
-        is held. io.want_capture_mouse would only say so after the next frame."""
+        frame's windows that take the mouse (the panel, the help), while a widget is held, or while a
+        popup is open (a click outside a combo's list only closes it). io.want_capture_mouse would
+        only say so after the next frame."""
         self.make_current()
-        if imgui.is_any_item_active():
+        if imgui.is_any_item_active() or len(self.imgui_ctx.open_popup_stack):
             return True
         for window in self.imgui_ctx.windows:
             if not window.active or window.hidden or window.flags & imgui.WindowFlags_.no_mouse_inputs:
