@@ -15,6 +15,8 @@ in vec4 in_color;   // per instance: RGBA
 uniform mat4 u_view;
 uniform mat4 u_proj;
 uniform float u_near;
+uniform float u_min_radius;      // pixels on screen; 0 draws every ball at its own size
+uniform float u_viewport_height;  // pixels
 
 out vec3 v_ray;                 // view-space point on the quad: the ray direction through this pixel
 flat out vec3 v_center;         // view-space sphere centre
@@ -24,6 +26,10 @@ flat out vec3 v_color;
 void main() {
     vec3 c = (u_view * vec4(in_sphere.xyz, 1.0)).xyz;
     float r = in_sphere.w;
+    if (u_min_radius > 0.0 && c.z < 0.0) {
+        // At least u_min_radius pixels: a ball projects to r * P11 / depth * height / 2 pixels.
+        r = max(r, u_min_radius * 2.0 * -c.z / (u_proj[1][1] * u_viewport_height));
+    }
     float d2 = dot(c, c);
     v_center = c;
     v_radius = r;

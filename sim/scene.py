@@ -293,6 +293,10 @@ class Scene(Checks, ColorScales):
             raise ValueError(f"the {self.spec.name} scene has no pointer tool")
         self.tool_on = bool(on)
 
+    def tool_reach(self) -> float | None:
+        """How far the tool acts around the pointer, in scene units; None when it has no such reach."""
+        return None
+
     def set_tool_value(self, name: str, value: float) -> float:
         param = next((p for p in (self.spec.tool.params if self.spec.tool else ()) if p.name == name), None)
         if param is None:

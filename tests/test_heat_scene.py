@@ -50,7 +50,7 @@ def test_heat_is_a_registered_scene_with_its_command_builds_and_bench():
     assert all(len(b) == 2 for b in SPEC.gpu.blocks)
     k = next(o for o in SPEC.options if o.name == "k")
     assert k.choices == tuple(str(v) for v in range(1, kernels.K_MAX + 1)) and k.gpu_only
-    assert SPEC.tool.name == "paint" and SPEC.tool.default_on
+    assert SPEC.tool.name == "paint" and not SPEC.tool.default_on, "a click pins until the tool is chosen"
 
 
 def test_preset_grids_and_counts():
@@ -369,7 +369,8 @@ def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
     try:
         for _ in range(3):
             assert v.tick()
-        assert v.view.kind == "field" and v.scene.tool_on
+        assert v.view.kind == "field" and not v.scene.tool_on
+        v.controller.set_tool(True)
         steps = v.scene.steps
         v.tick()
         assert v.scene.steps == steps + SPEC.steps_per_frame

@@ -202,6 +202,8 @@ def test_window_switches_balls_particles_balls(viewer):
     ctl.paused = False
     steps = viewer.scene.steps
     viewer.tick()
+    while viewer.warm_up is not None:  # the switched-to scene's first frame runs on the worker
+        viewer.tick()
     assert viewer.scene.steps == steps + 10
     ctl.switch_scene("balls")
     viewer.tick()

@@ -195,3 +195,21 @@ def test_device_balls_splatted_look_like_impostors(distance):
     differing = np.any(np.abs(splatted - impostors) > 2, axis=2)
     assert differing.sum() <= 0.002 * differing.size, f"{differing.sum()} pixels differ"
     assert splatted.std() > 10, "the picture should show balls"
+
+
+@pytest.mark.gpu
+def test_small_device_discs_splat_at_the_impostors_minimum_size():
+    """A 2D view's discs far out are 3 pixels across however they are drawn."""
+    from sim import create_scene
+    from viewer.render.view import IMPOSTORS, SPLAT
+
+    scene = create_scene("particles", n=20000, backend="gpu")
+    camera = OrbitCamera.top_view(scene.size, 0.01)  # 500 pixels high: the discs are 1.2 pixels across
+    splatted, drawn, problem = _render(scene, camera)
+    assert drawn == SPLAT, problem
+    impostors, drawn, _ = _render(HostOnly(scene), camera)
+    assert drawn == IMPOSTORS
+    lit = np.any(np.abs(impostors - np.array(BACKGROUND) * 255) > 8, axis=2)
+    assert lit.sum() > 2.5 * scene.n, "the impostors draw the discs 3 pixels across (about 7 pixels each)"
+    differing = np.any(np.abs(splatted - impostors) > 2, axis=2)
+    assert differing.sum() <= 0.002 * differing.size, f"{differing.sum()} pixels differ"

@@ -102,6 +102,8 @@ def window(tmp_path):
 
 @needs_display
 def test_a_cold_start_shows_compiling_kernels_instead_of_a_black_frame(window, monkeypatch):
+    import time
+
     import viewer.window.loop as loop
     import viewer.window.startup as startup
 
@@ -125,14 +127,15 @@ def test_a_cold_start_shows_compiling_kernels_instead_of_a_black_frame(window, m
             return getattr(self._scene, name)
 
         def advance_frame(self):
-            import time
-
             time.sleep(0.6)
             self._scene.advance_frame()
 
     v = window(scene)
     v.controller.scene = SlowFirstFrame(scene)
-    v.run_warm_up()
+    v.start_warm_up()
+    while v.warm_up is not None:
+        v.tick()
+        time.sleep(1 / 30)
     v.controller.scene = scene
     assert len(drawn) >= 3, "frames were drawn while the first frame ran"
     assert all(count == scene.n for _, count in drawn), "the initial state is drawn under the box, not black"
@@ -145,14 +148,15 @@ def test_keys_wait_while_the_kernels_compile(window):
     from viewer.window.startup import WarmUp
 
     v = window(create_scene("particles", n=300))
-    v.warm_up = WarmUp(v.scene)  # as during run_warm_up
+    v.warm_up = WarmUp(v.scene)  # as while the first frame runs on the worker
     from viewer.window.keys import key
 
     v.window.dispatch_event("on_key_press", key.SPACE, 0)
     v.window.dispatch_events()
     assert not v.paused, "Space waits for the warm-up"
-    v.window.dispatch_event("on_key_press", key.ESCAPE, 0)
-    v.window.dispatch_events()
+    for _ in range(2):  # the second Esc quits
+        v.window.dispatch_event("on_key_press", key.ESCAPE, 0)
+        v.window.dispatch_events()
     assert v._quit_requested
     v.warm_up = None
 

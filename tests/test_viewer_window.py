@@ -226,9 +226,11 @@ def test_scripted_run_reaches_the_step_count_and_saves_the_window(tmp_path):
     assert pixels.shape == (240, 320, 3) and pixels.std() > 5
 
 
-def test_esc_closes_the_window(viewer):
+def test_a_second_esc_closes_the_window(viewer):
     # Last test of the module: it closes the shared window.
     assert viewer.tick()
+    viewer.window.dispatch_event("on_key_press", key.ESCAPE, 0)
+    assert viewer.tick() and "Esc again" in viewer.message
     viewer.window.dispatch_event("on_key_press", key.ESCAPE, 0)
     assert viewer.tick() is False
     assert viewer.closed

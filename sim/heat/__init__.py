@@ -53,7 +53,7 @@ PAINT = Tool("paint", "left drag paints heat at the tool's temperature, right dr
              params=(Param("radius", "brush radius", 0.75, 2000.0, "%.1f cells", log=True,
                            help="in cells; the smallest brush paints the cell under the pointer"),
                      Param("temperature", "temperature", 0.0, 100.0, "%.1f", help="what a left drag paints")),
-             default_on=True)
+             default_on=False)
 
 SPEC = SceneSpec(
     name="heat",

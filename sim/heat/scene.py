@@ -233,6 +233,9 @@ class HeatScene(HeatStats, Scene):
                           {"max error": error, "steps checked": steps, "compared": compared})
 
     # --- the paint tool --------------------------------------------------------------------------
+    def tool_reach(self) -> float:
+        return self.tool_values["radius"]  # cells, one scene unit each
+
     def pointer(self, event: PointerEvent) -> None:
         """Left drag paints the tool's temperature, right drag 0, along the whole path of the drag."""
         if event.kind not in ("press", "drag") or event.button not in ("left", "right"):

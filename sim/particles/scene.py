@@ -170,6 +170,9 @@ class ParticlesScene(ParticleItems, Scene):
         return self.gpu.host_positions() if self.gpu is not None else (self.host.x, self.host.y)
 
     # --- the push tool ---------------------------------------------------------------------------
+    def tool_reach(self) -> float:
+        return self.tool_values["radius"] * self.size
+
     def pointer(self, event: PointerEvent) -> None:
         """A left drag gives the particles within the push radius the pointer's velocity."""
         if event.kind == "press":
@@ -187,7 +190,7 @@ class ParticlesScene(ParticleItems, Scene):
             dvx, dvy = dvx * MAX_PUSH_SPEED / speed, dvy * MAX_PUSH_SPEED / speed
         self._drag = (event.x, event.y)
         x, y, vx, vy = self._arrays()
-        reach = self.tool_values["radius"] * self.size
+        reach = self.tool_reach()
         near = (x - event.x) ** 2 + (y - event.y) ** 2 <= reach * reach
         vx[near] = dvx
         vy[near] = dvy

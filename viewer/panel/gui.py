@@ -57,6 +57,22 @@ class Gui:
         imgui.set_current_context(self.imgui_ctx)
         implot.set_current_context(self.implot_ctx)
 
+    def takes_mouse_at(self, x: float, y: float) -> bool:
+        """Whether the mouse at display point (x, y), y down, belongs to ImGui: over one of the last
+        frame's windows that take the mouse (the panel, the help), while a widget is held, or while a
+        popup is open (a click outside a combo's list only closes it). io.want_capture_mouse would
+        only say so after the next frame."""
+        self.make_current()
+        if imgui.is_any_item_active() or len(self.imgui_ctx.open_popup_stack):
+            return True
+        for window in self.imgui_ctx.windows:
+            if not window.active or window.hidden or window.flags & imgui.WindowFlags_.no_mouse_inputs:
+                continue
+            rect = window.outer_rect_clipped
+            if rect.min.x <= x < rect.max.x and rect.min.y <= y < rect.max.y:
+                return True
+        return False
+
     @property
     def io(self):
         return imgui.get_io()

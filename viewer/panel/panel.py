@@ -1,4 +1,5 @@
-"""The panel: a window at the right edge holding the message line and every section in order.
+"""The panel: a window at the right edge holding the message line and, scrolling under it, every
+section in order.
 
 Sections fold (their open state is kept with the settings); the counters come early so that they
 stay in sight on a small window."""
@@ -38,13 +39,18 @@ class Panel:
         imgui.set_next_window_size((width, height), imgui.Cond_.always)
         imgui.set_next_window_bg_alpha(0.88)
         flags = imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_resize
-        flags |= imgui.WindowFlags_.no_saved_settings
+        flags |= imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_scrollbar
+        flags |= imgui.WindowFlags_.no_scroll_with_mouse
         expanded, _ = imgui.begin("kernel-lab", None, flags)
         if expanded:
-            if ctl.message:  # first, so key feedback is never scrolled out of sight
+            # The message line stays above the sections, which scroll in a region of their own: key
+            # feedback is never scrolled out of sight.
+            if ctl.message:
                 wrapped(MESSAGE, ctl.message)
             else:
                 wrapped(GREY, "F1: keys and mouse; hover an item for its values, click pins it")
+            imgui.separator()
+            imgui.begin_child("##sections")  # its items are clipped when it is hidden; end_child always
             self.scene_section.draw(ctl)
             draw_run_section(ctl, app)
             draw_stats_section(ctl, app)
@@ -58,4 +64,5 @@ class Panel:
             draw_histogram_section(ctl.histogram, ctl.scene)
             if app is not None:
                 draw_display_section(app)
+            imgui.end_child()
         imgui.end()

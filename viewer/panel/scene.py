@@ -92,13 +92,19 @@ class SceneSection:
         imgui.set_next_item_width(item_width())
         _, self._count_choice = imgui.slider_int("##count", self._count_choice, lo, hi,
                                                  f"%d {ctl.words.unit}", flags)
-        released = imgui.is_item_deactivated_after_edit()
-        tooltip("applies when released (reloads the preset); ctrl+click to type")
+        # A stray click only moves the choice: reloading the preset waits for Apply, or for Enter
+        # after typing a count (ctrl+click).
+        entered = imgui.is_item_deactivated_after_edit() and _enter_pressed()
+        tooltip("Apply (or Enter after ctrl+click typing) reloads the preset with this count")
         imgui.same_line()
         changed = self._count_choice != scene.target_n
         imgui.begin_disabled(not changed)
         clicked = imgui.button("Apply")
         imgui.end_disabled()
-        if (released or clicked) and changed:
+        if (entered or clicked) and changed:
             ctl.set_count(self._count_choice)
             self._count_source = None  # resync with what the scene accepted
+
+
+def _enter_pressed() -> bool:
+    return imgui.is_key_pressed(imgui.Key.enter, False) or imgui.is_key_pressed(imgui.Key.keypad_enter, False)

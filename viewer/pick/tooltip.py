@@ -84,8 +84,9 @@ def draw_tooltip(rep: ItemReport) -> None:
     imgui.end_tooltip()
 
 
-def draw_pinned_window(rep: ItemReport, picking, at: tuple[float, float]) -> bool:
-    """The pinned item's window at the view's top-left; returns False when the user unpinned it."""
+def draw_pinned_window(rep: ItemReport, picking, at: tuple[float, float], can_follow: bool) -> bool:
+    """The pinned item's window at the view's top-left, with "camera follows" where the view has a
+    camera (``can_follow``); returns False when the user unpinned it."""
     imgui.set_next_window_pos(at, imgui.Cond_.appearing)
     imgui.set_next_window_bg_alpha(0.9)
     flags = imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_saved_settings \
@@ -93,10 +94,11 @@ def draw_pinned_window(rep: ItemReport, picking, at: tuple[float, float]) -> boo
     title = next(iter(rep.values.items()), ("item", f"#{rep.item}"))
     _, still_open = imgui.begin(f"pinned: {title[0]} {title[1]}###pinned", True, flags)
     draw_report(rep)
-    changed, follow = imgui.checkbox("camera follows", picking.follow)
-    if changed:
-        picking.follow = follow
-    imgui.same_line()
+    if can_follow:
+        changed, follow = imgui.checkbox("camera follows", picking.follow)
+        if changed:
+            picking.follow = follow
+        imgui.same_line()
     unpinned = imgui.small_button("unpin (Esc)")
     imgui.end()
     return bool(still_open) and not unpinned

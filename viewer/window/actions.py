@@ -1,10 +1,12 @@
-"""The viewer's actions that keys and the panel start: quitting, Esc (unpin or quit), full screen,
+"""The viewer's actions that keys and the panel start: quitting, Esc (help, unpin, then quit), full screen,
 recording (R), camera bookmarks (Ctrl+1…4 / 1…4), help, the default camera, screenshots (F12),
 and keeping the settings (captured on a scene switch and on exit). A mixin of ``Viewer``."""
 
 from __future__ import annotations
 
+import math
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -14,6 +16,8 @@ from viewer.render.offscreen import Offscreen
 from viewer.render.view import default_camera
 from viewer.window import persist
 
+QUIT_ESCAPE_SECONDS = 3.0  # a second Esc this soon after the first quits
+
 
 class ViewerActions:
     # --- actions for keys and panel -------------------------------------------------------------
@@ -21,9 +25,19 @@ class ViewerActions:
         self._quit_requested = True
 
     def escape(self) -> None:
-        """Esc: unpin the pinned item; with nothing pinned, quit."""
-        if not self.pointing.unpin(self):
+        """Esc: close the help, else unpin the pinned item, else ask for a second Esc, which quits."""
+        if self.show_help:
+            self.show_help = False
+            self.controller.say("help closed (F1 opens it)")
+        elif self.pointing.unpin(self):
+            pass
+        elif time.monotonic() - self._escape_at < QUIT_ESCAPE_SECONDS:
             self.quit()
+        else:
+            self._escape_at = time.monotonic()
+            self.controller.say(f"Esc again within {QUIT_ESCAPE_SECONDS:.0f} s quits")
+            return
+        self._escape_at = -math.inf
 
     def toggle_fullscreen(self) -> None:
         with self.controller.guard("full screen"):
@@ -138,6 +152,7 @@ class ViewerActions:
         self.pointing.picking.unpin()
         self.camera = None
         self._load_scene_settings(self.scene)
+        self._scene_replaced = self._warm_up_due = True
         notice, self._switch_notice = self._switch_notice, ""
         if notice:
             print(f"viewer: {notice}", file=sys.stderr)

@@ -8,6 +8,7 @@ drive the window without ``pyglet.app.run``. Pointer drags go to the camera or, 
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -31,6 +32,7 @@ from viewer.window.input import ImGuiInput
 from viewer.window.loop import FrameLoop
 from viewer.window.pointing import WindowPicking
 from viewer.window.rates import RateMeter
+from viewer.window.reach import draw_tool_reach
 from viewer.window.recording import RECORDING_DIR, WindowRecording
 from viewer.window.startup import WarmUp
 
@@ -68,6 +70,7 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         self.frames = 0
         self.closed = False
         self._quit_requested = False
+        self._escape_at = -math.inf  # when an Esc last asked for a second one to quit
         self._screenshot_requested = False
         self._drag: str | None = None  # the gesture of the button held down (a camera move or TOOL)
         self._tool_button = ""  # the button of a tool drag
@@ -79,7 +82,9 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         self._last_tick = time.perf_counter()
         self.pointing = WindowPicking(self.ctx)
         self.recording = WindowRecording(recording_dir)
-        self.warm_up: WarmUp | None = None  # the first frame compiling on a worker thread (run())
+        self.warm_up: WarmUp | None = None  # a scene's first frame compiling on a worker thread
+        self._scene_replaced = False  # the controller switched scenes since this frame began
+        self._warm_up_due = False  # the scene's first frame goes to the worker once it runs (run(), a switch)
         self.bookmarks: dict[str, dict] = {}  # the scene's camera bookmarks, "1".."4"
         self._pending_camera: dict | None = None  # a saved camera, applied once the view is framed
         self.settings = settings if settings is not None else Settings(None)  # in memory only when None
@@ -112,6 +117,13 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
             return False
         now = time.perf_counter()
         dt, self._last_tick = now - self._last_tick, now
+        self._scene_replaced = False
+        if self._warm_up_due and not self.paused:
+            self._warm_up_due = False
+            self.start_warm_up()  # the scene's kernels compile while its state is shown
+        if self.warm_up is not None:
+            self._warm_up_frame(dt)
+            return True
 
         if self.stop_at_steps is None:
             self.controller.advance(self.render_ms)
@@ -128,10 +140,14 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         self.view.draw_plots(self._plots_area(), self._point_moved)
         legend = self.view.legend
         self.panel.draw(self.controller, self, shown=self.view.current, feed=self.view.feed, legend=legend)
+        if self._scene_replaced:  # the panel switched scenes: this frame's view and legend are the old one's
+            self.gui.end_frame()
+            return True
         if legend is not None:
             draw_legend_overlay(legend, legend_colormap(self.view.current, legend), self._plots_area())
         self.pointing.update(self, fb_size)
         self.pointing.draw(self, fb_size)
+        draw_tool_reach(self, fb_size)
         if self.show_help:
             self.show_help = draw_help(self.scene.spec)
         self.gui.end_frame()
@@ -202,6 +218,7 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         if self.closed:
             return
         self.closed = True
+        self.finish_warm_up()  # the worker steps the scene: let it finish before the scene is saved
         self.window.switch_to()
         self._save_settings()
         self.recording.release()

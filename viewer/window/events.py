@@ -19,7 +19,7 @@ class WindowEvents:
             return EVENT_HANDLED  # typing into a widget; Esc leaves the widget, not the viewer
         if self.warm_up is not None:  # the scene is busy on the worker thread: only quitting now
             if symbol == key.ESCAPE:
-                self.quit()
+                self.escape()
             return EVENT_HANDLED
         dispatch_key(symbol, modifiers, self, self.controller)
         return EVENT_HANDLED  # also keeps pyglet from closing the window on Esc by itself
@@ -40,8 +40,8 @@ class WindowEvents:
         self.pointing.pointer = None
 
     def on_mouse_press(self, x, y, button, modifiers):
-        wanted = self.input.wants_mouse
-        self.input.mouse_button(x, y, button, True)
+        wanted = self.input.wants_mouse_at(x, y)
+        self.input.mouse_button(x, y, button, True, modifiers)
         self.pointing.pointer = (x, y)
         if wanted or self._drag is not None or self.camera is None or self.warm_up is not None:
             return
@@ -54,7 +54,7 @@ class WindowEvents:
             self._send_pointer("press", x, y, modifiers)
 
     def on_mouse_release(self, x, y, button, modifiers):
-        self.input.mouse_button(x, y, button, False)
+        self.input.mouse_button(x, y, button, False, modifiers)
         if button == pyglet.window.mouse.LEFT:
             self.pointing.released(x, y, self._drag == TOOL)
         if self._drag == TOOL:
@@ -88,8 +88,9 @@ class WindowEvents:
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self.input.mouse_position(x, y)
+        wanted = self.input.wants_mouse_at(x, y)
         self.input.scroll(scroll_x, scroll_y)
-        if not self.input.wants_mouse and self.camera is not None:
+        if not wanted and self.camera is not None:
             self.camera.zoom(0.9**scroll_y)
 
     def on_resize(self, width, height):

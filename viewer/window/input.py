@@ -57,8 +57,9 @@ class ImGuiInput:
     def mouse_position(self, x: float, y: float) -> None:
         self._io().add_mouse_pos_event(float(x), float(self.window_height() - y))
 
-    def mouse_button(self, x: float, y: float, button: int, down: bool) -> None:
+    def mouse_button(self, x: float, y: float, button: int, down: bool, modifiers: int = 0) -> None:
         io = self._io()
+        _set_modifiers(io, modifiers)  # ctrl + click types into a slider: ImGui must see the ctrl
         io.add_mouse_pos_event(float(x), float(self.window_height() - y))
         if button in _MOUSE_BUTTONS:
             io.add_mouse_button_event(_MOUSE_BUTTONS[button], down)
@@ -68,9 +69,7 @@ class ImGuiInput:
 
     def key(self, symbol: int, modifiers: int, down: bool) -> None:
         io = self._io()
-        io.add_key_event(imgui.Key.mod_ctrl, bool(modifiers & key.MOD_CTRL))
-        io.add_key_event(imgui.Key.mod_shift, bool(modifiers & key.MOD_SHIFT))
-        io.add_key_event(imgui.Key.mod_alt, bool(modifiers & key.MOD_ALT))
+        _set_modifiers(io, modifiers, symbol, down)
         if symbol in KEY_MAP:
             io.add_key_event(KEY_MAP[symbol], down)
 
@@ -86,9 +85,28 @@ class ImGuiInput:
     def wants_mouse(self) -> bool:
         return bool(self._io().want_capture_mouse)
 
+    def wants_mouse_at(self, x: float, y: float) -> bool:
+        """Whether the panel (or another ImGui window) takes a mouse event at window point (x, y),
+        decided from where the event is, not from the last frame's flag."""
+        return self.gui.takes_mouse_at(float(x), float(self.window_height() - y))
+
     @property
     def wants_keyboard(self) -> bool:
         return bool(self._io().want_capture_keyboard)
+
+
+_MODIFIER_KEYS = (
+    (imgui.Key.mod_ctrl, key.MOD_CTRL, (key.LCTRL, key.RCTRL)),
+    (imgui.Key.mod_shift, key.MOD_SHIFT, (key.LSHIFT, key.RSHIFT)),
+    (imgui.Key.mod_alt, key.MOD_ALT, (key.LALT, key.RALT)),
+)
+
+
+def _set_modifiers(io, modifiers: int, symbol: int | None = None, down: bool = False) -> None:
+    """ImGui's ctrl, shift and alt as held now. X reports the modifiers held before the event, so the
+    press or release of a modifier key itself decides that one."""
+    for mod, flag, symbols in _MODIFIER_KEYS:
+        io.add_key_event(mod, down if symbol in symbols else bool(modifiers & flag))
 
 
 ORBIT, PAN, ZOOM, TOOL = "orbit", "pan", "zoom", "tool"

@@ -49,7 +49,7 @@ BINDINGS: tuple[KeyBinding, ...] = (
     KeyBinding("F1", key.F1, None, "toggle_help", "show / hide this help"),
     KeyBinding("F11", key.F11, None, "toggle_fullscreen", "full screen on / off"),
     KeyBinding("F12", key.F12, None, "screenshot", "save a PNG of the window into ./screenshots"),
-    KeyBinding("Esc", key.ESCAPE, None, "escape", "unpin the pinned item; with nothing pinned, quit"),
+    KeyBinding("Esc", key.ESCAPE, None, "escape", "close the help, else unpin, else quit (a second Esc)"),
 )
 SCENE_KEY_ACTION = "scene_key"  # the controller's method for every scene key
 

@@ -1,58 +1,79 @@
-"""How the window's frames follow one another: paced to ``max_fps``, the first one on a worker
-thread while the kernels compile, and a scripted run (``--steps``) that stops at an exact physics
-step, saves the picture and quits. ``Viewer.tick()`` draws each frame. A mixin of ``Viewer``."""
+"""How the window's frames follow one another: paced to ``max_fps``, the first one of a scene (at
+start-up and after a scene switch) on a worker thread while the kernels compile, and a scripted run
+(``--steps``) that stops at an exact physics step, saves the picture and quits. ``Viewer.tick()``
+draws each frame. A mixin of ``Viewer``."""
 
 from __future__ import annotations
 
 import time
 
+from viewer.panel.colour import draw_legend_overlay, legend_colormap
 from viewer.window.startup import WarmUp, draw_compile_box
+
+WARM_UP_FPS = 30
+
+
+def _startup_key(scene) -> str:
+    """Where the settings keep how many kernels the scene's last cold start compiled."""
+    return f"{scene.spec.name}/{scene.backend}"
 
 
 class FrameLoop:
     def run(self) -> None:
-        """Frames until the window closes, at most ``max_fps`` per second when set. A running scene
-        first compiles its kernels on a worker thread while the window shows its progress."""
-        if self.stop_at_steps is None and not self.paused:
-            self.run_warm_up()
+        """Frames until the window closes, at most ``max_fps`` per second when set. The scene's first
+        frame compiles its kernels on a worker thread while the window shows its progress (not in a
+        scripted run, which counts its steps exactly)."""
+        self._warm_up_due = self.stop_at_steps is None
         while self.tick():
-            if self.max_fps:
-                spare = 1.0 / self.max_fps - (time.perf_counter() - self._last_tick)
+            # While kernels compile, a few frames a second leave the worker the CPU.
+            rate = WARM_UP_FPS if self.warm_up is not None else self.max_fps
+            if rate:
+                spare = 1.0 / rate - (time.perf_counter() - self._last_tick)
                 if spare > 0:
                     time.sleep(spare)
         self.close()
 
-    def run_warm_up(self) -> None:
-        """The scene's first frame on a worker thread (kernels compile then) while the window draws the
-        initial state under a "compiling kernels…" box; keys other than quitting wait until it is done."""
+    def start_warm_up(self) -> None:
+        """The scene's first frame on a worker thread (kernels compile then); until it is done,
+        ``tick`` draws warm-up frames: the initial state under a "compiling kernels…" box, and keys
+        other than Esc wait."""
         self.window.switch_to()
         self._upload()  # the initial state, drawn from the GL buffers while the worker steps
-        key_name = f"{self.scene.spec.name}/{self.scene.backend}"
-        startup = self.settings.table("startup")
-        expected = startup.get(key_name) if isinstance(startup.get(key_name), int) else None
-        self.warm_up = warm = WarmUp(self.scene, expected).start()
-        try:
-            while not warm.done and not self._quit_requested and not self.closed:
-                self.window.dispatch_events()
-                fb_size = self.window.get_framebuffer_size()
-                self.gui.new_frame(self.window.get_size(), fb_size, 1 / 30)
-                draw_compile_box(warm, tuple(float(v) for v in self.window.get_size()))
-                self.gui.end_frame()
-                self._draw(self.ctx.screen, fb_size)
-                self.window.flip()
-                time.sleep(1 / 30)
-        finally:
-            warm.finish()
-            self.warm_up = None
+        expected = self.settings.table("startup").get(_startup_key(self.scene))
+        self.warm_up = WarmUp(self.scene, expected if isinstance(expected, int) else None).start()
+
+    def _warm_up_frame(self, dt: float) -> None:
+        """One frame while the worker runs: the scene's state, its legend and the box; or, once the
+        worker is done, the end of the warm-up."""
+        warm = self.warm_up
+        if warm.done:
+            self.finish_warm_up()
+            return
+        fb_size = self.window.get_framebuffer_size()
+        self.gui.new_frame(self.window.get_size(), fb_size, dt)
+        legend = self.view.legend
+        if legend is not None:
+            draw_legend_overlay(legend, legend_colormap(self.view.current, legend), self._plots_area())
+        draw_compile_box(warm, tuple(float(v) for v in self.window.get_size()))
+        self.gui.end_frame()
+        self._draw(self.ctx.screen, fb_size)
+        self.window.flip()
+
+    def finish_warm_up(self) -> None:
+        """Wait for the worker (it is done unless the window is closing) and say how it went."""
+        warm, self.warm_up = self.warm_up, None
+        if warm is None:
+            return
+        warm.finish()
         if warm.error is not None:
             self.controller.paused = True
             self.controller._failed("simulation step", warm.error)
-        else:
-            if warm.compiled:
-                startup[key_name] = len(warm.compiled)
-            self.controller.step_rate.update(self.scene.steps)
-            names = f": {', '.join(warm.compiled)}" if warm.compiled else " (loaded from the cache)"
-            self.controller.say(f"kernels ready in {warm.seconds:.1f} s{names}")
+            return
+        if warm.compiled:
+            self.settings.table("startup")[_startup_key(warm.scene)] = len(warm.compiled)
+        self.controller.step_rate.update(self.scene.steps)
+        names = f": {', '.join(warm.compiled)}" if warm.compiled else " (loaded from the cache)"
+        self.controller.say(f"kernels ready in {warm.seconds:.1f} s{names}")
 
     # --- a scripted run -------------------------------------------------------------------------
     def _scripted_advance(self) -> None:

@@ -108,7 +108,7 @@ class WindowPicking:
         viewer.view.plots.pinned = pinned if isinstance(viewer.view.current, PlotsView) else None
         if pinned is not None:
             self.pinned_report = report(scene, pinned)
-            if not draw_pinned_window(self.pinned_report, picking, (12.0, 12.0)):
+            if not draw_pinned_window(self.pinned_report, picking, (12.0, 12.0), viewer.camera is not None):
                 self.unpin(viewer)
             else:
                 self._highlight(viewer, pinned, fb_size, pinned=True)

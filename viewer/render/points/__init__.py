@@ -24,6 +24,7 @@ from viewer.render.points.splat import SphereSplat, gl_problem
 from viewer.render.points.trough import TroughRenderer
 
 SPLAT, IMPOSTORS = "CUDA splat + impostors", "impostors"
+MIN_DISC_PIXELS = 1.5  # radius: a 2D view's discs stay visible dots (3 pixels across) however far out
 
 
 def points_camera(view: PointsView) -> OrbitCamera:
@@ -46,6 +47,7 @@ class PointsRenderer:
         self.splat: SphereSplat | None = None
         self.splat_problem: str | None = None  # why items on the device are not splatted
         self.drawn_as = IMPOSTORS  # how the last draw drew the items
+        self.dims = 3  # the shown view's: 2 for discs seen from above
 
     # --- surroundings ----------------------------------------------------------------------------
     def set_trough(self, trough: Trough) -> bool:
@@ -81,6 +83,7 @@ class PointsRenderer:
         else:
             changed = self.set_trough(around)
         self.feed.update(view)
+        self.dims = view.dims
         return changed
 
     # --- drawing ---------------------------------------------------------------------------------
@@ -106,7 +109,10 @@ class PointsRenderer:
     def _draw_items(self, view: np.ndarray, proj: np.ndarray, light: np.ndarray, near: float,
                     size: tuple[int, int]) -> None:
         """Items written on the device are splatted by CUDA where this context allows; the rest
-        are impostors (also the fallback, which keeps the reason in ``splat_problem``)."""
+        are impostors (also the fallback, which keeps the reason in ``splat_problem``). Both draw a 2D
+        view's discs at least MIN_DISC_PIXELS in radius."""
+        min_radius = MIN_DISC_PIXELS if self.dims == 2 else 0.0
+        self.spheres.set_min_radius(min_radius, size[1])
         if self.feed.path == DEVICE and self.spheres.count and self.splat_problem is None:
             try:
                 if self.splat is None:
@@ -115,7 +121,7 @@ class PointsRenderer:
                         raise InteropError(self.splat_problem)
                     self.splat = SphereSplat(self.ctx, self.spheres)
                 with self.feed.mapped_items() as (positions, colors):
-                    self.splat.splat(positions, colors, view, proj, light, near, size)
+                    self.splat.splat(positions, colors, view, proj, light, near, size, min_radius)
                 self.splat.draw(view, proj, light, near)
                 self.drawn_as = SPLAT
                 return

@@ -23,6 +23,7 @@ class SphereRenderer:
     def __init__(self, ctx: moderngl.Context, capacity: int = 1024):
         self.ctx = ctx
         self.program = load_program(ctx, "spheres")
+        self.set_min_radius(0.0, 1)
         self._corners = ctx.buffer(_CORNERS.tobytes())
         self._count = 0
         self._capacity = 0
@@ -88,6 +89,12 @@ class SphereRenderer:
         self.program["u_view"].write(view.T.astype("f4").tobytes())
         self.program["u_proj"].write(proj.T.astype("f4").tobytes())
         self.program["u_light_dir"].value = tuple(float(x) for x in light_dir_view)
+
+    def set_min_radius(self, pixels: float, viewport_height: int) -> None:
+        """Draw no ball smaller than ``pixels`` in radius on a view ``viewport_height`` pixels high
+        (0: every ball at its own size)."""
+        self.program["u_min_radius"].value = float(pixels)
+        self.program["u_viewport_height"].value = float(max(viewport_height, 1))
 
     def draw(self, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray, near: float) -> None:
         if self._count == 0:

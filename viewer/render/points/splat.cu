@@ -32,12 +32,14 @@ __device__ inline unsigned int unorm8(float v) { return __float2uint_rn(__satura
 
 // m0 ... m11: rows 0-2 of the world -> view matrix; p00 ... p23: the projection's entries that are not
 // 0 or -1; light: view space, towards the light, normalised; max_box: the widest box side, in
-// pixels, that one thread shades.
+// pixels, that one thread shades; min_radius: the smallest radius drawn, in pixels (0: none), as
+// u_min_radius in spheres.glsl.
 extern "C" __global__ void splat_balls(
     const float4* __restrict__ pos, const float4* __restrict__ col, int n,
     float m0, float m1, float m2, float m3, float m4, float m5, float m6, float m7, float m8, float m9, float m10,
     float m11, float p00, float p02, float p11, float p12, float p22, float p23, float near,
-    float lx, float ly, float lz, int width, int height, int max_box, unsigned long long* __restrict__ image,
+    float lx, float ly, float lz, int width, int height, int max_box, float min_radius,
+    unsigned long long* __restrict__ image,
     float4* __restrict__ big_pos, float4* __restrict__ big_col, unsigned int* __restrict__ draw_cmd) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -45,6 +47,7 @@ extern "C" __global__ void splat_balls(
     Vec3 c = make(m0 * s.x + m1 * s.y + m2 * s.z + m3, m4 * s.x + m5 * s.y + m6 * s.z + m7,
                   m8 * s.x + m9 * s.y + m10 * s.z + m11);
     float r = s.w;
+    if (min_radius > 0.0f && c.z < 0.0f) r = fmaxf(r, min_radius * 2.0f * -c.z / (p11 * height));
     float d2 = dot(c, c);
     if (!(r > 0.0f) || d2 <= r * r * 1.0001f) return;  // degenerate, or the eye inside the ball
     // Outside the frustum's near or side planes: culled here, so that balls beside or behind the

@@ -74,8 +74,9 @@ class SphereSplat(RegistrationHolder):
             self.capacity = capacity
 
     def splat(self, positions, colors, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray,
-              near: float, size: tuple[int, int]) -> None:
-        """Run the kernel over CuPy (n, 4) ``positions`` and ``colors`` for this camera and size."""
+              near: float, size: tuple[int, int], min_radius: float = 0.0) -> None:
+        """Run the kernel over CuPy (n, 4) ``positions`` and ``colors`` for this camera and size;
+        no ball is drawn smaller than ``min_radius`` pixels (the impostors' ``set_min_radius``)."""
         import cupy
 
         n = positions.shape[0]
@@ -97,7 +98,7 @@ class SphereSplat(RegistrationHolder):
             args = (positions, colors, np.int32(n), *(f(x) for x in view[:3].ravel()),
                     f(proj[0, 0]), f(proj[0, 2]), f(proj[1, 1]), f(proj[1, 2]), f(proj[2, 2]), f(proj[2, 3]),
                     f(near), *(f(x) for x in light_dir_view), np.int32(width), np.int32(height),
-                    np.int32(MAX_BOX),
+                    np.int32(MAX_BOX), f(min_radius),
                     cupy_view(image_ptr, image_size, (height, width), "uint64", self._registration),
                     cupy_view(pos_ptr, pos_size, (self.capacity, 4), "float32", self._registration),
                     cupy_view(col_ptr, col_size, (self.capacity, 4), "float32", self._registration),

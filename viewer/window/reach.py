@@ -1,0 +1,44 @@
+"""The pointer tool's reach drawn around the pointer: a ring as wide as the tool acts (the push
+radius, the brush), while the tool is on and the pointer is over the view, and during a tool drag
+(also a Ctrl + drag with the tool off)."""
+
+from __future__ import annotations
+
+import math
+
+from imgui_bundle import imgui
+
+from viewer.pick.tooltip import project
+from viewer.window.input import TOOL, scene_point
+
+RING_LIGHT = imgui.ImVec4(1.0, 1.0, 1.0, 0.9)
+RING_DARK = imgui.ImVec4(0.0, 0.0, 0.0, 0.6)  # under the light one: visible on light and dark colours
+
+
+def draw_tool_reach(viewer, fb_size: tuple[int, int]) -> None:
+    """Inside the ImGui frame, on the view's background layer (under the panel)."""
+    scene, camera, pointer = viewer.scene, viewer.camera, viewer.pointing.pointer
+    if scene.spec.tool is None or camera is None or pointer is None:
+        return
+    width = viewer.window.get_size()[0]
+    hovering = (viewer._drag is None and scene.tool_on and not viewer.input.wants_mouse
+                and pointer[0] < width - viewer.covered_display())
+    reach = scene.tool_reach()
+    if not (hovering or viewer._drag == TOOL) or not reach:
+        return
+    scale = fb_size[0] / max(width, 1)
+    covered = viewer._covered_right(fb_size)
+    x, y, _, _ = scene_point(camera, pointer[0] * scale, pointer[1] * scale, fb_size, covered)
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return
+    view = camera.view_matrix()
+    proj = camera.projection_matrix(fb_size[0] / max(fb_size[1], 1), covered / max(fb_size[0], 1))
+    display = tuple(float(v) for v in viewer.window.get_size())
+    cx, cy, w = project((x, y, 0.0), view, proj, display)
+    ex, ey, _ = project((x + reach, y, 0.0), view, proj, display)
+    if not w > 0:
+        return
+    radius = math.hypot(ex - cx, ey - cy)
+    draw = imgui.get_background_draw_list()
+    draw.add_circle((cx, cy), radius, imgui.color_convert_float4_to_u32(RING_DARK), 0, 4.0)
+    draw.add_circle((cx, cy), radius, imgui.color_convert_float4_to_u32(RING_LIGHT), 0, 2.0)
