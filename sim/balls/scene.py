@@ -27,6 +27,7 @@ from sim.balls.pipeline_cpu import HostBalls
 from sim.balls.render_cpu import RENDER_MODES, UNITS, fill_colors, mapped_values, span_factors
 from sim.colormap import BLOCK_PALETTE
 from sim.contract import BLOCK_COLORS, Legend, PointsView, Trough
+from sim.cuda import ceil_div
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
 from sim.scene import Scene
 
@@ -271,7 +272,7 @@ class BallsScene(BallItems, Scene):
             span = self.color_span(mode, mapped_values(self, mode, xp), xp)
             return Legend(self.color_modes[mode].lower(), *span, UNITS[mode])
         if mode == BLOCK_COLORS:
-            blocks = max(-(-self.n // self.block), 1)
+            blocks = max(ceil_div(self.n, self.block), 1)
             return Legend(f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)", 0, blocks - 1,
                           f"blocks of {self.block} threads", colormap="block", categorical=True)
         return None
