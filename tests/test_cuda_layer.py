@@ -2,18 +2,21 @@
 
 A launcher asks for its kernels every frame: once compiled, asking again must be a dictionary lookup
 (no file read, no header digest); a test's planted options or replaced source must still reach the
-next compile; a failed compile caches nothing.
+next compile; a failed compile caches nothing. ``sim`` lists every build without importing the viewer.
 """
 
 import builtins
 import hashlib
 import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
 from sim import cuda
 
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONTACT = cuda.Build("sim/balls/contact.cu", ("--fmad=false",), ("step",))
 HEAT = cuda.Build("sim/heat/stencil.cu", ("--fmad=false",), ("step_global", "step_shared", "paint"))
 
@@ -124,3 +127,19 @@ def test_a_failed_compile_caches_nothing(loader):
 def test_ceil_div_rounds_up():
     assert [cuda.ceil_div(a, 4) for a in (0, 1, 4, 5, 8, 9)] == [0, 1, 1, 2, 2, 3]
     assert cuda.grid_for(0, 128) == ((1,), (128,)) and cuda.grid_for(257, 128) == ((3,), (128,))
+
+
+def test_sim_lists_and_finds_every_build_without_the_viewer():
+    """A fresh interpreter: other tests import the viewer into this one."""
+    code = (
+        "import sys\n"
+        "from sim import cuda, registry\n"
+        "builds = registry.all_builds()\n"
+        "sources = {b.source for b in builds}\n"
+        "assert 'viewer/render/points/splat.cu' in sources and set(cuda.all_sources()) <= sources\n"
+        "assert cuda.source_path('viewer/render/points/splat.cu').is_file()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('viewer', 'pyglet', 'moderngl', 'cupy')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
