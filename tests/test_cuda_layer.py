@@ -143,3 +143,25 @@ def test_sim_lists_and_finds_every_build_without_the_viewer():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+# --- the GPU scenes' small defects, on the CPU ------------------------------------------------------
+
+def test_the_pass_count_and_bench_figures_outlive_the_bounded_history():
+    """The balls' history keeps the latest passes only (a scene runs for hours): the count keeps
+    counting, and a benchmark marked after the history filled still sees its own passes."""
+    from sim import bench
+    from sim.balls.passes import PassLog
+    from sim.registry import create_scene
+
+    scene = create_scene("balls", preset="T")
+    scene.pass_log = PassLog(history=3)
+    for _ in range(5):  # a pass every six steps: five passes, the history full
+        scene.advance_frame()
+    assert scene.stats()["passes"] == 5
+    record = bench.run(scene, steps=30, warmup=0, progress=lambda done, total: None)  # five more passes
+    assert scene.stats()["passes"] == 10 and record["pass_count"] == 5
+    assert len(record["passes"]) == 3 and record["passes"][-1] == {"tests": scene.last_tests, "pairs": scene.last_pairs}
+    assert record["tests_per_s"] * record["wall_s"] >= 5 * min(p["tests"] for p in record["passes"])
+    line = " ".join(scene.bench_lines(record))
+    assert "5 passes" in line and "oldest kept pass" in line
