@@ -165,3 +165,59 @@ def test_the_pass_count_and_bench_figures_outlive_the_bounded_history():
     assert record["tests_per_s"] * record["wall_s"] >= 5 * min(p["tests"] for p in record["passes"])
     line = " ".join(scene.bench_lines(record))
     assert "5 passes" in line and "oldest kept pass" in line
+
+
+class FakeHeatGpu:
+    """Stands in for HeatGPU: any knob but the first ones fails as ``failure`` says."""
+
+    def __init__(self, field, tfac, failure):
+        self.field, self.tfac, self.failure = field, tfac, failure
+        self.kernel, self.fma = "global", False
+
+    def configure(self, kernel=None, block=None, k=None, fma=None):
+        if self.failure == "refused" and (fma or kernel not in (None, "global")):
+            raise cuda.KernelError("this device refuses that")  # checked first: nothing changed
+        self.kernel, self.fma = kernel or self.kernel, self.fma if fma is None else bool(fma)
+
+    def launch_info(self):
+        if self.failure == "compile" and (self.fma or self.kernel != "global"):
+            raise cuda.GpuCompileError("kernel compile failed:\nsim/heat/stencil.cu(40): error: expected a ;")
+        return {}
+
+    def get(self):
+        return self.field.copy()
+
+
+def heat_on_fake_gpu(failure):
+    from sim.registry import create_scene
+
+    scene = create_scene("heat", preset="seed", n=64 * 48, variant="global")
+    scene.gpu, scene.cpu, scene.backend = FakeHeatGpu(scene.cpu.field.copy(), scene.cpu.tfac, failure), None, "gpu"
+    return scene
+
+
+KNOBS = {"fma on": lambda scene: scene.set_option("fma", "on"),
+         "variant temporal": lambda scene: scene.set_variant("temporal")}
+
+
+@pytest.mark.parametrize("knob", KNOBS)
+def test_a_knob_whose_kernel_does_not_compile_takes_the_gpu_off_whichever_knob(knob):
+    from sim.backend import BackendUnavailable
+
+    scene = heat_on_fake_gpu("compile")
+    field = scene.host_field().copy()
+    with pytest.raises(BackendUnavailable, match=r"stencil\.cu\(40\)"):
+        KNOBS[knob](scene)
+    assert scene.backend == "cpu" and scene.gpu is None and "stencil.cu(40)" in scene.gpu_reason
+    assert "gpu" not in scene.supported_backends
+    scene.advance_frame()  # the next frame runs, on the CPU, from the same field
+    assert scene.steps == scene.frame_steps and scene.cpu.field.shape == field.shape
+
+
+@pytest.mark.parametrize("knob", KNOBS)
+def test_a_knob_the_gpu_refuses_is_put_back_on_the_scene_and_the_gpu_alike(knob):
+    scene = heat_on_fake_gpu("refused")
+    with pytest.raises(cuda.KernelError, match="refuses"):
+        KNOBS[knob](scene)
+    assert scene.backend == "gpu" and (scene.options["fma"], scene.variant) == ("off", "global")
+    assert (scene.gpu.fma, scene.gpu.kernel) == (False, "global")
