@@ -1,15 +1,17 @@
 """The one CUDA layer: every ``.cu`` file of the product is compiled and launched through here.
 
 A kernel build is a ``Build``: a source named by its package path (``"sim/balls/proximity.cu"``,
-found with importlib.resources, so an installed copy works like a checkout), the NVRTC options
+found where the package is installed, without importing it, so an installed copy works like a
+checkout), the NVRTC options
 and the kernel names. ``kernels(build, device)`` compiles it once per device (CuPy's RawModule),
 with ``sim/`` on the include path for shared ``.cuh`` headers and a ``#line`` directive so compiler
 messages name the real file and line; after that, asking again is one dictionary lookup (launchers ask
 every frame): no file is read and nothing is hashed. A failing compile raises ``GpuCompileError`` and
 caches nothing; other builds stay compiled.
 
-Each package lists the builds its launchers make in a CuPy-free module (``kernels.py``) so that a
-machine without a GPU can compile every one of them with NVRTC (tests/test_cuda_sources.py).
+Each package lists the builds its launchers make in a CuPy-free module (``kernels.py``; the viewer's
+renderers in ``sim/render_builds.py``) so that a machine without a GPU can compile every one of them
+with NVRTC (tests/test_cuda_sources.py).
 
 Also shared by every launcher: ``KernelError`` (settings a kernel cannot run with), the device's
 properties read once (``device_properties``), ``ceil_div`` and ``grid_for``.
