@@ -54,8 +54,10 @@ def test_every_source_is_built_by_a_launcher():
 
 @pytest.mark.parametrize("build", BUILDS, ids=[f"{b.source}[{' '.join(b.options)}]" for b in BUILDS])
 def test_cuda_build_compiles(build):
+    """... and defines every kernel the build names: the launcher's first use loads them all."""
     cubin = compile_cubin(cuda.source_text(build.source), build.source, build.all_options())
     assert cubin[:4] == b"\x7fELF"
+    assert [name for name in build.kernels if b"\0" + name.encode() + b"\0" not in cubin] == []
 
 
 @pytest.fixture
