@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from sim.cuda import device_properties
+
 BACKENDS = ("cpu", "gpu")
 
 
@@ -33,8 +35,7 @@ def gpu_status() -> GpuStatus:
         count = cupy.cuda.runtime.getDeviceCount()
         if count < 1:
             return GpuStatus(False, "no CUDA device found")
-        props = cupy.cuda.runtime.getDeviceProperties(0)
-        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        name = device_properties(0)["name"]
     except Exception as exc:  # CUDARuntimeError without a driver or device
         msg = str(exc).strip() or type(exc).__name__
         return GpuStatus(False, f"no usable CUDA device: {msg}")

@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from sim.backend import device_name
+from sim.cuda import ceil_div
 from sim.progress import frames_callback
 
 
@@ -55,7 +56,7 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     scene.finish()
     scene.timer.flush()
     scene.timer.clear()
-    frames = max(1, -(-steps // per_frame))
+    frames = max(1, ceil_div(steps, per_frame))
     progress = progress or frames_callback(f"{spec.name} timed frames")  # a bar on a terminal
     mark = scene.bench_mark()
     counts = []

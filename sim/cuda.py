@@ -1,14 +1,20 @@
 """The one CUDA layer: every ``.cu`` file of the product is compiled and launched through here.
 
 A kernel build is a ``Build``: a source named by its package path (``"sim/balls/proximity.cu"``,
-found with importlib.resources, so an installed copy works like a checkout), the NVRTC options
-and the kernel names. ``kernels(build, device)`` compiles it once per device (CuPy's RawModule,
-memoised per (source, options, device)), with ``sim/`` on the include path for shared ``.cuh``
-headers and a ``#line`` directive so compiler messages name the real file and line. A failing
-compile raises ``GpuCompileError`` and caches nothing; other builds stay compiled.
+found where the package is installed, without importing it, so an installed copy works like a
+checkout), the NVRTC options
+and the kernel names. ``kernels(build, device)`` compiles it once per device (CuPy's RawModule),
+with ``sim/`` on the include path for shared ``.cuh`` headers and a ``#line`` directive so compiler
+messages name the real file and line; after that, asking again is one dictionary lookup (launchers ask
+every frame): no file is read and nothing is hashed. A failing compile raises ``GpuCompileError`` and
+caches nothing; other builds stay compiled.
 
-Each package lists the builds its launchers make in a CuPy-free module (``kernels.py``) so that a
-machine without a GPU can compile every one of them with NVRTC (tests/test_cuda_sources.py).
+Each package lists the builds its launchers make in a CuPy-free module (``kernels.py``; the viewer's
+renderers in ``sim/render_builds.py``) so that a machine without a GPU can compile every one of them
+with NVRTC (tests/test_cuda_sources.py).
+
+Also shared by every launcher: ``KernelError`` (settings a kernel cannot run with), the device's
+properties read once (``device_properties``), ``ceil_div`` and ``grid_for``.
 
 CuPy is imported inside the functions: importing this module needs no GPU.
 """
@@ -17,22 +23,34 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.resources
+import importlib.util
 import re
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 
 from sim.timing import StageTimer
 
+
+def package_dir(package: str) -> Path:
+    """The folder of a top-level package, found without importing it (``viewer``'s import opens pyglet)."""
+    return Path(next(iter(importlib.util.find_spec(package).submodule_search_locations)))
+
+
 PACKAGES = ("sim", "viewer")  # where .cu sources live
-INCLUDE_DIR = Path(importlib.resources.files("sim"))  # shared headers: #include "common/....cuh"
+INCLUDE_DIR = package_dir("sim")  # shared headers: #include "common/....cuh"
 
 
 class GpuCompileError(RuntimeError):
     """A kernel failed to compile; the message names the file and line."""
+
+
+class KernelError(ValueError):
+    """A kernel cannot run with these settings (block size, shared memory, size, device); the message
+    says why."""
 
 
 @dataclass(frozen=True)
@@ -59,14 +77,14 @@ def source_path(source: str) -> Path:
     package, _, rest = source.partition("/")
     if package not in PACKAGES or not rest:
         raise ValueError(f"CUDA source {source!r} is not under {' or '.join(PACKAGES)}/")
-    return Path(importlib.resources.files(package).joinpath(rest))
+    return package_dir(package) / rest
 
 
 def all_sources() -> list[str]:
     """Every .cu file of the product, as package paths."""
     found = []
     for package in PACKAGES:
-        root = Path(importlib.resources.files(package))
+        root = package_dir(package)
         found += [f"{package}/{p.relative_to(root).as_posix()}" for p in sorted(root.rglob("*.cu"))]
     return found
 
@@ -79,42 +97,58 @@ def source_text(source: str) -> str:
     return f'#line 1 "{name}"\n{source_path(source).read_text()}\n// headers {headers_digest()}\n'
 
 
+@functools.cache
 def headers_digest() -> str:
-    """SHA-1 of every .cuh under sim/ (names and contents): a few small files, read on each compile."""
+    """SHA-1 of every .cuh under sim/ (names and contents), taken once a process: headers edited under a
+    running process are not seen (a new process compiles them)."""
     digest = hashlib.sha1()
     for header in sorted(INCLUDE_DIR.rglob("*.cuh")):
         digest.update(header.relative_to(INCLUDE_DIR).as_posix().encode() + b"\0" + header.read_bytes())
     return digest.hexdigest()
 
 
-@functools.cache
-def _module(source: str, text: str, options: tuple[str, ...], device: int):
+@functools.cache  # builds that differ only in their kernel names share one module
+def _module(text: str, options: tuple[str, ...], device: int):
+    """The compiled RawModule of ``text``; GpuCompileError with the compiler's first errors (caching
+    nothing) when it does not compile."""
     import cupy
 
-    with cupy.cuda.Device(device):
-        module = cupy.RawModule(code=text, options=options)
-        module.compile()
+    try:
+        with cupy.cuda.Device(device):
+            module = cupy.RawModule(code=text, options=options)
+            module.compile()
+    except cupy.cuda.compiler.CompileException as exc:
+        lines = [ln for ln in str(exc).splitlines() if re.search(r"\(\d+\): (error|catastrophic)", ln)]
+        raise GpuCompileError("\n".join(lines[:5]) or str(exc).strip().splitlines()[-1]) from None
     return module
 
 
-def kernels(build: Build, device: int) -> dict[str, object]:
-    """The build's kernels (CuPy RawKernel by name), compiled for ``device`` on first use."""
-    import cupy
+_compiled: dict[tuple[Build, int], Mapping[str, object]] = {}  # (build, device) -> its kernels by name
 
-    options = build.all_options()
-    try:
-        module = _module(build.source, source_text(build.source), options, int(device))
-        return {name: module.get_function(name) for name in build.kernels}
-    except cupy.cuda.compiler.CompileException as exc:
-        lines = [ln for ln in str(exc).splitlines() if re.search(r"\(\d+\): (error|catastrophic)", ln)]
-        detail = "\n".join(lines[:5]) or str(exc).strip().splitlines()[-1]
-        raise GpuCompileError(f"kernel compile failed ({' '.join(build.options)}):\n{detail}") from None
+
+def kernels(build: Build, device: int) -> Mapping[str, object]:
+    """The build's kernels (CuPy RawKernel by name), compiled for ``device`` on first use; later calls
+    are a dictionary lookup."""
+    found = _compiled.get((build, device))
+    if found is None:
+        try:
+            module = _module(source_text(build.source), build.all_options(), int(device))
+        except GpuCompileError as exc:
+            raise GpuCompileError(f"kernel compile failed ({' '.join(build.options)}):\n{exc}") from None
+        found = MappingProxyType({name: module.get_function(name) for name in build.kernels})
+        _compiled[build, device] = found
+    return found
 
 
 def kernel(build: Build, device: int, name: str | None = None):
-    """One kernel of a build (its only one when ``name`` is None)."""
-    name = name or build.kernels[0]
-    return kernels(replace(build, kernels=(name,)), device)[name]
+    """One kernel of a build (its first when ``name`` is None)."""
+    return kernels(build, device)[name or build.kernels[0]]
+
+
+def _forget(source: str) -> None:
+    """Drop the compiled builds of ``source`` (its options or file changed for a test)."""
+    for key in [key for key in _compiled if key[0].source == source]:
+        del _compiled[key]
 
 
 def current_device() -> int:
@@ -123,9 +157,25 @@ def current_device() -> int:
     return cupy.cuda.Device().id
 
 
+@functools.cache
+def device_properties(device: int) -> dict:
+    """CuPy's properties of ``device`` (cudaDeviceProp's fields by name, ``name`` as text), read once."""
+    import cupy
+
+    props = dict(cupy.cuda.runtime.getDeviceProperties(device))
+    if isinstance(props["name"], bytes):
+        props["name"] = props["name"].decode()
+    return props
+
+
+def ceil_div(a: int, b: int) -> int:
+    """a / b rounded up (for positive b): blocks to cover a items, b to a block."""
+    return -(-a // b)
+
+
 def grid_for(n: int, block: int) -> tuple[tuple[int], tuple[int]]:
     """(grid, block) for one thread per item."""
-    return (max(1, -(-n // block)),), (block,)
+    return (max(1, ceil_div(n, block)),), (block,)
 
 
 # --- prefix sums of counts (common/scan.cuh) -------------------------------------------------------
@@ -144,7 +194,7 @@ class CountScan:
         import cupy
 
         self.k, self.m = k, int(m)
-        self.tiles = max(1, -(-self.m // SCAN_TILE))
+        self.tiles = max(1, ceil_div(self.m, SCAN_TILE))
         self.tile_sums = cupy.empty(self.tiles, cupy.int32)
 
     def __call__(self, count, start, clear: bool = False, length=None) -> None:
@@ -167,6 +217,7 @@ def planted(source: str, *options: str) -> Iterator[None]:
     """Tests only: every build of ``source`` gets ``options`` too while the block runs."""
     before = _planted.get(source)
     _planted[source] = (*(before or ()), *options)
+    _forget(source)
     try:
         yield
     finally:
@@ -174,16 +225,19 @@ def planted(source: str, *options: str) -> Iterator[None]:
             del _planted[source]
         else:
             _planted[source] = before
+        _forget(source)
 
 
 @contextmanager
 def replaced_source(source: str, path: Path) -> Iterator[None]:
     """Tests only: compile ``path`` wherever ``source`` is asked for."""
     _overrides[source] = Path(path)
+    _forget(source)
     try:
         yield
     finally:
         del _overrides[source]
+        _forget(source)
 
 
 # --- CUDA graphs --------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ Adding a scene: its package under sim/ declares a ``SceneSpec`` (``SPEC``); add 
 
 from __future__ import annotations
 
+from sim import render_builds
 from sim.balls import SPEC as BALLS
 from sim.contract import SceneSpec, load
 from sim.cuda import Build
@@ -43,7 +44,5 @@ def course_commands() -> list:
 
 def all_builds() -> list[Build]:
     """Every CUDA build of the product's launchers (for the NVRTC check)."""
-    from viewer.render.points.splat import SPLAT
-
-    builds = [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + [SPLAT]
+    builds = [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + render_builds.builds()
     return list(dict.fromkeys(builds))  # scenes that share kernels (density: the particles') list them once

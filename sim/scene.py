@@ -18,7 +18,7 @@ import numpy as np
 from sim.backend import BackendUnavailable, choose_backend, gpu_status
 from sim.checks import Checks, Verification
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
-from sim.cuda import stage_timer
+from sim.cuda import GpuCompileError, stage_timer
 from sim.scales import ColorScales
 from sim.timing import StageTimer
 
@@ -198,8 +198,6 @@ class Scene(Checks, ColorScales):
     def gpu_failed(self, exc: Exception) -> str:
         """A kernel that does not compile disables the GPU for this scene; the state moves to the CPU,
         which carries on. Returns the message."""
-        from sim.cuda import GpuCompileError
-
         if isinstance(exc, GpuCompileError):
             self.gpu_error = str(exc)
             if self.backend == "gpu":
@@ -251,17 +249,12 @@ class Scene(Checks, ColorScales):
 
     def _set_knobs(self, variant: str, block) -> None:
         before = self.variant, self.block
-        self.variant, self.block = variant, block
-        try:
-            self._apply_gpu_knobs()
-        except Exception as exc:
-            from sim.cuda import GpuCompileError
 
-            if isinstance(exc, GpuCompileError):
-                raise BackendUnavailable(self.gpu_failed(exc)) from None
+        def undo() -> None:
             self.variant, self.block = before
-            raise
-        self._invalidate_checks()
+
+        self.variant, self.block = variant, block
+        self._apply_knobs(undo)
 
     def set_option(self, name: str, value: str, apply: bool = True) -> None:
         option = next((o for o in self.spec.options if o.name == name), None)
@@ -272,12 +265,20 @@ class Scene(Checks, ColorScales):
         before = self.options.get(name)
         self.options[name] = value
         if apply:
-            try:
-                self._apply_gpu_knobs()
-            except Exception:
-                self.options[name] = before
-                raise
-            self._invalidate_checks()
+            self._apply_knobs(lambda: self.options.__setitem__(name, before))
+
+    def _apply_knobs(self, undo) -> None:
+        """The GPU knobs (variant, block, options) just set reach the GPU state. A kernel that does not
+        compile takes the GPU off and the state on to the CPU (BackendUnavailable says why), whichever knob
+        it was; anything else refused puts the knob back (``undo``) and raises."""
+        try:
+            self._apply_gpu_knobs()
+        except GpuCompileError as exc:
+            raise BackendUnavailable(self.gpu_failed(exc)) from None
+        except Exception:
+            undo()
+            raise
+        self._invalidate_checks()
 
     # --- toggles ---------------------------------------------------------------------------------
     def set_toggle(self, name: str, on: bool) -> None:

@@ -54,13 +54,24 @@ def test_every_source_is_built_by_a_launcher():
 
 @pytest.mark.parametrize("build", BUILDS, ids=[f"{b.source}[{' '.join(b.options)}]" for b in BUILDS])
 def test_cuda_build_compiles(build):
+    """... and defines every kernel the build names: the launcher's first use loads them all."""
     cubin = compile_cubin(cuda.source_text(build.source), build.source, build.all_options())
     assert cubin[:4] == b"\x7fELF"
+    assert [name for name in build.kernels if b"\0" + name.encode() + b"\0" not in cubin] == []
 
 
-def test_a_header_edit_changes_the_text_the_kernel_cache_keys_on(tmp_path, monkeypatch):
+@pytest.fixture
+def fresh_digest():
+    """The headers' digest is taken once a process: taken again here, and after the test."""
+    cuda.headers_digest.cache_clear()
+    yield cuda.headers_digest.cache_clear
+    cuda.headers_digest.cache_clear()
+
+
+def test_a_header_edit_changes_the_text_the_kernel_cache_keys_on(tmp_path, monkeypatch, fresh_digest):
     """CuPy's on-disk cache keys on the source text it is given; a .cu that includes an edited header
-    must hand it a different text, or the kernel compiled from the old header comes back."""
+    must hand it a different text (in the next process), or the kernel compiled from the old header
+    comes back."""
     (tmp_path / "common").mkdir()
     header = tmp_path / "common" / "shared.cuh"
     header.write_text("#define WIDTH 4\n")
@@ -68,6 +79,7 @@ def test_a_header_edit_changes_the_text_the_kernel_cache_keys_on(tmp_path, monke
     before = cuda.source_text("sim/balls/contact.cu")
     assert before == cuda.source_text("sim/balls/contact.cu"), "the same headers: the same text"
     header.write_text("#define WIDTH 8\n")
+    fresh_digest()  # a new process
     after = cuda.source_text("sim/balls/contact.cu")
     assert after != before
     assert after.splitlines()[:-1] == before.splitlines()[:-1], "only the last (comment) line differs"

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from mpi_support import run
 
+from sim.cuda import ceil_div
 from sim.dist.sdh import pairs_before, share_pairs, shares
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -48,7 +49,7 @@ def test_tensor_kernel_launched_on_bands_counts_every_pair_once(n, parts, block)
     seen = np.zeros((n, n), np.int64)
     for part in shares(n, parts, rows):
         for first, last in part:
-            seen[first:, first:] += tensor_pairs(n - first, block, -(-(last - first) // rows))
+            seen[first:, first:] += tensor_pairs(n - first, block, ceil_div(last - first, rows))
     np.testing.assert_array_equal(seen, np.triu(np.ones((n, n), np.int64), 1))
 
 
@@ -72,7 +73,7 @@ def test_shares_fold_long_rows_with_short_ones():
     assert len(first) == 2 and first[0][0] == 0 and first[1][1] == 2_000_000, "the front rows and the back rows"
     assert len(second) == 1, "the middle, in one band"
     (a, b), (c, d) = first
-    assert (b - a) // 1024 == -(-(d - c) // 1024), "as many blocks of long rows as of short ones"
+    assert (b - a) // 1024 == ceil_div(d - c, 1024), "as many blocks of long rows as of short ones"
 
 
 @pytest.mark.parametrize("ranks, n, width", [(2, 3000, 500), (3, 4001, 97.3), (4, 2500, 20000)])

@@ -32,7 +32,7 @@ def solver(r, kernel, path, blocks, block=256, **kw):
     from sim.durbin import gpu
 
     if blocks == "all":
-        blocks = gpu.device_properties(0)["sms"]
+        blocks = gpu.device_properties(0)["multiProcessorCount"]
     return gpu.Solver(r, kernel, block=block, path=path, blocks=blocks, **kw)
 
 

@@ -58,7 +58,8 @@ class BallsGpu:
         self.device = int(device)
         check_memory(pos.shape[0])
         self.fallen_y = fallen_y  # balls below are dropped at the next pass
-        self.sm_count = cupy.cuda.runtime.getDeviceProperties(self.device)["multiProcessorCount"]
+        self.sm_count = cuda.device_properties(self.device)["multiProcessorCount"]
+        self._colour_tables = None  # the render kernel's colour stops and block palette, on first use
         self.variant, self.block = variant, block
         self.set_variant(variant)
         self.set_block(block)
@@ -185,7 +186,7 @@ class BallsGpu:
             bounds = self._bounds
         else:
             bounds = self._bounds_start.copy()
-            blocks = min(-(-n // STEP_BLOCK), 8 * self.sm_count)
+            blocks = min(cuda.ceil_div(n, STEP_BLOCK), 8 * self.sm_count)
             self.kernels["grid_bounds"]((blocks,), (STEP_BLOCK,), (
                 self.pos, self.vel, np.int32(n), np.float32(self.fallen_y), bounds))
         self._bounds_of = None
@@ -279,15 +280,15 @@ class BallsGpu:
         float32 (low, 1 / (high - low)) of the mapped quantity (``render_cpu.span_factors``)."""
         from sim.colormap import BLOCK_PALETTE, STOPS
 
-        if not hasattr(self, "_render"):
-            self._render = cuda.kernel(kernels.RENDER, self.device)
-            self._stops, self._palette = cupy.asarray(STOPS.ravel()), cupy.asarray(BLOCK_PALETTE.ravel())
+        if self._colour_tables is None:
+            self._colour_tables = cupy.asarray(STOPS.ravel()), cupy.asarray(BLOCK_PALETTE.ravel())
+        stops, palette = self._colour_tables
         n = self.n
         marks = np.uint64(0) if mismatch is None else cupy.asarray(mismatch, cupy.uint8)
         lo, scale = (np.float32(v) for v in span)
-        self._render(*grid_for(n, STEP_BLOCK), (
+        cuda.kernel(kernels.RENDER, self.device)(*grid_for(n, STEP_BLOCK), (
             self.pos, self.vel, self.count, np.int32(n), np.int32(mode), np.int32(block), lo, scale,
-            self._stops, np.int32(len(STOPS)), self._palette, np.int32(len(BLOCK_PALETTE)), marks, pos_out,
+            stops, np.int32(len(STOPS)), palette, np.int32(len(BLOCK_PALETTE)), marks, pos_out,
             col_out))
 
     # --- the step ----------------------------------------------------------------------------
@@ -312,7 +313,7 @@ class BallsGpu:
                        np.int32(n), *contact, np.float32(self.fallen_y), boxes))
         if bounds:
             self._bounds[...] = self._bounds_start
-            blocks = min(-(-warps // STEP_BLOCK), 4 * self.sm_count)
+            blocks = min(cuda.ceil_div(warps, STEP_BLOCK), 4 * self.sm_count)
             self._step_bounds["fold_bounds"]((blocks,), (STEP_BLOCK,), (boxes, np.int32(warps), self._bounds))
         self._swap()
         self._bounds_of = self.pos if bounds else None

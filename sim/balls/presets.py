@@ -12,6 +12,7 @@ import numpy as np
 
 import assets
 from sim.balls import world
+from sim.cuda import ceil_div
 
 BLOCK_TIERS = 16  # the block preset widens its trough so that its lattice is about this many tiers
 
@@ -68,7 +69,7 @@ def block(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, wor
     """n balls of the benchmark lattice over a trough wide enough that the drop is not a tower."""
     trough = block_trough(n)
     per_tier = lattice(1, trough=trough)[0].shape[0]
-    pos, vel = lattice(-(-n // per_tier), limit=n, rng=rng, trough=trough)
+    pos, vel = lattice(ceil_div(n, per_tier), limit=n, rng=rng, trough=trough)
     return pos, vel, trough
 
 

@@ -16,17 +16,18 @@ over for the pass, pairs copied back). ``variant`` picks the proximity algorithm
 from __future__ import annotations
 
 import time
-from collections import deque
 
 import numpy as np
 
 import assets
 from sim.balls import DRIP_RATE, PARAMS, SPEC, pipeline_cpu, presets, world
 from sim.balls.items import BallItems
+from sim.balls.passes import PassLog
 from sim.balls.pipeline_cpu import HostBalls
 from sim.balls.render_cpu import RENDER_MODES, UNITS, fill_colors, mapped_values, span_factors
 from sim.colormap import BLOCK_PALETTE
 from sim.contract import BLOCK_COLORS, Legend, PointsView, Trough
+from sim.cuda import ceil_div
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
 from sim.scene import Scene
 
@@ -36,7 +37,7 @@ class BallsScene(BallItems, Scene):
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0, **options):
         self.settings = world.BallSettings()
-        self.pass_log: deque[tuple[int, int]] = deque(maxlen=100_000)
+        self.pass_log = PassLog()
         self.gpu = None  # BallsGpu holding the state (backend "gpu") or lent for CUDA proximity
         self.host: HostBalls | None = None  # the state on the CPU backend
         self.thread_of: np.ndarray | None = None  # CPU physics with CUDA proximity: ball -> thread
@@ -163,7 +164,7 @@ class BallsScene(BallItems, Scene):
                 host = self.host
                 host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(
                     host.pos, host.vel, self.variant, self.timer)
-        self.pass_log.append((self.last_tests, self.last_pairs))
+        self.pass_log.append(self.last_tests, self.last_pairs)
 
     def _drip(self) -> None:
         if self.dripper is None:
@@ -271,7 +272,7 @@ class BallsScene(BallItems, Scene):
             span = self.color_span(mode, mapped_values(self, mode, xp), xp)
             return Legend(self.color_modes[mode].lower(), *span, UNITS[mode])
         if mode == BLOCK_COLORS:
-            blocks = max(-(-self.n // self.block), 1)
+            blocks = max(ceil_div(self.n, self.block), 1)
             return Legend(f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)", 0, blocks - 1,
                           f"blocks of {self.block} threads", colormap="block", categorical=True)
         return None
@@ -289,16 +290,18 @@ class BallsScene(BallItems, Scene):
         n = self.n
         return {"n": n, "steps": self.steps, "sim_time": self.sim_time, "tests": self.last_tests,
                 "tests_per_ball": self.last_tests / n if n else 0.0, "pairs": self.last_pairs,
-                "passes": len(self.pass_log)}
+                "passes": self.pass_log.count}
 
     # --- benchmarks ---------------------------------------------------------------------------------------
     def bench_mark(self):
-        return len(self.pass_log)
+        return self.pass_log.mark()
 
     def bench_figures(self, mark, wall_s: float) -> dict:
-        """Each timed proximity pass's tests and pairs, and tests per second."""
-        passes = [{"tests": t, "pairs": p} for t, p in list(self.pass_log)[mark:]]
-        return {"passes": passes, "tests_per_s": sum(p["tests"] for p in passes) / wall_s}
+        """The timed proximity passes (each one's tests and pairs, the latest ones as far as the history
+        holds them; ``pass_count`` all of them) and tests per second."""
+        count, tests, kept = self.pass_log.since(mark)
+        return {"passes": [{"tests": t, "pairs": p} for t, p in kept], "pass_count": count,
+                "tests_per_s": tests / wall_s}
 
     @staticmethod
     def bench_lines(record: dict) -> list[str]:
@@ -307,9 +310,10 @@ class BallsScene(BallItems, Scene):
             return []
         tests = sum(p["tests"] for p in passes) / len(passes)
         pairs = sum(p["pairs"] for p in passes) / len(passes)
+        first = "first timed" if len(passes) == record["pass_count"] else "oldest kept"
         return [f"per pass: {tests:.0f} tests, {pairs:.0f} pairs on average ({tests / max(record['n'], 1):.1f} "
-                f"tests per ball); first timed pass {passes[0]['tests']} tests, {passes[0]['pairs']} pairs; "
-                f"{len(passes)} passes; tests/s {record['tests_per_s']:.4g}"]
+                f"tests per ball); {first} pass {passes[0]['tests']} tests, {passes[0]['pairs']} pairs; "
+                f"{record['pass_count']} passes; tests/s {record['tests_per_s']:.4g}"]
 
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):

@@ -21,6 +21,7 @@ import numpy as np
 
 from sim import resources
 from sim.cli import UsageError
+from sim.cuda import device_properties
 from sim.dist.tables import table
 
 STAGE_KEYS = ("forces+move", "bin", "ghosts", "counts", "migrate")
@@ -335,9 +336,6 @@ def _names(comm, device: int, gpu: bool) -> list[str]:
     """Each rank's device name (a collective: every rank calls it)."""
     if not gpu:
         return ["CPU"] * comm.size
-    import cupy
-
-    props = cupy.cuda.runtime.getDeviceProperties(device)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    name = device_properties(device)["name"]
     raw = np.frombuffer(name.encode()[:63].ljust(64, b"\0"), np.uint8)
     return [bytes(row).rstrip(b"\0").decode() for row in comm.allgather(raw)]

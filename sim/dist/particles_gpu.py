@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.cuda import ceil_div, grid_for
 from sim.dist.strips import Strips
 from sim.particles import kernels as builds
 from sim.particles import world
@@ -75,7 +76,7 @@ class GpuRank:
         i32 = xp.int32
         self.count = xp.zeros(nb * nb, i32)
         self.start = xp.zeros(nb * nb + 1, i32)
-        self.block_sums = xp.zeros(max(1, -(-nb * nb // (2 * SCAN_BLOCK))), i32)
+        self.block_sums = xp.zeros(max(1, ceil_div(nb * nb, 2 * SCAN_BLOCK)), i32)
         self.imm = {side: xp.zeros(nb, i32) for side in ("below", "above")}  # arriving particles per bin
         self.saved = {side: xp.zeros(nb, i32) for side in ("below", "above")}  # my counts in those rows
         self.seg = {side: xp.zeros(nb + 1, i32) for side in ("below", "above")}  # a ghost row's bin starts
@@ -127,7 +128,7 @@ class GpuRank:
 
     # --- the kernels --------------------------------------------------------------------------------
     def _grid(self, n: int, block: int = 256):
-        return (max(1, -(-n // block)),), (block,)
+        return grid_for(n, block)
 
     def _count_bins(self, pos, n: int, bins, offsets) -> None:
         self.k["count_bins"](*self._grid(n), (pos, np.int32(n), self.real(self.inv_width), np.int32(self.nb), bins,
@@ -140,7 +141,7 @@ class GpuRank:
         """Bin starts of bins [w0, w1) relative to the first (start[w0] = 0); their counts cleared."""
         m = w1 - w0
         if self.variant == "blockscan":  # the report's three launches, on the window
-            blocks = -(-m // (2 * SCAN_BLOCK))
+            blocks = ceil_div(m, 2 * SCAN_BLOCK)
             self.k["scan_blocks"]((blocks,), (SCAN_BLOCK,), (self.count[w0:w1], np.int32(m), self.start[w0:],
                                                              self.block_sums), shared_mem=2 * SCAN_BLOCK * 4)
             self.k["scan_totals"]((1,), (1024,), (self.block_sums, np.int32(blocks)))

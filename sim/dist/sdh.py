@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from sim import resources
+from sim.cuda import ceil_div
 
 
 def pairs_before(n: int, r):
@@ -32,7 +33,7 @@ def shares(n: int, parts: int, unit: int = 1) -> list[list[tuple[int, int]]]:
     """Each part's rows as one or two bands [first, last), each starting on a multiple of ``unit`` (a
     kernel's rows per block): folded block rows cut into ``parts`` runs, each cut where the pairs
     before it are nearest k/parts of the total."""
-    blocks = -(-n // unit)
+    blocks = ceil_div(n, unit)
     folded = (blocks + 1) // 2  # block row j with its mirror blocks - 1 - j (the middle one alone)
     edges = np.minimum(np.arange(blocks + 1, dtype=np.int64) * unit, n)
     rows = np.diff(pairs_before(n, edges))  # pairs of each block row
@@ -117,7 +118,7 @@ class GpuShare:
             del p
             _, self.shared, lanes = gpu.launch_shape(kernel, n, block, buckets, device, slots)
             for first, last in bands:
-                blocks = -(-(last - first) // rows_per_block(kernel, block))
+                blocks = ceil_div(last - first, rows_per_block(kernel, block))
                 self.jobs.append((blocks, gpu.from_row(args, first), cupy.cuda.Stream(non_blocking=True)))
             self.fn = cuda.kernel(kernels.histogram(kernel, block, lanes, one_add), device)
             if self.shared > 48 * 1024:

@@ -8,8 +8,9 @@ import cupy
 import numpy as np
 
 from sim import cuda
+from sim.cuda import KernelError, ceil_div, device_properties
 from sim.durbin import kernels
-from sim.durbin.gpu import DTYPES, KernelError, check_block, device_properties
+from sim.durbin.gpu import DTYPES, check_block
 
 MAX_ORDER = 1024
 
@@ -33,14 +34,14 @@ def batched_shape(systems: int, order: int, group: str, block: int | None, items
         if order > kernels.REG_ORDER or block > 256:
             raise KernelError(f"the register kernel takes orders up to {kernels.REG_ORDER} and blocks up to 256, "
                               f"got order {order}, block {block}")
-        blocks, smem = -(-systems // block), order * (block + 1) * itemsize
+        blocks, smem = ceil_div(systems, block), order * (block + 1) * itemsize
     elif group == "thread":
-        blocks, smem = -(-systems // block), 3 * order * (block + 1) * itemsize
+        blocks, smem = ceil_div(systems, block), 3 * order * (block + 1) * itemsize
     elif group == "warp":
-        blocks, smem = -(-systems // (block // 32)), 3 * order * (block // 32) * itemsize
+        blocks, smem = ceil_div(systems, block // 32), 3 * order * (block // 32) * itemsize
     else:
         blocks, smem = systems, 3 * order * itemsize
-    limit = device_properties(device)["smem_optin"] - 1024
+    limit = device_properties(device)["sharedMemPerBlockOptin"] - 1024
     if smem > limit:
         raise KernelError(f"batched {group} kernel at order {order} and block {block} needs {smem:,} bytes of "
                           f"shared memory ({limit:,} available): use a smaller block or another group")

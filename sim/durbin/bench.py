@@ -117,7 +117,7 @@ def probe_records(precision, log) -> list[dict]:
 
     records = []
     r = inputs.ar_autocorr(PROBE_N, inputs.PEER_KAPPAS)
-    sms = gpu.device_properties(0)["sms"]
+    sms = gpu.device_properties(0)["multiProcessorCount"]
     for path, blocks in (("cluster", 1), ("cluster", 4), ("cluster", 16), ("grid", 16), ("grid", sms)):
         record = {"kind": "probe", "backend": "gpu", "n": PROBE_N, "method": f"persistent-{path}", "blocks": blocks,
                   "block": 256, "precision": precision}

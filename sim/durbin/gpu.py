@@ -17,12 +17,11 @@ up to N = 65536 (CLUSTER_PAIRS), the grid beyond.
 
 from __future__ import annotations
 
-import functools
-
 import cupy
 import numpy as np
 
 from sim import cuda
+from sim.cuda import KernelError, ceil_div, device_properties
 from sim.durbin import kernels, layout
 from sim.durbin.durbin_cpu import first_alpha
 
@@ -33,18 +32,6 @@ CLUSTER_PAIRS = 2048  # auto: a cluster while each block owns at most this many 
 SENTINEL = {"fp64": np.uint64(0x7FF4DEAD0000BEEF), "fp32": np.uint32(0x7FA0BEEF)}
 DTYPES = {"fp64": np.float64, "fp32": np.float32}
 MAX_GRID = 256  # the grid path's blocks: warp 0 polls 8 slots a lane (durbin.cu POLL_PER_LANE)
-
-
-class KernelError(ValueError):
-    """A kernel cannot run with these settings (block size, size, device); the message says why."""
-
-
-@functools.cache
-def device_properties(device: int) -> dict:
-    props = cupy.cuda.runtime.getDeviceProperties(device)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    return {"name": name, "sms": int(props["multiProcessorCount"]),
-            "smem_optin": int(props["sharedMemPerBlockOptin"]), "cc": (int(props["major"]), int(props["minor"]))}
 
 
 def check_block(block: int) -> int:
@@ -147,9 +134,9 @@ class Solver:
 
     # --- set-up -----------------------------------------------------------------------------------
     def _setup_two_kernel(self) -> None:
-        props = device_properties(self.device)
-        self.dot_blocks = max(1, min(2 * props["sms"], -(-(self.n - 1) // self.block)))
-        self.update_blocks = max(1, min(2 * props["sms"], -(-(self.n // 2) // self.block)))
+        sms = device_properties(self.device)["multiProcessorCount"]
+        self.dot_blocks = max(1, min(2 * sms, ceil_div(self.n - 1, self.block)))
+        self.update_blocks = max(1, min(2 * sms, ceil_div(self.n // 2, self.block)))
         fns = cuda.kernels(kernels.two_kernel(self.precision, self.version), self.device)
         self._dot, self._update = fns["two_kernel_dot"], fns["two_kernel_update"]
         self.partials = cupy.zeros(self.dot_blocks, self.dtype)
@@ -175,7 +162,7 @@ class Solver:
                          "(distributed shared memory)")
 
     def _smem_max(self) -> int:
-        return device_properties(self.device)["smem_optin"] - layout.PERSISTENT_STATIC_SMEM
+        return device_properties(self.device)["sharedMemPerBlockOptin"] - layout.PERSISTENT_STATIC_SMEM
 
     def _cluster_plan(self, blocks: int | None, forced: bool):
         """One cluster of ``blocks`` blocks if given, else of the most blocks that fit (16 where the GPU
@@ -204,8 +191,8 @@ class Solver:
         return None
 
     def _grid_plan(self, blocks: int | None):
-        sms = min(device_properties(self.device)["sms"], MAX_GRID)
-        blocks = blocks or max(1, min(sms, -(-layout.pair_count(self.n) // self.block)))
+        sms = min(device_properties(self.device)["multiProcessorCount"], MAX_GRID)
+        blocks = blocks or max(1, min(sms, ceil_div(layout.pair_count(self.n), self.block)))
         if not 1 <= blocks <= sms:
             raise KernelError(f"the persistent grid has 1..{sms} blocks (one per SM), got {blocks}")
         per_block = layout.pairs_per_block(self.n, blocks)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.cuda import ceil_div
+
 PERSISTENT_STATIC_SMEM = 6144  # bytes of static shared memory the persistent kernel uses besides its rings
 
 
@@ -20,7 +22,7 @@ def pair_count(n: int) -> int:
 
 
 def pairs_per_block(n: int, blocks: int) -> int:
-    return max(1, -(-pair_count(n) // max(1, blocks)))
+    return max(1, ceil_div(pair_count(n), max(1, blocks)))
 
 
 def persistent_smem(pairs: int, itemsize: int) -> int:

@@ -12,6 +12,7 @@ import scipy.signal
 
 from sim.colormap import BLOCK_PALETTE, MISMATCH_RGBA
 from sim.contract import DragPoint, Plot, Series
+from sim.cuda import ceil_div
 
 POINTS = 4000  # most points a drawn series keeps
 BAR_LIMIT = 256  # alphas as bars up to this many, a line beyond
@@ -36,8 +37,8 @@ def decimate(values: np.ndarray, limit: int = POINTS) -> np.ndarray:
     n = values.shape[0]
     if n <= limit:
         return np.arange(n)
-    width = -(-n // (limit // 2))
-    buckets = -(-n // width)
+    width = ceil_div(n, limit // 2)
+    buckets = ceil_div(n, width)
     padded = np.full(buckets * width, np.nan)
     padded[:n] = values
     rows = padded.reshape(buckets, width)
@@ -104,7 +105,7 @@ def block_band(owners: np.ndarray, x: np.ndarray, bottom: float, top: float, lab
     if owners.size == 0:
         return []
     if owners.size > POINTS // 2:  # decimate: the owner at each bucket's first entry
-        width = -(-owners.size // (POINTS // 2))
+        width = ceil_div(owners.size, POINTS // 2)
         starts = np.arange(0, owners.size, width)
         owners, x = owners[starts], np.append(x[starts], x[-1])
     colours = owners % len(BLOCK_PALETTE)

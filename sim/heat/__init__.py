@@ -25,8 +25,8 @@ from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
 PRESETS = tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
                 for name, p in assets.presets("heat").items())
 FACTOR_MAX = 0.2499  # the explicit scheme is stable for tfac < 0.25
-DEFAULT_K = 7  # temporal steps per launch: the fastest at 32x8 on an H100 (notes/heat.md)
-STEPS_PER_FRAME = 20  # CPU viewer at 1000x1000 on 2 cores: ~15 ms a frame, 3 of them steps (notes/heat-scene.md)
+DEFAULT_K = 7  # temporal steps per launch: the fastest at 32x8 on an H100 (bench/results/h100-heat.json)
+STEPS_PER_FRAME = 20  # CPU viewer at 1000x1000 on 2 cores: about 60 frames/s (README, the heat scene)
 
 STATS = (
     Stat("grid", "grid", "{}"),

@@ -15,12 +15,11 @@ fused multiply-add, as nvcc compiles the course's code by default.
 
 from __future__ import annotations
 
-import functools
-
 import cupy
 import numpy as np
 
 from sim import cuda
+from sim.cuda import KernelError, ceil_div, device_properties
 from sim.heat import kernels
 from sim.heat.course import TFAC
 from sim.heat.kernels import K_MAX, KERNELS
@@ -29,20 +28,11 @@ from sim.heat.stencil_cpu import paint_box
 PITCH_ALIGNMENT = 512  # bytes: what cudaMallocPitch gives on current GPUs
 
 
-class KernelError(ValueError):
-    """A variant cannot run with these settings (block shape, k); the message says why."""
-
-
-@functools.cache
-def properties(device: int) -> dict:
-    return cupy.cuda.runtime.getDeviceProperties(device)
-
-
 def pitch_elements(ni: int, device: int = 0) -> int:
     """Row stride in elements of a pitched row of ``ni`` floats: the row's bytes rounded up to the
     device's pitch alignment (at least 512 bytes, like cudaMallocPitch), divided by 4."""
-    align = max(PITCH_ALIGNMENT, int(properties(device).get("texturePitchAlignment", 0)))
-    return -(-ni * 4 // align) * align // 4
+    align = max(PITCH_ALIGNMENT, int(device_properties(device).get("texturePitchAlignment", 0)))
+    return ceil_div(ni * 4, align) * align // 4
 
 
 def row_stride(kernel: str, ni: int, device: int = 0) -> int:
@@ -62,7 +52,7 @@ def check_launch(kernel: str, block, k: int = 1, device: int = 0) -> None:
         bx, by = (int(v) for v in block)
     except (TypeError, ValueError):
         raise KernelError(f"a block is a 2D shape such as 32x8, got {block!r}") from None
-    props = properties(device)
+    props = device_properties(device)
     limit = int(props["maxThreadsPerBlock"])
     dims = props["maxThreadsDim"]
     if bx < 1 or by < 1 or bx * by > limit or bx > dims[0] or by > dims[1]:
@@ -93,7 +83,6 @@ class HeatGPU:
         self.kernel, self.block, self.k, self.fma = "global", (32, 8), 1, False
         self.stride = 0
         self.steps_done = 0
-        self._functions: dict = {}
         self._rows: dict = {}
         self.configure(kernel, block, k, fma)
         self.load(field)
@@ -141,9 +130,9 @@ class HeatGPU:
         if box is None:
             return
         i0, j0, w, h = box
-        fn = self._function(kernels.simple(self.fma), "paint")
+        fn = cuda.kernel(kernels.simple(self.fma), self.device, "paint")
         with cupy.cuda.Device(self.device):
-            fn((-(-w // 32), -(-h // 8)), (32, 8),
+            fn((ceil_div(w, 32), ceil_div(h, 8)), (32, 8),
                (np.int64(self.stride), np.int32(i0), np.int32(j0), np.int32(w), np.int32(h), np.float64(x),
                 np.float64(y), np.float64(radius) * np.float64(radius), np.float32(value), self._a, self._b))
 
@@ -164,15 +153,9 @@ class HeatGPU:
         self.kernel, self.block, self.k = kernel, block, k
         self.fma = self.fma if fma is None else bool(fma)
 
-    def _function(self, build, name: str):
-        key = (build, name)
-        if key not in self._functions:
-            self._functions[key] = cuda.kernel(build, self.device, name)
-        return self._functions[key]
-
     def _temporal(self, k: int):
         threads = self.block[0] * self.block[1]
-        return self._function(kernels.temporal(threads, self.fma), f"step_temporal_{k}")
+        return cuda.kernel(kernels.temporal(threads, self.fma), self.device, f"step_temporal_{k}")
 
     def rows(self, k: int | None = None) -> int:
         """Temporal band height for k steps a launch, from the device's SMs and the kernel's occupancy."""
@@ -183,7 +166,7 @@ class HeatGPU:
             threads = self.block[0] * self.block[1]
             with cupy.cuda.Device(self.device):
                 per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, threads, 0)
-            slots = int(properties(self.device)["multiProcessorCount"]) * max(1, per_sm)
+            slots = int(device_properties(self.device)["multiProcessorCount"]) * max(1, per_sm)
             self._rows[key] = kernels.band_rows(self.ni, self.nj, self.block, k, slots)
         return self._rows[key]
 
@@ -203,7 +186,8 @@ class HeatGPU:
         if self.kernel == "temporal":
             fn = self._temporal(self.k)
         else:
-            fn = self._function(kernels.simple(self.fma), "step_shared" if self.kernel == "shared" else "step_global")
+            name = "step_shared" if self.kernel == "shared" else "step_global"
+            fn = cuda.kernel(kernels.simple(self.fma), self.device, name)
         threads = self.block[0] * self.block[1]
         shared = (self.block[0] + 2) * (self.block[1] + 2) * 4 if self.kernel == "shared" else 0
         with cupy.cuda.Device(self.device):
@@ -224,8 +208,8 @@ class HeatGPU:
             grid = kernels.launch_grid(self.kernel, self.ni, self.nj, self.block)
             name = "step_shared" if self.kernel == "shared" else "step_global"
             shared = (bx + 2) * (by + 2) * 4 if self.kernel == "shared" else 0
-            self._function(kernels.simple(self.fma), name)(grid, (bx, by, 1), (*common, self._a, self._b),
-                                                           shared_mem=shared)
+            cuda.kernel(kernels.simple(self.fma), self.device, name)(grid, (bx, by, 1), (*common, self._a, self._b),
+                                                                     shared_mem=shared)
         self._a, self._b = self._b, self._a
         self.steps_done += k
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cuda import Build
+from sim.cuda import Build, ceil_div
 
 SOURCE = "sim/heat/stencil.cu"
 KERNELS = ("global", "shared", "pitched", "temporal")
@@ -26,10 +26,6 @@ COLS = 4  # cells per lane in the temporal kernel (one float4)
 STRIP = 32 * COLS  # columns one warp of the temporal kernel reads
 THREAD_BUCKETS = (32, 64, 128, 256, 512, 1024)  # temporal builds: __launch_bounds__ per bucket
 MAX_GRID_Y = 65535
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def fmad(fma: bool) -> str:

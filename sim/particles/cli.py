@@ -15,6 +15,7 @@ import time
 
 from sim import cli, resources
 from sim.cli import Command, UsageError
+from sim.cuda import ceil_div
 
 PARTICLE_STEPS_PER_SECOND_PER_THREAD = 2.5e6  # measured: 2.7e6 at 2M particles, more below, on 2 threads
 GPU_PARTICLE_STEPS_PER_SECOND = 1e10  # an H200, fp64 plain, 10M particles (README)
@@ -55,7 +56,7 @@ def estimate(args, on_gpu: bool) -> resources.Estimate:
     from sim.particles.world import SAVE_EVERY
 
     n, steps = args.n, args.steps
-    frames = -(-steps // SAVE_EVERY) if args.output is not None else 0
+    frames = ceil_div(steps, SAVE_EVERY) if args.output is not None else 0
     if on_gpu:
         seconds = n * steps / GPU_PARTICLE_STEPS_PER_SECOND
     else:

@@ -20,7 +20,7 @@ import cupy
 import numpy as np
 
 from sim import cuda
-from sim.cuda import grid_for
+from sim.cuda import ceil_div, grid_for
 from sim.particles import kernels, world
 
 VARIANTS = kernels.VARIANTS
@@ -53,7 +53,7 @@ class ParticlesGpu:
         self.offset = cupy.empty(n, cupy.int32)
         self.count = cupy.zeros(self.bins, cupy.int32)
         self.start = cupy.zeros(self.bins + 1, cupy.int32)
-        self.scan_blocks = -(-self.bins // (2 * SCAN_BLOCK))
+        self.scan_blocks = ceil_div(self.bins, 2 * SCAN_BLOCK)
         self.block_sums = cupy.empty(self.scan_blocks, cupy.int32)
         self.count_scan = cuda.CountScan(self.k, self.bins)
         if stats:

@@ -13,7 +13,7 @@ import numpy as np
 
 from sim.colormap import BLOCK_PALETTE, MISMATCH_RGBA, block_colors, colormap
 from sim.contract import BLOCK_COLORS, Box, Legend, PointerEvent, PointsView
-from sim.cuda import FrameGraph
+from sim.cuda import FrameGraph, ceil_div
 from sim.particles import SPEC, binning_cpu, pipeline_cpu, world
 from sim.particles.distances import DistanceStats
 from sim.particles.init import INITS
@@ -272,7 +272,7 @@ class ParticlesScene(ParticleItems, Scene):
             return Legend("bin (neighbouring bins apart in colour)", 0, self.nbins**2 - 1, "bins",
                           colormap="viridis", categorical=True)
         if mode == BLOCK_COLORS and self.gpu is not None:
-            blocks = max(-(-self.n // self.block), 1)
+            blocks = max(ceil_div(self.n, self.block), 1)
             return Legend(f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)", 0, blocks - 1,
                           f"blocks of {self.block} threads", colormap="block", categorical=True)
         return None

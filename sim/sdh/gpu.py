@@ -6,6 +6,7 @@ import cupy
 import numpy as np
 
 from sim import cuda
+from sim.cuda import KernelError, ceil_div, device_properties
 from sim.sdh import kernels, squares
 from sim.sdh.kernels import KERNELS, rows_per_block
 
@@ -14,10 +15,6 @@ def spare_slots_for(buckets: int) -> int:
     """Counters past the course's last bucket that a far-corner pair can reach (its 1.732 is below
     sqrt 3: at most buckets * (sqrt 3 / 1.732 - 1) < 3e-5 buckets), plus room for float32 rounding."""
     return int(buckets * 3e-5) + 3
-
-
-class KernelError(ValueError):
-    """A kernel cannot run with these settings (block size, shared memory); the message says why."""
 
 
 def fine_slots(buckets: int) -> int:
@@ -39,22 +36,22 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
         raise KernelError(f"the {kernel} kernel works in whole warps: block size must be a multiple of 32, "
                           f"got {block}")
     if kernel in ("naive", "naive-priv"):
-        blocks, shared = -(-n // block), 0
+        blocks, shared = ceil_div(n, block), 0
     elif kernel in ("tiled", "tiled-priv"):
-        blocks, shared = -(-n // block), 3 * 8 * block
-    limit = cupy.cuda.runtime.getDeviceProperties(device)["sharedMemPerBlockOptin"]
+        blocks, shared = ceil_div(n, block), 3 * 8 * block
+    limit = device_properties(device)["sharedMemPerBlockOptin"]
     lanes = False
     if kernel == "tensor":
         if slots is None:  # its counters depend on the points: ``arguments`` counts them
             raise KernelError("the tensor kernel's shape needs its counter count (sdh/gpu.py arguments or fine_slots)")
-        blocks = -(-n // rows_per_block(kernel, block))
+        blocks = ceil_div(n, rows_per_block(kernel, block))
         shared = 40 * block + 4 * slots  # the tile's B columns (32 bytes) and C (8), the 32-bit counters
         if rows_per_block(kernel, block) * n >= 2**32:  # a block's pairs could overflow one 32-bit counter
             raise KernelError(f"kernel {kernel} counts a block's pairs in 32-bit counters: at n={n:,} use a block "
                               f"size below {block}")
     if kernel == "fast":
         warps = block // 32
-        blocks = -(-n // rows_per_block(kernel, block))
+        blocks = ceil_div(n, rows_per_block(kernel, block))
         slots = buckets + spare_slots_for(buckets)
         lane_bytes = ((warps * 32 * slots + 3) & ~3) * 4 + 16 * block
         lanes = lane_bytes <= limit // 2  # leave room for a second block per SM

@@ -15,12 +15,12 @@ import moderngl
 import numpy as np
 
 from sim import cuda
+from sim.render_builds import SPLAT
 from viewer.gpu.interop import GLBufferRegistration, RegistrationHolder, cupy_view, current_stream_ptr
 from viewer.render.points.spheres import BYTES_PER_ITEM, SphereRenderer
 from viewer.render.shaders import load_program
 
 MAX_BOX = 16  # pixels: wider balls go to the impostors (one thread would shade too many pixels)
-SPLAT = cuda.Build("viewer/render/points/splat.cu", (), ("splat_balls",))
 BLOCK = 256
 # A DrawArraysIndirectCommand: 4 vertices (the quad's strip), instance count, first, base instance.
 COMMAND = np.array([4, 0, 0, 0], dtype=np.uint32)
@@ -103,7 +103,7 @@ class SphereSplat(RegistrationHolder):
                     cupy_view(pos_ptr, pos_size, (self.capacity, 4), "float32", self._registration),
                     cupy_view(col_ptr, col_size, (self.capacity, 4), "float32", self._registration),
                     command)
-            cuda.kernel(SPLAT, cupy.cuda.Device().id)((-(-n // BLOCK),), (BLOCK,), args)
+            cuda.kernel(SPLAT, cupy.cuda.Device().id)((cuda.ceil_div(n, BLOCK),), (BLOCK,), args)
 
     def draw(self, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray, near: float) -> None:
         """The last splat into the current framebuffer (depth test on), then the big balls."""

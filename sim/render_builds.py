@@ -1,0 +1,12 @@
+"""The CUDA builds of the viewer's renderers, declared where ``sim`` lists every build of the product
+(``sim.registry.all_builds``, compiled by the NVRTC check) without importing the viewer and its GL."""
+
+from __future__ import annotations
+
+from sim.cuda import Build
+
+SPLAT = Build("viewer/render/points/splat.cu", (), ("splat_balls",))  # viewer/render/points/splat.py
+
+
+def builds() -> list[Build]:
+    return [SPLAT]
