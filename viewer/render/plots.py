@@ -179,7 +179,9 @@ class PlotsRenderer:
         flags = implot.Flags_.no_menus | implot.Flags_.no_box_select
         if plot.equal_aspect:
             flags |= implot.Flags_.equal
-        if not implot.begin_plot(f"{plot.title}##plot{index}", size, flags):
+        # "###": the plot's identity is its place, not its title (a title naming the frame changes every
+        # step; a new identity would start the plot over, its axes unfitted, for one frame).
+        if not implot.begin_plot(f"{plot.title}###plot{index}", size, flags):
             return
         fit = implot.AxisFlags_.auto_fit
         implot.setup_axes(plot.x_label, plot.y_label, 0 if plot.x_limits else fit, 0 if plot.y_limits else fit)

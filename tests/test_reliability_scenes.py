@@ -1,0 +1,129 @@
+"""The scenes' own defects found by the hostile-input and newcomer trials: the durbin LPC plots after
+the first frame, pins that follow the item and not its index, legends off the data, sdh's g(r) of a
+finite cube."""
+
+import numpy as np
+from gl_support import needs_egl
+
+from sim.contract import Plot, PlotsView, Series
+from sim.registry import create_scene
+
+RED = (1.0, 0.1, 0.1, 1.0)
+
+
+def _red(pixels: np.ndarray) -> np.ndarray:
+    pixels = pixels.astype(int)
+    return (pixels[..., 0] > 200) & (pixels[..., 1] < 90) & (pixels[..., 2] < 90)
+
+
+# --- 2. the durbin LPC plots, frame after frame ---------------------------------------------------------
+
+
+def test_lpc_plots_hand_over_finite_arrays_of_the_right_length_frame_after_frame():
+    from sim.durbin.lpc_mode import NFFT
+
+    scene = create_scene("durbin", preset="lpc")
+    order = scene.lpc.order
+    frames = set()
+    for _ in range(40):
+        scene.single_step()
+        spectrogram, z_plane, spectrum, reflection, errors = scene.view("plain").plots
+        frames.add(scene.frame)
+        for plot in (spectrogram, z_plane, spectrum, reflection, errors):
+            for series in plot.series:
+                x, y = np.asarray(series.x, np.float64), np.asarray(series.y, np.float64)
+                assert x.shape == y.shape, f"{plot.title}: {series.label}"
+                assert np.isfinite(x).all() and np.isfinite(y).all(), f"{plot.title}: {series.label}"
+        for series in spectrum.series:
+            assert series.x.shape == (NFFT // 2 + 1,)
+            assert -310.0 < series.y.min() and series.y.max() < 200.0, "dB of a 16-bit sound"
+        alphas = reflection.series[1].y
+        assert alphas.shape == (order,) and np.all(np.abs(alphas) < 1.0)
+        e = errors.series[0].y
+        assert e.shape == (order + 1,) and e[0] == 1.0 and np.all((e > 0) & (e <= 1.0))
+        assert np.all(np.diff(e) <= 0), "the prediction error never grows with the order"
+        poles = z_plane.series[1]
+        assert poles.x.shape == (order,) and np.all(np.hypot(poles.x, poles.y) < 1.0), "a stable predictor"
+    assert len(frames) == 40, "a step moves to the next frame"
+
+
+class Curve:
+    """A plots scene of one red curve with an auto-fitted y axis, its title and height set by the test."""
+
+    color_modes = {"plain": "Plain"}
+
+    def __init__(self):
+        self.title, self.level = "curve", 0.0
+
+    def view(self, color_mode):
+        x = np.linspace(0.0, 8.0, 257)
+        y = self.level + 50.0 + 40.0 * np.sin(x)
+        return PlotsView([Plot(self.title, [Series("curve", x, y, "line", RED)], "x", "y", x_limits=(0.0, 8.0))],
+                         columns=1)
+
+
+@needs_egl
+def test_a_plot_whose_title_changes_every_frame_keeps_its_fitted_axes():
+    """As in the window: one ImGui frame a displayed frame. The title names the frame shown (durbin's
+    "frame 22: ..."); the curve stays on its axes every frame, not only the first."""
+    import moderngl
+
+    from viewer.panel.gui import Gui
+    from viewer.render.offscreen import Offscreen
+    from viewer.render.view import SceneView
+
+    size = (400, 300)
+    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    gui, view, target = Gui(ctx), SceneView(ctx), Offscreen(ctx, size)
+    scene = Curve()
+    try:
+        drawn = []
+        for frame in range(8):
+            scene.title = f"frame {max(frame - 2, 0)}: the curve"  # the first two frames lay the plot out
+            view.take(scene.view("plain"))
+            gui.new_frame(size, size, 1 / 60)
+            view.draw_plots((0.0, 0.0, *map(float, size)), lambda *_: None)
+            gui.end_frame()
+            view.draw(target.fbo, None, size)
+            gui.draw(target.fbo)
+            drawn.append(int(_red(target.read_rgb()).sum()))
+        steady = drawn[1]
+        assert steady > 300 and min(drawn[2:]) > 0.8 * steady, f"red pixels of the curve, frame by frame: {drawn}"
+    finally:
+        gui.release()
+        target.release()
+        ctx.release()
+
+
+@needs_egl
+def test_a_headless_picture_fits_its_axes_to_its_own_data():
+    """A recording's frames come steps apart: each picture's axes fit the data it shows, not the last
+    picture's (ImPlot fits at the end of a frame)."""
+    from viewer.headless import HeadlessRenderer
+
+    scene = Curve()
+    with HeadlessRenderer(400, 300) as renderer:
+        drawn = []
+        for frame, level in enumerate((0.0, 1000.0, -5000.0, 0.0)):
+            scene.title, scene.level = f"frame {frame}", level
+            renderer.render(scene)
+            drawn.append(int(_red(renderer.pixels()).sum()))
+    assert min(drawn) > 0.8 * max(drawn), f"red pixels of the curve, picture by picture: {drawn}"
+
+
+@needs_egl
+def test_lpc_recording_draws_the_spectrum_on_its_axes_in_every_frame():
+    from sim.durbin.lpc_mode import ENVELOPE_RGBA
+    from viewer.headless import HeadlessRenderer
+
+    envelope = np.array(ENVELOPE_RGBA[:3]) * 255
+    scene = create_scene("durbin", preset="lpc")
+    with HeadlessRenderer(1280, 800) as renderer:
+        drawn = []
+        for _ in range(4):
+            scene.single_step()
+            renderer.render(scene)
+            spectrum = renderer.pixels()[380:600, 40:630].astype(int)  # the spectrum plot (left column, middle)
+            on_curve = np.abs(spectrum - envelope).max(axis=2) < 40
+            drawn.append(int(on_curve.any(axis=0).sum()))
+    assert min(drawn) > 150, f"columns the LPC envelope crosses (of 590), frame by frame: {drawn}"
