@@ -127,3 +127,67 @@ def test_lpc_recording_draws_the_spectrum_on_its_axes_in_every_frame():
             on_curve = np.abs(spectrum - envelope).max(axis=2) < 40
             drawn.append(int(on_curve.any(axis=0).sum()))
     assert min(drawn) > 150, f"columns the LPC envelope crosses (of 590), frame by frame: {drawn}"
+
+
+# --- 4. a pin follows its item, whatever the scene does to the order ------------------------------------
+
+
+def _pin(scene, item: int):
+    from viewer.pick.picker import Picking
+
+    picking = Picking(None)
+    picking.hovered, picking.hovered_kind = item, "points"
+    assert picking.pin(scene) == item
+    return picking
+
+
+def _drip_with_drops(backend: str = "cpu"):
+    """The drip preset topped up and losing balls over the trough's ends (a drop at most passes)."""
+    scene = create_scene("balls", preset="drip", n=300, backend=backend)
+    while scene.n < 300 or len(scene.pass_log) < 400:
+        scene.step()
+    return scene
+
+
+def _resting(scene) -> int:
+    """A ball at rest in the trough, late in the order (balls before it fall off and are dropped)."""
+    pos, vel, _ = scene.state()
+    speed = np.linalg.norm(vel[:, :3], axis=1)
+    late = np.arange(scene.n // 2, scene.n)
+    return int(late[np.argmin(speed[late])])
+
+
+def test_a_pinned_ball_in_the_drip_stays_the_same_ball_across_proximity_passes():
+    scene = _drip_with_drops()
+    item = _resting(scene)
+    picking = _pin(scene, item)
+    key = picking.pinned.key
+    before = scene.state()[0][item, :3].copy()
+    indices = {item}
+    n_before = scene.n
+    dropped = 0
+    for _ in range(60 * 6):  # 60 proximity passes
+        scene.step()
+        dropped += max(0, n_before - scene.n)
+        n_before = scene.n
+        item = picking.pinned_item(scene, "points")
+        assert item is not None, "the pinned ball is still there"
+        assert scene.item_key(item) == key
+        assert scene.describe(item)["ball"] == f"#{key}"
+        where = scene.state()[0][item, :3]
+        assert np.linalg.norm(where - before) < 0.5, f"the pin jumped from {before} to {where}"
+        before = where.copy()
+        indices.add(item)
+    assert dropped > 0 and len(indices) > 1, "balls before the pinned one were dropped: its index moved"
+
+
+def test_dripped_balls_get_ids_no_ball_has_had():
+    scene = _drip_with_drops()
+    ids = scene.host.ids
+    assert np.unique(ids).size == ids.size
+    assert ids.max() >= scene.n, "balls were dropped and new ones dripped after them"
+    first = set(ids.tolist())
+    for _ in range(60 * 6):
+        scene.step()
+    new = set(scene.host.ids.tolist()) - first
+    assert new and min(new) > max(first), "a new ball never takes a dropped ball's id"
