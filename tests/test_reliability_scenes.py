@@ -191,3 +191,52 @@ def test_dripped_balls_get_ids_no_ball_has_had():
         scene.step()
     new = set(scene.host.ids.tolist()) - first
     assert new and min(new) > max(first), "a new ball never takes a dropped ball's id"
+
+
+# --- 11. legends off the data -------------------------------------------------------------------------
+
+
+class Band:
+    """A plot filled edge to edge by a red band, with a long legend entry (none: ``legend`` None), its legend
+    where the test says."""
+
+    color_modes = {"plain": "Plain"}
+
+    def __init__(self, legend: str | None):
+        self.legend = legend
+
+    def view(self, color_mode):
+        x = np.array([0.0, 8.0])
+        label = "a band that fills the whole plot area, edge to edge" if self.legend else "##band"
+        band = Series(label, x, np.ones(2), "shaded", RED, y2=np.zeros(2))
+        return PlotsView([Plot("band", [band], "x", "y", x_limits=(0.0, 8.0), y_limits=(0.0, 1.0),
+                               legend=self.legend or "nw")], columns=1)
+
+
+def _band_share(legend: str | None) -> float:
+    """The share of the plot area (the bounding box of the band's fill colour) where the band shows."""
+    from viewer.headless import render_pixels
+
+    pixels = render_pixels(Band(legend), 500, 360).astype(int)
+    reddish = pixels[pixels[..., 0] - pixels[..., 1] > 15]
+    colours, counts = np.unique(reddish, axis=0, return_counts=True)
+    fill = colours[np.argmax(counts)]
+    band = np.abs(pixels - fill).max(axis=2) <= 2
+    rows, cols = np.flatnonzero(band.any(axis=1)), np.flatnonzero(band.any(axis=0))
+    return float(band[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1].mean())
+
+
+@needs_egl
+def test_a_legend_placed_above_the_plot_leaves_the_data_uncovered():
+    bare = _band_share(None)  # no legend: only the grid lines cross the band
+    assert _band_share("nw") < bare - 0.03, "inside a corner the legend covers the band"
+    assert _band_share("above") > bare - 0.01, "above the plot it covers nothing (the grid is a little denser)"
+
+
+def test_lpc_plots_put_their_legends_where_their_data_is_not():
+    scene = create_scene("durbin", preset="lpc")
+    spectrogram, z_plane, spectrum, reflection, errors = scene.view("plain").plots
+    for plot in (spectrogram, spectrum, reflection):  # a heatmap, spectra and bars reach every corner
+        assert plot.legend == "above", plot.title
+    e = errors.series[0].y
+    assert errors.legend == "ne" and e[-1] < 0.1 * e[0], "E_m falls with the order: the top right is free"
