@@ -3,6 +3,7 @@ the first frame, pins that follow the item and not its index, legends off the da
 finite cube."""
 
 import numpy as np
+import pytest
 from gl_support import needs_egl
 
 from sim.contract import Plot, PlotsView, Series
@@ -240,3 +241,62 @@ def test_lpc_plots_put_their_legends_where_their_data_is_not():
         assert plot.legend == "above", plot.title
     e = errors.series[0].y
     assert errors.legend == "ne" and e[-1] < 0.1 * e[0], "E_m falls with the order: the top right is free"
+
+
+# --- 11. g(r) of a finite box -------------------------------------------------------------------------
+
+
+def test_uniform_atoms_give_g_of_r_near_one_across_the_cube():
+    from sim.sdh import data
+
+    scene = create_scene("sdh", n=5000)
+    scene.step()
+    _, rdf = scene.view("plain").plots
+    r, g = rdf.series[0].x, rdf.series[0].y
+    side = data.BOX_SIZE
+    near = r <= 0.9 * side
+    assert near.sum() >= 40
+    assert np.all(np.abs(g[near] - 1.0) < 0.03), f"g(r) up to 0.9 L: {np.round(g[near], 3)}"
+    assert r[-1] > 1.4 * side, "drawn out to where the far corners leave too few pairs"
+    assert np.all(np.abs(g - 1.0) < 0.25), "and near 1 all the way"
+    item = int(np.argmin(np.abs(r - 0.8 * side)))
+    assert float(scene.describe(item)["g(r)"].split()[0]) == pytest.approx(g[item], rel=1e-3)
+
+
+def test_uniform_points_give_g_of_r_near_one_in_the_live_histogram_2d_and_3d():
+    from sim.sdh.live import distance_histogram
+
+    rng = np.random.default_rng(7)
+    for dims, n in ((2, 3000), (3, 3000)):
+        points = np.zeros((n, 3))
+        points[:, :dims] = rng.random((n, dims)) * 40.0
+        result = distance_histogram(points, dims, 0.8)
+        r = result.centres[: result.g.size]
+        near = (r >= 0.1 * 40.0) & (r <= 0.9 * 40.0)  # closer, too few pairs in a bucket to tell 5%
+        assert near.sum() >= 40
+        assert np.all(np.abs(result.g[near] - 1.0) < 0.05), f"{dims}D: {np.round(result.g[near], 3)}"
+
+
+def test_an_ideal_gas_puts_every_pair_in_some_bucket():
+    from sim.sdh.ideal import ideal_pairs
+
+    for sides in ((1.0, 1.0), (1.0, 3.0), (1.0, 1.0, 1.0), (2.0, 3.0, 5.0)):
+        pairs = ideal_pairs(1000, sides, 0.05, 40)  # the last bucket takes the longer pairs
+        assert pairs.sum() == pytest.approx(1000 * 999 / 2, rel=1e-4), sides
+        assert np.all(pairs >= 0)
+
+
+def test_the_wall_correction_vanishes_as_the_box_grows():
+    from sim.sdh.ideal import ideal_pairs
+
+    width, buckets = 1.0, 10
+    r = np.arange(buckets + 1) * width
+    for dims in (2, 3):
+        shell = np.diff(np.pi * r**2) if dims == 2 else np.diff(4 / 3 * np.pi * r**3)
+        errors = []
+        for side in (20.0, 200.0, 2000.0, 20000.0):
+            unbounded = 1000 * 999 / 2 * shell / side**dims  # an ideal gas with no walls
+            ratio = ideal_pairs(1000, (side,) * dims, width, buckets + 1)[:-1] / unbounded  # the last takes the rest
+            errors.append(float(np.abs(ratio - 1.0).max()))
+            assert errors[-1] <= 2 * r[-1] / side, f"{dims}D, side {side}: {errors[-1]}"
+        assert errors == sorted(errors, reverse=True) and errors[-1] < 1e-3, errors
