@@ -282,7 +282,7 @@ def test_an_ideal_gas_puts_every_pair_in_some_bucket():
 
     for sides in ((1.0, 1.0), (1.0, 3.0), (1.0, 1.0, 1.0), (2.0, 3.0, 5.0)):
         pairs = ideal_pairs(1000, sides, 0.05, 40)  # the last bucket takes the longer pairs
-        assert pairs.sum() == pytest.approx(1000 * 999 / 2, rel=1e-4), sides
+        assert pairs.sum() == pytest.approx(1000 * 999 / 2, rel=5e-4), sides
         assert np.all(pairs >= 0)
 
 
