@@ -142,9 +142,10 @@ def _pin(scene, item: int):
     return picking
 
 
-def _drip_with_drops(backend: str = "cpu"):
+def _drip_with_drops(backend: str = "cpu", cuda_proximity: bool = True):
     """The drip preset topped up and losing balls over the trough's ends (a drop at most passes)."""
     scene = create_scene("balls", preset="drip", n=300, backend=backend)
+    scene.set_toggle("cuda_proximity", cuda_proximity)
     while scene.n < 300 or len(scene.pass_log) < 400:
         scene.step()
     return scene
@@ -158,8 +159,13 @@ def _resting(scene) -> int:
     return int(late[np.argmin(speed[late])])
 
 
-def test_a_pinned_ball_in_the_drip_stays_the_same_ball_across_proximity_passes():
-    scene = _drip_with_drops()
+@pytest.mark.parametrize("backend, cuda_proximity", [
+    ("cpu", False),
+    pytest.param("gpu", True, marks=pytest.mark.gpu),  # the pass reorders the balls and drops the fallen
+    pytest.param("gpu", False, marks=pytest.mark.gpu),  # the CPU's pass drops them and reloads the device
+])
+def test_a_pinned_ball_in_the_drip_stays_the_same_ball_across_proximity_passes(backend, cuda_proximity):
+    scene = _drip_with_drops(backend, cuda_proximity)
     item = _resting(scene)
     picking = _pin(scene, item)
     key = picking.pinned.key
