@@ -150,6 +150,9 @@ class Plot:
     drag_points: list[DragPoint] = field(default_factory=list)
     heatmap: np.ndarray | None = None  # (rows, cols) values drawn over x_limits x y_limits
     height: float = 0.0  # share of the column's height (0: equal shares)
+    # Where the legend sits: a corner of the plot area the data leaves free ("nw", "ne", "sw", "se"), or
+    # "above" the plot area, outside it, for data that reaches every corner.
+    legend: Literal["nw", "ne", "sw", "se", "above"] = "nw"
 
 
 @dataclass

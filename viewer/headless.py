@@ -88,8 +88,10 @@ class HeadlessRenderer:
         def on_point(target: str, x: float, y: float) -> None:
             controller.pointer(PointerEvent("point", x, y, target=target))
 
-        # ImGui lays out auto-sized windows and plots on the first frame: draw the second.
-        for frame in range(2 if first else 1):
+        # ImGui lays out auto-sized windows on the first frame, and ImPlot fits auto-fitted axes to a
+        # frame's data at that frame's end: a picture of plots is the second of two frames of the same view.
+        fitted = self.view.kind == "plots" or self.panel
+        for frame in range(2 if first or fitted else 1):
             self._gui.new_frame(self.size, self.size, 1 / 60)
             self.view.draw_plots(area, on_point)
             legend = self.view.legend

@@ -8,17 +8,19 @@ import numpy as np
 
 class BallItems:
     def item_key(self, item: int) -> int:
-        """The GPU reorders the balls at every pass: its ``ids`` follow each ball (its index when loaded)."""
+        """A ball's id: the GPU reorders the balls at every pass, and a pass on either backend drops the
+        fallen ones (the balls after them move up); the id stays with the ball."""
         if self.backend == "gpu":
             return int(self.gpu.ids[int(item)].get())
-        return int(item)
+        return int(self.host.ids[int(item)])
 
     def item_of_key(self, key: int) -> int | None:
-        if self.backend != "gpu":
-            return super().item_of_key(key)
-        import cupy
+        if self.backend == "gpu":
+            import cupy
 
-        found = cupy.flatnonzero(self.gpu.ids[: self.n] == int(key))[:1].get()
+            found = cupy.flatnonzero(self.gpu.ids[: self.n] == int(key))[:1].get()
+        else:
+            found = np.flatnonzero(self.host.ids == int(key))[:1]
         return int(found[0]) if found.size else None
 
     def _partners(self, item: int) -> np.ndarray:
@@ -44,7 +46,7 @@ class BallItems:
             import cupy
 
             return [int(v) for v in self.gpu.ids[cupy.asarray(np.asarray(indices, np.int64))].get()]
-        return [int(v) for v in indices]
+        return [int(v) for v in self.host.ids[np.asarray(indices, np.int64)]]
 
     def describe(self, item: int) -> dict[str, str]:
         item = int(item)

@@ -16,11 +16,13 @@ from sim.balls import contact_cpu, grid_cpu, proximity_cpu, world
 @dataclass
 class HostBalls:
     """The state on the host. float32 contiguous arrays are taken as they are, not copied (10M balls),
-    and ``step`` changes them in place: a caller that keeps its arrays must pass copies."""
+    and ``step`` changes them in place: a caller that keeps its arrays must pass copies. ``ids``: each
+    ball's id, which stays with it when balls before it are dropped (default: its index)."""
 
     pos: np.ndarray
     vel: np.ndarray
     omega: np.ndarray
+    ids: np.ndarray | None = None
     force: np.ndarray = field(init=False)
     torque: np.ndarray = field(init=False)
     pairs: np.ndarray = field(init=False)
@@ -29,6 +31,7 @@ class HostBalls:
         self.pos = np.ascontiguousarray(self.pos, np.float32)
         self.vel = np.ascontiguousarray(self.vel, np.float32)
         self.omega = np.ascontiguousarray(self.omega, np.float32)
+        self.ids = np.arange(self.n, dtype=np.int64) if self.ids is None else np.asarray(self.ids, np.int64)
         self.force = np.zeros_like(self.pos)
         self.torque = np.zeros_like(self.pos)
         self.pairs = np.empty((0, 2), np.int64)
@@ -38,11 +41,11 @@ class HostBalls:
         return self.pos.shape[0]
 
     def kept(self, keep: np.ndarray) -> HostBalls:
-        return HostBalls(self.pos[keep], self.vel[keep], self.omega[keep])
+        return HostBalls(self.pos[keep], self.vel[keep], self.omega[keep], self.ids[keep])
 
-    def appended(self, pos: np.ndarray, vel: np.ndarray) -> HostBalls:
+    def appended(self, pos: np.ndarray, vel: np.ndarray, ids: np.ndarray) -> HostBalls:
         return HostBalls(np.concatenate([self.pos, pos]), np.concatenate([self.vel, vel]),
-                         np.concatenate([self.omega, np.zeros_like(pos)]))
+                         np.concatenate([self.omega, np.zeros_like(pos)]), np.concatenate([self.ids, ids]))
 
 
 def proximity(pos: np.ndarray, vel: np.ndarray, variant: str, timer=None):

@@ -54,7 +54,7 @@ class BallsGpu:
     """Device state and kernels for one balls scene."""
 
     def __init__(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, variant: str = "grid",
-                 block: int = 128, fallen_y: float = -60.0, device: int = 0):
+                 block: int = 128, fallen_y: float = -60.0, device: int = 0, ids: np.ndarray | None = None):
         self.device = int(device)
         check_memory(pos.shape[0])
         self.fallen_y = fallen_y  # balls below are dropped at the next pass
@@ -65,7 +65,7 @@ class BallsGpu:
         self.set_block(block)
         self._step = cuda.kernel(kernels.STEP, self.device)
         self._step_bounds = cuda.kernels(kernels.STEP_BOUNDS, self.device)
-        self.load(pos, vel, omega)
+        self.load(pos, vel, omega, ids)
 
     # --- configuration -------------------------------------------------------------------
     def set_variant(self, variant: str) -> None:
@@ -82,7 +82,9 @@ class BallsGpu:
         self.block = block
 
     # --- state ---------------------------------------------------------------------------
-    def load(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray) -> None:
+    def load(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, ids: np.ndarray | None = None) -> None:
+        """The balls' state; ``ids`` name them (default: their index here, which CPU physics lending the
+        device its state maps the pass's lists back with)."""
         n = pos.shape[0]
         self.pos, self.vel, self.spin_yz = (cupy.asarray(a) for a in packed(pos, vel, omega))
         self._spare = tuple(cupy.empty_like(a) for a in (self.pos, self.vel, self.spin_yz))
@@ -92,7 +94,8 @@ class BallsGpu:
         self.count = cupy.zeros(max(n, 1), cupy.int32)
         self.partners = cupy.empty(self.capacity * max(n, 1), cupy.int32)
         self.summary = cupy.zeros(4, cupy.uint64)  # fallen, longest list on overflow, tests, pairs
-        self.ids = cupy.arange(n, dtype=cupy.int32)  # each ball's index when loaded, through every reorder
+        # each ball's id through every reorder and drop
+        self.ids = cupy.arange(n, dtype=cupy.int32) if ids is None else cupy.asarray(ids, cupy.int32)
         self.textures = {}
         self._bounds_of = None  # the state whose bounds the last step took (step(before_pass=True))
         self._cell_count = None  # the grid's cell counts, kept zero between passes
@@ -101,13 +104,13 @@ class BallsGpu:
         self._bounds = cupy.empty(8, cupy.int32)  # the box they fold into
         self._order = None  # a grid pass's order (sorted index -> previous) from its scatter to its search
 
-    def append(self, pos: np.ndarray, vel: np.ndarray) -> None:
-        """Add balls (between passes): they join the next pass."""
+    def append(self, pos: np.ndarray, vel: np.ndarray, ids: np.ndarray) -> None:
+        """Add balls named ``ids`` (between passes): they join the next pass."""
         new = packed(pos, vel, np.zeros((pos.shape[0], 4), np.float32))  # no spin
         self.pos, self.vel, self.spin_yz = (cupy.concatenate([a[: self.n], cupy.asarray(b)])
                                             for a, b in zip((self.pos, self.vel, self.spin_yz), new, strict=True))
         self._spare = tuple(cupy.empty_like(a) for a in (self.pos, self.vel, self.spin_yz))
-        self.ids = cupy.concatenate([self.ids[: self.n], cupy.arange(self.n, self.pos.shape[0], dtype=cupy.int32)])
+        self.ids = cupy.concatenate([self.ids[: self.n], cupy.asarray(ids, cupy.int32)])
         self.n = self.pos.shape[0]
         self.textures = {}
 
@@ -115,6 +118,10 @@ class BallsGpu:
         """(pos, vel, omega) of the live balls as (n, 4) float32 host arrays (vel and omega w = 0)."""
         n = self.n
         return unpacked(*(cupy.asnumpy(a[:n]) for a in (self.pos, self.vel, self.spin_yz)))
+
+    def host_ids(self) -> np.ndarray:
+        """The live balls' ids, in the device's order (``host_state``'s)."""
+        return cupy.asnumpy(self.ids[: self.n]).astype(np.int64)
 
     def rows(self, at) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(pos, vel, omega) rows of the balls at device indices ``at``, as ``host_state`` gives them."""

@@ -43,6 +43,7 @@ class BallsScene(BallItems, Scene):
         self.thread_of: np.ndarray | None = None  # CPU physics with CUDA proximity: ball -> thread
         self.last_tests = self.last_pairs = 0
         self._checked_lists = None  # the last check's (GPU count, slots, CPU count, slots), for describe_check
+        self._next_id = 0  # the id the next dripped ball gets (ids are never reused: a pin follows its ball)
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
 
     # --- what runs where ----------------------------------------------------------------------
@@ -62,18 +63,18 @@ class BallsScene(BallItems, Scene):
             self.gpu.set_block(self.block)
         self._need_pass = True
 
-    def _new_gpu(self, pos, vel, omega, trough):
+    def _new_gpu(self, pos, vel, omega, trough, ids=None):
         from sim.balls.pipeline_gpu import BallsGpu
 
-        return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device)
+        return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device, ids)
 
     def _move_state(self, backend: str) -> None:
         if backend == "gpu":
             host = self.host
-            self.gpu = self._new_gpu(host.pos, host.vel, host.omega, self.trough)
+            self.gpu = self._new_gpu(host.pos, host.vel, host.omega, self.trough, host.ids)
             self.host = None
         else:
-            self.host = HostBalls(*self.gpu.host_state())
+            self.host = HostBalls(*self.gpu.host_state(), self.gpu.host_ids())
             self.gpu = None
         self._need_pass = True
 
@@ -93,6 +94,7 @@ class BallsScene(BallItems, Scene):
         else:
             self.host = HostBalls(drop.pos, drop.vel, omega)
         self.trough, self.dripper = drop.trough, drop.dripper
+        self._next_id = drop.pos.shape[0]
         self.settings.friction = drop.friction
         self._since_pass = 0
         self._need_pass = True
@@ -111,6 +113,7 @@ class BallsScene(BallItems, Scene):
         else:
             self.host = HostBalls(pos, vel, np.zeros_like(pos))
         self.steps = 0
+        self._next_id = pos.shape[0]
         self.pass_log.clear()
         self._need_pass = True
         self._invalidate_checks()
@@ -175,10 +178,12 @@ class BallsScene(BallItems, Scene):
             if new.shape[0]:
                 vel = np.zeros_like(new)
                 vel[:, 1] = -self.dripper.speed
+                ids = np.arange(self._next_id, self._next_id + new.shape[0], dtype=np.int64)
+                self._next_id += new.shape[0]
                 if self.backend == "gpu":
-                    self.gpu.append(new, vel)
+                    self.gpu.append(new, vel, ids)
                 else:
-                    self.host = self.host.appended(new, vel)
+                    self.host = self.host.appended(new, vel, ids)
 
     def _gpu_pass_for_cpu(self) -> None:
         """CPU physics, CUDA proximity (the seed's set-up): copy the state over, the pairs back."""
@@ -207,7 +212,7 @@ class BallsScene(BallItems, Scene):
             keep = pos[:, 1] >= self.trough.fallen_y
             if not keep.all():
                 pos, vel, omega = pos[keep], vel[keep], omega[keep]
-                self.gpu.load(pos, vel, omega)
+                self.gpu.load(pos, vel, omega, self.gpu.host_ids()[keep])
         pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(pos, vel, self.variant, self.timer)
         self.gpu.set_lists(pairs)
 

@@ -182,13 +182,13 @@ class LpcMode:
         return Plot("spectrogram (drag the yellow point to choose a frame)" if draggable else "spectrogram",
                     series, "time (s)", "frequency (kHz)", x_limits=(x0, x1),
                     y_limits=(-0.1 * top if owners is not None else 0.0, top), heatmap=values, drag_points=points,
-                    height=0.45)
+                    height=0.45, legend="above")
 
     def frame_spectrum(self, frame: int) -> Plot:
         return Plot(f"frame {frame}: spectrum and LPC envelope (order {self.order})", [
             Series("|X|^2 (Hann window)", self.freq_khz, db(self.power[frame]), "line", views.PERIODOGRAM_RGBA),
             Series("E_p R_0 / |A|^2", self.freq_khz, db(self.envelope(frame)), "line", ENVELOPE_RGBA),
-        ], "frequency (kHz)", "dB", x_limits=(0.0, float(self.freq_khz[-1])), height=0.35)
+        ], "frequency (kHz)", "dB", x_limits=(0.0, float(self.freq_khz[-1])), height=0.35, legend="above")
 
     def reflection(self, frame: int) -> Plot:
         alphas = self.alphas[frame]
@@ -198,7 +198,7 @@ class LpcMode:
                    y2=-np.ones(2)),
             Series("alpha", index.astype(np.float64), alphas, "bars", views.ALPHA_RGBA, width=0.7, items=None),
         ], "order m", "alpha_m", x_limits=(-0.5, index.size - 0.5), y_limits=(-1.15, 1.15), hlines=(-1.0, 1.0),
-            height=0.4)
+            height=0.4, legend="above")
 
     def z_plane(self, frame: int) -> Plot:
         poles = self.poles(frame)
@@ -213,4 +213,5 @@ class LpcMode:
         return Plot(f"frame {frame}: prediction error against order", [
             Series("E_m", np.arange(errors.size, dtype=np.float64), errors, "line", views.BETA_RGBA),
             Series("##E_m points", np.arange(errors.size, dtype=np.float64), errors, "scatter", views.BETA_RGBA),
-        ], "order m", "E_m", y_log=True, x_limits=(-0.5, errors.size - 0.5), height=0.2)
+        ], "order m", "E_m", y_log=True, x_limits=(-0.5, errors.size - 0.5), height=0.2,
+            legend="ne")  # E_m falls with the order: the top right is free

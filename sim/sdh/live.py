@@ -2,9 +2,9 @@
 
 On the GPU backend the scene's positions stay on the device and go through the fast kernel; on
 the CPU through the numba histogram. g(r) divides each bucket by the count an ideal gas of the
-same size would put there: N(N-1)/2 * shell / region, where the region is the points' bounding
-box (a volume for balls, an area for the 2D particles) and the shell the bucket's spherical shell
-(or ring). Edge effects of the finite box are not corrected, so g(r) falls off at large r.
+same size would put there in the points' bounding box (a box for balls, a rectangle for the 2D
+particles), its walls included (``ideal``): uniform points give g(r) = 1 out to where too few pairs
+remain to tell.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.sdh import sdh_cpu
+from sim.sdh import ideal, sdh_cpu
 
 
 @dataclass
 class Histogram:
     counts: np.ndarray  # int64, one per bucket
     width: float
-    g: np.ndarray  # g(r) per bucket
+    g: np.ndarray  # g(r) of the leading buckets, as far as an ideal gas puts enough pairs to measure it
     ms: float  # time to compute
     backend: str
 
@@ -56,9 +56,6 @@ def distance_histogram(points, dims: int, width: float, max_buckets: int = 400) 
     else:
         counts = sdh_cpu.histogram(np.asarray(points, np.float64), width, buckets)
     ms = (time.perf_counter() - start) * 1e3
-    region = math.prod(e for e in extent[:dims] if e > 0) or 1.0
-    r = np.arange(buckets + 1) * width
-    shell = (4 / 3 * math.pi * np.diff(r**3)) if dims == 3 else (math.pi * np.diff(r**2))
-    expected = n * (n - 1) / 2 * shell / region
-    g = np.divide(counts, expected, out=np.zeros(buckets), where=expected > 0)
+    sides = extent[:dims]
+    g = ideal.pair_correlation(counts, ideal.ideal_pairs(n, sides, width, buckets)) if min(sides) > 0 else np.zeros(0)
     return Histogram(counts, width, g, ms, "gpu" if on_gpu else "cpu")

@@ -5,11 +5,11 @@ The atoms do not move; a step recounts every pair with the current bucket width 
 the panel's timings are the kernel's and verification recounts on the CPU. A kernel that cannot count
 at the current width (the tensor kernel keeps a counter per whole squared distance: narrow buckets
 overflow shared memory) hands the step to the next fastest kernel, and the panel's note says why.
+g(r) divides each bucket by an ideal gas's in the same cube, its walls included (``ideal``).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -18,7 +18,7 @@ import numpy as np
 import assets
 from sim.contract import Plot, PlotsView, Series
 from sim.scene import Scene
-from sim.sdh import SPEC, data, kernels, sdh_cpu
+from sim.sdh import SPEC, data, ideal, kernels, sdh_cpu
 
 GREEN = (0.35, 0.8, 0.45, 1.0)
 
@@ -39,6 +39,7 @@ class HistogramScene(Scene):
         self.reference: np.ndarray | None = None  # the last check's CPU histogram
         self.counted_with = ""  # the GPU kernel that counted the last histogram
         self._refused: dict[tuple, str] = {}  # (kernel, width, block, n) -> why it cannot run there
+        self._ideal: tuple[tuple, np.ndarray] | None = None  # (n, width, buckets) and an ideal gas's pairs
         super().__init__(preset, backend, n, seed, variant, block, device)
         self._backend_note = self.backend_note  # the note of the backend choice; a fallback's note replaces it
 
@@ -114,18 +115,24 @@ class HistogramScene(Scene):
                 "pairs_per_s": pairs / (self.last_ms * 1e-3) if self.last_ms else 0.0, "steps": self.steps,
                 "sim_time": 0.0}
 
+    def ideal_pairs(self) -> np.ndarray:
+        """The pairs an ideal gas of as many atoms in the atoms' cube puts in each bucket (kept while the
+        count, the width and the buckets stay)."""
+        key = (self.n, self.settings.width, self.counts.shape[0])
+        if self._ideal is None or self._ideal[0] != key:
+            self._ideal = (key, ideal.ideal_pairs(self.n, (data.BOX_SIZE,) * 3, *key[1:]))
+        return self._ideal[1]
+
     def view(self, color_mode: str) -> PlotsView:
         counts = self.counts.astype(np.float64)
         width = self.settings.width
         edges = np.arange(counts.shape[0], dtype=np.float64) * width
-        n = self.n
-        shell = 4 / 3 * math.pi * np.diff(np.arange(counts.shape[0] + 1) ** 3 * width**3)
-        ideal = n * (n - 1) / 2 * shell / data.BOX_SIZE**3
-        g = np.divide(counts, ideal, out=np.zeros_like(counts), where=ideal > 0)
+        g = ideal.pair_correlation(counts, self.ideal_pairs())
         buckets = np.arange(counts.shape[0])
         histogram = Plot("distance histogram", [Series("pairs", edges, counts, "stairs", items=buckets)], "r", "pairs")
         rdf = Plot("g(r) against an ideal gas in the cube",
-                   [Series("g(r)", edges + 0.5 * width, g, "line", GREEN, items=buckets)], "r", "g(r)", hlines=(1.0,))
+                   [Series("g(r)", edges[:g.size] + 0.5 * width, g, "line", GREEN, items=buckets[:g.size])], "r",
+                   "g(r)", hlines=(1.0,))
         return PlotsView([histogram, rdf], columns=1)
 
     @property
@@ -144,16 +151,16 @@ class HistogramScene(Scene):
         item = int(item)
         if not 0 <= item < self.counts.shape[0]:
             raise IndexError(f"no bucket {item} (there are {self.counts.shape[0]})")
-        width, n = self.settings.width, self.n
+        width = self.settings.width
         count = int(self.counts[item])
-        shell = 4 / 3 * math.pi * ((item + 1) ** 3 - item**3) * width**3
-        ideal = n * (n - 1) / 2 * shell / data.BOX_SIZE**3
+        expected = float(self.ideal_pairs()[item])
         last = " and beyond (far corners)" if item == self.counts.shape[0] - 1 else ""
         return {"bucket": f"{item} of {self.counts.shape[0]}",
                 "distance": f"{item * width:.6g} .. {(item + 1) * width:.6g}{last}",
                 "pairs": f"{count:,}",
                 "share": f"{count / max(int(self.counts.sum()), 1):.4%} of all pairs",
-                "g(r)": f"{count / ideal:.4g}" if ideal > 0 else "-",
+                "g(r)": f"{count / expected:.4g} (an ideal gas in the cube: {expected:,.0f} pairs)" if expected > 0
+                else "-",
                 "counted on": f"{self.backend.upper()} ({self.counted_with if self.backend == 'gpu' else 'numba'})"}
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:

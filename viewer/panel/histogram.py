@@ -52,7 +52,7 @@ def _plot(hist: LiveHistogram) -> None:
     keep = result.counts.shape[0] - 1 if hist.truncated else result.counts.shape[0]
     edges = np.arange(keep, dtype=np.float64) * result.width
     counts = result.counts[:keep].astype(np.float64)
-    g = np.ascontiguousarray(result.g[:keep], np.float64)
+    g = np.ascontiguousarray(result.g[:keep], np.float64)  # as far as there are pairs enough to measure it
     flags = implot.Flags_.no_menus | implot.Flags_.no_box_select
     if not implot.begin_plot("##distances", (-1, 180), flags):
         return
@@ -63,5 +63,5 @@ def _plot(hist: LiveHistogram) -> None:
     implot.setup_legend(implot.Location_.north, legend)
     implot.plot_stairs("pairs", edges, counts)
     implot.set_axes(implot.ImAxis_.x1, implot.ImAxis_.y2)
-    implot.plot_line("g(r)", edges + 0.5 * result.width, g)
+    implot.plot_line("g(r)", edges[: g.size] + 0.5 * result.width, g)
     implot.end_plot()

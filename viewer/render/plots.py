@@ -20,6 +20,8 @@ from sim.colormap import stops
 from sim.contract import Plot, PlotsView, Series
 
 HEATMAP_COLORMAP = "inferno"
+LEGEND_CORNERS = {"nw": implot.Location_.north_west, "ne": implot.Location_.north_east,
+                  "sw": implot.Location_.south_west, "se": implot.Location_.south_east}
 SHADED_ALPHA = 0.35
 PAD = 6.0
 
@@ -73,6 +75,15 @@ def _series(series: Series) -> None:
             implot.plot_shaded(label, x, y, _f64(series.y2)[:count], spec)
     else:
         raise ValueError(f"unknown series style {series.style!r}")
+
+
+def _legend(where: str) -> None:
+    if where == "above":
+        implot.setup_legend(implot.Location_.north, implot.LegendFlags_.outside | implot.LegendFlags_.horizontal)
+    elif where in LEGEND_CORNERS:
+        implot.setup_legend(LEGEND_CORNERS[where])
+    else:
+        raise ValueError(f"unknown legend place {where!r}")
 
 
 def _layout(view: PlotsView, width: float, height: float) -> list[tuple[Plot, tuple[float, float, float, float]]]:
@@ -179,10 +190,13 @@ class PlotsRenderer:
         flags = implot.Flags_.no_menus | implot.Flags_.no_box_select
         if plot.equal_aspect:
             flags |= implot.Flags_.equal
-        if not implot.begin_plot(f"{plot.title}##plot{index}", size, flags):
+        # "###": the plot's identity is its place, not its title (a title naming the frame changes every
+        # step; a new identity would start the plot over, its axes unfitted, for one frame).
+        if not implot.begin_plot(f"{plot.title}###plot{index}", size, flags):
             return
         fit = implot.AxisFlags_.auto_fit
         implot.setup_axes(plot.x_label, plot.y_label, 0 if plot.x_limits else fit, 0 if plot.y_limits else fit)
+        _legend(plot.legend)
         if plot.x_log:
             implot.setup_axis_scale(implot.ImAxis_.x1, implot.Scale_.log10)
         if plot.y_log:
