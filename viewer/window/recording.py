@@ -9,10 +9,12 @@ stops the recording and keeps what was recorded.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from datetime import datetime
 from pathlib import Path
 
+from sim.writer import OutputError, make_folder
 from viewer.record.recorder import Recorder, RecordOptions
 from viewer.record.video import even_size
 from viewer.render.offscreen import Offscreen
@@ -53,7 +55,7 @@ class WindowRecording:
     def start(self, ctx, fb_size: tuple[int, int], covered_right: int, steps: int, path: Path | None = None) -> Path:
         """Start recording (OutputError / UsageError / ValueError when it cannot)."""
         path = Path(path) if path is not None else self.next_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent, "recording")
         origin, size = self.area(fb_size, covered_right)
         self.recorder = Recorder(ctx, path, size, RecordOptions(**vars(self.options)), steps=steps)
         self._fb_size, self._origin = tuple(fb_size), origin
@@ -90,7 +92,9 @@ class WindowRecording:
         try:
             if self.active:
                 self.stop()
-        except Exception as exc:  # noqa: BLE001  closing anyway: say so
+        except OutputError as exc:  # closing anyway: say so
+            print(f"viewer: {exc}", file=sys.stderr)
+        except Exception as exc:  # noqa: BLE001
             traceback.print_exception(exc)
         finally:
             if self.target is not None:
