@@ -8,7 +8,8 @@ one of two clocks.
   simulation at K·dt·F times real time).
 
 ``due(steps, now)`` says how many video frames the frame just drawn stands for (0: none, skip the
-read-back); ``capture(fbo, origin, copies)`` reads it; ``stop()`` finishes the file.
+read-back); ``capture(fbo, origin, copies, steps)`` reads it; ``final_due(steps)`` says whether the
+state drawn last still needs a frame for the video to end on it; ``stop()`` finishes the file.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class Recorder:
         self.start_time = time.perf_counter() if now is None else now
         self.stopped_at: float | None = None
         self.counted = 0  # video frames accounted for (read or waiting in the ring)
+        self.last_steps: int | None = None  # the step the last frame read shows
 
     @property
     def frames(self) -> int:
@@ -84,12 +86,20 @@ class Recorder:
             target = math.floor(self.elapsed(now) * self.options.fps) + 1  # the first frame at once
         return max(target - self.counted, 0)
 
-    def capture(self, fbo: moderngl.Framebuffer, origin: tuple[int, int] = (0, 0), copies: int = 1) -> None:
-        """Read the recorded area of ``fbo`` (its bottom-left corner at ``origin``) as ``copies`` frames."""
+    def final_due(self, steps: int) -> bool:
+        """Whether the state at ``steps``, drawn last, still needs a frame for the video to end on it:
+        no frame yet, or on the steps clock the last frame shows an earlier step."""
+        return self.counted == 0 or (self.options.clock == STEPS and int(steps) != self.last_steps)
+
+    def capture(self, fbo: moderngl.Framebuffer, origin: tuple[int, int] = (0, 0), copies: int = 1,
+                steps: int | None = None) -> None:
+        """Read the recorded area of ``fbo`` (its bottom-left corner at ``origin``), the state at
+        ``steps``, as ``copies`` frames."""
         if copies < 1:
             return
         ready = self.ring.read(fbo, origin, tag=copies)
         self.counted += copies
+        self.last_steps = None if steps is None else int(steps)
         if ready is not None:
             self.writer.write(*ready)
 

@@ -5,7 +5,8 @@ H.264 cannot take (odd width or height: 4:2:0 chroma halves both) and a path tha
 (UsageError: exit 2 on the command line). ``VideoWriter`` encodes on a worker thread (PyAV lets go
 of the GIL while FFmpeg converts and encodes), so the frame loop only hands over pixels; the file is
 written through ``sim.writer.atomic_output``: a temporary file renamed into place by ``close()``,
-removed by ``abort()`` or on any error, so a reader never sees half a video.
+removed by ``abort()``, on any error or when no frame came, so a reader never sees half a video and
+a video without a frame never replaces a file.
 """
 
 from __future__ import annotations
@@ -100,10 +101,13 @@ class VideoWriter:
         return float(self.frames / self.fps)
 
     def close(self) -> Path:
-        """Encode what is queued, finish the MP4 and rename it into place; OutputError on failure."""
+        """Encode what is queued, finish the MP4 and rename it into place; OutputError on failure, or
+        when no frame came (the target is then left as it was)."""
         self._finish_thread()
         try:
             self._raise_failure()
+            if self.frames == 0:
+                raise OutputError(f"no frame was recorded: video {str(self.path)!r} left as it was")
             for packet in self.stream.encode(None):  # flush the encoder's delayed frames
                 self.container.mux(packet)
             self.container.close()

@@ -50,7 +50,8 @@ class ViewerActions:
             path = self.recording.stop()
             if path is not None:
                 because = f"{why}: " if why else ""
-                self.controller.say(f"{because}recording saved: {path} ({recorder.frames} frames, "
+                frames = f"{recorder.frames} frame{'s' if recorder.frames != 1 else ''}"
+                self.controller.say(f"{because}recording saved: {path} ({frames}, "
                                     f"{recorder.video_seconds:.1f} s of video)")
         return path
 

@@ -4,7 +4,7 @@ While recording, each frame is drawn into an offscreen framebuffer of the window
 to the window, and the recorder reads the recorded area of that framebuffer back through its ring
 of pixel buffers (no stall): the whole window with the panel, or only the view left of it. The
 size is fixed when recording starts (trimmed to even numbers for H.264); a window that changes size
-stops the recording and keeps what was recorded.
+stops the recording and keeps what was recorded. A recording ends on the state drawn last.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class WindowRecording:
         self.target: Offscreen | None = None  # what frames are drawn into while recording
         self._fb_size: tuple[int, int] | None = None
         self._origin = (0, 0)
+        self._drawn_steps: int | None = None  # the step the target shows
 
     @property
     def active(self) -> bool:
@@ -58,7 +59,7 @@ class WindowRecording:
         make_folder(path.parent, "recording")
         origin, size = self.area(fb_size, covered_right)
         self.recorder = Recorder(ctx, path, size, RecordOptions(**vars(self.options)), steps=steps)
-        self._fb_size, self._origin = tuple(fb_size), origin
+        self._fb_size, self._origin, self._drawn_steps = tuple(fb_size), origin, None
         return path
 
     def framebuffer(self, ctx, fb_size: tuple[int, int]):
@@ -74,9 +75,10 @@ class WindowRecording:
 
     def capture(self, steps: int) -> int:
         """After drawing into ``framebuffer``: read it back as many times as the clock says; returns that."""
+        self._drawn_steps = steps
         copies = self.recorder.due(steps)
         if copies:
-            self.recorder.capture(self.target.fbo, self._origin, copies)
+            self.recorder.capture(self.target.fbo, self._origin, copies, steps)
         return copies
 
     def stop(self) -> Path | None:
@@ -84,6 +86,13 @@ class WindowRecording:
         recorder, self.recorder = self.recorder, None
         if recorder is None:
             return None
+        drawn = self._drawn_steps
+        if drawn is not None and self.target is not None and recorder.final_due(drawn):
+            try:
+                recorder.capture(self.target.fbo, self._origin, 1, drawn)
+            except BaseException:
+                recorder.abort()
+                raise
         self.last_path = recorder.stop()
         return self.last_path
 
