@@ -1,6 +1,10 @@
 """Recordings lose nothing and hang nothing: a run shorter than --record-every still records its
-final state, a video without a frame never replaces a file, and a file in the way of ./screenshots
-or ./recordings is said in the message line (no traceback)."""
+final state, a video without a frame never replaces a file, a file in the way of ./screenshots or
+./recordings is said in the message line (no traceback), and a window that records keeps drawing
+while its encoder is stuck, its indicator in sight, the video whole at the end."""
+
+import threading
+import time
 
 import av
 import numpy as np
@@ -10,7 +14,8 @@ from gl_support import needs_egl
 import main
 from sim import create_scene
 from sim.writer import OutputError
-from viewer.record.recorder import STEPS, RecordOptions
+from viewer.record import video
+from viewer.record.recorder import REAL_TIME, STEPS, RecordOptions
 from viewer.record.video import VideoWriter
 from viewer.window.keys import key
 
@@ -115,3 +120,56 @@ def test_a_window_recording_stopped_before_its_first_frame_keeps_the_state_drawn
     path = viewer.recording.last_path
     assert path is not None and "recording saved" in viewer.message and "(1 frame," in viewer.message
     assert len(decode(path)) == 1
+
+
+class StuckFrames:
+    """``av.VideoFrame`` whose encoder is stuck on its first picture until ``free`` is set (for 30 s
+    at most, so that a frame loop that waits for it is not stuck for good): an encoder far behind a
+    30 frames/s clock."""
+
+    real = av.VideoFrame
+    free = threading.Event()
+    taken = 0
+
+    @classmethod
+    def from_ndarray(cls, *args, **kwargs):
+        cls.taken += 1
+        if cls.taken == 1 and not cls.free.wait(timeout=30.0):
+            cls.free.set()
+        return cls.real.from_ndarray(*args, **kwargs)
+
+
+def red_pixels(pixels: np.ndarray) -> int:
+    red = (pixels[..., 0] > 220) & (pixels[..., 1] < 90) & (pixels[..., 2] < 90)
+    return int(red.sum())
+
+
+def test_the_window_keeps_drawing_while_its_encoder_is_stuck(viewer, monkeypatch):
+    monkeypatch.setattr(av, "VideoFrame", StuckFrames)
+    monkeypatch.setattr(StuckFrames, "free", threading.Event())
+    monkeypatch.setattr(StuckFrames, "taken", 0)
+    monkeypatch.setattr(video, "QUEUE_FRAMES", 2)  # a short queue: full after a few frames
+    viewer.recording.options = RecordOptions(REAL_TIME, fps=30, panel=False)
+    press(viewer, key.R, key.MOD_SHIFT)
+    recorder = viewer.recording.recorder
+    try:
+        started, drawn = time.perf_counter(), 0
+        while drawn < 12 and time.perf_counter() - started < 25:
+            viewer.tick()
+            drawn += 1
+        seconds = time.perf_counter() - started
+        assert drawn == 12 and StuckFrames.taken == 1, \
+            f"the loop drew {drawn} frames in {seconds:.1f} s, the encoder took {StuckFrames.taken} pictures"
+
+        # the indicator heads the panel: a red dot and the elapsed time
+        fb_size = viewer.window.get_framebuffer_size()
+        panel_left = fb_size[0] - viewer._covered_right(fb_size)
+        assert red_pixels(viewer.recording.target.read_rgb()[: fb_size[1] // 8, panel_left:]) > 20
+    finally:
+        StuckFrames.free.set()
+    press(viewer, key.R, key.MOD_SHIFT)
+    assert viewer.recording.recorder is None and recorder.dropped > 0
+    assert "pictures left out, the encoder behind" in viewer.message
+    frames = decode(viewer.recording.last_path)
+    assert len(frames) == recorder.frames
+    assert abs(len(frames) - 30 * recorder.elapsed()) <= 2, "the video keeps time: a late picture is held"

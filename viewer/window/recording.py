@@ -3,8 +3,10 @@
 While recording, each frame is drawn into an offscreen framebuffer of the window's size and blitted
 to the window, and the recorder reads the recorded area of that framebuffer back through its ring
 of pixel buffers (no stall): the whole window with the panel, or only the view left of it. The
-size is fixed when recording starts (trimmed to even numbers for H.264); a window that changes size
-stops the recording and keeps what was recorded. A recording ends on the state drawn last.
+frame loop never waits for the encoder (a picture it has no room for is dropped, the one before
+shown for its time), so the window keeps drawing while it records. The size is fixed when recording
+starts (trimmed to even numbers for H.264); a window that changes size stops the recording and keeps
+what was recorded. A recording ends on the state drawn last.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ class WindowRecording:
         path = Path(path) if path is not None else self.next_path()
         make_folder(path.parent, "recording")
         origin, size = self.area(fb_size, covered_right)
-        self.recorder = Recorder(ctx, path, size, RecordOptions(**vars(self.options)), steps=steps)
+        self.recorder = Recorder(ctx, path, size, RecordOptions(**vars(self.options)), steps=steps,
+                                 wait_for_encoder=False)
         self._fb_size, self._origin, self._drawn_steps = tuple(fb_size), origin, None
         return path
 
