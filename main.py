@@ -274,7 +274,8 @@ def cmd_run(args) -> int:
     if recording is not None:
         path = recording.stop()
         width, height = args.size
-        print(f"recording: {recording.frames} frames, {width}x{height} at {args.fps:g} frames/s, one every {every} "
+        frames = f"{recording.frames} frame{'s' if recording.frames != 1 else ''}"
+        print(f"recording: {frames}, {width}x{height} at {args.fps:g} frames/s, one every {every} "
               f"steps ({timing.after_s:.2f} s drawing and encoding): {path}")
     if args.screenshot:
         from viewer.headless import render_image

@@ -226,3 +226,14 @@ def write_bytes(path, data: bytes, what: str = "output") -> None:
 def write_text(path, text: str, what: str = "output") -> None:
     with atomic_output(path, what=what) as f:
         f.write(text)
+
+
+def make_folder(folder, what: str = "output") -> None:
+    """Create ``folder`` (and its parents) to save ``what`` in; OutputError naming what is in the way."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"cannot save the {what} in {str(folder)!r}: it is a file, not a folder") from None
+    except OSError as exc:
+        raise OutputError(f"cannot create the folder {str(folder)!r} for the {what}: "
+                          f"{exc.strerror or exc}") from None

@@ -156,10 +156,13 @@ render_png = render_image  # the older name
 
 class HeadlessRecording:
     """``run --headless --record``: after each physics step, a video frame when ``every`` more steps
-    have passed (S steps make S // every frames). Call ``stop()`` to finish the file or ``abort()``."""
+    have passed (S steps make S // every frames), and the final state once more when the last of
+    those shows an earlier step, so a run shorter than ``every`` still makes a video. Call ``stop()``
+    to finish the file or ``abort()``."""
 
     def __init__(self, scene, path: str | Path, size: tuple[int, int], every: int, fps: float = 30.0,
                  color_mode: str | None = None, panel: bool = False):
+        self.scene = scene
         self.color_mode = color_mode
         self.renderer = HeadlessRenderer(*size, panel=panel)
         try:
@@ -172,15 +175,25 @@ class HeadlessRecording:
     def after_step(self, scene) -> None:
         copies = self.recorder.due(scene.steps)
         if copies:
-            self.renderer.render(scene, color_mode=self.color_mode)
-            self.recorder.capture(self.renderer.fbo, copies=copies)
+            self._capture(scene, copies)
+
+    def _capture(self, scene, copies: int) -> None:
+        self.renderer.render(scene, color_mode=self.color_mode)
+        self.recorder.capture(self.renderer.fbo, copies=copies, steps=scene.steps)
 
     @property
     def frames(self) -> int:
         return self.recorder.frames
 
     def stop(self) -> Path:
+        """Record the final state if no frame shows it yet and finish the file (OutputError if not)."""
         try:
+            try:
+                if self.recorder.final_due(self.scene.steps):
+                    self._capture(self.scene, 1)
+            except BaseException:
+                self.recorder.abort()
+                raise
             return self.recorder.stop()
         finally:
             self.renderer.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from sim.cli import UsageError
-from sim.writer import OutputError, check_target, write_bytes
+from sim.writer import OutputError, check_target, make_folder, write_bytes
 
 FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".webp": "WEBP"}
 JPEG_QUALITY = 92
@@ -60,10 +60,7 @@ def write_image(path: str | Path, pixels: np.ndarray, what: str = "screenshot", 
     except UsageError as exc:
         raise OutputError(str(exc)) from None
     data = encode_image(pixels, fmt)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"cannot write {what} {str(path)!r}: {exc.strerror or exc}") from None
+    make_folder(path.parent, what)
     write_bytes(str(path), data, what=what)
     return path
 

@@ -13,7 +13,7 @@ from viewer.panel.display import draw_display_section
 from viewer.panel.gpu import draw_gpu_section
 from viewer.panel.histogram import draw_histogram_section
 from viewer.panel.physics import draw_physics_section
-from viewer.panel.record import draw_record_section
+from viewer.panel.record import draw_record_section, draw_recording_indicator
 from viewer.panel.run import draw_run_section
 from viewer.panel.scene import SceneSection
 from viewer.panel.stats import draw_stats_section
@@ -43,8 +43,10 @@ class Panel:
         flags |= imgui.WindowFlags_.no_scroll_with_mouse
         expanded, _ = imgui.begin("kernel-lab", None, flags)
         if expanded:
-            # The message line stays above the sections, which scroll in a region of their own: key
-            # feedback is never scrolled out of sight.
+            # The recording dot and the message line stay above the sections, which scroll in a region
+            # of their own: key feedback is never scrolled out of sight.
+            if app is not None and app.recording.active:
+                draw_recording_indicator(app)
             if ctl.message:
                 wrapped(MESSAGE, ctl.message)
             else:

@@ -1,6 +1,7 @@
 """The panel's recording section (window only): start / stop (R), a red dot with the elapsed time
-and the file name while recording, and the options for the next recording: the clock (real time,
-or a video frame every K physics steps), frames per second, the panel in the video or not."""
+and the file name while recording (the dot and the time also head the panel), and the options for
+the next recording: the clock (real time, or a video frame every K physics steps), frames per
+second, the panel in the video or not."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ def recording_line(app) -> str:
     recorder = app.recording.recorder
     return (f"REC {elapsed_text(recorder.elapsed())}  {recorder.path.name}  ({recorder.frames} frames, "
             f"{recorder.video_seconds:.1f} s of video)")
+
+
+def draw_recording_indicator(app) -> None:
+    """The panel's first row while recording: a red dot and the elapsed time, always in sight."""
+    _red_dot()
+    imgui.same_line()
+    imgui.text_colored(RECORDING, f"REC {elapsed_text(app.recording.recorder.elapsed())}  (R stops)")
 
 
 def draw_record_section(app) -> None:

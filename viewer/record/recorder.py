@@ -8,7 +8,12 @@ one of two clocks.
   simulation at K·dt·F times real time).
 
 ``due(steps, now)`` says how many video frames the frame just drawn stands for (0: none, skip the
-read-back); ``capture(fbo, origin, copies)`` reads it; ``stop()`` finishes the file.
+read-back); ``capture(fbo, origin, copies, steps)`` reads it; ``final_due(steps)`` says whether the
+state drawn last still needs a frame for the video to end on it; ``stop()`` finishes the file.
+
+Frames read back go to the encoder's queue: headless, the recorder waits for room (every frame
+counts); in a window (``wait_for_encoder=False``) it never waits, so the window keeps drawing, and a
+picture the encoder has no room for is dropped, the previous one shown for its time (``dropped``).
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ class RecordOptions:
 
 class Recorder:
     def __init__(self, ctx: moderngl.Context, path: str | Path, size: tuple[int, int], options: RecordOptions,
-                 steps: int = 0, now: float | None = None):
+                 steps: int = 0, now: float | None = None, wait_for_encoder: bool = True):
         if options.clock not in CLOCKS:
             raise ValueError(f"unknown recording clock {options.clock!r} (choose {' or '.join(CLOCKS)})")
         if options.clock == STEPS and int(options.every) < 1:
@@ -62,6 +67,8 @@ class Recorder:
         self.start_time = time.perf_counter() if now is None else now
         self.stopped_at: float | None = None
         self.counted = 0  # video frames accounted for (read or waiting in the ring)
+        self.last_steps: int | None = None  # the step the last frame read shows
+        self.wait_for_encoder = wait_for_encoder
 
     @property
     def frames(self) -> int:
@@ -84,14 +91,31 @@ class Recorder:
             target = math.floor(self.elapsed(now) * self.options.fps) + 1  # the first frame at once
         return max(target - self.counted, 0)
 
-    def capture(self, fbo: moderngl.Framebuffer, origin: tuple[int, int] = (0, 0), copies: int = 1) -> None:
-        """Read the recorded area of ``fbo`` (its bottom-left corner at ``origin``) as ``copies`` frames."""
+    @property
+    def dropped(self) -> int:
+        """Pictures left out while the encoder was behind (the one before shown longer)."""
+        return self.writer.dropped
+
+    def final_due(self, steps: int) -> bool:
+        """Whether the state at ``steps``, drawn last, still needs a frame for the video to end on it:
+        no frame yet, or on the steps clock the last frame shows an earlier step."""
+        return self.counted == 0 or (self.options.clock == STEPS and int(steps) != self.last_steps)
+
+    def capture(self, fbo: moderngl.Framebuffer, origin: tuple[int, int] = (0, 0), copies: int = 1,
+                steps: int | None = None) -> None:
+        """Read the recorded area of ``fbo`` (its bottom-left corner at ``origin``), the state at
+        ``steps``, as ``copies`` frames."""
         if copies < 1:
             return
         ready = self.ring.read(fbo, origin, tag=copies)
         self.counted += copies
-        if ready is not None:
+        self.last_steps = None if steps is None else int(steps)
+        if ready is None:
+            return
+        if self.wait_for_encoder:
             self.writer.write(*ready)
+        else:
+            self.writer.offer(*ready)
 
     def stop(self) -> Path:
         """Encode the frames still in the ring and finish the file; OutputError if it cannot be written."""

@@ -3,15 +3,19 @@
 ``check_video_target(path, size)`` refuses, before any work, an extension other than .mp4, a size
 H.264 cannot take (odd width or height: 4:2:0 chroma halves both) and a path that cannot be written
 (UsageError: exit 2 on the command line). ``VideoWriter`` encodes on a worker thread (PyAV lets go
-of the GIL while FFmpeg converts and encodes), so the frame loop only hands over pixels; the file is
-written through ``sim.writer.atomic_output``: a temporary file renamed into place by ``close()``,
-removed by ``abort()`` or on any error, so a reader never sees half a video.
+of the GIL while FFmpeg converts and encodes) fed by a bounded queue, so the frame loop only hands
+over pixels: ``write`` waits for room (every frame counts: headless runs), ``offer`` never waits (a
+window: a picture the queue has no room for is dropped and the newest waiting one is shown for its
+time instead, so the video keeps its length). The file is written through
+``sim.writer.atomic_output``: a temporary file renamed into place by ``close()``, removed by
+``abort()``, on any error or when no frame came, so a reader never sees half a video and a video
+without a frame never replaces a file.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
+from collections import deque
 from contextlib import ExitStack
 from fractions import Fraction
 from pathlib import Path
@@ -24,7 +28,7 @@ from sim.writer import OutputError, atomic_output, check_target
 EXTENSIONS = (".mp4",)
 CODEC = "libx264"
 OPTIONS = {"preset": "veryfast", "crf": "20"}  # fast enough for 1080p60 on a few cores, clean picture
-QUEUE_FRAMES = 8  # frames waiting for the encoder before the frame loop waits for it
+QUEUE_FRAMES = 8  # pictures waiting for the encoder: write() waits beyond this, offer() drops
 MAX_SIDE = 8192
 
 
@@ -52,6 +56,15 @@ def even_size(size: tuple[int, int]) -> tuple[int, int]:
     return max(int(size[0]) // 2 * 2, 2), max(int(size[1]) // 2 * 2, 2)
 
 
+class _Waiting:
+    """A picture waiting for the encoder and how many video frames in a row it stands for."""
+
+    __slots__ = ("pixels", "copies")
+
+    def __init__(self, pixels: np.ndarray, copies: int):
+        self.pixels, self.copies = pixels, copies
+
+
 class VideoWriter:
     """Frames of one size in, an MP4 out; ``close()`` finishes the file, ``abort()`` drops it."""
 
@@ -64,7 +77,8 @@ class VideoWriter:
         self.fps = Fraction(fps).limit_denominator(1001)
         if self.fps <= 0:
             raise UsageError(f"frames per second must be positive, got {fps}")
-        self.frames = 0  # handed over
+        self.frames = 0  # video frames handed over (a held picture's copies included)
+        self.dropped = 0  # pictures offer() had no room for
         self.encoded = 0
         self._error: BaseException | None = None
         self._stack = ExitStack()
@@ -78,21 +92,50 @@ class VideoWriter:
             self._drop(exc)
             raise
         self.codec = self.stream.codec_context.name
-        self._queue: queue.Queue = queue.Queue(maxsize=QUEUE_FRAMES)
+        self._waiting: deque[_Waiting] = deque()
+        self._changed = threading.Condition()  # a picture queued or taken, or the end
+        self._closing = False
         self._thread = threading.Thread(target=self._encode_loop, name="video encoder", daemon=True)
         self._thread.start()
 
     # --- the frame loop's side ---------------------------------------------------------------------
     def write(self, pixels: np.ndarray, copies: int = 1) -> None:
         """Queue one frame ((height, width, 3) uint8, top row first), ``copies`` times in a row (a real
-        time clock repeats a frame when drawing fell behind). Waits when the encoder is behind."""
+        time clock repeats a frame when drawing fell behind). Waits while the encoder is behind."""
+        copies = self._check(pixels, copies)
+        with self._changed:
+            while len(self._waiting) >= QUEUE_FRAMES:
+                self._changed.wait()
+            self._queue(pixels, copies)
+
+    def offer(self, pixels: np.ndarray, copies: int = 1) -> bool:
+        """Like ``write`` but never waits: with the queue full the picture is dropped and the newest
+        waiting one stands for its ``copies`` too (the video keeps time). False when dropped."""
+        copies = self._check(pixels, copies)
+        if not copies:
+            return True
+        with self._changed:
+            if len(self._waiting) < QUEUE_FRAMES:
+                self._queue(pixels, copies)
+                return True
+            self._waiting[-1].copies += copies
+            self.frames += copies
+            self.dropped += 1
+            return False
+
+    def _check(self, pixels: np.ndarray, copies: int) -> int:
         self._raise_failure()
         if pixels.shape != (self.size[1], self.size[0], 3) or pixels.dtype != np.uint8:
             raise ValueError(f"frame {pixels.shape} {pixels.dtype} does not match the video's "
                              f"{self.size[0]}x{self.size[1]} RGB")
-        for _ in range(max(int(copies), 0)):
-            self._queue.put(pixels)
-            self.frames += 1
+        return max(int(copies), 0)
+
+    def _queue(self, pixels: np.ndarray, copies: int) -> None:
+        """Under ``_changed``, with room."""
+        if copies:
+            self._waiting.append(_Waiting(pixels, copies))
+            self.frames += copies
+            self._changed.notify_all()
 
     @property
     def seconds(self) -> float:
@@ -100,10 +143,13 @@ class VideoWriter:
         return float(self.frames / self.fps)
 
     def close(self) -> Path:
-        """Encode what is queued, finish the MP4 and rename it into place; OutputError on failure."""
+        """Encode what is queued, finish the MP4 and rename it into place; OutputError on failure, or
+        when no frame came (the target is then left as it was)."""
         self._finish_thread()
         try:
             self._raise_failure()
+            if self.frames == 0:
+                raise OutputError(f"no frame was recorded: video {str(self.path)!r} left as it was")
             for packet in self.stream.encode(None):  # flush the encoder's delayed frames
                 self.container.mux(packet)
             self.container.close()
@@ -123,26 +169,37 @@ class VideoWriter:
     # --- the encoder thread ----------------------------------------------------------------------------
     def _encode_loop(self) -> None:
         import av
+        from av.video.reformatter import VideoReformatter
 
         time_base = Fraction(1) / self.fps
+        reformatter = VideoReformatter()
         while True:
-            pixels = self._queue.get()
-            if pixels is None:
-                return
+            with self._changed:
+                while not self._waiting and not self._closing:
+                    self._changed.wait()
+                if not self._waiting:
+                    return
+                waiting = self._waiting.popleft()
+                self._changed.notify_all()  # room for write()
             if self._error is not None:
                 continue  # drain, so the frame loop never blocks on a dead encoder
             try:
-                frame = av.VideoFrame.from_ndarray(pixels, format="rgb24")
-                frame.pts, frame.time_base = self.encoded, time_base
-                for packet in self.stream.encode(frame):
-                    self.container.mux(packet)
-                self.encoded += 1
+                # converted once, encoded once a copy: a held picture costs no conversions
+                frame = reformatter.reformat(av.VideoFrame.from_ndarray(waiting.pixels, format="rgb24"),
+                                             *self.size, "yuv420p")
+                for _ in range(waiting.copies):
+                    frame.pts, frame.time_base = self.encoded, time_base
+                    for packet in self.stream.encode(frame):
+                        self.container.mux(packet)
+                    self.encoded += 1
             except BaseException as exc:  # noqa: BLE001  reported to the frame loop
                 self._error = exc
 
     def _finish_thread(self) -> None:
         if self._thread.is_alive():
-            self._queue.put(None)
+            with self._changed:
+                self._closing = True
+                self._changed.notify_all()
             self._thread.join()
 
     def _raise_failure(self) -> None:

@@ -64,8 +64,10 @@ class ViewerActions:
             path = self.recording.stop()
             if path is not None:
                 because = f"{why}: " if why else ""
-                self.controller.say(f"{because}recording saved: {path} ({recorder.frames} frames, "
-                                    f"{recorder.video_seconds:.1f} s of video)")
+                dropped = f"; {recorder.dropped} pictures left out, the encoder behind" if recorder.dropped else ""
+                frames = f"{recorder.frames} frame{'s' if recorder.frames != 1 else ''}"
+                self.controller.say(f"{because}recording saved: {path} ({frames}, "
+                                    f"{recorder.video_seconds:.1f} s of video{dropped})")
         return path
 
     def _abandon_recording(self) -> None:

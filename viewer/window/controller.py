@@ -14,7 +14,9 @@ import time
 import traceback
 from typing import Self
 
+from sim.cli import UsageError
 from sim.contract import BLOCK_COLORS, PointerEvent, Words
+from sim.writer import OutputError
 from viewer.panel.live_histogram import LiveHistogram
 from viewer.window.gpu_switches import GpuSwitches
 from viewer.window.rates import RateMeter
@@ -68,7 +70,8 @@ class Controller(GpuSwitches):
     def _failed(self, what: str, exc: BaseException) -> None:
         detail = str(exc).strip() or type(exc).__name__
         self.say(f"{what} failed: {detail}")
-        traceback.print_exception(exc)
+        if not isinstance(exc, (OutputError, UsageError)):  # those say all there is: no traceback
+            traceback.print_exception(exc)
 
     def guard(self, what: str) -> _Guard:
         """``with ctl.guard("reset"):`` turns an exception into the message line."""

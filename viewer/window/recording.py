@@ -3,16 +3,20 @@
 While recording, each frame is drawn into an offscreen framebuffer of the window's size and blitted
 to the window, and the recorder reads the recorded area of that framebuffer back through its ring
 of pixel buffers (no stall): the whole window with the panel, or only the view left of it. The
-size is fixed when recording starts (trimmed to even numbers for H.264); a window that changes size
-stops the recording and keeps what was recorded.
+frame loop never waits for the encoder (a picture it has no room for is dropped, the one before
+shown for its time), so the window keeps drawing while it records. The size is fixed when recording
+starts (trimmed to even numbers for H.264); a window that changes size stops the recording and keeps
+what was recorded. A recording ends on the state drawn last.
 """
 
 from __future__ import annotations
 
+import sys
 import traceback
 from datetime import datetime
 from pathlib import Path
 
+from sim.writer import OutputError, make_folder
 from viewer.record.recorder import Recorder, RecordOptions
 from viewer.record.video import even_size
 from viewer.render.offscreen import Offscreen
@@ -29,6 +33,7 @@ class WindowRecording:
         self.target: Offscreen | None = None  # what frames are drawn into while recording
         self._fb_size: tuple[int, int] | None = None
         self._origin = (0, 0)
+        self._drawn_steps: int | None = None  # the step the target shows
 
     @property
     def active(self) -> bool:
@@ -53,10 +58,11 @@ class WindowRecording:
     def start(self, ctx, fb_size: tuple[int, int], covered_right: int, steps: int, path: Path | None = None) -> Path:
         """Start recording (OutputError / UsageError / ValueError when it cannot)."""
         path = Path(path) if path is not None else self.next_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent, "recording")
         origin, size = self.area(fb_size, covered_right)
-        self.recorder = Recorder(ctx, path, size, RecordOptions(**vars(self.options)), steps=steps)
-        self._fb_size, self._origin = tuple(fb_size), origin
+        self.recorder = Recorder(ctx, path, size, RecordOptions(**vars(self.options)), steps=steps,
+                                 wait_for_encoder=False)
+        self._fb_size, self._origin, self._drawn_steps = tuple(fb_size), origin, None
         return path
 
     def framebuffer(self, ctx, fb_size: tuple[int, int]):
@@ -72,9 +78,10 @@ class WindowRecording:
 
     def capture(self, steps: int) -> int:
         """After drawing into ``framebuffer``: read it back as many times as the clock says; returns that."""
+        self._drawn_steps = steps
         copies = self.recorder.due(steps)
         if copies:
-            self.recorder.capture(self.target.fbo, self._origin, copies)
+            self.recorder.capture(self.target.fbo, self._origin, copies, steps)
         return copies
 
     def stop(self) -> Path | None:
@@ -82,6 +89,13 @@ class WindowRecording:
         recorder, self.recorder = self.recorder, None
         if recorder is None:
             return None
+        drawn = self._drawn_steps
+        if drawn is not None and self.target is not None and recorder.final_due(drawn):
+            try:
+                recorder.capture(self.target.fbo, self._origin, 1, drawn)
+            except BaseException:
+                recorder.abort()
+                raise
         self.last_path = recorder.stop()
         return self.last_path
 
@@ -90,7 +104,9 @@ class WindowRecording:
         try:
             if self.active:
                 self.stop()
-        except Exception as exc:  # noqa: BLE001  closing anyway: say so
+        except OutputError as exc:  # closing anyway: say so
+            print(f"viewer: {exc}", file=sys.stderr)
+        except Exception as exc:  # noqa: BLE001
             traceback.print_exception(exc)
         finally:
             if self.target is not None:
