@@ -146,7 +146,7 @@ def _drip_with_drops(backend: str = "cpu", cuda_proximity: bool = True):
     """The drip preset topped up and losing balls over the trough's ends (a drop at most passes)."""
     scene = create_scene("balls", preset="drip", n=300, backend=backend)
     scene.set_toggle("cuda_proximity", cuda_proximity)
-    while scene.n < 300 or len(scene.pass_log) < 400:
+    while scene.n < 300 or scene.pass_log.count < 400:
         scene.step()
     return scene
 
