@@ -29,9 +29,16 @@ COMMON = ("view", "run", "bench")
 
 
 class _SceneProbe(argparse.ArgumentParser):
-    """A parser that neither prints nor exits: reading the command line with one scene's options."""
+    """A parser that reads where each value goes, not the values (a bad one is the real parse's to
+    report), and neither prints nor exits: the command line read with one scene's options."""
 
     class Mismatch(Exception):
+        pass
+
+    def _get_value(self, action, arg_string):
+        return arg_string
+
+    def _check_value(self, action, value):
         pass
 
     def error(self, message):
@@ -191,7 +198,8 @@ def check_resources(args, s) -> None:
         return
     host, device = s.bytes_per_item
     gpu = args.backend == "gpu"
-    resources.check(resources.Estimate(f"{s.name}: {count:,} {s.words.unit} on the {args.backend.upper()}",
+    resources.check(resources.Estimate(f"{s.name}: {cli.count_text(count)} {s.words.unit} on the "
+                                       f"{args.backend.upper()}",
                                        memory=host * count, gpu_memory=device * count if gpu else 0))
 
 

@@ -117,3 +117,114 @@ def test_every_course_command_accepts_quiet(capsys, argv):
     code, out, err = run(capsys, *argv, "--quiet")
     assert code == 0, err
     assert progress.is_quiet()
+
+
+# --- GPU options on a CPU benchmark, values checked before looking for a GPU ---------------------------
+@pytest.mark.parametrize("extra, named", [
+    (["--kernel", "fast"], "--kernel applies to the GPU kernels"),
+    (["--block", "64"], "--block applies to the GPU kernels"),
+    (["--kernel", "fast", "--block", "64"], "--kernel and --block apply to the GPU kernels"),
+])
+def test_bench_sdh_on_the_cpu_refuses_gpu_options(capsys, extra, named):
+    err = refused(capsys, "bench", "sdh", "--backend", "cpu", "--sizes", "300", *extra)
+    assert named in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "durbin", "--block", "33"], "--block must be a multiple of 32 in 32..1024, got 33"),
+    (["bench", "durbin", "--block", "32x8"], "--block must be a multiple of 32 in 32..1024, got 32x8"),
+    (["bench", "durbin", "--kernel", "bogus"], "unknown kernel 'bogus'"),
+    (["bench", "sdh", "--block", "2000"], "block size must be 1..1024, got 2000"),
+    (["bench", "sdh", "--kernel", "bogus"], "unknown kernel 'bogus'"),
+    (["bench", "heat", "--block", "64x32"], "block 64x32 has 2048 threads: at most 1024"),
+])
+def test_gpu_benchmarks_name_a_bad_value_before_saying_there_is_no_gpu(capsys, argv, message):
+    assert message in refused(capsys, *argv)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "durbin", "--sizes", "1"], "argument --sizes: N must be at least 2, got 1"),
+    (["bench", "sdh", "--sizes", "1"], "atoms must be at least 2, got 1"),
+    (["bench", "--sizes", "1", "sdh"], "atoms must be at least 2, got 1"),
+    (["sdh", "1", "500"], "argument N: atoms must be at least 2, got 1"),
+])
+def test_sizes_too_small_are_refused_alike_by_the_command_and_its_benchmark(capsys, argv, message):
+    assert message in usage_error(capsys, *argv)
+    if argv[0] == "bench" and "N" in message:
+        assert "N must be 2..2,147,483,647, got 1" in refused(capsys, "durbin", "1")
+
+
+def test_run_sdh_needs_two_atoms_like_the_course_command(capsys):
+    assert "atom count 1 out of range 2..100,000" in refused(capsys, "run", "sdh", "-n", "1", "--headless",
+                                                              "--steps", "1")
+    code, out, err = run(capsys, "run", "sdh", "-n", "2", "--headless", "--steps", "1")
+    assert code == 0 and "pairs counted 1" in out
+
+
+def test_durbin_refuses_an_empty_dataset_name(capsys):
+    err = refused(capsys, "durbin", "--dataset", "")
+    assert "unknown dataset ''" in err
+
+
+# --- one number parser, one wording -------------------------------------------------------------------
+@pytest.mark.parametrize("argv, message", [
+    (["run", "balls", "-n", "1e300", "--headless"], "balls: 1e+300 balls on the CPU needs about"),
+    (["particles", "-n", "1e300"], "particles: 1e+300 particles x 1,000 steps"),
+    (["durbin", "1e300"], "N must be 2..2,147,483,647, got 1e+300"),
+    (["sdh", "1e300", "500"], "sdh: 1e+300 atoms (5e+599 pairs) on the CPU"),
+    (["heat", "--ni", "1e300", "--nj", "1e300"], "a 1e+300x1e+300 grid needs about 1.6e+586 PB"),
+])
+def test_huge_counts_are_printed_compactly(capsys, argv, message):
+    err = refused(capsys, *argv)
+    assert message in err and len(err) < 300
+
+
+def test_counts_take_digit_groups_everywhere(capsys):
+    for argv in (["particles", "-n", "1_000", "--steps", "2"], ["durbin", "1_000"], ["sdh", "1_000", "500"]):
+        code, out, err = run(capsys, *argv)
+        assert code == 0, err
+    assert "n = 1000," in run(capsys, "particles", "-n", "1_000", "--steps", "2")[1]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "balls", "--warmup", "-1"], "argument --warmup: value must be 0 or more, got -1"),
+    (["heat", "--steps", "-1"], "argument --steps: --steps must be 0 or more, got -1"),
+    (["run", "balls", "--steps", "0"], "argument --steps: value must be positive, got 0"),
+    (["heat", "--ni", "-4"], "argument --ni: --ni must be at least 3, got -4"),
+])
+def test_a_negative_count_is_told_the_bound_that_applies(capsys, argv, message):
+    assert message in usage_error(capsys, *argv)
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["bench", "balls", "--preset", "T,,t"], "--preset"),
+    (["bench", "balls", "--sizes", "1000,"], "--sizes"),
+    (["bench", "sdh", "--kernel", "fast,,tiled"], "--kernel"),
+    (["sdh", "100", "500", "--backend", "gpu", "--kernel", "fast,"], "--kernel"),
+])
+def test_a_list_with_an_empty_entry_is_refused(capsys, argv, option):
+    err = usage_error(capsys, *argv)
+    assert f"argument {option}" in err or f"argument -n/--count/{option}" in err
+    assert "empty entry in the comma-separated list" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["sdh", "100", "nan"], "argument W: bucket width: expected a finite number, got 'nan'"),
+    (["bench", "sdh", "--width", "inf"], "argument --width: bucket width: expected a finite number, got 'inf'"),
+    (["heat", "--factor", "nan"], "argument --factor: factor: expected a finite number, got 'nan'"),
+    (["lpc", "x.wav", "--frame-ms", "inf"], "argument --frame-ms: frame length: expected a finite number"),
+    (["sdh", "100", "500", "0"], "argument BLOCK: block size must be positive, got 0"),
+])
+def test_course_numbers_go_through_the_one_parser(capsys, argv, message):
+    assert message in usage_error(capsys, *argv)
+
+
+def test_the_checker_refuses_a_box_size_that_is_not_a_number(capsys, tmp_path):
+    frame = "0.1 0.1\n0.2 0.2\n\n"
+    a, b = tmp_path / "a.out", tmp_path / "b.out"
+    a.write_text("2 nan\n" + frame)
+    b.write_text("2 0.5\n" + frame)
+    err = refused(capsys, "particles-check", str(a), str(b))
+    assert "a.out:1: box size must be a positive number, got 'nan'" in err
+    a.write_text("2 0.5\n" + frame)
+    assert run(capsys, "particles-check", str(a), str(b))[0] == 0
