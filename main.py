@@ -384,9 +384,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     commands = {**COMMANDS, **{c.name: c.run for c in course_commands()}}
     from sim import progress
+    from sim.dist import links
 
     progress.set_quiet(getattr(args, "quiet", False))  # every command but view takes --quiet
     try:
+        links.forced_transport()
         return commands[args.command](args)
     except UsageError as exc:
         print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)

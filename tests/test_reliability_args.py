@@ -166,6 +166,14 @@ def test_durbin_refuses_an_empty_dataset_name(capsys):
     assert "unknown dataset ''" in err
 
 
+def test_a_bad_transport_is_refused_whatever_the_command(capsys, monkeypatch):
+    monkeypatch.setenv("KERNEL_LAB_TRANSPORT", "bogus")
+    err = refused(capsys, "sdh", "10", "500")
+    assert "KERNEL_LAB_TRANSPORT='bogus': choose from nccl, cuda-mpi, host" in err
+    monkeypatch.setenv("KERNEL_LAB_TRANSPORT", "host")
+    assert run(capsys, "sdh", "10", "500")[0] == 0
+
+
 # --- one number parser, one wording -------------------------------------------------------------------
 @pytest.mark.parametrize("argv, message", [
     (["run", "balls", "-n", "1e300", "--headless"], "balls: 1e+300 balls on the CPU needs about"),
