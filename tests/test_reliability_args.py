@@ -236,3 +236,17 @@ def test_the_checker_refuses_a_box_size_that_is_not_a_number(capsys, tmp_path):
     assert "a.out:1: box size must be a positive number, got 'nan'" in err
     a.write_text("2 0.5\n" + frame)
     assert run(capsys, "particles-check", str(a), str(b))[0] == 0
+
+
+# --- statistics switched off are not printed as values ---------------------------------------------------
+def test_bench_particles_prints_no_placeholder_statistics(capsys):
+    code, out, err = run(capsys, "bench", "particles", "--sizes", "400", "--steps", "10", "--warmup", "1")
+    assert code == 0, err
+    stats = next(line for line in out.splitlines() if line.strip().startswith("stats:"))
+    assert "absmin" not in stats and "absavg" not in stats and "n 400" in stats
+
+
+def test_run_particles_prints_the_measured_statistics(capsys):
+    code, out, err = run(capsys, "run", "particles", "-n", "400", "--headless", "--steps", "10")
+    assert code == 0, err
+    assert "absmin -" not in out and "absavg -" not in out and "absmin " in out
