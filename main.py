@@ -249,10 +249,7 @@ def cmd_view(args) -> int:
 
 
 def _frames_per_second(text: str) -> float:
-    try:
-        fps = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"frames per second {text!r} is not a number") from None
+    fps = cli.number(text, "frames per second")
     if not 1 <= fps <= 240:
         raise argparse.ArgumentTypeError(f"frames per second must be 1 to 240, got {text}")
     return fps

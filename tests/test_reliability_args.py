@@ -222,6 +222,8 @@ def test_a_list_with_an_empty_entry_is_refused(capsys, argv, option):
     (["heat", "--factor", "nan"], "argument --factor: factor: expected a finite number, got 'nan'"),
     (["lpc", "x.wav", "--frame-ms", "inf"], "argument --frame-ms: frame length: expected a finite number"),
     (["sdh", "100", "500", "0"], "argument BLOCK: block size must be positive, got 0"),
+    (["run", "balls", "--headless", "--record", "x.mp4", "--fps", "nan"],
+     "argument --fps: frames per second: expected a finite number, got 'nan'"),
 ])
 def test_course_numbers_go_through_the_one_parser(capsys, argv, message):
     assert message in usage_error(capsys, *argv)
