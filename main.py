@@ -28,29 +28,6 @@ DEFAULT_FPS = 30.0  # a headless recording's frames per second
 COMMON = ("view", "run", "bench")
 
 
-class _SceneProbe(argparse.ArgumentParser):
-    """A parser that reads where each value goes, not the values (a bad one is the real parse's to
-    report), and neither prints nor exits: the command line read with one scene's options."""
-
-    class Mismatch(Exception):
-        pass
-
-    def _get_value(self, action, arg_string):
-        return arg_string
-
-    def _check_value(self, action, value):
-        pass
-
-    def error(self, message):
-        raise self.Mismatch(message)
-
-    def exit(self, status=0, message=None):
-        raise self.Mismatch(message)
-
-    def print_help(self, file=None):
-        pass
-
-
 def chosen_scene(argv: list[str]) -> str:
     """The scene view/run/bench names, wherever it stands among the options: the one whose own parser
     (with that scene's options, given before or after its name) reads that name as the scene."""
@@ -59,8 +36,8 @@ def chosen_scene(argv: list[str]) -> str:
     probe = [token for token in argv if token not in ("-h", "--help")]  # help names the scene's options too
     for name in SCENES:
         try:
-            found, _ = build_parser(name, _SceneProbe).parse_known_args(probe)
-        except _SceneProbe.Mismatch:
+            found, _ = build_parser(name, cli.ProbeParser).parse_known_args(probe)
+        except cli.ProbeParser.Mismatch:
             continue
         if (found.scene or DEFAULT_SCENE) == name:
             return name
@@ -118,8 +95,8 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
     run.add_argument("--screenshot", metavar="FILE", help="save a picture of the final state (works headless): "
                                                            ".png, .jpg or .webp")
     run.add_argument("--size", type=cli.window_size,
-                     help="window, picture or video size WxH (default 1280x800; even for --record); headless, "
-                          "with --screenshot or --record")
+                     help="window, picture or video size WxH (default 1280x800; even for --record; headless: "
+                          "with --screenshot or --record only)")
     run.add_argument("--record", metavar="MP4", help="headless: record the run to an MP4 (H.264), a video frame "
                                                      "every --record-every steps")
     run.add_argument("--record-every", metavar="K", type=cli.positive_int,

@@ -164,6 +164,29 @@ def choices(values: list[str], known, what: str) -> list[str]:
     return [choice(v, known, what) for v in values]
 
 
+class ProbeParser(argparse.ArgumentParser):
+    """A parser for a look ahead: it reads where each value goes, not the values (a bad one is the real
+    parse's to report), and neither prints nor exits (Mismatch instead)."""
+
+    class Mismatch(Exception):
+        pass
+
+    def _get_value(self, action, arg_string):
+        return arg_string
+
+    def _check_value(self, action, value):
+        pass
+
+    def error(self, message):
+        raise self.Mismatch(message)
+
+    def exit(self, status=0, message=None):
+        raise self.Mismatch(message)
+
+    def print_help(self, file=None):
+        pass
+
+
 def load_command(path: str) -> Command:
     """A Command by dotted path ("sim.sdh.bench:BENCH")."""
     from sim.contract import load
