@@ -298,8 +298,8 @@ def cmd_run(args) -> int:
     if recording is not None:
         path = recording.stop()
         width, height = args.size
-        print(f"recording: {recording.frames} frames, {width}x{height} at {args.fps:g} frames/s, one every {every} "
-              f"steps ({timing.after_s:.2f} s drawing and encoding): {path}")
+        print(f"recording: {recording.frames} frames, {width}x{height} at {args.fps:g} frames/s, one every "
+              f"{cli.count_text(every)} steps ({timing.after_s:.2f} s drawing and encoding): {path}")
     if args.screenshot:
         from viewer.headless import render_image
 

@@ -117,14 +117,17 @@ def counts(text: str, lo: int = 1, what: str = "count") -> list[int]:
     return [count(v, lo, what) for v in items(text)]
 
 
+_SHAPE = re.compile(r"^\s*([^xX×]+?)\s*[xX×]\s*([^xX×]+?)\s*$")
+
+
 def size(text: str, lo: int = 1, hi: int = 1 << 30, what: str = "size") -> tuple[int, int]:
-    """``WxH`` as two whole numbers in [lo, hi]."""
-    match = re.match(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$", str(text))
+    """``WxH``: two whole numbers in [lo, hi], each read like a count (``100kx32``)."""
+    match = _SHAPE.match(str(text))
     if not match:
-        raise argparse.ArgumentTypeError(f"{what} must look like 1280x800, got {text!r}")
-    w, h = int(match.group(1)), int(match.group(2))
+        raise argparse.ArgumentTypeError(f"{what} must look like WxH (e.g. 1280x800), got {text!r}")
+    w, h = (count(side, 0, what) for side in match.groups())
     if not (lo <= w <= hi and lo <= h <= hi):
-        raise argparse.ArgumentTypeError(f"{what} {w}x{h} out of range {lo}..{hi}")
+        raise argparse.ArgumentTypeError(f"{what} {count_text(w)}x{count_text(h)} out of range {lo}..{hi:,}")
     return w, h
 
 

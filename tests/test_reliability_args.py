@@ -181,6 +181,8 @@ def test_a_bad_transport_is_refused_whatever_the_command(capsys, monkeypatch):
     (["durbin", "1e300"], "N must be 2..2,147,483,647, got 1e+300"),
     (["sdh", "1e300", "500"], "sdh: 1e+300 atoms (5e+599 pairs) on the CPU"),
     (["heat", "--ni", "1e300", "--nj", "1e300"], "a 1e+300x1e+300 grid needs about 1.6e+586 PB"),
+    (["lpc", "assets/sounds/vowels.wav", "--order", "1e300"], "(320 samples), got 1e+300"),
+    (["lpc", "assets/sounds/vowels.wav", "--order", "1e300", "--backend", "gpu"], "up to 1024, got 1e+300"),
 ])
 def test_huge_counts_are_printed_compactly(capsys, argv, message):
     err = refused(capsys, *argv)
@@ -192,6 +194,15 @@ def test_counts_take_digit_groups_everywhere(capsys):
         code, out, err = run(capsys, *argv)
         assert code == 0, err
     assert "n = 1000," in run(capsys, "particles", "-n", "1_000", "--steps", "2")[1]
+
+
+def test_sizes_read_their_sides_like_counts(capsys):
+    err = usage_error(capsys, "bench", "durbin", "--batch", "1e300x32")
+    assert "argument --batch: --batch 1e+300x32 out of range 2..1,073,741,824" in err
+    assert "--size 8x800 out of range 16..16,384" in usage_error(capsys, "run", "balls", "--size", "8x800")
+    from sim import cli
+
+    assert cli.size("100kx32", 2, 1 << 30, "--batch") == (100_000, 32)
 
 
 @pytest.mark.parametrize("argv, message", [

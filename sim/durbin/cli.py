@@ -218,7 +218,7 @@ def run_lpc(args) -> int:
     if args.output:
         check_target(args.output, "--output")
     if args.backend == "gpu" and args.order > 1024:
-        raise UsageError(f"the GPU's batched kernels take orders up to 1024, got {args.order}")
+        raise UsageError(f"the GPU's batched kernels take orders up to 1024, got {count_text(args.order)}")
     audio = lpc.read_wav(args.file)
     length, hop, frames = lpc.frame_geometry(audio.samples.size, audio.rate, args.frame_ms, args.order)
     lpc.check_memory(frames * (3 * args.order + 3 + length) * 8, f"{frames:,} frames of order {args.order}")
