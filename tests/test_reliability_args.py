@@ -150,8 +150,10 @@ def test_gpu_benchmarks_name_a_bad_value_before_saying_there_is_no_gpu(capsys, a
 ])
 def test_sizes_too_small_are_refused_alike_by_the_command_and_its_benchmark(capsys, argv, message):
     assert message in usage_error(capsys, *argv)
-    if argv[0] == "bench" and "N" in message:
-        assert "N must be 2..2,147,483,647, got 1" in refused(capsys, "durbin", "1")
+
+
+def test_durbin_needs_two_like_its_benchmark(capsys):
+    assert "N must be 2..2,147,483,647, got 1" in refused(capsys, "durbin", "1")
 
 
 def test_run_sdh_needs_two_atoms_like_the_course_command(capsys):
