@@ -209,9 +209,9 @@ def test_sizes_read_their_sides_like_counts(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["bench", "balls", "--warmup", "-1"], "argument --warmup: value must be 0 or more, got -1"),
-    (["heat", "--steps", "-1"], "argument --steps: --steps must be 0 or more, got -1"),
+    (["heat", "--steps", "-1"], "argument --steps: steps must be 0 or more, got -1"),
     (["run", "balls", "--steps", "0"], "argument --steps: value must be positive, got 0"),
-    (["heat", "--ni", "-4"], "argument --ni: --ni must be at least 3, got -4"),
+    (["heat", "--ni", "-4"], "argument --ni: ni must be at least 3, got -4"),
 ])
 def test_a_negative_count_is_told_the_bound_that_applies(capsys, argv, message):
     assert message in usage_error(capsys, *argv)
