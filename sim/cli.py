@@ -1,5 +1,6 @@
 """What every command line of kernel-lab shares: the usage error, the one parser for counts,
-lists and sizes, and the shape of a command a scene package contributes.
+numbers, lists and sizes (and how messages print a count), the look-ahead parser that finds a
+command's scene, and the shape of a command a scene package contributes.
 
 Exit codes: 0 done; 1 the run happened and failed, or a sound request this machine cannot serve
 (no GPU); 2 bad input, refused before any work; 130 interrupted.
