@@ -23,15 +23,24 @@ from sim.registry import SCENES, course_commands, spec
 from sim.writer import OutputError
 
 DEFAULT_SCENE = "balls"
+DEFAULT_SIZE = (1280, 800)  # window, picture and video
+DEFAULT_FPS = 30.0  # a headless recording's frames per second
 COMMON = ("view", "run", "bench")
 
 
 def chosen_scene(argv: list[str]) -> str:
-    """The scene named right after view/run/bench (its own options join the parser)."""
-    for i, token in enumerate(argv[:-1]):
-        if token in COMMON:
-            following = argv[i + 1]
-            return following if following in SCENES else DEFAULT_SCENE
+    """The scene view/run/bench names, wherever it stands among the options: the one whose own parser
+    (with that scene's options, given before or after its name) reads that name as the scene."""
+    if not argv or argv[0] not in COMMON:
+        return DEFAULT_SCENE
+    probe = [token for token in argv if token not in ("-h", "--help")]  # help names the scene's options too
+    for name in SCENES:
+        try:
+            found, _ = build_parser(name, cli.ProbeParser).parse_known_args(probe)
+        except cli.ProbeParser.Mismatch:
+            continue
+        if (found.scene or DEFAULT_SCENE) == name:
+            return name
     return DEFAULT_SCENE
 
 
@@ -62,8 +71,8 @@ def add_scene_args(p: argparse.ArgumentParser, scene: str, many: bool = False) -
     p.add_argument("--seed", type=cli.seed, help="random seed of the initial state, 0..2^32-1")
 
 
-def build_parser(scene: str = DEFAULT_SCENE) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser = parser_class(
         prog="kernel-lab",
         description="Interactive viewer and headless runner for classic GPU kernels. Scenes: "
                     + "; ".join(f"{s.name} ({s.title})" for s in SCENES.values()) + ". With no subcommand, "
@@ -85,14 +94,17 @@ def build_parser(scene: str = DEFAULT_SCENE) -> argparse.ArgumentParser:
     run.add_argument("--headless", action="store_true", help="no window: simulate, print a summary")
     run.add_argument("--screenshot", metavar="FILE", help="save a picture of the final state (works headless): "
                                                            ".png, .jpg or .webp")
-    run.add_argument("--size", type=cli.window_size, default=(1280, 800),
-                     help="window, picture or video size WxH (default 1280x800; even for --record)")
+    run.add_argument("--size", type=cli.window_size,
+                     help="window, picture or video size WxH (default 1280x800; even for --record; headless: "
+                          "with --screenshot or --record only)")
     run.add_argument("--record", metavar="MP4", help="headless: record the run to an MP4 (H.264), a video frame "
                                                      "every --record-every steps")
     run.add_argument("--record-every", metavar="K", type=cli.positive_int,
-                     help="physics steps per video frame (default: the scene's steps per displayed frame)")
-    run.add_argument("--fps", type=_frames_per_second, default=30.0, help="video frames per second (default 30)")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+                     help="with --record: physics steps per video frame (default: the scene's steps per "
+                          "displayed frame)")
+    run.add_argument("--fps", type=_frames_per_second,
+                     help=f"with --record: video frames per second (default {DEFAULT_FPS:g})")
+    add_quiet(run)
 
     bench = sub.add_parser("bench", help="time a scene; print a table, optionally JSON")
     own = spec(scene).bench
@@ -105,11 +117,17 @@ def build_parser(scene: str = DEFAULT_SCENE) -> argparse.ArgumentParser:
         bench.add_argument("--warmup", type=cli.non_negative_int, default=12,
                            help="untimed steps first (compilation; default 12)")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
+    add_quiet(bench)
 
     for command in course_commands():
         course = sub.add_parser(command.name, help=command.help, description=command.description or command.help)
         command.add_arguments(course)
+        add_quiet(course)
     return parser
+
+
+def add_quiet(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 # --- view and run ---------------------------------------------------------------------------------
@@ -157,7 +175,8 @@ def check_resources(args, s) -> None:
         return
     host, device = s.bytes_per_item
     gpu = args.backend == "gpu"
-    resources.check(resources.Estimate(f"{s.name}: {count:,} {s.words.unit} on the {args.backend.upper()}",
+    resources.check(resources.Estimate(f"{s.name}: {cli.count_text(count)} {s.words.unit} on the "
+                                       f"{args.backend.upper()}",
                                        memory=host * count, gpu_memory=device * count if gpu else 0))
 
 
@@ -197,7 +216,7 @@ def cmd_view(args) -> int:
             print(f"kernel-lab: {settings.problem}", file=sys.stderr)
         settings.fill_args(args, SCENES)
     args.scene, args.backend = args.scene or DEFAULT_SCENE, args.backend or "cpu"
-    args.size = args.size or (1280, 800)
+    args.size = args.size or DEFAULT_SIZE
     for option in spec(args.scene).options:  # the parser knew another scene's options
         setattr(args, option.name, getattr(args, option.name, None))
     try:
@@ -214,19 +233,31 @@ def cmd_view(args) -> int:
 
 
 def _frames_per_second(text: str) -> float:
-    try:
-        fps = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"frames per second {text!r} is not a number") from None
+    fps = cli.number(text, "frames per second")
     if not 1 <= fps <= 240:
         raise argparse.ArgumentTypeError(f"frames per second must be 1 to 240, got {text}")
     return fps
 
 
+def refuse_outputless_options(args) -> None:
+    """Options that shape a recording or a picture, given without one: refused, not ignored."""
+    if args.record is None:
+        given = [name for name, value in (("--fps", args.fps), ("--record-every", args.record_every))
+                 if value is not None]
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            raise UsageError(f"{' and '.join(given)} {verb} to a recording: add --record F.mp4, or leave "
+                             f"{'it' if len(given) == 1 else 'them'} out")
+    if args.headless and args.size is not None and args.screenshot is None and args.record is None:
+        raise UsageError("--size sets the picture or video of a headless run: add --screenshot or --record, "
+                         "or leave it out")
+
+
 def cmd_run(args) -> int:
     from sim import progress
 
-    progress.set_quiet(args.quiet)
+    refuse_outputless_options(args)
+    args.size, args.fps = args.size or DEFAULT_SIZE, args.fps or DEFAULT_FPS
     if args.screenshot is not None:
         from viewer.image import check_image_target
 
@@ -275,8 +306,8 @@ def cmd_run(args) -> int:
         path = recording.stop()
         width, height = args.size
         frames = f"{recording.frames} frame{'s' if recording.frames != 1 else ''}"
-        print(f"recording: {frames}, {width}x{height} at {args.fps:g} frames/s, one every {every} "
-              f"steps ({timing.after_s:.2f} s drawing and encoding): {path}")
+        print(f"recording: {frames}, {width}x{height} at {args.fps:g} frames/s, one every "
+              f"{cli.count_text(every)} steps ({timing.after_s:.2f} s drawing and encoding): {path}")
     if args.screenshot:
         from viewer.headless import render_image
 
@@ -334,7 +365,12 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     commands = {**COMMANDS, **{c.name: c.run for c in course_commands()}}
+    from sim import progress
+    from sim.dist import links
+
+    progress.set_quiet(getattr(args, "quiet", False))  # every command but view takes --quiet
     try:
+        links.forced_transport()
         return commands[args.command](args)
     except UsageError as exc:
         print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)

@@ -1,5 +1,6 @@
 """What every command line of kernel-lab shares: the usage error, the one parser for counts,
-lists and sizes, and the shape of a command a scene package contributes.
+numbers, lists and sizes (and how messages print a count), the look-ahead parser that finds a
+command's scene, and the shape of a command a scene package contributes.
 
 Exit codes: 0 done; 1 the run happened and failed, or a sound request this machine cannot serve
 (no GPU); 2 bad input, refused before any work; 130 interrupted.
@@ -12,6 +13,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -34,23 +36,38 @@ class Command:
 
 
 _SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
-_COUNT = re.compile(r"^\s*(\d+(?:\.\d*)?(?:e\d+)?)\s*([kmg]?)\s*$", re.IGNORECASE)
+_COUNT = re.compile(r"^\s*(\d+(?:_\d+)*(?:\.\d*)?(?:e\d+)?)\s*([kmg]?)\s*$", re.IGNORECASE)
 
 
 def count(text: str, lo: int = 1, what: str = "count") -> int:
-    """A whole number: ``1000``, ``1e6``, ``10k``, ``2M``; at least ``lo``."""
+    """A whole number: ``1000``, ``1_000``, ``1e6``, ``10k``, ``2M``; at least ``lo``."""
     match = _COUNT.match(str(text))
     if not match:
-        if re.match(r"^\s*-\d", str(text)):
-            raise argparse.ArgumentTypeError(f"{what} must be positive, got {text.strip()}")
+        if re.match(r"^\s*-\s*\d", str(text)):
+            raise argparse.ArgumentTypeError(f"{what} must be {_at_least(lo)}, got {str(text).strip()}")
         raise argparse.ArgumentTypeError(f"{what}: expected a whole number such as 1000, 1e6 or 10k, got {text!r}")
-    value = float(match.group(1)) * _SUFFIX[match.group(2).lower()]
+    value = float(match.group(1).replace("_", "")) * _SUFFIX[match.group(2).lower()]
     if not math.isfinite(value) or value != int(value):
         raise argparse.ArgumentTypeError(f"{what}: expected a whole number, got {text!r}")
     value = int(value)
     if value < lo:
-        raise argparse.ArgumentTypeError(f"{what} must be {'positive' if lo == 1 else f'at least {lo}'}, got {value}")
+        raise argparse.ArgumentTypeError(f"{what} must be {_at_least(lo)}, got {value}")
     return value
+
+
+def _at_least(lo: int) -> str:
+    return {0: "0 or more", 1: "positive"}.get(lo, f"at least {lo}")
+
+
+def count_text(value: int) -> str:
+    """A count as messages print it: ``12,345``, or past 15 digits compactly (``1e+300``), never 300 digits."""
+    if abs(value) < 10**15:
+        return f"{value:,}"
+    try:
+        return f"{float(value):.3g}"
+    except OverflowError:  # a product of huge counts, past float's range
+        mantissa, exponent = f"{Decimal(value):.2e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{exponent}"
 
 
 def positive_int(text: str) -> int:
@@ -59,6 +76,17 @@ def positive_int(text: str) -> int:
 
 def non_negative_int(text: str) -> int:
     return count(text, 0, "value")
+
+
+def number(text: str, what: str = "value") -> float:
+    """A finite real number (``0.5``, ``8.4e-5``): nan and inf are refused."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what}: expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{what}: expected a finite number, got {text!r}")
+    return value
 
 
 SEED_LIMIT = 1 << 32  # the courses' generators (mt19937, srand48, srand) take a 32-bit seed
@@ -76,26 +104,31 @@ def seed(text: str) -> int:
 
 
 def items(text: str) -> list[str]:
-    """A comma-separated list, blanks dropped: ``"a, b"`` -> ``["a", "b"]``."""
-    values = [v.strip() for v in str(text).split(",") if v.strip()]
-    if not values:
+    """A comma-separated list: ``"a, b"`` -> ``["a", "b"]``; an empty entry (``a,,b``, ``a,``) is refused."""
+    values = [v.strip() for v in str(text).split(",")]
+    if not any(values):
         raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+    if not all(values):
+        raise argparse.ArgumentTypeError(f"empty entry in the comma-separated list {text!r}")
     return values
 
 
-def counts(text: str) -> list[int]:
+def counts(text: str, lo: int = 1, what: str = "count") -> list[int]:
     """A comma-separated list of counts: ``1000,1e5,10M``."""
-    return [count(v) for v in items(text)]
+    return [count(v, lo, what) for v in items(text)]
+
+
+_SHAPE = re.compile(r"^\s*([^xX×]+?)\s*[xX×]\s*([^xX×]+?)\s*$")
 
 
 def size(text: str, lo: int = 1, hi: int = 1 << 30, what: str = "size") -> tuple[int, int]:
-    """``WxH`` as two whole numbers in [lo, hi]."""
-    match = re.match(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$", str(text))
+    """``WxH``: two whole numbers in [lo, hi], each read like a count (``100kx32``)."""
+    match = _SHAPE.match(str(text))
     if not match:
-        raise argparse.ArgumentTypeError(f"{what} must look like 1280x800, got {text!r}")
-    w, h = int(match.group(1)), int(match.group(2))
+        raise argparse.ArgumentTypeError(f"{what} must look like WxH (e.g. 1280x800), got {text!r}")
+    w, h = (count(side, 0, what) for side in match.groups())
     if not (lo <= w <= hi and lo <= h <= hi):
-        raise argparse.ArgumentTypeError(f"{what} {w}x{h} out of range {lo}..{hi}")
+        raise argparse.ArgumentTypeError(f"{what} {count_text(w)}x{count_text(h)} out of range {lo}..{hi:,}")
     return w, h
 
 
@@ -133,6 +166,29 @@ def choices(values: list[str], known, what: str) -> list[str]:
     if values == ["all"]:
         return list(known)
     return [choice(v, known, what) for v in values]
+
+
+class ProbeParser(argparse.ArgumentParser):
+    """A parser for a look ahead: it reads where each value goes, not the values (a bad one is the real
+    parse's to report), and neither prints nor exits (Mismatch instead)."""
+
+    class Mismatch(Exception):
+        pass
+
+    def _get_value(self, action, arg_string):
+        return arg_string
+
+    def _check_value(self, action, value):
+        pass
+
+    def error(self, message):
+        raise self.Mismatch(message)
+
+    def exit(self, status=0, message=None):
+        raise self.Mismatch(message)
+
+    def print_help(self, file=None):
+        pass
 
 
 def load_command(path: str) -> Command:

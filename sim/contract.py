@@ -186,6 +186,7 @@ class SceneSpec:
     steps_per_frame: int = 1
     dt: float = 0.0  # simulated seconds per step (0: steps are not time)
     count_limits: tuple[int, int] = (1, 1)  # most items on the CPU, on the GPU
+    min_count: int = 1  # fewest items a preset that takes a count can run with
     bytes_per_item: tuple[int, int] = (0, 0)  # host, device: the memory estimate before a scene is built
     bench_toggles: tuple[tuple[str, bool], ...] = ()  # toggles set for benchmarks (bench times the physics)
     options: tuple[Option, ...] = ()

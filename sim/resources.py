@@ -32,7 +32,7 @@ import sys
 from dataclasses import dataclass
 
 from sim import progress
-from sim.cli import UsageError
+from sim.cli import UsageError, count_text
 
 NOTICE_SECONDS = 10.0  # runs estimated longer than this say so and show progress
 MEMORY_SHARE = 0.9  # of the available memory a run may plan to use
@@ -57,6 +57,10 @@ class Estimate:
 
 
 def human_bytes(n: float) -> str:
+    try:
+        n = float(n)
+    except OverflowError:  # past float's range: absurd counts multiplied (1e300 x 1e300)
+        return f"{count_text(int(n) // 10**15)} PB"
     for unit in ("bytes", "KB", "MB", "GB", "TB", "PB"):
         if abs(n) < 1000 or unit == "PB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.3g} {unit}"

@@ -17,6 +17,7 @@ import numpy as np
 
 from sim.backend import BackendUnavailable, choose_backend, gpu_status
 from sim.checks import Checks, Verification
+from sim.cli import count_text
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
 from sim.cuda import GpuCompileError, stage_timer
 from sim.scales import ColorScales
@@ -132,7 +133,7 @@ class Scene(Checks, ColorScales):
     @property
     def count_range(self) -> tuple[int, int]:
         cpu, gpu = self.spec.count_limits
-        return 1, (gpu if self.backend == "gpu" else cpu)
+        return self.spec.min_count, (gpu if self.backend == "gpu" else cpu)
 
     @property
     def takes_count(self) -> bool:
@@ -150,7 +151,7 @@ class Scene(Checks, ColorScales):
                 raise ValueError(f"preset {name} has a fixed number of {self.spec.words.unit}: a count does not apply")
             lo, hi = self.count_range
             if not lo <= int(n) <= hi:
-                raise ValueError(f"{self.spec.words.one} count {int(n):,} out of range {lo}..{hi:,} on the "
+                raise ValueError(f"{self.spec.words.one} count {count_text(int(n))} out of range {lo}..{hi:,} on the "
                                  f"{self.backend.upper()}")
         self._load(name, None if n is None else int(n))
         self.preset = name

@@ -83,7 +83,7 @@ def test_communicator_operations(ranks):
 def test_a_bad_argument_on_every_rank_is_reported_once():
     done = mpirun(3, "sdh", "1", "500", main=True)
     assert done.returncode == 2
-    assert done.stderr.count("need at least 2 atoms") == 1, done.stderr
+    assert done.stderr.count("atoms must be at least 2") == 1, done.stderr
     assert done.stdout == ""
 
 

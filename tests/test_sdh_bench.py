@@ -36,7 +36,7 @@ def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path,
     assert "kernel tensor block 64 disagrees at n=300" in capsys.readouterr().err
     results = json.loads(out.read_text())["results"]
     assert [(r["kernel"], r["exact"]) for r in results] == [("fast", True), ("tensor", False), ("tiled", True)]
-    args.kernel = "fast,tiled"
+    args.kernel = ["fast", "tiled"]
     assert bench.run(args) == 0
     launched.clear()  # every kernel at every block, in the order asked
     args = parser.parse_args(["-n", "300", "--kernel", "fast,tensor", "--block", "64,128", "--json", str(out)])

@@ -83,12 +83,12 @@ def test_cli_prints_time_and_histogram():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["sdh", "1", "500"], "at least 2 atoms"),
+    (["sdh", "1", "500"], "atoms must be at least 2"),
     (["sdh", "100", "0"], "must be positive"),
     (["sdh", "100", "-3"], "must be positive"),
-    (["sdh", "100", "500", "0", "--backend", "gpu"], "1..1024"),
+    (["sdh", "100", "500", "0", "--backend", "gpu"], "block size must be positive"),
     (["sdh", "100", "500", "2048", "--backend", "gpu"], "1..1024"),
-    (["sdh", "abc", "500"], "invalid int"),
+    (["sdh", "abc", "500"], "atoms: expected a whole number"),
 ])
 def test_cli_bad_input_exits_2(args, message):
     out = cli(*args)

@@ -83,14 +83,14 @@ def sdh(args) -> int:
     if not 0 < args.width < float("inf"):
         raise UsageError(f"bucket width must be positive, got {args.width}")
     buckets = data.bucket_count(args.width)
-    kernels = cli.choices(cli.items(args.kernel), _sdh_kernels(), "kernel") if gpu else ["cpu"]
+    kernels = cli.choices(args.kernel, _sdh_kernels(), "kernel") if gpu else ["cpu"]
     blocks = args.block if gpu else [0]
     device = _device(comm, gpu)
     if gpu:
         from sim.sdh.cli import runnable  # all: those that can run at this width (the tensor kernel's counters)
 
         largest = max(max(args.count), weak_atoms(min(args.count), comm.size))  # the tensor kernel's 32-bit counters
-        kernels = runnable(kernels, cli.items(args.kernel) == ["all"], largest, buckets, blocks, device,
+        kernels = runnable(kernels, args.kernel == ["all"], largest, buckets, blocks, device,
                            say=comm.is_root)
     counts = rank_counts(comm.size)
     dist.begin()

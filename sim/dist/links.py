@@ -17,6 +17,7 @@ import os
 
 import numpy as np
 
+from sim.cli import UsageError
 from sim.dist.comm import Comm
 
 TRANSPORTS = ("nccl", "cuda-mpi", "host")
@@ -172,11 +173,18 @@ def cuda_aware_mpi() -> bool:
     return any(os.environ.get(name, "").lower() == value for name, value in CUDA_AWARE_ENV.items())
 
 
-def gpu_link(comm: Comm, device: int):
-    """The link for CuPy arrays on ``device``: NCCL, else a CUDA-aware MPI, else through the host."""
+def forced_transport() -> str:
+    """``KERNEL_LAB_TRANSPORT``: "" (the best one available) or one of TRANSPORTS; any other value is a
+    UsageError, checked when a command starts, not when (or whether) a GPU link is made."""
     forced = os.environ.get("KERNEL_LAB_TRANSPORT", "").strip().lower()
     if forced and forced not in TRANSPORTS:
-        raise ValueError(f"KERNEL_LAB_TRANSPORT={forced!r}: choose from {', '.join(TRANSPORTS)}")
+        raise UsageError(f"KERNEL_LAB_TRANSPORT={forced!r}: choose from {', '.join(TRANSPORTS)}, or unset it")
+    return forced
+
+
+def gpu_link(comm: Comm, device: int):
+    """The link for CuPy arrays on ``device``: NCCL, else a CUDA-aware MPI, else through the host."""
+    forced = forced_transport()
     nccl_ok, why = nccl_available()
     if nccl_ok and comm.local_size > _gpus():
         nccl_ok, why = False, f"{comm.local_size} ranks share this host's {_gpus()} GPU(s): NCCL needs one GPU a rank"

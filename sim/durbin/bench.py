@@ -257,14 +257,29 @@ def table(report: dict) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from sim.cli import blocks, counts, items, size
 
-    p.add_argument("--sizes", type=counts, default=[4000, 20000, 200000],
-                   help="comma-separated N of the single systems (default 4000,20000,200000)")
+    p.add_argument("--sizes", type=lambda text: counts(text, 2, "N"), default=[4000, 20000, 200000],
+                   help="comma-separated N (>= 2) of the single systems (default 4000,20000,200000)")
     p.add_argument("--kernel", type=items, default=["all"],
                    help=f"comma-separated kernels: {', '.join(BENCH_KERNELS)}, persistent (auto path), or all")
-    p.add_argument("--block", type=blocks, default=[256], help="comma-separated block sizes (default 256)")
+    p.add_argument("--block", type=blocks, default=[256],
+                   help="comma-separated block sizes, multiples of 32 in 32..1024 (default 256)")
     p.add_argument("--batch", type=lambda s: size(s, 2, 1 << 30, "--batch"),
                    help="SYSTEMSxORDER, e.g. 100000x32: the batched solvers too")
     p.add_argument("--precision", default="fp64", choices=("fp64", "fp32"))
+
+
+def check_arguments(args) -> None:
+    """Every value checked before looking for a GPU: a bad one is named (exit 2), not reported as "no GPU"."""
+    from sim.cli import UsageError, block_text
+
+    for name in [] if args.kernel == ["all"] else args.kernel:
+        try:
+            _kernel(name)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    for block in args.block:
+        if isinstance(block, tuple) or not (32 <= block <= 1024 and block % 32 == 0):
+            raise UsageError(f"--block must be a multiple of 32 in 32..1024, got {block_text(block)}")
 
 
 def run_command(args) -> int:
@@ -273,6 +288,7 @@ def run_command(args) -> int:
     from sim.backend import BackendUnavailable, gpu_status
     from sim.cli import UsageError
 
+    check_arguments(args)
     status = gpu_status()
     if not status.available:
         raise BackendUnavailable(f"the durbin benchmark times GPU kernels: {status.reason}")

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from sim.cli import Command, UsageError, count
+from sim.cli import Command, UsageError, count, count_text, number
 from sim.durbin.inputs import DATASETS, DEFAULT_DATASET, INPUTS, VERSIONS
 
 KERNEL_CHOICES = ("two-kernel", "persistent", "persistent-cluster", "persistent-grid")
@@ -45,17 +45,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def size_of(args) -> tuple[int, str]:
     from sim.durbin.inputs import dataset_size
 
-    if args.n is not None and args.dataset:
+    if args.n is not None and args.dataset is not None:
         raise UsageError("give N or --dataset, not both")
     if args.n is not None:
         n, how = args.n, "N given"
     else:
         try:
-            n, how = dataset_size(args.dataset or DEFAULT_DATASET[args.version], args.version)
+            n, how = dataset_size(DEFAULT_DATASET[args.version] if args.dataset is None else args.dataset,
+                                  args.version)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     if not 2 <= n <= MAX_N:
-        raise UsageError(f"N must be 2..{MAX_N:,}, got {n:,}")
+        raise UsageError(f"N must be 2..{MAX_N:,}, got {count_text(n)}")
     return n, how
 
 
@@ -67,7 +68,7 @@ def gpu_kernels(args) -> list[tuple[str, str | None]]:
             raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --backend gpu only")
         return []
     if args.block is not None and not (32 <= args.block <= 1024 and args.block % 32 == 0):
-        raise UsageError(f"--block must be a multiple of 32 in 32..1024, got {args.block}")
+        raise UsageError(f"--block must be a multiple of 32 in 32..1024, got {count_text(args.block)}")
     names = ["two-kernel", "persistent"] if args.kernel == "all" else [args.kernel or "persistent"]
     for name in names:
         if name not in KERNEL_CHOICES:
@@ -199,7 +200,7 @@ def add_lpc_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE.wav", help="mono PCM WAV (8, 16, 24 or 32-bit)")
     p.add_argument("--order", type=lambda s: count(s, 2, "order"), default=32,
                    help="prediction order, below the frame length (default 32; GPU batched kernels: up to 1024)")
-    p.add_argument("--frame-ms", type=float, default=20.0,
+    p.add_argument("--frame-ms", type=lambda s: number(s, "frame length"), default=20.0,
                    help="frame length in ms, hop half of it (default 20, at most 60000)")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
     p.add_argument("--output", metavar="F.npy",
@@ -217,7 +218,7 @@ def run_lpc(args) -> int:
     if args.output:
         check_target(args.output, "--output", inputs=[args.file])
     if args.backend == "gpu" and args.order > 1024:
-        raise UsageError(f"the GPU's batched kernels take orders up to 1024, got {args.order}")
+        raise UsageError(f"the GPU's batched kernels take orders up to 1024, got {count_text(args.order)}")
     audio = lpc.read_wav(args.file)
     length, hop, frames = lpc.frame_geometry(audio.samples.size, audio.rate, args.frame_ms, args.order)
     lpc.check_memory(frames * (3 * args.order + 3 + length) * 8, f"{frames:,} frames of order {args.order}")

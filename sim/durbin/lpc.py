@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cli import UsageError
+from sim.cli import UsageError, count_text
 
 MAX_FRAME_MS = 60_000.0  # a minute: far past any analysis frame; inf or 1e306 would overflow the frame length
 RECORD = [("start", np.int64), ("r0", np.float64), ("error", np.float64)]  # + a, k, r (order,) each
@@ -92,7 +92,8 @@ def frame_geometry(count: int, rate: int, frame_ms: float, order: int) -> tuple[
     if length < 2:
         raise UsageError(f"a {frame_ms} ms frame at {rate} Hz has {length} samples: too short")
     if not 2 <= order < length:
-        raise UsageError(f"--order must be at least 2 and below the frame length ({length} samples), got {order}")
+        raise UsageError(f"--order must be at least 2 and below the frame length ({length} samples), "
+                         f"got {count_text(order)}")
     hop = max(1, length // 2)
     if count < length:
         raise UsageError(f"the file has {count} samples, fewer than one {length}-sample frame")

@@ -180,6 +180,9 @@ def run_command(args) -> int:
         raise UsageError(f"--k must be 1..{K_MAX}, got {bad[0]}")
     if min(args.sizes) < 3:
         raise UsageError(f"grid sides must be >= 3, got {min(args.sizes)}")
+    for width, height in args.block:
+        if width * height > 1024:
+            raise UsageError(f"block {width}x{height} has {width * height} threads: at most 1024")
     if getattr(args, "json", None) and args.json != "-":
         from sim.writer import check_target
 

@@ -21,6 +21,7 @@ import numpy as np
 from sim import cli
 from sim.cli import Command, UsageError
 from sim.heat import course
+from sim.resources import human_bytes
 
 KERNEL_CHOICES = ("global", "shared", "pitched", "temporal", "all")
 DEFAULT_BLOCK = (32, 8)
@@ -29,19 +30,19 @@ GPU_ONLY = ("kernel", "block", "k", "fma", "compare")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ni", type=functools.partial(cli.count, lo=3, what="--ni"), default=course.NI,
+    p.add_argument("--ni", type=functools.partial(cli.count, lo=3, what="ni"), default=course.NI,
                    help=f"cells in x, the fast index (>= 3; default {course.NI})")
-    p.add_argument("--nj", type=functools.partial(cli.count, lo=3, what="--nj"), default=course.NJ,
+    p.add_argument("--nj", type=functools.partial(cli.count, lo=3, what="nj"), default=course.NJ,
                    help=f"cells in y (>= 3; default {course.NJ})")
-    p.add_argument("--steps", type=functools.partial(cli.count, lo=0, what="--steps"), default=course.STEPS,
+    p.add_argument("--steps", type=functools.partial(cli.count, lo=0, what="steps"), default=course.STEPS,
                    help=f"time steps (>= 0; default {course.STEPS})")
-    p.add_argument("--factor", type=float, default=course.TFAC,
+    p.add_argument("--factor", type=functools.partial(cli.number, what="factor"), default=course.TFAC,
                    help=f"tfac, the diffusion factor (0 <= F < 0.25 for stability; default {course.TFAC})")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
     p.add_argument("--kernel", help="GPU: global (default), shared, pitched, temporal or all")
     p.add_argument("--block", type=cli.block,
                    help=f"GPU: block shape WxH (default {DEFAULT_BLOCK[0]}x{DEFAULT_BLOCK[1]})")
-    p.add_argument("--k", type=functools.partial(cli.count, lo=1, what="--k"),
+    p.add_argument("--k", type=functools.partial(cli.count, lo=1, what="k"),
                    help=f"GPU temporal kernel: steps per launch (default {DEFAULT_K})")
     p.add_argument("--fma", action="store_true",
                    help="GPU: build with fused multiply-adds (nvcc's default; differs from the CPU by ~1e-5)")
@@ -86,8 +87,8 @@ def available_host_bytes() -> int:
 def check_host_memory(ni: int, nj: int, per_cell: int, what: str) -> None:
     need, have = ni * nj * per_cell, available_host_bytes()
     if need > have:
-        raise UsageError(f"a {ni}x{nj} grid needs about {need / 1e9:.1f} GB of host memory ({what}); "
-                         f"{have / 1e9:.1f} GB available")
+        raise UsageError(f"a {cli.count_text(ni)}x{cli.count_text(nj)} grid needs about {human_bytes(need)} of host "
+                         f"memory ({what}); {human_bytes(have)} available")
 
 
 def run(args) -> int:

@@ -63,7 +63,7 @@ def estimate(args, on_gpu: bool) -> resources.Estimate:
         seconds = n * steps / (PARTICLE_STEPS_PER_SECOND_PER_THREAD * resources.cpu_threads())
     where = "the GPU" if on_gpu else "the CPU"
     return resources.Estimate(
-        f"particles: {n:,} particles x {steps:,} steps on {where}",
+        f"particles: {cli.count_text(n)} particles x {cli.count_text(steps)} steps on {where}",
         memory=HOST_BYTES_PER_PARTICLE * n + (100 * n if frames else 0),  # + a frame's text
         seconds=seconds + frames * n * FRAME_SECONDS_PER_PARTICLE,
         gpu_memory=GPU_BYTES_PER_PARTICLE * n if on_gpu else 0,

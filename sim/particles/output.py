@@ -9,6 +9,7 @@ A path that is not a regular file (a FIFO, /dev/zero) is refused without reading
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -106,6 +107,8 @@ class TrajectoryReader:
             raise self._error(f"expected 'n size', got {line.strip()[:60].decode(errors='replace')!r}", 1) from None
         if n <= 0:
             raise self._error(f"particle count must be positive, got {n}", 1)
+        if not (math.isfinite(size) and size > 0):
+            raise self._error(f"box size must be a positive number, got {size_text.decode(errors='replace')!r}", 1)
         if n * MIN_PARTICLE_BYTES > self.declared:
             raise self._error(f"declares {n:,} particles, but one frame of them needs at least "
                               f"{n * MIN_PARTICLE_BYTES:,} bytes and the file has {self.declared:,}", 1)

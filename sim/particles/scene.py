@@ -286,9 +286,11 @@ class ParticlesScene(ParticleItems, Scene):
                           write=write, legend=legend)
 
     def stats(self) -> dict:
-        stats = self.stats_per_step
+        """absmin and absavg only while they are measured (None, shown as "-", with the statistics off)."""
+        measured = self.stats_per_step if self.stats_on else None
+        absmin, absavg = (measured.absmin, measured.absavg) if measured is not None else (None, None)
         return {"n": self.n, "size": self.size, "steps": self.steps, "sim_time": self.sim_time,
-                "absmin": stats.absmin, "absavg": stats.absavg}
+                "absmin": absmin, "absavg": absavg}
 
     # --- benchmarks ------------------------------------------------------------------------------------
     def bench_figures(self, mark, wall_s: float) -> dict:

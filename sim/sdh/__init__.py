@@ -25,6 +25,7 @@ SPEC = SceneSpec(
     params=(Param("width", "bucket width", 20.0, 5000.0, "%.1f", log=True,
                   help="the course's W: (int)(23000 * 1.732 / W) + 1 buckets"),),
     count_limits=(100_000, 5_000_000),
+    min_count=2,  # a histogram of pairs
     bytes_per_item=(64, 64),  # the atoms in float64 (and float32 copies on the device)
     # tensor, the fastest, by default; at widths where its counters do not fit (kernels.tensor_min_width) the
     # scene counts with the next fastest kernel and says why

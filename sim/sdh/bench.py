@@ -5,27 +5,52 @@ disagrees is reported, still timed, and makes the run exit 1)."""
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
 import numpy as np
 
 from sim import cli
 from sim.cli import Command, UsageError
+from sim.sdh.cli import DEFAULT_BLOCK
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-n", "--count", "--sizes", dest="count", type=cli.counts, default=[100_000],
-                   help="comma-separated atom counts (default 100000)")
-    p.add_argument("--kernel", default="all", help="comma-separated kernels, or all (default)")
-    p.add_argument("--block", type=cli.counts, default=[256], help="comma-separated block sizes (default 256)")
-    p.add_argument("--width", type=float, default=500.0, help="bucket width (default 500)")
+    p.add_argument("-n", "--count", "--sizes", dest="count", type=functools.partial(cli.counts, lo=2, what="atoms"),
+                   default=[100_000], help="comma-separated atom counts, each at least 2 (default 100000)")
+    p.add_argument("--kernel", type=cli.items, help="GPU: comma-separated kernels, or all (default)")
+    p.add_argument("--block", type=cli.counts,
+                   help=f"GPU: comma-separated block sizes, 1..1024 (default {DEFAULT_BLOCK})")
+    p.add_argument("--width", type=functools.partial(cli.number, what="bucket width"), default=500.0,
+                   help="bucket width (default 500)")
     p.add_argument("--backend", default="gpu", choices=("gpu", "cpu"),
                    help="gpu (default): the kernels; cpu: the CPU histogram, as a scaling table over MPI ranks")
+
+
+def check_arguments(args) -> None:
+    """Every value checked before looking for a GPU; the GPU options' defaults filled in."""
+    from sim.sdh import data
+    from sim.sdh.kernels import KERNELS
+
+    data.bucket_count(args.width)  # WidthError (a UsageError): not positive, or too many buckets
+    if args.backend == "cpu":
+        given = [name for name in ("kernel", "block") if getattr(args, name) is not None]
+        if given:
+            names = " and ".join(f"--{name}" for name in given)
+            raise UsageError(f"{names} appl{'ies' if len(given) == 1 else 'y'} to the GPU kernels; --backend cpu "
+                             f"times the CPU histogram: leave {'it' if len(given) == 1 else 'them'} out")
+        return
+    args.kernel, args.block = args.kernel or ["all"], args.block or [DEFAULT_BLOCK]
+    cli.choices(args.kernel, KERNELS, "kernel")
+    for block in args.block:
+        if not 1 <= block <= 1024:
+            raise UsageError(f"block size must be 1..1024, got {block}")
 
 
 def run(args) -> int:
     from sim import bench, dist
 
+    check_arguments(args)
     if dist.world().size > 1 or args.backend == "cpu":  # strong and weak scaling over MPI ranks
         from sim.dist import bench as scaling
 
@@ -37,9 +62,7 @@ def run(args) -> int:
         raise BackendUnavailable(f"the sdh benchmark times GPU kernels: {gpu_status().reason}")
     from sim.sdh import gpu
 
-    kernels = cli.choices(cli.items(args.kernel), gpu.KERNELS, "kernel")
-    if not 0 < args.width < float("inf"):
-        raise UsageError(f"bucket width must be positive, got {args.width}")
+    kernels = cli.choices(args.kernel, gpu.KERNELS, "kernel")
     buckets = data.bucket_count(args.width)
     records, failed = [], False
     for n in args.count:

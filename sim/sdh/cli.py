@@ -10,7 +10,7 @@ stops within a second on Ctrl-C (exit 130).
 from __future__ import annotations
 
 import argparse
-import math
+import functools
 import sys
 import time
 
@@ -27,16 +27,18 @@ GPU_PAIRS_PER_SECOND = {"naive": 4.5e9, "naive-priv": 1.5e11, "tiled": 4.5e9, "t
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("atoms", type=int, metavar="N", help="number of atoms (>= 2)")
-    p.add_argument("width", type=float, metavar="W",
+    p.add_argument("atoms", type=functools.partial(cli.count, lo=2, what="atoms"), metavar="N",
+                   help="number of atoms (>= 2; 10k, 1e6 and the like)")
+    p.add_argument("width", type=functools.partial(cli.number, what="bucket width"), metavar="W",
                    help=f"bucket width (> 0; at most 1,000,000 buckets: W >= {23000 * 1.732 / 1e6:.4g})")
-    p.add_argument("block", type=int, nargs="?", metavar="BLOCK",
+    p.add_argument("block", type=functools.partial(cli.count, what="block size"), nargs="?", metavar="BLOCK",
                    help=f"GPU: CUDA block size, 1..1024 (multiple of 32 for the fast kernel; default {DEFAULT_BLOCK})")
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
-    p.add_argument("--kernel", help="GPU: naive, naive-priv, tiled, tiled-priv, fast, tensor, all (those that can run "
-                                    "at this width), or a comma-separated list; default: the fastest exact kernel that "
-                                    "can run at this width and block, tensor (bucket widths above about 170 at block "
-                                    "256), else fast")
+    p.add_argument("--kernel", type=cli.items,
+                   help="GPU: naive, naive-priv, tiled, tiled-priv, fast, tensor, all (those that can run "
+                        "at this width), or a comma-separated list; default: the fastest exact kernel that "
+                        "can run at this width and block, tensor (bucket widths above about 170 at block "
+                        "256), else fast")
     p.add_argument("--compare", action="store_true",
                    help="GPU: also compute on the CPU, print the difference histogram, exit 1 if any bucket differs")
 
@@ -47,11 +49,7 @@ def _checked(args) -> tuple[int, list[str], int]:
     from sim.sdh import data
     from sim.sdh.kernels import KERNELS, RANK_KERNELS
 
-    if args.atoms < 2:
-        raise UsageError(f"need at least 2 atoms, got {args.atoms}")
-    if not (args.width > 0 and math.isfinite(args.width)):
-        raise UsageError(f"bucket width must be positive, got {args.width}")
-    buckets = data.bucket_count(args.width)  # WidthError (a UsageError) past MAX_BUCKETS
+    buckets = data.bucket_count(args.width)  # WidthError (a UsageError): not positive, or past MAX_BUCKETS
     if args.backend != "gpu":
         given = [name for name, on in (("BLOCK", args.block is not None), ("--kernel", args.kernel is not None),
                                        ("--compare", args.compare)) if on]
@@ -63,11 +61,8 @@ def _checked(args) -> tuple[int, list[str], int]:
     block = DEFAULT_BLOCK if args.block is None else args.block
     if not 1 <= block <= 1024:
         raise UsageError(f"block size must be 1..1024, got {block}")
-    try:
-        names = cli.items(DEFAULT_KERNELS[-1] if args.kernel is None else args.kernel)  # run() picks the default
-        kernels = cli.choices(names, RANK_KERNELS if dist.world().size > 1 else KERNELS, "kernel")
-    except argparse.ArgumentTypeError as exc:  # an empty list
-        raise UsageError(f"--kernel: {exc}") from None
+    names = args.kernel or [DEFAULT_KERNELS[-1]]  # run() picks the default
+    kernels = cli.choices(names, RANK_KERNELS if dist.world().size > 1 else KERNELS, "kernel")
     return buckets, kernels, block
 
 
@@ -116,7 +111,7 @@ def runnable(kernels: list[str], every: bool, n: int, buckets: int, blocks: list
 
 
 def every_kernel(args) -> bool:
-    return args.kernel is not None and cli.items(args.kernel) == ["all"]
+    return args.kernel == ["all"]
 
 
 def estimate(args, buckets: int, kernels: list[str]) -> resources.Estimate:
@@ -125,7 +120,8 @@ def estimate(args, buckets: int, kernels: list[str]) -> resources.Estimate:
 
     n = args.atoms
     pairs = data.pair_count(n)
-    count = f"{n:,} atoms ({pairs:,} pairs)" if n < 10**9 else f"{n:.3g} atoms ({pairs:.3g} pairs)"
+    count = f"{cli.count_text(n)} atoms ({cli.count_text(pairs)} pairs)"
+    pairs = float(n) * (n - 1) / 2  # the pace in floats: inf, not an OverflowError, for an absurd N
     cpu_seconds = pairs / (sdh_cpu.PAIRS_PER_SECOND_PER_THREAD * resources.cpu_threads())
     host = data.ATOM_BYTES * n + 8 * 4 * resources.cpu_threads() * buckets + 40 * buckets  # atoms, counts, text
     if args.backend != "gpu":
