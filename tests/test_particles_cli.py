@@ -69,7 +69,7 @@ def test_checker_passes_identical_and_fails_perturbed(run_1000, tmp_path):
     (["particles", "-n", "0"], "must be positive"),
     (["particles", "-n", "-5"], "must be positive"),
     (["particles", "--init", "2019"], "unknown init"),
-    (["particles-check", "/nonexistent/a.out", "/nonexistent/b.out"], "cannot read"),
+    (["particles-check", "/nonexistent/a.out", "/nonexistent/b.out"], "does not exist"),
 ])
 def test_bad_input_exits_2(args, message):
     out = cli(*args)
