@@ -118,6 +118,23 @@ def configurations(args, spec) -> list[dict]:
     return configs
 
 
+def check_resources(args, spec, configs: list[dict]) -> None:
+    """Refuse (UsageError, exit 2) before any runs a configuration that cannot fit, or configurations
+    whose warm-up and timed steps (whole frames) together could not finish (``sim.resources``)."""
+    from sim import resources
+    from sim.backend import gpu_status
+
+    gpu = args.backend == "gpu" or (args.backend == "auto" and gpu_status().available)
+    steps = args.warmup + max(1, -(-args.steps // spec.steps_per_frame)) * spec.steps_per_frame
+    each = []
+    for config in configs:
+        preset = config["preset"]
+        count = config["count"] or spec.preset(preset).count
+        each.append(resources.scene_estimate(spec, count, gpu, steps, preset))
+    resources.check_in_turn(each, f"bench {spec.name}: {len(each)} configurations of {resources.human_count(steps)} "
+                                  f"steps on the {'GPU' if gpu else 'CPU'}")
+
+
 def _block_json(block):
     return list(block) if isinstance(block, tuple) else block
 

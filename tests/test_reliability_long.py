@@ -1,0 +1,129 @@
+"""Long runs: every run, course command and benchmark estimates its time and memory before any work
+(sim/resources.py) and refuses what could not finish (more than a week) or cannot fit, exit 2 with
+the estimate; a long run shows progress on a terminal."""
+
+import io
+
+import pytest
+
+import main
+from sim import progress, resources
+from sim.registry import SCENES
+
+WEEK = "past the 7 days a run may take"
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.fixture(autouse=True)
+def this_machine(monkeypatch):
+    """The estimates of a 2-thread machine with room for anything: the refusals below are for time
+    alone, whatever machine runs the tests (the memory tests set their own room)."""
+    monkeypatch.setattr(resources, "cpu_threads", lambda: 2)
+    monkeypatch.setattr(resources, "available_memory", lambda: 1 << 50)
+    progress.set_quiet(False)
+    yield
+    progress.set_quiet(False)
+
+
+@pytest.fixture
+def room_16gb(monkeypatch):
+    monkeypatch.setattr(resources, "available_memory", lambda: 16 * 10**9)
+
+
+def run(capsys, *args):
+    """(exit code, stdout, stderr) of ``main.py ARGS`` in this process."""
+    try:
+        code = main.main([str(a) for a in args])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def refused(capsys, *args) -> str:
+    """stderr of a command refused before any work: exit 2, one line, nothing on stdout."""
+    code, out, err = run(capsys, *args)
+    assert code == 2, err
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+# --- run SCENE --headless --steps N -----------------------------------------------------------------
+@pytest.mark.parametrize("scene", list(SCENES))
+def test_run_refuses_steps_that_could_not_finish_in_every_scene(capsys, scene):
+    err = refused(capsys, "run", scene, "--headless", "--steps", "1e12")
+    assert f"{scene}: " in err and "x 1,000,000,000,000 steps on the CPU would take about" in err and WEEK in err
+
+
+def test_run_refuses_an_astronomical_step_count(capsys):
+    err = refused(capsys, "run", "heat", "--headless", "--steps", "1e300")
+    assert "heat: 262,144 cells x 1e+300 steps on the CPU would take about 2.14e+288 years" in err
+
+
+def test_run_counts_a_presets_items(capsys):
+    err = refused(capsys, "run", "balls", "--headless", "--steps", "1e13", "--preset", "drip", "-n", "4000")
+    assert "balls: 4,000 balls x 10,000,000,000,000 steps on the CPU would take about 159 years" in err
+
+
+def test_a_finished_recursion_costs_only_its_steps():
+    """Durbin's first N steps touch every entry, later ones nothing: 1e10 steps of N = 200,000 are hours,
+    not the years 1e10 full steps would be."""
+    spec = SCENES["durbin"]
+    assert resources.scene_estimate(spec, 200_000, False, 10**10).seconds < 86400
+
+
+def test_run_sdh_defaults_to_a_run_of_seconds(capsys):
+    args = main.build_parser("sdh").parse_args(["run", "sdh", "--headless"])
+    assert args.steps == SCENES["sdh"].run_steps == 10
+    assert resources.scene_estimate(SCENES["sdh"], 10_000, False, args.steps).seconds < 2
+    assert main.build_parser("balls").parse_args(["run", "balls"]).steps == 600  # the others keep 600
+    code, out, err = run(capsys, "run", "sdh", "--headless")
+    assert code == 0 and "sdh preset course on cpu: 10 steps" in out and err == ""
+
+
+# --- course commands -------------------------------------------------------------------------------------
+def test_sdh_refuses_atoms_that_could_not_finish(capsys):
+    err = refused(capsys, "sdh", "100000000", "500")
+    assert "sdh: 100,000,000 atoms (4,999,999,950,000,000 pairs) on the CPU would take about 96 days" in err
+
+
+def test_particles_refuses_steps_that_could_not_finish(capsys):
+    err = refused(capsys, "particles", "-n", "1e6", "--steps", "1e9")
+    assert "particles: 1,000,000 particles x 1,000,000,000 steps on the CPU would take about" in err and WEEK in err
+
+
+# --- bench --------------------------------------------------------------------------------------------------
+def test_bench_refuses_steps_that_could_not_finish(capsys):
+    err = refused(capsys, "bench", "balls", "--preset", "T", "--steps", "1e12")
+    assert "balls: preset T x 1,000,000,000,014 steps on the CPU would take about 23 days" in err
+
+
+def test_bench_refuses_the_configuration_that_could_not_finish_before_running_any(capsys):
+    err = refused(capsys, "bench", "particles", "--sizes", "1000,1e6", "--steps", "1e7")
+    assert "particles: 1,000,000 particles x 10,000,012 steps" in err and WEEK in err
+
+
+def test_bench_refuses_configurations_that_together_could_not_finish(capsys):
+    err = refused(capsys, "bench", "particles", "--sizes", "1e5,2e5,3e5,4e5", "--steps", "5e6")
+    assert "bench particles: 4 configurations of 5,000,012 steps on the CPU would take about" in err
+
+
+# --- the shared mechanism -----------------------------------------------------------------------------
+def test_the_time_limit_is_a_week():
+    resources.check(resources.Estimate("fine", seconds=resources.TIME_LIMIT_SECONDS), stream=io.StringIO())
+    with pytest.raises(resources.UsageError, match="x: a while would take about 7.1 days on this machine, past the 7"):
+        resources.check(resources.Estimate("x: a while", seconds=resources.TIME_LIMIT_SECONDS * 1.01))
+    with pytest.raises(resources.UsageError, match="forever"):
+        resources.check(resources.Estimate("x", seconds=float("inf")))
+
+
+def test_a_long_run_says_progress_below_only_where_a_bar_is_drawn():
+    pipe, terminal = io.StringIO(), Terminal()
+    resources.check(resources.Estimate("x", seconds=60), stream=pipe)
+    resources.check(resources.Estimate("x", seconds=60), stream=terminal)
+    assert pipe.getvalue() == "x: about 1 min on this machine; Ctrl-C stops it\n"
+    assert terminal.getvalue() == "x: about 1 min on this machine; progress below, Ctrl-C stops it\n"
