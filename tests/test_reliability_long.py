@@ -86,6 +86,33 @@ def test_run_sdh_defaults_to_a_run_of_seconds(capsys):
 
 
 # --- course commands -------------------------------------------------------------------------------------
+def test_heat_refuses_steps_that_could_not_finish(capsys):
+    err = refused(capsys, "heat", "--ni", 3, "--nj", 3, "--steps", "1e15")
+    assert "heat: a 3x3 grid x 1e+15 steps on the CPU would take about 63.4 years" in err and WEEK in err
+
+
+def test_heat_refuses_them_on_the_gpu_too_before_asking_for_one(capsys):
+    err = refused(capsys, "heat", "--ni", 3, "--nj", 3, "--steps", "1e15", "--backend", "gpu")
+    assert "heat: a 3x3 grid x 1e+15 steps on the GPU would take about" in err
+
+
+def test_heat_shows_progress_on_a_terminal_when_long(capsys, monkeypatch):
+    monkeypatch.setattr(resources, "NOTICE_SECONDS", 0.0)  # every run counts as long
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main.main(["heat", "--ni", "40", "--nj", "40", "--steps", "3000"]) == 0
+    shown = terminal.getvalue()
+    assert "heat: a 40x40 grid x 3,000 steps on the CPU: about" in shown and "progress below" in shown
+    assert "\rheat CPU:   0%" in shown and "0/3000" in shown
+
+
+def test_heat_shows_no_progress_off_a_terminal(capsys, monkeypatch):
+    monkeypatch.setattr(resources, "NOTICE_SECONDS", 0.0)
+    code, out, err = run(capsys, "heat", "--ni", 40, "--nj", 40, "--steps", 300)
+    assert code == 0 and "Elapsed CPU" in out
+    assert "Ctrl-C stops it" in err and "progress below" not in err and "\r" not in err
+
+
 def test_sdh_refuses_atoms_that_could_not_finish(capsys):
     err = refused(capsys, "sdh", "100000000", "500")
     assert "sdh: 100,000,000 atoms (4,999,999,950,000,000 pairs) on the CPU would take about 96 days" in err
