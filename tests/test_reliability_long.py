@@ -139,6 +139,36 @@ def test_bench_refuses_configurations_that_together_could_not_finish(capsys):
     assert "bench particles: 4 configurations of 5,000,012 steps on the CPU would take about" in err
 
 
+def test_bench_sdh_refuses_a_size_beyond_memory_before_allocating(capsys, room_16gb):
+    for backend in ("cpu", "gpu"):
+        err = refused(capsys, "bench", "sdh", "--backend", backend, "--sizes", "1e12")
+        assert "bench sdh: 1e+12 atoms (5e+23 pairs)" in err and "needs about 48 TB of memory" in err
+        assert "this machine has 14.4 GB to spare" in err
+
+
+def test_bench_sdh_refuses_sizes_that_could_not_finish(capsys):
+    err = refused(capsys, "bench", "sdh", "--backend", "cpu", "--sizes", "5e8")
+    assert "bench sdh: 500,000,000 atoms" in err and "on the CPU would take about" in err and WEEK in err
+    err = refused(capsys, "bench", "sdh", "--sizes", "1000,1e8")
+    assert "bench sdh: 100,000,000 atoms (4,999,999,950,000,000 pairs) x 3 runs on the GPU would take" in err
+
+
+def test_bench_heat_refuses_grids_and_steps_beyond_reach(capsys, room_16gb):
+    err = refused(capsys, "bench", "heat", "--sizes", "100,1e6")
+    assert "bench heat: a 1,000,000x1,000,000 grid x 500 steps x 16 runs on the GPU needs about 16 TB" in err
+    err = refused(capsys, "bench", "heat", "--steps", "1e12")
+    assert "bench heat: a 10,000x10,000 grid x 1,000,000,000,000 steps x 16 runs" in err and WEEK in err
+
+
+def test_bench_durbin_refuses_sizes_and_batches_beyond_reach(capsys, room_16gb):
+    err = refused(capsys, "bench", "durbin", "--sizes", "1e12")
+    assert "bench durbin: N = 1,000,000,000,000 x 6 runs on the GPU needs about 96 TB of memory" in err
+    err = refused(capsys, "bench", "durbin", "--batch", "1000000x100000")
+    assert "bench durbin: a batch of 1,000,000 systems of order 100,000 needs about 9.6 TB" in err
+    err = refused(capsys, "bench", "durbin", "--sizes", "1e8")
+    assert "bench durbin: N = 100,000,000 x 6 runs on the GPU would take about" in err and WEEK in err
+
+
 # --- the shared mechanism -----------------------------------------------------------------------------
 def test_the_time_limit_is_a_week():
     resources.check(resources.Estimate("fine", seconds=resources.TIME_LIMIT_SECONDS), stream=io.StringIO())

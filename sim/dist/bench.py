@@ -84,6 +84,8 @@ def sdh(args) -> int:
     buckets = data.bucket_count(args.width)
     kernels = cli.choices(cli.items(args.kernel), _sdh_kernels(), "kernel") if gpu else ["cpu"]
     blocks = args.block if gpu else [0]
+    counts = rank_counts(comm.size)
+    check_sdh(args, counts, buckets, kernels if gpu else [], len(blocks))
     device = _device(comm, gpu)
     if gpu:
         from sim.sdh.cli import runnable  # all: those that can run at this width (the tensor kernel's counters)
@@ -91,7 +93,6 @@ def sdh(args) -> int:
         largest = max(max(args.count), weak_atoms(min(args.count), comm.size))  # the tensor kernel's 32-bit counters
         kernels = runnable(kernels, cli.items(args.kernel) == ["all"], largest, buckets, blocks, device,
                            say=comm.is_root)
-    counts = rank_counts(comm.size)
     dist.begin()
     ranks = Ranks(comm, counts, gpu, device)
     runs = [("strong", n, r) for n in args.count for r in counts]
@@ -108,7 +109,7 @@ def sdh(args) -> int:
                     if comm.rank < r:
                         sub, link = ranks.subs[r]
                         points = data.atoms(n)
-                        repeats = 3 if data.pair_count(n) < 1e13 else 1
+                        repeats = sdh_repeats(n)
                         results = [dsdh.histogram(sub, link, points, args.width, buckets, args.backend, kernel, block,
                                                   device) for _ in range(repeats)]
                         result = sorted(results, key=lambda x: x.wall_ms)[len(results) // 2]
@@ -131,6 +132,27 @@ def sdh(args) -> int:
                     progress.advance(1)
     return _finish(args, comm, ranks, device, gpu, records, "sdh-scaling", "total_ms",
                    lambda r: r["histogram_equals_one_rank"])
+
+
+def sdh_repeats(n: int) -> int:
+    """Timed runs of each size (the median counts); one where a run is long."""
+    from sim.sdh import data
+
+    return 3 if data.pair_count(n) < 1e13 else 1
+
+
+def check_sdh(args, counts: list[int], buckets: int, kernels: list[str], blocks: int) -> None:
+    """Refuse (exit 2) scaling tables whose runs cannot fit or could not finish, by the ``sdh`` command's
+    estimate per process: a whole histogram of each size for each rank count (the ranks may share this
+    machine), and the weak runs' growing sizes."""
+    from sim.sdh.cli import histogram_estimate
+
+    backend = "gpu" if kernels else "cpu"
+    runs = [(n, sdh_repeats(n) * len(counts) * blocks) for n in args.count]
+    if len(counts) > 1:
+        runs += [(weak_atoms(min(args.count), r), sdh_repeats(min(args.count)) * blocks) for r in counts]
+    resources.check_in_turn([histogram_estimate(n, buckets, backend, kernels, runs=k, label="bench sdh")
+                             for n, k in runs], f"bench sdh: {len(runs)} sizes on the {backend.upper()}")
 
 
 def _sdh_kernels():
