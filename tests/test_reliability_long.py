@@ -123,6 +123,20 @@ def test_particles_refuses_steps_that_could_not_finish(capsys):
     assert "particles: 1,000,000 particles x 1,000,000,000 steps on the CPU would take about" in err and WEEK in err
 
 
+def test_durbin_refuses_a_size_that_could_not_finish(capsys):
+    err = refused(capsys, "durbin", "5e7")
+    assert "durbin: N = 50,000,000 on the CPU would take about 29 days" in err and WEEK in err
+
+
+def test_durbin_shows_progress_on_a_terminal_when_long(capsys, monkeypatch):
+    monkeypatch.setattr(resources, "NOTICE_SECONDS", 0.0)
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main.main(["durbin", "3000"]) == 0
+    assert "durbin: N = 3,000 on the CPU: about" in terminal.getvalue() and "\rdurbin CPU:" in terminal.getvalue()
+    assert "cpu time:" in capsys.readouterr().out
+
+
 # --- bench --------------------------------------------------------------------------------------------------
 def test_bench_refuses_steps_that_could_not_finish(capsys):
     err = refused(capsys, "bench", "balls", "--preset", "T", "--steps", "1e12")

@@ -272,17 +272,17 @@ def check_resources(args) -> None:
     and memory per entry: scipy up to SCIPY_CAP, each kernel and block's untimed and timed runs, the batch."""
     from sim import resources
     from sim.durbin import SPEC
+    from sim.durbin.cli import solve_seconds
 
-    cpu_pace, gpu_pace = SPEC.pace
+    cpu_pace = SPEC.pace[0]
     host, device = SPEC.bytes_per_item
     kernels = len(BENCH_KERNELS) if list(args.kernel) == ["all"] else len(args.kernel)
     each = []
     for n in args.sizes:
         runs = kernels * len(args.block) * (2 if n > SCIPY_CAP else 4)  # one untimed, then 1 or 3 timed
-        solve = resources.step_work("recursion", n, n) / gpu_pace + n * resources.STEP_SECONDS
         each.append(resources.Estimate(f"bench durbin: N = {resources.human_count(n)} x {runs} runs on the GPU",
                                        memory=host * n, gpu_memory=device * n,
-                                       seconds=min(n, SCIPY_CAP) ** 2 / cpu_pace + runs * solve))
+                                       seconds=min(n, SCIPY_CAP) ** 2 / cpu_pace + runs * solve_seconds(n, True)))
     if args.batch:
         systems, order = args.batch
         each.append(resources.Estimate(f"bench durbin: a batch of {systems:,} systems of order {order:,}",
