@@ -183,7 +183,25 @@ def test_bench_durbin_refuses_sizes_and_batches_beyond_reach(capsys, room_16gb):
     assert "bench durbin: N = 100,000,000 x 6 runs on the GPU would take about" in err and WEEK in err
 
 
+def test_the_mpi_scaling_tables_refuse_runs_that_could_not_finish():
+    """mpiexec -n 4 ... bench particles: every rank count's runs, checked on every rank before any runs."""
+    import argparse
+
+    from sim.dist import bench as scaling
+
+    args = argparse.Namespace(warmup=12, steps=3 * 10**7)  # each run alone within a week, not all of them
+    with pytest.raises(resources.UsageError, match="bench particles: 5 sizes over 4 ranks would take about"):
+        scaling.check_particles(args, SCENES["particles"], [10_000, 20_000], [1, 2, 4], False, 1)
+    scaling.check_particles(argparse.Namespace(warmup=12, steps=100), SCENES["particles"], [10_000], [1, 2], False, 1)
+
+
 # --- the shared mechanism -----------------------------------------------------------------------------
+@pytest.mark.parametrize("spec", list(SCENES.values()), ids=list(SCENES))
+def test_every_scene_declares_its_pace(spec):
+    assert spec.pace[0] > 0 and spec.pace[1] > 0 and spec.step_work in ("items", "pairs", "recursion")
+    assert spec.run_steps >= 1
+
+
 def test_the_time_limit_is_a_week():
     resources.check(resources.Estimate("fine", seconds=resources.TIME_LIMIT_SECONDS), stream=io.StringIO())
     with pytest.raises(resources.UsageError, match="x: a while would take about 7.1 days on this machine, past the 7"):

@@ -183,6 +183,7 @@ def particles(args, spec) -> int:
     counts = rank_counts(comm.size)
     for n in sizes:
         check_ranks(n, comm.size, gpu)
+    check_particles(args, spec, sizes, counts, gpu, len(variants) * len(blocks) * len(precisions))
     device = _device(comm, gpu)
     dist.begin()
     ranks = Ranks(comm, counts, gpu, device)
@@ -208,6 +209,16 @@ def particles(args, spec) -> int:
                 progress.advance(1)
     return _finish(args, comm, ranks, device, gpu, records, "particles-scaling", "step_ms",
                    lambda r: r["identical_to_one_rank"] in (True, None))
+
+
+def check_particles(args, spec, sizes: list[int], counts: list[int], gpu: bool, configs: int) -> None:
+    """Refuse (exit 2) scaling tables whose runs cannot fit or could not finish, by the scene's estimate per
+    process: each size's warm-up and timed steps for each rank count and configuration (the ranks may share
+    this machine), and the weak runs' growing sizes."""
+    steps = args.warmup + args.steps
+    runs = [(n, len(counts)) for n in sizes] + [(min(sizes) * r, 1) for r in counts]
+    each = [resources.scene_estimate(spec, n, gpu, steps * k * configs) for n, k in runs]
+    resources.check_in_turn(each, f"bench {spec.name}: {len(runs)} sizes over {counts[-1]} ranks")
 
 
 def _finish(args, comm, ranks, device, gpu, records, workload: str, time_key: str, exact) -> int:
