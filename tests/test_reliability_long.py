@@ -167,6 +167,15 @@ def test_bench_sdh_refuses_sizes_that_could_not_finish(capsys):
     assert "bench sdh: 100,000,000 atoms (4,999,999,950,000,000 pairs) x 3 runs on the GPU would take" in err
 
 
+def test_bench_sdh_on_the_cpu_shows_its_pairs_on_a_terminal(capsys, monkeypatch):
+    """The bar moves within a histogram (rank 0's pairs), not once a whole run."""
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main.main(["bench", "sdh", "--backend", "cpu", "--sizes", "3000"]) == 0
+    assert "\rscaling runs (rank 0's pairs):   0%" in terminal.getvalue() and "/13.5M" in terminal.getvalue()
+    assert "strong scaling, n = 3,000" in capsys.readouterr().out
+
+
 def test_bench_heat_refuses_grids_and_steps_beyond_reach(capsys, room_16gb):
     err = refused(capsys, "bench", "heat", "--sizes", "100,1e6")
     assert "bench heat: a 1,000,000x1,000,000 grid x 500 steps x 16 runs on the GPU needs about 16 TB" in err

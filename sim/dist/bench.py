@@ -98,8 +98,9 @@ def sdh(args) -> int:
     runs = [("strong", n, r) for n in args.count for r in counts]
     runs += [("weak", min(args.count), r) for r in counts] if comm.size > 1 else []  # one rank: the strong run
     records = []
-    with resources.Progress("scaling runs", len(runs) * len(kernels) * len(blocks), "runs",
-                            show=comm.is_root) as progress:
+    sizes = [(n0 if scaling == "strong" else weak_atoms(n0, r), r) for scaling, n0, r in runs]
+    pairs = len(kernels) * len(blocks) * sum(_root_pairs(n, r) * sdh_repeats(n) for n, r in sizes)
+    with resources.Progress("scaling runs (rank 0's pairs)", pairs, "pairs", show=comm.is_root) as progress:
         for kernel in kernels:
             for block in blocks:
                 references: dict[int, np.ndarray] = {}
@@ -111,7 +112,9 @@ def sdh(args) -> int:
                         points = data.atoms(n)
                         repeats = sdh_repeats(n)
                         results = [dsdh.histogram(sub, link, points, args.width, buckets, args.backend, kernel, block,
-                                                  device) for _ in range(repeats)]
+                                                  device, None if gpu else progress) for _ in range(repeats)]
+                        if gpu:  # one launch a histogram
+                            progress.advance(_root_pairs(n, r) * repeats)
                         result = sorted(results, key=lambda x: x.wall_ms)[len(results) // 2]
                         if comm.is_root:
                             reference = references.setdefault(n, result.counts)
@@ -129,9 +132,15 @@ def sdh(args) -> int:
                     comm.barrier()
                     if record:
                         records.append(record)
-                    progress.advance(1)
     return _finish(args, comm, ranks, device, gpu, records, "sdh-scaling", "total_ms",
                    lambda r: r["histogram_equals_one_rank"])
+
+
+def _root_pairs(n: int, ranks: int) -> int:
+    """The pairs rank 0 counts in a histogram of n atoms over ``ranks`` ranks (what its bar shows)."""
+    from sim.dist import sdh as dsdh
+
+    return dsdh.share_pairs(n, dsdh.shares(n, ranks)[0])
 
 
 def sdh_repeats(n: int) -> int:
