@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from sim.backend import device_name
-from sim.progress import frames_callback
+from sim.progress import Progress, frames_callback
 
 
 def git_commit() -> str:
@@ -42,7 +42,8 @@ def git_commit() -> str:
 def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     """Time ``steps`` physics steps (whole displayed frames) after ``warmup`` untimed ones.
 
-    ``progress(done, total)`` is told after each frame (default: a progress bar on a terminal).
+    ``progress(done, total)`` is told after each frame (default: a progress bar on a terminal); the
+    warm-up has a bar of its own.
     Each frame's stage times are divided by its step count (a balls proximity pass serves six
     steps, so its cost is amortised); the record keeps the median over frames.
     """
@@ -50,8 +51,10 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     per_frame = spec.steps_per_frame
     for name, on in spec.bench_toggles:
         scene.set_toggle(name, on)
-    for _ in range(warmup):
-        scene.single_step()
+    with Progress(f"{spec.name} warm-up", warmup, "steps", show=warmup > 0) as bar:
+        for _ in range(warmup):
+            scene.single_step()
+            bar.advance(1)
     scene.finish()
     scene.timer.flush()
     scene.timer.clear()

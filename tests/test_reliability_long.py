@@ -153,6 +153,15 @@ def test_bench_refuses_configurations_that_together_could_not_finish(capsys):
     assert "bench particles: 4 configurations of 5,000,012 steps on the CPU would take about" in err
 
 
+def test_bench_shows_its_warm_up_on_a_terminal(capsys, monkeypatch):
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main.main(["bench", "balls", "--preset", "T", "--steps", "12", "--warmup", "6"]) == 0
+    shown = terminal.getvalue()
+    assert "\rballs warm-up:   0%" in shown and "0/6" in shown and "\rballs timed frames:" in shown
+    assert "preset T  n 1715" in capsys.readouterr().out
+
+
 def test_bench_sdh_refuses_a_size_beyond_memory_before_allocating(capsys, room_16gb):
     for backend in ("cpu", "gpu"):
         err = refused(capsys, "bench", "sdh", "--backend", backend, "--sizes", "1e12")
