@@ -59,6 +59,15 @@ def test_run_refuses_steps_that_could_not_finish_in_every_scene(capsys, scene):
     assert f"{scene}: " in err and "x 1,000,000,000,000 steps on the CPU would take about" in err and WEEK in err
 
 
+@pytest.mark.parametrize("scene", list(SCENES))
+def test_run_shows_its_steps_on_a_terminal_in_every_scene(capsys, monkeypatch, scene):
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main.main(["run", scene, "--headless", "--steps", "2"]) == 0
+    assert f"\r{scene}:   0%" in terminal.getvalue() and "0/2" in terminal.getvalue()
+    assert ": 2 steps" in capsys.readouterr().out
+
+
 def test_run_refuses_an_astronomical_step_count(capsys):
     err = refused(capsys, "run", "heat", "--headless", "--steps", "1e300")
     assert "heat: 262,144 cells x 1e+300 steps on the CPU would take about 2.14e+288 years" in err
