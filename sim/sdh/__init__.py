@@ -26,7 +26,9 @@ SPEC = SceneSpec(
                   help="the course's W: (int)(23000 * 1.732 / W) + 1 buckets"),),
     count_limits=(100_000, 5_000_000),
     bytes_per_item=(64, 64),  # the atoms in float64 (and float32 copies on the device)
-    pace=(3e8, 1.7e12),  # pairs a second: a CPU thread (sdh_cpu), the tensor kernel on an H200 (sdh.cli)
+    # pairs a second: a CPU thread (measured 3.2e8 on this project's 2-core machine, W = 500), the tensor kernel
+    # on an H200 (sdh.cli.GPU_PAIRS_PER_SECOND)
+    pace=(3e8, 1.7e12),
     step_work="pairs",  # a step is a whole histogram
     run_steps=10,  # 10,000 atoms: about 0.1 s a histogram on 2 CPU threads
     # tensor, the fastest, by default; at widths where its counters do not fit (kernels.tensor_min_width) the
