@@ -146,6 +146,11 @@ def test_durbin_shows_progress_on_a_terminal_when_long(capsys, monkeypatch):
     assert "cpu time:" in capsys.readouterr().out
 
 
+def test_particles_counts_what_a_step_costs_however_few_the_particles(capsys):
+    err = refused(capsys, "particles", "-n", "2", "--steps", "1e12")
+    assert "particles: 2 particles x 1,000,000,000,000 steps on the CPU would take about 28 days" in err
+
+
 # --- bench --------------------------------------------------------------------------------------------------
 def test_bench_refuses_steps_that_could_not_finish(capsys):
     err = refused(capsys, "bench", "balls", "--preset", "T", "--steps", "1e12")

@@ -60,6 +60,7 @@ def estimate(args, on_gpu: bool) -> resources.Estimate:
         seconds = n * steps / GPU_PARTICLE_STEPS_PER_SECOND
     else:
         seconds = n * steps / (PARTICLE_STEPS_PER_SECOND_PER_THREAD * resources.cpu_threads())
+    seconds += steps * resources.STEP_SECONDS  # what a step costs however few the particles
     where = "the GPU" if on_gpu else "the CPU"
     return resources.Estimate(
         f"particles: {n:,} particles x {steps:,} steps on {where}",
