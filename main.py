@@ -90,7 +90,8 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
 
     run = sub.add_parser("run", help="run a scene for a number of steps, in the viewer or headless")
     add_scene_args(run, scene)
-    run.add_argument("--steps", type=cli.positive_int, default=600, help="physics steps (default 600)")
+    steps = spec(scene).run_steps
+    run.add_argument("--steps", type=cli.positive_int, default=steps, help=f"physics steps (default {steps})")
     run.add_argument("--headless", action="store_true", help="no window: simulate, print a summary")
     run.add_argument("--screenshot", metavar="FILE", help="save a picture of the final state (works headless): "
                                                            ".png, .jpg or .webp")
@@ -165,25 +166,23 @@ def refuse_unused(args, s, scene) -> None:
                          f"{scene.backend.upper()} backend here ({hint})")
 
 
-def check_resources(args, s) -> None:
-    """Refuse (exit 2, with the estimate) a scene that cannot fit this machine, before building it."""
+def check_resources(args, s, steps: int = 0) -> None:
+    """Refuse (exit 2, with the estimate) a scene that cannot fit this machine, or ``steps`` of it that
+    could not finish, before building it."""
     from sim import resources
+    from sim.backend import gpu_status
 
     preset = s.preset(args.preset or s.default_preset) if (args.preset or s.default_preset) else None
     count = args.count or (preset.count if preset else None)
-    if not count:
-        return
-    host, device = s.bytes_per_item
-    gpu = args.backend == "gpu"
-    resources.check(resources.Estimate(f"{s.name}: {cli.count_text(count)} {s.words.unit} on the "
-                                       f"{args.backend.upper()}",
-                                       memory=host * count, gpu_memory=device * count if gpu else 0))
+    gpu = args.backend == "gpu" or (args.backend == "auto" and gpu_status().available)
+    resources.check(resources.scene_estimate(s, count, gpu, steps, args.preset or s.default_preset))
 
 
-def make_scene(args):
+def make_scene(args, steps: int = 0):
+    """The scene of ``args``; ``steps``: how many it will run (refused when they could not finish)."""
     s = spec(args.scene)
     try:
-        check_resources(args, s)
+        check_resources(args, s, steps)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
@@ -276,7 +275,7 @@ def cmd_run(args) -> int:
             raise UsageError(f"cannot open a window ({problem}); add --headless")
     if args.preset is None:
         args.preset = spec(args.scene).start_preset
-    scene = make_scene(args)
+    scene = make_scene(args, args.steps)
     if not args.headless:
         from viewer.window.app import main as viewer_main
 
@@ -331,6 +330,7 @@ def cmd_bench(args) -> int:
 
         return scaling.particles(args, s)
     configs = bench.configurations(args, s)
+    bench.check_resources(args, s, configs)
     records = []
     for i, config in enumerate(configs, 1):
         for name, value in config.items():

@@ -21,7 +21,7 @@ import numpy as np
 
 from sim.backend import device_name
 from sim.cuda import ceil_div
-from sim.progress import frames_callback
+from sim.progress import Progress, frames_callback
 
 
 def git_commit() -> str:
@@ -43,7 +43,8 @@ def git_commit() -> str:
 def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     """Time ``steps`` physics steps (whole displayed frames) after ``warmup`` untimed ones.
 
-    ``progress(done, total)`` is told after each frame (default: a progress bar on a terminal).
+    ``progress(done, total)`` is told after each frame (default: a progress bar on a terminal); the
+    warm-up has a bar of its own.
     Each frame's stage times are divided by its step count (a balls proximity pass serves six
     steps, so its cost is amortised); the record keeps the median over frames.
     """
@@ -51,8 +52,10 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     per_frame = spec.steps_per_frame
     for name, on in spec.bench_toggles:
         scene.set_toggle(name, on)
-    for _ in range(warmup):
-        scene.single_step()
+    with Progress(f"{spec.name} warm-up", warmup, "steps", show=warmup > 0) as bar:
+        for _ in range(warmup):
+            scene.single_step()
+            bar.advance(1)
     scene.finish()
     scene.timer.flush()
     scene.timer.clear()
@@ -117,6 +120,24 @@ def configurations(args, spec) -> list[dict]:
     for name, values in axes.items():
         configs = [{**c, name: v} for c in configs for v in values]
     return configs
+
+
+def check_resources(args, spec, configs: list[dict]) -> None:
+    """Refuse (UsageError, exit 2) before any runs a configuration that cannot fit, or configurations
+    whose warm-up and timed steps (whole frames) together could not finish (``sim.resources``)."""
+    from sim import resources
+    from sim.backend import gpu_status
+    from sim.cli import count_text
+
+    gpu = args.backend == "gpu" or (args.backend == "auto" and gpu_status().available)
+    steps = args.warmup + max(1, ceil_div(args.steps, spec.steps_per_frame)) * spec.steps_per_frame
+    each = []
+    for config in configs:
+        preset = config["preset"]
+        count = config["count"] or spec.preset(preset).count
+        each.append(resources.scene_estimate(spec, count, gpu, steps, preset))
+    resources.check_in_turn(each, f"bench {spec.name}: {len(each)} configurations of {count_text(steps)} "
+                                  f"steps on the {'GPU' if gpu else 'CPU'}")
 
 
 def _block_json(block):

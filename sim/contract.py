@@ -188,6 +188,11 @@ class SceneSpec:
     count_limits: tuple[int, int] = (1, 1)  # most items on the CPU, on the GPU
     min_count: int = 1  # fewest items a preset that takes a count can run with
     bytes_per_item: tuple[int, int] = (0, 0)  # host, device: the memory estimate before a scene is built
+    # the time estimate of run and bench (sim.resources.scene_estimate): units of work a second on one CPU
+    # thread and on the GPU (0: a step costs only resources.STEP_SECONDS), and what a step's work grows with
+    pace: tuple[float, float] = (0.0, 0.0)
+    step_work: Literal["items", "pairs", "recursion"] = "items"
+    run_steps: int = 600  # run's default --steps
     bench_toggles: tuple[tuple[str, bool], ...] = ()  # toggles set for benchmarks (bench times the physics)
     options: tuple[Option, ...] = ()
     toggles: tuple[Toggle, ...] = ()

@@ -94,15 +94,15 @@ def _whole(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
 
 
-def frames_callback(label: str, unit: str = "frames", stream=None):
-    """A ``progress(done, total)`` callback drawing one bar (created on the first call); call it with
-    done == total to close the bar."""
+def frames_callback(label: str, unit: str = "frames", stream=None, show: bool = True):
+    """A ``progress(done, total)`` callback drawing one bar (created on the first call; none with
+    ``show=False``, as ``Progress``); call it with done == total to close the bar."""
     state: dict = {}
 
     def callback(done: int, total: int) -> None:
         bar = state.get("bar")
         if bar is None:
-            bar = state["bar"] = Progress(label, total, unit, stream=stream)
+            bar = state["bar"] = Progress(label, total, unit, show=show, stream=stream)
         bar.advance(done - bar.done)
         if done >= total:
             bar.close()

@@ -12,7 +12,8 @@ Every command (scenes and course commands alike) estimates its run from its argu
         gpu_memory=0,                                   # peak bytes on the CUDA device (``device``)
         disk=0, disk_path=None)                         # bytes an output file will take, and where
     resources.check(estimate)    # UsageError (exit 2) quoting the estimate if memory, GPU memory or
-                                 # disk space is short; a notice on stderr if it runs past NOTICE_SECONDS
+                                 # disk space is short or it runs past TIME_LIMIT_SECONDS; a notice on
+                                 # stderr if it runs past NOTICE_SECONDS
     with resources.Progress("CPU histogram", total=pairs, unit="pairs", show=estimate.long) as progress:
         for chunk in chunks:     # each well under a second, so that Ctrl-C stops the run promptly
             ...
@@ -20,12 +21,19 @@ Every command (scenes and course commands alike) estimates its run from its argu
 
 Limits: host memory is what the kernel reports available (MemAvailable, within a cgroup limit if
 one is set), of which ``MEMORY_SHARE`` may be used; GPU memory is the device's free memory; disk
-is the free space of the output's file system. Nothing is refused for time alone: a run estimated
-past ``NOTICE_SECONDS`` prints how long it will take, shows progress and stops on Ctrl-C.
+is the free space of the output's file system. Time: a run estimated past ``TIME_LIMIT_SECONDS`` (a
+week) is refused, as one that could not finish; one past ``NOTICE_SECONDS`` prints how long it will
+take, shows progress and stops on Ctrl-C. The paces behind the estimates are optimistic (measured on
+a 2-core machine, or the fastest GPU kernel), so a refused run would take longer still.
+
+A scene's run (``run``, ``bench``) is estimated from its spec (``scene_estimate``): its memory per
+item, and its pace in units of work a second, a step costing the work its ``step_work`` says plus
+at least ``STEP_SECONDS``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import sys
@@ -35,6 +43,8 @@ from sim import progress
 from sim.cli import UsageError, count_text
 
 NOTICE_SECONDS = 10.0  # runs estimated longer than this say so and show progress
+TIME_LIMIT_SECONDS = 7 * 86400.0  # runs estimated longer than a week are refused
+STEP_SECONDS = 2e-6  # the least a step costs: Python, or a parallel loop's start, between two steps
 MEMORY_SHARE = 0.9  # of the available memory a run may plan to use
 
 
@@ -157,9 +167,50 @@ def check(estimate: Estimate, stream=None) -> None:
         if free is not None and estimate.disk > free:
             raise UsageError(f"{estimate.what} writes about {human_bytes(estimate.disk)} to {estimate.disk_path!r}; "
                              f"its file system has {human_bytes(free)} free")
+    if not estimate.seconds <= TIME_LIMIT_SECONDS:  # NaN too
+        raise UsageError(f"{estimate.what} would take about {human_seconds(estimate.seconds)} on this machine, "
+                         f"past the {human_seconds(TIME_LIMIT_SECONDS)} a run may take: use a smaller size or "
+                         "fewer steps")
     if estimate.long:
-        print(f"{estimate.what}: about {human_seconds(estimate.seconds)} on this machine; progress below, "
-              f"Ctrl-C stops it", file=stream, flush=True)
+        shown = "progress below, " if progress.shown(stream) else ""
+        print(f"{estimate.what}: about {human_seconds(estimate.seconds)} on this machine; {shown}Ctrl-C stops it",
+              file=stream, flush=True)
+
+
+def check_in_turn(estimates: list[Estimate], what: str, stream=None) -> None:
+    """``check`` for runs one after another (a benchmark's configurations): each must fit (a refusal
+    names it), and all of them, ``what``, must finish within TIME_LIMIT_SECONDS."""
+    for estimate in estimates:
+        alone = estimate.seconds if estimate.seconds > TIME_LIMIT_SECONDS else 0.0  # the total is announced
+        check(dataclasses.replace(estimate, seconds=alone), stream)
+    if len(estimates) > 1:
+        check(Estimate(what, seconds=sum(e.seconds for e in estimates)), stream)
+    elif estimates:
+        check(dataclasses.replace(estimates[0], memory=0, gpu_memory=0, disk=0), stream)
+
+
+def step_work(kind: str, n: int, steps: int) -> float:
+    """Units of work of ``steps`` steps of a scene of ``n`` items: each step touches every item
+    ("items"), every pair ("pairs"), or a recursion's first n steps touch every item and later
+    ones nothing ("recursion")."""
+    if kind == "pairs":
+        return float(steps) * (n * (n - 1) / 2)
+    if kind == "recursion":
+        return float(min(steps, n)) * n
+    return float(steps) * n
+
+
+def scene_estimate(spec, count: int | None, gpu: bool, steps: int = 0, preset: str = "") -> Estimate:
+    """Memory and time of ``steps`` steps of scene ``spec`` with ``count`` items (None: ``preset``, of
+    a fixed size) on the GPU or the CPU."""
+    host, device = spec.bytes_per_item
+    cpu_pace, gpu_pace = spec.pace
+    pace = gpu_pace if gpu else cpu_pace * cpu_threads()
+    seconds = steps * STEP_SECONDS + (step_work(spec.step_work, count, steps) / pace if count and pace else 0.0)
+    size = f"{count_text(count)} {spec.words.unit}" if count else f"preset {preset or spec.start_preset}"
+    what = f"{spec.name}: {size}" + (f" x {count_text(steps)} steps" if steps else "")
+    return Estimate(f"{what} on the {'GPU' if gpu else 'CPU'}", memory=host * (count or 0),
+                    gpu_memory=device * (count or 0) if gpu else 0, seconds=seconds)
 
 
 # The progress bar of long runs: tqdm on a terminal, nothing otherwise or with --quiet.

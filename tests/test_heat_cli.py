@@ -99,7 +99,7 @@ def test_an_existing_output_is_kept_when_the_input_is_bad(capsys, tmp_path):
 def test_a_grid_too_large_for_memory_is_refused_with_the_estimate(capsys):
     code, out, err = heat(capsys, "--ni", "1M", "--nj", "1M")
     assert code == 2 and out == ""
-    assert "needs about 16 TB of host memory" in err and "available" in err
+    assert "a 1,000,000x1,000,000 grid x 200 steps on the CPU needs about 16 TB of memory" in err and "to spare" in err
 
 
 @pytest.mark.skipif(gpu_status().available, reason="this machine has a GPU")

@@ -50,6 +50,7 @@ SPEC = SceneSpec(
     dt=world.DT,
     count_limits=(200_000, 20_000_000),
     bytes_per_item=(400, 280),  # host: state, scratch, pairs, lists; device: 184 in the pool + GL buffers
+    pace=(4e6, 2e10),  # ball-steps a second: 8.6e6 on 2 CPU threads at 8575 balls; 2.1e10 at 10M on an H200
     toggles=(Toggle("cuda_proximity", "CUDA proximity",
                     "the proximity pass runs as a GPU kernel (on) or on the CPU (off), whatever holds the state",
                     key="F4"),),

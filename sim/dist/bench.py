@@ -85,6 +85,8 @@ def sdh(args) -> int:
     buckets = data.bucket_count(args.width)
     kernels = cli.choices(args.kernel, _sdh_kernels(), "kernel") if gpu else ["cpu"]
     blocks = args.block if gpu else [0]
+    counts = rank_counts(comm.size)
+    check_sdh(args, counts, buckets, kernels if gpu else [], len(blocks))
     device = _device(comm, gpu)
     if gpu:
         from sim.sdh.cli import runnable  # all: those that can run at this width (the tensor kernel's counters)
@@ -92,14 +94,14 @@ def sdh(args) -> int:
         largest = max(max(args.count), weak_atoms(min(args.count), comm.size))  # the tensor kernel's 32-bit counters
         kernels = runnable(kernels, args.kernel == ["all"], largest, buckets, blocks, device,
                            say=comm.is_root)
-    counts = rank_counts(comm.size)
     dist.begin()
     ranks = Ranks(comm, counts, gpu, device)
     runs = [("strong", n, r) for n in args.count for r in counts]
     runs += [("weak", min(args.count), r) for r in counts] if comm.size > 1 else []  # one rank: the strong run
     records = []
-    with resources.Progress("scaling runs", len(runs) * len(kernels) * len(blocks), "runs",
-                            show=comm.is_root) as progress:
+    sizes = [(n0 if scaling == "strong" else weak_atoms(n0, r), r) for scaling, n0, r in runs]
+    pairs = len(kernels) * len(blocks) * sum(_root_pairs(n, r) * sdh_repeats(n) for n, r in sizes)
+    with resources.Progress("scaling runs (rank 0's pairs)", pairs, "pairs", show=comm.is_root) as progress:
         for kernel in kernels:
             for block in blocks:
                 references: dict[int, np.ndarray] = {}
@@ -109,9 +111,11 @@ def sdh(args) -> int:
                     if comm.rank < r:
                         sub, link = ranks.subs[r]
                         points = data.atoms(n)
-                        repeats = 3 if data.pair_count(n) < 1e13 else 1
+                        repeats = sdh_repeats(n)
                         results = [dsdh.histogram(sub, link, points, args.width, buckets, args.backend, kernel, block,
-                                                  device) for _ in range(repeats)]
+                                                  device, None if gpu else progress) for _ in range(repeats)]
+                        if gpu:  # one launch a histogram
+                            progress.advance(_root_pairs(n, r) * repeats)
                         result = sorted(results, key=lambda x: x.wall_ms)[len(results) // 2]
                         if comm.is_root:
                             reference = references.setdefault(n, result.counts)
@@ -129,9 +133,36 @@ def sdh(args) -> int:
                     comm.barrier()
                     if record:
                         records.append(record)
-                    progress.advance(1)
     return _finish(args, comm, ranks, device, gpu, records, "sdh-scaling", "total_ms",
                    lambda r: r["histogram_equals_one_rank"])
+
+
+def _root_pairs(n: int, ranks: int) -> int:
+    """The pairs rank 0 counts in a histogram of n atoms over ``ranks`` ranks (what its bar shows)."""
+    from sim.dist import sdh as dsdh
+
+    return dsdh.share_pairs(n, dsdh.shares(n, ranks)[0])
+
+
+def sdh_repeats(n: int) -> int:
+    """Timed runs of each size (the median counts); one where a run is long."""
+    from sim.sdh import data
+
+    return 3 if data.pair_count(n) < 1e13 else 1
+
+
+def check_sdh(args, counts: list[int], buckets: int, kernels: list[str], blocks: int) -> None:
+    """Refuse (exit 2) scaling tables whose runs cannot fit or could not finish, by the ``sdh`` command's
+    estimate per process: a whole histogram of each size for each rank count (the ranks may share this
+    machine), and the weak runs' growing sizes."""
+    from sim.sdh.cli import histogram_estimate
+
+    backend = "gpu" if kernels else "cpu"
+    runs = [(n, sdh_repeats(n) * len(counts) * blocks) for n in args.count]
+    if len(counts) > 1:
+        runs += [(weak_atoms(min(args.count), r), sdh_repeats(min(args.count)) * blocks) for r in counts]
+    resources.check_in_turn([histogram_estimate(n, buckets, backend, kernels, runs=k, label="bench sdh")
+                             for n, k in runs], f"bench sdh: {len(runs)} sizes on the {backend.upper()}")
 
 
 def _sdh_kernels():
@@ -162,6 +193,7 @@ def particles(args, spec) -> int:
     counts = rank_counts(comm.size)
     for n in sizes:
         check_ranks(n, comm.size, gpu)
+    check_particles(args, spec, sizes, counts, gpu, len(variants) * len(blocks) * len(precisions))
     device = _device(comm, gpu)
     dist.begin()
     ranks = Ranks(comm, counts, gpu, device)
@@ -187,6 +219,16 @@ def particles(args, spec) -> int:
                 progress.advance(1)
     return _finish(args, comm, ranks, device, gpu, records, "particles-scaling", "step_ms",
                    lambda r: r["identical_to_one_rank"] in (True, None))
+
+
+def check_particles(args, spec, sizes: list[int], counts: list[int], gpu: bool, configs: int) -> None:
+    """Refuse (exit 2) scaling tables whose runs cannot fit or could not finish, by the scene's estimate per
+    process: each size's warm-up and timed steps for each rank count and configuration (the ranks may share
+    this machine), and the weak runs' growing sizes."""
+    steps = args.warmup + args.steps
+    runs = [(n, len(counts)) for n in sizes] + [(min(sizes) * r, 1) for r in counts]
+    each = [resources.scene_estimate(spec, n, gpu, steps * k * configs) for n, k in runs]
+    resources.check_in_turn(each, f"bench {spec.name}: {len(runs)} sizes over {counts[-1]} ranks")
 
 
 def _finish(args, comm, ranks, device, gpu, records, workload: str, time_key: str, exact) -> int:

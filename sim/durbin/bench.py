@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from sim.cli import Command
+from sim.cli import Command, count_text
 from sim.durbin import inputs
 
 SCIPY_CAP = 20_000  # scipy is O(N^2): timed up to here, extrapolated (marked) beyond
@@ -280,15 +280,39 @@ def check_arguments(args) -> None:
     for block in args.block:
         if isinstance(block, tuple) or not (32 <= block <= 1024 and block % 32 == 0):
             raise UsageError(f"--block must be a multiple of 32 in 32..1024, got {block_text(block)}")
+def check_resources(args) -> None:
+    """Refuse (exit 2) runs that cannot fit or could not finish (``sim.resources``), at the durbin scene's pace
+    and memory per entry: scipy up to SCIPY_CAP, each kernel and block's untimed and timed runs, the batch."""
+    from sim import resources
+    from sim.durbin import SPEC
+    from sim.durbin.cli import solve_seconds
+
+    cpu_pace = SPEC.pace[0]
+    host, device = SPEC.bytes_per_item
+    kernels = len(BENCH_KERNELS) if list(args.kernel) == ["all"] else len(args.kernel)
+    each = []
+    for n in args.sizes:
+        runs = kernels * len(args.block) * (2 if n > SCIPY_CAP else 4)  # one untimed, then 1 or 3 timed
+        each.append(resources.Estimate(f"bench durbin: N = {count_text(n)} x {runs} runs on the GPU",
+                                       memory=host * n, gpu_memory=device * n,
+                                       seconds=min(n, SCIPY_CAP) ** 2 / cpu_pace + runs * solve_seconds(n, True)))
+    if args.batch:
+        systems, order = args.batch
+        each.append(resources.Estimate(f"bench durbin: a batch of {systems:,} systems of order {order:,}",
+                                       memory=host * systems * order, gpu_memory=device * systems * order,
+                                       seconds=2 * systems * order * order / cpu_pace))  # the CPU twin, scipy
+    resources.check_in_turn(each, f"bench durbin: {len(each)} sizes")
 
 
 def run_command(args) -> int:
-    """``bench durbin``: the report of ``run`` as a table (and JSON with --json); the kernels need a GPU."""
+    """``bench durbin``: the report of ``run`` as a table (and JSON with --json); the kernels need a GPU.
+    Sizes whose estimate exceeds this machine's memory or a week are refused first (exit 2)."""
     from sim import bench
     from sim.backend import BackendUnavailable, gpu_status
     from sim.cli import UsageError
 
     check_arguments(args)
+    check_resources(args)
     status = gpu_status()
     if not status.available:
         raise BackendUnavailable(f"the durbin benchmark times GPU kernels: {status.reason}")

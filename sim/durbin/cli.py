@@ -91,7 +91,29 @@ def memory_check(n: int, backend: str, precision: str) -> None:
                              f"{free / 2**30:.1f} GiB free")
 
 
+def solve_seconds(n: int, gpu: bool) -> float:
+    """A whole recursion of N at the durbin scene's pace (``sim.resources``): on the CPU one thread's
+    N^2 multiply-adds, on the GPU a launch's latency a step besides."""
+    from sim import resources
+    from sim.durbin import SPEC
+
+    work = resources.step_work("recursion", n, n)
+    return work / SPEC.pace[1] + n * resources.STEP_SECONDS if gpu else work / SPEC.pace[0]
+
+
+def time_check(n: int, backend: str, kernels: int):
+    """Refuse (exit 2) a size that could not finish; the estimate (a long run says so)."""
+    from sim import resources
+
+    gpu = backend == "gpu"
+    need = resources.Estimate(f"durbin: N = {n:,} on the {backend.upper()}",
+                              seconds=(kernels if gpu else 1) * solve_seconds(n, gpu))
+    resources.check(need)
+    return need
+
+
 def run(args) -> int:
+    from sim import resources
     from sim.durbin import durbin_cpu, inputs, polybench
 
     n, how = size_of(args)
@@ -106,6 +128,7 @@ def run(args) -> int:
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
     memory_check(n, args.backend, precision)
+    need = time_check(n, args.backend, len(kernels))
     r = inputs.make(args.input, n, args.version)
     print(f"durbin: N = {n:,} ({how}), PolyBench {args.version}, input {args.input}, backend {args.backend}")
     results = []
@@ -113,7 +136,11 @@ def run(args) -> int:
         durbin_cpu.solve(r[:2], args.version)  # numba's compile or cache load stays out of the time
         solver = durbin_cpu.CpuSolver(r, args.version)
         start = time.perf_counter()
-        solver.run()
+        with resources.Progress("durbin CPU", n, "steps", show=need.long) as progress:
+            while not solver.done:
+                before = solver.k
+                solver.step(durbin_cpu.chunk_end(before, n) - before)
+                progress.advance(solver.k - before)
         seconds = time.perf_counter() - start
         print(f"cpu time: {seconds:.6f} s ({seconds / max(n - 1, 1) * 1e6:.3f} us per step)")
         results.append(("cpu", solver.y))

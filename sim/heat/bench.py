@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from sim import cli
-from sim.cli import Command, UsageError
+from sim.cli import Command, UsageError, count_text
 from sim.heat import course
 from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
 
@@ -170,6 +170,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="gpu", choices=("gpu",), help="the kernels run on the GPU")
 
 
+def check_resources(args, kernels: list[str]) -> None:
+    """Refuse (exit 2) grids that cannot fit or runs that could not finish (``sim.resources``, at the heat
+    scene's pace): every configuration's untimed and timed runs on each grid; the initial field while
+    glibc rand() is drawn, the device's buffers."""
+    from sim import resources
+    from sim.heat import SPEC
+
+    runs = len(configurations(kernels, args.block, args.k)) * (1 + args.repeats)
+    each = [resources.Estimate(f"bench heat: a {count_text(n)}x{count_text(n)} grid x "
+                               f"{count_text(args.steps)} steps x {runs} runs on the GPU",
+                               memory=course.INIT_BYTES_PER_CELL * n * n, gpu_memory=12 * n * n,  # 2 buffers, start
+                               seconds=runs * args.steps * (n * n / SPEC.pace[1] + resources.STEP_SECONDS))
+            for n in args.sizes]
+    resources.check_in_turn(each, f"bench heat: {len(each)} grid sizes")
+
+
 def run_command(args) -> int:
     from sim import bench
     from sim.backend import BackendUnavailable, gpu_status
@@ -187,6 +203,7 @@ def run_command(args) -> int:
         from sim.writer import check_target
 
         check_target(args.json, "JSON file")
+    check_resources(args, kernels)
     if not gpu_status().available:
         raise BackendUnavailable(f"the heat benchmark times GPU kernels: {gpu_status().reason}")
     from sim.heat.gpu import KernelError

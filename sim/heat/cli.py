@@ -3,8 +3,10 @@
 Prints the three initial cells the DLI prints (``T[0] T[4500] T[6700]``; a cell past a small grid
 prints ``-``), the launch grid of each GPU run (blocks across x by blocks down y) and each run's
 time; ``--compare`` runs the CPU reference too and prints the course's max-error verdict (exit 1
-past 0.0005). Bad input exits 2 before any work; Ctrl-C stops within a second (exit 130) and
-writes nothing.
+past 0.0005). Bad input exits 2 before any work, and so does a grid or a number of steps whose
+estimate (``sim.resources``) exceeds this machine's memory or a week; a run estimated past
+``resources.NOTICE_SECONDS`` says how long it will take and shows progress. Ctrl-C stops within a
+second (exit 130) and writes nothing.
 """
 
 from __future__ import annotations
@@ -12,16 +14,14 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-import os
 import sys
 import time
 
 import numpy as np
 
-from sim import cli
-from sim.cli import Command, UsageError
-from sim.heat import course
-from sim.resources import human_bytes
+from sim import cli, resources
+from sim.cli import Command, UsageError, count_text
+from sim.heat import SPEC, course
 
 KERNEL_CHOICES = ("global", "shared", "pitched", "temporal", "all")
 DEFAULT_BLOCK = (32, 8)
@@ -73,46 +73,51 @@ def check_arguments(args) -> None:
         check_target(args.output, "output file")
 
 
-def available_host_bytes() -> int:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
-
-
-def check_host_memory(ni: int, nj: int, per_cell: int, what: str) -> None:
-    need, have = ni * nj * per_cell, available_host_bytes()
-    if need > have:
-        raise UsageError(f"a {cli.count_text(ni)}x{cli.count_text(nj)} grid needs about {human_bytes(need)} of host "
-                         f"memory ({what}); {human_bytes(have)} available")
+def estimate(args, kernels: int = 0) -> resources.Estimate:
+    """Host memory, time and output size of ``heat`` with these arguments: on the CPU, or ``kernels``
+    GPU runs (and the CPU reference with --compare)."""
+    cells, updates = args.ni * args.nj, float(args.ni - 2) * float(args.nj - 2) * args.steps  # floats: no overflow
+    cpu_pace, gpu_pace = SPEC.pace
+    cpu_seconds = updates / (cpu_pace * resources.cpu_threads()) + args.steps * resources.STEP_SECONDS
+    # the initial field while drawing glibc rand(); the result, or the CPU reference's 2 buffers
+    host = cells * (course.INIT_BYTES_PER_CELL + (12 if args.compare else 4 if kernels else 0))
+    seconds = (kernels * (updates / gpu_pace + args.steps * resources.STEP_SECONDS)
+               + (cpu_seconds if args.compare or not kernels else 0.0))
+    grid = f"a {count_text(args.ni)}x{count_text(args.nj)} grid"
+    return resources.Estimate(f"heat: {grid} x {count_text(args.steps)} steps on the "
+                              f"{'GPU' if kernels else 'CPU'}", memory=host, seconds=seconds,
+                              disk=4 * cells if args.output else 0, disk_path=args.output)
 
 
 def run(args) -> int:
     check_arguments(args)
     if args.backend == "cpu":
-        check_host_memory(args.ni, args.nj, course.INIT_BYTES_PER_CELL,
-                          "2 float32 buffers, 16 bytes a cell while drawing glibc rand()")
-        return run_cpu(args)
+        need = estimate(args)
+        resources.check(need)
+        return run_cpu(args, need)
     return run_gpu(args)
 
 
-def simulate_cpu(field: np.ndarray, steps: int, factor: float) -> tuple[np.ndarray, float]:
+def steps_callback(label: str, need: resources.Estimate):
+    """``progress(done, steps)`` for the stencil's chunks: a bar on a terminal when the run is long."""
+    from sim.progress import frames_callback
+
+    return frames_callback(label, "steps", show=need.long)
+
+
+def simulate_cpu(field: np.ndarray, steps: int, factor: float, progress=None) -> tuple[np.ndarray, float]:
     from sim.heat.stencil_cpu import HeatCPU
 
     heat = HeatCPU(field, factor)
     start = time.perf_counter()
-    heat.advance(steps)
+    heat.advance(steps, progress)
     return heat.field, (time.perf_counter() - start) * 1e3
 
 
-def run_cpu(args) -> int:
+def run_cpu(args, need: resources.Estimate) -> int:
     field = course.initial_field(args.ni, args.nj)
     print(course.initial_cells_line(field))
-    result, ms = simulate_cpu(field, args.steps, args.factor)
+    result, ms = simulate_cpu(field, args.steps, args.factor, steps_callback("heat CPU", need))
     print(f"Elapsed CPU: {ms:.3f} ms")
     finish(args, result)
     return 0
@@ -126,6 +131,8 @@ def run_gpu(args) -> int:
     k = args.k or DEFAULT_K
     from sim.heat import kernels as builds
 
+    plan = estimate(args, len(kernels_))
+    resources.check(plan)
     if block[0] * block[1] > 1024:
         raise UsageError(f"block {block[0]}x{block[1]} has {block[0] * block[1]} threads: at most 1024")
     if "temporal" in kernels_ and (block[0] % 32 or not 1 <= k <= builds.K_MAX):
@@ -147,8 +154,6 @@ def run_gpu(args) -> int:
     if need > free:
         raise UsageError(f"a {args.ni}x{args.nj} grid needs about {need / 1e9:.1f} GB of GPU memory "
                          f"(2 float32 buffers, rows padded for pitched/temporal); {free / 1e9:.1f} GB free")
-    check_host_memory(args.ni, args.nj, course.INIT_BYTES_PER_CELL + (12 if args.compare else 4),
-                      "the initial field, the result" + (" and the CPU reference's 2 buffers" if args.compare else ""))
     field = course.initial_field(args.ni, args.nj)
     print(course.initial_cells_line(field))
     results = {}
@@ -157,7 +162,7 @@ def run_gpu(args) -> int:
         gx, gy = heat.launch_grid()
         extra = f", {k} steps a launch, bands of {heat.rows()} rows" if kernel == "temporal" else ""
         print(f"Grid: {gx} x {gy} blocks of {block[0]} x {block[1]} threads ({kernel}{extra})")
-        ms = heat.advance(args.steps)
+        ms = heat.advance(args.steps, progress=steps_callback(f"heat GPU {kernel}", plan))
         label = "" if len(kernels_) == 1 else f" ({kernel} {block[0]}x{block[1]})"
         print(f"Elapsed GPU{label}: {ms:.3f} ms")
         results[kernel] = heat.get()
@@ -170,7 +175,7 @@ def run_gpu(args) -> int:
                 print(f"kernel {kernel} disagrees with {kernels_[0]}", file=sys.stderr)
                 status = 1
     if args.compare:
-        reference, ms = simulate_cpu(field, args.steps, args.factor)
+        reference, ms = simulate_cpu(field, args.steps, args.factor, steps_callback("heat CPU", plan))
         print(f"Elapsed CPU: {ms:.3f} ms")
         for kernel, other in results.items():
             line, passed = course.check_line(course.max_error(other, reference))

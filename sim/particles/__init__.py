@@ -53,6 +53,7 @@ SPEC = SceneSpec(
     # the graph: one launch per frame of ten steps; at 1M particles the launches are a tenth of the step
     bench_toggles=(("statistics", False), ("graph", True)),
     bytes_per_item=(200, 120),  # host: measured peak 185 at 2M; device: state x2, ids, bins, offsets
+    pace=(2.5e6, 1e10),  # particle-steps a second: 2.7e6 a CPU thread at 2M; an H200, fp64 plain, 10M
     options=(Option("precision", "GPU float precision: fp64 (the course's) or fp32", ("fp64", "fp32"), "fp64"),),
     toggles=(Toggle("statistics", "distance statistics", "the course's absmin and absavg, measured every step "
                     "(the benchmarks switch them off, like the course's timed runs and the peer)", gpu_only=False),

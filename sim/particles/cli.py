@@ -16,9 +16,9 @@ import time
 from sim import cli, resources
 from sim.cli import Command, UsageError
 from sim.cuda import ceil_div
+from sim.particles import SPEC
 
-PARTICLE_STEPS_PER_SECOND_PER_THREAD = 2.5e6  # measured: 2.7e6 at 2M particles, more below, on 2 threads
-GPU_PARTICLE_STEPS_PER_SECOND = 1e10  # an H200, fp64 plain, 10M particles (README)
+PARTICLE_STEPS_PER_SECOND_PER_THREAD, GPU_PARTICLE_STEPS_PER_SECOND = SPEC.pace  # the scene's (run and bench)
 HOST_BYTES_PER_PARTICLE = 200  # measured peak 185 (state, bins, statistics, initial draws) at 2M
 GPU_BYTES_PER_PARTICLE = 100  # measured 90 in CuPy's pool (bench/results/h200-particles-gpu.json)
 FRAME_SECONDS_PER_PARTICLE = 0.45e-6  # formatting one 'x y' line
@@ -61,6 +61,7 @@ def estimate(args, on_gpu: bool) -> resources.Estimate:
         seconds = n * steps / GPU_PARTICLE_STEPS_PER_SECOND
     else:
         seconds = n * steps / (PARTICLE_STEPS_PER_SECOND_PER_THREAD * resources.cpu_threads())
+    seconds += steps * resources.STEP_SECONDS  # what a step costs however few the particles
     where = "the GPU" if on_gpu else "the CPU"
     return resources.Estimate(
         f"particles: {cli.count_text(n)} particles x {cli.count_text(steps)} steps on {where}",

@@ -27,6 +27,11 @@ SPEC = SceneSpec(
     count_limits=(100_000, 5_000_000),
     min_count=2,  # a histogram of pairs
     bytes_per_item=(64, 64),  # the atoms in float64 (and float32 copies on the device)
+    # pairs a second: a CPU thread (measured 3.2e8 on this project's 2-core machine, W = 500), the tensor kernel
+    # on an H200 (sdh.cli.GPU_PAIRS_PER_SECOND)
+    pace=(3e8, 1.7e12),
+    step_work="pairs",  # a step is a whole histogram
+    run_steps=10,  # 10,000 atoms: about 0.1 s a histogram on 2 CPU threads
     # tensor, the fastest, by default; at widths where its counters do not fit (kernels.tensor_min_width) the
     # scene counts with the next fastest kernel and says why
     gpu=GpuKnobs(variants=kernels.KERNELS, default_variant="tensor", blocks=kernels.BLOCK_SIZES, default_block=256,

@@ -1,6 +1,7 @@
 """``bench sdh``: CUDA-event kernel times of the histogram kernels (median of three), every
 kernel's counts checked against the first one's and against N(N-1)/2 during the run (a kernel that
-disagrees is reported, still timed, and makes the run exit 1)."""
+disagrees is reported, still timed, and makes the run exit 1). Sizes whose memory or time estimate
+(the ``sdh`` command's) exceeds this machine or a week are refused before any runs, exit 2."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import sys
 
 import numpy as np
 
-from sim import cli
+from sim import cli, resources
 from sim.cli import Command, UsageError
 from sim.sdh.cli import DEFAULT_BLOCK
+
+REPEATS = 3  # timed runs of each kernel, block and size
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -57,20 +60,25 @@ def run(args) -> int:
         return scaling.sdh(args)
     from sim.backend import BackendUnavailable, gpu_status
     from sim.sdh import data
+    from sim.sdh.cli import histogram_estimate
+    from sim.sdh.kernels import KERNELS
 
+    kernels = cli.choices(args.kernel, KERNELS, "kernel")
+    buckets = data.bucket_count(args.width)
+    runs = REPEATS * len(args.block)
+    resources.check_in_turn([histogram_estimate(n, buckets, "gpu", kernels, runs=runs, label="bench sdh")
+                             for n in args.count], f"bench sdh: {len(args.count)} sizes x {len(kernels)} kernels")
     if not gpu_status().available:
         raise BackendUnavailable(f"the sdh benchmark times GPU kernels: {gpu_status().reason}")
     from sim.sdh import gpu
 
-    kernels = cli.choices(args.kernel, gpu.KERNELS, "kernel")
-    buckets = data.bucket_count(args.width)
     records, failed = [], False
     for n in args.count:
         points = data.atoms(n)
         reference = None
         for kernel, block in ((k, b) for k in kernels for b in args.block):
             try:
-                counts, ms = gpu.histogram(points, args.width, buckets, kernel, block, repeats=3)
+                counts, ms = gpu.histogram(points, args.width, buckets, kernel, block, repeats=REPEATS)
             except gpu.KernelError as exc:
                 raise UsageError(str(exc)) from None
             reference = counts if reference is None else reference

@@ -116,19 +116,25 @@ def every_kernel(args) -> bool:
 
 def estimate(args, buckets: int, kernels: list[str]) -> resources.Estimate:
     """Memory and time of ``sdh`` with these arguments on this machine."""
+    return histogram_estimate(args.atoms, buckets, args.backend, kernels, args.compare)
+
+
+def histogram_estimate(n: int, buckets: int, backend: str, kernels=(), compare: bool = False, runs: int = 1,
+                       label: str = "sdh") -> resources.Estimate:
+    """Memory and time of ``runs`` histograms of ``n`` atoms on the CPU, or of each of ``kernels`` on the GPU
+    (and the CPU's once, with ``compare``); ``sdh`` and ``bench sdh`` alike."""
     from sim.sdh import data, sdh_cpu
 
-    n = args.atoms
     pairs = data.pair_count(n)
     count = f"{cli.count_text(n)} atoms ({cli.count_text(pairs)} pairs)"
+    what = f"{label}: {count}" + (f" x {runs} runs" if runs > 1 else "")
     pairs = float(n) * (n - 1) / 2  # the pace in floats: inf, not an OverflowError, for an absurd N
     cpu_seconds = pairs / (sdh_cpu.PAIRS_PER_SECOND_PER_THREAD * resources.cpu_threads())
     host = data.ATOM_BYTES * n + 8 * 4 * resources.cpu_threads() * buckets + 40 * buckets  # atoms, counts, text
-    if args.backend != "gpu":
-        return resources.Estimate(f"sdh: {count} on the CPU", memory=host,
-                                  seconds=cpu_seconds)
-    seconds = sum(pairs / GPU_PAIRS_PER_SECOND[k] for k in kernels) + (cpu_seconds if args.compare else 0.0)
-    return resources.Estimate(f"sdh: {count} on the GPU", memory=host, seconds=seconds,
+    if backend != "gpu":
+        return resources.Estimate(f"{what} on the CPU", memory=host, seconds=runs * cpu_seconds)
+    seconds = runs * sum(pairs / GPU_PAIRS_PER_SECOND[k] for k in kernels) + (cpu_seconds if compare else 0.0)
+    return resources.Estimate(f"{what} on the GPU", memory=host, seconds=seconds,
                               gpu_memory=64 * n + 16 * buckets + (1 << 20))
 
 

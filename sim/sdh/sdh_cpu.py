@@ -18,7 +18,9 @@ import numba
 import numpy as np
 from numba import prange
 
-PAIRS_PER_SECOND_PER_THREAD = 3e8  # measured: 3.2e8 on this project's 2-core machine (W = 500)
+from sim.sdh import SPEC
+
+PAIRS_PER_SECOND_PER_THREAD = SPEC.pace[0]  # the scene's pace (run and bench estimate with it too)
 CHUNK_SECONDS = 0.15  # target time of one tile
 
 
