@@ -12,9 +12,10 @@ defaults; the course-compatible commands come from the scene packages.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
-from sim import cli
+from sim import cli, interrupts
 from sim.backend import BackendUnavailable
 from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from sim.contract import load
@@ -326,8 +327,10 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     commands = {**COMMANDS, **{c.name: c.run for c in course_commands()}}
-    try:
-        return commands[args.command](args)
+    window = args.command == "view" or (args.command == "run" and not args.headless)
+    try:  # a signal stops a headless command cleanly (the window's own loop keeps Python's handlers)
+        with contextlib.nullcontext() if window else interrupts.stopping():
+            return commands[args.command](args)
     except UsageError as exc:
         print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

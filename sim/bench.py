@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from sim import interrupts
 from sim.backend import device_name
 from sim.progress import frames_callback
 
@@ -52,6 +53,7 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
         scene.set_toggle(name, on)
     for _ in range(warmup):
         scene.single_step()
+        interrupts.check()
     scene.finish()
     scene.timer.flush()
     scene.timer.clear()
@@ -64,6 +66,7 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
         scene.advance_frame()
         counts.append(scene.n)
         progress(f + 1, frames)
+        interrupts.check()
     scene.finish()
     wall = time.perf_counter() - start
     scene.timer.flush()

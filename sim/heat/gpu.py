@@ -20,7 +20,7 @@ import functools
 import cupy
 import numpy as np
 
-from sim import cuda
+from sim import cuda, interrupts
 from sim.heat import kernels
 from sim.heat.course import TFAC
 from sim.heat.kernels import K_MAX, KERNELS
@@ -264,6 +264,7 @@ class HeatGPU:
                 chunk = max(1, min(4096, int(done / max(seconds, 1e-6) * chunk_seconds)))
                 if progress:
                     progress(stepped, steps)
+                interrupts.check()
             end.record()
             end.synchronize()
             return cupy.cuda.get_elapsed_time(start, end)

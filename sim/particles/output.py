@@ -14,6 +14,8 @@ import stat
 
 import numpy as np
 
+from sim import interrupts
+
 CHUNK_LINES = 65536  # particles parsed at a time: 1 MB of coordinates
 MAX_LINE = 4096  # bytes; a course line is about 20
 MIN_PARTICLE_BYTES = 4  # "x y\n": the shortest particle line
@@ -200,6 +202,7 @@ def _rest(reader: TrajectoryReader) -> int:
     """From the start of a frame, read (and check) the rest of the file; the number of frames it holds."""
     more = True
     while more:
+        interrupts.check()
         while reader.left:
             reader.particles(CHUNK_LINES)
         reader.end_frame()
@@ -228,6 +231,7 @@ def check(path_a: str, path_b: str) -> tuple[float, float, bool]:
                                   f"vs {b.n} x {frames_b}")
             if not more_a:
                 break
+            interrupts.check()
             total = 0.0
             while a.left:
                 pa, pb = a.particles(CHUNK_LINES), b.particles(CHUNK_LINES)

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from sim import cli
+from sim import cli, interrupts
 from sim.cli import Command, UsageError
 
 
@@ -46,6 +46,7 @@ def run(args) -> int:
         points = data.atoms(n)
         reference = None
         for kernel, block in ((k, b) for k in kernels for b in args.block):
+            interrupts.check()
             try:
                 counts, ms = gpu.histogram(points, args.width, buckets, kernel, block, repeats=3)
             except gpu.KernelError as exc:

@@ -18,6 +18,8 @@ import numba
 import numpy as np
 from numba import prange
 
+from sim import interrupts
+
 PAIRS_PER_SECOND_PER_THREAD = 3e8  # measured: 3.2e8 on this project's 2-core machine (W = 500)
 CHUNK_SECONDS = 0.15  # target time of one tile
 
@@ -99,6 +101,7 @@ def histogram(points: np.ndarray, width: float, buckets: int, progress=None) -> 
             pace[0] = min(pairs / seconds, 4 * pace[0])
         if progress is not None:
             progress.advance(pairs)
+        interrupts.check()
     if own:
         progress.close()
     return hist.sum(axis=0)
