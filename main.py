@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = {**COMMANDS, **{c.name: c.run for c in course_commands()}}
     window = args.command == "view" or (args.command == "run" and not args.headless)
     try:  # a signal stops a headless command cleanly (the window's own loop keeps Python's handlers)
-        with contextlib.nullcontext() if window else interrupts.stopping():
+        with contextlib.nullcontext() if window else interrupts.stopping(together=world().size > 1):
             return commands[args.command](args)
     except UsageError as exc:
         print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)

@@ -1,4 +1,6 @@
-"""Signals: a signal stops a command cleanly (never inside numba code), with no temporary file left."""
+"""Signals and launches: a signal stops a command cleanly (never inside numba code), over MPI ranks too,
+with no temporary file left; a launcher's variables without the launcher and ranks started with other
+arguments each end in one line."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from mpi_support import CLEAN_ENV  # noqa: E402
+from mpi_support import CLEAN_ENV, MPIEXEC, run  # noqa: E402
 
 EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 SIGNALS = [pytest.param(sig, id=sig.name) for sig in EXIT]
@@ -123,3 +125,54 @@ def test_the_signal_handler_removes_the_temporary_file_before_the_process_unwind
     proc.kill()  # what MPI_Abort does to the other ranks
     proc.wait(timeout=10)
     assert leftovers(tmp_path) == [] and target.read_text() == "previous"
+
+
+# --- MPI ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("sig, group", [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, False),
+                                        (signal.SIGTERM, True)],
+                         ids=["ctrl-c", "int-to-mpiexec", "term-to-mpiexec", "term-to-group"])
+def test_a_signal_to_an_mpi_job_keeps_the_previous_output_and_leaves_no_temporary(tmp_path, sig, group):
+    if MPIEXEC is None:
+        pytest.skip("no mpiexec here (install the [mpi] extra)")
+    target = tmp_path / "out.txt"
+    target.write_text("previous")
+    proc = start([MPIEXEC, "-n", "2", sys.executable, "main.py", "particles", "-n", "100000", "--steps", "100000",
+                  "-o", str(target)], start_new_session=True)
+    try:
+        wait_for_partial(tmp_path, proc)
+        time.sleep(1.0)  # into the steps
+        os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
+        assert proc.wait(timeout=30) == EXIT[sig]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert leftovers(tmp_path) == [] and target.read_text() == "previous"
+    err = proc.stderr.read()
+    assert "Traceback" not in err and "Abort" not in err, err
+
+
+def test_ranks_started_with_other_arguments_stop_before_any_work():
+    if MPIEXEC is None:
+        pytest.skip("no mpiexec here (install the [mpi] extra)")
+    common = [sys.executable, "main.py", "particles", "--steps", "10", "-n"]
+    done = subprocess.run([MPIEXEC, "-n", "1", *common, "1000", ":", "-n", "1", *common, "2000"], cwd=ROOT,
+                          env=CLEAN_ENV, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "rank 1 of 2" in lines[0], done.stderr
+    assert "particles --steps 10 -n 2000" in lines[0] and "particles --steps 10 -n 1000" in lines[0]
+
+
+def test_ranks_with_the_same_arguments_run():
+    done = run([sys.executable, "main.py", "particles", "-n", "1000", "--steps", "10"], ranks=2, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("n = 1000, "), done.stderr
+
+
+@pytest.mark.parametrize("variable", ["PMI_SIZE", "OMPI_COMM_WORLD_SIZE"])
+@pytest.mark.parametrize("args", [["--help"], ["particles", "-n", "100", "--steps", "1"]])
+def test_a_launcher_variable_without_the_launcher_is_one_line_and_exit_2(variable, args):
+    done = subprocess.run([sys.executable, "main.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**CLEAN_ENV, variable: "2"})
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{variable}=2" in lines[0] and "mpiexec -n 2" in lines[0], done.stderr

@@ -21,6 +21,7 @@ import numpy as np
 
 from sim import resources
 from sim.cli import UsageError
+from sim.dist.launch import check_interrupts
 from sim.dist.tables import table
 
 STAGE_KEYS = ("forces+move", "bin", "ghosts", "counts", "migrate")
@@ -126,6 +127,7 @@ def sdh(args) -> int:
                             _say(f"{scaling} n={n:,} ranks={r} {kernel if gpu else 'cpu'}: {result.wall_ms:.2f} ms"
                                  + ("" if exact else "  HISTOGRAM DIFFERS"))
                     comm.barrier()
+                    check_interrupts(comm)
                     if record:
                         records.append(record)
                     progress.advance(1)
@@ -178,6 +180,7 @@ def particles(args, spec) -> int:
                     record = _particles_run(ranks.subs[r], args, n, gpu, variant, block, precision, device, finals,
                                             drawn)
                 comm.barrier()
+                check_interrupts(comm)
                 if record:
                     record.update(scaling=scaling, config=f"{variant} block {block} {precision}" if gpu else "CPU")
                     records.append(record)
