@@ -1,6 +1,6 @@
 """Signals and launches: a signal stops a command cleanly (never inside numba code), over MPI ranks too,
-with no temporary file left; a launcher's variables without the launcher and ranks started with other
-arguments each end in one line."""
+with no temporary file left; Ctrl-C while starting, a launcher's variables without the launcher, ranks
+started with other arguments and a Python without the dependencies each end in one line."""
 
 from __future__ import annotations
 
@@ -176,3 +176,47 @@ def test_a_launcher_variable_without_the_launcher_is_one_line_and_exit_2(variabl
     assert done.returncode == 2 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{variable}=2" in lines[0] and "mpiexec -n 2" in lines[0], done.stderr
+
+
+# --- start-up ----------------------------------------------------------------------------------------------
+INTERRUPTED_IMPORT = textwrap.dedent("""
+    import importlib.abc, os, runpy, signal, sys
+
+    class CtrlC(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name == {module!r}:
+                os.kill(os.getpid(), signal.SIGINT)
+            return None
+
+    sys.meta_path.insert(0, CtrlC())
+    sys.argv = ["main.py", "--help"]
+    runpy.run_path("main.py", run_name="__main__")
+""")
+
+
+@pytest.mark.parametrize("module", ["numba", "sim.registry"])
+def test_ctrl_c_while_starting_exits_130_with_one_line(module):
+    proc = start([sys.executable, "-c", INTERRUPTED_IMPORT.format(module=module)])
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and out == ""
+    assert err.strip() == "kernel-lab: interrupted while starting"
+
+
+def test_a_python_without_the_dependencies_says_how_to_install_in_one_line():
+    # -S: no site-packages, so numpy and numba are missing, as for a system Python
+    done = subprocess.run([sys.executable, "-S", "-E", "main.py", "run", "balls"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "has no numpy" in lines[0] and "make install" in lines[0], done.stderr
+
+
+def test_the_no_display_hint_names_the_python_that_runs(monkeypatch, capsys):
+    import main
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.chdir(ROOT)
+    assert main.main(["view", "heat", "--no-settings"]) == 1
+    hint = capsys.readouterr().err.strip().splitlines()[-1].split()
+    assert os.path.samefile(hint[0], sys.executable) and hint[1:4] == ["main.py", "run", "heat"]
