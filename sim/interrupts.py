@@ -11,7 +11,8 @@ iterations, which raises it there. Either way every ``finally`` and ``with`` run
 - ``stopping(together=True)`` (several MPI ranks): every signal waits for a check, where the ranks
   agree (``sim.dist.launch.check_interrupts``) and all leave at the same step.
 - Output temporaries registered with ``removed_on_signal`` (sim.writer's) are removed by the handler
-  itself: a process killed before it unwinds (an MPI job aborted by another rank) leaves none.
+  itself: a process killed before it unwinds (an MPI job aborted by another rank) leaves none; over
+  MPI ranks a watcher removes them even after SIGKILL.
 - A second signal while one is pending stops at once (for a phase without a check).
 - A signal the process was told to ignore (``nohup``) or that has a handler of its own keeps it.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -91,9 +93,22 @@ def stopping(together: bool = False) -> Iterator[None]:
 
 @contextmanager
 def removed_on_signal(path: str) -> Iterator[None]:
-    """While the block runs, a stopping signal removes ``path`` at once (an output's temporary file)."""
+    """While the block runs, a stopping signal removes ``path`` at once (an output's temporary file).
+    Over MPI ranks, so does this process's death: a launcher that is hung up (mpiexec on SIGHUP) has
+    its ranks killed with SIGKILL, which no handler sees."""
     _temporaries.add(path)
+    guard = _removed_when_gone(path) if _together else None
     try:
         yield
     finally:
         _temporaries.discard(path)
+        if guard is not None:
+            guard.stdin.close()  # the block is over: the file was renamed into place or is removed next
+            guard.wait()
+
+
+def _removed_when_gone(path: str) -> subprocess.Popen:
+    """A shell, in a session of its own, that removes ``path`` when this process closes its pipe: at the
+    end of the block, or when the process dies however it dies."""
+    return subprocess.Popen(["sh", "-c", 'read -r _; rm -f -- "$0"', path], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

@@ -151,6 +151,29 @@ def test_a_signal_to_an_mpi_job_keeps_the_previous_output_and_leaves_no_temporar
     assert "Traceback" not in err and "Abort" not in err, err
 
 
+def test_a_hung_up_mpi_job_leaves_no_temporary(tmp_path):
+    """SIGHUP to the terminal's process group: mpiexec (Hydra) dies of it and its proxy kills the ranks with
+    SIGKILL, which no handler sees; rank 0's watcher removes the temporary file all the same."""
+    if MPIEXEC is None:
+        pytest.skip("no mpiexec here (install the [mpi] extra)")
+    target = tmp_path / "out.txt"
+    target.write_text("previous")
+    proc = start([MPIEXEC, "-n", "2", sys.executable, "main.py", "particles", "-n", "100000", "--steps", "100000",
+                  "-o", str(target)], start_new_session=True)
+    try:
+        wait_for_partial(tmp_path, proc)
+        time.sleep(1.0)
+        os.killpg(proc.pid, signal.SIGHUP)
+        assert proc.wait(timeout=30) in (-signal.SIGHUP, 129)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while leftovers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert leftovers(tmp_path) == [] and target.read_text() == "previous"
+
+
 def test_ranks_started_with_other_arguments_stop_before_any_work():
     if MPIEXEC is None:
         pytest.skip("no mpiexec here (install the [mpi] extra)")
