@@ -174,6 +174,24 @@ def test_a_hung_up_mpi_job_leaves_no_temporary(tmp_path):
     assert leftovers(tmp_path) == [] and target.read_text() == "previous"
 
 
+def test_a_rank_stopped_between_its_own_chunks_says_so_in_one_line():
+    """The histogram's chunks differ between ranks (no step to agree on): the first rank to stop ends the job."""
+    if MPIEXEC is None:
+        pytest.skip("no mpiexec here (install the [mpi] extra)")
+    proc = start([MPIEXEC, "-n", "2", sys.executable, "main.py", "sdh", "3000000", "500"], start_new_session=True)
+    try:
+        assert "Ctrl-C stops it" in proc.stderr.readline()
+        time.sleep(3.0)  # into the histogram
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    err = proc.stderr.read()
+    assert "stopped by a signal (exit 130); stopping every rank" in err and "Traceback" not in err, err
+    assert "Running time" not in proc.stdout.read()  # mpiexec says it forwarded Ctrl-C; no result follows
+
+
 def test_ranks_started_with_other_arguments_stop_before_any_work():
     if MPIEXEC is None:
         pytest.skip("no mpiexec here (install the [mpi] extra)")

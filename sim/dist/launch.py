@@ -189,6 +189,10 @@ def _call(main, argv) -> int:
 
 def _report(comm, code: int) -> None:
     """A failed rank's message on the real stderr (rank 0's went there already)."""
+    if code in {128 + sig for sig in interrupts.SIGNALS}:  # stopped alone, between two of its own chunks
+        print(f"kernel-lab: rank {comm.rank} of {comm.size} stopped by a signal (exit {code}); stopping every rank",
+              file=_state.real_stderr, flush=True)
+        return
     if comm.is_root:
         print(f"kernel-lab: rank 0 of {comm.size} failed (exit {code}); stopping every rank", file=_state.real_stderr,
               flush=True)
