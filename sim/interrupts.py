@@ -28,7 +28,7 @@ from contextlib import contextmanager
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-COMPILED_CALLERS = ("numba", "llvmlite")  # packages whose Python code runs inside compiled calls and compiles
+COMPILED_CALLERS = ("numba", "llvmlite")  # their Python code runs called back from compiled code, or compiling it
 _pending = 0  # the first signal noted while stopping() is active, 0 for none
 _installed = False
 _together = False

@@ -116,23 +116,23 @@ def check_interrupts(comm) -> None:
         raise interrupts.exit_for(signum)
 
 
-def _other_arguments(comm, argv: list[str]) -> str:
-    """Rank 0's message if a rank was started with other arguments than rank 0's ("" if none was)."""
+def _arguments_differ(comm, argv: list[str]) -> str | None:
+    """None when every rank has rank 0's arguments; else rank 0's message naming the first rank that has
+    others (empty on the other ranks)."""
     mine = np.frombuffer(json.dumps(argv).encode(), np.uint8)
     lengths = comm.allgather(np.array([mine.size], np.int64))[:, 0]
     every = comm.gatherv(mine)
     first = np.zeros(1, np.int64)  # the first rank with other arguments, 0 for none
-    lines = []
     if comm.is_root:
-        texts = [part.tobytes() for part in np.split(every, np.cumsum(lengths)[:-1])]
+        texts = [json.loads(part.tobytes()) for part in np.split(every, np.cumsum(lengths)[:-1])]
         first[0] = next((q for q in range(1, comm.size) if texts[q] != texts[0]), 0)
-        lines = [shlex.join(json.loads(texts[q])) for q in (first[0], 0)]
-    if not comm.bcast(first)[0]:
-        return ""
+    q = int(comm.bcast(first)[0])
+    if not q:
+        return None
     if not comm.is_root:
-        return "other arguments"
-    return (f"rank {first[0]} of {comm.size} was started with other arguments ({lines[0]}) than rank 0 "
-            f"({lines[1]}): every rank must run the same command line")
+        return ""
+    return (f"rank {q} of {comm.size} was started with other arguments ({shlex.join(texts[q])}) than rank 0 "
+            f"({shlex.join(texts[0])}): every rank must run the same command line")
 
 
 def _agree(code: int) -> tuple[int, int]:
@@ -145,9 +145,9 @@ def _agree(code: int) -> tuple[int, int]:
 
 def _run_ranks(main, argv) -> int:
     comm = world()
-    differ = _other_arguments(comm, list(sys.argv[1:] if argv is None else argv))
-    if differ:
-        if comm.is_root:
+    differ = _arguments_differ(comm, list(sys.argv[1:] if argv is None else argv))
+    if differ is not None:
+        if differ:
             print(f"kernel-lab: {differ}", file=sys.stderr)
         return EXIT_USAGE
     _share_cores(comm)
