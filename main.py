@@ -12,15 +12,54 @@ defaults; the course-compatible commands come from the scene packages.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 
-from sim import cli
-from sim.backend import BackendUnavailable
-from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
-from sim.contract import load
-from sim.dist import ranks, world
-from sim.registry import SCENES, course_commands, spec
-from sim.writer import OutputError
+
+def _typed(path: str, command: bool = False) -> str:
+    """``path`` as the user would type it here: relative below the current folder, else absolute."""
+    path = os.path.abspath(path)
+    short = os.path.relpath(path)
+    if short.startswith(os.pardir):
+        return path
+    return short if os.sep in short or not command else os.path.join(os.curdir, short)
+
+
+def this_command() -> str:
+    """How to start kernel-lab again as it was started: the interpreter running it (outside the
+    project's environment, a bare ``python`` may lack the dependencies) and main.py."""
+    if os.path.basename(sys.argv[0]) == "kernel-lab":
+        return "kernel-lab"
+    return f"{_typed(sys.executable, command=True)} {_typed(__file__)}"
+
+
+def _missing_dependency(name: str) -> str:
+    """One line for a Python without the dependencies: how to set them up, or the Python that has them."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    venv = os.path.join(here, ".venv", "bin", "python")
+    make = "make" if os.path.abspath(os.curdir) == here else f"make -C {_typed(here)}"
+    other = (f", or start it with the project's Python: {_typed(venv, command=True)} {_typed(__file__)}"
+             if os.path.exists(venv) and os.path.abspath(sys.executable) != venv else "")
+    return f"kernel-lab: this Python ({sys.executable}) has no {name}: set up the project with '{make} install'{other}"
+
+
+try:
+    from sim import cli, interrupts
+    from sim.backend import BackendUnavailable
+    from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+    from sim.contract import load
+    from sim.dist import ranks, world
+    from sim.registry import SCENES, course_commands, spec
+    from sim.writer import OutputError
+except KeyboardInterrupt:  # Ctrl-C while the modules load
+    print("kernel-lab: interrupted while starting", file=sys.stderr)
+    sys.exit(130)
+except ModuleNotFoundError as exc:  # a dependency, not one of kernel-lab's own modules
+    if not exc.name or exc.name.partition(".")[0] in ("sim", "viewer"):
+        raise
+    print(_missing_dependency(exc.name.partition(".")[0]), file=sys.stderr)
+    sys.exit(1)
 
 DEFAULT_SCENE = "balls"
 DEFAULT_SIZE = (1280, 800)  # window, picture and video
@@ -203,7 +242,7 @@ def cmd_view(args) -> int:
         scene = args.scene or DEFAULT_SCENE
         print(f"kernel-lab: cannot open the viewer window: {problem}\n"
               "Run headless instead, e.g.:\n"
-              f"  python main.py run {scene} --steps 600 --headless --screenshot {scene}.png",
+              f"  {this_command()} run {scene} --steps 600 --headless --screenshot {scene}.png",
               file=sys.stderr)
         return 1
     from viewer.settings import Settings
@@ -369,9 +408,11 @@ def main(argv: list[str] | None = None) -> int:
     from sim.dist import links
 
     progress.set_quiet(getattr(args, "quiet", False))  # every command but view takes --quiet
-    try:
+    window = args.command == "view" or (args.command == "run" and not args.headless)
+    try:  # a signal stops a headless command cleanly (the window's own loop keeps Python's handlers)
         links.forced_transport()
-        return commands[args.command](args)
+        with contextlib.nullcontext() if window else interrupts.stopping(together=world().size > 1):
+            return commands[args.command](args)
     except UsageError as exc:
         print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from sim import interrupts
 from sim.backend import device_name
 from sim.cuda import ceil_div
 from sim.progress import Progress, frames_callback
@@ -56,6 +57,7 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
         for _ in range(warmup):
             scene.single_step()
             bar.advance(1)
+            interrupts.check()
     scene.finish()
     scene.timer.flush()
     scene.timer.clear()
@@ -68,6 +70,7 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
         scene.advance_frame()
         counts.append(scene.n)
         progress(f + 1, frames)
+        interrupts.check()
     scene.finish()
     wall = time.perf_counter() - start
     scene.timer.flush()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from sim import interrupts
+
 RAND_MAX = 2147483647
 
 
@@ -57,4 +59,5 @@ def glibc_rand(seed: int, count: int) -> np.ndarray:
     out = np.empty(int(count), np.int64)
     for start in range(0, out.shape[0], CHUNK):
         _draw(history, out[start:start + CHUNK])
+        interrupts.check()
     return out

@@ -221,6 +221,8 @@ def run_steps(scene, steps: int, after_step=None, label: str | None = None) -> R
     runs after each step, timed on its own."""
     import time
 
+    from sim import interrupts
+
     timing = RunTiming(steps=steps)
     with CompileWatch() as watch, Progress(label or scene.spec.name, steps, "steps") as bar:
         for i in range(steps):
@@ -236,6 +238,7 @@ def run_steps(scene, steps: int, after_step=None, label: str | None = None) -> R
                 after_step(scene)
                 timing.after_s += time.perf_counter() - stepped
             bar.advance(1)
+            interrupts.check()
         start = time.perf_counter()
         scene.finish()
         timing.run_s += time.perf_counter() - start

@@ -16,9 +16,12 @@ Guarantees:
   ``.<name>.<hex>.partial``) in the target's folder, is flushed and fsync'ed, and is renamed over
   the target only when the block completes: readers see the old file or the whole new one. On any
   error, Ctrl-C, SIGTERM or SIGHUP the temporary file is removed and the previous file is kept.
-- While a temporary file is open (main thread), SIGTERM and SIGHUP raise SystemExit(128 + signal),
-  so the process exits 143 (SIGTERM) or 129 (SIGHUP) after cleaning up; a signal the process was
-  told to ignore (``nohup``) or that has a handler of its own is left alone.
+- While a command runs (``sim.interrupts.stopping``), a stopping signal removes the temporary file
+  at once, in its handler (a process killed before it unwinds leaves nothing), and the command ends
+  at its next check without renaming anything into place.
+- Outside a command, while a temporary file is open (main thread), SIGTERM and SIGHUP raise
+  SystemExit(128 + signal), so the process exits 143 (SIGTERM) or 129 (SIGHUP) after cleaning up; a
+  signal the process was told to ignore (``nohup``) or that has a handler of its own is left alone.
 - A new file's permissions follow the umask (0666 & ~umask); a replaced file keeps its mode.
 """
 
@@ -33,6 +36,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from sim import interrupts
 from sim.cli import UsageError
 from sim.reader import describe_mode as _describe
 
@@ -197,20 +201,24 @@ def atomic_output(path, binary: bool = False, what: str = "output") -> Iterator:
             except BaseException:
                 os.close(fd)
                 raise
-            with stream:
-                try:
-                    yield stream
-                    stream.flush()
-                    os.fsync(stream.fileno())
-                except OSError as exc:
-                    raise _with_reason(exc, stream.fileno()) from None
-            _existing(path, what)  # still a regular file or nothing: never rename over a device
-            os.replace(temporary, path)
+            with interrupts.removed_on_signal(temporary):
+                with stream:
+                    try:
+                        yield stream
+                        stream.flush()
+                        os.fsync(stream.fileno())
+                    except OSError as exc:
+                        raise _with_reason(exc, stream.fileno()) from None
+                interrupts.check()  # a stopped command publishes nothing
+                _existing(path, what)  # still a regular file or nothing: never rename over a device
+                os.replace(temporary, path)
         except BaseException as exc:
             try:
                 os.unlink(temporary)
             except FileNotFoundError:
                 pass
+            if interrupts.pending() and isinstance(exc, OSError):  # the handler removed the temporary file
+                raise interrupts.exit_for(interrupts.pending()) from None
             if isinstance(exc, OSError):
                 raise _failed(path, what, exc) from None
             if isinstance(exc, UsageError):

@@ -17,7 +17,7 @@ Nothing here imports mpi4py or CuPy at module level.
 """
 
 from sim.dist.comm import Comm, launched_size, world
-from sim.dist.launch import begin, end, ranks
+from sim.dist.launch import begin, check_interrupts, end, ranks
 
 
 def gpu_of(comm: Comm) -> int:
@@ -27,4 +27,4 @@ def gpu_of(comm: Comm) -> int:
     return comm.local_rank % max(1, cupy.cuda.runtime.getDeviceCount())
 
 
-__all__ = ["Comm", "begin", "end", "gpu_of", "launched_size", "ranks", "world"]
+__all__ = ["Comm", "begin", "check_interrupts", "end", "gpu_of", "launched_size", "ranks", "world"]

@@ -22,6 +22,7 @@ import numpy as np
 from sim import resources
 from sim.cli import UsageError
 from sim.cuda import device_properties
+from sim.dist.launch import check_interrupts
 from sim.dist.tables import table
 
 STAGE_KEYS = ("forces+move", "bin", "ghosts", "counts", "migrate")
@@ -131,6 +132,7 @@ def sdh(args) -> int:
                             _say(f"{scaling} n={n:,} ranks={r} {kernel if gpu else 'cpu'}: {result.wall_ms:.2f} ms"
                                  + ("" if exact else "  HISTOGRAM DIFFERS"))
                     comm.barrier()
+                    check_interrupts(comm)
                     if record:
                         records.append(record)
     return _finish(args, comm, ranks, device, gpu, records, "sdh-scaling", "total_ms",
@@ -211,6 +213,7 @@ def particles(args, spec) -> int:
                     record = _particles_run(ranks.subs[r], args, n, gpu, variant, block, precision, device, finals,
                                             drawn)
                 comm.barrier()
+                check_interrupts(comm)
                 if record:
                     record.update(scaling=scaling, config=f"{variant} block {block} {precision}" if gpu else "CPU")
                     records.append(record)

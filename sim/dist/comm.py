@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 
 import numpy as np
 
@@ -24,12 +25,19 @@ ENV_LOCAL_RANK = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WOR
 OPS = ("sum", "min", "max")
 
 
+class LaunchError(RuntimeError):
+    """The environment names several ranks, but this process is not one of them (no launcher, another MPI,
+    no mpi4py): one line, exit 2."""
+
+
+def _env_name(names: tuple[str, ...]) -> str | None:
+    """The first of ``names`` set to a whole number."""
+    return next((name for name in names if os.environ.get(name, "").strip().isdigit()), None)
+
+
 def _env_int(names: tuple[str, ...], default: int) -> int:
-    for name in names:
-        value = os.environ.get(name, "").strip()
-        if value.isdigit():
-            return int(value)
-    return default
+    name = _env_name(names)
+    return int(os.environ[name]) if name else default
 
 
 def launched_size() -> int:
@@ -207,13 +215,17 @@ def world() -> Comm:
     """This process's communicator; mpi4py is imported only when the launch has several ranks."""
     if launched_size() <= 1:
         return Comm()
+    said = f"{_env_name(ENV_SIZE)}={launched_size()}"
     try:
-        from mpi4py import MPI
+        with warnings.catch_warnings():  # another MPI's launcher: mpi4py's warning, then the mismatch below
+            warnings.simplefilter("ignore", RuntimeWarning)
+            from mpi4py import MPI
     except ImportError as exc:
-        raise RuntimeError(f"started as rank {launched_rank()} of {launched_size()} by an MPI launcher, but "
-                           f"mpi4py cannot be imported ({exc}): install the [mpi] extra") from None
+        raise LaunchError(f"{said} says this is rank {launched_rank()} of {launched_size()} of an MPI launch, but "
+                          f"mpi4py cannot be imported ({exc}): install the [mpi] extra") from None
     comm = MpiComm(MPI.COMM_WORLD, MPI)
     if comm.size != launched_size():
-        raise RuntimeError(f"the launcher said {launched_size()} ranks but MPI has {comm.size}: is mpiexec from "
-                           "the same MPI as mpi4py's library? (the [mpi] extra's is .venv/bin/mpiexec)")
+        raise LaunchError(f"{said} says this is one of {launched_size()} MPI ranks, but MPI has {comm.size}: start "
+                          f"it with mpiexec -n {launched_size()} from mpi4py's MPI (the [mpi] extra's is "
+                          f".venv/bin/mpiexec), or unset {_env_name(ENV_SIZE)}")
     return comm

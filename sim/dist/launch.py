@@ -13,19 +13,29 @@ their stderr kept (its last part) in case they fail. How a run ends, with no ran
 - After ``end()`` (no more messages), every rank's exit code is agreed again and the largest wins.
 - Commands that never call ``begin()`` (the viewer, the checker) run on every rank and agree once at
   the end.
+- Every rank must run rank 0's command line: ranks started with other arguments stop the job before
+  it starts (exit 2, rank 0 names the first that differs).
+- A signal (Ctrl-C, SIGTERM, SIGHUP) stops every rank at the same step: step loops over ranks call
+  ``check_interrupts(comm)``, so none is left in a collective, rank 0 removes its output's temporary
+  file and the job ends with the signal's exit code, without MPI_Abort.
+- Started with a launcher's variables (PMI_SIZE=2 ...) but not by that launcher: one line, exit 2.
 """
 
 from __future__ import annotations
 
 import functools
 import io
+import json
 import os
+import shlex
 import sys
 import traceback
 
 import numpy as np
 
-from sim.dist.comm import launched_size, world
+from sim import interrupts
+from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE
+from sim.dist.comm import LaunchError, launched_size, world
 
 TAIL_CHARS = 64 * 1024  # of a non-root rank's stderr, kept for its failure message
 
@@ -62,7 +72,16 @@ def ranks(main):
     @functools.wraps(main)
     def wrapper(argv=None):
         if launched_size() <= 1:
-            return main(argv)
+            try:
+                return main(argv)
+            except KeyboardInterrupt:  # before the command runs (it stops on its own): reading the arguments
+                print("kernel-lab: interrupted while starting", file=sys.stderr)
+                return EXIT_INTERRUPTED
+        try:
+            world()
+        except LaunchError as exc:
+            print(f"kernel-lab: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         return _run_ranks(main, argv)
 
     return wrapper
@@ -86,6 +105,36 @@ def end() -> None:
         _state.phase = "ended"
 
 
+def check_interrupts(comm) -> None:
+    """Between two steps over ranks: a signal that reached any rank stops every rank here, together."""
+    if comm.size == 1:
+        interrupts.check()
+        return
+    signum = int(comm.allreduce(np.array([interrupts.pending()], np.int64), "max")[0])
+    if signum:
+        end()  # every rank leaves now: nobody waits in a collective, no abort
+        raise interrupts.exit_for(signum)
+
+
+def _arguments_differ(comm, argv: list[str]) -> str | None:
+    """None when every rank has rank 0's arguments; else rank 0's message naming the first rank that has
+    others (empty on the other ranks)."""
+    mine = np.frombuffer(json.dumps(argv).encode(), np.uint8)
+    lengths = comm.allgather(np.array([mine.size], np.int64))[:, 0]
+    every = comm.gatherv(mine)
+    first = np.zeros(1, np.int64)  # the first rank with other arguments, 0 for none
+    if comm.is_root:
+        texts = [json.loads(part.tobytes()) for part in np.split(every, np.cumsum(lengths)[:-1])]
+        first[0] = next((q for q in range(1, comm.size) if texts[q] != texts[0]), 0)
+    q = int(comm.bcast(first)[0])
+    if not q:
+        return None
+    if not comm.is_root:
+        return ""
+    return (f"rank {q} of {comm.size} was started with other arguments ({shlex.join(texts[q])}) than rank 0 "
+            f"({shlex.join(texts[0])}): every rank must run the same command line")
+
+
 def _agree(code: int) -> tuple[int, int]:
     """(largest exit code over the ranks, lowest rank with a non-zero code or -1)."""
     comm = world()
@@ -96,6 +145,11 @@ def _agree(code: int) -> tuple[int, int]:
 
 def _run_ranks(main, argv) -> int:
     comm = world()
+    differ = _arguments_differ(comm, list(sys.argv[1:] if argv is None else argv))
+    if differ is not None:
+        if differ:
+            print(f"kernel-lab: {differ}", file=sys.stderr)
+        return EXIT_USAGE
     _share_cores(comm)
     _state.phase = "setup"
     _state.real_stderr = sys.stderr
@@ -126,7 +180,7 @@ def _call(main, argv) -> int:
         if not isinstance(exc.code, int) and exc.code is not None:
             print(exc.code, file=sys.stderr)
     except KeyboardInterrupt:
-        code = 130
+        code = EXIT_INTERRUPTED
     except BaseException:
         traceback.print_exc()
         code = 1
@@ -135,6 +189,10 @@ def _call(main, argv) -> int:
 
 def _report(comm, code: int) -> None:
     """A failed rank's message on the real stderr (rank 0's went there already)."""
+    if code in {128 + sig for sig in interrupts.SIGNALS}:  # stopped alone, between two of its own chunks
+        print(f"kernel-lab: rank {comm.rank} of {comm.size} stopped by a signal (exit {code}); stopping every rank",
+              file=_state.real_stderr, flush=True)
+        return
     if comm.is_root:
         print(f"kernel-lab: rank 0 of {comm.size} failed (exit {code}); stopping every rank", file=_state.real_stderr,
               flush=True)

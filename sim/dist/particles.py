@@ -19,6 +19,7 @@ import numpy as np
 
 from sim import resources
 from sim.cli import UsageError
+from sim.dist.launch import check_interrupts
 from sim.particles import world
 
 
@@ -88,6 +89,7 @@ def run_steps(comm, rank, steps: int, n: int, frames: bool = False, writer=None,
                 writer.frame(xy[:, 0], xy[:, 1])
         if progress is not None:
             progress.advance(1)
+        check_interrupts(comm)
     if hasattr(rank, "step_stats"):  # kept on the device until now
         local = rank.step_stats()
         import cupy

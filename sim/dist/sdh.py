@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from sim import resources
+from sim import interrupts, resources
 from sim.cuda import ceil_div
 
 
@@ -93,6 +93,7 @@ def share_cpu(points: np.ndarray, width: float, buckets: int, bands: list[tuple[
             if progress is not None:
                 progress.advance(pairs)
             i += rows
+            interrupts.check()
     return hist.sum(axis=0)
 
 

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from sim import interrupts
 from sim.cli import Command, count_text
 from sim.durbin import inputs
 
@@ -90,6 +91,7 @@ def single_records(sizes, kernels, blocks, precision, log) -> list[dict]:
         for name in kernels:
             kernel, path = _kernel(name)
             for block in blocks:
+                interrupts.check()
                 record = {"kind": "single", "backend": "gpu", "n": n, "method": name, "block": block,
                           "precision": precision}
                 try:

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from sim import interrupts
 from sim.cli import Command, UsageError, count, count_text, number
 from sim.durbin.inputs import DATASETS, DEFAULT_DATASET, INPUTS, VERSIONS
 
@@ -148,6 +149,7 @@ def run(args) -> int:
         from sim.durbin import gpu
 
         for kernel, path in kernels:
+            interrupts.check()
             try:
                 y, seconds, solver = gpu_run(r, kernel, path, args.block or 256, precision, args.version)
             except gpu.KernelError as exc:

@@ -16,6 +16,8 @@ import numba
 import numpy as np
 from numba import prange
 
+from sim import interrupts
+
 CHUNK_WORK = 30_000_000  # multiply-adds per numba call (~0.05 s): Ctrl-C is seen between calls
 
 
@@ -101,6 +103,7 @@ class CpuSolver:
             stop = min(end, chunk_end(self.k, end))
             _steps(self.r, self.y, self.alphas, self.betas, self.k, stop, v32)
             self.k = stop
+            interrupts.check()
 
     def run(self) -> np.ndarray:
         self.step(self.n)

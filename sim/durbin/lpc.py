@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim import interrupts
 from sim.cli import UsageError, count_text
 
 MAX_FRAME_MS = 60_000.0  # a minute: far past any analysis frame; inf or 1e306 would overflow the frame length
@@ -141,6 +142,7 @@ def analyse(audio: Audio, order: int, frame_ms: float = 20.0, backend: str = "cp
             x = cupy.asarray(audio.samples)
             begin, end = cupy.cuda.Event(), cupy.cuda.Event()
             for first in range(0, frames, batch_frames):
+                interrupts.check()
                 count = min(batch_frames, frames - first)
                 R = autocorrelation(x[first * hop:], length, hop, count, order, cupy)
                 r = normalised(R, cupy)
@@ -157,6 +159,7 @@ def analyse(audio: Audio, order: int, frame_ms: float = 20.0, backend: str = "cp
 
         durbin_cpu.batched(np.zeros((1, order)))  # numba's compile or cache load stays out of the time
         for first in range(0, frames, batch_frames):
+            interrupts.check()
             count = min(batch_frames, frames - first)
             R = autocorrelation(audio.samples[first * hop:], length, hop, count, order)
             t = time.perf_counter()

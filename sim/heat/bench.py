@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from sim import cli
+from sim import cli, interrupts
 from sim.cli import Command, UsageError, count_text
 from sim.heat import course
 from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
@@ -77,6 +77,7 @@ def run(sizes, steps: int, kernels=KERNELS, blocks=BLOCK_SHAPES, ks=(8,), fma: b
             heat = gpu.HeatGPU(start_field, device, configs[0][0], configs[0][1], configs[0][2] or 1, fma)
             reference = None
             for kernel, block, k in configs:
+                interrupts.check()
                 heat.configure(kernel, block, k or 1, fma)
                 label = f"[{len(results) + 1}/{total}] n={n} {kernel} {block[0]}x{block[1]}" + (f" k={k}" if k else "")
                 if progress:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from sim import cuda
+from sim import cuda, interrupts
 from sim.cuda import KernelError, ceil_div, device_properties
 from sim.heat import kernels
 from sim.heat.course import TFAC
@@ -248,6 +248,7 @@ class HeatGPU:
                 chunk = max(1, min(4096, int(done / max(seconds, 1e-6) * chunk_seconds)))
                 if progress:
                     progress(stepped, steps)
+                interrupts.check()
             end.record()
             end.synchronize()
             return cupy.cuda.get_elapsed_time(start, end)

@@ -17,6 +17,8 @@ import numba
 import numpy as np
 from numba import prange
 
+from sim import interrupts
+
 CHUNK_SECONDS = 0.2
 FIRST_GUESS = 2e8  # cell updates per second before the first chunk is measured
 
@@ -98,6 +100,7 @@ class HeatCPU:
             done += count
             if progress:
                 progress(done, steps)
+            interrupts.check()
 
     def paint(self, x: float, y: float, radius: float, value: float) -> int:
         """Cells with (i - x)^2 + (j - y)^2 <= radius^2 take ``value`` in both buffers; returns how many."""

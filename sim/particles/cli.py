@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from sim import cli, resources
+from sim import cli, interrupts, resources
 from sim.cli import Command, UsageError
 from sim.cuda import ceil_div
 from sim.particles import SPEC
@@ -115,11 +115,12 @@ def simulate(scene, steps: int, need: resources.Estimate, stream=None) -> float:
     writer = TrajectoryWriter(stream, scene.n, scene.size) if stream is not None else None
     start = time.perf_counter()
     with resources.Progress("particles", steps, "steps", show=need.long) as progress:
-        for step in range(steps):  # Python between steps: Ctrl-C stops the run here
+        for step in range(steps):
             scene.step()
             if writer is not None and step % SAVE_EVERY == 0:
                 writer.frame(*scene.host_positions())
             progress.advance(1)
+            interrupts.check()  # a signal stops the run here, between steps
         scene.finish()
     return time.perf_counter() - start
 

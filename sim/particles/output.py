@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from sim import interrupts
 from sim.cli import UsageError
 from sim.reader import open_input
 
@@ -198,6 +199,7 @@ def _rest(reader: TrajectoryReader) -> int:
     """From the start of a frame, read (and check) the rest of the file; the number of frames it holds."""
     more = True
     while more:
+        interrupts.check()
         while reader.left:
             reader.particles(CHUNK_LINES)
         reader.end_frame()
@@ -226,6 +228,7 @@ def check(path_a: str, path_b: str) -> tuple[float, float, bool]:
                                   f"vs {b.n} x {frames_b}")
             if not more_a:
                 break
+            interrupts.check()
             total = 0.0
             while a.left:
                 pa, pb = a.particles(CHUNK_LINES), b.particles(CHUNK_LINES)

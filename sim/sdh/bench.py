@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from sim import cli, resources
+from sim import cli, interrupts, resources
 from sim.cli import Command, UsageError
 from sim.sdh.cli import DEFAULT_BLOCK
 
@@ -77,6 +77,7 @@ def run(args) -> int:
         points = data.atoms(n)
         reference = None
         for kernel, block in ((k, b) for k in kernels for b in args.block):
+            interrupts.check()
             try:
                 counts, ms = gpu.histogram(points, args.width, buckets, kernel, block, repeats=REPEATS)
             except gpu.KernelError as exc:

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from sim import cli, resources
+from sim import cli, interrupts, resources
 from sim.cli import Command, UsageError
 
 DEFAULT_BLOCK = 256
@@ -181,6 +181,7 @@ def run_gpu(args, points: np.ndarray, buckets: int, kernels: list[str], block: i
     kernels = runnable(kernels, every_kernel(args), args.atoms, buckets, [block])
     try:
         for kernel in kernels:
+            interrupts.check()
             counts, ms = gpu.histogram(points, args.width, buckets, kernel, block)
             results[kernel] = counts
             label = "" if len(kernels) == 1 else f" ({kernel})"

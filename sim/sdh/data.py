@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim import interrupts
 from sim.cli import UsageError
 from sim.crand import RAND_MAX, glibc_rand
 
@@ -32,6 +33,7 @@ def atoms(n: int, seed: int = 1) -> np.ndarray:
         chunk /= RAND_MAX  # the course's rand() / RAND_MAX * 23000, each step rounded as before
         chunk *= BOX_SIZE
         coords[part] = chunk
+        interrupts.check()
     return coords.reshape(n, 3)
 
 

@@ -18,6 +18,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from sim import interrupts
 from sim.sdh import SPEC
 
 PAIRS_PER_SECOND_PER_THREAD = SPEC.pace[0]  # the scene's pace (run and bench estimate with it too)
@@ -101,6 +102,7 @@ def histogram(points: np.ndarray, width: float, buckets: int, progress=None) -> 
             pace[0] = min(pairs / seconds, 4 * pace[0])
         if progress is not None:
             progress.advance(pairs)
+        interrupts.check()
     if own:
         progress.close()
     return hist.sum(axis=0)

@@ -1,0 +1,265 @@
+"""Signals and launches: a signal stops a command cleanly (never inside numba code), over MPI ranks too,
+with no temporary file left; Ctrl-C while starting, a launcher's variables without the launcher, ranks
+started with other arguments and a Python without the dependencies each end in one line."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from mpi_support import CLEAN_ENV, MPIEXEC, run  # noqa: E402
+
+EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+SIGNALS = [pytest.param(sig, id=sig.name) for sig in EXIT]
+
+
+def leftovers(folder) -> list[str]:
+    return [name for name in os.listdir(folder) if name.endswith(".partial")]
+
+
+def start(command: list[str], **kwargs) -> subprocess.Popen:
+    """A process with Python's own signal dispositions (a test run in the background may ignore SIGINT)."""
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=CLEAN_ENV, preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in EXIT],
+                            **kwargs)
+
+
+def wait_for_partial(folder, proc, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not leftovers(folder):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else "slow"
+        time.sleep(0.05)
+
+
+# --- a signal inside numba code --------------------------------------------------------------------------
+NUMBA_LOOP = textwrap.dedent("""
+    import signal, sys
+    sys.path.insert(0, {root!r})
+    import numba, numpy as np
+    from sim import interrupts
+
+    @numba.njit(parallel=True)
+    def work(a):
+        for i in numba.prange(a.shape[0]):
+            a[i] = np.sin(a[i]) + 1.0
+        return a  # boxing the result calls numba's Python code from the compiled function
+
+    if sys.argv[1] == "ignore-hup":
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # like nohup
+    a = np.ones(200_000)
+    work(a)
+    try:
+        with interrupts.stopping():
+            print("stepping", flush=True)
+            for _ in range(int(sys.argv[2])):  # each call goes through numba's Python helpers
+                work(a)
+                interrupts.check()
+    except KeyboardInterrupt:  # as main.py
+        sys.exit(130)
+    print("done")
+""")
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_a_signal_during_numba_code_exits_with_its_code_and_no_system_error(sig):
+    for _ in range(3):  # a raising handler failed 11 times in 12 here
+        proc = start([sys.executable, "-c", NUMBA_LOOP.format(root=str(ROOT)), "-", "10000000"])
+        assert proc.stdout.readline() == "stepping\n"
+        time.sleep(0.3)
+        proc.send_signal(sig)
+        code = proc.wait(timeout=30)
+        err = proc.stderr.read()
+        assert code == EXIT[sig] and "Error" not in err and "Traceback" not in err, (code, err)
+
+
+def test_an_ignored_sighup_stays_ignored_while_a_command_runs():
+    proc = start([sys.executable, "-c", NUMBA_LOOP.format(root=str(ROOT)), "ignore-hup", "3000"])
+    assert proc.stdout.readline() == "stepping\n"
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(timeout=60) == 0 and proc.stdout.read() == "done\n"
+
+
+def test_sighup_stops_a_balls_benchmark_with_129():
+    proc = start([sys.executable, "main.py", "bench", "balls", "--preset", "block", "-n", "20000", "--steps", "100000"])
+    assert "Ctrl-C stops it" in proc.stderr.readline()  # the run's time estimate
+    assert "block" in proc.stderr.readline()  # "[1/1] block n=20,000 cpu ...": timing has started
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(timeout=30) == 129
+    assert "Traceback" not in proc.stderr.read() and proc.stdout.read() == ""
+
+
+# --- the output's temporary file ---------------------------------------------------------------------------
+KILLED_WRITER = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {root!r})
+    from sim import interrupts
+    from sim.writer import atomic_output
+    with interrupts.stopping(together=True), atomic_output(sys.argv[1]) as f:
+        f.write("x" * 1_000_000)
+        print("writing", flush=True)
+        time.sleep(60)  # no check: as a rank waiting in a collective when the job is aborted
+""")
+
+
+def test_the_signal_handler_removes_the_temporary_file_before_the_process_unwinds(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("previous")
+    proc = start([sys.executable, "-c", KILLED_WRITER.format(root=str(ROOT)), str(target)])
+    assert proc.stdout.readline() == "writing\n" and len(leftovers(tmp_path)) == 1
+    proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while leftovers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "still running: the signal waits for a check"
+    proc.kill()  # what MPI_Abort does to the other ranks
+    proc.wait(timeout=10)
+    assert leftovers(tmp_path) == [] and target.read_text() == "previous"
+
+
+# --- MPI ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("sig, group", [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, False),
+                                        (signal.SIGTERM, True)],
+                         ids=["ctrl-c", "int-to-mpiexec", "term-to-mpiexec", "term-to-group"])
+def test_a_signal_to_an_mpi_job_keeps_the_previous_output_and_leaves_no_temporary(tmp_path, sig, group):
+    if MPIEXEC is None:
+        pytest.skip("no mpiexec here (install the [mpi] extra)")
+    target = tmp_path / "out.txt"
+    target.write_text("previous")
+    proc = start([MPIEXEC, "-n", "2", sys.executable, "main.py", "particles", "-n", "100000", "--steps", "100000",
+                  "-o", str(target)], start_new_session=True)
+    try:
+        wait_for_partial(tmp_path, proc)
+        time.sleep(1.0)  # into the steps
+        os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
+        assert proc.wait(timeout=30) == EXIT[sig]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert leftovers(tmp_path) == [] and target.read_text() == "previous"
+    err = proc.stderr.read()
+    assert "Traceback" not in err and "Abort" not in err, err
+
+
+def test_a_hung_up_mpi_job_leaves_no_temporary(tmp_path):
+    """SIGHUP to the terminal's process group: mpiexec (Hydra) dies of it and its proxy kills the ranks with
+    SIGKILL, which no handler sees; rank 0's watcher removes the temporary file all the same."""
+    if MPIEXEC is None:
+        pytest.skip("no mpiexec here (install the [mpi] extra)")
+    target = tmp_path / "out.txt"
+    target.write_text("previous")
+    proc = start([MPIEXEC, "-n", "2", sys.executable, "main.py", "particles", "-n", "100000", "--steps", "100000",
+                  "-o", str(target)], start_new_session=True)
+    try:
+        wait_for_partial(tmp_path, proc)
+        time.sleep(1.0)
+        os.killpg(proc.pid, signal.SIGHUP)
+        assert proc.wait(timeout=30) in (-signal.SIGHUP, 129)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while leftovers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert leftovers(tmp_path) == [] and target.read_text() == "previous"
+
+
+def test_a_rank_stopped_between_its_own_chunks_says_so_in_one_line():
+    """The histogram's chunks differ between ranks (no step to agree on): the first rank to stop ends the job."""
+    if MPIEXEC is None:
+        pytest.skip("no mpiexec here (install the [mpi] extra)")
+    proc = start([MPIEXEC, "-n", "2", sys.executable, "main.py", "sdh", "3000000", "500"], start_new_session=True)
+    try:
+        assert "Ctrl-C stops it" in proc.stderr.readline()
+        assert "ranks on" in proc.stderr.readline()  # the atoms are drawn: the histogram starts
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    err = proc.stderr.read()
+    assert "stopped by a signal (exit 130); stopping every rank" in err and "Traceback" not in err, err
+    assert "Running time" not in proc.stdout.read()  # mpiexec says it forwarded Ctrl-C; no result follows
+
+
+def test_ranks_started_with_other_arguments_stop_before_any_work():
+    if MPIEXEC is None:
+        pytest.skip("no mpiexec here (install the [mpi] extra)")
+    common = [sys.executable, "main.py", "particles", "--steps", "10", "-n"]
+    done = subprocess.run([MPIEXEC, "-n", "1", *common, "1000", ":", "-n", "1", *common, "2000"], cwd=ROOT,
+                          env=CLEAN_ENV, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "rank 1 of 2" in lines[0], done.stderr
+    assert "particles --steps 10 -n 2000" in lines[0] and "particles --steps 10 -n 1000" in lines[0]
+
+
+def test_ranks_with_the_same_arguments_run():
+    done = run([sys.executable, "main.py", "particles", "-n", "1000", "--steps", "10"], ranks=2, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("n = 1000, "), done.stderr
+
+
+@pytest.mark.parametrize("variable", ["PMI_SIZE", "OMPI_COMM_WORLD_SIZE"])
+@pytest.mark.parametrize("args", [["--help"], ["particles", "-n", "100", "--steps", "1"]])
+def test_a_launcher_variable_without_the_launcher_is_one_line_and_exit_2(variable, args):
+    done = subprocess.run([sys.executable, "main.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**CLEAN_ENV, variable: "2"})
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{variable}=2" in lines[0] and "mpiexec -n 2" in lines[0], done.stderr
+
+
+# --- start-up ----------------------------------------------------------------------------------------------
+INTERRUPTED_IMPORT = textwrap.dedent("""
+    import importlib.abc, os, runpy, signal, sys
+
+    class CtrlC(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name == {module!r}:
+                os.kill(os.getpid(), signal.SIGINT)
+            return None
+
+    sys.meta_path.insert(0, CtrlC())
+    sys.argv = ["main.py", "--help"]
+    runpy.run_path("main.py", run_name="__main__")
+""")
+
+
+@pytest.mark.parametrize("module", ["numba", "sim.registry"])
+def test_ctrl_c_while_starting_exits_130_with_one_line(module):
+    proc = start([sys.executable, "-c", INTERRUPTED_IMPORT.format(module=module)])
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and out == ""
+    assert err.strip() == "kernel-lab: interrupted while starting"
+
+
+def test_a_python_without_the_dependencies_says_how_to_install_in_one_line():
+    # -S: no site-packages, so numpy and numba are missing, as for a system Python
+    done = subprocess.run([sys.executable, "-S", "-E", "main.py", "run", "balls"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "has no numpy" in lines[0] and "make install" in lines[0], done.stderr
+
+
+def test_the_no_display_hint_names_the_python_that_runs(monkeypatch, capsys):
+    import main
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.chdir(ROOT)
+    assert main.main(["view", "heat", "--no-settings"]) == 1
+    hint = capsys.readouterr().err.strip().splitlines()[-1].split()
+    assert os.path.samefile(hint[0], sys.executable) and hint[1:4] == ["main.py", "run", "heat"]
