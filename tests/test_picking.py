@@ -195,7 +195,7 @@ def test_the_tooltip_shows_the_values_of_the_ball_under_the_pointer(window, meth
 
 
 def test_a_click_pins_the_ball_and_esc_unpins_it(window):
-    from viewer.window.keys import key
+    from viewer.keys import key
 
     v = window(balls_with_known_state())
     target = window_point(v, KNOWN[1, :3])

@@ -141,7 +141,7 @@ def viewer(tmp_path):
 
 
 def press_record(v):
-    from viewer.window.keys import key
+    from viewer.keys import key
 
     v.window.dispatch_event("on_key_press", key.R, key.MOD_SHIFT)
     v.window.dispatch_event("on_key_release", key.R, key.MOD_SHIFT)

@@ -14,10 +14,10 @@ from gl_support import needs_egl
 import main
 from sim import create_scene
 from sim.writer import OutputError
+from viewer.keys import key
 from viewer.record import video
 from viewer.record.recorder import REAL_TIME, STEPS, RecordOptions
 from viewer.record.video import VideoWriter
-from viewer.window.keys import key
 
 
 def decode(path) -> list[np.ndarray]:

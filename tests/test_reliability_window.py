@@ -10,7 +10,7 @@ import pytest
 from imgui_bundle import imgui
 
 from sim import create_scene
-from viewer.window.keys import key, mouse
+from viewer.keys import key, mouse
 
 WIDTH, HEIGHT = 900, 640
 

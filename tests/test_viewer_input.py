@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from sim import create_scene
+from viewer.keys import key, mouse
 from viewer.render.camera import OrbitCamera
 from viewer.window.input import ORBIT, PAN, TOOL, ZOOM, gesture, scene_point
-from viewer.window.keys import key, mouse
 
 LEFT, RIGHT, MIDDLE = mouse.LEFT, mouse.RIGHT, mouse.MIDDLE
 SHIFT, CTRL = key.MOD_SHIFT, key.MOD_CTRL

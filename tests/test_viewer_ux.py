@@ -149,7 +149,7 @@ def test_keys_wait_while_the_kernels_compile(window):
 
     v = window(create_scene("particles", n=300))
     v.warm_up = WarmUp(v.scene)  # as while the first frame runs on the worker
-    from viewer.window.keys import key
+    from viewer.keys import key
 
     v.window.dispatch_event("on_key_press", key.SPACE, 0)
     v.window.dispatch_events()
@@ -193,7 +193,7 @@ def test_ui_scale_grows_the_panel(window):
 
 @needs_display
 def test_f11_switches_full_screen(window):
-    from viewer.window.keys import key
+    from viewer.keys import key
 
     v = window(create_scene("particles", n=300))
     v.window.dispatch_event("on_key_press", key.F11, 0)

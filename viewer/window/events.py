@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sim.contract import PointerEvent
 from viewer import pyglet
+from viewer.keys import dispatch_key, key
 from viewer.window.input import BUTTON_NAMES, ORBIT, PAN, TOOL, ZOOM, gesture, scene_point
-from viewer.window.keys import dispatch_key, key
 
 EVENT_HANDLED = pyglet.event.EVENT_HANDLED
 
@@ -21,7 +21,7 @@ class WindowEvents:
             if symbol == key.ESCAPE:
                 self.escape()
             return EVENT_HANDLED
-        dispatch_key(symbol, modifiers, self, self.controller)
+        dispatch_key(symbol, modifiers, self, self.controller, self.controller.gpu)
         return EVENT_HANDLED  # also keeps pyglet from closing the window on Esc by itself
 
     def on_key_release(self, symbol: int, modifiers: int):

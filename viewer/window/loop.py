@@ -67,7 +67,7 @@ class FrameLoop:
         warm.finish()
         if warm.error is not None:
             self.controller.paused = True
-            self.controller._failed("simulation step", warm.error)
+            self.controller.failed("simulation step", warm.error)
             return
         if warm.compiled:
             self.settings.table("startup")[_startup_key(warm.scene)] = len(warm.compiled)
