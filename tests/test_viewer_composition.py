@@ -5,6 +5,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from gl_support import needs_egl
 
 from sim import create_scene
 from viewer.keys import dispatch_key, key
@@ -74,3 +75,53 @@ def test_the_panel_imports_nothing_of_the_window():
     upward = {path.name: sorted(m for m in _imported_modules(path) if m.startswith("viewer.window"))
               for path in (VIEWER / "panel").glob("*.py")}
     assert {name: mods for name, mods in upward.items() if mods} == {}
+
+
+@needs_egl
+def test_one_composer_draws_the_view_and_the_imgui_frame_over_it():
+    """The frame the window, the headless renderer and the frame bench draw: the view alone without
+    the ImGui layer, the legend over its corner with it, and an abandoned layer says so."""
+    from viewer.frame import FrameComposer, offscreen_surface
+    from viewer.panel.gui import Gui
+    from viewer.render.view import SceneView, default_camera
+
+    size = (480, 320)
+    scene = create_scene("density", n=2000)
+    surface = offscreen_surface(*size)
+    view = SceneView(surface.ctx)
+    gui = Gui(surface.ctx)
+    try:
+        composer = FrameComposer(view, gui)
+        view.show(scene, next(iter(scene.color_modes)))
+        camera = default_camera(view.current)
+        area = (0.0, 0.0, float(size[0]), float(size[1]))
+        composer.draw(surface.fbo, camera, size)
+        bare = surface.offscreen.read_rgb()
+        overlaid = []
+        for _ in range(2):  # ImGui sizes auto-resized windows on their first frame
+            assert composer.compose_ui(size, size, 1 / 60, area, lambda: overlaid.append(1) or True) is True
+        composer.draw(surface.fbo, camera, size, ui=True)
+        with_legend = surface.offscreen.read_rgb()
+        assert overlaid == [1, 1]
+        corner = (slice(size[1] - 100, size[1]), slice(0, 240))  # the legend's bottom-left corner
+        assert (bare[corner] != with_legend[corner]).any(axis=-1).sum() > 500
+        top_right = (slice(0, 60), slice(size[0] - 60, size[0]))
+        assert (bare[top_right] == with_legend[top_right]).all(), "the legend stays in its corner"
+        assert composer.compose_ui(size, size, 1 / 60, area, lambda: False) is False
+    finally:
+        gui.release()
+        view.release()
+        surface.close()
+
+
+@needs_egl
+def test_headless_pictures_are_the_composers_frames():
+    from viewer.headless import HeadlessRenderer
+
+    scene = create_scene("density", n=2000)
+    with HeadlessRenderer(480, 320) as renderer:
+        renderer.render(scene)
+        first = renderer.pixels()
+        assert renderer.composer.view is renderer.view and renderer.composer.gui is not None  # a legend
+        renderer.render(scene)
+        assert (renderer.pixels() == first).all()

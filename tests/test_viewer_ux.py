@@ -218,7 +218,7 @@ def test_counters_fit_the_panel_at_1280x800():
     scene.advance_frame()
     with HeadlessRenderer(1280, 800, panel=True) as renderer:
         renderer.render(scene)
-        renderer._gui.make_current()
+        renderer.composer.gui.make_current()
         ctl = Controller(scene)
         imgui.new_frame()
         widths = [imgui.calc_text_size(line).x for line, _ in counter_lines(ctl) + rate_lines(ctl)]

@@ -16,8 +16,8 @@ from pathlib import Path
 import moderngl
 
 from sim.contract import PointerEvent
+from viewer.frame import FrameComposer
 from viewer.panel import style
-from viewer.panel.colour import draw_legend_overlay, legend_colormap
 from viewer.panel.gui import Gui
 from viewer.panel.help import draw_help
 from viewer.panel.panel import Panel
@@ -59,6 +59,7 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         self.view = SceneView(self.ctx)
         self.camera = None  # framed on the first view (plots have none)
         self.gui = Gui(self.ctx)
+        self.composer = FrameComposer(self.view, self.gui)
         self.input = ImGuiInput(self.gui, lambda: self.window.get_size()[1])
         self.panel = Panel()
         self.show_help = False
@@ -136,21 +137,9 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         if self.recording.size_changed(fb_size):
             self.stop_recording("the window changed size")
         self._set_ui_scale()
-        self.gui.new_frame(self.window.get_size(), fb_size, dt)
-        self.view.draw_plots(self._plots_area(), self._point_moved)
-        legend = self.view.legend
-        self.panel.draw(self.controller, self, shown=self.view.current, feed=self.view.feed, legend=legend)
-        if self._scene_replaced:  # the panel switched scenes: this frame's view and legend are the old one's
-            self.gui.end_frame()
-            return True
-        if legend is not None:
-            draw_legend_overlay(legend, legend_colormap(self.view.current, legend), self._plots_area())
-        self.pointing.update(self, fb_size)
-        self.pointing.draw(self, fb_size)
-        draw_tool_reach(self, fb_size)
-        if self.show_help:
-            self.show_help = draw_help(self.scene.spec)
-        self.gui.end_frame()
+        if not self.composer.compose_ui(self.window.get_size(), fb_size, dt, self._plots_area(),
+                                        lambda: self._overlays(fb_size), self._point_moved):
+            return True  # the panel switched scenes: this frame's view and legend are the old one's
         recording = self.recording.active
         target = self.recording.framebuffer(self.ctx, fb_size) if recording else self.ctx.screen
         self._draw(target, fb_size)
@@ -169,6 +158,18 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         self.render_ms = (time.perf_counter() - start) * 1e3
         self.frames += 1
         self.frame_rate.update(self.frames)
+        return True
+
+    def _overlays(self, fb_size: tuple[int, int]) -> bool:
+        """The window's share of the ImGui frame: the panel, picking, the tool's reach, the help."""
+        self.panel.draw(self.controller, self, shown=self.view.current, feed=self.view.feed, legend=self.view.legend)
+        if self._scene_replaced:
+            return False
+        self.pointing.update(self, fb_size)
+        self.pointing.draw(self, fb_size)
+        draw_tool_reach(self, fb_size)
+        if self.show_help:
+            self.show_help = draw_help(self.scene.spec)
         return True
 
     def _set_ui_scale(self) -> None:
@@ -208,11 +209,10 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         self.controller.pointer(PointerEvent("point", x, y, target=target))
 
     def _draw(self, target: moderngl.Framebuffer, fb_size: tuple[int, int]) -> None:
-        self.view.draw(target, self.camera, fb_size, self._covered_right(fb_size))
+        self.composer.draw(target, self.camera, fb_size, self._covered_right(fb_size), ui=True)
         if self.view.splat_problem and not self._splat_reported:
             self._splat_reported = True
             self.controller.say(f"GPU {self._drawn_noun()} drawn as impostors: {self.view.splat_problem}")
-        self.gui.draw(target)
 
     def close(self) -> None:
         if self.closed:

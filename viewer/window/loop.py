@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 
-from viewer.panel.colour import draw_legend_overlay, legend_colormap
 from viewer.window.startup import WarmUp, draw_compile_box
 
 WARM_UP_FPS = 30
@@ -50,12 +49,13 @@ class FrameLoop:
             self.finish_warm_up()
             return
         fb_size = self.window.get_framebuffer_size()
-        self.gui.new_frame(self.window.get_size(), fb_size, dt)
-        legend = self.view.legend
-        if legend is not None:
-            draw_legend_overlay(legend, legend_colormap(self.view.current, legend), self._plots_area())
-        draw_compile_box(warm, tuple(float(v) for v in self.window.get_size()))
-        self.gui.end_frame()
+        display = self.window.get_size()
+
+        def compile_box() -> bool:
+            draw_compile_box(warm, tuple(float(v) for v in display))
+            return True
+
+        self.composer.compose_ui(display, fb_size, dt, self._plots_area(), compile_box)  # no plots: the worker steps
         self._draw(self.ctx.screen, fb_size)
         self.window.flip()
 
