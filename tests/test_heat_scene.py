@@ -352,7 +352,7 @@ def _press(v, symbol, modifiers=0):
 def _window_point(v, i, j):
     """Window coordinates (y from the bottom) of cell (i, j)'s centre."""
     fb = v.window.get_framebuffer_size()
-    proj = v.camera.projection_matrix(fb[0] / fb[1], v._covered_right(fb) / fb[0])
+    proj = v.camera.projection_matrix(fb[0] / fb[1], v.covered_right(fb) / fb[0])
     clip = proj @ v.camera.view_matrix() @ np.array([i + 0.5, j + 0.5, 0.0, 1.0])
     width, height = v.window.get_size()
     return int(round((clip[0] / clip[3] + 1) / 2 * width)), int(round((clip[1] / clip[3] + 1) / 2 * height))

@@ -163,7 +163,7 @@ def test_the_window_keeps_drawing_while_its_encoder_is_stuck(viewer, monkeypatch
 
         # the indicator heads the panel: a red dot and the elapsed time
         fb_size = viewer.window.get_framebuffer_size()
-        panel_left = fb_size[0] - viewer._covered_right(fb_size)
+        panel_left = fb_size[0] - viewer.covered_right(fb_size)
         assert red_pixels(viewer.recording.target.read_rgb()[: fb_size[1] // 8, panel_left:]) > 20
     finally:
         StuckFrames.free.set()

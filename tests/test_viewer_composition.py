@@ -125,3 +125,70 @@ def test_headless_pictures_are_the_composers_frames():
         assert renderer.composer.view is renderer.view and renderer.composer.gui is not None  # a legend
         renderer.render(scene)
         assert (renderer.pixels() == first).all()
+
+
+@pytest.fixture
+def window(tmp_path):
+    from viewer.window.app import display_problem
+
+    problem = display_problem()
+    if problem is not None:
+        pytest.skip(f"needs a display: {problem}")
+    from viewer.window.app import Viewer
+
+    v = Viewer(create_scene("balls", preset="block", n=300, seed=3), 900, 640, max_fps=None, screenshot_dir=tmp_path)
+    yield v
+    v.close()
+
+
+def _press(v, symbol, modifiers=0):
+    v.window.dispatch_event("on_key_press", symbol, modifiers)
+    v.tick()
+    return v.message
+
+
+def test_window_keys_reach_the_window_actions_the_controller_and_its_gpu_switches(window):
+    v = window
+    v.tick()
+    _press(v, key.F1)
+    assert v.show_help, "F1: the window's actions"
+    _press(v, key.SPACE)
+    assert v.paused and v.message == "paused", "space: the controller"
+    if v.controller.gpu.reason() is not None:
+        assert _press(v, key.Q).startswith("q: needs a GPU"), "q: the controller's GPU switches"
+    _press(v, key.F12)
+    assert v.last_screenshot is not None and v.last_screenshot.exists(), "F12: saved at the end of the frame"
+
+
+def test_a_drag_belongs_to_the_window_events_and_stops_the_hover(window):
+    from viewer.keys import mouse
+
+    v = window
+    v.controller.paused = True
+    for _ in range(3):
+        v.tick()
+    x, y = 200, 300
+    v.window.dispatch_event("on_mouse_motion", x, y, 0, 0)
+    v.tick()
+    v.tick()
+    v.window.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
+    v.tick()
+    assert v.events.drag is not None, "a left press over the view starts a camera gesture"
+    yaw = v.camera.yaw
+    v.window.dispatch_event("on_mouse_drag", x + 40, y, 40, 0, mouse.LEFT, 0)
+    v.tick()
+    assert v.camera.yaw != yaw and v.pointing.picking.hovered is None, "no hover while dragging"
+    v.window.dispatch_event("on_mouse_release", x + 40, y, mouse.LEFT, 0)
+    v.tick()
+    assert v.events.drag is None
+
+
+def test_a_scripted_run_stops_at_its_step_and_saves_the_frame(window, tmp_path):
+    from pathlib import Path
+
+    v = window
+    path = Path(tmp_path) / "end.png"
+    v.loop.script(7, path)
+    v.loop.run()
+    assert v.closed and v.scene.steps == 7 and v.loop.exit_status == 0
+    assert v.last_screenshot == path and path.exists()

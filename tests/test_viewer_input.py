@@ -121,7 +121,7 @@ def _drag(v, start, end, button=LEFT, modifiers=0, steps=4):
 def _scene_xy(v, x, y):
     fb = v.window.get_framebuffer_size()
     scale = fb[0] / v.window.get_size()[0]
-    sx, sy, _, _ = scene_point(v.camera, x * scale, y * scale, fb, v._covered_right(fb))
+    sx, sy, _, _ = scene_point(v.camera, x * scale, y * scale, fb, v.covered_right(fb))
     return sx, sy
 
 

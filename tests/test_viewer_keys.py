@@ -7,7 +7,8 @@ import pytest
 from sim import create_scene
 from sim.registry import SCENES
 from viewer.keys import BINDINGS, bindings_for, dispatch_key, find_binding, key, scene_bindings
-from viewer.window.app import Viewer, display_problem
+from viewer.window.actions import WindowActions
+from viewer.window.app import display_problem
 from viewer.window.controller import Controller
 from viewer.window.gpu_switches import GpuSwitches
 
@@ -22,7 +23,7 @@ def test_bindings_are_unique_and_every_action_exists(spec):
             for ctrl in ctrls:
                 assert (binding.symbol, shift, ctrl) not in seen, f"{binding.label} bound twice"
                 seen.add((binding.symbol, shift, ctrl))
-        owners = [owner for owner in (Viewer, Controller, GpuSwitches) if hasattr(owner, binding.action)]
+        owners = [owner for owner in (WindowActions, Controller, GpuSwitches) if hasattr(owner, binding.action)]
         assert owners and callable(getattr(owners[0], binding.action)), f"{binding.label}: no {binding.action}"
         assert binding.help
 

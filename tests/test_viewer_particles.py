@@ -154,7 +154,7 @@ def test_window_shows_particles_inside_the_box_outline(viewer):
     height, width, _ = pixels.shape
     camera = viewer.camera
     side = viewer.scene.size
-    shift = (PANEL_WIDTH + 16) * width / viewer.window.get_size()[0] / width  # as Viewer._draw
+    shift = (PANEL_WIDTH + 16) * width / viewer.window.get_size()[0] / width  # as Viewer.draw_frame
     clip = camera.projection_matrix(width / height, shift) @ camera.view_matrix()
 
     def pixel(x, y):
@@ -202,7 +202,7 @@ def test_window_switches_balls_particles_balls(viewer):
     ctl.paused = False
     steps = viewer.scene.steps
     viewer.tick()
-    while viewer.warm_up is not None:  # the switched-to scene's first frame runs on the worker
+    while viewer.loop.warm_up is not None:  # the switched-to scene's first frame runs on the worker
         viewer.tick()
     assert viewer.scene.steps == steps + 10
     ctl.switch_scene("balls")

@@ -132,8 +132,8 @@ def test_a_cold_start_shows_compiling_kernels_instead_of_a_black_frame(window, m
 
     v = window(scene)
     v.controller.scene = SlowFirstFrame(scene)
-    v.start_warm_up()
-    while v.warm_up is not None:
+    v.loop.start_warm_up()
+    while v.loop.warm_up is not None:
         v.tick()
         time.sleep(1 / 30)
     v.controller.scene = scene
@@ -148,7 +148,7 @@ def test_keys_wait_while_the_kernels_compile(window):
     from viewer.window.startup import WarmUp
 
     v = window(create_scene("particles", n=300))
-    v.warm_up = WarmUp(v.scene)  # as while the first frame runs on the worker
+    v.loop.warm_up = WarmUp(v.scene)  # as while the first frame runs on the worker
     from viewer.keys import key
 
     v.window.dispatch_event("on_key_press", key.SPACE, 0)
@@ -157,8 +157,8 @@ def test_keys_wait_while_the_kernels_compile(window):
     for _ in range(2):  # the second Esc quits
         v.window.dispatch_event("on_key_press", key.ESCAPE, 0)
         v.window.dispatch_events()
-    assert v._quit_requested
-    v.warm_up = None
+    assert v.quit_requested
+    v.loop.warm_up = None
 
 
 @needs_display
