@@ -51,9 +51,8 @@ class WindowActions:
 
     def toggle_fullscreen(self) -> None:
         window = self.viewer.window
-        with self.viewer.controller.guard("full screen"):
-            window.set_fullscreen(not window.fullscreen)
-            self._say("full screen (F11: back)" if window.fullscreen else "windowed")
+        self.viewer.controller.act("full screen", window.set_fullscreen, not window.fullscreen,
+                                   done=lambda: "full screen (F11: back)" if window.fullscreen else "windowed")
 
     def toggle_help(self) -> None:
         self.viewer.show_help = not self.viewer.show_help

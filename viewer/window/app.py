@@ -135,9 +135,7 @@ class Viewer:
         self.draw_frame(target, fb_size)
         if recording:
             self.ctx.copy_framebuffer(self.ctx.screen, target)
-            with self.controller.guard("recording") as g:
-                self.recording.capture(self.scene.steps)
-            if g.failed:
+            if not self.controller.act("recording", self.recording.capture, self.scene.steps):
                 self.actions.abandon_recording()
         if self.actions.screenshot_requested:
             self.actions.screenshot_requested = False

@@ -34,8 +34,7 @@ class SessionSettings:
         if settings.notices:  # the file ignored, or a saved count (main.py said it on stderr too)
             viewer.controller.say("; ".join(settings.notices))
         if window.get("fullscreen") is True:
-            with viewer.controller.guard("full screen"):
-                viewer.window.set_fullscreen(True)
+            viewer.controller.act("full screen", viewer.window.set_fullscreen, True)
 
     def _load_scene(self, scene) -> None:
         viewer = self.viewer
