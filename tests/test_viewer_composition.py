@@ -99,15 +99,15 @@ def test_one_composer_draws_the_view_and_the_imgui_frame_over_it():
         bare = surface.offscreen.read_rgb()
         overlaid = []
         for _ in range(2):  # ImGui sizes auto-resized windows on their first frame
-            assert composer.compose_ui(size, size, 1 / 60, area, lambda: overlaid.append(1) or True) is True
+            assert composer.compose_ui(size, size, 1 / 60, area, lambda fb: overlaid.append(fb) or True) is True
         composer.draw(surface.fbo, camera, size, ui=True)
         with_legend = surface.offscreen.read_rgb()
-        assert overlaid == [1, 1]
+        assert overlaid == [size, size]
         corner = (slice(size[1] - 100, size[1]), slice(0, 240))  # the legend's bottom-left corner
         assert (bare[corner] != with_legend[corner]).any(axis=-1).sum() > 500
         top_right = (slice(0, 60), slice(size[0] - 60, size[0]))
         assert (bare[top_right] == with_legend[top_right]).all(), "the legend stays in its corner"
-        assert composer.compose_ui(size, size, 1 / 60, area, lambda: False) is False
+        assert composer.compose_ui(size, size, 1 / 60, area, lambda fb: False) is False
     finally:
         gui.release()
         view.release()

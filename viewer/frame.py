@@ -55,10 +55,10 @@ class FrameComposer:
         self.gui = gui
 
     def compose_ui(self, display: tuple[int, int], fb_size: tuple[int, int], dt: float, area: Area,
-                   overlays: Callable[[], bool] = lambda: True,
+                   overlays: Callable[[tuple[int, int]], bool] = lambda fb_size: True,
                    on_point: Callable[[str, float, float], None] | None = None) -> bool:
         """Lay out one ImGui frame: the plots of a plots view (their drag points to ``on_point``; none
-        without it), the legend in ``area``'s corner, then ``overlays()``. False from ``overlays``
+        without it), the legend in ``area``'s corner, then ``overlays(fb_size)``. False from ``overlays``
         abandons the frame (what it drew over changed); returns whether the frame is ready to draw."""
         self.gui.new_frame(display, fb_size, dt)
         if on_point is not None:
@@ -66,7 +66,7 @@ class FrameComposer:
         legend = self.view.legend
         if legend is not None:
             draw_legend_overlay(legend, legend_colormap(self.view.current, legend), area)
-        ready = overlays()
+        ready = overlays(fb_size)
         self.gui.end_frame()
         return ready
 

@@ -88,7 +88,7 @@ class HeadlessRenderer:
         def on_point(target: str, x: float, y: float) -> None:
             controller.pointer(PointerEvent("point", x, y, target=target))
 
-        def panel() -> bool:
+        def panel(_fb_size) -> bool:
             if self._panel is not None:
                 self._panel.draw(controller, shown=self.view.current, feed=self.view.feed, legend=self.view.legend)
             return True

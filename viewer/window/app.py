@@ -128,7 +128,7 @@ class Viewer:
             self.actions.stop_recording("the window changed size")
         self._set_ui_scale()
         if not self.composer.compose_ui(self.window.get_size(), fb_size, dt, self.plots_area(),
-                                        lambda: self._overlays(fb_size), self._point_moved):
+                                        self._overlays, self._point_moved):
             return True  # the panel switched scenes: this frame's view and legend are the old one's
         recording = self.recording.active
         target = self.recording.framebuffer(self.ctx, fb_size) if recording else self.ctx.screen

@@ -79,7 +79,7 @@ class FrameLoop:
         fb_size = viewer.window.get_framebuffer_size()
         display = viewer.window.get_size()
 
-        def compile_box() -> bool:
+        def compile_box(_fb_size) -> bool:
             draw_compile_box(warm, tuple(float(v) for v in display))
             return True
 
