@@ -67,7 +67,7 @@ def pinned_picture(scene, candidates, path: Path, size=(1280, 800), color_mode: 
             v.tick()
         positions = v.view.points.feed
         fb = v.window.get_framebuffer_size()
-        proj = v.camera.projection_matrix(fb[0] / fb[1], v._covered_right(fb) / fb[0])
+        proj = v.camera.projection_matrix(fb[0] / fb[1], v.covered_right(fb) / fb[0])
         for item in candidates:
             sphere = positions.item_sphere(int(item))
             clip = proj @ v.camera.view_matrix() @ np.array([*sphere[:3], 1.0])
@@ -82,7 +82,7 @@ def pinned_picture(scene, candidates, path: Path, size=(1280, 800), color_mode: 
                 v.pointing.pointer = None
                 for _ in range(3):
                     v.tick()
-                v._save_screenshot(fb, path)
+                v.actions.save_screenshot(fb, path)
                 return int(item)
         return None
     finally:

@@ -57,9 +57,9 @@ def _display_problem():
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_the_scene_in_a_window(tmp_path):
+    from viewer.keys import key, mouse
     from viewer.png import read_png
     from viewer.window.app import Viewer
-    from viewer.window.keys import key, mouse
 
     scene = create_scene("durbin")
     v = Viewer(scene, 1200, 760, max_fps=None, screenshot_dir=tmp_path)
@@ -74,7 +74,7 @@ def test_the_scene_in_a_window(tmp_path):
         for _ in range(20):
             assert v.tick()
         assert v.view.kind == "plots" and scene.solver.k > 1, "the recursion advances with time"
-        if v.controller.gpu_reason() is not None:
+        if v.controller.gpu.reason() is not None:
             for symbol, modifiers in ((key.A, 0), (key.V, 0), (key.C, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT)):
                 press(symbol, modifiers)
                 assert "needs a GPU" in v.message, v.message

@@ -352,7 +352,7 @@ def _press(v, symbol, modifiers=0):
 def _window_point(v, i, j):
     """Window coordinates (y from the bottom) of cell (i, j)'s centre."""
     fb = v.window.get_framebuffer_size()
-    proj = v.camera.projection_matrix(fb[0] / fb[1], v._covered_right(fb) / fb[0])
+    proj = v.camera.projection_matrix(fb[0] / fb[1], v.covered_right(fb) / fb[0])
     clip = proj @ v.camera.view_matrix() @ np.array([i + 0.5, j + 0.5, 0.0, 1.0])
     width, height = v.window.get_size()
     return int(round((clip[0] / clip[3] + 1) / 2 * width)), int(round((clip[1] / clip[3] + 1) / 2 * height))
@@ -361,9 +361,9 @@ def _window_point(v, i, j):
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
+    from viewer.keys import key, mouse
     from viewer.png import read_png
     from viewer.window.app import Viewer
-    from viewer.window.keys import key, mouse
 
     v = Viewer(create_scene("heat", preset="plate", n=200 * 200), 900, 600, max_fps=None, screenshot_dir=tmp_path)
     try:
@@ -397,7 +397,7 @@ def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
         _press(v, key.F12)
         shot = read_png(v.last_screenshot).astype(int)
         assert shot[:, : shot.shape[1] - 420].std() > 20
-        if v.controller.gpu_reason() is not None:
+        if v.controller.gpu.reason() is not None:
             for symbol, modifiers in ((key.A, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT), (key.V, 0), (key.C, 0)):
                 _press(v, symbol, modifiers)
                 assert "needs a GPU" in v.message and v.scene.backend == "cpu"

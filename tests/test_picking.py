@@ -110,7 +110,7 @@ VELOCITIES = np.array([[1.0, -2.0, 0.5, 0], [0, 0, 0, 0], [3.0, 0, -1.0, 0], [0,
 def window_point(v, world):
     """The window pixel (pyglet: y up) where ``world`` is drawn."""
     fb = v.window.get_framebuffer_size()
-    proj = v.camera.projection_matrix(fb[0] / fb[1], v._covered_right(fb) / fb[0])
+    proj = v.camera.projection_matrix(fb[0] / fb[1], v.covered_right(fb) / fb[0])
     clip = proj @ v.camera.view_matrix() @ np.array([*world, 1.0])
     ndc = clip[:3] / clip[3]
     width, height = v.window.get_size()
@@ -195,7 +195,7 @@ def test_the_tooltip_shows_the_values_of_the_ball_under_the_pointer(window, meth
 
 
 def test_a_click_pins_the_ball_and_esc_unpins_it(window):
-    from viewer.window.keys import key
+    from viewer.keys import key
 
     v = window(balls_with_known_state())
     target = window_point(v, KNOWN[1, :3])

@@ -141,7 +141,7 @@ def viewer(tmp_path):
 
 
 def press_record(v):
-    from viewer.window.keys import key
+    from viewer.keys import key
 
     v.window.dispatch_event("on_key_press", key.R, key.MOD_SHIFT)
     v.window.dispatch_event("on_key_release", key.R, key.MOD_SHIFT)
@@ -165,7 +165,7 @@ def test_r_twice_records_a_frame_every_k_steps(viewer):
     expected = (stopped_at - start) // 6
     assert len(frames) == expected >= 14
     fb_width, fb_height = viewer.window.get_framebuffer_size()
-    want = even_size((fb_width - viewer._covered_right((fb_width, fb_height)), fb_height))
+    want = even_size((fb_width - viewer.covered_right((fb_width, fb_height)), fb_height))
     assert frames[0].shape == (want[1], want[0], 3), "the view left of the panel, trimmed to even sizes"
     assert changes(frames) > 0.5
 

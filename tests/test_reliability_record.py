@@ -14,10 +14,10 @@ from gl_support import needs_egl
 import main
 from sim import create_scene
 from sim.writer import OutputError
+from viewer.keys import key
 from viewer.record import video
 from viewer.record.recorder import REAL_TIME, STEPS, RecordOptions
 from viewer.record.video import VideoWriter
-from viewer.window.keys import key
 
 
 def decode(path) -> list[np.ndarray]:
@@ -163,7 +163,7 @@ def test_the_window_keeps_drawing_while_its_encoder_is_stuck(viewer, monkeypatch
 
         # the indicator heads the panel: a red dot and the elapsed time
         fb_size = viewer.window.get_framebuffer_size()
-        panel_left = fb_size[0] - viewer._covered_right(fb_size)
+        panel_left = fb_size[0] - viewer.covered_right(fb_size)
         assert red_pixels(viewer.recording.target.read_rgb()[: fb_size[1] // 8, panel_left:]) > 20
     finally:
         StuckFrames.free.set()

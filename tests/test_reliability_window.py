@@ -10,7 +10,7 @@ import pytest
 from imgui_bundle import imgui
 
 from sim import create_scene
-from viewer.window.keys import key, mouse
+from viewer.keys import key, mouse
 
 WIDTH, HEIGHT = 900, 640
 
@@ -256,7 +256,7 @@ def test_a_scene_switch_shows_the_new_scene_under_the_compiling_box(window, widg
     v.window.dispatch_event("on_mouse_release", *widgets["heat"], mouse.LEFT, 0)
     for _ in range(200):
         v.tick()
-        if v.scene.spec.name == "heat" and v.warm_up is None and boxes:
+        if v.scene.spec.name == "heat" and v.loop.warm_up is None and boxes:
             break
         time.sleep(0.01)
     assert v.scene.spec.name == "heat" and v.scene.steps > 0
@@ -377,7 +377,7 @@ def _ring_share(v, centre, radius) -> float:
     """The share of points on a circle (window points, y up) that a screenshot shows near white."""
     from viewer.image import read_image
 
-    v.screenshot()
+    v.actions.screenshot()
     v.tick()
     pixels = read_image(v.last_screenshot).astype(int)
     angles = np.linspace(0, 2 * np.pi, 72, endpoint=False)
@@ -424,10 +424,10 @@ def test_a_scene_switched_while_paused_compiles_under_the_box_once_it_runs(windo
     v = window(create_scene("particles", n=300))
     v.controller.switch_scene("heat")
     v.tick()
-    assert v.warm_up is None and v.view.kind == "field" and v.scene.steps == 0, "paused: the new state, no step"
+    assert v.loop.warm_up is None and v.view.kind == "field" and v.scene.steps == 0, "paused: the new state, no step"
     _press(v, key.SPACE)
-    assert v.warm_up is not None, "the first frame runs on the worker, under the box"
-    while v.warm_up is not None:
+    assert v.loop.warm_up is not None, "the first frame runs on the worker, under the box"
+    while v.loop.warm_up is not None:
         v.tick()
     assert v.scene.steps == v.scene.spec.steps_per_frame and "kernels ready" in v.message
 

@@ -119,8 +119,8 @@ def press(v, symbol, modifiers=0):
 
 @needs_display
 def test_the_window_restores_what_it_saved(tmp_path):
+    from viewer.keys import key
     from viewer.panel import style
-    from viewer.window.keys import key
 
     v = open_viewer(create_scene("balls", preset="T"), Settings.load(), tmp_path)
     try:
@@ -161,7 +161,7 @@ def test_the_window_restores_what_it_saved(tmp_path):
 
 @needs_display
 def test_bookmarks_restore_the_camera(tmp_path):
-    from viewer.window.keys import key
+    from viewer.keys import key
 
     v = open_viewer(create_scene("balls", preset="T"), None, tmp_path)
     try:

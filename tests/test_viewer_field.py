@@ -201,9 +201,9 @@ def _display_problem():
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_density_in_a_window(tmp_path):
+    from viewer.keys import key
     from viewer.png import read_png
     from viewer.window.app import Viewer
-    from viewer.window.keys import key
 
     v = Viewer(create_scene("density", n=3000), 900, 600, max_fps=None, screenshot_dir=tmp_path)
     try:

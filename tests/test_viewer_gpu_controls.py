@@ -15,9 +15,9 @@ from sim.balls.scene import BallsScene
 from sim.checks import Verification
 from sim.contract import BLOCK_COLORS
 from viewer.gpu.egl import VENDOR_VARIABLE, prefer_nvidia_egl
+from viewer.keys import dispatch_key, key
 from viewer.render.camera import OrbitCamera
 from viewer.window.controller import Controller
-from viewer.window.keys import dispatch_key, key
 
 WIDE = world.Trough(800.0, -1600.0, 1600.0)
 
@@ -58,7 +58,7 @@ class GpuContractScene(BallsScene):
 
 
 def press(ctl, symbol, modifiers=0):
-    dispatch_key(symbol, modifiers, ctl)
+    dispatch_key(symbol, modifiers, ctl, ctl.gpu)
     return ctl.message
 
 
@@ -128,7 +128,7 @@ def test_scene_errors_become_messages(ctl):
     ctl.scene.set_variant = broken
     press(ctl, key.Q)
     assert "failed" in ctl.message and "out of memory" in ctl.message
-    ctl.set_block(3)
+    ctl.gpu.set_block(3)
     assert "block size must be a multiple of 32" in ctl.message
 
 

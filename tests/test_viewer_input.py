@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from sim import create_scene
+from viewer.keys import key, mouse
 from viewer.render.camera import OrbitCamera
 from viewer.window.input import ORBIT, PAN, TOOL, ZOOM, gesture, scene_point
-from viewer.window.keys import key, mouse
 
 LEFT, RIGHT, MIDDLE = mouse.LEFT, mouse.RIGHT, mouse.MIDDLE
 SHIFT, CTRL = key.MOD_SHIFT, key.MOD_CTRL
@@ -121,7 +121,7 @@ def _drag(v, start, end, button=LEFT, modifiers=0, steps=4):
 def _scene_xy(v, x, y):
     fb = v.window.get_framebuffer_size()
     scale = fb[0] / v.window.get_size()[0]
-    sx, sy, _, _ = scene_point(v.camera, x * scale, y * scale, fb, v._covered_right(fb))
+    sx, sy, _, _ = scene_point(v.camera, x * scale, y * scale, fb, v.covered_right(fb))
     return sx, sy
 
 

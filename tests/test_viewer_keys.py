@@ -6,9 +6,11 @@ import pytest
 
 from sim import create_scene
 from sim.registry import SCENES
-from viewer.window.app import Viewer, display_problem
+from viewer.keys import BINDINGS, bindings_for, dispatch_key, find_binding, key, scene_bindings
+from viewer.window.actions import WindowActions
+from viewer.window.app import display_problem
 from viewer.window.controller import Controller
-from viewer.window.keys import BINDINGS, bindings_for, dispatch_key, find_binding, key, scene_bindings
+from viewer.window.gpu_switches import GpuSwitches
 
 
 @pytest.mark.parametrize("spec", SCENES.values(), ids=SCENES)
@@ -21,8 +23,8 @@ def test_bindings_are_unique_and_every_action_exists(spec):
             for ctrl in ctrls:
                 assert (binding.symbol, shift, ctrl) not in seen, f"{binding.label} bound twice"
                 seen.add((binding.symbol, shift, ctrl))
-        owner = Viewer if hasattr(Viewer, binding.action) else Controller
-        assert callable(getattr(owner, binding.action, None)), f"{binding.label}: no {binding.action}"
+        owners = [owner for owner in (WindowActions, Controller, GpuSwitches) if hasattr(owner, binding.action)]
+        assert owners and callable(getattr(owners[0], binding.action)), f"{binding.label}: no {binding.action}"
         assert binding.help
 
 
@@ -83,14 +85,14 @@ def controller():
 
 
 def test_gpu_switches_explain_without_changing_anything(controller):
-    if controller.gpu_reason() is None:
+    if controller.gpu.reason() is None:
         pytest.skip("this machine runs the scene on a GPU")
     for symbol, modifiers in ((key.A, 0), (key.F4, 0), (key.V, 0), (key.C, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT)):
         mode, backend = controller.color_mode, controller.scene.backend
-        dispatch_key(symbol, modifiers, controller)
+        dispatch_key(symbol, modifiers, controller, controller.gpu)
         assert "needs a GPU" in controller.message
         assert controller.color_mode == mode and controller.scene.backend == backend
-    controller.set_backend("gpu")
+    controller.gpu.set_backend("gpu")
     assert controller.scene.backend == "cpu"
     assert "unavailable" in controller.message
 

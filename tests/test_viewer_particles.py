@@ -11,18 +11,18 @@ import numpy as np
 import pytest
 
 from sim import create_scene
+from viewer.keys import dispatch_key, key
 from viewer.panel.style import PANEL_WIDTH
 from viewer.render.camera import OrbitCamera
 from viewer.render.view import BACKGROUND
 from viewer.window.controller import Controller
-from viewer.window.keys import dispatch_key, key
 
 ROOT = Path(__file__).resolve().parent.parent
 N = 3000
 
 
 def _press(ctl, symbol, modifiers=0) -> str:
-    dispatch_key(symbol, modifiers, ctl)
+    dispatch_key(symbol, modifiers, ctl, ctl.gpu)
     return ctl.message
 
 
@@ -136,7 +136,7 @@ def test_window_r_resets_the_steps(viewer):
 def test_window_keys_that_need_a_gpu_or_the_balls_say_so(viewer):
     press(viewer, key.T)
     assert "does not apply to the particles scene" in viewer.message
-    if viewer.controller.gpu_reason() is None:
+    if viewer.controller.gpu.reason() is None:
         pytest.skip("this machine runs the scene on a GPU")
     press(viewer, key.Q)
     assert viewer.message.startswith("q: needs a GPU")
@@ -154,7 +154,7 @@ def test_window_shows_particles_inside_the_box_outline(viewer):
     height, width, _ = pixels.shape
     camera = viewer.camera
     side = viewer.scene.size
-    shift = (PANEL_WIDTH + 16) * width / viewer.window.get_size()[0] / width  # as Viewer._draw
+    shift = (PANEL_WIDTH + 16) * width / viewer.window.get_size()[0] / width  # as Viewer.draw_frame
     clip = camera.projection_matrix(width / height, shift) @ camera.view_matrix()
 
     def pixel(x, y):
@@ -202,7 +202,7 @@ def test_window_switches_balls_particles_balls(viewer):
     ctl.paused = False
     steps = viewer.scene.steps
     viewer.tick()
-    while viewer.warm_up is not None:  # the switched-to scene's first frame runs on the worker
+    while viewer.loop.warm_up is not None:  # the switched-to scene's first frame runs on the worker
         viewer.tick()
     assert viewer.scene.steps == steps + 10
     ctl.switch_scene("balls")

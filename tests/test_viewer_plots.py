@@ -110,10 +110,10 @@ def _display_problem():
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_a_plots_scene_in_a_window(tmp_path):
+    from viewer.keys import key, mouse
     from viewer.panel.style import PANEL_WIDTH
     from viewer.png import read_png
     from viewer.window.app import Viewer
-    from viewer.window.keys import key, mouse
 
     v = Viewer(PlotDemo(), 1000, 650, max_fps=None, screenshot_dir=tmp_path)
     try:

@@ -132,8 +132,8 @@ def test_a_cold_start_shows_compiling_kernels_instead_of_a_black_frame(window, m
 
     v = window(scene)
     v.controller.scene = SlowFirstFrame(scene)
-    v.start_warm_up()
-    while v.warm_up is not None:
+    v.loop.start_warm_up()
+    while v.loop.warm_up is not None:
         v.tick()
         time.sleep(1 / 30)
     v.controller.scene = scene
@@ -148,8 +148,8 @@ def test_keys_wait_while_the_kernels_compile(window):
     from viewer.window.startup import WarmUp
 
     v = window(create_scene("particles", n=300))
-    v.warm_up = WarmUp(v.scene)  # as while the first frame runs on the worker
-    from viewer.window.keys import key
+    v.loop.warm_up = WarmUp(v.scene)  # as while the first frame runs on the worker
+    from viewer.keys import key
 
     v.window.dispatch_event("on_key_press", key.SPACE, 0)
     v.window.dispatch_events()
@@ -157,8 +157,8 @@ def test_keys_wait_while_the_kernels_compile(window):
     for _ in range(2):  # the second Esc quits
         v.window.dispatch_event("on_key_press", key.ESCAPE, 0)
         v.window.dispatch_events()
-    assert v._quit_requested
-    v.warm_up = None
+    assert v.quit_requested
+    v.loop.warm_up = None
 
 
 @needs_display
@@ -193,7 +193,7 @@ def test_ui_scale_grows_the_panel(window):
 
 @needs_display
 def test_f11_switches_full_screen(window):
-    from viewer.window.keys import key
+    from viewer.keys import key
 
     v = window(create_scene("particles", n=300))
     v.window.dispatch_event("on_key_press", key.F11, 0)
@@ -218,7 +218,7 @@ def test_counters_fit_the_panel_at_1280x800():
     scene.advance_frame()
     with HeadlessRenderer(1280, 800, panel=True) as renderer:
         renderer.render(scene)
-        renderer._gui.make_current()
+        renderer.composer.gui.make_current()
         ctl = Controller(scene)
         imgui.new_frame()
         widths = [imgui.calc_text_size(line).x for line, _ in counter_lines(ctl) + rate_lines(ctl)]

@@ -23,10 +23,10 @@ pytestmark = [
 from imgui_bundle import imgui  # noqa: E402
 
 from sim import create_scene  # noqa: E402
+from viewer.keys import key, mouse  # noqa: E402
 from viewer.panel.style import PANEL_WIDTH  # noqa: E402
 from viewer.png import read_png  # noqa: E402
 from viewer.window.app import Viewer  # noqa: E402
-from viewer.window.keys import key, mouse  # noqa: E402
 
 WIDTH, HEIGHT = 1024, 700
 
@@ -116,7 +116,7 @@ def test_T_and_t_load_the_benchmarks(viewer):
 @pytest.mark.parametrize("symbol, modifiers", [(key.A, 0), (key.F4, 0), (key.V, 0), (key.C, 0),
                                                (key.Q, 0), (key.Q, key.MOD_SHIFT)])
 def test_gpu_keys_explain_and_change_nothing_without_a_gpu(viewer, symbol, modifiers):
-    if viewer.controller.gpu_reason() is None:
+    if viewer.controller.gpu.reason() is None:
         pytest.skip("this machine can run the scene on a GPU")
     mode, backend = viewer.controller.color_mode, viewer.scene.backend
     press(viewer, symbol, modifiers)

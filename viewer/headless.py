@@ -2,8 +2,9 @@
 framebuffer, every view kind (points, field, plots), the panel if asked.
 
 ``HeadlessRenderer`` keeps one context, renderer and (for plots or the panel) ImGui frame across
-frames, for recordings; ``render_pixels`` / ``render_image`` draw one picture; ``HeadlessRecording``
-records a headless run (``run --headless --record``): one video frame every K physics steps.
+frames, for recordings, and draws them as the window does (``viewer.frame.FrameComposer``);
+``render_pixels`` / ``render_image`` draw one picture; ``HeadlessRecording`` records a headless run
+(``run --headless --record``): one video frame every K physics steps.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from pathlib import Path
 import moderngl
 import numpy as np
 
+from viewer.frame import FrameComposer, offscreen_surface
 from viewer.image import write_image
 from viewer.record.recorder import STEPS, Recorder, RecordOptions
 from viewer.render.camera import OrbitCamera
-from viewer.render.offscreen import Offscreen
 from viewer.render.view import SceneView, default_camera
 
 
@@ -25,16 +26,17 @@ def default_color_mode(scene) -> str:
 
 
 class HeadlessRenderer:
-    """Draws a scene's current view into an offscreen framebuffer of ``size``, again and again."""
+    """Draws a scene's current view into an offscreen framebuffer of ``size``, again and again,
+    through the viewer's ``FrameComposer``."""
 
     def __init__(self, width: int = 1280, height: int = 800, panel: bool = False):
         self.size = (int(width), int(height))
         self.panel = panel
-        self.ctx = moderngl.create_standalone_context(backend="egl", require=330)
+        self.surface = offscreen_surface(*self.size)
+        self.ctx = self.surface.ctx
         self.view = SceneView(self.ctx)
-        self.target = Offscreen(self.ctx, self.size)
+        self.composer = FrameComposer(self.view)  # its ImGui frame made on the first picture that needs one
         self.camera: OrbitCamera | None = None
-        self._gui = None
         self._panel = None
         self._controller = None
 
@@ -46,7 +48,7 @@ class HeadlessRenderer:
 
     @property
     def fbo(self) -> moderngl.Framebuffer:
-        return self.target.fbo
+        return self.surface.fbo
 
     def render(self, scene, camera: OrbitCamera | None = None, color_mode: str | None = None) -> None:
         """Draw the scene's view now (framing it with the default camera the first time, or when
@@ -55,28 +57,26 @@ class HeadlessRenderer:
         if self.view.show(scene, mode) or self.camera is None:
             self.camera = default_camera(self.view.current)
         covered = _panel_cover() if self.panel else 0
-        frames = 0
-        if self.panel or self.view.kind == "plots" or self.view.legend is not None:
-            frames = self._gui_frames(scene, mode, covered)
-        self.view.draw(self.fbo, camera or self.camera, self.size, covered)
-        if frames:
-            self._gui.draw(self.fbo)
+        ui = self.panel or self.view.kind == "plots" or self.view.legend is not None
+        if ui:
+            self._compose_ui(scene, mode, covered)
+        self.composer.draw(self.fbo, camera or self.camera, self.size, covered, ui)
 
     def pixels(self) -> np.ndarray:
         """The last render as (height, width, 3) uint8, top row first (waits for the GPU)."""
         self.ctx.finish()
-        return self.target.read_rgb()
+        return self.surface.offscreen.read_rgb()
 
-    def _gui_frames(self, scene, mode: str, covered: int) -> int:
+    def _compose_ui(self, scene, mode: str, covered: int) -> None:
         from sim.contract import PointerEvent
-        from viewer.panel.colour import draw_legend_overlay, legend_colormap
         from viewer.panel.gui import Gui
         from viewer.panel.panel import Panel
         from viewer.window.controller import Controller
 
-        first = self._gui is None
+        composer = self.composer
+        first = composer.gui is None
         if first:
-            self._gui = Gui(self.ctx)
+            composer.gui = Gui(self.ctx)
             self._panel = Panel() if self.panel else None
         if self._controller is None or self._controller.scene is not scene:
             self._controller = Controller(scene, paused=True)
@@ -88,32 +88,28 @@ class HeadlessRenderer:
         def on_point(target: str, x: float, y: float) -> None:
             controller.pointer(PointerEvent("point", x, y, target=target))
 
+        def panel(_fb_size) -> bool:
+            if self._panel is not None:
+                self._panel.draw(controller, shown=self.view.current, feed=self.view.feed, legend=self.view.legend)
+            return True
+
         # ImGui lays out auto-sized windows on the first frame, and ImPlot fits auto-fitted axes to a
         # frame's data at that frame's end: a picture of plots is the second of two frames of the same view.
         fitted = self.view.kind == "plots" or self.panel
         for frame in range(2 if first or fitted else 1):
-            self._gui.new_frame(self.size, self.size, 1 / 60)
-            self.view.draw_plots(area, on_point)
-            legend = self.view.legend
-            if legend is not None:
-                draw_legend_overlay(legend, legend_colormap(self.view.current, legend), area)
-            if self._panel is not None:
-                self._panel.draw(controller, shown=self.view.current, feed=self.view.feed, legend=self.view.legend)
-            self._gui.end_frame()
+            composer.compose_ui(self.size, self.size, 1 / 60, area, panel, on_point)
             if frame == 0 and first:
-                self._gui.renderer.update_textures(self._gui.draw_data().textures)
-        return 1
+                composer.gui.renderer.update_textures(composer.gui.draw_data().textures)
 
     def close(self) -> None:
         if self.ctx is None:
             return
         try:
-            if self._gui is not None:
-                self._gui.release()
+            if self.composer.gui is not None:
+                self.composer.gui.release()
             self.view.release()  # unregisters the GL buffers from CUDA while the context still exists
-            self.target.release()
         finally:
-            self.ctx.release()
+            self.surface.close()
             self.ctx = None
 
 

@@ -7,8 +7,8 @@ into the GL buffers (CUDA–GL interop for a view on the device, host uploads ot
 view of the whole scene drawn at the given size, and ``finish()``. By default the preset is the
 scene's run preset when it takes a count, else its preset with the largest default count (the
 balls' block lattice); the variant is the one the spec names for large counts (``gpu.fastest``).
-No panel. ``--headless`` (or no display) draws into an offscreen framebuffer of a standalone EGL
-context: no X server needed.
+No panel: the viewer's ``FrameComposer`` draws the view alone. ``--headless`` (or no display)
+draws into an offscreen framebuffer of a standalone EGL context: no X server needed.
 
 Two passes: whole frames as the viewer runs them (the median is the headline), then the same
 frames with the device synchronised after the physics and after the view reaches the GL buffers,
@@ -26,14 +26,13 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import moderngl
 import numpy as np
 
 from sim.registry import SCENES
+from viewer.frame import FrameComposer, Surface, offscreen_surface
 from viewer.render.camera import OrbitCamera
-from viewer.render.offscreen import Offscreen
 from viewer.render.view import SceneView, default_camera
 
 
@@ -52,28 +51,6 @@ def timed_preset(spec) -> str:
 def timed_variant(spec) -> str | None:
     """The variant for large counts (the balls' grid: the z-sweep is far slower at millions)."""
     return (spec.gpu.fastest or spec.gpu.default_variant) if spec.gpu else None
-
-
-@dataclass
-class Surface:
-    """Where frames are drawn: a framebuffer, how to show a finished frame, how to let go."""
-
-    ctx: moderngl.Context
-    fbo: moderngl.Framebuffer
-    present: Callable[[], None]
-    close: Callable[[], None]
-    kind: str
-
-
-def offscreen_surface(width: int, height: int) -> Surface:
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
-    target = Offscreen(ctx, (width, height))
-
-    def close() -> None:
-        target.release()
-        ctx.release()
-
-    return Surface(ctx, target.fbo, lambda: None, close, "headless EGL")
 
 
 def window_surface(width: int, height: int) -> Surface:
@@ -95,7 +72,7 @@ def device_sync(scene) -> None:
     scene.finish()
 
 
-def time_frames(scene, view: SceneView, surface: Surface, size: tuple[int, int], camera: OrbitCamera,
+def time_frames(scene, composer: FrameComposer, surface: Surface, size: tuple[int, int], camera: OrbitCamera,
                 mode: str, frames: int, split: bool, after_draw: Callable[[], None] | None = None) -> np.ndarray:
     """(frames, 4) milliseconds: physics, the view into the GL buffers, drawing, whole frame.
 
@@ -104,6 +81,7 @@ def time_frames(scene, view: SceneView, surface: Surface, size: tuple[int, int],
     frame's drawing (a recording's read-back, a pick), inside the whole frame's time.
     """
     times = np.empty((frames, 4))
+    view = composer.view
     for i in range(frames):
         start = time.perf_counter()
         scene.advance_frame()
@@ -114,7 +92,7 @@ def time_frames(scene, view: SceneView, surface: Surface, size: tuple[int, int],
         if split:
             device_sync(scene)
         fed = time.perf_counter()
-        view.draw(surface.fbo, camera, size)
+        composer.draw(surface.fbo, camera, size)
         if after_draw is not None:
             after_draw()
         surface.present()
@@ -125,14 +103,14 @@ def time_frames(scene, view: SceneView, surface: Surface, size: tuple[int, int],
     return times
 
 
-def recording_pass(scene, view, surface, size, camera, mode, frames: int, path) -> dict:
+def recording_pass(scene, composer, surface, size, camera, mode, frames: int, path) -> dict:
     """Whole frames, each also recorded: read back through the pixel ring, encoded on its thread."""
     from viewer.record.recorder import STEPS, Recorder, RecordOptions
 
     recorder = Recorder(surface.ctx, path, size, RecordOptions(STEPS, every=scene.spec.steps_per_frame, fps=60),
                         steps=scene.steps)
     try:
-        times = time_frames(scene, view, surface, size, camera, mode, frames, split=False,
+        times = time_frames(scene, composer, surface, size, camera, mode, frames, split=False,
                             after_draw=lambda: recorder.capture(surface.fbo, copies=recorder.due(scene.steps)))
     except BaseException:
         recorder.abort()
@@ -144,7 +122,7 @@ def recording_pass(scene, view, surface, size, camera, mode, frames: int, path) 
             "record_codec": recorder.writer.codec}
 
 
-def picking_pass(scene, view, surface, size, camera, mode, frames: int) -> dict:
+def picking_pass(scene, composer, surface, size, camera, mode, frames: int) -> dict:
     """Whole frames that also pick the item under the centre of the view and describe it."""
     from viewer.pick.picker import Picking
     from viewer.window.input import scene_point
@@ -155,14 +133,14 @@ def picking_pass(scene, view, surface, size, camera, mode, frames: int) -> dict:
 
     def pick() -> None:
         started = time.perf_counter()
-        picking.hover(view, (origin, direction), (sx, sy), camera.far if camera else 1.0)
+        picking.hover(composer.view, (origin, direction), (sx, sy), camera.far if camera else 1.0)
         if picking.hovered is not None:
             scene.describe(picking.hovered)
             found.append(picking.hovered)
         pick_ms.append((time.perf_counter() - started) * 1e3)
 
     try:
-        times = time_frames(scene, view, surface, size, camera, mode, frames, split=False, after_draw=pick)
+        times = time_frames(scene, composer, surface, size, camera, mode, frames, split=False, after_draw=pick)
     finally:
         picking.release()
     return {"pick_frame_ms": float(np.median(times[:, 3])), "pick_ms": float(np.median(pick_ms)),
@@ -174,19 +152,20 @@ def measure(scene, width: int, height: int, frames: int, warmup: int, headless: 
     surface = offscreen_surface(width, height) if headless else window_surface(width, height)
     try:
         view = SceneView(surface.ctx)
+        composer = FrameComposer(view)  # no panel: the view alone
         try:
             mode = next(iter(scene.color_modes), "")
             view.show(scene, mode)
             camera = default_camera(view.current)
             size = (width, height)
-            time_frames(scene, view, surface, size, camera, mode, warmup, split=True)  # compile, settle
-            whole = time_frames(scene, view, surface, size, camera, mode, frames, split=False)
-            split = time_frames(scene, view, surface, size, camera, mode, frames, split=True)
+            time_frames(scene, composer, surface, size, camera, mode, warmup, split=True)  # compile, settle
+            whole = time_frames(scene, composer, surface, size, camera, mode, frames, split=False)
+            split = time_frames(scene, composer, surface, size, camera, mode, frames, split=True)
             extra = {}
             if record is not None:
-                extra.update(recording_pass(scene, view, surface, size, camera, mode, frames, record))
+                extra.update(recording_pass(scene, composer, surface, size, camera, mode, frames, record))
             if pick:
-                extra.update(picking_pass(scene, view, surface, size, camera, mode, frames))
+                extra.update(picking_pass(scene, composer, surface, size, camera, mode, frames))
             return {
                 **extra,
                 "surface": surface.kind,

@@ -46,7 +46,7 @@ def draw_color_section(ctl, shown=None, legend: Legend | None = None) -> None:
 def _mode_combo(ctl, modes: dict[str, str]) -> None:
     spec = ctl.spec
     if imgui.begin_combo("colour by", modes.get(ctl.color_mode, ctl.color_mode)):
-        block_reason = ctl.block_colors_reason()
+        block_reason = ctl.gpu.block_colors_reason()
         for mode, label in modes.items():
             unavailable = block_reason if mode == BLOCK_COLORS else None
             flags = imgui.SelectableFlags_.disabled if unavailable else 0

@@ -19,18 +19,18 @@ def draw_display_section(app) -> None:
     tooltip("the panel's size and font; it starts from the monitor's content scale (kept with the settings)")
     changed, full = imgui.checkbox("full screen (F11)", bool(app.window.fullscreen))
     if changed and full != bool(app.window.fullscreen):
-        app.toggle_fullscreen()
+        app.actions.toggle_fullscreen()
     imgui.text("camera bookmarks:")
     for number in BOOKMARKS:
         imgui.same_line()
         saved = number in app.bookmarks
         imgui.begin_disabled(not saved)
         if imgui.small_button(number):
-            app.restore_bookmark(number)
+            app.actions.restore_bookmark(number)
         imgui.end_disabled()
         tooltip(f"{number}: restore" if saved else f"Ctrl+{number} saves the camera here")
     imgui.same_line()
     if imgui.small_button("save…"):
         free = next((n for n in BOOKMARKS if n not in app.bookmarks), BOOKMARKS[-1])
-        app.save_bookmark(free)
+        app.actions.save_bookmark(free)
     tooltip("save the camera into the first free bookmark (Ctrl+1…4 chooses)")

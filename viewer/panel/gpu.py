@@ -17,7 +17,7 @@ BLINK = (imgui.ImVec4(1.0, 0.25, 0.2, 1.0), imgui.ImVec4(1.0, 0.85, 0.3, 1.0))
 def draw_gpu_section(ctl, feed=None) -> None:
     """``feed``: the renderer's feed of the current view (``path``, ``fallback_reason``), if any."""
     scene, spec = ctl.scene, ctl.spec
-    if ctl.gpu_reason() is not None or spec.gpu is None:
+    if ctl.gpu.reason() is not None or spec.gpu is None:
         return
     if not section("CUDA"):
         return
@@ -27,7 +27,7 @@ def draw_gpu_section(ctl, feed=None) -> None:
         if toggle.gpu_only:
             tooltip((f"{toggle.key}: " if toggle.key else "") + toggle.help)
 
-    kernels_run = ctl.gpu_kernels_run()
+    kernels_run = ctl.gpu.kernels_run()
     imgui.push_item_width(item_width())
     for option in spec.options:
         imgui.begin_disabled(option.gpu_only and not kernels_run)
@@ -37,19 +37,19 @@ def draw_gpu_section(ctl, feed=None) -> None:
                     ctl.set_option(option.name, choice)
             imgui.end_combo()
         imgui.end_disabled()
-        disabled_tooltip(option.help + (ctl.variant_note() if option.gpu_only else ""))
+        disabled_tooltip(option.help + (ctl.gpu.variant_note() if option.gpu_only else ""))
     imgui.begin_disabled(not kernels_run and not spec.gpu.cpu_variants)
     if imgui.begin_combo("variant", scene.variant):
         for variant in spec.gpu.variants:
             if imgui.selectable(variant, variant == scene.variant)[0]:
-                ctl.set_variant(variant)
+                ctl.gpu.set_variant(variant)
         imgui.end_combo()
     imgui.end_disabled()
-    disabled_tooltip(f"q: {ctl.words.variant}" + ctl.variant_note())
+    disabled_tooltip(f"q: {ctl.words.variant}" + ctl.gpu.variant_note())
     if imgui.begin_combo("block size", block_text(scene.block)):
         for block in spec.gpu.blocks:
             if imgui.selectable(block_text(block), block == scene.block)[0]:
-                ctl.set_block(block)
+                ctl.gpu.set_block(block)
         imgui.end_combo()
     tooltip("Q: threads per CUDA block")
     imgui.pop_item_width()
@@ -59,8 +59,8 @@ def draw_gpu_section(ctl, feed=None) -> None:
         changed = imgui.checkbox("verify against the CPU", bool(scene.verify))[0]
         imgui.end_disabled()
         if changed:
-            ctl.toggle_verify()
-        disabled_tooltip(f"v: {spec.verifier.checks}; {spec.verifier.mismatch}" + ctl.variant_note())
+            ctl.gpu.toggle_verify()
+        disabled_tooltip(f"v: {spec.verifier.checks}; {spec.verifier.mismatch}" + ctl.gpu.variant_note())
         if scene.verify:
             imgui.same_line()
             imgui.text_colored(BLINK[int(time.monotonic() * 4) % 2], "VERIFYING")  # 2 blinks/s

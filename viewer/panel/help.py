@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
+from viewer.keys import MOUSE_HELP, bindings_for
 from viewer.panel.style import GREY
-from viewer.window.keys import MOUSE_HELP, bindings_for
 
 
 def draw_help(spec) -> bool:

@@ -45,10 +45,10 @@ def draw_record_section(app) -> None:
         imgui.text_colored(RECORDING, recording_line(app))
         tooltip(str(recording.recorder.path.resolve()))
         if imgui.button("Stop (R)"):
-            app.toggle_recording()
+            app.actions.toggle_recording()
     else:
         if imgui.button("Record (R)"):
-            app.toggle_recording()
+            app.actions.toggle_recording()
         tooltip(f"an MP4 (H.264) of the view into ./{recording.directory}/")
         if recording.last_path is not None:
             imgui.same_line()

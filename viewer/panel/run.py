@@ -26,11 +26,11 @@ def draw_run_section(ctl, app=None) -> None:
         return
     imgui.same_line()
     if imgui.button("Camera"):
-        app.reset_camera()
+        app.actions.reset_camera()
     tooltip("Home: default view")
     imgui.same_line()
     if imgui.button("Help"):
-        app.toggle_help()
+        app.actions.toggle_help()
     tooltip("F1: keys and mouse")
     changed, limited = imgui.checkbox("limit to 60 fps", app.max_fps is not None)
     if changed:
@@ -38,5 +38,5 @@ def draw_run_section(ctl, app=None) -> None:
     tooltip("off: draw as fast as possible (physics then runs faster than real time)")
     imgui.same_line()
     if imgui.button("Screenshot"):
-        app.screenshot()
+        app.actions.screenshot()
     tooltip("F12")

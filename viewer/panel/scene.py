@@ -58,14 +58,14 @@ class SceneSection:
             imgui.end_combo()
         tooltip(spec.preset(scene.preset).description)
 
-        gpu_reason = ctl.gpu_reason()
+        gpu_reason = ctl.gpu.reason()
         if imgui.begin_combo("backend", scene.backend):
             for backend in BACKENDS:
                 unavailable = gpu_reason if backend == "gpu" else None
                 flags = imgui.SelectableFlags_.disabled if unavailable else 0
                 label = f"{backend}  (unavailable)" if unavailable else backend
                 if imgui.selectable(label, backend == scene.backend, flags)[0]:
-                    ctl.set_backend(backend)
+                    ctl.gpu.set_backend(backend)
                 disabled_tooltip(unavailable or "")
             imgui.end_combo()
         tooltip("a: physics on CPU / GPU")

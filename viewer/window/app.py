@@ -8,7 +8,6 @@ drive the window without ``pyglet.app.run``. Pointer drags go to the camera or, 
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from pathlib import Path
@@ -16,14 +15,14 @@ from pathlib import Path
 import moderngl
 
 from sim.contract import PointerEvent
+from viewer.frame import FrameComposer
 from viewer.panel import style
-from viewer.panel.colour import draw_legend_overlay, legend_colormap
 from viewer.panel.gui import Gui
 from viewer.panel.help import draw_help
 from viewer.panel.panel import Panel
 from viewer.render.view import SceneView
 from viewer.settings import Settings
-from viewer.window.actions import ViewerActions
+from viewer.window.actions import WindowActions
 from viewer.window.controller import Controller
 from viewer.window.display import _make_window, display_problem
 from viewer.window.events import WindowEvents
@@ -34,13 +33,18 @@ from viewer.window.pointing import WindowPicking
 from viewer.window.rates import RateMeter
 from viewer.window.reach import draw_tool_reach
 from viewer.window.recording import RECORDING_DIR, WindowRecording
-from viewer.window.startup import WarmUp
+from viewer.window.session import SessionSettings
 
 SCREENSHOT_DIR = Path("screenshots")
 
 
-class Viewer(WindowEvents, ViewerActions, FrameLoop):
-    """``settings``: what was saved (``viewer.settings``), applied now and updated by ``close()``;
+class Viewer:
+    """The window and what it is made of, wired here: the ``controller`` (what the user does to the
+    scene), the ``composer`` (a frame onto a framebuffer), ``events`` (pyglet's handlers), ``actions``
+    (the window's own keys and buttons), ``loop`` (how frames follow one another), ``session`` (the
+    settings kept between sessions), ``pointing`` (picking) and ``recording`` (R).
+
+    ``settings``: what was saved (``viewer.settings``), applied now and updated by ``close()``;
     None starts clean and keeps the session's choices in memory only."""
 
     def __init__(self, scene, width: int = 1280, height: int = 800, visible: bool = True,
@@ -53,14 +57,14 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         if self.ctx.version_code < 330:
             raise RuntimeError(f"OpenGL 3.3 needed, got {self.ctx.info['GL_VERSION']}")
         self.controller = Controller(scene)
-        self.controller.on_switch = self._scene_switched
-        self.controller.new_scene = self._new_scene
-        self._switch_notice = ""  # a saved count the last switch could not use, in words
         self.view = SceneView(self.ctx)
         self.camera = None  # framed on the first view (plots have none)
         self.gui = Gui(self.ctx)
+        self.composer = FrameComposer(self.view, self.gui)
         self.input = ImGuiInput(self.gui, lambda: self.window.get_size()[1])
         self.panel = Panel()
+        self.pointing = WindowPicking(self.ctx)
+        self.recording = WindowRecording(recording_dir)
         self.show_help = False
         self.max_fps = max_fps
         self.screenshot_dir = Path(screenshot_dir)
@@ -68,29 +72,23 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         self.frame_rate = RateMeter()
         self.render_ms = 0.0
         self.frames = 0
+        self.last_tick = time.perf_counter()
         self.closed = False
-        self._quit_requested = False
-        self._escape_at = -math.inf  # when an Esc last asked for a second one to quit
-        self._screenshot_requested = False
-        self._drag: str | None = None  # the gesture of the button held down (a camera move or TOOL)
-        self._tool_button = ""  # the button of a tool drag
-        self.stop_at_steps: int | None = None  # scripted run: quit once the scene reaches this step
-        self.final_screenshot: Path | None = None  # ... after saving the window here
-        self.exit_status = 0
+        self.quit_requested = False
+        self.scene_replaced = False  # the controller switched scenes since this frame began
+        self.bookmarks: dict[str, dict] = {}  # the scene's camera bookmarks, "1".."4"
         self._interop_reported = False  # the reason for host uploads of a GPU view is said once
         self._splat_reported = False  # likewise why its items are not splatted by CUDA
-        self._last_tick = time.perf_counter()
-        self.pointing = WindowPicking(self.ctx)
-        self.recording = WindowRecording(recording_dir)
-        self.warm_up: WarmUp | None = None  # a scene's first frame compiling on a worker thread
-        self._scene_replaced = False  # the controller switched scenes since this frame began
-        self._warm_up_due = False  # the scene's first frame goes to the worker once it runs (run(), a switch)
-        self.bookmarks: dict[str, dict] = {}  # the scene's camera bookmarks, "1".."4"
-        self._pending_camera: dict | None = None  # a saved camera, applied once the view is framed
         self.settings = settings if settings is not None else Settings(None)  # in memory only when None
         self.ui_scale = style.clamp_ui_scale(getattr(self.window, "scale", 1.0) or 1.0)  # the monitor's
-        self._apply_settings()
-        self.window.push_handlers(self)  # held weakly by pyglet; the viewer owns itself
+        self.actions = WindowActions(self)
+        self.loop = FrameLoop(self, self.settings)
+        self.session = SessionSettings(self, self.settings)
+        self.events = WindowEvents(self, self.actions)
+        self.controller.on_switch = self.session.scene_switched
+        self.controller.new_scene = self.session.new_scene
+        self.session.apply()
+        self.window.push_handlers(self.events)  # held weakly by pyglet; the viewer holds it
 
     # --- shortcuts ------------------------------------------------------------------------
     @property
@@ -112,63 +110,54 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
             return False
         self.window.switch_to()
         self.window.dispatch_events()
-        if self._quit_requested:
+        if self.quit_requested:
             self.close()
             return False
         now = time.perf_counter()
-        dt, self._last_tick = now - self._last_tick, now
-        self._scene_replaced = False
-        if self._warm_up_due and not self.paused:
-            self._warm_up_due = False
-            self.start_warm_up()  # the scene's kernels compile while its state is shown
-        if self.warm_up is not None:
-            self._warm_up_frame(dt)
+        dt, self.last_tick = now - self.last_tick, now
+        self.scene_replaced = False
+        if self.loop.warming_up(dt):
             return True
 
-        if self.stop_at_steps is None:
-            self.controller.advance(self.render_ms)
-        else:
-            self._scripted_advance()
+        self.loop.advance(self.render_ms)
         self.controller.histogram.frame(self.scene)
         start = time.perf_counter()
-        self._upload()
+        self.upload()
         fb_size = self.window.get_framebuffer_size()
         if self.recording.size_changed(fb_size):
-            self.stop_recording("the window changed size")
+            self.actions.stop_recording("the window changed size")
         self._set_ui_scale()
-        self.gui.new_frame(self.window.get_size(), fb_size, dt)
-        self.view.draw_plots(self._plots_area(), self._point_moved)
-        legend = self.view.legend
-        self.panel.draw(self.controller, self, shown=self.view.current, feed=self.view.feed, legend=legend)
-        if self._scene_replaced:  # the panel switched scenes: this frame's view and legend are the old one's
-            self.gui.end_frame()
-            return True
-        if legend is not None:
-            draw_legend_overlay(legend, legend_colormap(self.view.current, legend), self._plots_area())
-        self.pointing.update(self, fb_size)
-        self.pointing.draw(self, fb_size)
-        draw_tool_reach(self, fb_size)
-        if self.show_help:
-            self.show_help = draw_help(self.scene.spec)
-        self.gui.end_frame()
+        if not self.composer.compose_ui(self.window.get_size(), fb_size, dt, self.plots_area(),
+                                        self._overlays, self._point_moved):
+            return True  # the panel switched scenes: this frame's view and legend are the old one's
         recording = self.recording.active
         target = self.recording.framebuffer(self.ctx, fb_size) if recording else self.ctx.screen
-        self._draw(target, fb_size)
+        self.draw_frame(target, fb_size)
         if recording:
             self.ctx.copy_framebuffer(self.ctx.screen, target)
-            with self.controller.guard("recording") as g:
-                self.recording.capture(self.scene.steps)
-            if g.failed:
-                self._abandon_recording()
-        if self._screenshot_requested:
-            self._screenshot_requested = False
-            self._save_screenshot(fb_size)
-        if self.stop_at_steps is not None and self.scene.steps >= self.stop_at_steps:
-            self._finish_scripted_run(fb_size)
+            if not self.controller.act("recording", self.recording.capture, self.scene.steps):
+                self.actions.abandon_recording()
+        if self.actions.screenshot_requested:
+            self.actions.screenshot_requested = False
+            self.actions.save_screenshot(fb_size)
+        self.loop.after_draw(fb_size)
         self.window.flip()
         self.render_ms = (time.perf_counter() - start) * 1e3
         self.frames += 1
         self.frame_rate.update(self.frames)
+        return True
+
+    def _overlays(self, fb_size: tuple[int, int]) -> bool:
+        """The window's share of the ImGui frame: the panel, picking, the tool's reach, the help."""
+        self.panel.draw(self.controller, self, shown=self.view.current, feed=self.view.feed, legend=self.view.legend)
+        if self.scene_replaced:
+            return False
+        drag = self.events.drag
+        self.pointing.update(self, fb_size, dragging=drag is not None)
+        self.pointing.draw(self, fb_size)
+        draw_tool_reach(self, fb_size, drag)
+        if self.show_help:
+            self.show_help = draw_help(self.scene.spec)
         return True
 
     def _set_ui_scale(self) -> None:
@@ -176,13 +165,14 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
             self.ui_scale = style.set_ui_scale(self.ui_scale)
             self.gui.set_ui_scale(self.ui_scale)
 
-    def _upload(self) -> None:
+    def upload(self) -> None:
+        """The scene's view into the GL buffers (framing a new one with the default or saved camera)."""
         ctl = self.controller
         ctl.watch_scene()
         with ctl.guard("reading the scene"):
             if self.view.show(ctl.scene, ctl.color_mode) or self.camera is None:
-                self.reset_camera()  # another trough, box, extent or scene: frame the new one
-                self._restore_pending_camera()
+                self.actions.reset_camera()  # another trough, box, extent or scene: frame the new one
+                self.session.restore_pending_camera()
         feed = self.view.feed
         if feed is not None and feed.fallback_reason and not self._interop_reported:
             self._interop_reported = True
@@ -195,32 +185,32 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         """Display pixels the panel covers at the right edge."""
         return style.panel_cover()
 
-    def _covered_right(self, fb_size: tuple[int, int]) -> int:
+    def covered_right(self, fb_size: tuple[int, int]) -> int:
         """Framebuffer pixels the panel covers at the right edge."""
         scale = fb_size[0] / max(self.window.get_size()[0], 1)
         return int(self.covered_display() * scale)
 
-    def _plots_area(self) -> tuple[float, float, float, float]:
+    def plots_area(self) -> tuple[float, float, float, float]:
         width, height = self.window.get_size()
         return 0.0, 0.0, float(max(width - self.covered_display(), 1)), float(height)
 
     def _point_moved(self, target: str, x: float, y: float) -> None:
         self.controller.pointer(PointerEvent("point", x, y, target=target))
 
-    def _draw(self, target: moderngl.Framebuffer, fb_size: tuple[int, int]) -> None:
-        self.view.draw(target, self.camera, fb_size, self._covered_right(fb_size))
+    def draw_frame(self, target: moderngl.Framebuffer, fb_size: tuple[int, int]) -> None:
+        """The frame composed last (the view under the ImGui layer) into ``target``."""
+        self.composer.draw(target, self.camera, fb_size, self.covered_right(fb_size), ui=True)
         if self.view.splat_problem and not self._splat_reported:
             self._splat_reported = True
             self.controller.say(f"GPU {self._drawn_noun()} drawn as impostors: {self.view.splat_problem}")
-        self.gui.draw(target)
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
-        self.finish_warm_up()  # the worker steps the scene: let it finish before the scene is saved
+        self.loop.finish_warm_up()  # the worker steps the scene: let it finish before the scene is saved
         self.window.switch_to()
-        self._save_settings()
+        self.session.save()
         self.recording.release()
         self.pointing.release()
         self.gui.release()
@@ -228,7 +218,7 @@ class Viewer(WindowEvents, ViewerActions, FrameLoop):
         # Release moderngl's context while its window still exists: released after the window
         # closed (by the garbage collector), the next window's moderngl.create_context fails.
         self.ctx.release()
-        self.window.remove_handlers(self)
+        self.window.remove_handlers(self.events)
         self.window.close()
 
 
@@ -249,15 +239,11 @@ def main(scene, width: int = 1280, height: int = 800, steps: int | None = None,
     except Exception as exc:  # noqa: BLE001  no window: say why in one line
         print(f"viewer: cannot open the window: {exc}", file=sys.stderr)
         return 1
-    if steps is not None:
-        viewer.stop_at_steps = scene.steps + int(steps)
-        viewer.final_screenshot = Path(screenshot) if screenshot else None
-    elif screenshot:
-        viewer.final_screenshot = Path(screenshot)
-        viewer.stop_at_steps = scene.steps
-    viewer.run()
-    if viewer.exit_status and viewer.message:
+    if steps is not None or screenshot:
+        viewer.loop.script(steps, Path(screenshot) if screenshot else None)
+    viewer.loop.run()
+    if viewer.loop.exit_status and viewer.message:
         print(f"viewer: {viewer.message}", file=sys.stderr)
-    elif viewer.final_screenshot is not None and viewer.last_screenshot is not None:
+    elif viewer.loop.final_screenshot is not None and viewer.last_screenshot is not None:
         print(f"screenshot: {viewer.last_screenshot}")
-    return viewer.exit_status
+    return viewer.loop.exit_status

@@ -3,8 +3,9 @@
 The controller reads the scene only through the contract: its ``SceneSpec`` (words, presets,
 toggles and their keys, GPU knobs, verifier, block colouring, tool) and the ``sim.scene.Scene``
 methods. Every action catches the scene's exceptions and turns them into the panel's message
-line: a bad value or a failing step never takes the viewer down. The switches that need a GPU
-(backend, verification, variant, block size, block colours) are in ``viewer.window.gpu_switches``.
+line (``act``, ``guard``): a bad value or a failing step never takes the viewer down. The switches
+that need a GPU (backend, verification, variant, block size) are its ``gpu``, a
+``viewer.window.gpu_switches.GpuSwitches``.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 import math
 import time
 import traceback
+from collections.abc import Callable
 from typing import Self
 
 from sim.cli import UsageError
 from sim.contract import BLOCK_COLORS, PointerEvent, Words
 from sim.writer import OutputError
+from viewer.keys import key_label
 from viewer.panel.live_histogram import LiveHistogram
 from viewer.window.gpu_switches import GpuSwitches
 from viewer.window.rates import RateMeter
@@ -34,12 +37,12 @@ class _Guard:
     def __exit__(self, kind, exc, tb) -> bool:
         if isinstance(exc, Exception):
             self.failed = True
-            self.ctl._failed(self.what, exc)
+            self.ctl.failed(self.what, exc)
             return True
         return False
 
 
-class Controller(GpuSwitches):
+class Controller:
     def __init__(self, scene, paused: bool = False):
         self.scene = scene
         self.paused = paused
@@ -53,6 +56,7 @@ class Controller(GpuSwitches):
         self.histogram = LiveHistogram()  # off until the panel turns it on
         self.on_switch = None  # called with (old scene, its colour mode) after switch_scene replaced it
         self.new_scene = None  # (name, backend) -> the scene switch_scene switches to; None: the scene's defaults
+        self.gpu = GpuSwitches(self)
 
     @property
     def spec(self):
@@ -67,7 +71,7 @@ class Controller(GpuSwitches):
         self.message = text
         self.message_time = time.monotonic()
 
-    def _failed(self, what: str, exc: BaseException) -> None:
+    def failed(self, what: str, exc: BaseException) -> None:
         detail = str(exc).strip() or type(exc).__name__
         self.say(f"{what} failed: {detail}")
         if not isinstance(exc, (OutputError, UsageError)):  # those say all there is: no traceback
@@ -76,6 +80,15 @@ class Controller(GpuSwitches):
     def guard(self, what: str) -> _Guard:
         """``with ctl.guard("reset"):`` turns an exception into the message line."""
         return _Guard(self, what)
+
+    def act(self, what: str, action: Callable, *args, done: str | Callable[[], str] | None = None) -> bool:
+        """Run ``action(*args)``; an exception becomes "<what> failed: ..." on the message line, else
+        ``done`` is said (text, or a function giving it once the action ran). True when it ran."""
+        with self.guard(what) as g:
+            action(*args)
+            if done is not None:
+                self.say(done() if callable(done) else done)
+        return not g.failed
 
     # --- time ---------------------------------------------------------------------------
     def advance(self, render_ms: float | None = None) -> bool:
@@ -100,25 +113,20 @@ class Controller(GpuSwitches):
 
     def single_step(self, render_ms: float | None = None) -> None:
         self.paused = True
-        with self.guard("single step") as g:
-            if render_ms is not None:
-                self.scene.timer.add("render", render_ms)
-            self.scene.single_step()
-            self.say(f"one step: step {self.scene.steps}")
-        self.step_failed = g.failed
+        if render_ms is not None:
+            self.scene.timer.add("render", render_ms)
+        self.step_failed = not self.act("single step", self.scene.single_step,
+                                        done=lambda: f"one step: step {self.scene.steps}")
 
     def reset(self) -> None:
-        with self.guard("reset"):
-            self.scene.reset()
+        if self.act("reset", self.scene.reset, done=lambda: f"reset preset {self.scene.preset}"):
             self.step_rate.clear()
-            self.say(f"reset preset {self.scene.preset}")
 
     # --- presets, scene keys and settings -------------------------------------------------------
     def load_preset(self, name: str, n: int | None = None) -> None:
-        with self.guard(f"preset {name}"):
-            self.scene.load_preset(name, n)
+        if self.act(f"preset {name}", self.scene.load_preset, name, n,
+                    done=lambda: f"loaded preset {name}: {self.scene.n:,} {self.words.unit}"):
             self.step_rate.clear()
-            self.say(f"loaded preset {name}: {self.scene.n:,} {self.words.unit}")
 
     def scene_key(self, label: str) -> None:
         """A key some scene's spec declares: load its preset or flip its toggle here, or say whose it is."""
@@ -143,14 +151,12 @@ class Controller(GpuSwitches):
         """Flip one of the scene's toggles (``spec.toggles``); a GPU toggle without a GPU says why."""
         toggle = next(t for t in self.spec.toggles if t.name == name)
         label = toggle.key or toggle.label
-        reason = self.gpu_reason() if toggle.gpu_only else None
+        reason = self.gpu.reason() if toggle.gpu_only else None
         if reason:
             self.say(f"{label}: needs a GPU: {reason}")
             return
         on = not self.scene.toggles[name]
-        with self.guard(toggle.label):
-            self.scene.set_toggle(name, on)
-            self.say(f"{label}: {toggle.label} {'on' if on else 'off'}")
+        self.act(toggle.label, self.scene.set_toggle, name, on, done=f"{label}: {toggle.label} {'on' if on else 'off'}")
 
     def set_count(self, n: int) -> None:
         """Reload the current preset with ``n`` items."""
@@ -183,9 +189,7 @@ class Controller(GpuSwitches):
             self.say(f"{name}: {value:g} is out of range; using {applied:g}")
 
     def set_option(self, name: str, value: str) -> None:
-        with self.guard(f"{name} {value}"):
-            self.scene.set_option(name, value)
-            self.say(f"{name} {value}")
+        self.act(f"{name} {value}", self.scene.set_option, name, value, done=f"{name} {value}")
 
     def stats(self) -> dict:
         with self.guard("stats"):
@@ -201,15 +205,38 @@ class Controller(GpuSwitches):
         else:
             self.color_mode = mode
 
+    def toggle_block_colors(self) -> None:
+        """c: colour by CUDA block, or back to the colouring before it."""
+        label = key_label("toggle_block_colors")
+        if self.color_mode == BLOCK_COLORS:
+            self._leave_block_colors()
+            self.say(f"{label}: colour by {self.scene.color_modes.get(self.color_mode, self.color_mode)}")
+            return
+        if not self.gpu.ready("toggle_block_colors", self.spec.block_colors, "CUDA block colouring"):
+            return
+        reason = self.gpu.block_colors_reason()
+        if reason is not None or BLOCK_COLORS not in self.scene.color_modes:
+            self.say(f"{label}: {reason or 'the scene offers no CUDA block colouring now'}")
+            return
+        self._color_before_block = self.color_mode
+        self.color_mode = BLOCK_COLORS
+        self.say(f"{label}: colour by CUDA block")
+
+    def _leave_block_colors(self) -> None:
+        modes = self.scene.color_modes
+        fallback = next((m for m in modes if m != BLOCK_COLORS), "")
+        previous = self._color_before_block
+        self.color_mode = previous if previous in modes and previous != BLOCK_COLORS else fallback
+
     def set_color_range(self, mode: str, span: tuple[float, float] | None) -> None:
         """Fix the colour range of ``mode`` (None: automatic, the data's own)."""
-        was_fixed = mode in self.scene.color_ranges
-        with self.guard("colour range"):
-            self.scene.set_color_range(mode, span)
-            if span is None:
-                self.say("colour range automatic: the data's own")
-            elif not was_fixed:
-                self.say(f"colour range fixed at {span[0]:.4g} .. {span[1]:.4g}")
+        if span is None:
+            done = "colour range automatic: the data's own"
+        elif mode not in self.scene.color_ranges:
+            done = f"colour range fixed at {span[0]:.4g} .. {span[1]:.4g}"
+        else:
+            done = None  # dragging a fixed range: the panel shows it
+        self.act("colour range", self.scene.set_color_range, mode, span, done=done)
 
     def replace_scene(self, scene) -> None:
         self.scene = scene
@@ -249,15 +276,11 @@ class Controller(GpuSwitches):
     # --- the pointer tool -------------------------------------------------------------------------
     def pointer(self, event: PointerEvent) -> None:
         """A pointer event for the scene (its tool, or a plot's drag point)."""
-        with self.guard(f"{event.kind} {event.target}".strip() if event.target else "pointer"):
-            self.scene.pointer(event)
+        self.act(f"{event.kind} {event.target}".strip() if event.target else "pointer", self.scene.pointer, event)
 
     def set_tool(self, on: bool) -> None:
-        with self.guard("tool"):
-            self.scene.set_tool(on)
-            tool = self.spec.tool
-            self.say(f"{tool.name} tool {'on' if on else 'off'}: {tool.help}")
+        tool = self.spec.tool
+        self.act("tool", self.scene.set_tool, on, done=lambda: f"{tool.name} tool {'on' if on else 'off'}: {tool.help}")
 
     def set_tool_value(self, name: str, value: float) -> None:
-        with self.guard(f"setting {name}"):
-            self.scene.set_tool_value(name, value)
+        self.act(f"setting {name}", self.scene.set_tool_value, name, value)

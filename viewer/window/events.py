@@ -1,27 +1,45 @@
 """The window's pyglet event handlers: keys to the key table (and to ImGui), the mouse to ImGui,
-the camera, the scene's tool or the picking (a click pins). A mixin of ``Viewer``."""
+the camera, the scene's tool or the picking (a click pins). ``WindowEvents`` is pushed onto the
+viewer's window; it owns the gesture of the button held down (``drag``)."""
 
 from __future__ import annotations
 
 from sim.contract import PointerEvent
 from viewer import pyglet
+from viewer.keys import dispatch_key, key
 from viewer.window.input import BUTTON_NAMES, ORBIT, PAN, TOOL, ZOOM, gesture, scene_point
-from viewer.window.keys import dispatch_key, key
 
 EVENT_HANDLED = pyglet.event.EVENT_HANDLED
 
 
 class WindowEvents:
+    """``viewer``: the window's state (window, camera, controller, pointing, ImGui input, the frame
+    loop's warm-up); ``actions``: what keys start besides the controller's own."""
+
+    def __init__(self, viewer, actions):
+        self.viewer = viewer
+        self.actions = actions
+        self.input = viewer.input
+        self.pointing = viewer.pointing
+        self.drag: str | None = None  # the gesture of the button held down (a camera move or TOOL)
+        self.tool_button = ""  # the button of a tool drag
+
+    @property
+    def _busy(self) -> bool:
+        """The scene's first frame runs on the worker thread: only quitting now."""
+        return self.viewer.loop.warm_up is not None
+
     # --- pyglet events -----------------------------------------------------------------------
     def on_key_press(self, symbol: int, modifiers: int):
         self.input.key(symbol, modifiers, True)
         if self.input.wants_keyboard:
             return EVENT_HANDLED  # typing into a widget; Esc leaves the widget, not the viewer
-        if self.warm_up is not None:  # the scene is busy on the worker thread: only quitting now
+        if self._busy:
             if symbol == key.ESCAPE:
-                self.escape()
+                self.actions.escape()
             return EVENT_HANDLED
-        dispatch_key(symbol, modifiers, self, self.controller)
+        controller = self.viewer.controller
+        dispatch_key(symbol, modifiers, self.actions, controller, controller.gpu)
         return EVENT_HANDLED  # also keeps pyglet from closing the window on Esc by itself
 
     def on_key_release(self, symbol: int, modifiers: int):
@@ -43,55 +61,57 @@ class WindowEvents:
         wanted = self.input.wants_mouse_at(x, y)
         self.input.mouse_button(x, y, button, True, modifiers)
         self.pointing.pointer = (x, y)
-        if wanted or self._drag is not None or self.camera is None or self.warm_up is not None:
+        camera = self.viewer.camera
+        if wanted or self.drag is not None or camera is None or self._busy:
             return
-        spec = self.scene.spec
-        self._drag = gesture(button, modifiers, spec.tool is not None, self.scene.tool_on, self.camera.orbit_enabled)
-        if button == pyglet.window.mouse.LEFT and self._drag != TOOL:
+        scene = self.viewer.scene
+        self.drag = gesture(button, modifiers, scene.spec.tool is not None, scene.tool_on, camera.orbit_enabled)
+        if button == pyglet.window.mouse.LEFT and self.drag != TOOL:
             self.pointing.pressed(x, y)  # a click (no drag) pins the item under the pointer
-        if self._drag == TOOL:
-            self._tool_button = BUTTON_NAMES[button]
+        if self.drag == TOOL:
+            self.tool_button = BUTTON_NAMES[button]
             self._send_pointer("press", x, y, modifiers)
 
     def on_mouse_release(self, x, y, button, modifiers):
         self.input.mouse_button(x, y, button, False, modifiers)
         if button == pyglet.window.mouse.LEFT:
-            self.pointing.released(x, y, self._drag == TOOL)
-        if self._drag == TOOL:
+            self.pointing.released(x, y, self.drag == TOOL)
+        if self.drag == TOOL:
             self._send_pointer("release", x, y, modifiers)
-        self._drag = None
+        self.drag = None
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
         self.input.mouse_position(x, y)
         self.pointing.pointer = (x, y)
-        if self.camera is None:
+        camera = self.viewer.camera
+        if camera is None:
             return
-        if self._drag == ORBIT:
-            self.camera.orbit(dx, dy)
-        elif self._drag == PAN:
-            self.camera.pan(dx, dy, self.window.get_size()[1])
-        elif self._drag == ZOOM:
-            self.camera.zoom(1.01 ** -dy)
-        elif self._drag == TOOL:
+        if self.drag == ORBIT:
+            camera.orbit(dx, dy)
+        elif self.drag == PAN:
+            camera.pan(dx, dy, self.viewer.window.get_size()[1])
+        elif self.drag == ZOOM:
+            camera.zoom(1.01 ** -dy)
+        elif self.drag == TOOL:
             self._send_pointer("drag", x, y, modifiers)
 
     def _send_pointer(self, kind: str, x: float, y: float, modifiers: int) -> None:
         """A tool event at window point (x, y), in scene coordinates (3D views: with the ray)."""
-        fb_size = self.window.get_framebuffer_size()
-        scale = fb_size[0] / max(self.window.get_size()[0], 1)
-        sx, sy, origin, direction = scene_point(self.camera, x * scale, y * scale, fb_size,
-                                                self._covered_right(fb_size))
+        viewer, camera = self.viewer, self.viewer.camera
+        fb_size = viewer.window.get_framebuffer_size()
+        scale = fb_size[0] / max(viewer.window.get_size()[0], 1)
+        sx, sy, origin, direction = scene_point(camera, x * scale, y * scale, fb_size, viewer.covered_right(fb_size))
         ray = {"origin": tuple(map(float, origin)), "direction": tuple(map(float, direction))} \
-            if self.camera.orbit_enabled else {}
-        self.controller.pointer(PointerEvent(kind, sx, sy, self._tool_button, bool(modifiers & key.MOD_SHIFT),
-                                             bool(modifiers & key.MOD_CTRL), **ray))
+            if camera.orbit_enabled else {}
+        viewer.controller.pointer(PointerEvent(kind, sx, sy, self.tool_button, bool(modifiers & key.MOD_SHIFT),
+                                               bool(modifiers & key.MOD_CTRL), **ray))
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self.input.mouse_position(x, y)
         wanted = self.input.wants_mouse_at(x, y)
         self.input.scroll(scroll_x, scroll_y)
-        if not wanted and self.camera is not None:
-            self.camera.zoom(0.9**scroll_y)
+        if not wanted and self.viewer.camera is not None:
+            self.viewer.camera.zoom(0.9**scroll_y)
 
     def on_resize(self, width, height):
         return EVENT_HANDLED  # sizes are read every frame; pyglet's own projection is not used
@@ -103,5 +123,5 @@ class WindowEvents:
         self.input.focus(False)
 
     def on_close(self):
-        self._quit_requested = True
+        self.actions.quit()
         return EVENT_HANDLED

@@ -1,13 +1,14 @@
 """How the window's frames follow one another: paced to ``max_fps``, the first one of a scene (at
 start-up and after a scene switch) on a worker thread while the kernels compile, and a scripted run
 (``--steps``) that stops at an exact physics step, saves the picture and quits. ``Viewer.tick()``
-draws each frame. A mixin of ``Viewer``."""
+draws each frame; ``FrameLoop`` decides what each one does."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
-from viewer.panel.colour import draw_legend_overlay, legend_colormap
+from viewer.settings import Settings
 from viewer.window.startup import WarmUp, draw_compile_box
 
 WARM_UP_FPS = 30
@@ -19,80 +20,122 @@ def _startup_key(scene) -> str:
 
 
 class FrameLoop:
+    """``viewer``: the window whose ``tick`` draws a frame (its window, controller, composer, the
+    time of its last frame); ``settings``: where the number of kernels a cold start compiles is kept."""
+
+    def __init__(self, viewer, settings: Settings):
+        self.viewer = viewer
+        self.settings = settings
+        self.warm_up: WarmUp | None = None  # a scene's first frame compiling on a worker thread
+        self.warm_up_due = False  # the scene's first frame goes to the worker once it runs (run(), a switch)
+        self.stop_at_steps: int | None = None  # scripted run: quit once the scene reaches this step
+        self.final_screenshot: Path | None = None  # ... after saving the window here
+        self.exit_status = 0
+
     def run(self) -> None:
         """Frames until the window closes, at most ``max_fps`` per second when set. The scene's first
         frame compiles its kernels on a worker thread while the window shows its progress (not in a
         scripted run, which counts its steps exactly)."""
-        self._warm_up_due = self.stop_at_steps is None
-        while self.tick():
+        viewer = self.viewer
+        self.warm_up_due = self.stop_at_steps is None
+        while viewer.tick():
             # While kernels compile, a few frames a second leave the worker the CPU.
-            rate = WARM_UP_FPS if self.warm_up is not None else self.max_fps
+            rate = WARM_UP_FPS if self.warm_up is not None else viewer.max_fps
             if rate:
-                spare = 1.0 / rate - (time.perf_counter() - self._last_tick)
+                spare = 1.0 / rate - (time.perf_counter() - viewer.last_tick)
                 if spare > 0:
                     time.sleep(spare)
-        self.close()
+        viewer.close()
+
+    # --- the scene's first frame on a worker thread ------------------------------------------------
+    def warming_up(self, dt: float) -> bool:
+        """At the start of a frame: start the warm-up when due, draw its frame while it runs; True
+        when this frame was the warm-up's (the scene is busy on the worker)."""
+        if self.warm_up_due and not self.viewer.paused:
+            self.warm_up_due = False
+            self.start_warm_up()  # the scene's kernels compile while its state is shown
+        if self.warm_up is None:
+            return False
+        self._warm_up_frame(dt)
+        return True
 
     def start_warm_up(self) -> None:
         """The scene's first frame on a worker thread (kernels compile then); until it is done,
         ``tick`` draws warm-up frames: the initial state under a "compiling kernels…" box, and keys
         other than Esc wait."""
-        self.window.switch_to()
-        self._upload()  # the initial state, drawn from the GL buffers while the worker steps
-        expected = self.settings.table("startup").get(_startup_key(self.scene))
-        self.warm_up = WarmUp(self.scene, expected if isinstance(expected, int) else None).start()
+        viewer = self.viewer
+        viewer.window.switch_to()
+        viewer.upload()  # the initial state, drawn from the GL buffers while the worker steps
+        expected = self.settings.table("startup").get(_startup_key(viewer.scene))
+        self.warm_up = WarmUp(viewer.scene, expected if isinstance(expected, int) else None).start()
 
     def _warm_up_frame(self, dt: float) -> None:
         """One frame while the worker runs: the scene's state, its legend and the box; or, once the
         worker is done, the end of the warm-up."""
-        warm = self.warm_up
+        warm, viewer = self.warm_up, self.viewer
         if warm.done:
             self.finish_warm_up()
             return
-        fb_size = self.window.get_framebuffer_size()
-        self.gui.new_frame(self.window.get_size(), fb_size, dt)
-        legend = self.view.legend
-        if legend is not None:
-            draw_legend_overlay(legend, legend_colormap(self.view.current, legend), self._plots_area())
-        draw_compile_box(warm, tuple(float(v) for v in self.window.get_size()))
-        self.gui.end_frame()
-        self._draw(self.ctx.screen, fb_size)
-        self.window.flip()
+        fb_size = viewer.window.get_framebuffer_size()
+        display = viewer.window.get_size()
+
+        def compile_box(_fb_size) -> bool:
+            draw_compile_box(warm, tuple(float(v) for v in display))
+            return True
+
+        viewer.composer.compose_ui(display, fb_size, dt, viewer.plots_area(), compile_box)  # no plots: it steps
+        viewer.draw_frame(viewer.ctx.screen, fb_size)
+        viewer.window.flip()
 
     def finish_warm_up(self) -> None:
         """Wait for the worker (it is done unless the window is closing) and say how it went."""
         warm, self.warm_up = self.warm_up, None
         if warm is None:
             return
+        controller = self.viewer.controller
         warm.finish()
         if warm.error is not None:
-            self.controller.paused = True
-            self.controller._failed("simulation step", warm.error)
+            controller.paused = True
+            controller.failed("simulation step", warm.error)
             return
         if warm.compiled:
             self.settings.table("startup")[_startup_key(warm.scene)] = len(warm.compiled)
-        self.controller.step_rate.update(self.scene.steps)
+        controller.step_rate.update(warm.scene.steps)
         names = f": {', '.join(warm.compiled)}" if warm.compiled else " (loaded from the cache)"
-        self.controller.say(f"kernels ready in {warm.seconds:.1f} s{names}")
+        controller.say(f"kernels ready in {warm.seconds:.1f} s{names}")
 
-    # --- a scripted run -------------------------------------------------------------------------
-    def _scripted_advance(self) -> None:
-        """Advance towards ``stop_at_steps`` exactly: whole frames, then single steps."""
-        remaining = self.stop_at_steps - self.scene.steps
-        if remaining >= self.scene.spec.steps_per_frame:
-            self.controller.advance(self.render_ms)
-        elif remaining > 0 and not self.controller.paused:
+    # --- physics for a frame, and a scripted run ---------------------------------------------------
+    def script(self, steps: int | None, screenshot: Path | None) -> None:
+        """Stop after ``steps`` more physics steps (none: at once) and save the window to ``screenshot``."""
+        self.stop_at_steps = self.viewer.scene.steps + (int(steps) if steps is not None else 0)
+        self.final_screenshot = screenshot
+
+    def advance(self, render_ms: float) -> None:
+        """This frame's physics: a displayed frame, or towards ``stop_at_steps`` exactly (whole frames,
+        then single steps)."""
+        controller, scene = self.viewer.controller, self.viewer.scene
+        if self.stop_at_steps is None:
+            controller.advance(render_ms)
+            return
+        remaining = self.stop_at_steps - scene.steps
+        if remaining >= scene.spec.steps_per_frame:
+            controller.advance(render_ms)
+        elif remaining > 0 and not controller.paused:
             for _ in range(remaining):
-                self.controller.single_step()
-            self.controller.paused = False
-        if self.controller.step_failed:
+                controller.single_step()
+            controller.paused = False
+        if controller.step_failed:
             self.exit_status = 1
-            self._quit_requested = True
+            self.viewer.actions.quit()
 
-    def _finish_scripted_run(self, fb_size: tuple[int, int]) -> None:
+    def after_draw(self, fb_size: tuple[int, int]) -> None:
+        """A scripted run that reached its step: pause, save the picture, quit."""
+        viewer = self.viewer
+        if self.stop_at_steps is None or viewer.scene.steps < self.stop_at_steps:
+            return
         self.stop_at_steps = None
-        self.controller.paused = True
+        viewer.controller.paused = True
         if self.final_screenshot is not None:
-            if self._save_screenshot(fb_size, self.final_screenshot) is None:
+            if viewer.actions.save_screenshot(fb_size, self.final_screenshot) is None:
                 self.exit_status = 1
-        self._quit_requested = True
+        viewer.actions.quit()

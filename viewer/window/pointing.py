@@ -44,18 +44,19 @@ class WindowPicking:
         self.press = None
 
     # --- each frame, inside the ImGui frame --------------------------------------------------------
-    def update(self, viewer, fb_size: tuple[int, int]) -> None:
-        """Find what the pointer is on, pin it on a click, move the camera after a followed item."""
+    def update(self, viewer, fb_size: tuple[int, int], dragging: bool) -> None:
+        """Find what the pointer is on (not while ``dragging``), pin it on a click, move the camera after
+        a followed item."""
         picking, view = self.picking, viewer.view.current
         ray = plane = None
         width = viewer.window.get_size()[0]
         pointer = self.pointer
-        over_view = (pointer is not None and viewer._drag is None and not viewer.input.wants_mouse
+        over_view = (pointer is not None and not dragging and not viewer.input.wants_mouse
                      and pointer[0] < width - viewer.covered_display() and viewer.camera is not None)
         if over_view and not isinstance(view, PlotsView):
             scale = fb_size[0] / max(width, 1)
             sx, sy, origin, direction = scene_point(viewer.camera, pointer[0] * scale, pointer[1] * scale, fb_size,
-                                                    viewer._covered_right(fb_size))
+                                                    viewer.covered_right(fb_size))
             ray, plane = (origin, direction), (sx, sy)
         if isinstance(view, PlotsView) or ray is not None:
             picking.hover(viewer.view, ray, plane, viewer.camera.far if viewer.camera else 1.0)
@@ -124,7 +125,7 @@ class WindowPicking:
         if camera is None or not isinstance(view, (PointsView, FieldView)):
             return
         width, height = fb_size
-        shift = viewer._covered_right(fb_size) / max(width, 1)
+        shift = viewer.covered_right(fb_size) / max(width, 1)
         matrices = (camera.view_matrix(), camera.projection_matrix(width / max(height, 1), shift))
         display = tuple(float(v) for v in viewer.window.get_size())
         if isinstance(view, PointsView):

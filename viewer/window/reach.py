@@ -15,19 +15,20 @@ RING_LIGHT = imgui.ImVec4(1.0, 1.0, 1.0, 0.9)
 RING_DARK = imgui.ImVec4(0.0, 0.0, 0.0, 0.6)  # under the light one: visible on light and dark colours
 
 
-def draw_tool_reach(viewer, fb_size: tuple[int, int]) -> None:
-    """Inside the ImGui frame, on the view's background layer (under the panel)."""
+def draw_tool_reach(viewer, fb_size: tuple[int, int], drag: str | None) -> None:
+    """Inside the ImGui frame, on the view's background layer (under the panel); ``drag``: the gesture
+    of the button held down, if any."""
     scene, camera, pointer = viewer.scene, viewer.camera, viewer.pointing.pointer
     if scene.spec.tool is None or camera is None or pointer is None:
         return
     width = viewer.window.get_size()[0]
-    hovering = (viewer._drag is None and scene.tool_on and not viewer.input.wants_mouse
+    hovering = (drag is None and scene.tool_on and not viewer.input.wants_mouse
                 and pointer[0] < width - viewer.covered_display())
     reach = scene.tool_reach()
-    if not (hovering or viewer._drag == TOOL) or not reach:
+    if not (hovering or drag == TOOL) or not reach:
         return
     scale = fb_size[0] / max(width, 1)
-    covered = viewer._covered_right(fb_size)
+    covered = viewer.covered_right(fb_size)
     x, y, _, _ = scene_point(camera, pointer[0] * scale, pointer[1] * scale, fb_size, covered)
     if not (math.isfinite(x) and math.isfinite(y)):
         return

@@ -23,7 +23,7 @@ class KeyBinding:
     label: str  # as shown in the help
     symbol: int  # pyglet key symbol
     shift: bool | None  # True: only with shift, False: only without, None: either
-    action: str  # method name on the viewer or its controller
+    action: str  # method name on the viewer, its controller or the controller's GPU switches
     help: str
     arg: str | None = None  # passed to the action when set (a scene key's label, a bookmark's number)
     ctrl: bool | None = None  # True: only with ctrl, False: only without, None: either
