@@ -10,7 +10,7 @@ from imgui_bundle import imgui
 from sim.colormap import BLOCK_PALETTE, stops
 from sim.contract import BLOCK_COLORS, FieldView, Legend
 from viewer.panel.style import GREY, disabled_tooltip, item_width, section, tooltip, ui_scale, wrapped
-from viewer.render.field import highlight_color
+from viewer.render.colormaps import highlight_color
 
 BLOCK_COLORS_LABEL = "CUDA block"
 POINTS_COLORMAP = "viridis"  # what sim.colormap colours points with
