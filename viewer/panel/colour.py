@@ -13,7 +13,6 @@ from viewer.panel.style import GREY, disabled_tooltip, item_width, section, tool
 from viewer.render.colormaps import highlight_color
 
 BLOCK_COLORS_LABEL = "CUDA block"
-POINTS_COLORMAP = "viridis"  # what sim.colormap colours points with
 BAR_HEIGHT = 14.0
 PALETTE_SWATCHES = 16  # a categorical palette shows this many of its colours
 
@@ -76,7 +75,7 @@ OVERLAY_WIDTH = 220.0  # display pixels at UI scale 1
 
 
 def legend_colormap(shown, legend: Legend) -> str:
-    return legend.colormap or (shown.colormap if isinstance(shown, FieldView) else POINTS_COLORMAP)
+    return legend.colormap or shown.colormap
 
 
 def draw_legend_overlay(legend: Legend, colormap: str, area: tuple[float, float, float, float]) -> None:
