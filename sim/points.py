@@ -43,8 +43,8 @@ class PointsScene:
         raise NotImplementedError
 
     def fill_points(self, xp, pos_out, quantity_out, mode: str) -> None:
-        """(n, 4) float32 positions into ``pos_out`` and, unless None, the quantity of ``mode`` into
-        ``quantity_out`` (``fill_quantity``), with numpy or CuPy (``xp``)."""
+        """(n, 4) float32 positions into ``pos_out`` and the quantity of ``mode`` into ``quantity_out``
+        (``fill_quantity``), with numpy or CuPy (``xp``)."""
         raise NotImplementedError
 
     def fill_own(self, mode: str, xp, out) -> None:

@@ -283,11 +283,8 @@ class BallsGpu:
     # --- drawing -------------------------------------------------------------------------------
     def write_points(self, pos_out, quantity_out, mode: int, block: int) -> None:
         """Positions and the quantity of colour mode ``mode`` (``render_cpu.QUANTITY_MODES``) into (n, 4)
-        and (n,) arrays (the mapped GL buffers), one kernel; ``quantity_out`` None: positions only."""
+        and (n,) arrays (the mapped GL buffers), one kernel."""
         n = self.n
-        if quantity_out is None:
-            pos_out[...] = self.pos[:n]
-            return
         cuda.kernel(kernels.RENDER, self.device)(*grid_for(n, STEP_BLOCK), (
             self.pos, self.vel, self.count, np.int32(n), np.int32(mode), np.int32(block), pos_out, quantity_out))
 

@@ -261,8 +261,7 @@ class BallsScene(BallItems, PointsScene, Scene):
             self.gpu.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.block)
             return
         pos_out[:] = self.host.pos
-        if quantity_out is not None:
-            self.fill_quantity(mode, xp, quantity_out)
+        self.fill_quantity(mode, xp, quantity_out)
 
     def fill_own(self, mode: str, xp, out) -> None:
         out[:] = mapped_values(self, mode, xp)

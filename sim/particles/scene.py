@@ -222,14 +222,16 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
                       colormap="viridis", categorical=True)
 
     def fill_points(self, xp, pos_out, quantity_out, mode: str) -> None:
+        self._fill_positions(pos_out)
+        self.fill_quantity(mode, xp, quantity_out)
+
+    def _fill_positions(self, out) -> None:
         """Discs half a cutoff wide, so touching discs are a cutoff apart."""
         x, y, _, _ = self._arrays()
-        pos_out[:, 0] = x
-        pos_out[:, 1] = y
-        pos_out[:, 2] = 0.0
-        pos_out[:, 3] = world.CUTOFF / 2
-        if quantity_out is not None:
-            self.fill_quantity(mode, xp, quantity_out)
+        out[:, 0] = x
+        out[:, 1] = y
+        out[:, 2] = 0.0
+        out[:, 3] = world.CUTOFF / 2
 
     def fill_own(self, mode: str, xp, out) -> None:
         x, y, vx, vy = self._arrays()
@@ -244,12 +246,12 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
         """(n, 4) x, y, 0, radius on the host."""
         if self.gpu is None:
             pos = np.empty((self.n, 4), np.float32)
-            self.fill_points(np, pos, None, "")
+            self._fill_positions(pos)
             return pos
         import cupy
 
         pos = cupy.empty((self.n, 4), cupy.float32)
-        self.fill_points(cupy, pos, None, "")
+        self._fill_positions(pos)
         return pos.get()
 
     def stats(self) -> dict:
