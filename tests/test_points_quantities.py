@@ -218,3 +218,20 @@ def test_splatted_quantities_and_marks_look_like_impostors(mode):
     assert differing.sum() <= 0.002 * differing.size, f"{differing.sum()} pixels differ"
     red = (splatted[..., 0] > 150) & (splatted[..., 1] < 60) & (splatted[..., 2] < 60)
     assert red.sum() > 100, "marked balls show in the mismatch colour"
+
+
+@needs_egl
+def test_the_panel_shows_the_colour_marked_points_are_drawn_in():
+    from viewer.headless import render_pixels
+    from viewer.panel.style import PANEL_WIDTH
+
+    scene = create_scene("balls", preset="T")
+    width, height = 1024, 1000
+
+    def red_in_panel() -> int:
+        pixels = render_pixels(scene, width, height, panel=True)[:, width - PANEL_WIDTH:].astype(int)
+        return int(np.all(np.abs(pixels - RED * 255) <= 1, axis=2).sum())
+
+    assert red_in_panel() == 0
+    scene.verify = True  # as set_verify does where the GPU kernels run
+    assert red_in_panel() >= 64, "a swatch of the mismatch colour beside what a marked ball means"

@@ -8,9 +8,10 @@ from __future__ import annotations
 from imgui_bundle import imgui
 
 from sim.colormap import BLOCK_PALETTE, stops
-from sim.contract import BLOCK_COLORS, FieldView, Legend
+from sim.contract import BLOCK_COLORS, FieldView, Legend, PointsView
 from viewer.panel.style import GREY, disabled_tooltip, item_width, section, tooltip, ui_scale, wrapped
 from viewer.render.colormaps import highlight_color
+from viewer.render.points.colours import MARKED_COLOR
 
 BLOCK_COLORS_LABEL = "CUDA block"
 BAR_HEIGHT = 14.0
@@ -36,10 +37,20 @@ def draw_color_section(ctl, shown=None, legend: Legend | None = None) -> None:
         if not legend.categorical:
             _range_controls(ctl, legend)
     if marks:
-        if isinstance(shown, FieldView):
-            _swatch(highlight_color(shown.colormap))
+        mark = _mark_color(shown)
+        if mark is not None:
+            _swatch(mark)
             imgui.same_line()
         wrapped(GREY, spec.verifier.mismatch)
+
+
+def _mark_color(shown) -> tuple[float, float, float] | None:
+    """The colour marked items are drawn in: a field's highlight, the points' mismatch colour."""
+    if isinstance(shown, FieldView):
+        return highlight_color(shown.colormap)
+    if isinstance(shown, PointsView):
+        return MARKED_COLOR
+    return None
 
 
 def _mode_combo(ctl, modes: dict[str, str]) -> None:
