@@ -10,18 +10,38 @@
 
 in vec2 in_corner;  // quad corner in [-1, 1]^2
 in vec4 in_sphere;  // per instance: centre xyz (world), radius w
-in vec4 in_color;   // per instance: RGBA
+in uint in_quantity;  // per instance: a value's float bits, or a category id; all ones: marked
 
 uniform mat4 u_view;
 uniform mat4 u_proj;
 uniform float u_near;
 uniform float u_min_radius;      // pixels on screen; 0 draws every ball at its own size
 uniform float u_viewport_height;  // pixels
+// The colouring (viewer/render/points/colours.py; splat.cu colours the same way).
+uniform sampler2D u_colormap;  // 256 x 1 RGB ramp, the field's
+uniform sampler2D u_palette;   // k x 1 RGB, one texel per category
+uniform bool u_categorical;
+uniform vec2 u_range;          // values mapped to the ends of the ramp
+uniform vec3 u_marked_color;   // items verification marked
 
 out vec3 v_ray;                 // view-space point on the quad: the ray direction through this pixel
 flat out vec3 v_center;         // view-space sphere centre
 flat out float v_radius;
 flat out vec3 v_color;
+
+const uint MARKED = 0xFFFFFFFFu;
+
+vec3 item_color(uint quantity) {
+    if (quantity == MARKED) return u_marked_color;
+    if (u_categorical) {
+        uint colours = uint(textureSize(u_palette, 0).x);
+        return texelFetch(u_palette, ivec2(int(quantity % colours), 0), 0).rgb;
+    }
+    float value = uintBitsToFloat(quantity);
+    float span = u_range.y - u_range.x;
+    float t = span > 0.0 && !isnan(value) ? clamp((value - u_range.x) / span, 0.0, 1.0) : 0.0;
+    return textureLod(u_colormap, vec2((t * 255.0 + 0.5) / 256.0, 0.5), 0.0).rgb;
+}
 
 void main() {
     vec3 c = (u_view * vec4(in_sphere.xyz, 1.0)).xyz;
@@ -33,7 +53,7 @@ void main() {
     float d2 = dot(c, c);
     v_center = c;
     v_radius = r;
-    v_color = in_color.rgb;
+    v_color = item_color(in_quantity);
     // Camera inside (or on) the sphere, or a degenerate ball: emit a zero-area quad.
     if (r <= 0.0 || d2 <= r * r * 1.0001) {
         v_ray = vec3(0.0, 0.0, -1.0);

@@ -1,5 +1,7 @@
-"""Colour ramps for colouring items, written once for numpy and CuPy (``xp``); the colours
-themselves are data (assets/colormaps.toml)."""
+"""Colour ramps and palettes the viewer colours quantities with; the colours themselves are data
+(assets/colormaps.toml)."""
+
+from functools import cache
 
 import numpy as np
 
@@ -8,6 +10,8 @@ import assets
 _MAPS = assets.toml("colormaps.toml")
 STOPS = np.array(_MAPS["viridis"]["stops"], np.float32)  # the default ramp
 BLOCK_PALETTE = np.array(_MAPS["block"]["palette"], np.float32)  # for colouring by CUDA block
+GOLDEN_STEP = 0.618034  # neighbouring categories this far apart along a ramp (the golden ratio's part)
+SPREAD_COLOURS = 64
 MISMATCH_RGBA = tuple(_MAPS["marks"]["mismatch"])
 
 
@@ -16,24 +20,21 @@ def stops(name: str) -> np.ndarray:
     return np.array(_MAPS[name]["stops"], np.float32)
 
 
-def colormap(value, xp=np, out=None, ramp: np.ndarray = STOPS):
+def colormap(value, ramp: np.ndarray = STOPS) -> np.ndarray:
     """RGBA float32 (n, 4) for values in [0, 1] (clipped; NaN counts as 0)."""
-    stops_ = xp.asarray(ramp)
-    count = stops_.shape[0]
-    v = xp.clip(xp.nan_to_num(xp.asarray(value, dtype=xp.float32)), 0.0, 1.0) * (count - 1)
-    lo = xp.minimum(v.astype(xp.int32), count - 2)
+    count = ramp.shape[0]
+    v = np.clip(np.nan_to_num(np.asarray(value, dtype=np.float32)), 0.0, 1.0) * (count - 1)
+    lo = np.minimum(v.astype(np.int32), count - 2)
     frac = (v - lo)[:, None]
-    rgba = xp.ones((v.shape[0], 4), xp.float32) if out is None else out
-    rgba[:, :3] = stops_[lo] * (1 - frac) + stops_[lo + 1] * frac
-    rgba[:, 3] = 1.0
+    rgba = np.ones((v.shape[0], 4), np.float32)
+    rgba[:, :3] = ramp[lo] * (1 - frac) + ramp[lo + 1] * frac
     return rgba
 
 
-def block_colors(thread_index, block: int, xp=np, out=None):
-    """Each item coloured by the CUDA block whose thread handled it (thread index // block)."""
-    palette = xp.asarray(BLOCK_PALETTE)
-    ids = (xp.asarray(thread_index) // block) % len(BLOCK_PALETTE)
-    rgba = xp.ones((ids.shape[0], 4), xp.float32) if out is None else out
-    rgba[:, :3] = palette[ids]
-    rgba[:, 3] = 1.0
-    return rgba
+@cache
+def spread(name: str, count: int = SPREAD_COLOURS) -> np.ndarray:
+    """A palette of ``count`` colours of a named ramp, category k at (k * GOLDEN_STEP) mod 1 along it:
+    neighbouring categories (bins) far apart in colour."""
+    palette = colormap((np.arange(count) * GOLDEN_STEP) % 1.0, ramp=stops(name))[:, :3].copy()
+    palette.flags.writeable = False
+    return palette

@@ -15,8 +15,8 @@ class ColorScales:
     def set_color_range(self, mode: str, span: tuple[float, float] | None) -> None:
         """Fix the range colour mode ``mode`` maps onto its colours (None: automatic, the data's own).
 
-        Points views: the scene colours with ``color_span`` and reports the span in its legend. Field
-        views: the scene passes the fixed range as ``FieldView.value_range`` (None: automatic).
+        The scene passes the fixed range as its view's ``value_range`` (points and fields alike); when
+        there is none the viewer takes the values' own range every frame.
         """
         if span is None:
             self.color_ranges.pop(mode, None)
@@ -25,14 +25,6 @@ class ColorScales:
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise ValueError(f"a colour range needs finite low < high, got {lo:g} .. {hi:g}")
         self.color_ranges[mode] = (lo, hi)
-
-    def color_span(self, mode: str, values, xp=np) -> tuple[float, float]:
-        """The range to colour ``values`` (numpy or CuPy ``xp``) with in ``mode``: the fixed range, else
-        the values' own (one read from the device on the GPU); a flat or empty range is widened."""
-        fixed = self.color_ranges.get(mode)
-        if fixed is not None:
-            return fixed
-        return data_span(values, xp)
 
 
 def data_span(values, xp=np) -> tuple[float, float]:

@@ -41,10 +41,10 @@ class Box:
 class Legend:
     """What a colour means: a colour bar from ``lo`` to ``hi`` in ``unit``.
 
-    ``lo`` and ``hi`` are the range the colours were made with: the data's own (automatic) or the
-    range fixed from the panel (``Scene.set_color_range``). ``colormap``: the map ("" = the view's:
-    viridis for points, the field's own). ``categorical``: the colours name categories (CUDA
-    blocks, bins), ``lo``..``hi`` counts them and no range can be fixed.
+    ``lo`` and ``hi`` are the range the colours are made with: the range fixed from the panel
+    (``Scene.set_color_range``), else the data's own, which the viewer takes every frame and puts in
+    the legend it shows. ``colormap``: the map ("" = the view's). ``categorical``: the colours name
+    categories (CUDA blocks, bins), ``lo``..``hi`` counts them and no range can be fixed.
     """
 
     label: str
@@ -57,10 +57,17 @@ class Legend:
 
 @dataclass
 class PointsView:
-    """Balls (dims 3) or discs (dims 2): (n, 4) float32 positions (x, y, z, radius) and RGBA colours.
+    """Balls (dims 3) or discs (dims 2) and one quantity per item, which the viewer colours.
 
-    ``host()`` returns both on the host; ``write(pos_out, col_out)``, when set, fills CuPy (n, 4)
-    arrays that alias the GL buffers (the scene's state is on the device).
+    ``host()`` returns (positions, quantity): (n, 4) float32 x, y, z, radius and (n,) float32 values,
+    or int32 category ids when ``palette`` is set. ``write(positions, quantity)``, when set, fills
+    CuPy arrays of those shapes that alias the viewer's GL buffers (the scene's state is on the
+    device: no host copy).
+
+    Values are coloured through ``colormap`` over ``value_range`` (None: the values' own range, taken
+    by the viewer every frame, as for a field); category c in ``palette[c % len(palette)]`` ((k, 3)
+    RGB). ``mask`` (n,) bool marks items drawn in the mismatch colour whatever their quantity
+    (verification: they differ from the CPU twin).
     """
 
     count: int
@@ -70,12 +77,20 @@ class PointsView:
     host: Callable[[], tuple[np.ndarray, np.ndarray]]
     write: Callable[[Any, Any], None] | None = None
     legend: Legend | None = None
+    colormap: str = "viridis"
+    palette: np.ndarray | None = None
+    value_range: tuple[float, float] | None = None
+    mask: np.ndarray | None = None
 
     kind = "points"
 
     @property
     def on_device(self) -> bool:
         return self.write is not None
+
+    @property
+    def categorical(self) -> bool:
+        return self.palette is not None
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ from test_balls_proximity import all_pairs_brute_force as brute_force_pairs
 
 from sim import create_scene, cuda
 from sim.balls import grid_cpu, proximity_cpu, world
-from sim.balls.render_cpu import fill_colors
 from sim.pairs import differing_items as _differing_balls
 from sim.pairs import lists_from_pairs as _lists_from_pairs
 
@@ -109,8 +108,7 @@ def test_verification_catches_a_planted_wrong_margin():
     report = planted.verification
     assert report.differing > 1000 and report.passes_mismatched == 1
     assert report.details["pairs on the GPU"] < report.details["pairs on the CPU"]
-    red = (planted.colors("speed") == (1, 0, 0, 1)).all(axis=1)
-    np.testing.assert_array_equal(red, planted.mismatch)
+    np.testing.assert_array_equal(planted.view("speed").mask, planted.mismatch)  # drawn red
 
 
 def test_verification_on_the_cpu_backend_with_cuda_proximity():
@@ -178,12 +176,12 @@ def test_presets_run_on_the_gpu(preset):
 def test_block_colours_follow_the_block_size():
     scene = create_scene("balls", preset="T", backend="gpu", block=32)
     scene.single_step()
-    small = scene.colors("block")
+    small = scene.view("block").host()[1]
     scene.set_block(256)
     scene.single_step()
-    large = scene.colors("block")
-    assert len(np.unique(small[:256], axis=0)) > 5, "eight blocks of 32 in the first 256 balls"
-    assert len(np.unique(large[:256], axis=0)) == 1, "one block of 256"
+    large = scene.view("block").host()[1]
+    assert len(np.unique(small[:256])) == 8, "eight blocks of 32 in the first 256 balls"
+    assert len(np.unique(large[:256])) == 1, "one block of 256"
 
 
 def test_too_many_balls_keeps_the_scene(monkeypatch):
@@ -228,19 +226,19 @@ def test_a_failed_compile_on_the_gpu_moves_the_state_to_the_cpu():
 
 
 @pytest.mark.parametrize("mode", ["speed", "height", "pairs", "uniform", "block"])
-def test_render_kernel_matches_the_numpy_colours(mode):
+def test_points_kernel_matches_its_numpy_twin(mode):
+    """render.cu writes positions and the quantity of each mode as sim.points and render_cpu.py do."""
     import cupy
 
     scene = create_scene("balls", preset="t", backend="gpu", block=64)
     for _ in range(20):
         scene.advance_frame()
-    scene.set_verify(True)
-    scene.advance_frame()
-    scene.mismatch = np.zeros(scene.n, bool)
-    scene.mismatch[::97] = True  # some balls drawn red
+    view = scene.view(mode)
+    dtype = cupy.int32 if view.categorical else cupy.float32
     pos = cupy.full((scene.n, 4), np.nan, cupy.float32)
-    col = cupy.full((scene.n, 4), np.nan, cupy.float32)
-    scene.write_render(pos, col, mode)
-    expected = fill_colors(scene, mode, cupy, cupy.empty((scene.n, 4), cupy.float32))
+    quantity = cupy.full(scene.n, -1, dtype)
+    view.write(pos, quantity)
+    expected = cupy.empty(scene.n, dtype)
+    scene.fill_quantity(mode, cupy, expected)
     np.testing.assert_array_equal(pos.get(), scene.gpu.pos[: scene.n].get())
-    np.testing.assert_allclose(col.get(), expected.get(), atol=1e-6)
+    np.testing.assert_array_equal(quantity.get(), expected.get())

@@ -28,10 +28,14 @@ def small_scene(spec: SceneSpec, preset: str, backend: str = "cpu"):
 def check_view(scene, mode: str) -> None:
     view = scene.view(mode)
     if isinstance(view, PointsView):
-        pos, col = view.host()
-        assert pos.shape == col.shape == (scene.n, 4) and view.count == scene.n
-        assert np.isfinite(pos).all() and ((col >= 0) & (col <= 1)).all()
-        assert view.dims in (2, 3) and view.spacing > 0
+        pos, quantity = view.host()
+        assert pos.shape == (scene.n, 4) and quantity.shape == (scene.n,) and view.count == scene.n
+        assert np.isfinite(pos).all() and view.dims in (2, 3) and view.spacing > 0
+        if view.categorical:
+            assert quantity.dtype == np.int32 and (quantity >= 0).all()
+            assert view.palette.shape[1] == 3 and ((view.palette >= 0) & (view.palette <= 1)).all()
+        else:
+            assert quantity.dtype == np.float32 and np.isfinite(quantity).all() and view.legend.unit
     elif isinstance(view, FieldView):
         values = view.host()
         assert values.shape == view.shape and values.dtype == np.float32

@@ -311,7 +311,7 @@ def cell_pixel(s, i, j):
 @needs_egl
 def test_the_field_is_drawn_and_painting_shows():
     from viewer.headless import render_pixels
-    from viewer.render.field import ramp
+    from viewer.render.colormaps import ramp
     from viewer.render.view import BACKGROUND
 
     s = scene("plate", n=120 * 120)

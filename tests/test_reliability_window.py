@@ -357,8 +357,8 @@ def _one_item(radius: float, surroundings, dims: int):
     from sim.views import PointsView
 
     positions = np.array([[0.5, 0.5, 0.0, radius]], np.float32)
-    colours = np.ones((1, 4), np.float32)
-    return PointsView(1, dims, surroundings, 0.01, lambda: (positions, colours))
+    white = np.ones((1, 3), np.float32)
+    return PointsView(1, dims, surroundings, 0.01, lambda: (positions, np.zeros(1, np.int32)), palette=white)
 
 
 def test_a_2d_disc_is_at_least_three_pixels_across_and_a_3d_ball_keeps_its_size(gl):

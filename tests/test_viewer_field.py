@@ -13,7 +13,8 @@ from sim.contract import BLOCK_COLORS, FieldView, Legend, Tiles
 from sim.registry import create_scene
 from viewer.headless import render_pixels
 from viewer.render.camera import OrbitCamera
-from viewer.render.field import TILE_COLOR, highlight_color, ramp
+from viewer.render.colormaps import highlight_color, ramp
+from viewer.render.field import TILE_COLOR
 from viewer.render.view import BACKGROUND
 
 SIZE = (600, 400)

@@ -26,10 +26,12 @@ class BallArrays:
 
     def __init__(self, spheres, colors):
         self._pos = np.asarray(spheres, np.float32).reshape(-1, 4)
-        self._col = np.asarray(colors, np.float32).reshape(-1, 4)
+        self._palette = np.asarray(colors, np.float32).reshape(-1, 4)[:, :3]  # ball k: category k
 
     def view(self, color_mode):
-        return PointsView(len(self._pos), 3, self.trough, 2.0, host=lambda: (self._pos, self._col))
+        categories = np.arange(len(self._pos), dtype=np.int32)
+        return PointsView(len(self._pos), 3, self.trough, 2.0, host=lambda: (self._pos, categories),
+                          palette=self._palette)
 
 
 def _project(camera: OrbitCamera, point, width: int, height: int) -> tuple[int, int]:

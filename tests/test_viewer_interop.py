@@ -59,7 +59,7 @@ class DeviceBalls:
     def __init__(self, cp, n: int, seed: int):
         rng = cp.random.default_rng(seed)
         self.pos = rng.random((n, 4), dtype=cp.float32)
-        self.col = rng.random((n, 4), dtype=cp.float32)
+        self.speed = rng.random(n, dtype=cp.float32)
 
     @property
     def n(self) -> int:
@@ -68,10 +68,10 @@ class DeviceBalls:
     def view(self):
         from sim.contract import PointsView, Trough
 
-        def write(pos, col):
-            assert pos.shape == col.shape == (self.n, 4)
+        def write(pos, speed):
+            assert pos.shape == (self.n, 4) and speed.shape == (self.n,)
             pos[...] = self.pos
-            col[...] = self.col
+            speed[...] = self.speed
 
         def host():
             raise AssertionError("a device view must not be copied to the host")
@@ -91,9 +91,10 @@ def test_feed_reregisters_when_the_renderer_grows(gl, cp):
             feed.update(scene.view())
             assert feed.fallback_reason is None and feed.path == DEVICE
             assert spheres.count == n
-            for buffer, expected in ((spheres.position_buffer, scene.pos), (spheres.color_buffer, scene.col)):
-                got = np.frombuffer(buffer.read(size=n * 16), np.float32).reshape(n, 4)
+            for buffer, expected in ((spheres.position_buffer, scene.pos), (spheres.quantity_buffer, scene.speed)):
+                got = np.frombuffer(buffer.read(size=expected.nbytes), np.float32).reshape(expected.shape)
                 np.testing.assert_array_equal(got, cp.asnumpy(expected))
+            assert feed.data_range == (float(scene.speed.min()), float(scene.speed.max()))
     finally:
         feed.close()
         spheres.release()

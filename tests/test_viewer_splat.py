@@ -14,6 +14,7 @@ import pytest
 from gl_support import HostOnly
 
 import viewer  # noqa: F401  first: it picks NVIDIA's EGL before any context loads libEGL
+from sim.contract import PointsView, Trough
 from viewer.render.camera import OrbitCamera
 from viewer.render.view import BACKGROUND, LIGHT_DIR_VIEW
 
@@ -41,18 +42,32 @@ def _packed(depth: float, rgba8: tuple[int, int, int, int]) -> int:
     return struct.unpack("<I", struct.pack("<f", depth))[0] << 32 | colour
 
 
+GREEN_PALETTE = np.array([[0.0, 1.0, 0.0]], np.float32)
+
+
+def _green_balls(positions: np.ndarray) -> PointsView:
+    """Balls of category 0 in a palette of green."""
+    return PointsView(len(positions), 3, Trough(40.0, -80.0, 80.0), 1.0,
+                      lambda: (positions, np.zeros(len(positions), np.int32)), palette=GREEN_PALETTE)
+
+
 def _draw(gl, fill):
-    """Clear an offscreen target, let ``fill(splat)`` stand in for the kernel, draw; (rgb, depth)."""
+    """Clear an offscreen target, let ``fill(splat)`` stand in for the kernel, draw; (rgb, depth).
+    Listed big balls are coloured by category in a palette of green."""
     import moderngl
 
     from viewer.render.offscreen import Offscreen
+    from viewer.render.points.colours import PointColours
     from viewer.render.points.spheres import SphereRenderer
     from viewer.render.points.splat import SphereSplat
 
     spheres = SphereRenderer(gl)
     splat = SphereSplat(gl, spheres)
+    colours = PointColours(gl)
     target = Offscreen(gl, SIZE)
     try:
+        colours.take(_green_balls(np.zeros((0, 4), np.float32)), (0.0, 1.0))
+        colours.bind(spheres.program)
         splat.reserve(SIZE, 4)
         fill(splat)
         target.fbo.use()
@@ -67,6 +82,7 @@ def _draw(gl, fill):
     finally:
         target.release()
         splat.release()
+        colours.release()
         spheres.release()
 
 
@@ -100,13 +116,12 @@ def test_splatted_pixels_show_with_their_depth_and_the_rest_stays_clear(gl):
 
 def test_listed_big_balls_are_drawn_as_impostors_behind_nearer_splats(gl):
     ball = np.array([[0.0, 0.0, 0.0, 2.0]], np.float32)
-    green = np.array([[0.0, 1.0, 0.0, 1.0]], np.float32)
     centre = (SIZE[0] // 2, SIZE[1] // 2)
 
     def fill(splat):
         splat.image_buffer.write(_image({centre: _packed(1e-4, (255, 0, 0, 255))}))
         splat.big_positions.write(ball.tobytes())
-        splat.big_colors.write(green.tobytes())
+        splat.big_quantity.write(np.zeros(1, np.uint32).tobytes())  # category 0: green
         splat.command.write(_command(1))
 
     rgb, depth = _draw(gl, fill)
@@ -129,10 +144,8 @@ def test_a_failing_splat_falls_back_to_impostors_with_the_reason(gl, monkeypatch
     target = Offscreen(gl, SIZE)
     try:
         points = view.points
-        view.kind = "points"
         points.show_trough = points.show_floor = False
-        points.spheres.upload(np.array([[0.0, 0.0, 0.0, 2.0]], np.float32),
-                              np.array([[0.0, 1.0, 0.0, 1.0]], np.float32))
+        view.take(_green_balls(np.array([[0.0, 0.0, 0.0, 2.0]], np.float32)))
         points.feed.path = DEVICE  # as if CUDA had written the balls
 
         def refuse():

@@ -90,17 +90,30 @@ def test_r_resets(viewer):
     assert viewer.tick()
 
 
+def _scene_pixels(v) -> np.ndarray:
+    """A screenshot's part left of the panel."""
+    press(v, key.F12)
+    pixels = read_png(v.last_screenshot).astype(int)
+    return pixels[:, : v.window.get_framebuffer_size()[0] - PANEL_WIDTH - 20]
+
+
 def test_color_mode_changes_colours(viewer):
     modes = list(viewer.scene.color_modes)
     assert len(modes) >= 2
+    was_running = not viewer.paused
+    if was_running:
+        press(viewer, key.SPACE)  # the balls stay where they are: only their colours may change
     viewer.controller.set_color_mode(modes[0])
     viewer.tick()
-    first = viewer.scene.colors(viewer.controller.color_mode).copy()
+    first = _scene_pixels(viewer)
     target = "uniform" if "uniform" in modes and modes[0] != "uniform" else modes[1]
     viewer.controller.set_color_mode(target)
     viewer.tick()
     assert viewer.controller.color_mode == target
-    assert not np.allclose(first, viewer.scene.colors(viewer.controller.color_mode))
+    changed = np.any(np.abs(_scene_pixels(viewer) - first) > 24, axis=2)
+    assert changed.mean() > 0.01, "the balls are drawn in other colours"
+    if was_running:
+        press(viewer, key.SPACE)
 
 
 def test_T_and_t_load_the_benchmarks(viewer):

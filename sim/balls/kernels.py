@@ -1,5 +1,5 @@
 """The CUDA builds of the balls scene (CuPy-free, so a machine without a GPU can list and compile
-them): the proximity pass in four variants at every block size, the step, the render kernel."""
+them): the proximity pass in four variants at every block size, the step, the points kernel."""
 
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ STEP = Build("sim/balls/contact.cu", ("--fmad=false", f"-DSTEP_BLOCK={STEP_BLOCK
 STEP_BOUNDS = Build("sim/balls/contact.cu", (*STEP.options, "-DBOUNDS"), ("step", "fold_bounds"))
 
 
-RENDER = Build("sim/balls/render.cu", ("--fmad=false",), ("write_render",))  # rounded as render_cpu.py rounds
+RENDER = Build("sim/balls/render.cu", ("--fmad=false",), ("write_points",))  # rounded as render_cpu.py rounds
 
 
 def builds() -> list[Build]:
-    """Every build the launchers make: each variant at every block size, the steps, the render."""
+    """Every build the launchers make: each variant at every block size, the steps, the points."""
     proximity_builds = [proximity(v, b) for v in world.PROXIMITY_VARIANTS for b in world.BLOCK_SIZES]
     return proximity_builds + [STEP, STEP_BOUNDS, RENDER]

@@ -59,7 +59,6 @@ class BallsGpu:
         check_memory(pos.shape[0])
         self.fallen_y = fallen_y  # balls below are dropped at the next pass
         self.sm_count = cuda.device_properties(self.device)["multiProcessorCount"]
-        self._colour_tables = None  # the render kernel's colour stops and block palette, on first use
         self.variant, self.block = variant, block
         self.set_variant(variant)
         self.set_block(block)
@@ -282,21 +281,12 @@ class BallsGpu:
         self.partners = cupy.asarray(slot_major.ravel())
 
     # --- drawing -------------------------------------------------------------------------------
-    def write_render(self, pos_out, col_out, mode: int, block: int, span: tuple, mismatch) -> None:
-        """Positions and colours into (n, 4) arrays (the mapped GL buffers), one kernel; ``span``: the
-        float32 (low, 1 / (high - low)) of the mapped quantity (``render_cpu.span_factors``)."""
-        from sim.colormap import BLOCK_PALETTE, STOPS
-
-        if self._colour_tables is None:
-            self._colour_tables = cupy.asarray(STOPS.ravel()), cupy.asarray(BLOCK_PALETTE.ravel())
-        stops, palette = self._colour_tables
+    def write_points(self, pos_out, quantity_out, mode: int, block: int) -> None:
+        """Positions and the quantity of colour mode ``mode`` (``render_cpu.QUANTITY_MODES``) into (n, 4)
+        and (n,) arrays (the mapped GL buffers), one kernel."""
         n = self.n
-        marks = np.uint64(0) if mismatch is None else cupy.asarray(mismatch, cupy.uint8)
-        lo, scale = (np.float32(v) for v in span)
         cuda.kernel(kernels.RENDER, self.device)(*grid_for(n, STEP_BLOCK), (
-            self.pos, self.vel, self.count, np.int32(n), np.int32(mode), np.int32(block), lo, scale,
-            stops, np.int32(len(STOPS)), palette, np.int32(len(BLOCK_PALETTE)), marks, pos_out,
-            col_out))
+            self.pos, self.vel, self.count, np.int32(n), np.int32(mode), np.int32(block), pos_out, quantity_out))
 
     # --- the step ----------------------------------------------------------------------------
     def step(self, settings, trough, zeta: float, dt: float, before_pass: bool = False) -> None:

@@ -24,16 +24,16 @@ from sim.balls import DRIP_RATE, PARAMS, SPEC, pipeline_cpu, presets, world
 from sim.balls.items import BallItems
 from sim.balls.passes import PassLog
 from sim.balls.pipeline_cpu import HostBalls
-from sim.balls.render_cpu import RENDER_MODES, UNITS, fill_colors, mapped_values, span_factors
-from sim.colormap import BLOCK_PALETTE
-from sim.contract import BLOCK_COLORS, Legend, PointsView, Trough
-from sim.cuda import ceil_div
+from sim.balls.render_cpu import QUANTITY_MODES, UNIFORM_PALETTE, UNITS, mapped_values
+from sim.contract import Legend, Trough
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
+from sim.points import PointsScene
 from sim.scene import Scene
 
 
-class BallsScene(BallItems, Scene):
+class BallsScene(BallItems, PointsScene, Scene):
     spec = SPEC
+    uniform_palette = UNIFORM_PALETTE
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0, **options):
         self.settings = world.BallSettings()
@@ -247,49 +247,30 @@ class BallsScene(BallItems, Scene):
         modes = {"speed": "Speed", "height": "Height", "pairs": "Proximity pairs per ball", "uniform": "Uniform"}
         return {**modes, **super().color_modes}
 
-    def colors(self, mode: str, span: tuple[float, float] | None = None) -> np.ndarray:
-        if self.backend == "gpu":
-            import cupy
-
-            pos, col = cupy.empty((self.n, 4), cupy.float32), cupy.empty((self.n, 4), cupy.float32)
-            self.write_render(pos, col, mode, span)
-            return col.get()
-        return fill_colors(self, mode, np, np.empty((self.n, 4), np.float32), span)
-
-    def write_render(self, pos_out, col_out, mode: str, span: tuple[float, float] | None = None) -> None:
-        """GPU backend: fill CuPy arrays (n, 4) that alias the renderer's GL buffers, in one kernel;
-        ``span``: the range of the mapped quantity (default: ``color_span``)."""
-        if mode not in self.color_modes:
-            raise ValueError(f"unknown colour mode {mode!r} (choose from {', '.join(self.color_modes)})")
-        if span is None and mode in UNITS:
-            import cupy
-
-            span = self.color_span(mode, mapped_values(self, mode, cupy), cupy)
-        self.gpu.write_render(pos_out, col_out, RENDER_MODES[mode], self.block, span_factors(span or (0.0, 1.0)),
-                              self.marked(self.n))
-
-    def legend(self, mode: str) -> Legend | None:
-        """The colour bar of ``mode``: the range its colours are made with (fixed, or the data's now)."""
-        if mode in UNITS:
-            xp = np
-            if self.backend == "gpu":
-                import cupy as xp
-            span = self.color_span(mode, mapped_values(self, mode, xp), xp)
-            return Legend(self.color_modes[mode].lower(), *span, UNITS[mode])
-        if mode == BLOCK_COLORS:
-            blocks = max(ceil_div(self.n, self.block), 1)
-            return Legend(f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)", 0, blocks - 1,
-                          f"blocks of {self.block} threads", colormap="block", categorical=True)
-        return None
-
-    def view(self, color_mode: str) -> PointsView:
+    # --- the view (sim.points) ------------------------------------------------------------------
+    def points_frame(self) -> tuple[int, Trough, float]:
         t = self.trough
-        radius = float(assets.presets("balls")[self.preset]["radius"])
-        legend = self.legend(color_mode)
-        span = (legend.lo, legend.hi) if legend is not None and not legend.categorical else None
-        write = (lambda pos, col: self.write_render(pos, col, color_mode, span)) if self.backend == "gpu" else None
-        return PointsView(self.n, 3, Trough(t.radius, t.z_min, t.z_max), radius,
-                          host=lambda: (self.positions(), self.colors(color_mode, span)), write=write, legend=legend)
+        return 3, Trough(t.radius, t.z_min, t.z_max), float(assets.presets("balls")[self.preset]["radius"])
+
+    def mode_legend(self, mode: str) -> Legend:
+        return Legend(self.color_modes[mode].lower(), 0.0, 1.0, UNITS[mode])
+
+    def fill_points(self, xp, pos_out, quantity_out, mode: str) -> None:
+        """On the GPU one kernel (render.cu) writes both; on the CPU its twin (render_cpu.py)."""
+        if self.backend == "gpu":
+            self.gpu.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.block)
+            return
+        pos_out[:] = self.host.pos
+        self.fill_quantity(mode, xp, quantity_out)
+
+    def fill_own(self, mode: str, xp, out) -> None:
+        out[:] = mapped_values(self, mode, xp)
+
+    def block_threads(self, xp):
+        """CPU physics with CUDA proximity: the thread of each ball in the last pass."""
+        if self.backend == "cpu" and self.thread_of is not None:
+            return self.thread_of
+        return super().block_threads(xp)
 
     def stats(self) -> dict:
         n = self.n

@@ -11,24 +11,25 @@ import time
 
 import numpy as np
 
-from sim.colormap import BLOCK_PALETTE, MISMATCH_RGBA, block_colors, colormap
-from sim.contract import BLOCK_COLORS, Box, Legend, PointerEvent, PointsView
-from sim.cuda import FrameGraph, ceil_div
+from sim.contract import Box, Legend, PointerEvent
+from sim.cuda import FrameGraph
 from sim.particles import SPEC, binning_cpu, pipeline_cpu, world
 from sim.particles.distances import DistanceStats
 from sim.particles.init import INITS
 from sim.particles.items import ParticleItems
 from sim.particles.pipeline_cpu import HostParticles
+from sim.points import PointsScene
 from sim.scene import Scene
 from sim.timing import NULL_TIMER
 
-UNIFORM_RGBA = (0.3, 0.7, 0.95, 1.0)
+UNIFORM_PALETTE = np.array([[0.3, 0.7, 0.95]], np.float32)
 FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report's GPU, whole run, 1000 steps
 MAX_PUSH_SPEED = 5.0  # box units per second: a push never launches particles across the box at once
 
 
-class ParticlesScene(ParticleItems, Scene):
+class ParticlesScene(ParticleItems, PointsScene, Scene):
     spec = SPEC
+    uniform_palette = UNIFORM_PALETTE
     default_seed = 1
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0,
@@ -206,84 +207,52 @@ class ParticlesScene(ParticleItems, Scene):
     def color_modes(self) -> dict[str, str]:
         return {"speed": "Speed", "bin": "Bin", "uniform": "Uniform", **super().color_modes}
 
-    def _fill(self, xp, pos_out, col_out, mode: str, span: tuple[float, float] | None = None) -> None:
-        """Positions (x, y, 0, radius: discs half a cutoff wide, so touching discs are a cutoff apart)
-        and colours, written with numpy or CuPy (``xp``) into (n, 4) float32 arrays; ``span``: the
-        speed range of the colour map (default ``color_span``)."""
-        x, y, vx, vy = self._arrays()
-        if pos_out is not None:
-            pos_out[:, 0] = x
-            pos_out[:, 1] = y
-            pos_out[:, 2] = 0.0
-            pos_out[:, 3] = world.CUTOFF / 2
-        if col_out is None:
-            return
+    # --- the view (sim.points) ------------------------------------------------------------------
+    @property
+    def points_on_device(self) -> bool:
+        return self.gpu is not None
+
+    def points_frame(self) -> tuple[int, Box, float]:
+        return 2, Box(self.size), self.size / np.sqrt(max(self.n, 1))
+
+    def mode_legend(self, mode: str) -> Legend:
         if mode == "speed":
-            speed = xp.sqrt(vx * vx + vy * vy)
-            lo, hi = span or self.color_span(mode, speed, xp)
-            colormap((speed - lo) / (hi - lo), xp, col_out)
-        elif mode == "bin":
-            inv = self.nbins / self.size
-            bins = xp.minimum((y * inv).astype(xp.int64), self.nbins - 1) * self.nbins + \
-                xp.minimum((x * inv).astype(xp.int64), self.nbins - 1)
-            colormap((bins * 0.618034) % 1.0, xp, col_out)
-        elif mode == BLOCK_COLORS and self.gpu is not None:
-            block_colors(xp.arange(self.n, dtype=xp.int32), self.block, xp, col_out)
-        elif mode == "uniform":
-            col_out[:] = xp.asarray(UNIFORM_RGBA, dtype=xp.float32)
-        else:
-            raise ValueError(f"unknown colour mode {mode!r} (choose from {', '.join(self.color_modes)})")
-        marked = self.marked(self.n)
-        if marked is not None:
-            col_out[xp.asarray(marked)] = xp.asarray(MISMATCH_RGBA, dtype=xp.float32)
+            return Legend("speed", 0.0, 1.0, "box units/s")
+        return Legend("bin (neighbouring bins apart in colour)", 0, self.nbins**2 - 1, "bins",
+                      colormap="viridis", categorical=True)
+
+    def fill_points(self, xp, pos_out, quantity_out, mode: str) -> None:
+        self._fill_positions(pos_out)
+        self.fill_quantity(mode, xp, quantity_out)
+
+    def _fill_positions(self, out) -> None:
+        """Discs half a cutoff wide, so touching discs are a cutoff apart."""
+        x, y, _, _ = self._arrays()
+        out[:, 0] = x
+        out[:, 1] = y
+        out[:, 2] = 0.0
+        out[:, 3] = world.CUTOFF / 2
+
+    def fill_own(self, mode: str, xp, out) -> None:
+        x, y, vx, vy = self._arrays()
+        if mode == "speed":
+            out[:] = xp.sqrt(vx * vx + vy * vy)
+            return
+        inv = self.nbins / self.size
+        out[:] = xp.minimum((y * inv).astype(xp.int64), self.nbins - 1) * self.nbins + \
+            xp.minimum((x * inv).astype(xp.int64), self.nbins - 1)
 
     def positions(self) -> np.ndarray:
-        return self._host_arrays("uniform")[0]
-
-    def colors(self, mode: str, span: tuple[float, float] | None = None) -> np.ndarray:
-        return self._host_arrays(mode, span)[1]
-
-    def _host_arrays(self, mode: str, span: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        if self.gpu is not None:
-            import cupy
-
-            pos, col = cupy.empty((self.n, 4), cupy.float32), cupy.empty((self.n, 4), cupy.float32)
-            self._fill(cupy, pos, col, mode, span)
-            return pos.get(), col.get()
-        pos, col = np.empty((self.n, 4), np.float32), np.empty((self.n, 4), np.float32)
-        self._fill(np, pos, col, mode, span)
-        return pos, col
-
-    def write_render(self, pos_out, col_out, mode: str, span: tuple[float, float] | None = None) -> None:
-        """GPU backend: fill CuPy arrays (n, 4) that alias the renderer's GL buffers; no host copy."""
+        """(n, 4) x, y, 0, radius on the host."""
+        if self.gpu is None:
+            pos = np.empty((self.n, 4), np.float32)
+            self._fill_positions(pos)
+            return pos
         import cupy
 
-        self._fill(cupy, pos_out, col_out, mode, span)
-
-    def legend(self, mode: str) -> Legend | None:
-        """The colour bar of ``mode``: speeds over the range the colours are made with, or categories."""
-        if mode == "speed":
-            x, y, vx, vy = self._arrays()
-            xp = np
-            if self.gpu is not None:
-                import cupy as xp
-            return Legend("speed", *self.color_span(mode, xp.sqrt(vx * vx + vy * vy), xp), "box units/s")
-        if mode == "bin":
-            return Legend("bin (neighbouring bins apart in colour)", 0, self.nbins**2 - 1, "bins",
-                          colormap="viridis", categorical=True)
-        if mode == BLOCK_COLORS and self.gpu is not None:
-            blocks = max(ceil_div(self.n, self.block), 1)
-            return Legend(f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)", 0, blocks - 1,
-                          f"blocks of {self.block} threads", colormap="block", categorical=True)
-        return None
-
-    def view(self, color_mode: str) -> PointsView:
-        spacing = self.size / np.sqrt(max(self.n, 1))
-        legend = self.legend(color_mode)
-        span = (legend.lo, legend.hi) if legend is not None and not legend.categorical else None
-        write = (lambda pos, col: self.write_render(pos, col, color_mode, span)) if self.gpu is not None else None
-        return PointsView(self.n, 2, Box(self.size), spacing, host=lambda: self._host_arrays(color_mode, span),
-                          write=write, legend=legend)
+        pos = cupy.empty((self.n, 4), cupy.float32)
+        self._fill_positions(pos)
+        return pos.get()
 
     def stats(self) -> dict:
         """absmin and absavg only while they are measured (None, shown as "-", with the statistics off)."""

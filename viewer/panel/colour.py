@@ -8,12 +8,12 @@ from __future__ import annotations
 from imgui_bundle import imgui
 
 from sim.colormap import BLOCK_PALETTE, stops
-from sim.contract import BLOCK_COLORS, FieldView, Legend
+from sim.contract import BLOCK_COLORS, FieldView, Legend, PointsView
 from viewer.panel.style import GREY, disabled_tooltip, item_width, section, tooltip, ui_scale, wrapped
-from viewer.render.field import highlight_color
+from viewer.render.colormaps import highlight_color
+from viewer.render.points.colours import MARKED_COLOR
 
 BLOCK_COLORS_LABEL = "CUDA block"
-POINTS_COLORMAP = "viridis"  # what sim.colormap colours points with
 BAR_HEIGHT = 14.0
 PALETTE_SWATCHES = 16  # a categorical palette shows this many of its colours
 
@@ -37,10 +37,20 @@ def draw_color_section(ctl, shown=None, legend: Legend | None = None) -> None:
         if not legend.categorical:
             _range_controls(ctl, legend)
     if marks:
-        if isinstance(shown, FieldView):
-            _swatch(highlight_color(shown.colormap))
+        mark = _mark_color(shown)
+        if mark is not None:
+            _swatch(mark)
             imgui.same_line()
         wrapped(GREY, spec.verifier.mismatch)
+
+
+def _mark_color(shown) -> tuple[float, float, float] | None:
+    """The colour marked items are drawn in: a field's highlight, the points' mismatch colour."""
+    if isinstance(shown, FieldView):
+        return highlight_color(shown.colormap)
+    if isinstance(shown, PointsView):
+        return MARKED_COLOR
+    return None
 
 
 def _mode_combo(ctl, modes: dict[str, str]) -> None:
@@ -76,7 +86,7 @@ OVERLAY_WIDTH = 220.0  # display pixels at UI scale 1
 
 
 def legend_colormap(shown, legend: Legend) -> str:
-    return legend.colormap or (shown.colormap if isinstance(shown, FieldView) else POINTS_COLORMAP)
+    return legend.colormap or shown.colormap
 
 
 def draw_legend_overlay(legend: Legend, colormap: str, area: tuple[float, float, float, float]) -> None:

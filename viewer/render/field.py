@@ -20,31 +20,16 @@ from dataclasses import replace
 import moderngl
 import numpy as np
 
-from sim.colormap import colormap, stops
 from sim.contract import FieldView, Legend
 from sim.scales import data_span
 from viewer.gpu.interop import GLBufferRegistration, InteropError, RegistrationHolder, cupy_view, current_stream_ptr
 from viewer.render.camera import OrbitCamera
+from viewer.render.colormaps import ColourTexture, highlight_color
 from viewer.render.shaders import load_program
 
 DEVICE, HOST = "CUDA–GL interop", "host upload"
-RAMP_SIZE = 256
 TILE_COLOR = (0.95, 0.95, 0.95)
 HALO_COLOR = (0.3, 0.85, 1.0)
-# Highlight candidates for NaN cells: the one farthest from the colour map is used.
-HIGHLIGHTS = ((1.0, 0.0, 0.0), (0.0, 1.0, 1.0), (1.0, 0.0, 1.0), (0.0, 1.0, 0.0))
-
-
-def ramp(name: str) -> np.ndarray:
-    """(RAMP_SIZE, 3) float32 colours of the named colour map, evenly spaced."""
-    return colormap(np.linspace(0.0, 1.0, RAMP_SIZE), ramp=stops(name))[:, :3].copy()
-
-
-def highlight_color(name: str) -> tuple[float, float, float]:
-    """The highlight (NaN) colour for a colour map: the candidate farthest from all its colours."""
-    colours = ramp(name)
-    distance = [float(np.min(np.linalg.norm(colours - np.array(c), axis=1))) for c in HIGHLIGHTS]
-    return HIGHLIGHTS[int(np.argmax(distance))]
 
 
 def field_camera(view: FieldView) -> OrbitCamera:
@@ -131,8 +116,7 @@ class FieldRenderer:
         self.feed = FieldFeed(ctx)
         self._quad: moderngl.Buffer | None = None
         self._vao: moderngl.VertexArray | None = None
-        self._colormap: moderngl.Texture | None = None
-        self.colormap_name = ""
+        self._colormap = ColourTexture(ctx, moderngl.LINEAR)
         self.extent: tuple[float, ...] | None = None
         self.view: FieldView | None = None
         self.show_tiles = False
@@ -164,16 +148,10 @@ class FieldRenderer:
         return replace(self.view.legend, lo=lo, hi=hi, colormap=self.view.legend.colormap or self.view.colormap)
 
     def _set_colormap(self, name: str) -> None:
-        if name == self.colormap_name:
+        if name == self._colormap.name:
             return
-        colours = ramp(name)  # KeyError for a map assets/colormaps.toml lacks
-        if self._colormap is not None:
-            self._colormap.release()
-        self._colormap = self.ctx.texture((RAMP_SIZE, 1), 3, colours.astype("f4").tobytes(), dtype="f4")
-        self._colormap.filter = (moderngl.LINEAR, moderngl.LINEAR)
-        self._colormap.repeat_x = self._colormap.repeat_y = False
+        self._colormap.set_colormap(name)
         self.program["u_highlight"].value = highlight_color(name)
-        self.colormap_name = name
 
     def _set_extent(self, extent: tuple[float, ...]) -> None:
         x0, y0, x1, y1 = extent
@@ -212,6 +190,7 @@ class FieldRenderer:
         try:
             self.feed.release()
         finally:
-            for obj in (self._vao, self._quad, self._colormap, self.program):
+            self._colormap.release()
+            for obj in (self._vao, self._quad, self.program):
                 if obj is not None:
                     obj.release()

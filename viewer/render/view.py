@@ -80,10 +80,10 @@ class SceneView:
 
     @property
     def legend(self) -> Legend | None:
-        """The legend of what is drawn, over the range its colours span (a field's: the renderer's)."""
+        """The legend of what is drawn, over the range its colours span (the renderer's)."""
         if self.kind == "field":
             return self.field.legend
-        return self.current.legend if isinstance(self.current, PointsView) else None
+        return self.points.legend if self.kind == "points" else None
 
     @property
     def splat_problem(self) -> str | None:

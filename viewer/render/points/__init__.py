@@ -1,10 +1,11 @@
 """The points view kind: spheres (3D) or discs (2D, seen from above) with their surroundings, a
 trough or a box.
 
-``PointsRenderer.show(view)`` takes a ``PointsView`` (its items through ``PointsFeed``, on the device
-or from the host); ``draw`` draws them with the camera's matrices into the bound framebuffer:
-items on the device are splatted by CUDA where the context allows (``splat.py``), the rest are lit
-impostors (``spheres.py``); then the floor and trough (``trough.py``) or the box outline (``box.py``).
+``PointsRenderer.show(view)`` takes a ``PointsView`` (its items and their quantity through
+``PointsFeed``, on the device or from the host, coloured as ``PointColours`` says); ``draw`` draws
+them with the camera's matrices into the bound framebuffer: items on the device are splatted by
+CUDA where the context allows (``splat.py``), the rest are lit impostors (``spheres.py``); then the
+floor and trough (``trough.py``) or the box outline (``box.py``).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import sys
 import moderngl
 import numpy as np
 
-from sim.contract import Box, PointsView, Trough
+from sim.contract import Box, Legend, PointsView, Trough
 from viewer.gpu.interop import InteropError
 from viewer.render.camera import OrbitCamera
 from viewer.render.points.box import BoxOutline
+from viewer.render.points.colours import PointColours
 from viewer.render.points.feed import DEVICE, PointsFeed
 from viewer.render.points.spheres import SphereRenderer
 from viewer.render.points.splat import SphereSplat, gl_problem
@@ -40,6 +42,7 @@ class PointsRenderer:
         self.ctx = ctx
         self.spheres = SphereRenderer(ctx)
         self.feed = PointsFeed(self.spheres)
+        self.colours = PointColours(ctx)
         self.trough = TroughRenderer(ctx)
         self.box: BoxOutline | None = None  # a 2D view's box, drawn instead of floor and trough
         self.show_trough = True
@@ -83,8 +86,14 @@ class PointsRenderer:
         else:
             changed = self.set_trough(around)
         self.feed.update(view)
+        self.colours.take(view, self.feed.data_range)
         self.dims = view.dims
         return changed
+
+    @property
+    def legend(self) -> Legend | None:
+        """The shown view's legend over the range its colours span now."""
+        return self.colours.legend
 
     # --- drawing ---------------------------------------------------------------------------------
     def draw(self, target: moderngl.Framebuffer, view: np.ndarray, proj: np.ndarray, light: np.ndarray,
@@ -113,6 +122,7 @@ class PointsRenderer:
         view's discs at least MIN_DISC_PIXELS in radius."""
         min_radius = MIN_DISC_PIXELS if self.dims == 2 else 0.0
         self.spheres.set_min_radius(min_radius, size[1])
+        self.colours.bind(self.spheres.program)
         if self.feed.path == DEVICE and self.spheres.count and self.splat_problem is None:
             try:
                 if self.splat is None:
@@ -120,8 +130,8 @@ class PointsRenderer:
                     if self.splat_problem is not None:
                         raise InteropError(self.splat_problem)
                     self.splat = SphereSplat(self.ctx, self.spheres)
-                with self.feed.mapped_items() as (positions, colors):
-                    self.splat.splat(positions, colors, view, proj, light, near, size, min_radius)
+                with self.feed.mapped_items() as (positions, quantity):
+                    self.splat.splat(positions, quantity, self.colours, view, proj, light, near, size, min_radius)
                 self.splat.draw(view, proj, light, near)
                 self.drawn_as = SPLAT
                 return
@@ -146,5 +156,6 @@ class PointsRenderer:
         except InteropError as exc:  # shutting down anyway: say so, free the rest
             print(f"viewer: {exc}", file=sys.stderr)
         self.spheres.release()
+        self.colours.release()
         self.trough.release()
         self._drop_box()

@@ -1,10 +1,12 @@
 """Fills the sphere renderer's GL buffers from a ``PointsView``, the same way for the window and headless.
 
-A view whose items live on the GPU (``view.write`` set) writes positions and colours straight into
-the GL buffers through CUDA–GL interop: map, ``view.write(positions, colours)``, unmap, no host
-copy. Anywhere else, or when interop cannot be set up here (no cuda-bindings, a GL context that is
-not on the CUDA device such as Mesa's), the feed uploads ``view.host()`` instead and keeps the
-reason in ``fallback_reason``.
+A view whose items live on the GPU (``view.write`` set) writes positions and its quantity straight
+into the GL buffers through CUDA–GL interop: map, ``view.write(positions, quantity)``, unmap, no
+host copy. Anywhere else, or when interop cannot be set up here (no cuda-bindings, a GL context
+that is not on the CUDA device such as Mesa's), the feed uploads ``view.host()`` instead and keeps
+the reason in ``fallback_reason``. Either way the values' own range is taken (two numbers back
+from the device) unless the view fixes one, and the items the view's mask marks are written as
+``MARKED``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from contextlib import contextmanager
 import numpy as np
 
 from sim.contract import PointsView
+from sim.scales import data_span
 from viewer.gpu.interop import GLBufferRegistration, InteropError, RegistrationHolder, cupy_view, current_stream_ptr
+from viewer.render.points.colours import MARKED
 from viewer.render.points.spheres import SphereRenderer
 
 DEVICE, HOST = "CUDA–GL interop", "host upload"
@@ -27,6 +31,7 @@ class PointsFeed(RegistrationHolder):
         self.fallback_reason: str | None = None  # why a device view goes through the host
         self.path: str | None = None  # how the last frame's items arrived (DEVICE or HOST)
         self.host_positions: np.ndarray | None = None  # the last host upload's (n, 4) positions (picking)
+        self.data_range: tuple[float, float] = (0.0, 1.0)  # lowest and highest value of the last frame
         self._registration: GLBufferRegistration | None = None
 
     def update(self, view: PointsView) -> None:
@@ -44,7 +49,7 @@ class PointsFeed(RegistrationHolder):
         self.path = HOST
 
     def _buffers(self) -> tuple:
-        return self.spheres.position_buffer, self.spheres.color_buffer
+        return self.spheres.position_buffer, self.spheres.quantity_buffer
 
     def _write_on_device(self, view: PointsView) -> None:
         n = int(view.count)
@@ -58,28 +63,43 @@ class PointsFeed(RegistrationHolder):
             self._unregister()
             # Readable too: the splat reads the items back while drawing.
             self._registration = GLBufferRegistration(self._buffers(), write_only=False)
-        with self._registration.mapped(current_stream_ptr()) as ((pos_ptr, pos_size), (col_ptr, col_size)):
+        with self._registration.mapped(current_stream_ptr()) as ((pos_ptr, pos_size), (q_ptr, q_size)):
             positions = cupy_view(pos_ptr, pos_size, (n, 4), "float32", self._registration)
-            colors = cupy_view(col_ptr, col_size, (n, 4), "float32", self._registration)
-            view.write(positions, colors)
+            quantity = cupy_view(q_ptr, q_size, (n,), "int32" if view.categorical else "float32", self._registration)
+            view.write(positions, quantity)
+            import cupy
+
+            self._take_range(view, quantity, cupy)
+            if view.mask is not None:
+                quantity.view(cupy.uint32)[cupy.asarray(view.mask)] = MARKED
         self.spheres.set_count(n)
+
+    def _take_range(self, view: PointsView, quantity, xp) -> None:
+        """The values' own range, unless the view fixes one or colours categories."""
+        if not view.categorical and view.value_range is None:
+            self.data_range = data_span(quantity, xp)
 
     @contextmanager
     def mapped_items(self) -> Iterator[tuple]:
-        """The items the last update wrote on the device, as CuPy (n, 4) positions and colours over
-        the GL buffers, mapped on the current stream for the duration."""
+        """The items the last update wrote on the device, as CuPy (n, 4) float32 positions and (n,)
+        uint32 quantities over the GL buffers, mapped on the current stream for the duration."""
         if self.path != DEVICE or self._registration is None:
             raise InteropError("the items were not written on the device")
         n = self.spheres.count
-        with self._registration.mapped(current_stream_ptr()) as ((pos_ptr, pos_size), (col_ptr, col_size)):
+        with self._registration.mapped(current_stream_ptr()) as ((pos_ptr, pos_size), (q_ptr, q_size)):
             yield (cupy_view(pos_ptr, pos_size, (n, 4), "float32", self._registration),
-                   cupy_view(col_ptr, col_size, (n, 4), "float32", self._registration))
+                   cupy_view(q_ptr, q_size, (n,), "uint32", self._registration))
 
     def _upload_from_host(self, view: PointsView) -> None:
-        positions, colors = view.host()
+        positions, quantity = view.host()
+        quantity = np.asarray(quantity, np.int32 if view.categorical else np.float32)
+        self._take_range(view, quantity, np)
+        if view.mask is not None:
+            quantity = quantity.copy()  # the scene's own array stays as it is
+            quantity.view(np.uint32)[np.asarray(view.mask, bool)] = MARKED
         if self._registration is not None and len(positions) > self.spheres.capacity:
             self._unregister()  # upload() is about to reallocate the registered buffers
-        self.spheres.upload(positions, colors)
+        self.spheres.upload(positions, quantity)
         self.host_positions = positions
 
     def item_sphere(self, item: int) -> np.ndarray | None:

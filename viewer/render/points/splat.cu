@@ -8,6 +8,10 @@
 // A ball whose box is wider than max_box pixels, or whose quad reaches the near plane, is appended
 // to a list that GL draws as impostors; draw_cmd is that draw's DrawArraysIndirectCommand
 // (count, instance count, first, base instance), its instance count zeroed before the launch.
+// A ball's colour comes from its 32-bit quantity as in spheres.glsl's item_color (the colouring of
+// viewer/render/points/colours.py): all ones is marked; a category id picks a palette colour; a
+// value's float bits are mapped over [lo, hi] onto the 256-colour ramp, interpolated as GL's
+// linear filter does.
 
 struct Vec3 {
     float x, y, z;
@@ -30,17 +34,40 @@ __device__ inline bool outside(float a, float b, float x, float z, float r) {
 
 __device__ inline unsigned int unorm8(float v) { return __float2uint_rn(__saturatef(v) * 255.0f); }
 
+#define MARKED 0xFFFFFFFFu
+#define RAMP_SIZE 256
+
+__device__ inline Vec3 item_color(unsigned int quantity, const float* ramp, const float* palette, int palette_size,
+                                  int categorical, float lo, float hi, Vec3 marked) {
+    if (quantity == MARKED) return marked;
+    if (categorical) {
+        const float* c = palette + 3 * (quantity % (unsigned int)palette_size);
+        return make(c[0], c[1], c[2]);
+    }
+    float value = __uint_as_float(quantity);
+    float span = hi - lo;
+    float t = span > 0.0f && !isnan(value) ? fminf(fmaxf((value - lo) / span, 0.0f), 1.0f) : 0.0f;
+    float x = t * (RAMP_SIZE - 1);
+    int k = min((int)x, RAMP_SIZE - 2);
+    float f = x - k;
+    const float* a = ramp + 3 * k;
+    return make(a[0] + f * (a[3] - a[0]), a[1] + f * (a[4] - a[1]), a[2] + f * (a[5] - a[2]));
+}
+
 // m0 ... m11: rows 0-2 of the world -> view matrix; p00 ... p23: the projection's entries that are not
 // 0 or -1; light: view space, towards the light, normalised; max_box: the widest box side, in
 // pixels, that one thread shades; min_radius: the smallest radius drawn, in pixels (0: none), as
-// u_min_radius in spheres.glsl.
+// u_min_radius in spheres.glsl; ramp (256 x 3), palette (palette_size x 3), categorical, lo, hi and
+// the marked colour: the colouring.
 extern "C" __global__ void splat_balls(
-    const float4* __restrict__ pos, const float4* __restrict__ col, int n,
+    const float4* __restrict__ pos, const unsigned int* __restrict__ quantity, int n,
     float m0, float m1, float m2, float m3, float m4, float m5, float m6, float m7, float m8, float m9, float m10,
     float m11, float p00, float p02, float p11, float p12, float p22, float p23, float near,
     float lx, float ly, float lz, int width, int height, int max_box, float min_radius,
+    const float* __restrict__ ramp, const float* __restrict__ palette, int palette_size, int categorical,
+    float lo, float hi, float marked_r, float marked_g, float marked_b,
     unsigned long long* __restrict__ image,
-    float4* __restrict__ big_pos, float4* __restrict__ big_col, unsigned int* __restrict__ draw_cmd) {
+    float4* __restrict__ big_pos, unsigned int* __restrict__ big_quantity, unsigned int* __restrict__ draw_cmd) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float4 s = pos[i];
@@ -84,14 +111,14 @@ extern "C" __global__ void splat_balls(
     if (near_plane || x1 - x0 >= max_box || y1 - y0 >= max_box) {
         unsigned int slot = atomicAdd(draw_cmd + 1, 1u);
         big_pos[slot] = s;
-        big_col[slot] = col[i];
+        big_quantity[slot] = quantity[i];
         return;
     }
     if (x0 > x1 || y0 > y1) return;  // off screen, or between pixel centres
 
     Vec3 light = make(lx, ly, lz);
-    float4 rgba = col[i];
-    Vec3 color = make(rgba.x, rgba.y, rgba.z);
+    Vec3 color = item_color(quantity[i], ramp, palette, palette_size, categorical, lo, hi,
+                            make(marked_r, marked_g, marked_b));
     for (int py = (int)y0; py <= (int)y1; ++py) {
         float ray_y = (((py + 0.5f) / half_h - 1.0f) + p12) / p11;
         for (int px = (int)x0; px <= (int)x1; ++px) {

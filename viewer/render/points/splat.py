@@ -17,7 +17,8 @@ import numpy as np
 from sim import cuda
 from sim.render_builds import SPLAT
 from viewer.gpu.interop import GLBufferRegistration, RegistrationHolder, cupy_view, current_stream_ptr
-from viewer.render.points.spheres import BYTES_PER_ITEM, SphereRenderer
+from viewer.render.points.colours import PointColours
+from viewer.render.points.spheres import BYTES_PER_ITEM, QUANTITY_BYTES, SphereRenderer
 from viewer.render.shaders import load_program
 
 MAX_BOX = 16  # pixels: wider balls go to the impostors (one thread would shade too many pixels)
@@ -46,13 +47,13 @@ class SphereSplat(RegistrationHolder):
         self.capacity = 0
         self.image_buffer: moderngl.Buffer | None = None  # what CUDA writes, read by the resolve
         self.big_positions: moderngl.Buffer | None = None
-        self.big_colors: moderngl.Buffer | None = None
+        self.big_quantity: moderngl.Buffer | None = None
         self._big_vao: moderngl.VertexArray | None = None
         self._registration: GLBufferRegistration | None = None
         self._command_template = None  # on the device, copied into the command each frame
 
     def _buffers(self) -> tuple:
-        return self.image_buffer, self.big_positions, self.big_colors, self.command
+        return self.image_buffer, self.big_positions, self.big_quantity, self.command
 
     def reserve(self, size: tuple[int, int], n: int) -> None:
         """An image of ``size`` pixels and an impostor list with room for all ``n`` balls."""
@@ -64,19 +65,20 @@ class SphereSplat(RegistrationHolder):
             self.size = size
         if n > self.capacity:
             self._unregister()
-            for obj in (self._big_vao, self.big_positions, self.big_colors):
+            for obj in (self._big_vao, self.big_positions, self.big_quantity):
                 if obj is not None:
                     obj.release()
             capacity = max(int(n), 2 * self.capacity, 1024)
             self.big_positions = self.ctx.buffer(reserve=capacity * BYTES_PER_ITEM)
-            self.big_colors = self.ctx.buffer(reserve=capacity * BYTES_PER_ITEM)
-            self._big_vao = self.spheres.vertex_array(self.big_positions, self.big_colors)
+            self.big_quantity = self.ctx.buffer(reserve=capacity * QUANTITY_BYTES)
+            self._big_vao = self.spheres.vertex_array(self.big_positions, self.big_quantity)
             self.capacity = capacity
 
-    def splat(self, positions, colors, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray,
-              near: float, size: tuple[int, int], min_radius: float = 0.0) -> None:
-        """Run the kernel over CuPy (n, 4) ``positions`` and ``colors`` for this camera and size;
-        no ball is drawn smaller than ``min_radius`` pixels (the impostors' ``set_min_radius``)."""
+    def splat(self, positions, quantity, colours: PointColours, view: np.ndarray, proj: np.ndarray,
+              light_dir_view: np.ndarray, near: float, size: tuple[int, int], min_radius: float = 0.0) -> None:
+        """Run the kernel over CuPy (n, 4) ``positions`` and (n,) ``quantity``, coloured as ``colours``
+        says, for this camera and size; no ball is drawn smaller than ``min_radius`` pixels (the
+        impostors' ``set_min_radius``)."""
         import cupy
 
         n = positions.shape[0]
@@ -89,19 +91,19 @@ class SphereSplat(RegistrationHolder):
         width, height = size
         f = np.float32
         with self._registration.mapped(stream) as [(image_ptr, image_size), (pos_ptr, pos_size),
-                                                   (col_ptr, col_size), (command_ptr, command_size)]:
+                                                   (q_ptr, q_size), (command_ptr, command_size)]:
             command = cupy_view(command_ptr, command_size, (4,), "uint32", self._registration)
             command[...] = self._command_template
             cupy.cuda.runtime.memsetAsync(image_ptr, 0xFF, width * height * 8, stream)  # no ball: all ones
             if n == 0:
                 return
-            args = (positions, colors, np.int32(n), *(f(x) for x in view[:3].ravel()),
+            args = (positions, quantity, np.int32(n), *(f(x) for x in view[:3].ravel()),
                     f(proj[0, 0]), f(proj[0, 2]), f(proj[1, 1]), f(proj[1, 2]), f(proj[2, 2]), f(proj[2, 3]),
                     f(near), *(f(x) for x in light_dir_view), np.int32(width), np.int32(height),
-                    np.int32(MAX_BOX), f(min_radius),
+                    np.int32(MAX_BOX), f(min_radius), *colours.kernel_args(),
                     cupy_view(image_ptr, image_size, (height, width), "uint64", self._registration),
                     cupy_view(pos_ptr, pos_size, (self.capacity, 4), "float32", self._registration),
-                    cupy_view(col_ptr, col_size, (self.capacity, 4), "float32", self._registration),
+                    cupy_view(q_ptr, q_size, (self.capacity,), "uint32", self._registration),
                     command)
             cuda.kernel(SPLAT, cupy.cuda.Device().id)((cuda.ceil_div(n, BLOCK),), (BLOCK,), args)
 
@@ -118,7 +120,7 @@ class SphereSplat(RegistrationHolder):
         try:
             self._unregister()
         finally:
-            for obj in (self._big_vao, self.big_positions, self.big_colors, self.image_buffer, self.command,
+            for obj in (self._big_vao, self.big_positions, self.big_quantity, self.image_buffer, self.command,
                         self._fullscreen, self.resolve):
                 if obj is not None:
                     obj.release()
