@@ -42,11 +42,14 @@ class BallItems:
         return self.host.pos[indices], self.host.vel[indices], self.host.omega[indices]
 
     def _keys(self, indices) -> list[int]:
-        if self.backend == "gpu" and len(indices):
+        indices = np.asarray(indices, np.int64)
+        if not indices.size:  # a ball with no partners: nothing to look up, on either backend
+            return []
+        if self.backend == "gpu":
             import cupy
 
-            return [int(v) for v in self.gpu.ids[cupy.asarray(np.asarray(indices, np.int64))].get()]
-        return [int(v) for v in self.host.ids[np.asarray(indices, np.int64)]]
+            return [int(v) for v in self.gpu.ids[cupy.asarray(indices)].get()]
+        return [int(v) for v in self.host.ids[indices]]
 
     def describe(self, item: int) -> dict[str, str]:
         item = int(item)
