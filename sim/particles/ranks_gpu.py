@@ -29,9 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from sim.cuda import ceil_div, grid_for
-from sim.dist.strips import Strips
 from sim.particles import kernels as builds
 from sim.particles import world
+from sim.particles.strips import Strips
 
 BIN_CUTOFFS = builds.BIN_CUTOFFS  # as one GPU's
 SCAN_BLOCK = 512
