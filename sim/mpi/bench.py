@@ -24,7 +24,7 @@ from sim.backend import BackendUnavailable, gpu_status
 from sim.cli import UsageError
 from sim.contract import SceneSpec, load
 from sim.cuda import device_properties
-from sim.mpi.launch import end
+from sim.mpi import end, gpu_of
 from sim.mpi.links import HostLink, gpu_link
 from sim.mpi.tables import Columns, table
 from sim.registry import SCENES
@@ -96,8 +96,6 @@ def rank_device(comm, gpu: bool) -> int:
     if not gpu_status().available:
         raise BackendUnavailable(f"the GPU scaling benchmark needs a GPU: {gpu_status().reason}")
     import cupy
-
-    from sim.mpi import gpu_of
 
     device = gpu_of(comm)
     cupy.cuda.Device(device).use()

@@ -22,6 +22,7 @@ from sim.backend import BackendUnavailable, gpu_status
 from sim.cli import UsageError
 from sim.mpi.links import HostLink, gpu_link
 from sim.particles import world
+from sim.particles.distances import DistanceStats
 from sim.particles.kernels import VARIANTS
 from sim.particles.output import TrajectoryWriter
 from sim.particles.ranks_gpu import GpuRank, bins_per_side, rows_of
@@ -108,8 +109,6 @@ def run_steps(comm, rank, steps: int, n: int, frames: bool = False, writer=None,
 
 def fold(per_step: np.ndarray):
     """The starters' absmin / absavg from per-step (closest pair, sum, pairs), in step order."""
-    from sim.particles.distances import DistanceStats
-
     stats = DistanceStats()
     for dmin, dsum, pairs in per_step.tolist():
         stats.add_step(dmin, dsum, int(pairs))

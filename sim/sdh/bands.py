@@ -19,8 +19,10 @@ import time
 
 import numpy as np
 
-from sim import interrupts
+from sim import cuda, interrupts
 from sim.cuda import ceil_div
+from sim.sdh import kernels
+from sim.sdh.kernels import rows_per_block
 
 
 def pairs_before(n: int, r):
@@ -59,12 +61,6 @@ def shares(n: int, parts: int, unit: int = 1) -> list[list[tuple[int, int]]]:
 
 def share_pairs(n: int, bands: list[tuple[int, int]]) -> int:
     return sum(pairs_before(n, last) - pairs_before(n, first) for first, last in bands)
-
-
-def rows_per_block(kernel: str, block: int) -> int:
-    from sim.sdh import kernels
-
-    return kernels.rows_per_block(kernel, block)
 
 
 def share_cpu(points: np.ndarray, width: float, buckets: int, bands: list[tuple[int, int]],
@@ -106,8 +102,7 @@ class GpuShare:
                  device: int):
         import cupy
 
-        from sim import cuda
-        from sim.sdh import gpu, kernels
+        from sim.sdh import gpu
 
         self.device, self.block = device, block
         n = points.shape[0]
