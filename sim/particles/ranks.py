@@ -1,8 +1,8 @@
 """The CS 267 particles over ranks: ``mpiexec -n R python main.py particles ...``.
 
 Every rank draws the starter's whole initial state (the draws are sequential) and keeps the
-particles of its strip (strips.py); the steps run on each rank's share (particles_cpu.py on the
-CPU, particles_gpu.py on the GPU); every tenth step's frame is gathered to rank 0 and written in id
+particles of its strip (strips.py); the steps run on each rank's share (ranks_cpu.py on the
+CPU, ranks_gpu.py on the GPU); every tenth step's frame is gathered to rank 0 and written in id
 order; the distance statistics are reduced over the ranks per step and folded as one process
 folds them. Rank 0 prints the course's line. On the CPU the positions are bit-identical to one
 process's; absmin is exact and absavg is the same sum taken in another order (last bits only).

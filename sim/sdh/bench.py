@@ -1,7 +1,9 @@
 """``bench sdh``: CUDA-event kernel times of the histogram kernels (median of three), every
 kernel's counts checked against the first one's and against N(N-1)/2 during the run (a kernel that
 disagrees is reported, still timed, and makes the run exit 1). Sizes whose memory or time estimate
-(the ``sdh`` command's) exceeds this machine or a week are refused before any runs, exit 2."""
+(the ``sdh`` command's) exceeds this machine or a week are refused before any runs, exit 2.
+Over MPI ranks (``scaling``, the spec's scaling bench) and with ``--backend cpu``: the scaling tables of
+bands_bench.py."""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ Refused before any work (exit 2): N < 2, a width that is not a positive number o
 ``data.MAX_BUCKETS`` buckets, BLOCK, --kernel or --compare without ``--backend gpu``, an unknown
 kernel, and a size whose memory estimate exceeds what this machine (or GPU) has. A run estimated
 past ``resources.NOTICE_SECONDS`` says how long it will take and shows progress; the CPU histogram
-stops within a second on Ctrl-C (exit 130).
+stops within a second on Ctrl-C (exit 130). Under ``mpiexec -n R`` the pairs are split over the ranks
+in bands (bands.py) and rank 0 prints the same output.
 """
 
 from __future__ import annotations
