@@ -49,7 +49,7 @@ try:
     from sim.backend import BackendUnavailable
     from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
     from sim.contract import load
-    from sim.dist import ranks, world
+    from sim.mpi import ranks, world
     from sim.registry import SCENES, course_commands, spec
     from sim.writer import OutputError
 except KeyboardInterrupt:  # Ctrl-C while the modules load
@@ -362,12 +362,12 @@ def cmd_bench(args) -> int:
     if args.json not in (None, "-"):
         check_target(args.json, "JSON file")
     s = spec(args.scene)
+    if world().size > 1:  # mpiexec -n R: the scene's strong and weak scaling over the ranks
+        from sim.mpi import bench as scaling
+
+        return scaling.run(args, s)
     if s.bench:
         return cli.load_command(s.bench).run(args)
-    if world().size > 1:  # mpiexec -n R: strong and weak scaling over the ranks (sim/dist/bench.py)
-        from sim.dist import bench as scaling
-
-        return scaling.particles(args, s)
     configs = bench.configurations(args, s)
     bench.check_resources(args, s, configs)
     records = []
@@ -391,7 +391,7 @@ def cmd_bench(args) -> int:
 COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench}
 
 
-@ranks  # under mpiexec -n R: every rank runs the command, rank 0 prints (sim/dist/launch.py)
+@ranks  # under mpiexec -n R: every rank runs the command, rank 0 prints (sim/mpi/launch.py)
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     known = set(COMMANDS) | {c.name for c in course_commands()}
@@ -405,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     commands = {**COMMANDS, **{c.name: c.run for c in course_commands()}}
     from sim import progress
-    from sim.dist import links
+    from sim.mpi import links
 
     progress.set_quiet(getattr(args, "quiet", False))  # every command but view takes --quiet
     window = args.command == "view" or (args.command == "run" and not args.headless)

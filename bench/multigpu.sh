@@ -6,7 +6,7 @@
 #   bench/multigpu.sh [OUT_DIR] [tests] [sdh] [particles]   on a GPU machine (default OUT_DIR: $OUT or /tmp/out;
 #                                                            default parts: sdh particles)
 #   bench/multigpu.sh --cpu [OUT_DIR] [sdh] [particles]      CPU ranks and small sizes: the same tables anywhere
-# tests: pytest -m gpu on the multi-rank tests (tests/test_dist_*.py), with this script's MPI.
+# tests: pytest -m gpu on the multi-rank tests (tests/test_mpi_*.py), with this script's MPI.
 #
 # MPI: mpiexec beside the Python (a venv with the [mpi] extra) or on the PATH, if mpi4py runs over it;
 # otherwise the mpich and mpi4py wheels carried in .whl/mpi/ (installed under /tmp/mpi). NVLink
@@ -66,7 +66,7 @@ echo "ranks: up to $ranks ($mode); results: $out/$tag-*.json"
 status=0
 start=$SECONDS
 if [[ " $parts " == *" tests "* ]]; then
-  "$py" -m pytest -q -m gpu -p no:cacheprovider tests/test_dist_*.py 2>&1 | tee "$out/$tag-pytest-dist-gpu.txt" \
+  "$py" -m pytest -q -m gpu -p no:cacheprovider tests/test_mpi_*.py 2>&1 | tee "$out/$tag-pytest-mpi-gpu.txt" \
     | tail -15 || status=1
   echo "tests: $((SECONDS - start)) s"
 fi

@@ -19,7 +19,7 @@ left() { echo $((budget - SECONDS > 1 ? budget - SECONDS : 1)); }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv > "$log" 2>&1
 
 echo "== GPU tests" >> "$log"
-timeout 58 $py -m pytest -q -rP -m gpu -p no:cacheprovider tests/test_particles_gpu.py tests/test_dist_gpu_standin.py \
+timeout 58 $py -m pytest -q -rP -m gpu -p no:cacheprovider tests/test_particles_gpu.py tests/test_mpi_gpu_standin.py \
     > "$out/particles-pytest-gpu.txt" 2>&1
 grep -h "^course check" "$out/particles-pytest-gpu.txt" | sort -u >> "$log"
 summary=$(grep -E "[0-9]+ (passed|failed|errors?|skipped|deselected)|no tests ran" "$out/particles-pytest-gpu.txt" | tail -n 1)

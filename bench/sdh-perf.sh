@@ -14,7 +14,7 @@ log="$out/sdh-log.txt"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv | tee "$log"
 
 echo "== GPU tests" | tee -a "$log"
-timeout 33 $py -m pytest -q -m gpu tests/test_sdh_gpu.py tests/test_dist_sdh.py tests/test_sdh_scene.py \
+timeout 33 $py -m pytest -q -m gpu tests/test_sdh_gpu.py tests/test_mpi_sdh.py tests/test_sdh_scene.py \
     -p no:cacheprovider > "$out/sdh-pytest-gpu.txt" 2>&1
 tail -n 4 "$out/sdh-pytest-gpu.txt" | tee -a "$log"
 

@@ -204,6 +204,8 @@ class SceneSpec:
     kernels: str = ""  # "sim.balls.kernels:builds": every CUDA build its launchers make
     commands: str = ""  # "sim.particles.cli:COMMANDS": course-compatible subcommands
     bench: str = ""  # "sim.sdh.bench:COMMAND": a benchmark of its own instead of timed frames
+    # "sim.particles.ranks_bench:scaling": bench over MPI ranks, f(args, spec) -> exit code (none: refused there)
+    scaling_bench: str = ""
 
     def preset(self, name: str) -> Preset:
         for preset in self.presets:

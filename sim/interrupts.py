@@ -9,7 +9,7 @@ the loops that take the time (steps, frames, chunks of a long kernel) call ``che
 iterations, which raises it there. Either way every ``finally`` and ``with`` runs on the way out.
 
 - ``stopping(together=True)`` (several MPI ranks): every signal waits for a check, where the ranks
-  agree (``sim.dist.launch.check_interrupts``) and all leave at the same step.
+  agree (``sim.mpi.launch.check_interrupts``) and all leave at the same step.
 - Output temporaries registered with ``removed_on_signal`` (sim.writer's) are removed by the handler
   itself: a process killed before it unwinds (an MPI job aborted by another rank) leaves none; over
   MPI ranks a watcher removes them even after SIGKILL.

@@ -219,12 +219,13 @@ def test_the_mpi_scaling_tables_refuse_runs_that_could_not_finish():
     """mpiexec -n 4 ... bench particles: every rank count's runs, checked on every rank before any runs."""
     import argparse
 
-    from sim.dist import bench as scaling
+    from sim.particles import ranks_bench
 
     args = argparse.Namespace(warmup=12, steps=3 * 10**7)  # each run alone within a week, not all of them
     with pytest.raises(resources.UsageError, match="bench particles: 5 sizes over 4 ranks would take about"):
-        scaling.check_particles(args, SCENES["particles"], [10_000, 20_000], [1, 2, 4], False, 1)
-    scaling.check_particles(argparse.Namespace(warmup=12, steps=100), SCENES["particles"], [10_000], [1, 2], False, 1)
+        ranks_bench.check_particles(args, SCENES["particles"], [10_000, 20_000], [1, 2, 4], False, 1)
+    fits = argparse.Namespace(warmup=12, steps=100)
+    ranks_bench.check_particles(fits, SCENES["particles"], [10_000], [1, 2], False, 1)
 
 
 # --- the shared mechanism -----------------------------------------------------------------------------

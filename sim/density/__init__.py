@@ -22,4 +22,5 @@ SPEC = dataclasses.replace(
     block_colors=None,  # the force kernels' blocks handle particles, not cells of this grid
     kernels=PARTICLES.kernels,  # the same CUDA builds (the registry lists them once)
     commands="",  # and the course commands
+    scaling_bench="",  # and the scaling over MPI ranks stay with particles
 )

@@ -67,4 +67,5 @@ SPEC = SceneSpec(
     histogram=HistogramSource(dims=2),
     kernels="sim.particles.kernels:builds",
     commands="sim.particles.cli:COMMANDS",
+    scaling_bench="sim.particles.ranks_bench:scaling",
 )

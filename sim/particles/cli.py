@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from sim import cli, interrupts, resources
+from sim import cli, interrupts, mpi, resources
 from sim.cli import Command, UsageError
 from sim.cuda import ceil_div
-from sim.particles import SPEC
+from sim.particles import SPEC, ranks
 
 PARTICLE_STEPS_PER_SECOND_PER_THREAD, GPU_PARTICLE_STEPS_PER_SECOND = SPEC.pace  # the scene's (run and bench)
 HOST_BYTES_PER_PARTICLE = 200  # measured peak 185 (state, bins, statistics, initial draws) at 2M
@@ -81,12 +81,8 @@ def run_particles(args) -> int:
     if args.output is not None:
         check_target(args.output, "output file")
     need = estimate(args, on_gpu)
-    from sim import dist
-
-    if dist.world().size > 1:  # mpiexec -n R: the box in strips, one per rank; rank 0 prints and writes
-        from sim.dist import particles as ranks_particles
-
-        return ranks_particles.run(args, init, on_gpu, need)
+    if mpi.world().size > 1:  # mpiexec -n R: the box in strips, one per rank; rank 0 prints and writes
+        return ranks.run(args, init, on_gpu, need)
     resources.check(need)
     options = {name: getattr(args, name) for name in GPU_ONLY}
     try:

@@ -41,4 +41,5 @@ SPEC = SceneSpec(
     kernels="sim.sdh.kernels:builds",
     commands="sim.sdh.cli:COMMANDS",
     bench="sim.sdh.bench:BENCH",
+    scaling_bench="sim.sdh.bench:scaling",
 )

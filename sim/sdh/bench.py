@@ -1,7 +1,9 @@
 """``bench sdh``: CUDA-event kernel times of the histogram kernels (median of three), every
 kernel's counts checked against the first one's and against N(N-1)/2 during the run (a kernel that
 disagrees is reported, still timed, and makes the run exit 1). Sizes whose memory or time estimate
-(the ``sdh`` command's) exceeds this machine or a week are refused before any runs, exit 2."""
+(the ``sdh`` command's) exceeds this machine or a week are refused before any runs, exit 2.
+Over MPI ranks (``scaling``, the spec's scaling bench) and with ``--backend cpu``: the scaling tables of
+bands_bench.py."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import numpy as np
 
 from sim import cli, interrupts, resources
 from sim.cli import Command, UsageError
+from sim.contract import SceneSpec
+from sim.sdh import bands_bench
 from sim.sdh.cli import DEFAULT_BLOCK
 
 REPEATS = 3  # timed runs of each kernel, block and size
@@ -51,13 +55,11 @@ def check_arguments(args) -> None:
 
 
 def run(args) -> int:
-    from sim import bench, dist
+    from sim import bench
 
     check_arguments(args)
-    if dist.world().size > 1 or args.backend == "cpu":  # strong and weak scaling over MPI ranks
-        from sim.dist import bench as scaling
-
-        return scaling.sdh(args)
+    if args.backend == "cpu":  # the CPU histogram's scaling table: the one-rank row in one process
+        return bands_bench.run(args)
     from sim.backend import BackendUnavailable, gpu_status
     from sim.sdh import data
     from sim.sdh.cli import histogram_estimate
@@ -107,6 +109,12 @@ def table(rep: dict) -> str:
                      f"{r['kernel_ms']:>12.3f} {r['pairs_per_s']:>12.4g}"
                      + ("" if r.get("exact", True) else "  WRONG COUNTS"))
     return "\n".join(lines)
+
+
+def scaling(args, spec: SceneSpec) -> int:
+    """Strong and weak scaling over MPI ranks (the spec's ``scaling_bench``)."""
+    check_arguments(args)
+    return bands_bench.run(args)
 
 
 BENCH = Command("bench sdh", "time the histogram kernels", add_arguments, run)

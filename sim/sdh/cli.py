@@ -4,20 +4,24 @@ Refused before any work (exit 2): N < 2, a width that is not a positive number o
 ``data.MAX_BUCKETS`` buckets, BLOCK, --kernel or --compare without ``--backend gpu``, an unknown
 kernel, and a size whose memory estimate exceeds what this machine (or GPU) has. A run estimated
 past ``resources.NOTICE_SECONDS`` says how long it will take and shows progress; the CPU histogram
-stops within a second on Ctrl-C (exit 130).
+stops within a second on Ctrl-C (exit 130). Under ``mpiexec -n R`` the pairs are split over the ranks
+in bands (bands.py) and rank 0 prints the same output.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import sys
 import time
 
 import numpy as np
 
-from sim import cli, interrupts, resources
+from sim import cli, interrupts, mpi, resources
 from sim.cli import Command, UsageError
+from sim.mpi.links import HostLink, gpu_link
+from sim.sdh import bands
 
 DEFAULT_BLOCK = 256
 DEFAULT_KERNELS = ("tensor", "fast")  # fastest first: the first that can run at the width and block is the default
@@ -45,7 +49,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _checked(args) -> tuple[int, list[str], int]:
     """(buckets, kernels, block) after every check that needs no GPU; UsageError names what is wrong."""
-    from sim import dist
     from sim.sdh import data
     from sim.sdh.kernels import KERNELS, RANK_KERNELS
 
@@ -62,7 +65,7 @@ def _checked(args) -> tuple[int, list[str], int]:
     if not 1 <= block <= 1024:
         raise UsageError(f"block size must be 1..1024, got {block}")
     names = args.kernel or [DEFAULT_KERNELS[-1]]  # run() picks the default
-    kernels = cli.choices(names, RANK_KERNELS if dist.world().size > 1 else KERNELS, "kernel")
+    kernels = cli.choices(names, RANK_KERNELS if mpi.world().size > 1 else KERNELS, "kernel")
     return buckets, kernels, block
 
 
@@ -148,12 +151,8 @@ def run(args) -> int:
         if args.kernel is None:  # every rank of an MPI launch picks the same: GPU 0's limits
             kernels = [default_kernel(args.atoms, buckets, block)]
     need = estimate(args, buckets, kernels)
-    from sim import dist
-
-    if dist.world().size > 1:  # mpiexec -n R: the pairs split over the ranks, rank 0 prints
-        from sim.dist import sdh as ranks_sdh
-
-        return ranks_sdh.run(args, buckets, kernels, block, need)
+    if mpi.world().size > 1:  # mpiexec -n R: the pairs split over the ranks, rank 0 prints
+        return run_ranks(args, buckets, kernels, block, need)
     resources.check(need)
     if args.backend == "gpu" and need.long:
         print("  each kernel runs as one launch: Ctrl-C takes effect when the running kernel ends",
@@ -194,6 +193,57 @@ def run_gpu(args, points: np.ndarray, buckets: int, kernels: list[str], block: i
         with resources.Progress("CPU histogram", pairs, "pairs", show=need.long) as progress:
             reference = sdh_cpu.histogram(points, args.width, buckets, progress=progress)
     return print_gpu_histograms(results, kernels, reference, data.pair_count(args.atoms))
+
+
+def run_ranks(args, buckets: int, kernels: list[str], block: int, need: resources.Estimate) -> int:
+    """``sdh`` on every rank of an MPI launch: the same printout as one process, from rank 0."""
+    from sim.sdh import data
+    from sim.sdh.output import format_histogram
+
+    comm = mpi.world()
+    share = comm.size if args.backend == "gpu" else comm.hosts
+    resources.check(dataclasses.replace(need, seconds=need.seconds / share))
+    device = 0
+    if args.backend == "gpu":
+        device = mpi.gpu_of(comm)
+        kernels = runnable(kernels, every_kernel(args), args.atoms, buckets, [block], device, say=comm.is_root)
+    points = data.atoms(args.atoms)
+    mpi.begin()
+    link = gpu_link(comm, device) if args.backend == "gpu" else HostLink(comm)
+    root = comm.is_root
+    if root:
+        where = f"GPU {device} of each" if args.backend == "gpu" else "the CPU"
+        print(f"  {comm.size} ranks on {comm.hosts} host(s), {where}; messages: {link.describe()}",
+              file=sys.stderr, flush=True)
+    pairs = data.pair_count(args.atoms)
+    show = need.long and root
+
+    def cpu_counts(label: str) -> bands.DistributedResult:
+        mine = bands.shares(args.atoms, comm.size)[comm.rank]
+        with resources.Progress(label, bands.share_pairs(args.atoms, mine), "pairs", show=show) as progress:
+            return bands.histogram(comm, link, points, args.width, buckets, "cpu", progress=progress)
+
+    if args.backend == "cpu":
+        result = cpu_counts("CPU histogram (rank 0's share)")
+        mpi.end()
+        if root:
+            seconds = result.wall_ms / 1e3
+            print(f"Running time for CPU version: {int(seconds)}.{int(seconds % 1 * 1e6):06d}")
+            print(format_histogram(result.counts), end="")
+        return 0
+    results = {}
+    for kernel in kernels:
+        result = bands.histogram(comm, link, points, args.width, buckets, "gpu", kernel, block, device)
+        results[kernel] = result.counts
+        if root:
+            label = "" if len(kernels) == 1 else f" ({kernel})"
+            print(f"Running time for GPU version{label}: {result.wall_ms:0.5f} ms", flush=True)
+            print(f"  kernel ms per rank: {', '.join(f'{ms:.3f}' for ms in result.rank_ms)}; whole run (start to the "
+                  f"summed histogram on rank 0): {result.wall_ms:.3f} ms", file=sys.stderr, flush=True)
+    reference = cpu_counts("CPU histogram for --compare (rank 0's share)").counts if args.compare else None
+    link.close()
+    mpi.end()
+    return print_gpu_histograms(results, kernels, reference, pairs) if root else 0
 
 
 def print_gpu_histograms(results: dict, kernels: list[str], reference, pairs: int) -> int:

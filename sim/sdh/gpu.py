@@ -87,8 +87,8 @@ def arguments(kernel: str, p, width: float, buckets: int) -> tuple[tuple, int | 
 
 
 def from_row(args: tuple, first: int) -> tuple:
-    """``arguments``'s arguments for the atoms from row ``first`` on (sim.dist's bands): every per-atom
-    array a view from that row, the atom count (the one int64) less ``first``; the rest as they are."""
+    """``arguments``'s arguments for the atoms from row ``first`` on (the ranks' bands, sim.sdh.bands): every
+    per-atom array a view from that row, the atom count (the one int64) less ``first``; the rest as they are."""
     return tuple(a[first:] if isinstance(a, cupy.ndarray) else np.int64(a - first) if isinstance(a, np.int64) else a
                  for a in args)
 

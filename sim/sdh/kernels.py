@@ -10,7 +10,7 @@ from sim.cuda import Build
 
 TENSOR_ROWS = 32  # rows of A a warp of the tensor kernel holds (sdh/tensor.cuh's ROW_GROUPS = 4 groups of 8)
 KERNELS = ("naive", "naive-priv", "tiled", "tiled-priv", "fast", "tensor")
-# what sim.dist splits over ranks (a block's rows from a band's first row on): every kernel
+# what sim.sdh.bands splits over ranks (a block's rows from a band's first row on): every kernel
 RANK_KERNELS = KERNELS
 # the scene's and the command's order of preference, fastest first: where one cannot run (the tensor
 # kernel's counters at narrow buckets), the next one counts

@@ -52,7 +52,7 @@ def histogram(points: np.ndarray, width: float, buckets: int, rows: int = 256,
               band: tuple[int, int] | None = None) -> tuple[np.ndarray, int]:
     """(counts int64, pairs rechecked) by the tensor kernel's method, ``rows`` rows of pairs at a time: the
     pairs (i, j > i) of rows i in ``band`` [first, last) (every row without), inputs made from every point
-    (as sim.dist's bands)."""
+    (as the ranks' bands, sim.sdh.bands)."""
     p = np.ascontiguousarray(points, np.float64)
     n = p.shape[0]
     qa, qb, cj, e, slots = inputs(p, width)

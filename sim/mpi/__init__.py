@@ -7,17 +7,17 @@
 - comm.py      ranks from the launcher's environment; MPI through mpi4py (imported only with > 1 rank)
 - links.py     moving arrays: numpy over MPI; CuPy over NCCL, a CUDA-aware MPI, or through the host
 - launch.py    every rank runs the command line; rank 0 prints; a failure ends the whole job
-- sdh.py       the distance histogram: the triangle of pairs in bands balanced by pair count, one reduction
-- strips.py    particles: bin rows split into horizontal strips, one per rank
-- particles_cpu.py / particles_gpu.py   one rank's particles: ghosts, the existing step, migration
-- particles.py the particles command over ranks: start, steps, frames and statistics on rank 0
-- bench.py     strong and weak scaling over 1, 2, 4 ... R ranks in one launch (tables.py prints them)
+- bench.py     strong and weak scaling over 1, 2, 4 ... R ranks in one launch, the scene's own runs
+               (its spec's ``scaling_bench``); tables.py prints them
+
+What each scene splits over ranks lives in its folder: sim/sdh/bands.py (the triangle of pairs in bands
+balanced by pair count), sim/particles/ranks*.py and strips.py (strips of bin rows, ghosts, migration).
 
 Nothing here imports mpi4py or CuPy at module level.
 """
 
-from sim.dist.comm import Comm, launched_size, world
-from sim.dist.launch import begin, check_interrupts, end, ranks
+from sim.mpi.comm import Comm, launched_size, world
+from sim.mpi.launch import begin, check_interrupts, end, ranks
 
 
 def gpu_of(comm: Comm) -> int:

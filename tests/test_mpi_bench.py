@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
+import types
 
 import pytest
 from mpi_support import run
@@ -60,6 +61,41 @@ def test_sdh_cpu_scaling_in_one_process_is_the_one_rank_row():
 def test_scenes_without_a_distributed_step_are_refused_over_ranks():
     done = bench("balls", ranks=2)
     assert done.returncode == 2 and done.stderr.count("runs in one process") == 1
+
+
+def _two_ranks(monkeypatch):
+    """``main`` as under mpiexec -n 2 (its communicator's size alone: the scene's bench is replaced)."""
+    import main
+
+    monkeypatch.setattr(main, "world", lambda: types.SimpleNamespace(size=2))
+    return main
+
+
+def declared(args, spec) -> int:
+    """A scaling bench a spec names (tests/test_mpi_bench.py:declared)."""
+    print(f"scaling {spec.name} over ranks, sizes {args.sizes}")
+    return 7
+
+
+def test_bench_over_ranks_runs_the_scaling_bench_the_spec_declares(monkeypatch, capsys):
+    import dataclasses
+
+    from sim import registry
+
+    main = _two_ranks(monkeypatch)
+    monkeypatch.setitem(registry.SCENES, "heat", dataclasses.replace(registry.SCENES["heat"],
+                                                                     scaling_bench="test_mpi_bench:declared"))
+    assert main.main(["bench", "heat", "--sizes", "64"]) == 7
+    assert "scaling heat over ranks, sizes [64]" in capsys.readouterr().out
+    assert main.main(["bench", "balls"]) == 2  # declares none: refused, naming those that do
+    assert ("bench balls runs in one process; over MPI ranks: bench particles or bench sdh or bench heat"
+            in capsys.readouterr().err)
+
+
+def test_density_shares_the_particles_physics_but_not_their_scaling_bench(monkeypatch, capsys):
+    main = _two_ranks(monkeypatch)
+    assert main.main(["bench", "density"]) == 2
+    assert "bench density runs in one process; over MPI ranks: bench particles or bench sdh" in capsys.readouterr().err
 
 
 @pytest.mark.gpu

@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 from sim.cli import UsageError
-from sim.dist.comm import Comm
+from sim.mpi.comm import Comm
 
 TRANSPORTS = ("nccl", "cuda-mpi", "host")
 # Variables with which MPI libraries announce (or are told to use) CUDA-aware transfers

@@ -1,4 +1,4 @@
-"""The GPU rank's bookkeeping (sim/dist/particles_gpu.py) on CPU ranks: binning.cu's kernels replaced by
+"""The GPU rank's bookkeeping (sim/particles/ranks_gpu.py) on CPU ranks: binning.cu's kernels replaced by
 a numba stand-in with the same arguments and pointer arithmetic (a view's index 0 is where CuPy's
 pointer would point; negative indices reach the room before it), numpy for CuPy, MPI for NCCL.
 
@@ -9,7 +9,7 @@ bin order, not id order, so it matches the CPU to rounding: over a calm run at t
 particles (whose close encounters magnify any rounding, as on a GPU) step by step, each step checked
 against a CPU step from the same state.
 
-Run as a script under mpiexec by the tests: python tests/test_dist_gpu_standin.py N STEPS SEED OUT [KICKS]
+Run as a script under mpiexec by the tests: python tests/test_mpi_gpu_standin.py N STEPS SEED OUT [KICKS]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from mpi_support import run  # noqa: E402
-from test_dist_particles import initial, serial  # noqa: E402
+from test_mpi_particles import initial, serial  # noqa: E402
 
 
 def _view(a):
@@ -171,11 +171,11 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
     """GpuRank over ``comm`` on numpy with the stand-in kernels (or, with ``gpu``, CuPy and binning.cu on
     the rank's GPU): (state on rank 0 or None, rank, particle count after each step, largest difference
     of a step from a CPU step from the same state (verify))."""
-    from sim.dist.links import HostLink
-    from sim.dist.particles import gather_state
-    from sim.dist.particles_gpu import GpuRank, bins_per_side, rows_of
-    from sim.dist.strips import Strips
+    from sim.mpi.links import HostLink
     from sim.particles import world
+    from sim.particles.ranks import gather_state
+    from sim.particles.ranks_gpu import GpuRank, bins_per_side, rows_of
+    from sim.particles.strips import Strips
     from sim.timing import StageTimer
 
     x, y, vx, vy = initial(n, seed, kicks, KICK_VX_DIVISOR)
@@ -184,8 +184,8 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
     if gpu:
         import cupy
 
-        from sim.dist import gpu_of
-        from sim.dist.links import gpu_link
+        from sim.mpi import gpu_of
+        from sim.mpi.links import gpu_link
 
         device = gpu_of(comm)
         cupy.cuda.Device(device).use()
@@ -227,7 +227,7 @@ def mpirun(ranks: int, *args, timeout: int = 120, env=None):
 
 # --- tests ---------------------------------------------------------------------------------------------
 def test_one_rank_matches_the_cpu_run():
-    from sim.dist.comm import Comm
+    from sim.mpi.comm import Comm
 
     state, rank, counts, _ = run_standin(Comm(), 1500, 60, 7, {})
     assert counts == [1500] * 60
@@ -237,7 +237,7 @@ def test_one_rank_matches_the_cpu_run():
 
 
 def test_one_rank_with_fast_particles_steps_like_the_cpu():
-    from sim.dist.comm import Comm
+    from sim.mpi.comm import Comm
 
     kicks = {3: 300.0, 700: -250.0}
     state, rank, counts, worst = run_standin(Comm(), 1500, 40, 2, kicks, verify=True)
@@ -274,7 +274,7 @@ def test_fast_particles_over_ranks_step_like_the_cpu(tmp_path, ranks):
 @pytest.mark.parametrize("variant, precision", [("plain", "fp64"), ("tiled", "fp64"), ("blockscan", "fp64"),
                                                 ("plain", "fp32")])
 def test_gpu_one_rank_steps_like_the_cpu(variant, precision):
-    from sim.dist.comm import Comm
+    from sim.mpi.comm import Comm
 
     kicks = {3: 300.0, 700: -250.0}
     _, rank, counts, worst = run_standin(Comm(), 20000, 30, 4, kicks, True, variant, gpu=True, precision=precision)
@@ -297,7 +297,7 @@ def test_gpu_ranks_step_like_the_cpu(tmp_path, variant):
 
 
 def _main(argv: list[str]) -> int:
-    from sim.dist import world
+    from sim.mpi import world
 
     n, steps, seed, out = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
     kicks = ({int(a): float(b) for a, b in (k.split(":") for k in argv[4].split(","))}

@@ -1,7 +1,7 @@
 """Ranks: the communicator's operations over MPI, how a run on several ranks ends when one fails (no
 hang, that rank's message, its exit code), and that one process never loads MPI.
 
-Also the script the tests launch: python tests/test_dist_launch.py comm | fail RANK PHASE CODE
+Also the script the tests launch: python tests/test_mpi_launch.py comm | fail RANK PHASE CODE
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_one_process_never_imports_mpi():
 
 
 def test_one_rank_communicator_copies():
-    from sim.dist.comm import Comm
+    from sim.mpi.comm import Comm
 
     c = Comm()
     a = np.arange(6.0).reshape(3, 2)
@@ -55,7 +55,7 @@ def test_one_rank_communicator_copies():
 
 
 def test_launcher_environment_is_read_without_mpi(monkeypatch):
-    from sim.dist import comm
+    from sim.mpi import comm
 
     for name in (*comm.ENV_SIZE, *comm.ENV_RANK):
         monkeypatch.delenv(name, raising=False)
@@ -104,7 +104,7 @@ def test_a_failure_on_one_rank_ends_the_job_with_its_message(failing, phase, cod
 
 
 def _fail(argv: list[str]) -> int:
-    from sim.dist import begin, end, ranks, world
+    from sim.mpi import begin, end, ranks, world
 
     failing, phase, code = int(argv[0]), argv[1], int(argv[2])
 
@@ -132,7 +132,7 @@ def _fail(argv: list[str]) -> int:
 
 
 def _comm() -> int:
-    from sim.dist import world
+    from sim.mpi import world
 
     c = world()
     r, q = c.size, c.rank

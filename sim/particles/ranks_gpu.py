@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim import cuda
 from sim.cuda import ceil_div, grid_for
-from sim.dist.strips import Strips
 from sim.particles import kernels as builds
 from sim.particles import world
+from sim.particles.strips import Strips
 
 BIN_CUTOFFS = builds.BIN_CUTOFFS  # as one GPU's
 SCAN_BLOCK = 512
@@ -56,7 +57,6 @@ class GpuRank:
                  kernels=None, timer=None):
         if xp is None:
             import cupy as xp
-        from sim import cuda
         if variant == "texture":  # its kernel reads textures; the ranks' runs start mid-buffer (ghosts before)
             raise ValueError("the texture variant runs on one GPU; MPI ranks run plain, tiled or blockscan")
         self.xp, self.comm, self.link = xp, comm, link

@@ -2,7 +2,7 @@
 
 Each multi-rank run is a subprocess under mpiexec (bounded in time); the state is compared bit for bit
 (positions and velocities as integers) with the one-process CPU step. This file is also the script
-the tests launch: python tests/test_dist_particles.py N STEPS SEED OUT [KICKS]
+the tests launch: python tests/test_mpi_particles.py N STEPS SEED OUT [KICKS]
 """
 
 from __future__ import annotations
@@ -95,12 +95,12 @@ def test_unwritable_output_refused_before_any_step(tmp_path):
 
 
 def _main(argv: list[str]) -> int:
-    from sim.dist import world
-    from sim.dist.particles import gather_state
-    from sim.dist.particles_cpu import CpuRank, bin_rows
-    from sim.dist.strips import Strips
+    from sim.mpi import world
     from sim.particles import binning_cpu
     from sim.particles import world as box
+    from sim.particles.ranks import gather_state
+    from sim.particles.ranks_cpu import CpuRank, bin_rows
+    from sim.particles.strips import Strips
 
     steps, n, seed, out = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
     kicks = {int(a): float(b) for a, b in (k.split(":") for k in argv[4].split(","))} if argv[4] != "-" else {}

@@ -35,7 +35,7 @@ import numpy as np
 
 from sim import interrupts
 from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE
-from sim.dist.comm import LaunchError, launched_size, world
+from sim.mpi.comm import LaunchError, launched_size, world
 
 TAIL_CHARS = 64 * 1024  # of a non-root rank's stderr, kept for its failure message
 

@@ -12,7 +12,7 @@ import pytest
 from mpi_support import run
 
 from sim.cuda import ceil_div
-from sim.dist.sdh import pairs_before, share_pairs, shares
+from sim.sdh.bands import pairs_before, share_pairs, shares
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TIME = re.compile(r"Running time for (CPU|GPU) version[^:]*: .*\n")
@@ -40,9 +40,10 @@ def test_shares_cover_the_triangle_once_with_equal_pair_counts(n, parts, unit):
 
 @pytest.mark.parametrize("n, parts, block", [(1000, 3, 32), (700, 2, 64), (515, 4, 32)])
 def test_tensor_kernel_launched_on_bands_counts_every_pair_once(n, parts, block):
-    """sim.dist's launch of the tensor kernel: for each band, the atoms from its first row on (n - first of
-    them) and the band's blocks only; its tile indexing (emulated) visits each pair of the band's rows once."""
-    from sim.dist.sdh import rows_per_block
+    """The ranks' launch of the tensor kernel (sim.sdh.bands): for each band, the atoms from its first row on
+    (n - first of them) and the band's blocks only; its tile indexing (emulated) visits each pair of the band's
+    rows once."""
+    from sim.sdh.bands import rows_per_block
     from tests.test_sdh_squares import tensor_pairs
 
     rows = rows_per_block("tensor", block)
@@ -56,8 +57,8 @@ def test_tensor_kernel_launched_on_bands_counts_every_pair_once(n, parts, block)
 def test_tensor_twin_on_bands_adds_up_to_the_exact_histogram():
     """The tensor kernel's numpy twin over the bands of 3 ranks, its inputs from every atom (as GpuShare's),
     sums to the course's exact histogram."""
-    from sim.dist.sdh import rows_per_block
     from sim.sdh import data, sdh_cpu, squares
+    from sim.sdh.bands import rows_per_block
 
     n, width = 3000, 500.0
     points, buckets = data.atoms(n), data.bucket_count(width)
@@ -105,8 +106,8 @@ def test_gpu_options_without_the_gpu_refused_once():
 @pytest.mark.parametrize("kernel, block", [("fast", 256), ("fast", 128), ("tiled-priv", 256), ("naive", 128),
                                            ("tiled", 64), ("naive-priv", 256), ("tensor", 256), ("tensor", 64)])
 def test_gpu_shares_sum_to_the_single_launch(kernel, block):
-    from sim.dist.sdh import GpuShare, rows_per_block
     from sim.sdh import data, gpu
+    from sim.sdh.bands import GpuShare, rows_per_block
 
     n, width = 70_001, 250.0
     points = data.atoms(n)

@@ -15,13 +15,14 @@ with the same arithmetic: the result is the one-process histogram bit for bit.
 from __future__ import annotations
 
 import dataclasses
-import sys
 import time
 
 import numpy as np
 
-from sim import interrupts, resources
+from sim import cuda, interrupts
 from sim.cuda import ceil_div
+from sim.sdh import kernels
+from sim.sdh.kernels import rows_per_block
 
 
 def pairs_before(n: int, r):
@@ -60,12 +61,6 @@ def shares(n: int, parts: int, unit: int = 1) -> list[list[tuple[int, int]]]:
 
 def share_pairs(n: int, bands: list[tuple[int, int]]) -> int:
     return sum(pairs_before(n, last) - pairs_before(n, first) for first, last in bands)
-
-
-def rows_per_block(kernel: str, block: int) -> int:
-    from sim.sdh import kernels
-
-    return kernels.rows_per_block(kernel, block)
 
 
 def share_cpu(points: np.ndarray, width: float, buckets: int, bands: list[tuple[int, int]],
@@ -107,8 +102,7 @@ class GpuShare:
                  device: int):
         import cupy
 
-        from sim import cuda
-        from sim.sdh import gpu, kernels
+        from sim.sdh import gpu
 
         self.device, self.block = device, block
         n = points.shape[0]
@@ -189,60 +183,3 @@ def histogram(comm, link, points, width: float, buckets: int, backend: str, kern
     rank_ms = comm.allgather(np.array([own]))[:, 0]
     wall_ms = float(comm.allreduce(np.array([wall * 1e3]), "max")[0])
     return DistributedResult(counts, wall_ms, rank_ms)
-
-
-def run(args, buckets: int, kernels: list[str], block: int, need: resources.Estimate) -> int:
-    """``sdh`` on every rank of an MPI launch: the same printout as one process, from rank 0."""
-    from sim import dist
-    from sim.dist.links import HostLink, gpu_link
-    from sim.sdh import data
-    from sim.sdh.output import format_histogram
-
-    comm = dist.world()
-    share = comm.size if args.backend == "gpu" else comm.hosts
-    resources.check(dataclasses.replace(need, seconds=need.seconds / share))
-    device = 0
-    if args.backend == "gpu":
-        from sim.sdh.cli import every_kernel, runnable
-
-        device = dist.gpu_of(comm)
-        kernels = runnable(kernels, every_kernel(args), args.atoms, buckets, [block], device, say=comm.is_root)
-    points = data.atoms(args.atoms)
-    dist.begin()
-    link = gpu_link(comm, device) if args.backend == "gpu" else HostLink(comm)
-    root = comm.is_root
-    if root:
-        where = f"GPU {device} of each" if args.backend == "gpu" else "the CPU"
-        print(f"  {comm.size} ranks on {comm.hosts} host(s), {where}; messages: {link.describe()}",
-              file=sys.stderr, flush=True)
-    pairs = data.pair_count(args.atoms)
-    show = need.long and root
-
-    def cpu_counts(label: str) -> DistributedResult:
-        with resources.Progress(label, share_pairs(args.atoms, shares(args.atoms, comm.size)[comm.rank]), "pairs",
-                                show=show) as progress:
-            return histogram(comm, link, points, args.width, buckets, "cpu", progress=progress)
-
-    if args.backend == "cpu":
-        result = cpu_counts("CPU histogram (rank 0's share)")
-        dist.end()
-        if root:
-            seconds = result.wall_ms / 1e3
-            print(f"Running time for CPU version: {int(seconds)}.{int(seconds % 1 * 1e6):06d}")
-            print(format_histogram(result.counts), end="")
-        return 0
-    results = {}
-    for kernel in kernels:
-        result = histogram(comm, link, points, args.width, buckets, "gpu", kernel, block, device)
-        results[kernel] = result.counts
-        if root:
-            label = "" if len(kernels) == 1 else f" ({kernel})"
-            print(f"Running time for GPU version{label}: {result.wall_ms:0.5f} ms", flush=True)
-            print(f"  kernel ms per rank: {', '.join(f'{ms:.3f}' for ms in result.rank_ms)}; whole run (start to the "
-                  f"summed histogram on rank 0): {result.wall_ms:.3f} ms", file=sys.stderr, flush=True)
-    reference = cpu_counts("CPU histogram for --compare (rank 0's share)").counts if args.compare else None
-    link.close()
-    dist.end()
-    from sim.sdh.cli import print_gpu_histograms
-
-    return print_gpu_histograms(results, kernels, reference, pairs) if root else 0

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sim.dist.strips import Strips
 from sim.particles import binning_cpu
+from sim.particles.strips import Strips
 from sim.timing import StageTimer
 
 STAGES = ("ghosts", "forces+move", "migrate")

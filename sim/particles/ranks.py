@@ -1,8 +1,8 @@
 """The CS 267 particles over ranks: ``mpiexec -n R python main.py particles ...``.
 
 Every rank draws the starter's whole initial state (the draws are sequential) and keeps the
-particles of its strip (strips.py); the steps run on each rank's share (particles_cpu.py on the
-CPU, particles_gpu.py on the GPU); every tenth step's frame is gathered to rank 0 and written in id
+particles of its strip (strips.py); the steps run on each rank's share (ranks_cpu.py on the
+CPU, ranks_gpu.py on the GPU); every tenth step's frame is gathered to rank 0 and written in id
 order; the distance statistics are reduced over the ranks per step and folded as one process
 folds them. Rank 0 prints the course's line. On the CPU the positions are bit-identical to one
 process's; absmin is exact and absavg is the same sum taken in another order (last bits only).
@@ -17,16 +17,22 @@ import time
 
 import numpy as np
 
-from sim import resources
+from sim import cli, mpi, resources
+from sim.backend import BackendUnavailable, gpu_status
 from sim.cli import UsageError
-from sim.dist.launch import check_interrupts
+from sim.mpi.links import HostLink, gpu_link
 from sim.particles import world
+from sim.particles.distances import DistanceStats
+from sim.particles.kernels import VARIANTS
+from sim.particles.output import TrajectoryWriter
+from sim.particles.ranks_gpu import GpuRank, bins_per_side, rows_of
+from sim.particles.strips import Strips
+from sim.writer import atomic_output
 
 
 def strip_rows(n: int, on_gpu: bool) -> int:
     """Bin rows of the box of ``n`` particles on the backend (the strips' unit)."""
-    from sim.dist.particles_gpu import bins_per_side
-    from sim.particles.binning_cpu import bin_count
+    from sim.particles.binning_cpu import bin_count  # (numba: loaded when a CPU rank runs)
 
     size = world.box_size(n)
     return bins_per_side(size) if on_gpu else bin_count(size)
@@ -43,10 +49,8 @@ def start_rank(comm, link, init: str, n: int, seed: int, on_gpu: bool, steps: in
                precision: str = "fp64", block: int = 256, device: int = 0, stats: bool = True, drawn=None):
     """This rank's share of the starter's initial state (``drawn``: (x, y, vx, vy) already drawn), ready to
     step (the CPU step always measures the distance statistics; the GPU's only with ``stats``)."""
-    from sim.dist.particles_cpu import CpuRank, bin_rows
-    from sim.dist.particles_gpu import GpuRank, rows_of
-    from sim.dist.strips import Strips
-    from sim.particles.init import INITS
+    from sim.particles.init import INITS  # (numba: loaded when ranks start)
+    from sim.particles.ranks_cpu import CpuRank, bin_rows
 
     x, y, vx, vy = drawn if drawn is not None else INITS[init](n, seed)
     size = world.box_size(n)
@@ -89,7 +93,7 @@ def run_steps(comm, rank, steps: int, n: int, frames: bool = False, writer=None,
                 writer.frame(xy[:, 0], xy[:, 1])
         if progress is not None:
             progress.advance(1)
-        check_interrupts(comm)
+        mpi.check_interrupts(comm)
     if hasattr(rank, "step_stats"):  # kept on the device until now
         local = rank.step_stats()
         import cupy
@@ -105,8 +109,6 @@ def run_steps(comm, rank, steps: int, n: int, frames: bool = False, writer=None,
 
 def fold(per_step: np.ndarray):
     """The starters' absmin / absavg from per-step (closest pair, sum, pairs), in step order."""
-    from sim.particles.distances import DistanceStats
-
     stats = DistanceStats()
     for dmin, dsum, pairs in per_step.tolist():
         stats.add_step(dmin, dsum, int(pairs))
@@ -115,14 +117,7 @@ def fold(per_step: np.ndarray):
 
 def run(args, init: str, on_gpu: bool, need: resources.Estimate) -> int:
     """``particles`` on every rank of an MPI launch: the one-process output, printed and written by rank 0."""
-    from sim import dist
-    from sim.backend import BackendUnavailable, gpu_status
-    from sim.dist.links import HostLink, gpu_link
-    from sim.particles.kernels import VARIANTS
-    from sim.particles.output import TrajectoryWriter
-    from sim.writer import atomic_output
-
-    comm = dist.world()
+    comm = mpi.world()
     resources.check(dataclasses.replace(need, seconds=need.seconds / (comm.size if on_gpu else comm.hosts)))
     check_ranks(args.n, comm.size, on_gpu)
     options = {}
@@ -130,15 +125,13 @@ def run(args, init: str, on_gpu: bool, need: resources.Estimate) -> int:
     if on_gpu:
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
-        from sim import cli
-
         options = {"variant": cli.choice(args.variant or "plain", VARIANTS, "variant"),
                    "precision": args.precision or "fp64"}
         import cupy
 
-        device = dist.gpu_of(comm)
+        device = mpi.gpu_of(comm)
         cupy.cuda.Device(device).use()
-    dist.begin()
+    mpi.begin()
     link = gpu_link(comm, device) if on_gpu else HostLink(comm)
     root = comm.is_root
     if root:
@@ -152,7 +145,7 @@ def run(args, init: str, on_gpu: bool, need: resources.Estimate) -> int:
         with resources.Progress("particles", args.steps, "steps", show=need.long and root) as progress:
             seconds, per_step = run_steps(comm, rank, args.steps, args.n, args.output is not None, writer, progress)
     link.close()
-    dist.end()
+    mpi.end()
     if root:
         stats = fold(per_step)
         print(f"n = {args.n}, simulation time = {seconds:g} seconds, absmin = {stats.absmin:f}, "
