@@ -35,7 +35,6 @@ BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)                 # three is the z-swe
 
 DEFAULT_RADIUS = 2.0
 BENCH_RADIUS = 1.08
-BENCH_FRICTION = 2.0
 DEFAULT_FRICTION = 0.1
 
 

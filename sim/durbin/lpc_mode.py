@@ -55,10 +55,6 @@ class LpcMode:
         self.order, self.r0, self.r = order, R[:, 0], lpc.normalised(R)
         self.device_r = None
 
-    @property
-    def solved(self) -> bool:
-        return self.y is not None and self.y.shape[1] == self.order
-
     def solve(self, backend: str, timer, device: int = 0, stream=None) -> float:
         """Every frame in one batched call; the solve's milliseconds (CUDA events on the GPU) go to the
         timer's "recursion" stage, the copy back to "read back". Returns the solve's milliseconds."""
