@@ -57,8 +57,8 @@ def _display_problem():
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_the_scene_in_a_window(tmp_path):
+    from viewer.image import read_image
     from viewer.keys import key, mouse
-    from viewer.png import read_png
     from viewer.window.app import Viewer
 
     scene = create_scene("durbin")
@@ -85,7 +85,7 @@ def test_the_scene_in_a_window(tmp_path):
         press(key.S)
         assert scene.solver.k == k + 1, "s: one recursion step"
         press(key.F12)
-        pixels = read_png(v.last_screenshot).astype(int)
+        pixels = read_image(v.last_screenshot).astype(int)
         assert yellow(pixels).sum() > 30
         # drag the point of kappa 0 up with the mouse (pyglet's y points up, ImGui's down)
         before, kappa = spectrum(scene), scene.kappas[0]

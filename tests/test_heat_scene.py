@@ -361,8 +361,8 @@ def _window_point(v, i, j):
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
+    from viewer.image import read_image
     from viewer.keys import key, mouse
-    from viewer.png import read_png
     from viewer.window.app import Viewer
 
     v = Viewer(create_scene("heat", preset="plate", n=200 * 200), 900, 600, max_fps=None, screenshot_dir=tmp_path)
@@ -395,7 +395,7 @@ def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
             far &= segment_distance(v.scene.ni, v.scene.nj, (i0, j0), (i1, j1)) > radius + 2  # a pixel's slack
         np.testing.assert_array_equal(field[far], before[far])
         _press(v, key.F12)
-        shot = read_png(v.last_screenshot).astype(int)
+        shot = read_image(v.last_screenshot).astype(int)
         assert shot[:, : shot.shape[1] - 420].std() > 20
         if v.controller.gpu.reason() is not None:
             for symbol, modifiers in ((key.A, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT), (key.V, 0), (key.C, 0)):
