@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from gl_support import drag_plot_point, needs_egl
 
-from sim.durbin import views
+from sim.durbin import plots
 from sim.registry import create_scene
 from viewer.render.view import BACKGROUND
 
 
 def yellow(pixels: np.ndarray) -> np.ndarray:
-    """The drag points' colour (views.KAPPA_RGBA)."""
+    """The drag points' colour (plots.KAPPA_RGBA)."""
     return (pixels[..., 0] > 230) & (pixels[..., 1] > 180) & (pixels[..., 1] < 235) & (pixels[..., 2] < 90)
 
 
@@ -112,5 +112,5 @@ def test_the_scene_in_a_window(tmp_path):
 
 
 def test_the_kappa_colour_is_what_the_picture_tests_look_for():
-    pixel = np.array([[np.array(views.KAPPA_RGBA[:3]) * 255]]).astype(int)
+    pixel = np.array([[np.array(plots.KAPPA_RGBA[:3]) * 255]]).astype(int)
     assert yellow(pixel).all()

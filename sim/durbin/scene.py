@@ -25,7 +25,7 @@ import numpy as np
 
 import assets
 from sim.contract import Param, PointerEvent
-from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, checks, durbin_cpu, inputs, views
+from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, durbin_cpu, inputs, plots, verify
 from sim.durbin.items import DurbinItems
 from sim.durbin.lpc_mode import LpcMode
 from sim.durbin.readout import DurbinReadout
@@ -126,7 +126,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         return solver
 
     def _new_noise(self) -> None:
-        self.noise_psd = views.periodogram(views.realisation(self.kappas, self.seed)) if self.kappas is not None \
+        self.noise_psd = plots.periodogram(plots.realisation(self.kappas, self.seed)) if self.kappas is not None \
             else None
 
     def _gpu_stream(self, backend: str):
@@ -302,7 +302,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         """The GPU's state against the CPU twin stepped from ``before`` (the state the frame started from;
         None: no step this frame) and against scipy; entries beyond the tolerance are marked."""
         started = time.perf_counter()
-        beyond, details, self.checked, self.max_error = checks.recursion(self.r, self.host, before, self.tolerance)
+        beyond, details, self.checked, self.max_error = verify.recursion(self.r, self.host, before, self.tolerance)
         self._checked_version = self._version
         self.record_check("the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started,
                           details, unit="entries")

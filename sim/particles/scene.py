@@ -70,7 +70,7 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
         self._stats = DistanceStats()
 
     def _new_gpu(self, x, y, vx, vy, size=None):
-        from sim.particles.pipeline_gpu import ParticlesGpu
+        from sim.particles.gpu import ParticlesGpu
 
         return ParticlesGpu(x, y, vx, vy, size or self.size, self.variant, self.precision, self.block, self.stats_on,
                             device=self.device)
