@@ -192,7 +192,7 @@ def test_lpc_frame_drag_order_slider_and_play():
     assert scene.params[1].hi == scene.lpc.frames - 1
 
 
-class PlantedSolver(durbin_cpu.CpuSolver):
+class PlantedSolver(durbin_cpu.DurbinCpu):
     """A wrong "kernel": every dot product starts 1e-9 off (what -DPLANT_DOT_START does on the GPU)."""
 
     def step(self, count: int = 1) -> None:

@@ -1,7 +1,7 @@
 """The durbin scene: the Levinson-Durbin recursion animated step by step, and batched LPC of a sound.
 
 Recursion presets (ar, polybench, large): one system T y = -r of N entries on the active backend
-(``durbin_cpu.CpuSolver`` or ``gpu.Solver``), advanced ``speed`` steps per displayed frame (below 1:
+(``durbin_cpu.DurbinCpu`` or ``gpu.DurbinGpu``), advanced ``speed`` steps per displayed frame (below 1:
 a step every few frames; ``s`` steps once). Each frame the state (y, alphas, betas: k entries) is read
 back for the plots: y, the alphas over the band |kappa| < 1, beta on a log axis and, for AR inputs,
 the model spectrum from y beside the periodogram of a realisation of the process. In the ar preset
@@ -52,7 +52,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
         self.settings = DurbinSettings()
-        self.solver = None  # the recursion's CpuSolver or gpu.Solver (None in the lpc preset)
+        self.solver = None  # the recursion's DurbinCpu or gpu.DurbinGpu (None in the lpc preset)
         self.lpc: LpcMode | None = None
         self.host: dict[str, np.ndarray] = {}  # y, alphas, betas after k steps, on the host
         self.r = np.zeros(0)
@@ -119,9 +119,9 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
             from sim.durbin import gpu
 
             kernel, path = VARIANTS[self.variant]
-            solver = gpu.Solver(r, kernel, block=self.block, device=self.device, path=path)
+            solver = gpu.DurbinGpu(r, kernel, block=self.block, device=self.device, path=path)
         else:
-            solver = durbin_cpu.CpuSolver(r)
+            solver = durbin_cpu.DurbinCpu(r)
         solver.step(k - 1)
         return solver
 
@@ -153,7 +153,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
             self.lpc.device_r = None
             self.lpc.solve(backend, StageTimer(), self.device, self._gpu_stream(backend))
         elif backend == "cpu":
-            solver = durbin_cpu.CpuSolver(self.r)
+            solver = durbin_cpu.DurbinCpu(self.r)
             k = self.host["y"].shape[0]
             for name in ("y", "alphas", "betas"):
                 getattr(solver, name)[:k] = self.host[name]
