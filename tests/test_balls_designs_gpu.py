@@ -103,7 +103,7 @@ def test_step_matches_the_cpu_twin_from_a_crowded_state():
     pos[:, 1] -= 26.0  # the lowest balls rest against the trough bottom (y = -40)
     omega = np.zeros_like(pos)
     omega[:, :3] = rng.normal(0.0, 2.0, (pos.shape[0], 3))
-    settings, trough = world.BallSettings(friction=0.5), world.Trough()
+    settings, trough = world.BallSettings(friction=0.5), world.TroughWalls()
     gpu = BallsGpu(pos, vel, omega, "grid", 128, fallen_y=-1e30)
     gpu.proximity_pass(_NoTimer())
     before = gpu.host_state()
@@ -222,7 +222,7 @@ def test_the_step_before_a_pass_takes_the_bounds_grid_bounds_would():
     pos, vel, omega = spun_cloud(rng, 5000)
     pos[:, 1] -= 20.0
     fallen_y = float(np.quantile(pos[:, 1], 0.05))  # the lowest balls count as fallen
-    settings, trough = world.BallSettings(friction=0.5), world.Trough()
+    settings, trough = world.BallSettings(friction=0.5), world.TroughWalls()
     gpu = BallsGpu(pos, vel, omega, "grid", 128, fallen_y=fallen_y)
     gpu.proximity_pass(_NoTimer())
     gpu.step(settings, trough, settings.zeta(), world.DT, before_pass=True)

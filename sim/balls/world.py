@@ -39,8 +39,9 @@ DEFAULT_FRICTION = 0.1
 
 
 @dataclass(frozen=True)
-class Trough:
-    """Lower half of a cylinder along z, axis at y = 0: rim at y = 0, bottom at y = -radius."""
+class TroughWalls:
+    """What the balls collide with (the view draws it as ``sim.contract.Trough``): the lower half of a
+    cylinder along z, axis at y = 0: rim at y = 0, bottom at y = -radius."""
 
     radius: float = TROUGH_RADIUS
     z_min: float = TROUGH_Z_MIN

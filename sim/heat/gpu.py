@@ -7,7 +7,7 @@
     sim.write_into(pixels)           # a CuPy float32 (nj, ni) array, e.g. a mapped GL buffer
     sim.paint(x, y, radius, 100.0)   # cells within radius of (x, y), on the device
     sim.configure(kernel="shared", block=(32, 8))   # switch at any step; the state is kept
-    sim.tiles()                      # which block writes which cell (kernels.Tiles)
+    sim.tiles()                      # which block writes which cell (kernels.LaunchTiles)
 
 Every build is ``--fmad=false`` unless ``fma=True``: then the last line of the update is one
 fused multiply-add, as nvcc compiles the course's code by default.
@@ -176,7 +176,7 @@ class HeatGpu:
         rows = self.rows(k) if self.kernel == "temporal" else 1
         return kernels.launch_grid(self.kernel, self.ni, self.nj, self.block, k, rows)
 
-    def tiles(self) -> kernels.Tiles:
+    def tiles(self) -> kernels.LaunchTiles:
         """Which block writes which cell under the current variant (for a block-colouring overlay)."""
         rows = self.rows() if self.kernel == "temporal" else 1
         return kernels.tiles(self.kernel, self.ni, self.nj, self.block, self.k, rows)
