@@ -62,7 +62,7 @@ if command -v ncu > /dev/null; then
 from sim.heat import course, gpu
 field = course.initial_field(10000, 10000)
 for kernel, block, k in (("global", (32, 8), 1), ("temporal", (64, 8), 1), ("temporal", (32, 8), 7)):
-    heat = gpu.HeatGPU(field, 0, kernel, block, k)
+    heat = gpu.HeatGpu(field, 0, kernel, block, k)
     heat.step(k)
     heat.get()
 EOF

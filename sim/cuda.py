@@ -28,7 +28,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
@@ -65,9 +65,6 @@ class Build:
     def all_options(self) -> tuple[str, ...]:
         extra = _planted.get(self.source, ())
         return (self.std, f"--include-path={INCLUDE_DIR}", *self.options, *extra)
-
-    def with_options(self, *options: str) -> Build:
-        return replace(self, options=(*self.options, *options))
 
 
 def source_path(source: str) -> Path:
@@ -149,12 +146,6 @@ def _forget(source: str) -> None:
     """Drop the compiled builds of ``source`` (its options or file changed for a test)."""
     for key in [key for key in _compiled if key[0].source == source]:
         del _compiled[key]
-
-
-def current_device() -> int:
-    import cupy
-
-    return cupy.cuda.Device().id
 
 
 @functools.cache
@@ -249,8 +240,8 @@ class FrameGraph:
     take the same arguments every time (e.g. an even number of double-buffered steps). Everything
     runs on a stream of its own, ordered after the current stream's work and before its next: the
     first call runs ``record`` eagerly there (so CuPy's memory pool holds every buffer it needs on
-    that stream), the second captures it, later calls replay the graph. ``invalidate()`` after
-    anything that changes the launches' arguments (buffers reallocated, sizes, kernels).
+    that stream), the second captures it, later calls replay the graph. Anything that changes the
+    launches' arguments (buffers reallocated, sizes, kernels) needs a new FrameGraph.
     """
 
     record: Callable[[], None]
@@ -283,10 +274,6 @@ class FrameGraph:
                     self._graph.launch(stream)
                     self.replays += 1
             caller.wait_event(stream.record())
-
-    def invalidate(self) -> None:
-        self._graph = None
-        self._warm = False
 
 
 # --- stage timing with CUDA events -----------------------------------------------------------------

@@ -26,10 +26,6 @@ def set_quiet(quiet: bool) -> None:
     _quiet = bool(quiet)
 
 
-def is_quiet() -> bool:
-    return _quiet
-
-
 def shown(stream=None) -> bool:
     """Whether a bar would be drawn on ``stream`` (default stderr): a terminal, and not quiet."""
     stream = sys.stderr if stream is None else stream

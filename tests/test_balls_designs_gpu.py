@@ -60,7 +60,7 @@ def test_grid_prefilter_keeps_the_brute_force_pairs(block, cloud):
 def test_grid_pass_drops_the_fallen_balls_and_keeps_every_live_pair():
     """Fallen balls go to the cell after the grid's, sorted last, then dropped; the live balls keep
     their state and every pair among them."""
-    from sim.balls.pipeline_gpu import BallsGpu
+    from sim.balls.gpu import BallsGpu
 
     rng = np.random.default_rng()
     pos, vel = random_cloud(rng, 3001, 14.0, speed=1.0)
@@ -96,14 +96,14 @@ def test_step_matches_the_cpu_twin_from_a_crowded_state():
     list order: rounding apart)."""
     import cupy
 
-    from sim.balls.pipeline_gpu import BallsGpu
+    from sim.balls.gpu import BallsGpu
 
     rng = np.random.default_rng()
     pos, vel = random_cloud(rng, 4000, 15.0, speed=3.0)
     pos[:, 1] -= 26.0  # the lowest balls rest against the trough bottom (y = -40)
     omega = np.zeros_like(pos)
     omega[:, :3] = rng.normal(0.0, 2.0, (pos.shape[0], 3))
-    settings, trough = world.BallSettings(friction=0.5), world.Trough()
+    settings, trough = world.BallSettings(friction=0.5), world.TroughWalls()
     gpu = BallsGpu(pos, vel, omega, "grid", 128, fallen_y=-1e30)
     gpu.proximity_pass(_NoTimer())
     before = gpu.host_state()
@@ -191,7 +191,7 @@ def spun_cloud(rng, n):
 def test_the_40_byte_state_keeps_every_ball_through_a_reordering_pass(variant):
     """Loaded, reordered by a pass (grid_scatter or reorder) over poisoned spare buffers and read back,
     each ball (by its id) has its position, velocity and spin bit for bit."""
-    from sim.balls.pipeline_gpu import BallsGpu
+    from sim.balls.gpu import BallsGpu
 
     rng = np.random.default_rng()
     pos, vel, omega = spun_cloud(rng, 3000)
@@ -216,13 +216,13 @@ def test_the_step_before_a_pass_takes_the_bounds_grid_bounds_would():
     """step(before_pass=True) leaves the bounds of the state it wrote (fallen balls left out) that
     grid_bounds computes from that state, int for int; the pass then uses them and finds the
     brute-force pairs."""
-    from sim.balls.pipeline_gpu import STEP_BLOCK, BallsGpu
+    from sim.balls.gpu import STEP_BLOCK, BallsGpu
 
     rng = np.random.default_rng()
     pos, vel, omega = spun_cloud(rng, 5000)
     pos[:, 1] -= 20.0
     fallen_y = float(np.quantile(pos[:, 1], 0.05))  # the lowest balls count as fallen
-    settings, trough = world.BallSettings(friction=0.5), world.Trough()
+    settings, trough = world.BallSettings(friction=0.5), world.TroughWalls()
     gpu = BallsGpu(pos, vel, omega, "grid", 128, fallen_y=fallen_y)
     gpu.proximity_pass(_NoTimer())
     gpu.step(settings, trough, settings.zeta(), world.DT, before_pass=True)
@@ -245,7 +245,7 @@ def test_a_grid_pass_that_searches_twice_keeps_every_ball_and_pair():
     """The scatter moves the positions, the first search the velocities, spins and ids; lists that
     overflow are searched again over the sorted state. Every ball (by id) keeps its state bit for bit,
     over poisoned spare buffers, and the lists hold the brute-force pairs."""
-    from sim.balls.pipeline_gpu import BallsGpu
+    from sim.balls.gpu import BallsGpu
 
     rng = np.random.default_rng()
     pos, vel, omega = spun_cloud(rng, 2500)

@@ -30,7 +30,7 @@ def gpu_pass(pos, vel, variant, block):
     """Run one GPU pass on fresh device state with poisoned outputs; return its state and lists."""
     import cupy
 
-    from sim.balls.pipeline_gpu import BallsGpu
+    from sim.balls.gpu import BallsGpu
 
     gpu = BallsGpu(pos, vel, np.zeros_like(pos), variant, block, fallen_y=-1e30)
     gpu.partners.fill(-7)
@@ -185,7 +185,7 @@ def test_block_colours_follow_the_block_size():
 
 
 def test_too_many_balls_keeps_the_scene(monkeypatch):
-    import sim.balls.pipeline_gpu as gpu_module
+    import sim.balls.gpu as gpu_module
 
     scene = create_scene("balls", preset="T", backend="gpu")
     monkeypatch.setattr(gpu_module, "BYTES_PER_BALL", 10**9)

@@ -130,9 +130,9 @@ def test_headless_screenshot_without_display(tmp_path):
     out = cli("run", "balls", "--preset", "T", "--steps", "60", "--headless", "--screenshot", str(path),
               "--size", "320x200", display=False)
     assert out.returncode == 0, out.stderr
-    from viewer.png import read_png
+    from viewer.image import read_image
 
-    pixels = read_png(path)
+    pixels = read_image(path)
     assert pixels.shape[:2] == (200, 320)
     background = pixels[0, 0]
     differing = (pixels[..., :3] != background[:3]).any(axis=-1).mean()

@@ -168,7 +168,7 @@ def test_the_pass_count_and_bench_figures_outlive_the_bounded_history():
 
 
 class FakeHeatGpu:
-    """Stands in for HeatGPU: any knob but the first ones fails as ``failure`` says."""
+    """Stands in for HeatGpu: any knob but the first ones fails as ``failure`` says."""
 
     def __init__(self, field, tfac, failure):
         self.field, self.tfac, self.failure = field, tfac, failure

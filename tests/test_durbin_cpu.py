@@ -104,13 +104,13 @@ def test_polybench_32_output_is_zeros_then_minus_a_quarter():
 @pytest.mark.parametrize("version", ["3.2", "4"])
 def test_stepping_one_k_at_a_time_equals_one_run(version):
     r = case_inputs(300, version, seed=7)["ar"]
-    solver = durbin_cpu.CpuSolver(r, version)
+    solver = durbin_cpu.DurbinCpu(r, version)
     history = []
     while not solver.done:
         solver.step(1 + solver.k % 5)
         history.append(solver.k)
         assert np.isnan(solver.y[solver.k:]).all() and not np.isnan(solver.y[: solver.k]).any()
-    whole = durbin_cpu.CpuSolver(r, version)
+    whole = durbin_cpu.DurbinCpu(r, version)
     whole.run()
     assert history[-1] == 300
     for name in ("y", "alphas", "betas"):
@@ -119,7 +119,7 @@ def test_stepping_one_k_at_a_time_equals_one_run(version):
 
 def test_leading_solution_after_k_steps_solves_the_leading_system():
     r = inputs.ar_autocorr(200, inputs.random_kappas(np.random.default_rng()))
-    solver = durbin_cpu.CpuSolver(r)
+    solver = durbin_cpu.DurbinCpu(r)
     solver.step(59)  # 60 entries done
     expected = scipy.linalg.solve_toeplitz(inputs.toeplitz_column(r[:60]), -r[:60])
     np.testing.assert_allclose(solver.y[:60], expected, rtol=0, atol=1e-13)
@@ -142,7 +142,7 @@ def test_ar_input_returns_its_reflection_coefficients(n):
     rng = np.random.default_rng()
     kappas = inputs.random_kappas(rng)
     r = inputs.ar_autocorr(n, kappas)
-    solver = durbin_cpu.CpuSolver(r)
+    solver = durbin_cpu.DurbinCpu(r)
     solver.run()
     p = min(len(kappas), n)
     np.testing.assert_allclose(solver.alphas[:p], kappas[:p], rtol=0, atol=1e-13)
@@ -180,7 +180,7 @@ def test_batched_rows_are_bit_identical_to_single_solves(version):
     r = np.stack([inputs.ar_autocorr(24, inputs.random_kappas(rng)) for _ in range(50)])
     y, alphas, betas = durbin_cpu.batched(r, version)
     for i in range(len(r)):
-        solver = durbin_cpu.CpuSolver(r[i], version)
+        solver = durbin_cpu.DurbinCpu(r[i], version)
         solver.run()
         np.testing.assert_array_equal(y[i], solver.y)
         np.testing.assert_array_equal(alphas[i], solver.alphas)
@@ -298,7 +298,7 @@ def test_persistent_data_flow_reproduces_the_recursion(n, blocks):
     cuts = sorted({1, n, *rng.integers(2, n, size=3).tolist()}) if n > 2 else [1, n]
     launches = list(zip(cuts[:-1], cuts[1:], strict=True))
     y, alphas, betas, touched, S = emulate_persistent(r, blocks, launches)
-    solver = durbin_cpu.CpuSolver(r)
+    solver = durbin_cpu.DurbinCpu(r)
     solver.run()
     assert not np.isnan(y).any()
     assert np.max(np.abs(y - solver.y)) / np.max(np.abs(solver.y)) < 1e-13

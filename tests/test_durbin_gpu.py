@@ -33,7 +33,7 @@ def solver(r, kernel, path, blocks, block=256, **kw):
 
     if blocks == "all":
         blocks = gpu.device_properties(0)["multiProcessorCount"]
-    return gpu.Solver(r, kernel, block=block, path=path, blocks=blocks, **kw)
+    return gpu.DurbinGpu(r, kernel, block=block, path=path, blocks=blocks, **kw)
 
 
 @pytest.mark.parametrize("kernel, path, blocks", SINGLE)
@@ -44,7 +44,7 @@ def test_single_system_matches_cpu_and_scipy(kernel, path, blocks, block, n):
     s = solver(r, kernel, path, blocks, block)
     s.run()
     y = s.result()
-    cpu = durbin_cpu.CpuSolver(r)
+    cpu = durbin_cpu.DurbinCpu(r)
     cpu.run()
     assert rel(y, cpu.y) <= 1e-12, s.path
     assert rel(y, scipy.linalg.solve_toeplitz(inputs.toeplitz_column(r), -r)) <= 1e-12

@@ -7,7 +7,7 @@ import pytest
 import scipy.linalg
 
 from sim.contract import PointerEvent, Series
-from sim.durbin import SPEC, durbin_cpu, inputs, kernels, layout, lpc, views
+from sim.durbin import SPEC, durbin_cpu, inputs, kernels, layout, lpc, plots
 from sim.durbin.scene import DurbinScene
 from sim.registry import SCENES, create_scene
 
@@ -87,7 +87,7 @@ def test_large_systems_are_decimated_keeping_their_extremes():
     scene.advance_frame()
     view = scene.view("plain")
     y = series(view, "y:", "y (k = 10,001)")
-    assert len(y.x) <= views.POINTS and np.all(np.diff(y.items) >= 0)
+    assert len(y.x) <= plots.POINTS and np.all(np.diff(y.items) >= 0)
     k = scene.solver.k
     assert y.y.max() == scene.solver.y[:k].max() and y.y.min() == scene.solver.y[:k].min()
     np.testing.assert_array_equal(y.y, scene.solver.y[y.items])
@@ -96,9 +96,9 @@ def test_large_systems_are_decimated_keeping_their_extremes():
 def test_decimation_keeps_a_spike():
     values = np.sin(np.arange(100_000) / 900.0)
     values[31_337] = 7.0
-    index = views.decimate(values, 1000)
+    index = plots.decimate(values, 1000)
     assert index.size <= 1000 and 31_337 in index and np.all(np.diff(index) >= 0)
-    np.testing.assert_array_equal(views.decimate(values[:500], 1000), np.arange(500))
+    np.testing.assert_array_equal(plots.decimate(values[:500], 1000), np.arange(500))
 
 
 def test_the_recursion_returns_the_kappas_and_the_spectrum_of_the_ar_process():
@@ -107,9 +107,9 @@ def test_the_recursion_returns_the_kappas_and_the_spectrum_of_the_ar_process():
     kappas = scene.kappas
     np.testing.assert_allclose(scene.solver.alphas[: kappas.size], kappas, atol=1e-12)
     assert np.abs(scene.solver.y[kappas.size:]).max() < 1e-12
-    np.testing.assert_allclose(scene.solver.y[: kappas.size], views.step_up(kappas), atol=1e-12)
+    np.testing.assert_allclose(scene.solver.y[: kappas.size], plots.step_up(kappas), atol=1e-12)
     spectrum = series(scene.view("plain"), "spectrum", "beta / |A")
-    true = views.ar_spectrum(views.step_up(kappas), views.prediction_errors(kappas)[-1])[1]
+    true = plots.ar_spectrum(plots.step_up(kappas), plots.prediction_errors(kappas)[-1])[1]
     np.testing.assert_allclose(spectrum.y, true, rtol=1e-9)
     assert spectrum.y.mean() == pytest.approx(1.0, rel=0.02), "the normalised spectrum's mean is r_0 = 1"
     periodogram = series(scene.view("plain"), "spectrum", "periodogram")
@@ -192,7 +192,7 @@ def test_lpc_frame_drag_order_slider_and_play():
     assert scene.params[1].hi == scene.lpc.frames - 1
 
 
-class PlantedSolver(durbin_cpu.CpuSolver):
+class PlantedSolver(durbin_cpu.DurbinCpu):
     """A wrong "kernel": every dot product starts 1e-9 off (what -DPLANT_DOT_START does on the GPU)."""
 
     def step(self, count: int = 1) -> None:
@@ -268,7 +268,7 @@ def test_describe_names_the_entry_its_step_and_value():
 
 def test_block_bands_follow_the_owners():
     owners = layout.owners_two_kernel(99, 2, 32)[:100]
-    band = views.block_band(owners, np.arange(101) - 0.5, -1.0, 0.0, "CUDA block")
+    band = plots.block_band(owners, np.arange(101) - 0.5, -1.0, 0.0, "CUDA block")
     assert len(band) == len(np.unique(owners)) and band[0].label == "CUDA block"
     assert all(s.style == "shaded" and s.label.startswith("##") for s in band[1:])
     covered = np.zeros(200, int)
@@ -276,7 +276,7 @@ def test_block_bands_follow_the_owners():
         covered += s.y == 0.0  # each span is up (0.0) in exactly one colour's series
     assert np.all(covered == 1)
     y = np.linspace(-1, 1, 100)
-    plot = views.y_plot(y, 100, 100, None, layout.owners_persistent(99, 7)[:100])
+    plot = plots.y_plot(y, 100, 100, None, layout.owners_persistent(99, 7)[:100])
     assert sum(s.style == "shaded" for s in plot.series) == len(np.unique(layout.owners_persistent(99, 7)))
 
 

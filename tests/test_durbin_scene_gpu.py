@@ -40,7 +40,7 @@ def test_every_kernel_passes_verification_frame_by_frame(variant, block):
         assert report is not None and report.differing == 0, (variant, block, report)
     assert scene.solver.k == 700 and report.passes_checked >= 8
     assert report.details["largest difference to scipy"] < 1e-12
-    cpu = durbin_cpu.CpuSolver(scene.r)
+    cpu = durbin_cpu.DurbinCpu(scene.r)
     cpu.run()
     assert np.abs(scene.host["y"] - cpu.y).max() / np.abs(cpu.y).max() < 1e-12
     np.testing.assert_allclose(scene.host["alphas"][:4], scene.kappas, atol=1e-12)

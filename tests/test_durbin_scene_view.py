@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from gl_support import drag_plot_point, needs_egl
 
-from sim.durbin import views
+from sim.durbin import plots
 from sim.registry import create_scene
 from viewer.render.view import BACKGROUND
 
 
 def yellow(pixels: np.ndarray) -> np.ndarray:
-    """The drag points' colour (views.KAPPA_RGBA)."""
+    """The drag points' colour (plots.KAPPA_RGBA)."""
     return (pixels[..., 0] > 230) & (pixels[..., 1] > 180) & (pixels[..., 1] < 235) & (pixels[..., 2] < 90)
 
 
@@ -57,8 +57,8 @@ def _display_problem():
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_the_scene_in_a_window(tmp_path):
+    from viewer.image import read_image
     from viewer.keys import key, mouse
-    from viewer.png import read_png
     from viewer.window.app import Viewer
 
     scene = create_scene("durbin")
@@ -85,7 +85,7 @@ def test_the_scene_in_a_window(tmp_path):
         press(key.S)
         assert scene.solver.k == k + 1, "s: one recursion step"
         press(key.F12)
-        pixels = read_png(v.last_screenshot).astype(int)
+        pixels = read_image(v.last_screenshot).astype(int)
         assert yellow(pixels).sum() > 30
         # drag the point of kappa 0 up with the mouse (pyglet's y points up, ImGui's down)
         before, kappa = spectrum(scene), scene.kappas[0]
@@ -112,5 +112,5 @@ def test_the_scene_in_a_window(tmp_path):
 
 
 def test_the_kappa_colour_is_what_the_picture_tests_look_for():
-    pixel = np.array([[np.array(views.KAPPA_RGBA[:3]) * 255]]).astype(int)
+    pixel = np.array([[np.array(plots.KAPPA_RGBA[:3]) * 255]]).astype(int)
     assert yellow(pixel).all()

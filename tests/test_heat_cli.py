@@ -14,7 +14,7 @@ import pytest
 import main
 from sim.backend import gpu_status
 from sim.heat import course
-from sim.heat.stencil_cpu import HeatCPU
+from sim.heat.stencil_cpu import HeatCpu
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -30,7 +30,7 @@ def heat(capsys, *args):
 
 
 def final_field(ni, nj, steps, factor=course.TFAC):
-    twin = HeatCPU(course.initial_field(ni, nj), factor)
+    twin = HeatCpu(course.initial_field(ni, nj), factor)
     twin.advance(steps)
     return twin.field
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sim.heat import course, kernels, stencil_cpu
-from sim.heat.stencil_cpu import HeatCPU
+from sim.heat.stencil_cpu import HeatCpu
 
 # The DLI programme's CPU path as written (init, printf, step_kernel_ref, pointer swap), sizes and
 # step count from the command line; the final field goes to stdout as raw float32.
@@ -62,7 +62,7 @@ def dli(tmp_path_factory):
 
 
 def twin(field, steps, tfac=course.TFAC):
-    heat = HeatCPU(field, tfac)
+    heat = HeatCpu(field, tfac)
     heat.advance(steps)
     return heat.field
 
@@ -110,7 +110,7 @@ def test_twin_matches_a_numpy_loop_on_fresh_random_fields(ni, nj):
 
 def test_zero_steps_and_the_boundary_ring():
     field = (np.random.default_rng().random((23, 31)) * 100).astype(np.float32)
-    heat = HeatCPU(field, 0.2)
+    heat = HeatCpu(field, 0.2)
     heat.advance(0)
     np.testing.assert_array_equal(heat.field, field)
     heat.advance(7)
@@ -126,7 +126,7 @@ def test_chunked_and_banded_runs_give_the_same_field(monkeypatch):
     field = (np.random.default_rng().random((61, 47)) * 100).astype(np.float32)
     whole = twin(field, 25, 0.1)
     calls = []
-    heat = HeatCPU(field, 0.1)
+    heat = HeatCpu(field, 0.1)
     heat._rate = 1e5  # pretend the CPU is slow: chunks of 7 steps (a slow chunk on a busy machine re-measures)
     heat.advance(25, progress=lambda done, total: calls.append(done))
     np.testing.assert_array_equal(heat.field, whole)
@@ -134,7 +134,7 @@ def test_chunked_and_banded_runs_give_the_same_field(monkeypatch):
     bands = []
     sweep = stencil_cpu._sweep
     monkeypatch.setattr(stencil_cpu, "_sweep", lambda a, b, t, j0, j1: (bands.append(j1 - j0), sweep(a, b, t, j0, j1)))
-    banded = HeatCPU(field, 0.1)
+    banded = HeatCpu(field, 0.1)
     banded._rate = 1e3  # one step is longer than a chunk: bands of 4 rows
     banded.advance(1)
     assert bands == [4] * 14 + [3]
@@ -145,7 +145,7 @@ def test_chunked_and_banded_runs_give_the_same_field(monkeypatch):
 
 def test_paint_sets_a_disc_in_both_buffers_boundary_included():
     field = (np.random.default_rng().random((30, 40)) * 100).astype(np.float32)
-    heat = HeatCPU(field, 0.2)
+    heat = HeatCpu(field, 0.2)
     count = heat.paint(2.5, 3.25, 4.0, 250.0)
     jj, ii = np.mgrid[0:30, 0:40]
     disc = (ii - 2.5) ** 2 + (jj - 3.25) ** 2 <= 16.0

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sim.heat import course, kernels
-from sim.heat.stencil_cpu import HeatCPU
+from sim.heat.stencil_cpu import HeatCpu
 
 pytestmark = pytest.mark.gpu
 
@@ -23,7 +23,7 @@ def field(ni, nj):
 
 @functools.cache
 def expected(ni, nj, steps):
-    twin = HeatCPU(field(ni, nj), TFAC)
+    twin = HeatCpu(field(ni, nj), TFAC)
     twin.advance(steps)
     return twin.field
 
@@ -39,10 +39,10 @@ def poisoned_run(heat, steps):
 @pytest.mark.parametrize("block", kernels.BLOCK_SHAPES, ids=lambda b: f"{b[0]}x{b[1]}")
 @pytest.mark.parametrize("kernel", ["global", "shared", "pitched"])
 def test_single_step_variants_are_bit_identical(kernel, block):
-    from sim.heat.gpu import HeatGPU
+    from sim.heat.gpu import HeatGpu
 
     for ni, nj in SIZES:
-        heat = HeatGPU(field(ni, nj), 0, kernel, block, tfac=TFAC)
+        heat = HeatGpu(field(ni, nj), 0, kernel, block, tfac=TFAC)
         done = 0
         for steps in (0, 1, 6):
             done += steps
@@ -51,11 +51,11 @@ def test_single_step_variants_are_bit_identical(kernel, block):
 
 @pytest.mark.parametrize("block", kernels.BLOCK_SHAPES, ids=lambda b: f"{b[0]}x{b[1]}")
 def test_temporal_is_bit_identical_for_every_k(block):
-    from sim.heat.gpu import HeatGPU
+    from sim.heat.gpu import HeatGpu
 
     for ni, nj in SIZES:
         for k in range(1, kernels.K_MAX + 1):
-            heat = HeatGPU(field(ni, nj), 0, "temporal", block, k, tfac=TFAC)
+            heat = HeatGpu(field(ni, nj), 0, "temporal", block, k, tfac=TFAC)
             assert poisoned_run(heat, 0).tobytes() == field(ni, nj).tobytes()
             got = poisoned_run(heat, 19)  # not a multiple of k (but for k = 1): a shorter last launch
             np.testing.assert_array_equal(got, expected(ni, nj, 19), err_msg=f"{ni}x{nj} k={k}")
@@ -64,15 +64,15 @@ def test_temporal_is_bit_identical_for_every_k(block):
 @pytest.mark.parametrize("kernel, block, k", [("global", (32, 8), 1), ("shared", (32, 8), 1), ("pitched", (64, 4), 1),
                                               ("temporal", (32, 4), 8)])
 def test_the_fma_build_shows_the_course_difference(kernel, block, k):
-    from sim.heat.gpu import HeatGPU
+    from sim.heat.gpu import HeatGpu
 
     start = course.initial_field(course.NI, course.NJ)
-    twin = HeatCPU(start, course.TFAC)
+    twin = HeatCpu(start, course.TFAC)
     twin.advance(course.STEPS)
-    exact = HeatGPU(start, 0, kernel, block, k)
+    exact = HeatGpu(start, 0, kernel, block, k)
     exact.step(course.STEPS)
     np.testing.assert_array_equal(exact.get(), twin.field)
-    fused = HeatGPU(start, 0, kernel, block, k, fma=True)
+    fused = HeatGpu(start, 0, kernel, block, k, fma=True)
     fused.step(course.STEPS)
     result = fused.get()
     error = course.max_error(result, twin.field)
@@ -85,10 +85,10 @@ def test_the_fma_build_shows_the_course_difference(kernel, block, k):
 @pytest.mark.parametrize("kernel, block, k", [("global", (32, 8), 1), ("temporal", (32, 4), 5),
                                               ("shared", (128, 2), 1)])
 def test_paint_on_the_device_paints_the_host_cells(kernel, block, k):
-    from sim.heat.gpu import HeatGPU
+    from sim.heat.gpu import HeatGpu
 
     start = field(257, 131)
-    heat, twin = HeatGPU(start, 0, kernel, block, k, tfac=TFAC), HeatCPU(start, TFAC)
+    heat, twin = HeatGpu(start, 0, kernel, block, k, tfac=TFAC), HeatCpu(start, TFAC)
     for x, y, radius, value in ((10.5, 20.25, 7.3, 300.0), (0.0, 130.0, 12.0, -5.0), (256.2, 64.0, 3.0, 77.0),
                                 (128.0, 65.5, 0.5, 1000.0), (-40.0, 10.0, 2.0, 5.0)):
         heat.paint(x, y, radius, value)
@@ -102,9 +102,9 @@ def test_paint_on_the_device_paints_the_host_cells(kernel, block, k):
 def test_write_into_fills_a_device_array():
     import cupy
 
-    from sim.heat.gpu import HeatGPU
+    from sim.heat.gpu import HeatGpu
 
-    heat = HeatGPU(field(130, 67), 0, "temporal", (64, 4), 3, tfac=TFAC)
+    heat = HeatGpu(field(130, 67), 0, "temporal", (64, 4), 3, tfac=TFAC)
     heat.step(4)
     out = cupy.full((67, 130), cupy.nan, cupy.float32)
     heat.write_into(out)
@@ -114,10 +114,10 @@ def test_write_into_fills_a_device_array():
 
 
 def test_switching_variants_keeps_the_state():
-    from sim.heat.gpu import HeatGPU
+    from sim.heat.gpu import HeatGpu
 
     ni, nj = 257, 131
-    heat = HeatGPU(field(ni, nj), 0, "global", (32, 8), tfac=TFAC)
+    heat = HeatGpu(field(ni, nj), 0, "global", (32, 8), tfac=TFAC)
     done = 0
     plan = (("global", (32, 8), 1, 3), ("temporal", (128, 4), 6, 9), ("shared", (64, 8), 1, 2),
             ("pitched", (256, 1), 1, 4), ("temporal", (32, 16), 2, 5), ("global", (32, 4), 1, 1))
@@ -133,7 +133,7 @@ def test_switching_variants_keeps_the_state():
 
 
 def test_shapes_a_variant_cannot_run_are_refused_before_launch():
-    from sim.heat.gpu import HeatGPU, KernelError, check_launch
+    from sim.heat.gpu import HeatGpu, KernelError, check_launch
 
     with pytest.raises(KernelError, match="1024"):
         check_launch("global", (64, 32))
@@ -144,17 +144,17 @@ def test_shapes_a_variant_cannot_run_are_refused_before_launch():
     with pytest.raises(KernelError, match="unknown kernel"):
         check_launch("texture", (32, 4))
     with pytest.raises(KernelError):
-        HeatGPU(field(37, 29), 0, "shared", (2048, 1))
-    heat = HeatGPU(field(37, 29), 0, "global", (32, 8))
+        HeatGpu(field(37, 29), 0, "shared", (2048, 1))
+    heat = HeatGpu(field(37, 29), 0, "global", (32, 8))
     with pytest.raises(KernelError):
         heat.configure("temporal", (96, 1), 0)
     assert (heat.kernel, heat.block) == ("global", (32, 8))  # unchanged
 
 
 def test_temporal_launch_bounds_cap_the_registers():
-    from sim.heat.gpu import HeatGPU
+    from sim.heat.gpu import HeatGpu
 
-    heat = HeatGPU(field(257, 131), 0, "temporal", (32, 4), 8)
+    heat = HeatGpu(field(257, 131), 0, "temporal", (32, 4), 8)
     for block, cap in (((32, 4), 128), ((32, 8), 128), ((64, 8), 128), ((32, 32), 64)):
         heat.configure(block=block)
         info = heat.launch_info()
@@ -183,6 +183,6 @@ def test_the_command_compares_every_kernel_with_the_cpu(capsys, tmp_path):
     path = tmp_path / "t.f32"
     code, lines = heat_command(capsys, "--backend", "gpu", "--kernel", "temporal", "--k", 3, "--block", "64x4",
                                "--ni", 301, "--nj", 77, "--steps", 10, "--factor", 0.2, "--output", path)
-    twin = HeatCPU(course.initial_field(301, 77), 0.2)
+    twin = HeatCpu(course.initial_field(301, 77), 0.2)
     twin.advance(10)
     assert code == 0 and path.read_bytes() == twin.field.tobytes()

@@ -14,7 +14,7 @@ from sim.heat import SPEC, course, kernels
 from sim.heat.cells import thread_of
 from sim.heat.presets import grid_shape, initial_field, preset_table, rand_field
 from sim.heat.scene import HeatScene
-from sim.heat.stencil_cpu import HeatCPU
+from sim.heat.stencil_cpu import HeatCpu
 from sim.registry import SCENES, all_builds, course_commands, create_scene
 
 SMALL = 3600  # cells for presets that take a count (60 x 60)
@@ -94,7 +94,7 @@ def test_every_preset_loads_and_steps_on_the_cpu(preset):
     first = s.cpu.field.copy()
     s.advance_frame()
     assert s.steps == SPEC.steps_per_frame
-    twin = HeatCPU(first, s.cpu.tfac)
+    twin = HeatCpu(first, s.cpu.tfac)
     twin.advance(SPEC.steps_per_frame)
     np.testing.assert_array_equal(s.cpu.field, twin.field)
 
@@ -116,7 +116,7 @@ def test_a_frame_is_the_slider_s_steps_and_a_single_step_is_one():
     s.advance_frame()
     s.single_step()
     assert s.steps == 8 and s.stats()["steps_per_frame"] == 7
-    twin = HeatCPU(start, 0.2)
+    twin = HeatCpu(start, 0.2)
     twin.advance(8)
     np.testing.assert_array_equal(s.cpu.field, twin.field)
     assert s.cell_update_rate() > 0
@@ -174,7 +174,7 @@ def test_painting_changes_the_field_where_painted_and_nowhere_else(button, value
     changed = after != before
     assert changed[inside].all() and not changed[outside].any()
     s.advance_frame()  # both buffers were painted: the next steps start from the painted field
-    twin = HeatCPU(after, s.cpu.tfac)
+    twin = HeatCpu(after, s.cpu.tfac)
     twin.advance(SPEC.steps_per_frame)
     np.testing.assert_array_equal(s.cpu.field, twin.field)
 
@@ -361,8 +361,8 @@ def _window_point(v, i, j):
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
+    from viewer.image import read_image
     from viewer.keys import key, mouse
-    from viewer.png import read_png
     from viewer.window.app import Viewer
 
     v = Viewer(create_scene("heat", preset="plate", n=200 * 200), 900, 600, max_fps=None, screenshot_dir=tmp_path)
@@ -395,7 +395,7 @@ def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
             far &= segment_distance(v.scene.ni, v.scene.nj, (i0, j0), (i1, j1)) > radius + 2  # a pixel's slack
         np.testing.assert_array_equal(field[far], before[far])
         _press(v, key.F12)
-        shot = read_png(v.last_screenshot).astype(int)
+        shot = read_image(v.last_screenshot).astype(int)
         assert shot[:, : shot.shape[1] - 420].std() > 20
         if v.controller.gpu.reason() is not None:
             for symbol, modifiers in ((key.A, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT), (key.V, 0), (key.C, 0)):

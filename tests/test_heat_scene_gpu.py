@@ -11,7 +11,7 @@ from sim.contract import BLOCK_COLORS, PointerEvent
 from sim.heat import SPEC
 from sim.heat.cells import thread_of
 from sim.heat.presets import rand_field
-from sim.heat.stencil_cpu import HeatCPU
+from sim.heat.stencil_cpu import HeatCpu
 from sim.registry import create_scene
 
 pytestmark = pytest.mark.gpu
@@ -34,7 +34,7 @@ def gpu_scene(variant="temporal", block=(32, 8), factor=0.2, **options):
 
 
 def twin_after(field: np.ndarray, tfac, steps: int) -> np.ndarray:
-    twin = HeatCPU(field, tfac)
+    twin = HeatCpu(field, tfac)
     twin.advance(steps)
     return twin.field
 

@@ -9,8 +9,11 @@ import numpy as np
 import pytest
 
 from sim import create_scene
-from sim.particles import world
+from sim.particles import binning_cpu, pipeline_cpu, world
+from sim.particles.distances import DistanceStats
 from sim.particles.init import init_2020, init_legacy
+from sim.particles.pipeline_cpu import HostParticles
+from sim.timing import NULL_TIMER
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -69,12 +72,21 @@ def test_distance_statistics_in_the_course_bands():
 
 
 def test_forces_off_control_trips_both_warnings():
-    scene = create_scene("particles", n=1000, seed=1, forces=False)
+    """The course's control run: the same particles stepped without their forces."""
+    x, y, vx, vy = init_2020(1000, 1)
+    particles, size = HostParticles(x, y, vx, vy), world.box_size(1000)
+    stats = DistanceStats()
     for _ in range(1000):
-        scene.step()
-    stats = scene.stats_per_step
+        stats.add_step(*pipeline_cpu.step(particles, size, binning_cpu.bin_count(size), NULL_TIMER, forces=False))
     assert stats.absmin < 0.4 and stats.absavg < 0.8
     assert len(stats.warnings()) == 2
+
+
+@pytest.mark.parametrize("argument", [{"forces": False}, {"stats": False}])
+def test_the_scene_takes_only_its_contract_arguments(argument):
+    """The statistics are the "statistics" toggle; no constructor switch besides the spec's options."""
+    with pytest.raises(ValueError, match=f"particles has no option '{next(iter(argument))}'"):
+        create_scene("particles", n=100, **argument)
 
 
 @pytest.fixture(scope="module")

@@ -158,7 +158,7 @@ def _poison(g) -> None:
 def test_each_step_equals_the_cpu_twin_from_fresh_random_states(variant, block, precision):
     """Random positions (clumped, so that many pairs interact, some closer than min_r) and velocities;
     each GPU step against binning_cpu's step from the same state, the GPU's outputs poisoned first."""
-    from sim.particles.pipeline_gpu import ParticlesGpu
+    from sim.particles.gpu import ParticlesGpu
     from sim.timing import NULL_TIMER
 
     rng = np.random.default_rng()
@@ -193,8 +193,8 @@ def test_each_step_equals_the_cpu_twin_from_fresh_random_states(variant, block, 
 
 
 def test_texture_variant_names_the_texel_limit(monkeypatch):
-    from sim.particles import pipeline_gpu
+    from sim.particles import gpu as particles_gpu
 
-    monkeypatch.setattr(pipeline_gpu, "texture_limit", lambda device: 100)
+    monkeypatch.setattr(particles_gpu, "texture_limit", lambda device: 100)
     with pytest.raises(ValueError, match="at most 100 particles"):
         create_scene("particles", n=1000, seed=1, backend="gpu", variant="texture")

@@ -225,16 +225,16 @@ def test_handlers_are_restored_after_writing(tmp_path):
 def test_png_screenshots_go_through_the_writer(tmp_path):
     import numpy as np
 
-    from viewer.png import read_png, write_png
+    from viewer.image import read_image, write_image
 
     pixels = np.random.default_rng().integers(0, 256, (5, 7, 3), dtype=np.uint8)
     fifo = tmp_path / "shot.png"
     os.mkfifo(fifo)
     with pytest.raises(OutputError, match="FIFO"):
-        write_png(fifo, pixels)
+        write_image(fifo, pixels)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     with pytest.raises(OutputError):
-        write_png(tmp_path / "shot.png" / "inside.png", pixels)  # a FIFO where the folder would go
-    path = write_png(tmp_path / "new" / "shot.png", pixels)  # the screenshot folder is created
-    np.testing.assert_array_equal(read_png(path), pixels)
+        write_image(tmp_path / "shot.png" / "inside.png", pixels)  # a FIFO where the folder would go
+    path = write_image(tmp_path / "new" / "shot.png", pixels)  # the screenshot folder is created
+    np.testing.assert_array_equal(read_image(path), pixels)
     assert leftovers(tmp_path / "new") == [] and leftovers(tmp_path) == []

@@ -202,8 +202,8 @@ def _display_problem():
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_density_in_a_window(tmp_path):
+    from viewer.image import read_image
     from viewer.keys import key
-    from viewer.png import read_png
     from viewer.window.app import Viewer
 
     v = Viewer(create_scene("density", n=3000), 900, 600, max_fps=None, screenshot_dir=tmp_path)
@@ -216,7 +216,7 @@ def test_density_in_a_window(tmp_path):
             v.window.dispatch_event("on_key_press", key.F12, 0)
             v.tick()
             v.tick()
-            shots.append(read_png(v.last_screenshot).astype(int))
+            shots.append(read_image(v.last_screenshot).astype(int))
             for _ in range(20):
                 v.tick()
         width = shots[0].shape[1]

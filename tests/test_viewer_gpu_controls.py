@@ -19,7 +19,7 @@ from viewer.keys import dispatch_key, key
 from viewer.render.camera import OrbitCamera
 from viewer.window.controller import Controller
 
-WIDE = world.Trough(800.0, -1600.0, 1600.0)
+WIDE = world.TroughWalls(800.0, -1600.0, 1600.0)
 
 
 class GpuContractScene(BallsScene):

@@ -8,8 +8,8 @@ import pytest
 from gl_support import needs_egl
 
 from sim.contract import PointsView, Trough
-from viewer.headless import render_pixels, render_png
-from viewer.png import read_png
+from viewer.headless import render_image, render_pixels
+from viewer.image import read_image
 from viewer.render.camera import OrbitCamera
 from viewer.render.view import BACKGROUND
 
@@ -51,8 +51,8 @@ def test_balls_over_the_trough_show_in_their_projected_area(tmp_path):
     scene = BallArrays([(*c, 3.0) for c in centres], [RED] * 3)
     width, height = 640, 400
     camera = OrbitCamera.for_trough(scene.trough)
-    path = render_png(scene, tmp_path / "balls.png", width, height, camera=camera)
-    pixels = read_png(path)
+    path = render_image(scene, tmp_path / "balls.png", width, height, camera=camera)
+    pixels = read_image(path)
     assert pixels.shape == (height, width, 3)
     background = np.all(np.abs(pixels.astype(int) - np.array(BACKGROUND) * 255) < 3, axis=2)
     assert background.mean() > 0.2, "some of the image should be plain background"

@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 
 import assets
-from viewer.png import read_png
+from viewer.image import read_image
 from viewer.window.icon import SIZES, draw_icon
 
 
 @pytest.mark.parametrize("name", list(SIZES))
 def test_icon_files_are_the_drawn_icons(name):
     size = SIZES[name]
-    pixels = read_png(assets.path(name))
+    pixels = read_image(assets.path(name))
     assert pixels.shape == (size, size, 4)
     np.testing.assert_array_equal(pixels, draw_icon(size))
     assert pixels[0, 0, 3] == 0 and pixels[size // 2, size // 2, 3] == 255, "rounded corners, opaque middle"

@@ -46,13 +46,13 @@ def test_top_view_zooms_down_to_single_particles_at_ten_million():
     assert (camera.yaw, camera.pitch) == (yaw, pitch), "a 2D scene's camera does not orbit"
 
 
-def test_render_png_without_a_display(tmp_path):
+def test_render_image_without_a_display(tmp_path):
     # Its own process with DISPLAY unset: headless rendering must not need an X server.
     shot = tmp_path / "particles.png"
     code = (
-        "from sim import create_scene; from viewer.headless import render_png; "
+        "from sim import create_scene; from viewer.headless import render_image; "
         f"scene = create_scene('particles', n={N}); scene.advance_frame(); "
-        f"render_png(scene, {str(shot)!r}, 400, 300, color_mode='speed')"
+        f"render_image(scene, {str(shot)!r}, 400, 300, color_mode='speed')"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
@@ -60,9 +60,9 @@ def test_render_png_without_a_display(tmp_path):
     if "EGL" in result.stderr and result.returncode:
         pytest.skip(f"no EGL here: {result.stderr.strip().splitlines()[-1]}")
     assert result.returncode == 0, result.stderr
-    from viewer.png import read_png
+    from viewer.image import read_image
 
-    pixels = read_png(shot).astype(int)
+    pixels = read_image(shot).astype(int)
     assert pixels.shape == (300, 400, 3)
     inside = pixels[120:180, 170:230]  # the middle of the box, which sits in the middle of the image
     off_background = np.any(np.abs(inside - np.array(BACKGROUND) * 255) > 12, axis=2)
@@ -146,11 +146,11 @@ def test_window_keys_that_need_a_gpu_or_the_balls_say_so(viewer):
 @pytest.mark.window
 @needs_display
 def test_window_shows_particles_inside_the_box_outline(viewer):
-    from viewer.png import read_png
+    from viewer.image import read_image
 
     press(viewer, key.HOME)
     press(viewer, key.F12)
-    pixels = read_png(viewer.last_screenshot).astype(int)
+    pixels = read_image(viewer.last_screenshot).astype(int)
     height, width, _ = pixels.shape
     camera = viewer.camera
     side = viewer.scene.size

@@ -110,9 +110,9 @@ def _display_problem():
 @pytest.mark.window
 @pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
 def test_a_plots_scene_in_a_window(tmp_path):
+    from viewer.image import read_image
     from viewer.keys import key, mouse
     from viewer.panel.style import PANEL_WIDTH
-    from viewer.png import read_png
     from viewer.window.app import Viewer
 
     v = Viewer(PlotDemo(), 1000, 650, max_fps=None, screenshot_dir=tmp_path)
@@ -131,7 +131,7 @@ def test_a_plots_scene_in_a_window(tmp_path):
         win.dispatch_event("on_mouse_drag", 320, 300, 20, 0, mouse.RIGHT, 0)
         win.dispatch_event("on_mouse_release", 320, 300, mouse.RIGHT, 0)
         assert v.tick()
-        pixels = read_png(v.last_screenshot).astype(int)
+        pixels = read_image(v.last_screenshot).astype(int)
         width = pixels.shape[1]
         plots = pixels[:, : width - PANEL_WIDTH - 20]
         assert np.any(np.abs(plots - np.array(BACKGROUND) * 255) > 12, axis=2).mean() > 0.5

@@ -23,9 +23,9 @@ pytestmark = [
 from imgui_bundle import imgui  # noqa: E402
 
 from sim import create_scene  # noqa: E402
+from viewer.image import read_image  # noqa: E402
 from viewer.keys import key, mouse  # noqa: E402
 from viewer.panel.style import PANEL_WIDTH  # noqa: E402
-from viewer.png import read_png  # noqa: E402
 from viewer.window.app import Viewer  # noqa: E402
 
 WIDTH, HEIGHT = 1024, 700
@@ -93,7 +93,7 @@ def test_r_resets(viewer):
 def _scene_pixels(v) -> np.ndarray:
     """A screenshot's part left of the panel."""
     press(v, key.F12)
-    pixels = read_png(v.last_screenshot).astype(int)
+    pixels = read_image(v.last_screenshot).astype(int)
     return pixels[:, : v.window.get_framebuffer_size()[0] - PANEL_WIDTH - 20]
 
 
@@ -144,7 +144,7 @@ def test_f12_writes_a_screenshot_with_spheres(viewer):
     assert path is not None and path.is_file()
     assert path.name.startswith("kernel-lab-") and path.suffix == ".png"
     assert str(path) in viewer.message
-    pixels = read_png(path)
+    pixels = read_image(path)
     width, height = viewer.window.get_framebuffer_size()
     assert pixels.shape == (height, width, 3)
     assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 100
@@ -235,7 +235,7 @@ def test_scripted_run_reaches_the_step_count_and_saves_the_window(tmp_path):
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert "steps 23" in result.stdout
-    pixels = read_png(shot)
+    pixels = read_image(shot)
     assert pixels.shape == (240, 320, 3) and pixels.std() > 5
 
 

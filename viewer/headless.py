@@ -147,8 +147,6 @@ def render_image(
     return write_image(path, render_pixels(scene, width, height, camera, color_mode, panel))
 
 
-render_png = render_image  # the older name
-
 
 class HeadlessRecording:
     """``run --headless --record``: after each physics step, a video frame when ``every`` more steps

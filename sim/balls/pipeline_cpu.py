@@ -59,7 +59,7 @@ def proximity(pos: np.ndarray, vel: np.ndarray, variant: str, timer=None):
     return proximity_cpu.proximity_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN, timer)
 
 
-def step(balls: HostBalls, settings: world.BallSettings, trough: world.Trough, dt: float) -> None:
+def step(balls: HostBalls, settings: world.BallSettings, trough: world.TroughWalls, dt: float) -> None:
     """Contact forces over the pair list and the trough, then semi-implicit Euler."""
     zeta = settings.zeta()
     s = settings

@@ -28,7 +28,7 @@ def _float32_run(start: np.float32, step: np.float32, stop: np.float32) -> np.nd
 
 
 def lattice(tiers: int, radius: float = world.BENCH_RADIUS, limit: int | None = None,
-            rng: np.random.Generator | None = None, trough: world.Trough | None = None
+            rng: np.random.Generator | None = None, trough: world.TroughWalls | None = None
             ) -> tuple[np.ndarray, np.ndarray]:
     """The seed's benchmark lattice, its loops in float32 exactly as the spec gives them.
 
@@ -36,7 +36,7 @@ def lattice(tiers: int, radius: float = world.BENCH_RADIUS, limit: int | None = 
     y from 0 while < dy * tiers - 0.001 (R = 40, z in [-80, 80] for the seed's trough).
     Initial velocity (U[0,1), 0, 0). ``limit`` keeps the first balls in loop order.
     """
-    trough = trough or world.Trough()
+    trough = trough or world.TroughWalls()
     f = np.float32
     r = f(radius)
     dx = dy = f(2.1) * r
@@ -57,15 +57,15 @@ def lattice(tiers: int, radius: float = world.BENCH_RADIUS, limit: int | None = 
     return pos, vel
 
 
-def block_trough(n: int) -> world.Trough:
+def block_trough(n: int) -> world.TroughWalls:
     """The seed's trough for small blocks; wider (same shape) once n needs over BLOCK_TIERS tiers."""
     per_tier = 1715  # balls per tier in the seed's trough
     scale = max(1.0, float(np.sqrt(n / (BLOCK_TIERS * per_tier))))
     radius = world.TROUGH_RADIUS * scale
-    return world.Trough(radius=radius, z_min=world.TROUGH_Z_MIN * scale, z_max=world.TROUGH_Z_MAX * scale)
+    return world.TroughWalls(radius=radius, z_min=world.TROUGH_Z_MIN * scale, z_max=world.TROUGH_Z_MAX * scale)
 
 
-def block(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, world.Trough]:
+def block(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, world.TroughWalls]:
     """n balls of the benchmark lattice over a trough wide enough that the drop is not a tower."""
     trough = block_trough(n)
     per_tier = lattice(1, trough=trough)[0].shape[0]
@@ -131,7 +131,7 @@ class Drop:
 
     pos: np.ndarray
     vel: np.ndarray
-    trough: world.Trough
+    trough: world.TroughWalls
     friction: float
     dripper: Dripper | None  # the drip preset tops the balls up from here
 
@@ -140,7 +140,7 @@ def build(name: str, n: int | None, rng: np.random.Generator) -> Drop:
     """The state of preset ``name`` (assets/presets/balls.toml) with ``n`` balls where it takes a count."""
     table = assets.presets("balls")[name]
     kind, radius, count = table["build"], float(table["radius"]), n or table.get("count")
-    trough = world.Trough()
+    trough = world.TroughWalls()
     dripper = None
     if kind == "lattice":
         pos, vel = lattice(int(table["tiers"]), radius, rng=rng)

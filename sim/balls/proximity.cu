@@ -2,7 +2,7 @@
 //
 // One source, four variants chosen at compile time:
 //   VARIANT_GLOBAL   z-sweep, plain loads of float4 position (xyz + radius) and velocity (xyz; w is
-//                    the spin's x, pipeline_gpu.py)
+//                    the spin's x, gpu.py)
 //   VARIANT_TEXTURE  z-sweep, loads through texture objects over the same linear memory
 //   VARIANT_SHARED   z-sweep, each block stages the idx1 balls its threads scan in shared memory
 //   VARIANT_GRID     hashed uniform grid, counting sort, 27 neighbour cells (exact distance and

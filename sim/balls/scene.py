@@ -6,7 +6,7 @@ Balls are only removed or added at a pass, so a pair list's indices stay valid f
 it serves.
 
 Where things run: ``backend`` is where the state lives and the physics steps ("cpu": numpy +
-numba in ``pipeline_cpu``, "gpu": CuPy in ``pipeline_gpu``). The ``cuda_proximity`` toggle (the
+numba in ``pipeline_cpu``, "gpu": CuPy in ``gpu``). The ``cuda_proximity`` toggle (the
 seed's F4) says whether the proximity pass runs as a CUDA kernel or as its CPU twin, whichever
 backend holds the state: CPU physics with CUDA proximity is the seed's own set-up (state copied
 over for the pass, pairs copied back). ``variant`` picks the proximity algorithm: the z-sweep
@@ -64,7 +64,7 @@ class BallsScene(BallItems, PointsScene, Scene):
         self._need_pass = True
 
     def _new_gpu(self, pos, vel, omega, trough, ids=None):
-        from sim.balls.pipeline_gpu import BallsGpu
+        from sim.balls.gpu import BallsGpu
 
         return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device, ids)
 

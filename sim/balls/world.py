@@ -35,13 +35,13 @@ BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)                 # three is the z-swe
 
 DEFAULT_RADIUS = 2.0
 BENCH_RADIUS = 1.08
-BENCH_FRICTION = 2.0
 DEFAULT_FRICTION = 0.1
 
 
 @dataclass(frozen=True)
-class Trough:
-    """Lower half of a cylinder along z, axis at y = 0: rim at y = 0, bottom at y = -radius."""
+class TroughWalls:
+    """What the balls collide with (the view draws it as ``sim.contract.Trough``): the lower half of a
+    cylinder along z, axis at y = 0: rim at y = 0, bottom at y = -radius."""
 
     radius: float = TROUGH_RADIUS
     z_min: float = TROUGH_Z_MIN

@@ -50,7 +50,7 @@ def time_solver(r, kernel: str, path, block: int, precision: str, blocks=None, r
 
     from sim.durbin import gpu
 
-    solver = gpu.Solver(r, kernel, block=block, precision=precision, path=path, blocks=blocks)
+    solver = gpu.DurbinGpu(r, kernel, block=block, precision=precision, path=path, blocks=blocks)
     solver.prepare()
     solver.step(min(64, solver.n - 1))  # first launches (module load, cluster attributes) untimed
     solver.synchronize()

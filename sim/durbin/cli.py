@@ -135,7 +135,7 @@ def run(args) -> int:
     results = []
     if args.backend == "cpu":
         durbin_cpu.solve(r[:2], args.version)  # numba's compile or cache load stays out of the time
-        solver = durbin_cpu.CpuSolver(r, args.version)
+        solver = durbin_cpu.DurbinCpu(r, args.version)
         start = time.perf_counter()
         with resources.Progress("durbin CPU", n, "steps", show=need.long) as progress:
             while not solver.done:
@@ -174,7 +174,7 @@ def gpu_run(r, kernel, path, block, precision, version):
 
     from sim.durbin import gpu
 
-    solver = gpu.Solver(r, kernel, block=block, precision=precision, version=version, path=path)
+    solver = gpu.DurbinGpu(r, kernel, block=block, precision=precision, version=version, path=path)
     solver.prepare()
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     start.record(solver.stream)

@@ -5,7 +5,7 @@ One vector y updated in place stands for 3.2's 2D ``y[i][k]`` (column k from col
 exactly what the C code computes. The dot product is summed in C order (increasing i, 3.2 starting
 from r[k], 4.x from 0.0), without fused multiply-adds (numba fuses nothing unless asked).
 
-``CpuSolver`` steps the recursion (one k, a few, or all) in chunks short enough that Ctrl-C
+``DurbinCpu`` steps the recursion (one k, a few, or all) in chunks short enough that Ctrl-C
 interrupts a long run within a fraction of a second; ``solve`` runs it whole; ``batched`` solves many
 independent systems (rows), in parallel over rows, each row bit-identical to ``solve``.
 """
@@ -58,12 +58,12 @@ def first_alpha(r0: float, version: str) -> float:
     return float(r0) if version == "3.2" else -float(r0)
 
 
-class CpuSolver:
+class DurbinCpu:
     """The recursion on the host, a step at a time or all at once.
 
     After ``k`` steps (``k`` counts the entries done: y[0..k-1] is the solution of the leading k x k
     system), ``y[:k]``, ``alphas[:k]`` and ``betas[:k]`` hold the state; ``step(m)`` advances m
-    steps, ``run()`` to the end. The same attributes as ``sim.durbin.gpu.Solver``.
+    steps, ``run()`` to the end. The same attributes as ``sim.durbin.gpu.DurbinGpu``.
     """
 
     backend = "cpu"
@@ -123,7 +123,7 @@ def chunk_end(k: int, end: int) -> int:
 
 def solve(r, version: str = "4") -> np.ndarray:
     """y of the whole recursion (PolyBench's output array)."""
-    return CpuSolver(r, version).run()
+    return DurbinCpu(r, version).run()
 
 
 @numba.njit(cache=True, parallel=True)

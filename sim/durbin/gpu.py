@@ -1,8 +1,8 @@
-"""The recursion on the GPU (CuPy): a steppable single-system ``Solver`` (many systems at once:
+"""The recursion on the GPU (CuPy): a steppable single-system ``DurbinGpu`` (many systems at once:
 ``batched_gpu``).
 
-``Solver(r, kernel="two-kernel" | "persistent")`` holds r, y, alphas and betas on the device and
-advances like ``CpuSolver``: ``step(m)``, ``run()``, ``k`` entries done. Work goes to the solver's own
+``DurbinGpu(r, kernel="two-kernel" | "persistent")`` holds r, y, alphas and betas on the device and
+advances like ``DurbinCpu``: ``step(m)``, ``run()``, ``k`` entries done. Work goes to the solver's own
 stream; ``synchronize()`` waits for it (and reports a persistent barrier that timed out).
 
 two-kernel: per step one launch forms per-block partial dot products, one launch sums them (in
@@ -99,7 +99,7 @@ def launch_cluster(fn, blocks: int, block: int, smem: int, stream, args, coopera
     _checked(driver.cuLaunchKernelEx(config, func, params.ctypes.data, 0))
 
 
-class Solver:
+class DurbinGpu:
     """One system T y = -r (4.x; 3.2's recursion with version="3.2") on the GPU, steppable."""
 
     backend = "gpu"
@@ -309,6 +309,6 @@ class Solver:
 
 def solve(r, kernel: str = "persistent", **options) -> np.ndarray:
     """y of the whole recursion on the GPU (host array)."""
-    solver = Solver(r, kernel, **options)
+    solver = DurbinGpu(r, kernel, **options)
     solver.run()
     return solver.result()

@@ -15,7 +15,7 @@ import numpy as np
 
 from sim.colormap import MISMATCH_RGBA
 from sim.contract import DragPoint, Plot, Series
-from sim.durbin import durbin_cpu, lpc, views
+from sim.durbin import durbin_cpu, lpc, plots
 
 NFFT = 512  # the display spectra's FFT length (a 20 ms frame at 16 kHz is 320 samples)
 FLOOR_DB = 90.0  # the spectrogram shows this many dB under its loudest bin
@@ -55,10 +55,6 @@ class LpcMode:
         self.order, self.r0, self.r = order, R[:, 0], lpc.normalised(R)
         self.device_r = None
 
-    @property
-    def solved(self) -> bool:
-        return self.y is not None and self.y.shape[1] == self.order
-
     def solve(self, backend: str, timer, device: int = 0, stream=None) -> float:
         """Every frame in one batched call; the solve's milliseconds (CUDA events on the GPU) go to the
         timer's "recursion" stage, the copy back to "read back". Returns the solve's milliseconds."""
@@ -90,7 +86,7 @@ class LpcMode:
     # --- one frame -----------------------------------------------------------------------------------
     def errors(self, frame: int) -> np.ndarray:
         """E_0 .. E_p of the frame: normalised prediction-error power against order."""
-        return views.prediction_errors(self.alphas[frame])
+        return plots.prediction_errors(self.alphas[frame])
 
     def gain_db(self, frame: int) -> float:
         return float(-db(self.errors(frame)[-1]))
@@ -173,7 +169,7 @@ class LpcMode:
                          items=np.full(2, frame))]
         if owners is not None:
             edges = np.append(self.centres - step / 2, self.centres[-1] + step / 2)
-            series += views.block_band(owners, edges, -0.09 * top, -0.02 * top, "CUDA block that solved the frame")
+            series += plots.block_band(owners, edges, -0.09 * top, -0.02 * top, "CUDA block that solved the frame")
         if marked is not None and marked.any():
             index = np.flatnonzero(marked)
             series.append(Series("beyond tolerance", self.centres[index], np.full(index.size, 0.96 * top), "scatter",
@@ -186,7 +182,7 @@ class LpcMode:
 
     def frame_spectrum(self, frame: int) -> Plot:
         return Plot(f"frame {frame}: spectrum and LPC envelope (order {self.order})", [
-            Series("|X|^2 (Hann window)", self.freq_khz, db(self.power[frame]), "line", views.PERIODOGRAM_RGBA),
+            Series("|X|^2 (Hann window)", self.freq_khz, db(self.power[frame]), "line", plots.PERIODOGRAM_RGBA),
             Series("E_p R_0 / |A|^2", self.freq_khz, db(self.envelope(frame)), "line", ENVELOPE_RGBA),
         ], "frequency (kHz)", "dB", x_limits=(0.0, float(self.freq_khz[-1])), height=0.35, legend="above")
 
@@ -194,9 +190,9 @@ class LpcMode:
         alphas = self.alphas[frame]
         index = np.arange(alphas.shape[0])
         return Plot(f"frame {frame}: reflection coefficients", [
-            Series("|kappa| < 1", np.array([-0.5, index.size - 0.5]), np.ones(2), "shaded", views.BAND_RGBA,
+            Series("|kappa| < 1", np.array([-0.5, index.size - 0.5]), np.ones(2), "shaded", plots.BAND_RGBA,
                    y2=-np.ones(2)),
-            Series("alpha", index.astype(np.float64), alphas, "bars", views.ALPHA_RGBA, width=0.7, items=None),
+            Series("alpha", index.astype(np.float64), alphas, "bars", plots.ALPHA_RGBA, width=0.7, items=None),
         ], "order m", "alpha_m", x_limits=(-0.5, index.size - 0.5), y_limits=(-1.15, 1.15), hlines=(-1.0, 1.0),
             height=0.4, legend="above")
 
@@ -211,7 +207,7 @@ class LpcMode:
     def error_by_order(self, frame: int) -> Plot:
         errors = self.errors(frame)
         return Plot(f"frame {frame}: prediction error against order", [
-            Series("E_m", np.arange(errors.size, dtype=np.float64), errors, "line", views.BETA_RGBA),
-            Series("##E_m points", np.arange(errors.size, dtype=np.float64), errors, "scatter", views.BETA_RGBA),
+            Series("E_m", np.arange(errors.size, dtype=np.float64), errors, "line", plots.BETA_RGBA),
+            Series("##E_m points", np.arange(errors.size, dtype=np.float64), errors, "scatter", plots.BETA_RGBA),
         ], "order m", "E_m", y_log=True, x_limits=(-0.5, errors.size - 0.5), height=0.2,
             legend="ne")  # E_m falls with the order: the top right is free

@@ -1,5 +1,5 @@
 """What the viewer reads of the durbin scene each frame: its plots, built from the host copies of the
-state (``views``; the lpc preset's from ``lpc_mode``) and cached until what they show changes, and its
+state (``plots``; the lpc preset's from ``lpc_mode``) and cached until what they show changes, and its
 statistics (mixed into ``DurbinScene``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from sim.contract import BLOCK_COLORS, PlotsView
-from sim.durbin import SPEC, views
+from sim.durbin import SPEC, plots
 
 
 class DurbinReadout:
@@ -35,11 +35,11 @@ class DurbinReadout:
         else:
             h, n = self.host, self.r.size
             k = h["y"].shape[0]
-            right = views.spectrum_plot(h["y"], h["alphas"], self.noise_psd, self.kappas) \
-                if self.kappas is not None else views.input_plot(self.r)
-            view = PlotsView([views.y_plot(h["y"], n, k, self.marked(n), owners),
-                              views.alphas_plot(h["alphas"], n, self.kappas, self.draggable),
-                              views.beta_plot(h["betas"], n), right], columns=2)
+            right = plots.spectrum_plot(h["y"], h["alphas"], self.noise_psd, self.kappas) \
+                if self.kappas is not None else plots.input_plot(self.r)
+            view = PlotsView([plots.y_plot(h["y"], n, k, self.marked(n), owners),
+                              plots.alphas_plot(h["alphas"], n, self.kappas, self.draggable),
+                              plots.beta_plot(h["betas"], n), right], columns=2)
         self._cache = (key, view)
         return view
 

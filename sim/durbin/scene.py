@@ -1,7 +1,7 @@
 """The durbin scene: the Levinson-Durbin recursion animated step by step, and batched LPC of a sound.
 
 Recursion presets (ar, polybench, large): one system T y = -r of N entries on the active backend
-(``durbin_cpu.CpuSolver`` or ``gpu.Solver``), advanced ``speed`` steps per displayed frame (below 1:
+(``durbin_cpu.DurbinCpu`` or ``gpu.DurbinGpu``), advanced ``speed`` steps per displayed frame (below 1:
 a step every few frames; ``s`` steps once). Each frame the state (y, alphas, betas: k entries) is read
 back for the plots: y, the alphas over the band |kappa| < 1, beta on a log axis and, for AR inputs,
 the model spectrum from y beside the periodogram of a realisation of the process. In the ar preset
@@ -25,7 +25,7 @@ import numpy as np
 
 import assets
 from sim.contract import Param, PointerEvent
-from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, checks, durbin_cpu, inputs, views
+from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, durbin_cpu, inputs, plots, verify
 from sim.durbin.items import DurbinItems
 from sim.durbin.lpc_mode import LpcMode
 from sim.durbin.readout import DurbinReadout
@@ -52,7 +52,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
         self.settings = DurbinSettings()
-        self.solver = None  # the recursion's CpuSolver or gpu.Solver (None in the lpc preset)
+        self.solver = None  # the recursion's DurbinCpu or gpu.DurbinGpu (None in the lpc preset)
         self.lpc: LpcMode | None = None
         self.host: dict[str, np.ndarray] = {}  # y, alphas, betas after k steps, on the host
         self.r = np.zeros(0)
@@ -119,14 +119,14 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
             from sim.durbin import gpu
 
             kernel, path = VARIANTS[self.variant]
-            solver = gpu.Solver(r, kernel, block=self.block, device=self.device, path=path)
+            solver = gpu.DurbinGpu(r, kernel, block=self.block, device=self.device, path=path)
         else:
-            solver = durbin_cpu.CpuSolver(r)
+            solver = durbin_cpu.DurbinCpu(r)
         solver.step(k - 1)
         return solver
 
     def _new_noise(self) -> None:
-        self.noise_psd = views.periodogram(views.realisation(self.kappas, self.seed)) if self.kappas is not None \
+        self.noise_psd = plots.periodogram(plots.realisation(self.kappas, self.seed)) if self.kappas is not None \
             else None
 
     def _gpu_stream(self, backend: str):
@@ -153,7 +153,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
             self.lpc.device_r = None
             self.lpc.solve(backend, StageTimer(), self.device, self._gpu_stream(backend))
         elif backend == "cpu":
-            solver = durbin_cpu.CpuSolver(self.r)
+            solver = durbin_cpu.DurbinCpu(self.r)
             k = self.host["y"].shape[0]
             for name in ("y", "alphas", "betas"):
                 getattr(solver, name)[:k] = self.host[name]
@@ -302,7 +302,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         """The GPU's state against the CPU twin stepped from ``before`` (the state the frame started from;
         None: no step this frame) and against scipy; entries beyond the tolerance are marked."""
         started = time.perf_counter()
-        beyond, details, self.checked, self.max_error = checks.recursion(self.r, self.host, before, self.tolerance)
+        beyond, details, self.checked, self.max_error = verify.recursion(self.r, self.host, before, self.tolerance)
         self._checked_version = self._version
         self.record_check("the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started,
                           details, unit="entries")

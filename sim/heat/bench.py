@@ -74,7 +74,7 @@ def run(sizes, steps: int, kernels=KERNELS, blocks=BLOCK_SHAPES, ks=(8,), fma: b
         floor_ms = 8 * n * n / rate * 1e3
         with cupy.cuda.Device(device):
             start_field = cupy.asarray(field)
-            heat = gpu.HeatGPU(start_field, device, configs[0][0], configs[0][1], configs[0][2] or 1, fma)
+            heat = gpu.HeatGpu(start_field, device, configs[0][0], configs[0][1], configs[0][2] or 1, fma)
             reference = None
             for kernel, block, k in configs:
                 interrupts.check()

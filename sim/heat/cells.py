@@ -1,11 +1,11 @@
 """One cell as the viewer's pointer shows it: its temperature and what the next step does to it, and
-the CUDA block and thread that write it under a launch's geometry (``kernels.Tiles``; no GPU needed)."""
+the CUDA block and thread that write it under a launch's geometry (``kernels.LaunchTiles``; no GPU needed)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from sim.heat.kernels import COLS, Tiles
+from sim.heat.kernels import COLS, LaunchTiles
 
 
 def cell_values(near: np.ndarray, i: int, j: int, ni: int, nj: int, tfac) -> dict[str, str]:
@@ -21,7 +21,7 @@ def cell_values(near: np.ndarray, i: int, j: int, ni: int, nj: int, tfac) -> dic
     return values
 
 
-def thread_of(tiles: Tiles, i: int, j: int) -> tuple[tuple[int, int], tuple[int, int]]:
+def thread_of(tiles: LaunchTiles, i: int, j: int) -> tuple[tuple[int, int], tuple[int, int]]:
     """((block x, block y), (thread x, thread y)) of the thread that writes cell (i, j)."""
     bx, by = (int(v) for v in tiles.block_of(i, j))
     if tiles.kernel == "temporal":  # a warp per strip of warp_w columns (4 a lane) and band of warp_h rows
@@ -31,7 +31,7 @@ def thread_of(tiles: Tiles, i: int, j: int) -> tuple[tuple[int, int], tuple[int,
     return (bx, by), (i % tiles.block[0], j % tiles.block[1])
 
 
-def thread_text(tiles: Tiles, i: int, j: int) -> str:
+def thread_text(tiles: LaunchTiles, i: int, j: int) -> str:
     (bx, by), (tx, ty) = thread_of(tiles, i, j)
     text = f"block ({bx}, {by}), thread ({tx}, {ty}) of {'x'.join(map(str, tiles.block))}, {tiles.kernel}"
     if tiles.kernel == "temporal":

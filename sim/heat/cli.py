@@ -106,9 +106,9 @@ def steps_callback(label: str, need: resources.Estimate):
 
 
 def simulate_cpu(field: np.ndarray, steps: int, factor: float, progress=None) -> tuple[np.ndarray, float]:
-    from sim.heat.stencil_cpu import HeatCPU
+    from sim.heat.stencil_cpu import HeatCpu
 
-    heat = HeatCPU(field, factor)
+    heat = HeatCpu(field, factor)
     start = time.perf_counter()
     heat.advance(steps, progress)
     return heat.field, (time.perf_counter() - start) * 1e3
@@ -158,7 +158,7 @@ def run_gpu(args) -> int:
     print(course.initial_cells_line(field))
     results = {}
     for kernel in kernels_:
-        heat = gpu.HeatGPU(field, 0, kernel, block, k, args.fma, args.factor)
+        heat = gpu.HeatGpu(field, 0, kernel, block, k, args.fma, args.factor)
         gx, gy = heat.launch_grid()
         extra = f", {k} steps a launch, bands of {heat.rows()} rows" if kernel == "temporal" else ""
         print(f"Grid: {gx} x {gy} blocks of {block[0]} x {block[1]} threads ({kernel}{extra})")

@@ -1,13 +1,13 @@
 """The heat stencil on the GPU (CuPy): the field kept on the device, stepped by any variant.
 
-``HeatGPU`` is what the CLI, the bench and a viewer scene use::
+``HeatGpu`` is what the CLI, the bench and a viewer scene use::
 
-    sim = HeatGPU(field, device=0, kernel="temporal", block=(32, 4), k=8)
+    sim = HeatGpu(field, device=0, kernel="temporal", block=(32, 4), k=8)
     sim.step(40)                     # 40 steps (temporal: 5 launches of 8), asynchronous
     sim.write_into(pixels)           # a CuPy float32 (nj, ni) array, e.g. a mapped GL buffer
     sim.paint(x, y, radius, 100.0)   # cells within radius of (x, y), on the device
     sim.configure(kernel="shared", block=(32, 8))   # switch at any step; the state is kept
-    sim.tiles()                      # which block writes which cell (kernels.Tiles)
+    sim.tiles()                      # which block writes which cell (kernels.LaunchTiles)
 
 Every build is ``--fmad=false`` unless ``fma=True``: then the last line of the update is one
 fused multiply-add, as nvcc compiles the course's code by default.
@@ -69,7 +69,7 @@ def check_launch(kernel: str, block, k: int = 1, device: int = 0) -> None:
             raise KernelError(f"temporal steps per launch k must be 1..{K_MAX}, got {k}")
 
 
-class HeatGPU:
+class HeatGpu:
     """The field (nj, ni) float32 on ``device`` and a scratch buffer, stepped by one variant."""
 
     def __init__(self, field, device: int = 0, kernel: str = "global", block=(32, 8), k: int = 1,
@@ -125,7 +125,7 @@ class HeatGPU:
 
     def paint(self, x: float, y: float, radius: float, value: float) -> None:
         """Cells with (i - x)^2 + (j - y)^2 <= radius^2 take ``value`` (both buffers; boundary cells too,
-        which then hold it). Same cells as ``HeatCPU.paint``."""
+        which then hold it). Same cells as ``HeatCpu.paint``."""
         box = paint_box(self.ni, self.nj, x, y, radius)
         if box is None:
             return
@@ -176,7 +176,7 @@ class HeatGPU:
         rows = self.rows(k) if self.kernel == "temporal" else 1
         return kernels.launch_grid(self.kernel, self.ni, self.nj, self.block, k, rows)
 
-    def tiles(self) -> kernels.Tiles:
+    def tiles(self) -> kernels.LaunchTiles:
         """Which block writes which cell under the current variant (for a block-colouring overlay)."""
         rows = self.rows() if self.kernel == "temporal" else 1
         return kernels.tiles(self.kernel, self.ni, self.nj, self.block, self.k, rows)

@@ -6,7 +6,7 @@ registers, launch bounds would not pay) and the temporal one per thread count bu
 (``step_temporal_1`` .. ``step_temporal_8`` under ``__launch_bounds__(threads)``: the register
 pipeline is large, so the compiler must know how many threads share the register file).
 
-The temporal kernel's geometry (``halo``, ``width``, ``Tiles``) lives here so that tests and a
+The temporal kernel's geometry (``halo``, ``width``, ``LaunchTiles``) lives here so that tests and a
 viewer overlay can use it without a GPU.
 """
 
@@ -67,7 +67,7 @@ def dense_kernel(kernel: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Tiles:
+class LaunchTiles:
     """Which CUDA block writes which cell: block (bx, by) writes columns [bx*tile_w, (bx+1)*tile_w)
     and rows [by*tile_h, (by+1)*tile_h) (clipped to the grid); rows past grid_y * tile_h wrap round
     (global and shared loop over rows in steps of the grid). A block reads ``halo_left`` columns
@@ -97,9 +97,9 @@ class Tiles:
 
     def for_view(self):
         """The viewer's ``sim.contract.Tiles`` (rectangles from (0, 0), the widest halo)."""
-        from sim.contract import Tiles as ViewTiles
+        from sim.contract import Tiles
 
-        return ViewTiles(size=(self.tile_w, self.tile_h), halo=max(self.halo_left, self.halo_right, self.halo_y))
+        return Tiles(size=(self.tile_w, self.tile_h), halo=max(self.halo_left, self.halo_right, self.halo_y))
 
 
 def launch_grid(kernel: str, ni: int, nj: int, block: tuple[int, int], k: int = 1, rows: int = 1) -> tuple[int, int]:
@@ -110,13 +110,13 @@ def launch_grid(kernel: str, ni: int, nj: int, block: tuple[int, int], k: int = 
     return ceil_div(ni, bx), min(ceil_div(nj, by), MAX_GRID_Y)
 
 
-def tiles(kernel: str, ni: int, nj: int, block: tuple[int, int], k: int = 1, rows: int = 1) -> Tiles:
+def tiles(kernel: str, ni: int, nj: int, block: tuple[int, int], k: int = 1, rows: int = 1) -> LaunchTiles:
     bx, by = block
     grid = launch_grid(kernel, ni, nj, block, k, rows)
     if kernel == "temporal":
         w = width(k)
-        return Tiles(kernel, block, k, (bx // 32) * w, by * rows, halo(k), STRIP - halo(k) - w, k, grid, w, rows)
-    return Tiles(kernel, block, 1, bx, by, 1, 1, 1, grid, 32, 1)
+        return LaunchTiles(kernel, block, k, (bx // 32) * w, by * rows, halo(k), STRIP - halo(k) - w, k, grid, w, rows)
+    return LaunchTiles(kernel, block, 1, bx, by, 1, 1, 1, grid, 32, 1)
 
 
 def band_rows(ni: int, nj: int, block: tuple[int, int], k: int, slots: int) -> int:

@@ -1,5 +1,5 @@
 """The heat scene: the DLI's temperature field as a colour-mapped image, stepped on the CPU twin
-(``HeatCPU``) or on the GPU (``HeatGPU``: any variant, block shape and k), painted with the mouse.
+(``HeatCpu``) or on the GPU (``HeatGpu``: any variant, block shape and k), painted with the mouse.
 
 A frame is ``steps_per_frame`` steps in one timed stage ("step"): one numba call on the CPU, queued
 launches on the GPU (the temporal kernel takes k steps a launch). The view is a ``FieldView`` in
@@ -25,7 +25,7 @@ from sim.heat import SPEC
 from sim.heat.cells import cell_values, thread_text
 from sim.heat.presets import grid_shape, initial_field, preset_table
 from sim.heat.stats import RATE_FRAMES, HeatStats
-from sim.heat.stencil_cpu import HeatCPU
+from sim.heat.stencil_cpu import HeatCpu
 from sim.heat.threads import SERIAL_CELLS, numba_threads
 from sim.scene import Scene
 
@@ -48,8 +48,8 @@ class HeatScene(HeatStats, Scene):
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0,
                  **options):
-        self.cpu: HeatCPU | None = None
-        self.gpu = None  # sim.heat.gpu.HeatGPU when the field is on the device
+        self.cpu: HeatCpu | None = None
+        self.gpu = None  # sim.heat.gpu.HeatGpu when the field is on the device
         self.ni = self.nj = 0
         self.settings = HeatSettings(0.0, float(SPEC.steps_per_frame))
         self._stroke: tuple[float, float] | None = None  # the last painted point of a drag
@@ -79,7 +79,7 @@ class HeatScene(HeatStats, Scene):
 
     @property
     def sim(self):
-        """The stepper holding the field: HeatGPU or HeatCPU."""
+        """The stepper holding the field: HeatGpu or HeatCpu."""
         return self.gpu if self.gpu is not None else self.cpu
 
     @property
@@ -106,7 +106,7 @@ class HeatScene(HeatStats, Scene):
         new = preset != self.preset  # another preset brings its own sliders; a reload (r, -n) keeps them
         factor = float(table["factor"]) if new else self.settings.factor
         field = initial_field(table, ni, nj, self.seed)
-        sim = self._new_gpu(field, factor, compile_now=False) if self.backend == "gpu" else HeatCPU(field, factor)
+        sim = self._new_gpu(field, factor, compile_now=False) if self.backend == "gpu" else HeatCpu(field, factor)
         self.cpu, self.gpu = (None, sim) if self.backend == "gpu" else (sim, None)
         self.ni, self.nj = ni, nj
         if new:
@@ -115,12 +115,12 @@ class HeatScene(HeatStats, Scene):
         self._changed(fresh=True)
 
     def _new_gpu(self, field, tfac: float, compile_now: bool = True):
-        """A HeatGPU on the field; ``compile_now``: its variant compiled now (a switch from the CPU: a compile
+        """A HeatGpu on the field; ``compile_now``: its variant compiled now (a switch from the CPU: a compile
         error then keeps the state on the CPU), else at its first step (a new scene: the viewer shows that
         under its warm-up screen)."""
-        from sim.heat.gpu import HeatGPU
+        from sim.heat.gpu import HeatGpu
 
-        sim = HeatGPU(field, device=self.device, kernel=self.variant, block=self.block, k=self.k, fma=self.fma,
+        sim = HeatGpu(field, device=self.device, kernel=self.variant, block=self.block, k=self.k, fma=self.fma,
                       tfac=tfac)
         if compile_now:
             sim.launch_info()
@@ -135,7 +135,7 @@ class HeatScene(HeatStats, Scene):
             if self.n > most:
                 raise ValueError(f"{self.n:,} cells is more than the CPU backend takes ({most:,}): stay on the GPU "
                                  "or load fewer cells")
-            self.cpu = HeatCPU(self.gpu.get(), self.gpu.tfac)
+            self.cpu = HeatCpu(self.gpu.get(), self.gpu.tfac)
             self.gpu = None
             self.verify = False
         self._changed(fresh=True)
@@ -208,7 +208,7 @@ class HeatScene(HeatStats, Scene):
         """The same steps on the CPU twin from the field the GPU started from; compared bit for bit
         (with fma on: within 1e-4, or one rounding of the largest value a step when that is more)."""
         started = time.perf_counter()
-        twin = HeatCPU(before, self.gpu.tfac)
+        twin = HeatCpu(before, self.gpu.tfac)
         twin.advance(steps)
         gpu, cpu = self.gpu.get(), twin.field
         if self.fma:

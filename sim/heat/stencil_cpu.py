@@ -52,7 +52,7 @@ def _steps(a, b, tfac, pairs):
             _row(b, a, tfac, j)
 
 
-class HeatCPU:
+class HeatCpu:
     """The field (nj, ni) float32 and its scratch buffer; ``advance(n)`` runs n steps."""
 
     def __init__(self, field: np.ndarray, tfac: float):

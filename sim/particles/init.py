@@ -14,8 +14,6 @@ import numpy as np
 
 from sim.particles.world import box_size
 
-ONE_BELOW = np.nextafter(np.float32(1), np.float32(0))
-
 
 def mt19937_stream(seed: int):
     """Raw 32-bit outputs of std::mt19937(seed), in chunks, as a refillable buffer."""

@@ -144,7 +144,7 @@ def _one_process(args, n, gpu, variant, block, precision, device, finals, drawn)
     size = world.box_size(n)
     timer = stage_timer("gpu" if gpu else "cpu", ("bin", "forces+move"))
     if gpu:
-        from sim.particles.pipeline_gpu import ParticlesGpu
+        from sim.particles.gpu import ParticlesGpu
 
         state = ParticlesGpu(x, y, vx, vy, size, variant, precision, block, stats=False, device=device)
         step = lambda: state.step(timer)  # noqa: E731

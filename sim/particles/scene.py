@@ -33,19 +33,14 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
     default_seed = 1
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0,
-                 forces: bool = True, stats: bool = True, **options):
-        self.forces_on = forces  # off: the course's control run (absavg ~ 0.67)
+                 **options):
         self.gpu = None  # ParticlesGpu when the state is on the GPU
         self.host: HostParticles | None = None
         self._drag: tuple[float, float] | None = None
         self._graph: FrameGraph | None = None  # the frame's steps as a CUDA graph (the "graph" toggle)
         self._graph_of = None  # the ParticlesGpu it was captured from
         self._checked = None  # the last check's GPU and CPU state by particle id, for describe_check
-        if backend == "gpu" and not forces:
-            raise ValueError("the forces-off control runs on the CPU")
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
-        if not stats:
-            self.set_toggle("statistics", False)
         self.tool_values.update(radius=0.05, strength=1.0)
 
     @property
@@ -75,7 +70,7 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
         self._stats = DistanceStats()
 
     def _new_gpu(self, x, y, vx, vy, size=None):
-        from sim.particles.pipeline_gpu import ParticlesGpu
+        from sim.particles.gpu import ParticlesGpu
 
         return ParticlesGpu(x, y, vx, vy, size or self.size, self.variant, self.precision, self.block, self.stats_on,
                             device=self.device)
@@ -137,7 +132,7 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
             if before is not None:
                 self._verify(before)
             return
-        stats = pipeline_cpu.step(self.host, self.size, self.nbins, self.timer, self.forces_on)
+        stats = pipeline_cpu.step(self.host, self.size, self.nbins, self.timer)
         if self.stats_on:
             self._stats.add_step(*stats)
 

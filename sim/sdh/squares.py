@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 BOUND_SCALE = 2.0**-44  # E = BOUND_SCALE * (R^2 + 1), see sdh/tensor.cuh
-MAGIC = 2.0**52
 
 
 def inputs(p, width: float, xp=np):

@@ -1,7 +1,7 @@
 """The window icon: three lit spheres resting in a trough over a faint grid, drawn with numpy.
 
 ``python -m viewer.window.icon`` redraws assets/icon.png (256 x 256) and assets/icon-64.png
-(64 x 64) with the project's PNG writer; ``set_window_icon`` gives both to a pyglet window.
+(64 x 64) with the project's picture writer (viewer.image); ``set_window_icon`` gives both to a pyglet window.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 import assets
-from viewer.png import read_png, write_png
+from viewer.image import read_image, write_image
 
 SIZES = {"icon.png": 256, "icon-64.png": 64}
 SUPERSAMPLE = 4
@@ -75,7 +75,7 @@ def set_window_icon(window) -> None:
     try:
         images = []
         for name in SIZES:
-            pixels = read_png(assets.path(name))
+            pixels = read_image(assets.path(name))
             height, width, channels = pixels.shape
             fmt = "RGBA" if channels == 4 else "RGB"
             images.append(pyglet.image.ImageData(width, height, fmt, pixels.tobytes(), -width * channels))
@@ -87,7 +87,7 @@ def set_window_icon(window) -> None:
 def main() -> int:
     root = Path(assets.__file__).parent
     for name, size in SIZES.items():
-        print(write_png(root / name, draw_icon(size)))
+        print(write_image(root / name, draw_icon(size), what="icon"))
     return 0
 
 

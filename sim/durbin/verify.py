@@ -31,7 +31,7 @@ def recursion(r: np.ndarray, state: dict, before: dict | None, tolerance: float)
     beyond[:k] = ~(np.isfinite(y) & np.isfinite(alphas))
     twin = twin_alphas = None
     if before is not None:
-        replay = durbin_cpu.CpuSolver(r)
+        replay = durbin_cpu.DurbinCpu(r)
         done = before["y"].shape[0]
         for name in ("y", "alphas", "betas"):
             getattr(replay, name)[:done] = before[name]
