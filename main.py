@@ -336,7 +336,7 @@ def cmd_run(args) -> int:
     timed = f" ({scene.sim_time:.3f} s simulated)" if scene.spec.dt else ""
     rate = (f"{timing.steps_per_s:.0f} steps/s over the {timing.timed_steps} after start-up"
             if timing.timed_steps else "no steps after start-up to time")
-    print(f"{scene.spec.name} preset {scene.preset} on {scene.backend}: {args.steps} steps{timed} in "
+    print(f"{scene.spec.name} preset {scene.preset} on {scene.backend}: {timing.steps} steps{timed} in "
           f"{timing.startup_s + timing.run_s:.2f} s, {rate}")
     for stat in scene.spec.stats:
         print(stat.text(stats))

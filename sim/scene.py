@@ -1,11 +1,14 @@
 """The scene base class: what every scene does the same way, once.
 
 A scene owns its state on one backend ("cpu": numpy + numba, "gpu": CuPy on ``device``) and
-advances it in named, timed stages. The base class holds the shared mechanisms: presets and item
-counts, backend switching without a reset, a failed GPU compile moving the state to the CPU,
-kernel variant and block validation, toggles, sliders; verification and the items the pointer
-asks about (``sim.checks``), colour scales (``sim.scales``). A scene class sets ``spec`` (its
-``SceneSpec``) and implements the hooks marked below.
+advances it in named, timed stages through one hook, ``advance(steps) -> steps done``: the base counts
+the steps and closes the timer frames, so that a headless run, the window, a benchmark and a scripted
+run reach the same state after the same steps (a step is the spec's unit: durbin's is one recursion
+step k -> k + 1). The base class holds the shared mechanisms: presets and item counts, backend
+switching without a reset, a failed GPU compile moving the state to the CPU, kernel variant and
+block validation, toggles, sliders; verification and the items the pointer asks about
+(``sim.checks``), colour scales (``sim.scales``). A scene class sets ``spec`` (its ``SceneSpec``)
+and implements the hooks marked below.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ class Scene(Checks, ColorScales):
         spec = self.spec
         self.device = int(device)
         self.seed = self.default_seed if seed is None else int(seed)
-        self.steps = 0
+        self.steps = 0  # physics steps since the preset loaded (the spec's unit: durbin's recursion steps)
+        self.at_end = False  # the last frame did fewer steps than asked: the scene has nothing more to step
+        self._frame_carry = 0.0  # the fraction of a step the displayed frames owe
         self.gpu_error: str | None = None  # a GPU failure that disabled the GPU for this scene
         knobs = spec.gpu
         self.variant = self._valid_variant(variant if variant is not None else knobs.default_variant) if knobs else ""
@@ -65,8 +70,10 @@ class Scene(Checks, ColorScales):
         ``self.backend``. On failure (ValueError, MemoryError) the current state must be kept."""
         raise NotImplementedError
 
-    def _step(self) -> None:
-        """One physics step, its stages timed with ``self.timer.stage(name)``."""
+    def advance(self, steps: int) -> int:
+        """Up to ``steps`` physics steps, their stages timed with ``self.timer.stage(name)``; 0 does none but
+        what a displayed frame also does (plots, a check). Returns the steps done: fewer where the scene has
+        reached its end (durbin at k = N). The base counts them and closes the timer frame."""
         raise NotImplementedError
 
     def _move_state(self, backend: str) -> None:
@@ -157,6 +164,8 @@ class Scene(Checks, ColorScales):
         self.preset = name
         self.target_n = int(n) if n is not None else (preset.count or self.n)
         self.steps = 0
+        self.at_end = False
+        self._frame_carry = 0.0
         self._restart_timing()
 
     def reset(self) -> None:
@@ -320,25 +329,34 @@ class Scene(Checks, ColorScales):
         setattr(self.settings, name, value)
         return value
 
-    # --- time -------------------------------------------------------------------------------------------
+    # --- time: the base counts the steps and closes the timer frames -------------------------------------
     @property
     def sim_time(self) -> float:
         return self.steps * self.spec.dt
 
-    def step(self) -> None:
-        self._step()
-        self.steps += 1
+    @property
+    def frame_steps(self) -> float:
+        """Steps a displayed frame advances; a fraction carries over to the next frames (a step every few)."""
+        return self.spec.steps_per_frame
 
-    def advance_frame(self) -> None:
-        """One displayed frame: ``steps_per_frame`` physics steps, then close the timer frame."""
-        for _ in range(self.spec.steps_per_frame):
-            self.step()
+    def advance_frame(self, most: int | None = None) -> int:
+        """One displayed frame: ``frame_steps`` steps (at most ``most``: a scripted run's last frame)."""
+        self._frame_carry += self.frame_steps
+        steps = int(self._frame_carry)
+        self._frame_carry -= steps
+        return self.run_frame(steps if most is None else min(steps, most))
+
+    def single_step(self) -> int:
+        return self.run_frame(1)
+
+    def run_frame(self, steps: int) -> int:
+        """A timer frame of ``steps`` steps through ``advance``; returns the steps done. ``at_end`` tells
+        whether the scene did fewer than asked (nothing more to step)."""
+        done = self.advance(steps)
+        self.steps += done
+        self.at_end = done < steps
         self.timer.frame_done()
-
-    def single_step(self) -> None:
-        self.step()
-        self.timer.frame_done()
-
+        return done
 
 def _clamped(param: Param, value, fallback: float) -> float:
     try:

@@ -135,6 +135,11 @@ class BallsScene(BallItems, PointsScene, Scene):
         return self.gpu.n if self.backend == "gpu" else self.host.n
 
     # --- stepping -----------------------------------------------------------------------------------
+    def advance(self, steps: int) -> int:
+        for _ in range(steps):
+            self._step()
+        return steps
+
     def _step(self) -> None:
         if self._need_pass or self._since_pass >= world.STEPS_PER_PASS:
             self._proximity_pass()

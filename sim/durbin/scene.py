@@ -63,7 +63,6 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         self.max_error: float | None = None
         self.last_m, self.last_ms = 0, 0.0
         self._rate: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)
-        self._carry = 0.0
         self._version = 0  # bumped whenever what the plots show changes
         self._checked_version = -1
         self._cache = None
@@ -98,7 +97,6 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
             self.settings.p = float(kappas.size) if kappas is not None else self.settings.p
             self._new_noise()
             self._read_back()
-        self._carry = 0.0
         self._rate.clear()
         self.last_m, self.last_ms = 0, 0.0
         self._changed()
@@ -224,25 +222,20 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         self._changed()
 
     # --- stepping ---------------------------------------------------------------------------------------------
-    def _step(self) -> None:
-        if self.lpc is not None:
-            self._lpc_step(self.settings.play)
-            return
-        self._carry += self.settings.speed
-        steps = int(self._carry)
-        self._carry -= steps
-        self._recursion_step(steps)
+    @property
+    def frame_steps(self) -> float:
+        """Recursion: ``speed`` steps a displayed frame; lpc: the selected frame moves ``play`` frames."""
+        return self.settings.play if self.lpc is not None else self.settings.speed
 
-    def single_step(self) -> None:
-        """One recursion step (lpc: the next frame), whatever the speed."""
+    def advance(self, steps: int) -> int:
+        """Recursion: ``steps`` steps k -> k + 1, fewer at k = N. lpc: every frame solved in one batch (each
+        displayed frame, its timed work) and the selected frame ``steps`` frames on."""
         if self.lpc is not None:
-            self._lpc_step(1.0)
-        else:
-            self._recursion_step(1)
-        self.steps += 1
-        self.timer.frame_done()
+            self._lpc_step(steps)
+            return steps
+        return self._recursion_step(steps)
 
-    def _recursion_step(self, steps: int) -> None:
+    def _recursion_step(self, steps: int) -> int:
         solver = self.solver
         steps = min(steps, solver.n - solver.k)
         before = self.host
@@ -271,14 +264,12 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         if self.verify and (steps > 0 or self._checked_version != self._version or self.verification is None):
             self._verify(before if steps > 0 else None)
         self._timed_plots()
+        return steps
 
-    def _lpc_step(self, play: float) -> None:
+    def _lpc_step(self, move: int) -> None:
         mode = self.lpc
         self.last_ms = mode.solve(self.backend, self.timer, self.device, self._gpu_stream(self.backend))
         self.last_m = mode.frames
-        self._carry += play
-        move = int(self._carry)
-        self._carry -= move
         self.settings.frame = float((int(self.settings.frame) + move) % mode.frames)
         self._changed()
         if self.verify:

@@ -168,27 +168,8 @@ class HeatScene(HeatStats, Scene):
         self._frames_seen = 0
 
     # --- stepping --------------------------------------------------------------------------------
-    def advance_frame(self) -> None:
-        self._frame(self.frame_steps)
-
-    def single_step(self) -> None:
-        self._frame(1)
-
-    def _step(self) -> None:
-        self._advance(1)
-
-    def _frame(self, steps: int) -> None:
-        self._advance(steps)
-        self.steps += steps
-        self.timer.frame_done()
-        self._frame_steps.append(steps)
-        resolved = self.timer.frames - self._frames_seen  # GPU frames are read a frame or so late
-        if resolved > 0:
-            for ms in self.timer.history("step")[-resolved:]:
-                self._rates.append((self._frame_steps.popleft(), float(ms)))
-            self._frames_seen = self.timer.frames
-
-    def _advance(self, steps: int) -> None:
+    def advance(self, steps: int) -> int:
+        self._take_frame_times()
         before = self.gpu.get() if self.gpu is not None and self.verify else None
         if self.gpu is not None:
             try:
@@ -203,6 +184,16 @@ class HeatScene(HeatStats, Scene):
         self._changed()
         if before is not None:
             self._verify(before, steps)
+        self._frame_steps.append(steps)  # this timer frame's steps (after a GPU failure restarted the timer)
+        return steps
+
+    def _take_frame_times(self) -> None:
+        """The step rates of the frames whose times the timer has now (GPU frames are read a frame or so late)."""
+        resolved = self.timer.frames - self._frames_seen
+        if resolved > 0:
+            for ms in self.timer.history("step")[-resolved:]:
+                self._rates.append((self._frame_steps.popleft(), float(ms)))
+            self._frames_seen = self.timer.frames
 
     def _verify(self, before: np.ndarray, steps: int) -> None:
         """The same steps on the CPU twin from the field the GPU started from; compared bit for bit

@@ -31,6 +31,7 @@ class HeatStats:
 
     def cell_update_rate(self) -> float | None:
         """G cell-updates/s of the last timed frames (None before the first)."""
+        self._take_frame_times()
         rates = [steps / ms for steps, ms in self._rates if ms > 0]  # steps per ms, frame by frame
         if not rates:
             return None

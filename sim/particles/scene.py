@@ -114,17 +114,17 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
         return self._stats
 
     # --- stepping ---------------------------------------------------------------------------------
-    def advance_frame(self) -> None:
-        """A frame of steps; on the GPU with the "graph" toggle on, replayed as one CUDA graph."""
-        if self.gpu is None or not self.toggles["graph"] or self.verify:
-            super().advance_frame()
-            return
+    def advance(self, steps: int) -> int:
+        """``steps`` steps; a displayed frame's on the GPU with the "graph" toggle on replayed as one CUDA graph."""
+        if steps != self.spec.steps_per_frame or self.gpu is None or not self.toggles["graph"] or self.verify:
+            for _ in range(steps):
+                self._step()
+            return steps
         if self._graph is None or self._graph_of is not self.gpu:
             self._graph, self._graph_of = FrameGraph(self._graph_frame, self.device), self.gpu
         with self.timer.stage("frame (graph)"):
             self._graph()
-        self.steps += self.spec.steps_per_frame
-        self.timer.frame_done()
+        return steps
 
     def _graph_frame(self) -> None:
         for _ in range(self.spec.steps_per_frame):  # an even count: the buffers end where they started
