@@ -116,3 +116,13 @@ def test_every_run_stops_where_the_recursion_ends():
     benched = create_scene("durbin", preset="ar", n=10)
     assert bench.run(benched, 50, warmup=0, progress=lambda done, total: None)["steps"] == 9
     assert_same_state(headless, benched)
+
+
+def test_run_help_says_what_a_step_is(capsys):
+    import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main.main(["run", "durbin", "--help"])
+    assert exit_.value.code == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "steps, each a recursion step k -> k + 1 (lpc: the selected frame one on)" in help_text
