@@ -126,3 +126,19 @@ def test_run_help_says_what_a_step_is(capsys):
     assert exit_.value.code == 0
     help_text = " ".join(capsys.readouterr().out.split())
     assert "steps, each a recursion step k -> k + 1 (lpc: the selected frame one on)" in help_text
+
+
+def test_each_scene_s_presets_live_in_its_folder_and_are_packaged():
+    import pathlib
+    import tomllib
+
+    import assets
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["sim"]
+    owners = {name for name in SCENES if (root / "sim" / name / "presets.toml").is_file()}
+    assert owners == {"balls", "durbin", "heat", "particles", "sdh"} and not (root / "assets" / "presets").exists()
+    for name in owners:
+        assert assets._presets_file(name) == root / "sim" / name / "presets.toml"
+        assert list(assets.presets(name)) == [p.name for p in SCENES[name].presets]
+        assert any(pathlib.PurePath(f"{name}/presets.toml").match(p) for p in patterns), "not in the wheel"
