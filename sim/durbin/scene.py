@@ -18,13 +18,12 @@ are drawn red. Items are the entries i of y (lpc: the frames).
 from __future__ import annotations
 
 import time
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
 import assets
-from sim.contract import Param, PointerEvent
+from sim.contract import Param, PlotsView, PointerEvent
 from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, checks, durbin_cpu, inputs, views
 from sim.durbin.items import DurbinItems
 from sim.durbin.lpc_mode import LpcMode
@@ -34,7 +33,6 @@ from sim.timing import StageTimer
 
 KAPPA_LIMIT = 0.99  # a dragged reflection coefficient stays inside (-0.99, 0.99)
 DRAG_LIMIT = 8192  # the kappas can be dragged up to this N (each drag replays the recursion to k)
-RATE_FRAMES = 60  # frames over which steps/s is measured
 
 
 @dataclass
@@ -46,7 +44,7 @@ class DurbinSettings:
     play: float = 0.25
 
 
-class DurbinScene(DurbinItems, DurbinReadout, Scene):
+class DurbinScene(DurbinItems, Scene):
     spec = SPEC
     default_seed = 1
 
@@ -61,12 +59,8 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         self.tolerance = 1e-12
         self.checked: dict[str, np.ndarray | None] = {}  # the last check's values, for describe_check
         self.max_error: float | None = None
-        self.last_m, self.last_ms = 0, 0.0
-        self._rate: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)
-        self._version = 0  # bumped whenever what the plots show changes
-        self._checked_version = -1
-        self._cache = None
-        self._mode = ""  # the colour mode of the last view (the plots stage builds that one)
+        self.readout = DurbinReadout(self)  # the plots and statistics
+        self._checked_version = -1  # the readout's version the last check saw
         self._stream = None  # the lpc preset's CUDA stream
         super().__init__(preset, backend, n, seed, variant, block, device)
 
@@ -97,9 +91,8 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
             self.settings.p = float(kappas.size) if kappas is not None else self.settings.p
             self._new_noise()
             self._read_back()
-        self._rate.clear()
-        self.last_m, self.last_ms = 0, 0.0
-        self._changed()
+        self.readout.restart()
+        self.readout.changed()
 
     @property
     def editable(self) -> bool:
@@ -137,10 +130,6 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
                 self._stream = cupy.cuda.Stream(non_blocking=True)
         return self._stream
 
-    def _changed(self) -> None:
-        self._version += 1
-        self._cache = None
-
     # --- where it runs -----------------------------------------------------------------------------------
     def _move_state(self, backend: str) -> None:
         """Recursion: to the CPU the GPU's state itself; to the GPU a replay to the same k. lpc: solved again."""
@@ -160,13 +149,13 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         else:
             self.solver = self._new_solver(self.r, "gpu", self.solver.k)
             self._read_back()
-        self._changed()
+        self.readout.changed()
 
     def _apply_gpu_knobs(self) -> None:
         if self.solver is not None and self.solver.backend == "gpu":
             self.solver = self._new_solver(self.r, "gpu", self.solver.k)
             self._read_back()
-            self._changed()
+            self.readout.changed()
 
     @property
     def n(self) -> int:
@@ -192,7 +181,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
             self.lpc.set_order(int(value))
             self.lpc.solve(self.backend, StageTimer(), self.device, self._gpu_stream(self.backend))
             self._invalidate_checks()
-        self._changed()
+        self.readout.changed()
         return value
 
     # --- the drag points -----------------------------------------------------------------------------------
@@ -208,7 +197,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
                 self._set_kappas(kappas)
         elif event.target == "frame" and self.lpc is not None:
             self.settings.frame = float(self.lpc.nearest_frame(event.x))
-            self._changed()
+            self.readout.changed()
 
     def _set_kappas(self, kappas: np.ndarray) -> None:
         """New reflection coefficients: r, the recursion replayed to the same k, a new realisation."""
@@ -219,7 +208,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         self._new_noise()
         self._read_back()
         self._invalidate_checks()
-        self._changed()
+        self.readout.changed()
 
     # --- stepping ---------------------------------------------------------------------------------------------
     @property
@@ -255,23 +244,22 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
                 solver.step(steps)
                 ms = (time.perf_counter() - started) * 1e3
             self.timer.add("recursion", ms)
-            self.last_m, self.last_ms = steps, ms
-            self._rate.append((steps, ms))
+            self.readout.solved(steps, ms)
             copied = time.perf_counter()
             self._read_back()
             self.timer.add("read back", (time.perf_counter() - copied) * 1e3)
-            self._changed()
-        if self.verify and (steps > 0 or self._checked_version != self._version or self.verification is None):
+            self.readout.changed()
+        if self.verify and (steps > 0 or self._checked_version != self.readout.version or self.verification is None):
             self._verify(before if steps > 0 else None)
-        self._timed_plots()
+        self.readout.timed_plots()
         return steps
 
     def _lpc_step(self, move: int) -> None:
         mode = self.lpc
-        self.last_ms = mode.solve(self.backend, self.timer, self.device, self._gpu_stream(self.backend))
-        self.last_m = mode.frames
+        ms = mode.solve(self.backend, self.timer, self.device, self._gpu_stream(self.backend))
+        self.readout.solved(mode.frames, ms, steps=False)
         self.settings.frame = float((int(self.settings.frame) + move) % mode.frames)
-        self._changed()
+        self.readout.changed()
         if self.verify:
             started = time.perf_counter()
             beyond, details, twin, reference = mode.check()
@@ -279,7 +267,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
             self.max_error = details["largest difference to scipy"]
             self.record_check("the CPU twin's batched solve and scipy.linalg.solve_toeplitz", beyond, started,
                               details, unit="frames")
-        self._timed_plots()
+        self.readout.timed_plots()
 
     def _read_back(self) -> None:
         solver = self.solver
@@ -294,18 +282,33 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         None: no step this frame) and against scipy; entries beyond the tolerance are marked."""
         started = time.perf_counter()
         beyond, details, self.checked, self.max_error = checks.recursion(self.r, self.host, before, self.tolerance)
-        self._checked_version = self._version
+        self._checked_version = self.readout.version
         self.record_check("the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started,
                           details, unit="entries")
-        self._cache = None
+        self.readout.forget()
 
     def _invalidate_checks(self) -> None:
         super()._invalidate_checks()
         self.checked = {}
         self.max_error = None
-        self._cache = None
+        self.readout.forget()
 
-    # --- the CUDA block behind each entry (the plots and statistics themselves: readout) ----------------------
+    # --- what the viewer reads: the plots and statistics (readout), the CUDA block behind each entry ------------
+    @property
+    def color_modes(self) -> dict[str, str]:
+        return {"plain": "Plain", **super().color_modes}
+
+    def view(self, color_mode: str) -> PlotsView:
+        return self.readout.view(color_mode)
+
+    def stats(self) -> dict:
+        return self.readout.stats()
+
+    @property
+    def frame(self) -> int:
+        """The lpc preset's selected frame (0 in the recursion presets)."""
+        return int(np.clip(round(self.settings.frame), 0, self.lpc.frames - 1)) if self.lpc is not None else 0
+
     def owners(self) -> np.ndarray | None:
         """The CUDA block behind each entry (the last step's update) or frame (lpc); None on the CPU."""
         if not self.block_colors_available():
