@@ -1,5 +1,6 @@
-"""GPU work checked against the CPU, and the items a user asks about: the parts of the scene base
-class (``sim.scene.Scene``) that verification and the viewer's pointer use."""
+"""GPU work checked against the CPU (mixed into the scene base class, ``sim.scene.Scene``), and the
+items a user asks about: the scene's ``Inspector``, which the viewer's pointer reads through the
+scene."""
 
 from __future__ import annotations
 
@@ -24,8 +25,7 @@ class Verification:
 
 
 class Checks:
-    """Verification (``v``: ``verify``, ``verification``, ``mismatch``) and the items the pointer asks
-    about; mixed into ``Scene``."""
+    """Verification (``v``: ``verify``, ``verification``, ``mismatch``); mixed into ``Scene``."""
 
     def set_verify(self, on: bool) -> None:
         if on and self.spec.verifier is None:
@@ -55,7 +55,16 @@ class Checks:
             return self.mismatch
         return None
 
-    # --- items: what the viewer's pointer asks about (hover tooltip, pinned item) ---------------------
+
+class Inspector:
+    """The items the viewer's pointer asks about (hover tooltip, pinned item), for a scene whose items are
+    its indices. A scene with more to say hands out its own (``Scene.inspector_type``), built on the
+    scene's public state; the scene's ``describe``, ``describe_check``, ``item_key``, ``item_of_key`` and
+    ``is_marked`` ask it."""
+
+    def __init__(self, scene):
+        self.scene = scene
+
     def describe(self, item: int) -> dict[str, str]:
         """The values of one item, as label -> text in the scene's order (the first names it).
 
@@ -66,7 +75,7 @@ class Checks:
         a coefficient: its value and step. The default names the item only. IndexError when
         ``item`` is not one of the view's items.
         """
-        return {self.spec.words.one: f"#{int(item)}"}
+        return {self.scene.spec.words.one: f"#{int(item)}"}
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """Under verification, for an item the last check marked: (value name, GPU value, CPU value,
@@ -81,9 +90,9 @@ class Checks:
 
     def item_of_key(self, key: int) -> int | None:
         """The item ``item_key`` named, where it is now; None once it is gone."""
-        return int(key) if 0 <= int(key) < self.n else None
+        return int(key) if 0 <= int(key) < self.scene.n else None
 
     def is_marked(self, item: int) -> bool:
         """Whether the last check marked ``item`` (verification on)."""
-        marked = self.marked(self.n)
+        marked = self.scene.marked(self.scene.n)
         return bool(marked is not None and 0 <= item < marked.shape[0] and bool(marked[item]))

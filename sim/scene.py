@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sim.backend import BackendUnavailable, choose_backend, gpu_status
-from sim.checks import Checks, Verification
+from sim.checks import Checks, Inspector, Verification
 from sim.cli import count_text
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
 from sim.cuda import GpuCompileError, stage_timer
@@ -29,11 +29,13 @@ from sim.timing import StageTimer
 
 class Scene(Checks, ColorScales):
     spec: ClassVar[SceneSpec]
+    inspector_type: ClassVar[type[Inspector]] = Inspector  # what the pointer asks about items
 
     def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None,
                  seed: int | None = None, variant: str | None = None, block: Any = None, device: int = 0,
                  **options: str):
         spec = self.spec
+        self.inspector = self.inspector_type(self)
         self.device = int(device)
         self.seed = self.default_seed if seed is None else int(seed)
         self.steps = 0  # physics steps since the preset loaded (the spec's unit: durbin's recursion steps)
@@ -135,6 +137,22 @@ class Scene(Checks, ColorScales):
     def bench_lines(record: dict) -> list[str]:
         """Those figures of a benchmark record as lines of the bench table."""
         return []
+
+    # --- items the viewer's pointer asks about: the scene's inspector (``sim.checks.Inspector``) -------------
+    def describe(self, item: int) -> dict[str, str]:
+        return self.inspector.describe(item)
+
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        return self.inspector.describe_check(item)
+
+    def item_key(self, item: int) -> int:
+        return self.inspector.item_key(item)
+
+    def item_of_key(self, key: int) -> int | None:
+        return self.inspector.item_of_key(key)
+
+    def is_marked(self, item: int) -> bool:
+        return self.inspector.is_marked(item)
 
     # --- presets and counts ----------------------------------------------------------------------
     @property

@@ -142,3 +142,22 @@ def test_each_scene_s_presets_live_in_its_folder_and_are_packaged():
         assert assets._presets_file(name) == root / "sim" / name / "presets.toml"
         assert list(assets.presets(name)) == [p.name for p in SCENES[name].presets]
         assert any(pathlib.PurePath(f"{name}/presets.toml").match(p) for p in patterns), "not in the wheel"
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_what_the_viewer_reads_comes_from_objects_the_scene_holds(spec):
+    from sim.checks import Inspector
+    from sim.contract import load
+
+    mixed = [c.__name__ for c in load(spec.scene).__mro__ if c.__module__.rsplit(".", 1)[-1] in ("items", "readout")]
+    assert mixed == [], "a scene holds its inspector and readout, it does not inherit them"
+    scene = new_scene(spec)
+    assert isinstance(scene.inspector, Inspector) and scene.inspector.scene is scene
+    assert scene.item_of_key(scene.item_key(0)) == 0
+
+
+def test_durbin_s_plots_and_statistics_are_its_readout_s():
+    scene = create_scene("durbin")
+    scene.single_step()
+    assert scene.view("plain") is scene.readout.view("plain") and scene.stats() == scene.readout.stats()
+    assert scene.stats()["k"] == "2 of 64" and scene.stats()["steps"] == 1

@@ -25,7 +25,7 @@ import numpy as np
 import assets
 from sim.contract import Param, PlotsView, PointerEvent
 from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, checks, durbin_cpu, inputs, views
-from sim.durbin.items import DurbinItems
+from sim.durbin.items import DurbinInspector
 from sim.durbin.lpc_mode import LpcMode
 from sim.durbin.readout import DurbinReadout
 from sim.scene import Scene
@@ -44,8 +44,9 @@ class DurbinSettings:
     play: float = 0.25
 
 
-class DurbinScene(DurbinItems, Scene):
+class DurbinScene(Scene):
     spec = SPEC
+    inspector_type = DurbinInspector
     default_seed = 1
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
