@@ -149,7 +149,8 @@ def test_what_the_viewer_reads_comes_from_objects_the_scene_holds(spec):
     from sim.checks import Inspector
     from sim.contract import load
 
-    mixed = [c.__name__ for c in load(spec.scene).__mro__ if c.__module__.rsplit(".", 1)[-1] in ("items", "readout")]
+    held = ("items", "readout", "stats")
+    mixed = [c.__name__ for c in load(spec.scene).__mro__ if c.__module__.rsplit(".", 1)[-1] in held]
     assert mixed == [], "a scene holds its inspector and readout, it does not inherit them"
     scene = new_scene(spec)
     assert isinstance(scene.inspector, Inspector) and scene.inspector.scene is scene
@@ -161,3 +162,12 @@ def test_durbin_s_plots_and_statistics_are_its_readout_s():
     scene.single_step()
     assert scene.view("plain") is scene.readout.view("plain") and scene.stats() == scene.readout.stats()
     assert scene.stats()["k"] == "2 of 64" and scene.stats()["steps"] == 1
+
+
+def test_heat_s_statistics_are_its_readout_s():
+    scene = create_scene("heat", n=300)
+    scene.advance_frame()
+    scene.single_step()
+    stats = scene.stats()
+    assert stats == scene.readout.stats() and stats["steps"] == scene.frame_steps + 1
+    assert stats["cell_updates"] > 0 and stats["temperature"].startswith("min ")
