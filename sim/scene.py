@@ -27,7 +27,7 @@ from sim.scales import ColorScales
 from sim.timing import StageTimer
 
 
-class Scene(Checks, ColorScales):
+class Scene(Checks):
     spec: ClassVar[SceneSpec]
     inspector_type: ClassVar[type[Inspector]] = Inspector  # what the pointer asks about items
 
@@ -57,7 +57,7 @@ class Scene(Checks, ColorScales):
         self.mismatch: np.ndarray | None = None  # items that differ in the last check (device order)
         self.tool_on = bool(spec.tool and spec.tool.default_on)
         self.tool_values = {p.name: p.lo + 0.5 * (p.hi - p.lo) for p in (spec.tool.params if spec.tool else ())}
-        self.color_ranges: dict[str, tuple[float, float]] = {}  # colour mode -> range fixed from the panel
+        self.color_scales = ColorScales()  # colour mode -> range fixed from the panel
         self.backend, self.backend_note = choose_backend(backend, self.supported_backends)
         self.timer: StageTimer = stage_timer(self.backend, spec.stages)
         self.preset = ""
@@ -153,6 +153,15 @@ class Scene(Checks, ColorScales):
 
     def is_marked(self, item: int) -> bool:
         return self.inspector.is_marked(item)
+
+    # --- colour scales ---------------------------------------------------------------------------------
+    @property
+    def color_ranges(self) -> dict[str, tuple[float, float]]:
+        """Colour mode -> the range fixed from the panel; modes not in it take the data's own."""
+        return self.color_scales.ranges
+
+    def set_color_range(self, mode: str, span: tuple[float, float] | None) -> None:
+        self.color_scales.set(mode, span)
 
     # --- presets and counts ----------------------------------------------------------------------
     @property

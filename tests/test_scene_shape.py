@@ -148,12 +148,16 @@ def test_each_scene_s_presets_live_in_its_folder_and_are_packaged():
 def test_what_the_viewer_reads_comes_from_objects_the_scene_holds(spec):
     from sim.checks import Inspector
     from sim.contract import load
+    from sim.scales import ColorScales
 
     held = ("items", "readout", "stats")
     mixed = [c.__name__ for c in load(spec.scene).__mro__ if c.__module__.rsplit(".", 1)[-1] in held]
     assert mixed == [], "a scene holds its inspector and readout, it does not inherit them"
     scene = new_scene(spec)
     assert isinstance(scene.inspector, Inspector) and scene.inspector.scene is scene
+    assert isinstance(scene.color_scales, ColorScales) and ColorScales not in type(scene).__mro__
+    scene.set_color_range("some mode", (1, 2))
+    assert scene.color_ranges["some mode"] == (1.0, 2.0) == scene.color_scales.ranges["some mode"]
     assert scene.item_of_key(scene.item_key(0)) == 0
 
 
