@@ -1,6 +1,6 @@
-"""GPU work checked against the CPU (mixed into the scene base class, ``sim.scene.Scene``), and the
-items a user asks about: the scene's ``Inspector``, which the viewer's pointer reads through the
-scene."""
+"""GPU work checked against the CPU (the scene's ``Checks``), and the items a user asks about (the
+scene's ``Inspector``): what the scene base class (``sim.scene.Scene``) holds for verification and the
+viewer's pointer."""
 
 from __future__ import annotations
 
@@ -25,20 +25,22 @@ class Verification:
 
 
 class Checks:
-    """Verification (``v``: ``verify``, ``verification``, ``mismatch``); mixed into ``Scene``."""
+    """Verification (``v``): whether it is on, the last check's result and the items it marked. The scene
+    holds one (``Scene.checks``; its ``verify``, ``verification`` and ``mismatch`` are these)."""
 
-    def set_verify(self, on: bool) -> None:
-        if on and self.spec.verifier is None:
-            raise ValueError(f"the {self.spec.name} scene has no verification")
-        if on and not self.gpu_kernels_run():
-            raise ValueError(f"verification checks the GPU's work against the CPU: {self.spec.gpu.kernels_run_hint}")
-        self.verify = bool(on)
-        self._invalidate_checks()
+    def __init__(self):
+        self.on = False
+        self.verification: Verification | None = None
+        self.mismatch: np.ndarray | None = None  # items that differ in the last check (device order)
 
-    def record_check(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None,
-                     unit: str = "") -> None:
-        """Keep one check's result: ``mismatch`` marks the differing items (``unit``: what they are,
-        the scene's items by default), ``started`` is its ``time.perf_counter()`` start."""
+    def clear(self) -> None:
+        """What the last check found no longer holds (a new state, another kernel)."""
+        self.verification = None
+        self.mismatch = None
+
+    def record(self, against: str, mismatch: np.ndarray, started: float, details: dict, unit: str) -> None:
+        """Keep one check's result: ``mismatch`` marks the differing ``unit``, ``started`` is its
+        ``time.perf_counter()`` start."""
         differing = int(np.count_nonzero(mismatch))
         before = self.verification
         self.mismatch = mismatch
@@ -47,11 +49,11 @@ class Checks:
             check_ms=(time.perf_counter() - started) * 1e3,
             passes_checked=(before.passes_checked if before else 0) + 1,
             passes_mismatched=(before.passes_mismatched if before else 0) + (differing > 0),
-            details=details or {}, unit=unit or self.spec.words.unit)
+            details=details, unit=unit)
 
     def marked(self, count: int) -> np.ndarray | None:
         """The last check's differing items when verification is on and they match ``count`` items."""
-        if self.verify and self.mismatch is not None and self.mismatch.shape[0] == count:
+        if self.on and self.mismatch is not None and self.mismatch.shape[0] == count:
             return self.mismatch
         return None
 

@@ -27,7 +27,7 @@ from sim.scales import ColorScales
 from sim.timing import StageTimer
 
 
-class Scene(Checks):
+class Scene:
     spec: ClassVar[SceneSpec]
     inspector_type: ClassVar[type[Inspector]] = Inspector  # what the pointer asks about items
 
@@ -52,9 +52,7 @@ class Scene(Checks):
         for name, value in options.items():
             self.set_option(name, value, apply=False)
         self.toggles = {t.name: t.default for t in spec.toggles}
-        self.verify = False
-        self.verification: Verification | None = None
-        self.mismatch: np.ndarray | None = None  # items that differ in the last check (device order)
+        self.checks = Checks()  # verification: on or off, the last check and what it marked
         self.tool_on = bool(spec.tool and spec.tool.default_on)
         self.tool_values = {p.name: p.lo + 0.5 * (p.hi - p.lo) for p in (spec.tool.params if spec.tool else ())}
         self.color_scales = ColorScales()  # colour mode -> range fixed from the panel
@@ -137,6 +135,49 @@ class Scene(Checks):
     def bench_lines(record: dict) -> list[str]:
         """Those figures of a benchmark record as lines of the bench table."""
         return []
+
+    # --- verification: the scene's checks (``sim.checks.Checks``) ------------------------------------------
+    @property
+    def verify(self) -> bool:
+        return self.checks.on
+
+    @verify.setter
+    def verify(self, on: bool) -> None:
+        self.checks.on = bool(on)
+
+    @property
+    def verification(self) -> Verification | None:
+        return self.checks.verification
+
+    @verification.setter
+    def verification(self, result: Verification | None) -> None:
+        self.checks.verification = result
+
+    @property
+    def mismatch(self) -> np.ndarray | None:
+        """Items that differ in the last check (device order)."""
+        return self.checks.mismatch
+
+    @mismatch.setter
+    def mismatch(self, marked: np.ndarray | None) -> None:
+        self.checks.mismatch = marked
+
+    def set_verify(self, on: bool) -> None:
+        if on and self.spec.verifier is None:
+            raise ValueError(f"the {self.spec.name} scene has no verification")
+        if on and not self.gpu_kernels_run():
+            raise ValueError(f"verification checks the GPU's work against the CPU: {self.spec.gpu.kernels_run_hint}")
+        self.verify = bool(on)
+        self._invalidate_checks()
+
+    def record_check(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None,
+                     unit: str = "") -> None:
+        """Keep one check's result: ``mismatch`` marks the differing items (``unit``: what they are, the
+        scene's items by default), ``started`` is its ``time.perf_counter()`` start."""
+        self.checks.record(against, mismatch, started, details or {}, unit or self.spec.words.unit)
+
+    def marked(self, count: int) -> np.ndarray | None:
+        return self.checks.marked(count)
 
     # --- items the viewer's pointer asks about: the scene's inspector (``sim.checks.Inspector``) -------------
     def describe(self, item: int) -> dict[str, str]:
@@ -248,8 +289,7 @@ class Scene(Checks):
         self._invalidate_checks()
 
     def _invalidate_checks(self) -> None:
-        self.verification = None
-        self.mismatch = None
+        self.checks.clear()
 
     def finish(self) -> None:
         """Wait for the device (GPU backend), so that a host clock can stop."""

@@ -146,7 +146,7 @@ def test_each_scene_s_presets_live_in_its_folder_and_are_packaged():
 
 @pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
 def test_what_the_viewer_reads_comes_from_objects_the_scene_holds(spec):
-    from sim.checks import Inspector
+    from sim.checks import Checks, Inspector
     from sim.contract import load
     from sim.scales import ColorScales
 
@@ -156,6 +156,9 @@ def test_what_the_viewer_reads_comes_from_objects_the_scene_holds(spec):
     scene = new_scene(spec)
     assert isinstance(scene.inspector, Inspector) and scene.inspector.scene is scene
     assert isinstance(scene.color_scales, ColorScales) and ColorScales not in type(scene).__mro__
+    assert isinstance(scene.checks, Checks) and Checks not in type(scene).__mro__
+    scene.verify = True
+    assert scene.checks.on and scene.marked(scene.n) is None
     scene.set_color_range("some mode", (1, 2))
     assert scene.color_ranges["some mode"] == (1.0, 2.0) == scene.color_scales.ranges["some mode"]
     assert scene.item_of_key(scene.item_key(0)) == 0
