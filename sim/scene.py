@@ -425,6 +425,7 @@ class Scene:
         self.timer.frame_done()
         return done
 
+
 def _clamped(param: Param, value, fallback: float) -> float:
     try:
         value = float(value)
