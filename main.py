@@ -130,7 +130,8 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
     run = sub.add_parser("run", help="run a scene for a number of steps, in the viewer or headless")
     add_scene_args(run, scene)
     steps = spec(scene).run_steps
-    run.add_argument("--steps", type=cli.positive_int, default=steps, help=f"physics steps (default {steps})")
+    run.add_argument("--steps", type=cli.positive_int, default=steps,
+                     help=f"steps, each a {spec(scene).words.step} (default {steps})")
     run.add_argument("--headless", action="store_true", help="no window: simulate, print a summary")
     run.add_argument("--screenshot", metavar="FILE", help="save a picture of the final state (works headless): "
                                                            ".png, .jpg or .webp")
@@ -336,7 +337,7 @@ def cmd_run(args) -> int:
     timed = f" ({scene.sim_time:.3f} s simulated)" if scene.spec.dt else ""
     rate = (f"{timing.steps_per_s:.0f} steps/s over the {timing.timed_steps} after start-up"
             if timing.timed_steps else "no steps after start-up to time")
-    print(f"{scene.spec.name} preset {scene.preset} on {scene.backend}: {args.steps} steps{timed} in "
+    print(f"{scene.spec.name} preset {scene.preset} on {scene.backend}: {timing.steps} steps{timed} in "
           f"{timing.startup_s + timing.run_s:.2f} s, {rate}")
     for stat in scene.spec.stats:
         print(stat.text(stats))

@@ -1,4 +1,5 @@
-"""kernel-lab's data files, found by name: presets (TOML), colour maps, the panel font, the icon.
+"""kernel-lab's data files, found by name: colour maps, the panel font, the icon; and the reader of
+each scene's presets, which live in its folder (``sim/<scene>/presets.toml``).
 
 Packaged with the code (``pip install .`` runs like a checkout): read through ``path()``.
 A preset or colour-map file that cannot be read (not UTF-8 TOML, not a regular file, larger than
@@ -25,7 +26,7 @@ class AssetError(SystemExit):
 
 
 def path(name: str) -> Path:
-    """The file ``name`` (e.g. "presets/balls.toml") under assets/."""
+    """The file ``name`` (e.g. "colormaps.toml") under assets/."""
     found = _located(name)
     if not found.is_file():
         raise FileNotFoundError(f"asset {name!r} is missing ({found})")
@@ -35,10 +36,13 @@ def path(name: str) -> Path:
 @functools.cache
 def toml(name: str) -> dict:
     """A TOML asset, parsed once; AssetError if it cannot be."""
+    return _parsed(_located(name))
+
+
+def _parsed(where: Path) -> dict:
     from sim.cli import UsageError
     from sim.reader import read_input
 
-    where = _located(name)
     try:
         return tomllib.loads(read_input(where, "data file", SIZE_LIMIT).decode("utf-8"))
     except UsageError as exc:  # missing, not a regular file, too large
@@ -53,16 +57,22 @@ def _located(name: str) -> Path:
     return Path(importlib.resources.files(__name__).joinpath(name))
 
 
+def _presets_file(scene: str) -> Path:
+    """Beside the scene's code: a new workload is one folder."""
+    return Path(importlib.resources.files(f"sim.{scene}").joinpath("presets.toml"))
+
+
 @functools.cache
 def presets(scene: str) -> dict[str, dict]:
-    """A scene's presets, in file order: name -> its table (description, count, key, and the
-    values the scene builds it from); AssetError for a preset without what every scene reads."""
-    name = f"presets/{scene}.toml"
-    table = toml(name)
+    """A scene's presets (``sim/<scene>/presets.toml``), in file order: name -> its table (description,
+    count, key, and the values the scene builds it from); AssetError for a preset without what every
+    scene reads."""
+    where = _presets_file(scene)
+    table = _parsed(where)
     for preset, values in table.items():
         problem = _preset_problem(values)
         if problem:
-            raise AssetError(f"data file {str(_located(name))!r}: preset {preset!r} {problem}")
+            raise AssetError(f"data file {str(where)!r}: preset {preset!r} {problem}")
     return table
 
 

@@ -42,7 +42,8 @@ def git_commit() -> str:
 
 
 def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
-    """Time ``steps`` physics steps (whole displayed frames) after ``warmup`` untimed ones.
+    """Time ``steps`` physics steps (whole frames of the spec's steps per frame; fewer where the scene
+    reaches its end) after ``warmup`` untimed ones.
 
     ``progress(done, total)`` is told after each frame (default: a progress bar on a terminal); the
     warm-up has a bar of its own.
@@ -66,15 +67,15 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     mark = scene.bench_mark()
     counts = []
     start = time.perf_counter()
+    done = 0
     for f in range(frames):
-        scene.advance_frame()
+        done += scene.run_frame(per_frame)
         counts.append(scene.n)
         progress(f + 1, frames)
         interrupts.check()
     scene.finish()
     wall = time.perf_counter() - start
     scene.timer.flush()
-    done = frames * per_frame
     frame_total = sum(scene.timer.history(name) for name in scene.timer.names)
     gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
     item_steps = float(np.sum(counts)) * per_frame / wall

@@ -1,5 +1,6 @@
-"""GPU work checked against the CPU, and the items a user asks about: the parts of the scene base
-class (``sim.scene.Scene``) that verification and the viewer's pointer use."""
+"""GPU work checked against the CPU (the scene's ``Checks``), and the items a user asks about (the
+scene's ``Inspector``): what the scene base class (``sim.scene.Scene``) holds for verification and the
+viewer's pointer."""
 
 from __future__ import annotations
 
@@ -24,21 +25,22 @@ class Verification:
 
 
 class Checks:
-    """Verification (``v``: ``verify``, ``verification``, ``mismatch``) and the items the pointer asks
-    about; mixed into ``Scene``."""
+    """Verification (``v``): whether it is on, the last check's result and the items it marked. The scene
+    holds one (``Scene.checks``; its ``verify``, ``verification`` and ``mismatch`` are these)."""
 
-    def set_verify(self, on: bool) -> None:
-        if on and self.spec.verifier is None:
-            raise ValueError(f"the {self.spec.name} scene has no verification")
-        if on and not self.gpu_kernels_run():
-            raise ValueError(f"verification checks the GPU's work against the CPU: {self.spec.gpu.kernels_run_hint}")
-        self.verify = bool(on)
-        self._invalidate_checks()
+    def __init__(self):
+        self.on = False
+        self.verification: Verification | None = None
+        self.mismatch: np.ndarray | None = None  # items that differ in the last check (device order)
 
-    def record_check(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None,
-                     unit: str = "") -> None:
-        """Keep one check's result: ``mismatch`` marks the differing items (``unit``: what they are,
-        the scene's items by default), ``started`` is its ``time.perf_counter()`` start."""
+    def clear(self) -> None:
+        """What the last check found no longer holds (a new state, another kernel)."""
+        self.verification = None
+        self.mismatch = None
+
+    def record(self, against: str, mismatch: np.ndarray, started: float, details: dict, unit: str) -> None:
+        """Keep one check's result: ``mismatch`` marks the differing ``unit``, ``started`` is its
+        ``time.perf_counter()`` start."""
         differing = int(np.count_nonzero(mismatch))
         before = self.verification
         self.mismatch = mismatch
@@ -47,15 +49,24 @@ class Checks:
             check_ms=(time.perf_counter() - started) * 1e3,
             passes_checked=(before.passes_checked if before else 0) + 1,
             passes_mismatched=(before.passes_mismatched if before else 0) + (differing > 0),
-            details=details or {}, unit=unit or self.spec.words.unit)
+            details=details, unit=unit)
 
     def marked(self, count: int) -> np.ndarray | None:
         """The last check's differing items when verification is on and they match ``count`` items."""
-        if self.verify and self.mismatch is not None and self.mismatch.shape[0] == count:
+        if self.on and self.mismatch is not None and self.mismatch.shape[0] == count:
             return self.mismatch
         return None
 
-    # --- items: what the viewer's pointer asks about (hover tooltip, pinned item) ---------------------
+
+class Inspector:
+    """The items the viewer's pointer asks about (hover tooltip, pinned item), for a scene whose items are
+    its indices. A scene with more to say hands out its own (``Scene.inspector_type``), built on the
+    scene's public state; the scene's ``describe``, ``describe_check``, ``item_key``, ``item_of_key`` and
+    ``is_marked`` ask it."""
+
+    def __init__(self, scene):
+        self.scene = scene
+
     def describe(self, item: int) -> dict[str, str]:
         """The values of one item, as label -> text in the scene's order (the first names it).
 
@@ -66,7 +77,7 @@ class Checks:
         a coefficient: its value and step. The default names the item only. IndexError when
         ``item`` is not one of the view's items.
         """
-        return {self.spec.words.one: f"#{int(item)}"}
+        return {self.scene.spec.words.one: f"#{int(item)}"}
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """Under verification, for an item the last check marked: (value name, GPU value, CPU value,
@@ -81,9 +92,9 @@ class Checks:
 
     def item_of_key(self, key: int) -> int | None:
         """The item ``item_key`` named, where it is now; None once it is gone."""
-        return int(key) if 0 <= int(key) < self.n else None
+        return int(key) if 0 <= int(key) < self.scene.n else None
 
     def is_marked(self, item: int) -> bool:
         """Whether the last check marked ``item`` (verification on)."""
-        marked = self.marked(self.n)
+        marked = self.scene.marked(self.scene.n)
         return bool(marked is not None and 0 <= item < marked.shape[0] and bool(marked[item]))

@@ -57,6 +57,7 @@ class Words:
     unit: str  # what the scene is made of, plural: "balls", "cells"
     one: str  # singular: "ball"
     variant: str = "kernel variant"  # what q cycles
+    step: str = "physics step"  # what one step is: run --steps, the window, bench and s alike count these
 
 
 @dataclass(frozen=True)

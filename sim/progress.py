@@ -212,18 +212,20 @@ class RunTiming:
 
 
 def run_steps(scene, steps: int, after_step=None, label: str | None = None) -> RunTiming:
-    """Step ``scene`` ``steps`` times with a progress bar (on a terminal), timing the steps that
-    compiled kernels (and the first one, which loads them) apart from the others; ``after_step(scene)``
-    runs after each step, timed on its own."""
+    """Step ``scene`` ``steps`` times (fewer when it reaches its end) with a progress bar (on a terminal),
+    timing the steps that compiled kernels (and the first one, which loads them) apart from the others;
+    ``after_step(scene)`` runs after each step, timed on its own."""
     import time
 
     from sim import interrupts
 
-    timing = RunTiming(steps=steps)
+    timing = RunTiming()
     with CompileWatch() as watch, Progress(label or scene.spec.name, steps, "steps") as bar:
         for i in range(steps):
             start = time.perf_counter()
-            scene.single_step()
+            if not scene.single_step():
+                break
+            timing.steps += 1
             stepped = time.perf_counter()
             if watch.poll() or i == 0:
                 timing.startup_s += stepped - start

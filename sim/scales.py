@@ -1,5 +1,5 @@
 """Colour scales: the range a colour mode maps onto its colours, fixed from the panel or the data's
-own; mixed into the scene base class (``sim.scene.Scene``)."""
+own; the scene holds one ``ColorScales`` (``sim.scene.Scene.color_scales``)."""
 
 from __future__ import annotations
 
@@ -10,21 +10,24 @@ import numpy as np
 
 
 class ColorScales:
-    """``color_ranges``: mode -> (low, high) fixed from the panel; modes not in it are automatic."""
+    """``ranges``: mode -> (low, high) fixed from the panel; modes not in it are automatic."""
 
-    def set_color_range(self, mode: str, span: tuple[float, float] | None) -> None:
+    def __init__(self):
+        self.ranges: dict[str, tuple[float, float]] = {}
+
+    def set(self, mode: str, span: tuple[float, float] | None) -> None:
         """Fix the range colour mode ``mode`` maps onto its colours (None: automatic, the data's own).
 
         The scene passes the fixed range as its view's ``value_range`` (points and fields alike); when
         there is none the viewer takes the values' own range every frame.
         """
         if span is None:
-            self.color_ranges.pop(mode, None)
+            self.ranges.pop(mode, None)
             return
         lo, hi = (float(v) for v in span)
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise ValueError(f"a colour range needs finite low < high, got {lo:g} .. {hi:g}")
-        self.color_ranges[mode] = (lo, hi)
+        self.ranges[mode] = (lo, hi)
 
 
 def data_span(values, xp=np) -> tuple[float, float]:

@@ -1,11 +1,14 @@
 """The scene base class: what every scene does the same way, once.
 
 A scene owns its state on one backend ("cpu": numpy + numba, "gpu": CuPy on ``device``) and
-advances it in named, timed stages. The base class holds the shared mechanisms: presets and item
-counts, backend switching without a reset, a failed GPU compile moving the state to the CPU,
-kernel variant and block validation, toggles, sliders; verification and the items the pointer
-asks about (``sim.checks``), colour scales (``sim.scales``). A scene class sets ``spec`` (its
-``SceneSpec``) and implements the hooks marked below.
+advances it in named, timed stages through one hook, ``advance(steps) -> steps done``: the base counts
+the steps and closes the timer frames, so that a headless run, the window, a benchmark and a scripted
+run reach the same state after the same steps (a step is the spec's unit: durbin's is one recursion
+step k -> k + 1). The base class holds the shared mechanisms: presets and item counts, backend
+switching without a reset, a failed GPU compile moving the state to the CPU, kernel variant and
+block validation, toggles, sliders; verification and the items the pointer asks about
+(``sim.checks``), colour scales (``sim.scales``). A scene class sets ``spec`` (its ``SceneSpec``)
+and implements the hooks marked below.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sim.backend import BackendUnavailable, choose_backend, gpu_status
-from sim.checks import Checks, Verification
+from sim.checks import Checks, Inspector, Verification
 from sim.cli import count_text
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
 from sim.cuda import GpuCompileError, stage_timer
@@ -24,16 +27,20 @@ from sim.scales import ColorScales
 from sim.timing import StageTimer
 
 
-class Scene(Checks, ColorScales):
+class Scene:
     spec: ClassVar[SceneSpec]
+    inspector_type: ClassVar[type[Inspector]] = Inspector  # what the pointer asks about items
 
     def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None,
                  seed: int | None = None, variant: str | None = None, block: Any = None, device: int = 0,
                  **options: str):
         spec = self.spec
+        self.inspector = self.inspector_type(self)
         self.device = int(device)
         self.seed = self.default_seed if seed is None else int(seed)
-        self.steps = 0
+        self.steps = 0  # physics steps since the preset loaded (the spec's unit: durbin's recursion steps)
+        self.at_end = False  # the last frame did fewer steps than asked: the scene has nothing more to step
+        self._frame_carry = 0.0  # the fraction of a step the displayed frames owe
         self.gpu_error: str | None = None  # a GPU failure that disabled the GPU for this scene
         knobs = spec.gpu
         self.variant = self._valid_variant(variant if variant is not None else knobs.default_variant) if knobs else ""
@@ -45,12 +52,10 @@ class Scene(Checks, ColorScales):
         for name, value in options.items():
             self.set_option(name, value, apply=False)
         self.toggles = {t.name: t.default for t in spec.toggles}
-        self.verify = False
-        self.verification: Verification | None = None
-        self.mismatch: np.ndarray | None = None  # items that differ in the last check (device order)
+        self.checks = Checks()  # verification: on or off, the last check and what it marked
         self.tool_on = bool(spec.tool and spec.tool.default_on)
         self.tool_values = {p.name: p.lo + 0.5 * (p.hi - p.lo) for p in (spec.tool.params if spec.tool else ())}
-        self.color_ranges: dict[str, tuple[float, float]] = {}  # colour mode -> range fixed from the panel
+        self.color_scales = ColorScales()  # colour mode -> range fixed from the panel
         self.backend, self.backend_note = choose_backend(backend, self.supported_backends)
         self.timer: StageTimer = stage_timer(self.backend, spec.stages)
         self.preset = ""
@@ -65,8 +70,10 @@ class Scene(Checks, ColorScales):
         ``self.backend``. On failure (ValueError, MemoryError) the current state must be kept."""
         raise NotImplementedError
 
-    def _step(self) -> None:
-        """One physics step, its stages timed with ``self.timer.stage(name)``."""
+    def advance(self, steps: int) -> int:
+        """Up to ``steps`` physics steps, their stages timed with ``self.timer.stage(name)``; 0 does none but
+        what a displayed frame also does (plots, a check). Returns the steps done: fewer where the scene has
+        reached its end (durbin at k = N). The base counts them and closes the timer frame."""
         raise NotImplementedError
 
     def _move_state(self, backend: str) -> None:
@@ -129,6 +136,74 @@ class Scene(Checks, ColorScales):
         """Those figures of a benchmark record as lines of the bench table."""
         return []
 
+    # --- verification: the scene's checks (``sim.checks.Checks``) ------------------------------------------
+    @property
+    def verify(self) -> bool:
+        return self.checks.on
+
+    @verify.setter
+    def verify(self, on: bool) -> None:
+        self.checks.on = bool(on)
+
+    @property
+    def verification(self) -> Verification | None:
+        return self.checks.verification
+
+    @verification.setter
+    def verification(self, result: Verification | None) -> None:
+        self.checks.verification = result
+
+    @property
+    def mismatch(self) -> np.ndarray | None:
+        """Items that differ in the last check (device order)."""
+        return self.checks.mismatch
+
+    @mismatch.setter
+    def mismatch(self, marked: np.ndarray | None) -> None:
+        self.checks.mismatch = marked
+
+    def set_verify(self, on: bool) -> None:
+        if on and self.spec.verifier is None:
+            raise ValueError(f"the {self.spec.name} scene has no verification")
+        if on and not self.gpu_kernels_run():
+            raise ValueError(f"verification checks the GPU's work against the CPU: {self.spec.gpu.kernels_run_hint}")
+        self.verify = bool(on)
+        self._invalidate_checks()
+
+    def record_check(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None,
+                     unit: str = "") -> None:
+        """Keep one check's result: ``mismatch`` marks the differing items (``unit``: what they are, the
+        scene's items by default), ``started`` is its ``time.perf_counter()`` start."""
+        self.checks.record(against, mismatch, started, details or {}, unit or self.spec.words.unit)
+
+    def marked(self, count: int) -> np.ndarray | None:
+        return self.checks.marked(count)
+
+    # --- items the viewer's pointer asks about: the scene's inspector (``sim.checks.Inspector``) -------------
+    def describe(self, item: int) -> dict[str, str]:
+        return self.inspector.describe(item)
+
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        return self.inspector.describe_check(item)
+
+    def item_key(self, item: int) -> int:
+        return self.inspector.item_key(item)
+
+    def item_of_key(self, key: int) -> int | None:
+        return self.inspector.item_of_key(key)
+
+    def is_marked(self, item: int) -> bool:
+        return self.inspector.is_marked(item)
+
+    # --- colour scales ---------------------------------------------------------------------------------
+    @property
+    def color_ranges(self) -> dict[str, tuple[float, float]]:
+        """Colour mode -> the range fixed from the panel; modes not in it take the data's own."""
+        return self.color_scales.ranges
+
+    def set_color_range(self, mode: str, span: tuple[float, float] | None) -> None:
+        self.color_scales.set(mode, span)
+
     # --- presets and counts ----------------------------------------------------------------------
     @property
     def count_range(self) -> tuple[int, int]:
@@ -157,6 +232,8 @@ class Scene(Checks, ColorScales):
         self.preset = name
         self.target_n = int(n) if n is not None else (preset.count or self.n)
         self.steps = 0
+        self.at_end = False
+        self._frame_carry = 0.0
         self._restart_timing()
 
     def reset(self) -> None:
@@ -212,8 +289,7 @@ class Scene(Checks, ColorScales):
         self._invalidate_checks()
 
     def _invalidate_checks(self) -> None:
-        self.verification = None
-        self.mismatch = None
+        self.checks.clear()
 
     def finish(self) -> None:
         """Wait for the device (GPU backend), so that a host clock can stop."""
@@ -320,24 +396,34 @@ class Scene(Checks, ColorScales):
         setattr(self.settings, name, value)
         return value
 
-    # --- time -------------------------------------------------------------------------------------------
+    # --- time: the base counts the steps and closes the timer frames -------------------------------------
     @property
     def sim_time(self) -> float:
         return self.steps * self.spec.dt
 
-    def step(self) -> None:
-        self._step()
-        self.steps += 1
+    @property
+    def frame_steps(self) -> float:
+        """Steps a displayed frame advances; a fraction carries over to the next frames (a step every few)."""
+        return self.spec.steps_per_frame
 
-    def advance_frame(self) -> None:
-        """One displayed frame: ``steps_per_frame`` physics steps, then close the timer frame."""
-        for _ in range(self.spec.steps_per_frame):
-            self.step()
-        self.timer.frame_done()
+    def advance_frame(self, most: int | None = None) -> int:
+        """One displayed frame: ``frame_steps`` steps (at most ``most``: a scripted run's last frame)."""
+        self._frame_carry += self.frame_steps
+        steps = int(self._frame_carry)
+        self._frame_carry -= steps
+        return self.run_frame(steps if most is None else min(steps, most))
 
-    def single_step(self) -> None:
-        self.step()
+    def single_step(self) -> int:
+        return self.run_frame(1)
+
+    def run_frame(self, steps: int) -> int:
+        """A timer frame of ``steps`` steps through ``advance``; returns the steps done. ``at_end`` tells
+        whether the scene did fewer than asked (nothing more to step)."""
+        done = self.advance(steps)
+        self.steps += done
+        self.at_end = done < steps
         self.timer.frame_done()
+        return done
 
 
 def _clamped(param: Param, value, fallback: float) -> float:

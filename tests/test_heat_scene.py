@@ -119,7 +119,7 @@ def test_a_frame_is_the_slider_s_steps_and_a_single_step_is_one():
     twin = HeatCpu(start, 0.2)
     twin.advance(8)
     np.testing.assert_array_equal(s.cpu.field, twin.field)
-    assert s.cell_update_rate() > 0
+    assert s.readout.cell_update_rate() > 0
 
 
 def test_another_preset_brings_its_sliders_and_a_reset_keeps_them():

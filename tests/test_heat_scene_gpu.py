@@ -208,7 +208,7 @@ def test_stats_on_the_gpu_read_three_numbers():
     assert (lo, hi) == (float(field.min()), float(field.max()))
     assert mean == pytest.approx(float(field.mean(dtype=np.float64)), rel=1e-9)
     s.advance_frame()
-    assert s.cell_update_rate() > 0
+    assert s.readout.cell_update_rate() > 0
 
 
 def test_the_large_preset_runs_on_the_gpu():

@@ -256,7 +256,7 @@ def test_a_marked_particle_shows_gpu_and_cpu_values_side_by_side(window):
     cpu = np.stack([scene.x, scene.y, scene.vx, scene.vy]).astype(float)
     gpu = cpu.copy()
     gpu[0, 7] += 1e-3  # particle 7 moved differently "on the GPU"
-    scene._checked = (gpu, cpu, np.arange(n))
+    scene.checked = (gpu, cpu, np.arange(n))
     scene.mismatch = np.zeros(n, bool)
     scene.mismatch[7] = True
     scene.verify = True

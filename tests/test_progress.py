@@ -117,6 +117,7 @@ class CompilingScene:
     def single_step(self):
         self.kernel(self.steps)
         self.steps += 1
+        return 1
 
     def finish(self):
         pass

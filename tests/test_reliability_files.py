@@ -179,14 +179,13 @@ def test_a_full_disk_under_lpc_output_says_so(tmp_path, capsys, small_disk):
 # --- damaged preset files --------------------------------------------------------------------------------------
 @pytest.fixture
 def damaged_presets(tmp_path, monkeypatch):
-    """assets' presets read from a copy in tmp_path, parsed afresh."""
-    copy = tmp_path / "assets"
-    shutil.copytree(ROOT / "assets" / "presets", copy / "presets")
-    monkeypatch.setattr(assets, "_located", lambda name: copy / name)
-    assets.toml.cache_clear()
+    """The heat scene's presets read from a copy in tmp_path, parsed afresh."""
+    copy = tmp_path / "heat" / "presets.toml"
+    copy.parent.mkdir()
+    shutil.copyfile(ROOT / "sim" / "heat" / "presets.toml", copy)
+    monkeypatch.setattr(assets, "_presets_file", lambda scene: tmp_path / scene / "presets.toml")
     assets.presets.cache_clear()
-    yield copy / "presets" / "heat.toml"
-    assets.toml.cache_clear()
+    yield copy
     assets.presets.cache_clear()
 
 
@@ -209,9 +208,9 @@ def test_a_damaged_preset_file_is_one_line_naming_it(damaged_presets, damage, sa
 
 def test_a_damaged_preset_file_stops_help_with_one_line(tmp_path):
     """The presets are read while the scenes are imported: the process ends with one line, exit 1."""
-    package = tmp_path / "assets"
-    shutil.copytree(ROOT / "assets", package)
-    heat = package / "presets" / "heat.toml"
+    package = tmp_path / "sim"
+    shutil.copytree(ROOT / "sim", package, ignore=shutil.ignore_patterns("__pycache__"))
+    heat = package / "heat" / "presets.toml"
     heat.write_bytes(heat.read_bytes() + b"\xff")
     code = (f"import sys; sys.path[:0] = [{str(tmp_path)!r}, {str(ROOT)!r}]; sys.argv = ['main.py', '--help']; "
             f"import runpy; runpy.run_path({str(ROOT / 'main.py')!r}, run_name='__main__')")

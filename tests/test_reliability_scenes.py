@@ -147,7 +147,7 @@ def _drip_with_drops(backend: str = "cpu", cuda_proximity: bool = True):
     scene = create_scene("balls", preset="drip", n=300, backend=backend)
     scene.set_toggle("cuda_proximity", cuda_proximity)
     while scene.n < 300 or scene.pass_log.count < 400:
-        scene.step()
+        scene.single_step()
     return scene
 
 
@@ -174,7 +174,7 @@ def test_a_pinned_ball_in_the_drip_stays_the_same_ball_across_proximity_passes(b
     n_before = scene.n
     dropped = 0
     for _ in range(60 * 6):  # 60 proximity passes
-        scene.step()
+        scene.single_step()
         dropped += max(0, n_before - scene.n)
         n_before = scene.n
         item = picking.pinned_item(scene, "points")
@@ -195,7 +195,7 @@ def test_dripped_balls_get_ids_no_ball_has_had():
     assert ids.max() >= scene.n, "balls were dropped and new ones dripped after them"
     first = set(ids.tolist())
     for _ in range(60 * 6):
-        scene.step()
+        scene.single_step()
     new = set(scene.host.ids.tolist()) - first
     assert new and min(new) > max(first), "a new ball never takes a dropped ball's id"
 
@@ -256,7 +256,7 @@ def test_uniform_atoms_give_g_of_r_near_one_across_the_cube():
     from sim.sdh import data
 
     scene = create_scene("sdh", n=5000)
-    scene.step()
+    scene.single_step()
     _, rdf = scene.view("plain").plots
     r, g = rdf.series[0].x, rdf.series[0].y
     side = data.BOX_SIZE

@@ -225,10 +225,10 @@ def test_a_scene_switch_shows_the_new_scene_under_the_compiling_box(window, widg
 
     first_frame = HeatScene.advance_frame
 
-    def slow_first_frame(self):  # as a cold numba compile does
+    def slow_first_frame(self, most=None):  # as a cold numba compile does
         if self.steps == 0:
             time.sleep(0.6)
-        first_frame(self)
+        return first_frame(self, most)
 
     monkeypatch.setattr(HeatScene, "advance_frame", slow_first_frame)
     boxes, flips = [], []
@@ -415,10 +415,10 @@ def test_a_scene_switched_while_paused_compiles_under_the_box_once_it_runs(windo
 
     first_frame = HeatScene.advance_frame
 
-    def slow_first_frame(self):
+    def slow_first_frame(self, most=None):
         if self.steps == 0:
             time.sleep(0.4)
-        first_frame(self)
+        return first_frame(self, most)
 
     monkeypatch.setattr(HeatScene, "advance_frame", slow_first_frame)
     v = window(create_scene("particles", n=300))

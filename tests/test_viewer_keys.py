@@ -112,7 +112,7 @@ def test_bad_values_become_messages(controller):
 
 
 def test_a_failing_step_pauses_and_reports(controller):
-    def broken():
+    def broken(most=None):
         raise RuntimeError("kaboom")
 
     controller.scene.advance_frame = broken

@@ -30,9 +30,10 @@ class PlotDemo(Scene):
     def _load(self, preset, n):
         pass
 
-    def _step(self):
+    def advance(self, steps):
         with self.timer.stage("curve"):
             pass
+        return steps
 
     def _move_state(self, backend):
         pass

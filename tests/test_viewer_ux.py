@@ -126,9 +126,9 @@ def test_a_cold_start_shows_compiling_kernels_instead_of_a_black_frame(window, m
         def __getattr__(self, name):
             return getattr(self._scene, name)
 
-        def advance_frame(self):
+        def advance_frame(self, most=None):
             time.sleep(0.6)
-            self._scene.advance_frame()
+            return self._scene.advance_frame(most)
 
     v = window(scene)
     v.controller.scene = SlowFirstFrame(scene)

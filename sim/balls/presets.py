@@ -1,6 +1,6 @@
 """Initial states for the balls scene: the spec's benchmark lattices, a block drop and a drip.
 
-The presets themselves are data (assets/presets/balls.toml); ``build`` turns one into a state.
+The presets themselves are data (sim/balls/presets.toml); ``build`` turns one into a state.
 Each builder returns (pos, vel) as (n, 4) float32 arrays: pos = x, y, z, radius; vel w unused.
 """
 
@@ -137,7 +137,7 @@ class Drop:
 
 
 def build(name: str, n: int | None, rng: np.random.Generator) -> Drop:
-    """The state of preset ``name`` (assets/presets/balls.toml) with ``n`` balls where it takes a count."""
+    """The state of preset ``name`` (sim/balls/presets.toml) with ``n`` balls where it takes a count."""
     table = assets.presets("balls")[name]
     kind, radius, count = table["build"], float(table["radius"]), n or table.get("count")
     trough = world.TroughWalls()

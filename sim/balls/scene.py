@@ -21,7 +21,7 @@ import numpy as np
 
 import assets
 from sim.balls import DRIP_RATE, PARAMS, SPEC, pipeline_cpu, presets, world
-from sim.balls.items import BallItems
+from sim.balls.items import BallInspector
 from sim.balls.passes import PassLog
 from sim.balls.pipeline_cpu import HostBalls
 from sim.balls.render_cpu import QUANTITY_MODES, UNIFORM_PALETTE, UNITS, mapped_values
@@ -31,8 +31,9 @@ from sim.points import PointsScene
 from sim.scene import Scene
 
 
-class BallsScene(BallItems, PointsScene, Scene):
+class BallsScene(PointsScene, Scene):
     spec = SPEC
+    inspector_type = BallInspector
     uniform_palette = UNIFORM_PALETTE
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0, **options):
@@ -42,7 +43,7 @@ class BallsScene(BallItems, PointsScene, Scene):
         self.host: HostBalls | None = None  # the state on the CPU backend
         self.thread_of: np.ndarray | None = None  # CPU physics with CUDA proximity: ball -> thread
         self.last_tests = self.last_pairs = 0
-        self._checked_lists = None  # the last check's (GPU count, slots, CPU count, slots), for describe_check
+        self.checked_lists = None  # the last check's (GPU count, slots, CPU count, slots), for describe_check
         self._next_id = 0  # the id the next dripped ball gets (ids are never reused: a pin follows its ball)
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
 
@@ -135,6 +136,11 @@ class BallsScene(BallItems, PointsScene, Scene):
         return self.gpu.n if self.backend == "gpu" else self.host.n
 
     # --- stepping -----------------------------------------------------------------------------------
+    def advance(self, steps: int) -> int:
+        for _ in range(steps):
+            self._step()
+        return steps
+
     def _step(self) -> None:
         if self._need_pass or self._since_pass >= world.STEPS_PER_PASS:
             self._proximity_pass()
@@ -222,7 +228,7 @@ class BallsScene(BallItems, PointsScene, Scene):
         pairs, _, found = pipeline_cpu.proximity(pos, vel, self.variant)
         cpu_count, cpu_slots = lists_from_pairs(pairs, pos.shape[0])
         against = "CPU grid (every pair the predicate accepts)" if self.variant == "grid" else "CPU z-sweep"
-        self._checked_lists = (count, slots, cpu_count, cpu_slots)
+        self.checked_lists = (count, slots, cpu_count, cpu_slots)
         self.record_check(against, differing_items(count, slots, cpu_count, cpu_slots), started,
                           {"pairs on the GPU": int(count.sum()) // 2, "pairs on the CPU": found})
 

@@ -35,7 +35,7 @@ class DensityScene(ParticlesScene):
         """Particles per cell as float32 (cells, cells), row 0 at y = 0, into ``out`` when given;
         cells of particles marked by verification are NaN."""
         cells = self.cells
-        x, y, _, _ = self._arrays()
+        x, y, _, _ = self.arrays()
         scale = cells / self.size
         col = xp.clip((x * scale).astype(xp.int64), 0, cells - 1)
         row = xp.clip((y * scale).astype(xp.int64), 0, cells - 1)
@@ -104,7 +104,7 @@ class DensityScene(ParticlesScene):
             raise IndexError(f"no cell {item} (the grid has {cells} x {cells})")
         row, col = divmod(item, cells)
         width = self.size / cells
-        x, y, vx, vy = self._arrays()
+        x, y, vx, vy = self.arrays()
         inside = self._in_cell(item, x, y)
         count = int(inside.sum())
         speed = float((((vx * vx + vy * vy) ** 0.5) * inside).sum()) / count if count else 0.0
@@ -119,9 +119,9 @@ class DensityScene(ParticlesScene):
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """The cell's particle count after the last step on the GPU and on the CPU, and which of its
         particles moved differently."""
-        if self._checked is None or self.marked(self.n) is None or not 0 <= int(item) < self.cells**2:
+        if self.checked is None or self.marked(self.n) is None or not 0 <= int(item) < self.cells**2:
             return []
-        gpu, cpu, gids = self._checked
+        gpu, cpu, gids = self.checked
         marked_ids = gids[self.mismatch]
         in_gpu, in_cpu = self._in_cell(item, gpu[0], gpu[1]), self._in_cell(item, cpu[0], cpu[1])
         differing = sorted(int(k) for k in marked_ids if in_gpu[k] or in_cpu[k])

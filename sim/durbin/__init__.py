@@ -37,7 +37,8 @@ SPEC = SceneSpec(
     name="durbin",
     title="the Levinson-Durbin recursion step by step: AR(p) spectra with draggable reflection coefficients, "
           "batched LPC of a sound",
-    words=Words(unit="coefficients", one="coefficient", variant="recursion kernel"),
+    words=Words(unit="coefficients", one="coefficient", variant="recursion kernel",
+                step="recursion step k -> k + 1 (lpc: the selected frame one on)"),
     view="plots",
     presets=tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
                   for name, p in assets.presets("durbin").items()),

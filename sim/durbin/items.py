@@ -1,31 +1,36 @@
 """What the durbin scene says about one item under the pointer: an entry i of y (recursion presets)
-or a frame (lpc), and under verification its GPU, CPU-twin and scipy values side by side (mixed into
-``DurbinScene``)."""
+or a frame (lpc), and under verification its GPU, CPU-twin and scipy values side by side
+(``DurbinScene.inspector``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from sim.checks import Inspector
 
-class DurbinItems:
+
+class DurbinInspector(Inspector):
     def item_of_key(self, key: int) -> int | None:
-        count = self.lpc.frames if self.lpc is not None else self.r.size
+        scene = self.scene
+        count = scene.lpc.frames if scene.lpc is not None else scene.r.size
         return int(key) if 0 <= int(key) < count else None
 
     def is_marked(self, item: int) -> bool:
-        mismatch = self.mismatch
-        return bool(self.verify and mismatch is not None and 0 <= item < mismatch.shape[0] and mismatch[item])
+        scene = self.scene
+        mismatch = scene.mismatch
+        return bool(scene.verify and mismatch is not None and 0 <= item < mismatch.shape[0] and mismatch[item])
 
     def describe(self, item: int) -> dict[str, str]:
+        scene = self.scene
         item = int(item)
-        if self.lpc is not None:
+        if scene.lpc is not None:
             return self._describe_frame(item)
-        n = self.r.size
+        n = scene.r.size
         if not 0 <= item < n:
             raise IndexError(f"no entry {item} (there are {n:,})")
-        h = self.host
+        h = scene.host
         k = h["y"].shape[0]
-        out = {"coefficient": f"y[{item}] of {n:,}", "input": f"r[{item}] = {self.r[item]:.10g}"}
+        out = {"coefficient": f"y[{item}] of {n:,}", "input": f"r[{item}] = {scene.r[item]:.10g}"}
         if item < k:
             out["value"] = f"{h['y'][item]:.12g}"
             later = "" if item == k - 1 else f"; updated by every step since (last: step {k - 1})"
@@ -33,10 +38,10 @@ class DurbinItems:
             out["beta"] = f"beta_{item} = {h['betas'][item]:.6g}"
         else:
             out["value"] = f"not computed yet: step {item} writes it"
-        if self.kappas is not None and item < self.kappas.size:
-            out["kappa"] = f"{self.kappas[item]:.6g}: the AR process's reflection coefficient {item} (alpha_{item} " \
+        if scene.kappas is not None and item < scene.kappas.size:
+            out["kappa"] = f"{scene.kappas[item]:.6g}: the AR process's reflection coefficient {item} (alpha_{item} " \
                            "returns it)"
-        owners = self.owners()
+        owners = scene.owners()
         if owners is not None and item < k:
             if item == k - 1:
                 how = f"wrote it as alpha_{item} in step {item}"
@@ -44,12 +49,13 @@ class DurbinItems:
                 pair = min(item, k - 2 - item)
                 how = f"updated it in step {k - 1} (pair {pair}: y[{pair}] and y[{k - 2 - pair}])"
             out["CUDA"] = f"block {int(owners[item])} {how}"
-        solver = self.solver
+        solver = scene.solver
         out["solved by"] = f"GPU {solver.kernel} ({solver.path})" if solver.backend == "gpu" else "the CPU twin"
         return out
 
     def _describe_frame(self, frame: int) -> dict[str, str]:
-        mode = self.lpc
+        scene = self.scene
+        mode = scene.lpc
         if not 0 <= frame < mode.frames:
             raise IndexError(f"no frame {frame} (there are {mode.frames})")
         start = frame * mode.hop / mode.audio.rate
@@ -60,7 +66,7 @@ class DurbinItems:
                "prediction gain": f"{mode.gain_db(frame):.2f} dB (order {mode.order})",
                "largest |pole|": f"{poles.max(initial=0.0):.6f}" + (" (stable)" if poles.max(initial=0.0) < 1 else ""),
                "alphas": f"{mode.alphas[frame].min():.4g} .. {mode.alphas[frame].max():.4g}"}
-        owners = self.owners()
+        owners = scene.owners()
         if owners is not None:
             out["CUDA"] = f"block {int(owners[frame])} solved it"
         return out
@@ -68,10 +74,11 @@ class DurbinItems:
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """(value, GPU, CPU, difference) rows of the last check: the twin's and scipy's values of the item
         (lpc: of the frame's coefficient that differs most)."""
+        scene = self.scene
         item = int(item)
         if not self.is_marked(item):
             return []
-        checked = self.checked
+        checked = scene.checked
         gpu = checked.get("gpu")
         if gpu is None or item >= gpu.shape[0]:
             return []

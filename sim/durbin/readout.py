@@ -1,64 +1,91 @@
 """What the viewer reads of the durbin scene each frame: its plots, built from the host copies of the
 state (``plots``; the lpc preset's from ``lpc_mode``) and cached until what they show changes, and its
-statistics (mixed into ``DurbinScene``)."""
+statistics. The scene holds one ``DurbinReadout`` and hands the viewer's ``view`` and ``stats`` to it."""
 
 from __future__ import annotations
 
 import time
-
-import numpy as np
+from collections import deque
 
 from sim.contract import BLOCK_COLORS, PlotsView
 from sim.durbin import SPEC, plots
 
+RATE_FRAMES = 60  # frames over which steps/s is measured
+
 
 class DurbinReadout:
-    def _timed_plots(self) -> None:
+    """Reads the scene through its public state (host copies, r, kappas, the lpc mode, verification) and
+    keeps what is its own: the version of what the plots show, the cached view, the colour mode the viewer
+    last asked for, and the solver's timings."""
+
+    def __init__(self, scene):
+        self.scene = scene
+        self.version = 0  # bumped whenever what the plots show changes
+        self.last_m, self.last_ms = 0, 0.0  # the last solve: recursion steps (lpc: frames) and its milliseconds
+        self._rate: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)  # (steps, ms) of the last frames
+        self._cache: tuple | None = None
+        self._mode = ""  # the colour mode of the last view (the plots stage builds that one)
+
+    def changed(self) -> None:
+        """What the plots show changed."""
+        self.version += 1
+        self._cache = None
+
+    def forget(self) -> None:
+        """The verification's marks changed: the next view is built afresh."""
+        self._cache = None
+
+    def restart(self) -> None:
+        """A new system: no timings yet."""
+        self._rate.clear()
+        self.last_m, self.last_ms = 0, 0.0
+
+    def solved(self, m: int, ms: float, steps: bool = True) -> None:
+        """The solver took ``ms`` for ``m`` recursion steps (``steps`` False: the lpc preset's batch of m frames)."""
+        self.last_m, self.last_ms = m, ms
+        if steps:
+            self._rate.append((m, ms))
+
+    def timed_plots(self) -> None:
         """The plots stage: this frame's view built (in the colour mode the viewer last asked for), timed."""
         started = time.perf_counter()
         self.view(self._mode)
-        self.timer.add("plots", (time.perf_counter() - started) * 1e3)
-
-    @property
-    def color_modes(self) -> dict[str, str]:
-        return {"plain": "Plain", **super().color_modes}
+        self.scene.timer.add("plots", (time.perf_counter() - started) * 1e3)
 
     def view(self, color_mode: str) -> PlotsView:
+        scene = self.scene
         self._mode = color_mode
-        key = (self._version, color_mode, self.tool_on, self.verify, id(self.verification))
+        key = (self.version, color_mode, scene.tool_on, scene.verify, id(scene.verification))
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
-        owners = self.owners() if color_mode == BLOCK_COLORS else None
-        if self.lpc is not None:
-            marked = self.mismatch if self.verify and self.mismatch is not None else None
-            view = PlotsView(self.lpc.plots(self.frame, marked, owners, self.tool_on), columns=2)
+        owners = scene.owners() if color_mode == BLOCK_COLORS else None
+        if scene.lpc is not None:
+            marked = scene.mismatch if scene.verify and scene.mismatch is not None else None
+            view = PlotsView(scene.lpc.plots(scene.frame, marked, owners, scene.tool_on), columns=2)
         else:
-            h, n = self.host, self.r.size
+            h, n = scene.host, scene.r.size
             k = h["y"].shape[0]
-            right = plots.spectrum_plot(h["y"], h["alphas"], self.noise_psd, self.kappas) \
-                if self.kappas is not None else plots.input_plot(self.r)
-            view = PlotsView([plots.y_plot(h["y"], n, k, self.marked(n), owners),
-                              plots.alphas_plot(h["alphas"], n, self.kappas, self.draggable),
+            right = plots.spectrum_plot(h["y"], h["alphas"], scene.noise_psd, scene.kappas) \
+                if scene.kappas is not None else plots.input_plot(scene.r)
+            view = PlotsView([plots.y_plot(h["y"], n, k, scene.marked(n), owners),
+                              plots.alphas_plot(h["alphas"], n, scene.kappas, scene.draggable),
                               plots.beta_plot(h["betas"], n), right], columns=2)
         self._cache = (key, view)
         return view
 
-    @property
-    def frame(self) -> int:
-        return int(np.clip(round(self.settings.frame), 0, self.lpc.frames - 1)) if self.lpc is not None else 0
-
     def stats(self) -> dict:
+        scene = self.scene
         out = {stat.key: None for stat in SPEC.stats}  # a figure of the other mode prints as "-"
-        out.update(n=self.n, steps=self.steps, sim_time=0.0, max_error=self.max_error if self.verify else None)
+        out.update(n=scene.n, steps=scene.steps, sim_time=0.0, max_error=scene.max_error if scene.verify else None)
         total_m, total_ms = sum(m for m, _ in self._rate), sum(ms for _, ms in self._rate)
-        if self.lpc is not None:
-            mode, frame = self.lpc, self.frame
+        if scene.lpc is not None:
+            mode, frame = scene.lpc, scene.frame
             out.update(frames=mode.frames, frame=f"{frame} at {mode.centres[frame]:.3f} s",
-                       gain_db=mode.gain_db(frame), batch_ms=self.last_ms, kernel=mode.kernel_text(self.backend))
+                       gain_db=mode.gain_db(frame), batch_ms=self.last_ms, kernel=mode.kernel_text(scene.backend))
             return out
-        h, solver = self.host, self.solver
+        h, solver = scene.host, scene.solver
         k = h["y"].shape[0]
-        out.update(k=f"{k:,} of {self.r.size:,}" + (" (done)" if k >= self.r.size else ""),
+        out.update(k=f"{k:,} of {scene.r.size:,}" + (" (done)" if k >= scene.r.size else ""),
                    alpha_k=float(h["alphas"][k - 1]), beta_k=float(h["betas"][k - 1]),
                    us_per_step=self.last_ms * 1e3 / self.last_m if self.last_m else None,
                    steps_per_s=total_m / (total_ms * 1e-3) if total_ms > 0 else None,

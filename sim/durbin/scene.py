@@ -18,15 +18,14 @@ are drawn red. Items are the entries i of y (lpc: the frames).
 from __future__ import annotations
 
 import time
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
 import assets
-from sim.contract import Param, PointerEvent
+from sim.contract import Param, PlotsView, PointerEvent
 from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, durbin_cpu, inputs, plots, verify
-from sim.durbin.items import DurbinItems
+from sim.durbin.items import DurbinInspector
 from sim.durbin.lpc_mode import LpcMode
 from sim.durbin.readout import DurbinReadout
 from sim.scene import Scene
@@ -34,7 +33,6 @@ from sim.timing import StageTimer
 
 KAPPA_LIMIT = 0.99  # a dragged reflection coefficient stays inside (-0.99, 0.99)
 DRAG_LIMIT = 8192  # the kappas can be dragged up to this N (each drag replays the recursion to k)
-RATE_FRAMES = 60  # frames over which steps/s is measured
 
 
 @dataclass
@@ -46,8 +44,9 @@ class DurbinSettings:
     play: float = 0.25
 
 
-class DurbinScene(DurbinItems, DurbinReadout, Scene):
+class DurbinScene(Scene):
     spec = SPEC
+    inspector_type = DurbinInspector
     default_seed = 1
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
@@ -61,13 +60,8 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         self.tolerance = 1e-12
         self.checked: dict[str, np.ndarray | None] = {}  # the last check's values, for describe_check
         self.max_error: float | None = None
-        self.last_m, self.last_ms = 0, 0.0
-        self._rate: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)
-        self._carry = 0.0
-        self._version = 0  # bumped whenever what the plots show changes
-        self._checked_version = -1
-        self._cache = None
-        self._mode = ""  # the colour mode of the last view (the plots stage builds that one)
+        self.readout = DurbinReadout(self)  # the plots and statistics
+        self._checked_version = -1  # the readout's version the last check saw
         self._stream = None  # the lpc preset's CUDA stream
         super().__init__(preset, backend, n, seed, variant, block, device)
 
@@ -98,10 +92,8 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
             self.settings.p = float(kappas.size) if kappas is not None else self.settings.p
             self._new_noise()
             self._read_back()
-        self._carry = 0.0
-        self._rate.clear()
-        self.last_m, self.last_ms = 0, 0.0
-        self._changed()
+        self.readout.restart()
+        self.readout.changed()
 
     @property
     def editable(self) -> bool:
@@ -139,10 +131,6 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
                 self._stream = cupy.cuda.Stream(non_blocking=True)
         return self._stream
 
-    def _changed(self) -> None:
-        self._version += 1
-        self._cache = None
-
     # --- where it runs -----------------------------------------------------------------------------------
     def _move_state(self, backend: str) -> None:
         """Recursion: to the CPU the GPU's state itself; to the GPU a replay to the same k. lpc: solved again."""
@@ -162,13 +150,13 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         else:
             self.solver = self._new_solver(self.r, "gpu", self.solver.k)
             self._read_back()
-        self._changed()
+        self.readout.changed()
 
     def _apply_gpu_knobs(self) -> None:
         if self.solver is not None and self.solver.backend == "gpu":
             self.solver = self._new_solver(self.r, "gpu", self.solver.k)
             self._read_back()
-            self._changed()
+            self.readout.changed()
 
     @property
     def n(self) -> int:
@@ -194,7 +182,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
             self.lpc.set_order(int(value))
             self.lpc.solve(self.backend, StageTimer(), self.device, self._gpu_stream(self.backend))
             self._invalidate_checks()
-        self._changed()
+        self.readout.changed()
         return value
 
     # --- the drag points -----------------------------------------------------------------------------------
@@ -210,7 +198,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
                 self._set_kappas(kappas)
         elif event.target == "frame" and self.lpc is not None:
             self.settings.frame = float(self.lpc.nearest_frame(event.x))
-            self._changed()
+            self.readout.changed()
 
     def _set_kappas(self, kappas: np.ndarray) -> None:
         """New reflection coefficients: r, the recursion replayed to the same k, a new realisation."""
@@ -221,28 +209,23 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         self._new_noise()
         self._read_back()
         self._invalidate_checks()
-        self._changed()
+        self.readout.changed()
 
     # --- stepping ---------------------------------------------------------------------------------------------
-    def _step(self) -> None:
-        if self.lpc is not None:
-            self._lpc_step(self.settings.play)
-            return
-        self._carry += self.settings.speed
-        steps = int(self._carry)
-        self._carry -= steps
-        self._recursion_step(steps)
+    @property
+    def frame_steps(self) -> float:
+        """Recursion: ``speed`` steps a displayed frame; lpc: the selected frame moves ``play`` frames."""
+        return self.settings.play if self.lpc is not None else self.settings.speed
 
-    def single_step(self) -> None:
-        """One recursion step (lpc: the next frame), whatever the speed."""
+    def advance(self, steps: int) -> int:
+        """Recursion: ``steps`` steps k -> k + 1, fewer at k = N. lpc: every frame solved in one batch (each
+        displayed frame, its timed work) and the selected frame ``steps`` frames on."""
         if self.lpc is not None:
-            self._lpc_step(1.0)
-        else:
-            self._recursion_step(1)
-        self.steps += 1
-        self.timer.frame_done()
+            self._lpc_step(steps)
+            return steps
+        return self._recursion_step(steps)
 
-    def _recursion_step(self, steps: int) -> None:
+    def _recursion_step(self, steps: int) -> int:
         solver = self.solver
         steps = min(steps, solver.n - solver.k)
         before = self.host
@@ -262,25 +245,22 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
                 solver.step(steps)
                 ms = (time.perf_counter() - started) * 1e3
             self.timer.add("recursion", ms)
-            self.last_m, self.last_ms = steps, ms
-            self._rate.append((steps, ms))
+            self.readout.solved(steps, ms)
             copied = time.perf_counter()
             self._read_back()
             self.timer.add("read back", (time.perf_counter() - copied) * 1e3)
-            self._changed()
-        if self.verify and (steps > 0 or self._checked_version != self._version or self.verification is None):
+            self.readout.changed()
+        if self.verify and (steps > 0 or self._checked_version != self.readout.version or self.verification is None):
             self._verify(before if steps > 0 else None)
-        self._timed_plots()
+        self.readout.timed_plots()
+        return steps
 
-    def _lpc_step(self, play: float) -> None:
+    def _lpc_step(self, move: int) -> None:
         mode = self.lpc
-        self.last_ms = mode.solve(self.backend, self.timer, self.device, self._gpu_stream(self.backend))
-        self.last_m = mode.frames
-        self._carry += play
-        move = int(self._carry)
-        self._carry -= move
+        ms = mode.solve(self.backend, self.timer, self.device, self._gpu_stream(self.backend))
+        self.readout.solved(mode.frames, ms, steps=False)
         self.settings.frame = float((int(self.settings.frame) + move) % mode.frames)
-        self._changed()
+        self.readout.changed()
         if self.verify:
             started = time.perf_counter()
             beyond, details, twin, reference = mode.check()
@@ -288,7 +268,7 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
             self.max_error = details["largest difference to scipy"]
             self.record_check("the CPU twin's batched solve and scipy.linalg.solve_toeplitz", beyond, started,
                               details, unit="frames")
-        self._timed_plots()
+        self.readout.timed_plots()
 
     def _read_back(self) -> None:
         solver = self.solver
@@ -303,18 +283,33 @@ class DurbinScene(DurbinItems, DurbinReadout, Scene):
         None: no step this frame) and against scipy; entries beyond the tolerance are marked."""
         started = time.perf_counter()
         beyond, details, self.checked, self.max_error = verify.recursion(self.r, self.host, before, self.tolerance)
-        self._checked_version = self._version
+        self._checked_version = self.readout.version
         self.record_check("the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started,
                           details, unit="entries")
-        self._cache = None
+        self.readout.forget()
 
     def _invalidate_checks(self) -> None:
         super()._invalidate_checks()
         self.checked = {}
         self.max_error = None
-        self._cache = None
+        self.readout.forget()
 
-    # --- the CUDA block behind each entry (the plots and statistics themselves: readout) ----------------------
+    # --- what the viewer reads: the plots and statistics (readout), the CUDA block behind each entry ------------
+    @property
+    def color_modes(self) -> dict[str, str]:
+        return {"plain": "Plain", **super().color_modes}
+
+    def view(self, color_mode: str) -> PlotsView:
+        return self.readout.view(color_mode)
+
+    def stats(self) -> dict:
+        return self.readout.stats()
+
+    @property
+    def frame(self) -> int:
+        """The lpc preset's selected frame (0 in the recursion presets)."""
+        return int(np.clip(round(self.settings.frame), 0, self.lpc.frames - 1)) if self.lpc is not None else 0
+
     def owners(self) -> np.ndarray | None:
         """The CUDA block behind each entry (the last step's update) or frame (lpc); None on the CPU."""
         if not self.block_colors_available():

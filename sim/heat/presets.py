@@ -1,4 +1,4 @@
-"""The heat scene's presets (assets/presets/heat.toml) as fields: the grid of a preset at its own size
+"""The heat scene's presets (sim/heat/presets.toml) as fields: the grid of a preset at its own size
 or about n cells of its shape, the DLI's random field after srand(seed), the cold plate with hot discs."""
 
 from __future__ import annotations

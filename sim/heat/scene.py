@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
 from dataclasses import dataclass
 
 import numba
@@ -24,7 +23,7 @@ from sim.cuda import GpuCompileError
 from sim.heat import SPEC
 from sim.heat.cells import cell_values, thread_text
 from sim.heat.presets import grid_shape, initial_field, preset_table
-from sim.heat.stats import RATE_FRAMES, HeatStats
+from sim.heat.stats import HeatReadout
 from sim.heat.stencil_cpu import HeatCpu
 from sim.heat.threads import SERIAL_CELLS, numba_threads
 from sim.scene import Scene
@@ -42,7 +41,7 @@ class HeatSettings:
     steps_per_frame: float
 
 
-class HeatScene(HeatStats, Scene):
+class HeatScene(Scene):
     spec = SPEC
     default_seed = 1  # glibc srand(1): the DLI's field (it never calls srand)
 
@@ -55,11 +54,7 @@ class HeatScene(HeatStats, Scene):
         self._stroke: tuple[float, float] | None = None  # the last painted point of a drag
         self._checked = None  # the last check's (GPU, CPU) fields, for describe_check
         self._marked_device = None  # flat indices of the differing cells, on the device
-        self._frame_steps: deque[int] = deque()  # steps of frames whose times the timer has not read yet
-        self._rates: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)  # (steps, ms) of timed frames
-        self._frames_seen = 0
-        self._version = 0  # bumped by anything that changes the field
-        self._summary: tuple[int, float, str] | None = None
+        self.readout = HeatReadout(self)  # the statistics
         start = preset or SPEC.default_preset
         if seed is not None and preset_table(start)["init"] != "rand":
             raise ValueError(f"preset {start} draws nothing at random: a seed does not apply")
@@ -152,10 +147,7 @@ class HeatScene(HeatStats, Scene):
         return value
 
     def _changed(self, fresh: bool = False) -> None:
-        """The field changed; ``fresh``: a new field, whose summary must not wait for the throttle."""
-        self._version += 1
-        if fresh:
-            self._summary = None
+        self.readout.changed(fresh)
 
     def _invalidate_checks(self) -> None:
         super()._invalidate_checks()
@@ -163,32 +155,11 @@ class HeatScene(HeatStats, Scene):
 
     def _restart_timing(self) -> None:
         super()._restart_timing()
-        self._frame_steps.clear()
-        self._rates.clear()
-        self._frames_seen = 0
+        self.readout.restart()
 
     # --- stepping --------------------------------------------------------------------------------
-    def advance_frame(self) -> None:
-        self._frame(self.frame_steps)
-
-    def single_step(self) -> None:
-        self._frame(1)
-
-    def _step(self) -> None:
-        self._advance(1)
-
-    def _frame(self, steps: int) -> None:
-        self._advance(steps)
-        self.steps += steps
-        self.timer.frame_done()
-        self._frame_steps.append(steps)
-        resolved = self.timer.frames - self._frames_seen  # GPU frames are read a frame or so late
-        if resolved > 0:
-            for ms in self.timer.history("step")[-resolved:]:
-                self._rates.append((self._frame_steps.popleft(), float(ms)))
-            self._frames_seen = self.timer.frames
-
-    def _advance(self, steps: int) -> None:
+    def advance(self, steps: int) -> int:
+        self.readout.take_frame_times()
         before = self.gpu.get() if self.gpu is not None and self.verify else None
         if self.gpu is not None:
             try:
@@ -203,6 +174,8 @@ class HeatScene(HeatStats, Scene):
         self._changed()
         if before is not None:
             self._verify(before, steps)
+        self.readout.stepped(steps)  # after a GPU failure restarted the timer
+        return steps
 
     def _verify(self, before: np.ndarray, steps: int) -> None:
         """The same steps on the CPU twin from the field the GPU started from; compared bit for bit
@@ -291,7 +264,10 @@ class HeatScene(HeatStats, Scene):
                          host=self.host_field, write=self._write if self.gpu is not None else None,
                          colormap="inferno", tiles=tiles)
 
-    # --- the temperature summary (the statistics made of it: stats) ------------------------------
+    # --- the statistics (readout) and the temperature summary they show ---------------------------
+    def stats(self) -> dict:
+        return self.readout.stats()
+
     def temperature_summary(self) -> tuple[float, float, float]:
         """(lowest, mean, highest) cell now: a reduction where the field is (three numbers read back)."""
         if self.gpu is None:

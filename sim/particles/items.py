@@ -1,58 +1,63 @@
 """One particle as the viewer's pointer sees it: its values, the CUDA thread that moved it, and under
-verification its GPU step beside the CPU's (mixed into ``ParticlesScene``)."""
+verification its GPU step beside the CPU's (``ParticlesScene.inspector``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from sim.checks import Inspector
 from sim.particles import world
 
 
-class ParticleItems:
+class ParticleInspector(Inspector):
     def item_key(self, item: int) -> int:
         """On the GPU the particles are kept in the device's order (the order the last step wrote them in);
         their ids follow them."""
-        if self.gpu is not None:
-            return int(self.gpu.state[4][int(item)].get())
+        scene = self.scene
+        if scene.gpu is not None:
+            return int(scene.gpu.state[4][int(item)].get())
         return int(item)
 
     def item_of_key(self, key: int) -> int | None:
-        if self.gpu is None:
+        scene = self.scene
+        if scene.gpu is None:
             return super().item_of_key(key)
         import cupy
 
-        found = cupy.flatnonzero(self.gpu.state[4][: self.n] == int(key))[:1].get()
+        found = cupy.flatnonzero(scene.gpu.state[4][: scene.n] == int(key))[:1].get()
         return int(found[0]) if found.size else None
 
     def describe(self, item: int) -> dict[str, str]:
+        scene = self.scene
         item = int(item)
-        if not 0 <= item < self.n:
-            raise IndexError(f"no particle {item} (there are {self.n:,})")
-        x, y, vx, vy = self._arrays()
+        if not 0 <= item < scene.n:
+            raise IndexError(f"no particle {item} (there are {scene.n:,})")
+        x, y, vx, vy = scene.arrays()
         px, py, pvx, pvy = (float(a[item]) for a in (x, y, vx, vy))
         near = (x - px) ** 2 + (y - py) ** 2 <= world.CUTOFF**2  # the item itself included
         neighbours = int(near.sum()) - 1
         closest = (x - px) ** 2 + (y - py) ** 2
         closest[item] = np.inf
-        inv = self.nbins / self.size
-        col, row = (min(int(v * inv), self.nbins - 1) for v in (px, py))
+        inv = scene.nbins / scene.size
+        col, row = (min(int(v * inv), scene.nbins - 1) for v in (px, py))
         values = {
             "particle": f"#{self.item_key(item)}",
             "position": f"({px:.6g}, {py:.6g})",
             "velocity": f"({pvx:.4g}, {pvy:.4g})  |v| {float(np.hypot(pvx, pvy)):.4g} box units/s",
             "neighbours": f"{neighbours} within the cutoff ({world.CUTOFF:g})",
-            "closest": f"{float(closest.min()) ** 0.5 / world.CUTOFF:.3f} cutoffs" if self.n > 1 else "-",
-            "bin": f"{row * self.nbins + col} (row {row}, column {col})",
+            "closest": f"{float(closest.min()) ** 0.5 / world.CUTOFF:.3f} cutoffs" if scene.n > 1 else "-",
+            "bin": f"{row * scene.nbins + col} (row {row}, column {col})",
         }
-        if self.gpu is not None:
-            values["CUDA"] = f"block {item // self.block}, thread {item % self.block} (of {self.block})"
+        if scene.gpu is not None:
+            values["CUDA"] = f"block {item // scene.block}, thread {item % scene.block} (of {scene.block})"
         return values
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """The particle after the last step on the GPU and on the CPU from the same state."""
-        if self._checked is None or not self.is_marked(item):
+        scene = self.scene
+        if scene.checked is None or not self.is_marked(item):
             return []
-        gpu, cpu, gids = self._checked
+        gpu, cpu, gids = scene.checked
         if item >= gids.shape[0]:
             return []
         key = int(gids[item])
@@ -61,5 +66,5 @@ class ParticleItems:
             g, c = float(gpu[row, key]), float(cpu[row, key])
             rows.append((name, f"{g:.10g}", f"{c:.10g}", f"{g - c:+.3g}"))
         distance = float(np.hypot(gpu[0, key] - cpu[0, key], gpu[1, key] - cpu[1, key]))
-        rows.append(("distance apart", "", "", f"{distance:.3g} ({distance / self.size:.2g} of the box)"))
+        rows.append(("distance apart", "", "", f"{distance:.3g} ({distance / scene.size:.2g} of the box)"))
         return rows

@@ -16,7 +16,7 @@ from sim.cuda import FrameGraph
 from sim.particles import SPEC, binning_cpu, pipeline_cpu, world
 from sim.particles.distances import DistanceStats
 from sim.particles.init import INITS
-from sim.particles.items import ParticleItems
+from sim.particles.items import ParticleInspector
 from sim.particles.pipeline_cpu import HostParticles
 from sim.points import PointsScene
 from sim.scene import Scene
@@ -27,8 +27,9 @@ FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report'
 MAX_PUSH_SPEED = 5.0  # box units per second: a push never launches particles across the box at once
 
 
-class ParticlesScene(ParticleItems, PointsScene, Scene):
+class ParticlesScene(PointsScene, Scene):
     spec = SPEC
+    inspector_type = ParticleInspector
     uniform_palette = UNIFORM_PALETTE
     default_seed = 1
 
@@ -39,7 +40,7 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
         self._drag: tuple[float, float] | None = None
         self._graph: FrameGraph | None = None  # the frame's steps as a CUDA graph (the "graph" toggle)
         self._graph_of = None  # the ParticlesGpu it was captured from
-        self._checked = None  # the last check's GPU and CPU state by particle id, for describe_check
+        self.checked = None  # the last check's GPU and CPU state by particle id, for describe_check
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
         self.tool_values.update(radius=0.05, strength=1.0)
 
@@ -109,17 +110,17 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
         return self._stats
 
     # --- stepping ---------------------------------------------------------------------------------
-    def advance_frame(self) -> None:
-        """A frame of steps; on the GPU with the "graph" toggle on, replayed as one CUDA graph."""
-        if self.gpu is None or not self.toggles["graph"] or self.verify:
-            super().advance_frame()
-            return
+    def advance(self, steps: int) -> int:
+        """``steps`` steps; a displayed frame's on the GPU with the "graph" toggle on replayed as one CUDA graph."""
+        if steps != self.spec.steps_per_frame or self.gpu is None or not self.toggles["graph"] or self.verify:
+            for _ in range(steps):
+                self._step()
+            return steps
         if self._graph is None or self._graph_of is not self.gpu:
             self._graph, self._graph_of = FrameGraph(self._graph_frame, self.device), self.gpu
         with self.timer.stage("frame (graph)"):
             self._graph()
-        self.steps += self.spec.steps_per_frame
-        self.timer.frame_done()
+        return steps
 
     def _graph_frame(self) -> None:
         for _ in range(self.spec.steps_per_frame):  # an even count: the buffers end where they started
@@ -157,7 +158,7 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
         gpu_by_id[:, gids] = np.stack(after[:4])
         cpu_by_id = np.empty((4, n))
         cpu_by_id[:, ids] = np.stack([cpu.x, cpu.y, cpu.vx, cpu.vy])
-        self._checked = (gpu_by_id, cpu_by_id, gids)
+        self.checked = (gpu_by_id, cpu_by_id, gids)
         self.record_check("CPU step from the same state", distance > tolerance, started,
                           {"largest difference": float(distance.max(initial=0.0))})
 
@@ -185,14 +186,15 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
         if speed > MAX_PUSH_SPEED:
             dvx, dvy = dvx * MAX_PUSH_SPEED / speed, dvy * MAX_PUSH_SPEED / speed
         self._drag = (event.x, event.y)
-        x, y, vx, vy = self._arrays()
+        x, y, vx, vy = self.arrays()
         reach = self.tool_reach()
         near = (x - event.x) ** 2 + (y - event.y) ** 2 <= reach * reach
         vx[near] = dvx
         vy[near] = dvy
 
     # --- what the viewer reads ------------------------------------------------------------------------
-    def _arrays(self):
+    def arrays(self):
+        """x, y, vx, vy where the state is (the device's arrays on the GPU)."""
         if self.gpu is not None:
             return self.gpu.state[:4]
         h = self.host
@@ -222,14 +224,14 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
 
     def _fill_positions(self, out) -> None:
         """Discs half a cutoff wide, so touching discs are a cutoff apart."""
-        x, y, _, _ = self._arrays()
+        x, y, _, _ = self.arrays()
         out[:, 0] = x
         out[:, 1] = y
         out[:, 2] = 0.0
         out[:, 3] = world.CUTOFF / 2
 
     def fill_own(self, mode: str, xp, out) -> None:
-        x, y, vx, vy = self._arrays()
+        x, y, vx, vy = self.arrays()
         if mode == "speed":
             out[:] = xp.sqrt(vx * vx + vy * vy)
             return
@@ -270,7 +272,7 @@ class ParticlesScene(ParticleItems, PointsScene, Scene):
 
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):
-        x, y, _, _ = self._arrays()
+        x, y, _, _ = self.arrays()
         if self.gpu is None:
             return np.stack([x, y, np.zeros_like(x)], axis=1), 2
         import cupy

@@ -7,7 +7,7 @@ from sim.sdh import kernels
 SPEC = SceneSpec(
     name="sdh",
     title="all-pairs spatial distance histogram of the course's atoms: exact CPU and six exact GPU kernels",
-    words=Words(unit="atoms", one="atom", variant="histogram kernel"),
+    words=Words(unit="atoms", one="atom", variant="histogram kernel", step="histogram of every pair"),
     view="plots",
     presets=tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
                   for name, p in assets.presets("sdh").items()),

@@ -62,6 +62,11 @@ class HistogramScene(Scene):
     def buckets(self) -> int:
         return data.bucket_count(self.settings.width)
 
+    def advance(self, steps: int) -> int:
+        for _ in range(steps):
+            self._step()
+        return steps
+
     def _step(self) -> None:
         width, buckets = self.settings.width, self.buckets
         with self.timer.stage("histogram"):

@@ -91,14 +91,15 @@ class Controller:
         return not g.failed
 
     # --- time ---------------------------------------------------------------------------
-    def advance(self, render_ms: float | None = None) -> bool:
-        """One displayed frame of physics unless paused; ``render_ms`` joins that frame's timings."""
+    def advance(self, render_ms: float | None = None, most: int | None = None) -> bool:
+        """One displayed frame of physics (at most ``most`` steps) unless paused; ``render_ms`` joins that
+        frame's timings."""
         if self.paused:
             return False
         with self.guard("simulation step") as g:
             if render_ms is not None:
                 self.scene.timer.add("render", render_ms)
-            self.scene.advance_frame()
+            self.scene.advance_frame(most)
         self.step_failed = g.failed
         if g.failed:
             self.paused = True  # stop, or the same error would repeat every frame

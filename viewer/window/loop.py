@@ -111,27 +111,23 @@ class FrameLoop:
         self.final_screenshot = screenshot
 
     def advance(self, render_ms: float) -> None:
-        """This frame's physics: a displayed frame, or towards ``stop_at_steps`` exactly (whole frames,
-        then single steps)."""
+        """This frame's physics: a displayed frame, in a scripted run one that stops at ``stop_at_steps``
+        exactly."""
         controller, scene = self.viewer.controller, self.viewer.scene
         if self.stop_at_steps is None:
             controller.advance(render_ms)
             return
         remaining = self.stop_at_steps - scene.steps
-        if remaining >= scene.spec.steps_per_frame:
-            controller.advance(render_ms)
-        elif remaining > 0 and not controller.paused:
-            for _ in range(remaining):
-                controller.single_step()
-            controller.paused = False
+        if remaining > 0:
+            controller.advance(render_ms, most=remaining)
         if controller.step_failed:
             self.exit_status = 1
             self.viewer.actions.quit()
 
     def after_draw(self, fb_size: tuple[int, int]) -> None:
-        """A scripted run that reached its step: pause, save the picture, quit."""
+        """A scripted run that reached its step (or the scene its end): pause, save the picture, quit."""
         viewer = self.viewer
-        if self.stop_at_steps is None or viewer.scene.steps < self.stop_at_steps:
+        if self.stop_at_steps is None or (viewer.scene.steps < self.stop_at_steps and not viewer.scene.at_end):
             return
         self.stop_at_steps = None
         viewer.controller.paused = True
