@@ -2,12 +2,12 @@
 # One device call: set up the viewer's wheels and EGL libraries (carried as .whl and .gl), then run
 # what is asked: `tests` (pytest -m gpu, every GPU test), `regress` (bench/regress.sh: every workload's
 # headline figure beside its peer and the last committed figures), or any other bench script under bench/.
-# Logs and JSON go to $OUT.
+# Logs and JSON go to /tmp/out, and back through $OUT as results.tar.gz with the logs.
 #   bench/device.sh tests regress
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-out=${OUT:-/tmp/out}
+out=/tmp/out  # the figures and logs; what comes back goes to $OUT at the end (the tool brings back 8 files)
 mkdir -p "$out"
 if [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 if [ -d .whl ]; then
@@ -27,5 +27,8 @@ for what in "$@"; do
       bash "bench/$what.sh" "$out" ;;
   esac
 done
-# The device tool brings back a few files: everything in one archive beside the logs.
-(cd "$out" && tar czf results.tar.gz --exclude results.tar.gz -- *) 2>/dev/null
+# The device tool brings back a few files: everything in one archive, and the logs beside it.
+if [ -n "${OUT:-}" ]; then
+  (cd "$out" && tar czf "$OUT/results.tar.gz" -- *) 2>/dev/null
+  cp "$out"/*.log "$out"/regress-log.txt "$out"/regress.json "$OUT"/ 2>/dev/null
+fi
