@@ -42,6 +42,12 @@ def course_commands() -> list:
     return [command for s in SCENES.values() if s.commands for command in load(s.commands)]
 
 
+def distance_histogram():
+    """The all-pairs distance histogram any points scene shows in the panel (the sdh scene's kernels),
+    looked up when called."""
+    return load("sim.sdh.live:distance_histogram")
+
+
 def all_builds() -> list[Build]:
     """Every CUDA build of the product's launchers (for the NVRTC check)."""
     builds = [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + render_builds.builds()

@@ -95,7 +95,7 @@ class LiveHistogram:
         return time.perf_counter() - self._last_at >= last_ms / 1e3 / TIME_SHARE
 
     def _compute(self, scene) -> None:
-        from sim.sdh.live import distance_histogram
+        from sim.registry import distance_histogram
 
         self.result = None
         backend = histogram_backend(scene)
@@ -105,7 +105,7 @@ class LiveHistogram:
             return
         try:
             points, dims = scene.histogram_points()
-            self.result = distance_histogram(points, dims, self.width, max_buckets=MAX_BUCKETS)
+            self.result = distance_histogram()(points, dims, self.width, max_buckets=MAX_BUCKETS)
             self.message = ""
         except ValueError as exc:
             self.message = str(exc)
