@@ -21,6 +21,7 @@ from sim.cli import count_text
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
 from sim.cuda import GpuCompileError, stage_timer
 from sim.scales import ColorScales
+from sim.threads import numba_threads, sized_threads
 from sim.timing import StageTimer
 
 
@@ -58,6 +59,7 @@ class Scene(Checks, ColorScales):
         self.load_preset(preset or spec.default_preset, n)
 
     default_seed = 0
+    serial_items = 0  # problems up to this many items step on one core (sim/threads.py)
 
     # --- hooks a scene implements ------------------------------------------------------------
     def _load(self, preset: str, n: int | None) -> None:
@@ -325,18 +327,25 @@ class Scene(Checks, ColorScales):
     def sim_time(self) -> float:
         return self.steps * self.spec.dt
 
+    @property
+    def cpu_threads(self) -> int:
+        """Threads the CPU kernels step on: one up to ``serial_items``, else numba's all."""
+        return sized_threads(self.n, self.serial_items)
+
     def step(self) -> None:
         self._step()
         self.steps += 1
 
     def advance_frame(self) -> None:
         """One displayed frame: ``steps_per_frame`` physics steps, then close the timer frame."""
-        for _ in range(self.spec.steps_per_frame):
-            self.step()
+        with numba_threads(self.cpu_threads):
+            for _ in range(self.spec.steps_per_frame):
+                self.step()
         self.timer.frame_done()
 
     def single_step(self) -> None:
-        self.step()
+        with numba_threads(self.cpu_threads):
+            self.step()
         self.timer.frame_done()
 
 

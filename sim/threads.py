@@ -1,5 +1,10 @@
-"""How many threads the heat scene's CPU backend steps on: one core for fields up to ``SERIAL_CELLS``,
-numba's all beyond, set around each frame's steps (``numba_threads``)."""
+"""How many threads a scene's CPU backend steps on, sized to the problem: one core up to the scene's
+``serial_items``, numba's all beyond, set around each frame's steps (``numba_threads``).
+
+Small problems step on one core: a step there takes a millisecond or less, the viewer's software
+renderer needs the other cores, and on a busy machine numba's workers wait for the slowest (balls,
+1715 of them on a loaded 2-core machine: 0.4-0.9 ms a step on one thread, 40-80 ms on two; heat, 10
+steps at 1000x1000: 1.4 ms on one thread, median 32 ms on two)."""
 
 from __future__ import annotations
 
@@ -7,10 +12,10 @@ from contextlib import contextmanager
 
 import numba
 
-# Fields up to this many cells step on one core (a 10-step frame at 1000x1000: ~1.5 ms): the viewer's
-# software renderer needs the other cores, and on a busy machine numba's workers wait for the slowest
-# (10 steps at 1000x1000 on a loaded 2-core machine: 1.4 ms on one thread, median 32 ms on two).
-SERIAL_CELLS = 1 << 22
+
+def sized_threads(items: int, serial_items: int) -> int:
+    """Threads for a problem of ``items``: one up to ``serial_items``, else numba's all."""
+    return 1 if items <= serial_items else numba.config.NUMBA_NUM_THREADS
 
 
 @contextmanager

@@ -34,6 +34,7 @@ from sim.scene import Scene
 class BallsScene(BallItems, PointsScene, Scene):
     spec = SPEC
     uniform_palette = UNIFORM_PALETTE
+    serial_items = 4096  # the T and drip presets (a step under a millisecond); t (8575) and block use all
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0, **options):
         self.settings = world.BallSettings()
