@@ -41,3 +41,4 @@ def test_every_scenes_parser_and_help_import_no_numba_or_cupy():
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
