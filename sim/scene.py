@@ -329,7 +329,7 @@ class Scene(Checks, ColorScales):
 
     @property
     def cpu_threads(self) -> int:
-        """Threads the CPU kernels step on: one up to ``serial_items``, else numba's all."""
+        """Threads the CPU kernels step on: one up to ``serial_items``, else all the caller allows."""
         return sized_threads(self.n, self.serial_items)
 
     def step(self) -> None:

@@ -1,5 +1,6 @@
 """How many threads a scene's CPU backend steps on, sized to the problem: one core up to the scene's
-``serial_items``, numba's all beyond, set around each frame's steps (``numba_threads``).
+``serial_items``, beyond it all the caller allows (numba's all, or an MPI rank's share), set around
+each frame's steps (``numba_threads``).
 
 Small problems step on one core: a step there takes a millisecond or less, the viewer's software
 renderer needs the other cores, and on a busy machine numba's workers wait for the slowest (balls,
@@ -14,8 +15,8 @@ import numba
 
 
 def sized_threads(items: int, serial_items: int) -> int:
-    """Threads for a problem of ``items``: one up to ``serial_items``, else numba's all."""
-    return 1 if items <= serial_items else numba.config.NUMBA_NUM_THREADS
+    """Threads for a problem of ``items``: one up to ``serial_items``, else as many as this thread has."""
+    return 1 if items <= serial_items else numba.get_num_threads()
 
 
 @contextmanager

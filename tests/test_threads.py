@@ -32,4 +32,15 @@ def test_larger_balls_scenes_step_on_every_thread(monkeypatch):
 
 def test_sized_threads_one_up_to_the_serial_size_then_all():
     assert sized_threads(0, 0) == 1 and sized_threads(4096, 4096) == 1
-    assert sized_threads(4097, 4096) == numba.config.NUMBA_NUM_THREADS
+    assert sized_threads(4097, 4096) == numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+
+
+def test_larger_scenes_keep_the_callers_limit(monkeypatch):
+    """An MPI rank's share of the cores (set before its steps) is not widened by a frame."""
+    scene = create_scene("balls", preset="t")
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        assert threads_while_stepping(scene, monkeypatch) == {1}
+    finally:
+        numba.set_num_threads(before)
