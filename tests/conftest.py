@@ -76,14 +76,13 @@ class Ran(NamedTuple):
     stderr: str
 
 
-def run_main(*args, cwd=None) -> Ran:
+def run_main(*args) -> Ran:
     """``main.py ARGS`` in this process (the start-up of a new interpreter is what most tests would pay
     for); an exception the command does not turn into an exit code fails the test with its traceback."""
     import main
 
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings(), \
-            contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
         process_warnings()
         try:
             code = main.main([str(a) for a in args])
