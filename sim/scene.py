@@ -24,6 +24,7 @@ from sim.cli import count_text
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
 from sim.cuda import GpuCompileError, stage_timer
 from sim.scales import ColorScales
+from sim.threads import numba_threads, sized_threads
 from sim.timing import StageTimer
 
 
@@ -63,6 +64,7 @@ class Scene:
         self.load_preset(preset or spec.default_preset, n)
 
     default_seed = 0
+    serial_items = 0  # problems up to this many items step on one core (sim/threads.py)
 
     # --- hooks a scene implements ------------------------------------------------------------
     def _load(self, preset: str, n: int | None) -> None:
@@ -402,6 +404,11 @@ class Scene:
         return self.steps * self.spec.dt
 
     @property
+    def cpu_threads(self) -> int:
+        """Threads the CPU kernels step on: one up to ``serial_items``, else all the caller allows."""
+        return sized_threads(self.n, self.serial_items)
+
+    @property
     def frame_steps(self) -> float:
         """Steps a displayed frame advances; a fraction carries over to the next frames (a step every few)."""
         return self.spec.steps_per_frame
@@ -417,9 +424,10 @@ class Scene:
         return self.run_frame(1)
 
     def run_frame(self, steps: int) -> int:
-        """A timer frame of ``steps`` steps through ``advance``; returns the steps done. ``at_end`` tells
-        whether the scene did fewer than asked (nothing more to step)."""
-        done = self.advance(steps)
+        """A timer frame of ``steps`` steps through ``advance`` (on ``cpu_threads``); returns the steps done.
+        ``at_end`` tells whether the scene did fewer than asked (nothing more to step)."""
+        with numba_threads(self.cpu_threads):
+            done = self.advance(steps)
         self.steps += done
         self.at_end = done < steps
         self.timer.frame_done()

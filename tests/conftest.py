@@ -1,8 +1,12 @@
+import contextlib
+import io
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import warnings
+from typing import NamedTuple
 
 import pytest
 
@@ -63,3 +67,42 @@ def c_reference(tmp_path_factory):
     source = os.path.join(ROOT, "tests", "data", "durbin_ref.c")
     subprocess.run([cc, "-O2", "-ffp-contract=off", "-o", str(exe), source], check=True)
     return exe
+
+
+class Ran(NamedTuple):
+    """What a command left: its exit code and everything it printed."""
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_main(*args) -> Ran:
+    """``main.py ARGS`` in this process (the start-up of a new interpreter is what most tests would pay
+    for); an exception the command does not turn into an exit code fails the test with its traceback."""
+    import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        process_warnings()
+        try:
+            code = main.main([str(a) for a in args])
+        except SystemExit as exc:  # argparse's own errors and --help
+            code = exc.code
+    return Ran(code, out.getvalue(), err.getvalue())
+
+
+def process_warnings() -> None:
+    """Warnings print on stderr as in a process of their own (Python's default filters), not into
+    pytest's summary: tests that assert a command warns of nothing see them."""
+    warnings.resetwarnings()
+    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.simplefilter("ignore", category)
+    warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: sys.stderr.write(
+        warnings.formatwarning(message, category, filename, lineno, line))
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """``cli("run", "balls", ...)`` -> Ran(returncode, stdout, stderr), run in this process; session-wide so
+    that a module's fixtures can run a command once for all its tests."""
+    return run_main

@@ -11,16 +11,14 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def cli(*args, display=True, timeout=300):
-    env = dict(os.environ)
-    if not display:
-        env.pop("DISPLAY", None)
-        env.pop("WAYLAND_DISPLAY", None)
+def without_display(*args):
+    """``main.py ARGS`` in a process started with no display: the viewer decides at import how to draw."""
+    env = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "WAYLAND_DISPLAY")}
     return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=ROOT)
+                          env=env, timeout=300, cwd=ROOT)
 
 
-def test_help_lists_every_command():
+def test_help_lists_every_command(cli):
     out = cli("--help")
     assert out.returncode == 0
     for command in ("view", "run", "bench"):
@@ -49,14 +47,14 @@ def test_help_lists_every_command():
     (["run", "particles", "--seed", str(2**32), "--headless"], "seed must be"),
     (["run", "particles", "-n", "1e12", "--headless"], "needs about"),
 ])
-def test_bad_input_exits_2_with_a_message(args, message):
+def test_bad_input_exits_2_with_a_message(cli, args, message):
     out = cli(*args)
     assert out.returncode == 2, out.stderr
     assert message in out.stderr
     assert "Traceback" not in out.stderr
 
 
-def test_unwritable_screenshot_path_exits_2_and_writes_nothing(tmp_path):
+def test_unwritable_screenshot_path_exits_2_and_writes_nothing(cli, tmp_path):
     target = tmp_path / "missing" / "shot.png"
     out = cli("run", "balls", "--headless", "--steps", "6", "--screenshot", str(target))
     assert out.returncode == 2 and "does not exist" in out.stderr
@@ -65,12 +63,12 @@ def test_unwritable_screenshot_path_exits_2_and_writes_nothing(tmp_path):
     assert out.returncode == 2 and "is a directory" in out.stderr
 
 
-def test_unwritable_json_path_exits_2(tmp_path):
+def test_unwritable_json_path_exits_2(cli, tmp_path):
     out = cli("bench", "balls", "--steps", "6", "--json", str(tmp_path / "no" / "r.json"))
     assert out.returncode == 2 and "does not exist" in out.stderr
 
 
-def test_gpu_request_without_gpu_says_why():
+def test_gpu_request_without_gpu_says_why(cli):
     from sim.backend import gpu_status
 
     if gpu_status().available:
@@ -80,20 +78,20 @@ def test_gpu_request_without_gpu_says_why():
     assert "GPU backend unavailable" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_counts_take_suffixes_and_exponents():
+def test_counts_take_suffixes_and_exponents(cli):
     out = cli("run", "particles", "-n", "2k", "--steps", "10", "--headless")
     assert out.returncode == 0, out.stderr
     assert "particles 2,000" in out.stdout and "absmin" in out.stdout
 
 
-def test_headless_run_prints_a_summary():
+def test_headless_run_prints_a_summary(cli):
     out = cli("run", "balls", "--preset", "T", "--steps", "12", "--headless")
     assert out.returncode == 0, out.stderr
     assert "12 steps" in out.stdout and "balls 1,715" in out.stdout
     assert "last pass: tests 29,155" in out.stdout and "pairs 1,666" in out.stdout, "the scene's own statistics"
 
 
-def test_bench_writes_the_json_shape(tmp_path):
+def test_bench_writes_the_json_shape(cli, tmp_path):
     path = tmp_path / "bench.json"
     out = cli("bench", "balls", "--preset", "T", "--steps", "12", "--warmup", "0", "--json", str(path))
     assert out.returncode == 0, out.stderr
@@ -111,7 +109,7 @@ def test_bench_writes_the_json_shape(tmp_path):
     assert len(record["passes"]) == 2 and record["step_ms"] > 0 and record["ball_steps_per_s"] > 0
 
 
-def test_bench_json_to_stdout_keeps_the_table_on_stderr():
+def test_bench_json_to_stdout_keeps_the_table_on_stderr(cli):
     out = cli("bench", "balls", "--preset", "T", "--steps", "6", "--json", "-")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["results"][0]["n"] == 1715
@@ -119,7 +117,7 @@ def test_bench_json_to_stdout_keeps_the_table_on_stderr():
 
 
 def test_viewer_without_display_says_so_and_how_to_run_headless():
-    out = cli(display=False)
+    out = without_display()
     assert out.returncode == 1
     assert "display" in out.stderr.lower() and "--headless" in out.stderr
     assert "Traceback" not in out.stderr
@@ -127,8 +125,8 @@ def test_viewer_without_display_says_so_and_how_to_run_headless():
 
 def test_headless_screenshot_without_display(tmp_path):
     path = tmp_path / "balls.png"
-    out = cli("run", "balls", "--preset", "T", "--steps", "60", "--headless", "--screenshot", str(path),
-              "--size", "320x200", display=False)
+    out = without_display("run", "balls", "--preset", "T", "--steps", "60", "--headless", "--screenshot", str(path),
+              "--size", "320x200")
     assert out.returncode == 0, out.stderr
     from viewer.image import read_image
 

@@ -2,8 +2,12 @@
 every .cu file of the product is reached by at least one build.
 
 The builds come from the launchers themselves (each package's CuPy-free ``kernels.builds()``), so
-this list cannot drift from what runs on a GPU.
+this list cannot drift from what runs on a GPU. NVRTC releases the GIL while it compiles, so the
+builds compile on a thread per core, each test waiting for its own.
 """
+
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -22,8 +26,13 @@ def check(result):
     return rest[0] if len(rest) == 1 else rest
 
 
+class CompileError(Exception):
+    """NVRTC's log of a build that did not compile."""
+
+
 def compile_cubin(source: str, name: str, options: tuple[str, ...]) -> bytes:
-    """Compile to a cubin (not PTX: a newer NVRTC's PTX may not load on an older driver)."""
+    """Compile to a cubin (not PTX: a newer NVRTC's PTX may not load on an older driver); CompileError
+    with NVRTC's log if it does not compile."""
     prog = check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []))
     try:
         opts = [ARCH, *(o.encode() for o in options)]
@@ -32,7 +41,7 @@ def compile_cubin(source: str, name: str, options: tuple[str, ...]) -> bytes:
             size = check(nvrtc.nvrtcGetProgramLogSize(prog))
             log = bytearray(size)  # NVRTC writes in place
             check(nvrtc.nvrtcGetProgramLog(prog, log))
-            pytest.fail(f"{name} {' '.join(options)}:\n{log.decode(errors='replace')}")
+            raise CompileError(f"{name} {' '.join(options)}:\n{log.decode(errors='replace')}")
         size = check(nvrtc.nvrtcGetCUBINSize(prog))
         cubin = bytearray(size)
         check(nvrtc.nvrtcGetCUBIN(prog, cubin))
@@ -52,10 +61,26 @@ def test_every_source_is_built_by_a_launcher():
     assert set(cuda.all_sources()) <= {b.source for b in BUILDS}
 
 
+@pytest.fixture(scope="module")
+def cubins(request):
+    """The cubin of every build selected in this run, compiling in the background from the first use."""
+    selected = [item.callspec.params["build"] for item in request.session.items
+                if getattr(item, "originalname", None) == "test_cuda_build_compiles"]
+    with ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0))) as pool:
+        futures = {build: pool.submit(compile_cubin, cuda.source_text(build.source), build.source,
+                                      build.all_options()) for build in selected}
+        yield futures
+        for future in futures.values():
+            future.cancel()  # an interrupted run does not wait for the rest
+
+
 @pytest.mark.parametrize("build", BUILDS, ids=[f"{b.source}[{' '.join(b.options)}]" for b in BUILDS])
-def test_cuda_build_compiles(build):
+def test_cuda_build_compiles(build, cubins):
     """... and defines every kernel the build names: the launcher's first use loads them all."""
-    cubin = compile_cubin(cuda.source_text(build.source), build.source, build.all_options())
+    try:
+        cubin = cubins[build].result()
+    except CompileError as exc:
+        pytest.fail(str(exc))
     assert cubin[:4] == b"\x7fELF"
     assert [name for name in build.kernels if b"\0" + name.encode() + b"\0" not in cubin] == []
 

@@ -20,14 +20,9 @@ from sim.backend import gpu_status
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def cli(*args, timeout=300):
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
-
-
 @pytest.mark.parametrize("version, dataset, n", [("3.2", "MINI", 32), ("3.2", "SMALL", 500), ("4", "MINI", 40),
                                                    ("4", "MEDIUM", 400), ("4", "STANDARD", 400)])
-def test_dump_and_hash_are_the_c_programs(c_reference, version, dataset, n):
+def test_dump_and_hash_are_the_c_programs(cli, c_reference, version, dataset, n):
     out = cli("durbin", "--dataset", dataset, "--version", version, "--dump", "--hash")
     assert out.returncode == 0, out.stderr
     ref = subprocess.run([str(c_reference), version, str(n)], capture_output=True, text=True, check=True)
@@ -36,7 +31,7 @@ def test_dump_and_hash_are_the_c_programs(c_reference, version, dataset, n):
     assert f"N = {n} (PolyBench {version}" in out.stdout
 
 
-def test_default_is_the_course_standard_dataset():
+def test_default_is_the_course_standard_dataset(cli):
     out = cli("durbin", "--hash")
     assert out.returncode == 0, out.stderr
     assert "N = 4,000 (PolyBench 3.2 STANDARD)" in out.stdout
@@ -44,14 +39,14 @@ def test_default_is_the_course_standard_dataset():
 
 
 @pytest.mark.parametrize("input_", ["ar", "ar1"])
-def test_compare_against_scipy(input_):
+def test_compare_against_scipy(cli, input_):
     out = cli("durbin", "3000", "--version", "4", "--input", input_, "--compare")
     assert out.returncode == 0, out.stdout + out.stderr
     err = float(re.search(r"against scipy.linalg.solve_toeplitz: (\S+)", out.stdout)[1])
     assert err < 1e-12
 
 
-def test_compare_fails_on_polybench_4_indefinite_input():
+def test_compare_fails_on_polybench_4_indefinite_input(cli):
     """PolyBench's own 4.x input makes T indefinite: Durbin agrees with scipy only to ~1e-8 at 4000."""
     out = cli("durbin", "--dataset", "EXTRALARGE", "--version", "4", "--compare")
     err = float(re.search(r"against scipy.linalg.solve_toeplitz: (\S+)", out.stdout)[1])
@@ -72,7 +67,7 @@ def test_compare_fails_on_polybench_4_indefinite_input():
     (["--input", "random"], "invalid choice"),
     (["-5"], "must be positive"),
 ])
-def test_bad_input_exits_2(args, message):
+def test_bad_input_exits_2(cli, args, message):
     out = cli("durbin", *args)
     assert out.returncode == 2, out.stdout + out.stderr
     assert message in out.stderr
@@ -80,7 +75,7 @@ def test_bad_input_exits_2(args, message):
 
 
 @pytest.mark.skipif(gpu_status().available, reason="checks the no-GPU message")
-def test_gpu_without_gpu_exits_1():
+def test_gpu_without_gpu_exits_1(cli):
     out = cli("durbin", "100", "--backend", "gpu")
     assert out.returncode == 1 and "GPU backend unavailable" in out.stderr
 
@@ -131,7 +126,7 @@ def ar_signal(seconds=2.0, rate=16000, seed=None):
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 4])
-def test_lpc_recovers_the_ar_coefficients(tmp_path, width):
+def test_lpc_recovers_the_ar_coefficients(cli, tmp_path, width):
     wav = write_wav(tmp_path / "ar.wav", ar_signal(), width)
     npy = tmp_path / "lpc.npy"
     out = cli("lpc", str(wav), "--order", "4", "--compare", "--output", str(npy))
@@ -147,7 +142,7 @@ def test_lpc_recovers_the_ar_coefficients(tmp_path, width):
     np.testing.assert_allclose(mean, AR[1:], atol=0.08 if width > 1 else 0.2)
 
 
-def test_lpc_silent_frames_get_zero_coefficients(tmp_path):
+def test_lpc_silent_frames_get_zero_coefficients(cli, tmp_path):
     x = ar_signal(1.0)
     x[:4000] = 0.0
     npy = tmp_path / "lpc.npy"
@@ -158,7 +153,7 @@ def test_lpc_silent_frames_get_zero_coefficients(tmp_path):
     assert silent.sum() >= 20 and np.all(frames["a"][silent] == 0) and np.all(frames["error"][silent] == 1)
 
 
-def test_lpc_bad_input_exits_2_and_writes_nothing(tmp_path):
+def test_lpc_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
     good = write_wav(tmp_path / "good.wav", ar_signal(0.5))
     npy = tmp_path / "out.npy"
     cases = [
@@ -187,6 +182,6 @@ def test_lpc_bad_input_exits_2_and_writes_nothing(tmp_path):
 
 
 @pytest.mark.skipif(gpu_status().available, reason="checks the no-GPU message")
-def test_lpc_gpu_without_gpu_exits_1(tmp_path):
+def test_lpc_gpu_without_gpu_exits_1(cli, tmp_path):
     out = cli("lpc", str(write_wav(tmp_path / "a.wav", ar_signal(0.5))), "--backend", "gpu")
     assert out.returncode == 1 and "GPU backend unavailable" in out.stderr

@@ -1,9 +1,6 @@
 """Every durbin GPU kernel against the CPU twin and scipy on fresh random AR(p) inputs, outputs poisoned
 (NaN) before every run (run with pytest -m gpu on a GPU machine)."""
 
-import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -13,7 +10,6 @@ from sim import cuda
 from sim.durbin import durbin_cpu, inputs
 
 pytestmark = pytest.mark.gpu
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 SINGLE = [("two-kernel", None, None), ("persistent", None, None), ("persistent", "cluster", None),
           ("persistent", "cluster", 1), ("persistent", "cluster", 2), ("persistent", "cluster", 8),
           ("persistent", "grid", None), ("persistent", "grid", "all")]
@@ -164,12 +160,9 @@ def test_batched_polybench_32_and_fp32(group):
 
 
 # --- commands -----------------------------------------------------------------------------------------------
-def cli(*args):
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT)
 
 
-def test_durbin_command_on_the_gpu():
+def test_durbin_command_on_the_gpu(cli):
     out = cli("durbin", "20000", "--version", "4", "--input", "ar", "--backend", "gpu", "--kernel", "all",
               "--compare", "--hash")
     assert out.returncode == 0, out.stdout + out.stderr
@@ -181,7 +174,7 @@ def test_durbin_command_on_the_gpu():
     assert out.stdout.splitlines()[-1] == cpu.stdout.splitlines()[-1]
 
 
-def test_lpc_on_the_gpu_matches_the_cpu(tmp_path):
+def test_lpc_on_the_gpu_matches_the_cpu(cli, tmp_path):
     from tests.test_durbin_cli import ar_signal, write_wav
 
     wav = write_wav(tmp_path / "a.wav", ar_signal(3.0))

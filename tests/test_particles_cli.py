@@ -1,23 +1,13 @@
 """The course-compatible particles command and checker: output format, exit codes."""
 
 import os
-import pathlib
 import re
-import subprocess
-import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          timeout=300, cwd=cwd or ROOT)
-
 
 @pytest.fixture(scope="module")
-def run_1000(tmp_path_factory):
+def run_1000(cli, tmp_path_factory):
     path = tmp_path_factory.mktemp("particles") / "cpu.out"
     out = cli("particles", "-n", "1000", "-s", "1", "-o", str(path))
     assert out.returncode == 0, out.stderr
@@ -50,7 +40,7 @@ def test_output_file_format(run_1000):
     assert lines[-1] == ""
 
 
-def test_checker_passes_identical_and_fails_perturbed(run_1000, tmp_path):
+def test_checker_passes_identical_and_fails_perturbed(cli, run_1000, tmp_path):
     _, path = run_1000
     same = cli("particles-check", str(path), str(path))
     assert same.returncode == 0 and "PASS" in same.stdout
@@ -71,12 +61,12 @@ def test_checker_passes_identical_and_fails_perturbed(run_1000, tmp_path):
     (["particles", "--init", "2019"], "unknown init"),
     (["particles-check", "/nonexistent/a.out", "/nonexistent/b.out"], "does not exist"),
 ])
-def test_bad_input_exits_2(args, message):
+def test_bad_input_exits_2(cli, args, message):
     out = cli(*args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
 
 
-def test_malformed_files_exit_2(run_1000, tmp_path):
+def test_malformed_files_exit_2(cli, run_1000, tmp_path):
     _, good = run_1000
     for text, message in (("hello\n", "expected 'n size'"), ("3 0.1\n0 0\n1 1\n", "ends after"),
                           ("2 0.1\n0 0\nx y\n\n", "not numbers")):
@@ -90,7 +80,7 @@ def test_malformed_files_exit_2(run_1000, tmp_path):
     assert out.returncode == 2 and "differ in shape" in out.stderr
 
 
-def test_unwritable_output_writes_nothing(tmp_path):
+def test_unwritable_output_writes_nothing(cli, tmp_path):
     target = tmp_path / "missing" / "out.txt"
     out = cli("particles", "-n", "100", "-o", str(target))
     assert out.returncode == 2 and not target.parent.exists()

@@ -57,13 +57,8 @@ def test_frames_callback_draws_one_bar_and_closes_it():
     assert "timed frames" in term.getvalue()
 
 
-def run_main(*args, **kwargs):
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], text=True, timeout=300, cwd=ROOT,
-                          **kwargs)
-
-
-def test_no_progress_output_when_stdout_is_not_a_terminal():
-    result = run_main("run", "balls", "--preset", "T", "--headless", "--steps", "30", capture_output=True)
+def test_no_progress_output_when_stdout_is_not_a_terminal(cli):
+    result = cli("run", "balls", "--preset", "T", "--headless", "--steps", "30")
     assert result.returncode == 0, result.stderr
     assert result.stderr == "" and "\r" not in result.stdout
     lines = result.stdout.splitlines()

@@ -91,15 +91,10 @@ def test_the_pixel_ring_returns_frames_in_order_a_few_frames_late(gl):
 
 
 # --- headless ----------------------------------------------------------------------------------------------
-def run_main(*args, timeout=300):
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
-
-
 @needs_egl
-def test_headless_record_writes_steps_over_k_frames(tmp_path):
+def test_headless_record_writes_steps_over_k_frames(cli, tmp_path):
     path = tmp_path / "drop.mp4"
-    result = run_main("run", "balls", "--preset", "T", "--headless", "--steps", "60", "--record", str(path),
+    result = cli("run", "balls", "--preset", "T", "--headless", "--steps", "60", "--record", str(path),
                       "--record-every", "6", "--size", "320x240", "--fps", "24")
     assert result.returncode == 0, result.stderr
     frames = decode(path)
@@ -117,8 +112,8 @@ def test_headless_record_writes_steps_over_k_frames(tmp_path):
     (("--record", "x.mp4", "--fps", "0"), "frames per second"),
     (("--screenshot", "x.bmp"), "choose .png"),
 ])
-def test_bad_record_options_exit_2_before_any_work(tmp_path, args, message):
-    result = run_main("run", "balls", "--headless", "--steps", "6", *args, timeout=60)
+def test_bad_record_options_exit_2_before_any_work(cli, tmp_path, args, message):
+    result = cli("run", "balls", "--headless", "--steps", "6", *args)
     assert result.returncode == 2 and message in result.stderr
     assert "steps/s" not in result.stdout
 

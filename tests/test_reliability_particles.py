@@ -14,17 +14,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SMALL = ("particles", "-n", "100", "--steps", "10")
 
 
-def cli(*args, timeout=300):
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
-
-
 def leftovers(folder) -> list[str]:
     return [name for name in os.listdir(folder) if name.endswith(".partial")]
 
 
 @pytest.fixture(scope="module")
-def good(tmp_path_factory):
+def good(cli, tmp_path_factory):
     path = tmp_path_factory.mktemp("good") / "good.out"
     out = cli("particles", "-n", "200", "--steps", "100", "-o", str(path))
     assert out.returncode == 0, out.stderr
@@ -32,7 +27,7 @@ def good(tmp_path_factory):
 
 
 # --- outputs ------------------------------------------------------------------------------------------
-def test_special_files_are_never_replaced(tmp_path):
+def test_special_files_are_never_replaced(cli, tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     targets = {"FIFO": fifo}
@@ -50,12 +45,12 @@ def test_special_files_are_never_replaced(tmp_path):
 
 
 @pytest.mark.parametrize("path, message", [("", "empty"), ("/proc/version", "cannot create")])
-def test_unwritable_paths_exit_2(path, message):
+def test_unwritable_paths_exit_2(cli, path, message):
     out = cli(*SMALL, "-o", path)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr and out.stdout == ""
 
 
-def test_planted_partial_names_are_not_followed(tmp_path):
+def test_planted_partial_names_are_not_followed(cli, tmp_path):
     victim = tmp_path / "victim"
     victim.write_text("secret")
     (tmp_path / "out.txt.partial").symlink_to(victim)
@@ -67,7 +62,7 @@ def test_planted_partial_names_are_not_followed(tmp_path):
     assert (tmp_path / "out.txt.partial").is_symlink() and (tmp_path / ".out.txt.partial").is_dir()
 
 
-def test_names_too_long_exit_2(tmp_path):
+def test_names_too_long_exit_2(cli, tmp_path):
     name_max = os.pathconf(tmp_path, "PC_NAME_MAX")
     longest = tmp_path / ("p" * name_max)
     assert cli(*SMALL, "-o", str(longest)).returncode == 0 and longest.is_file()
@@ -76,7 +71,7 @@ def test_names_too_long_exit_2(tmp_path):
     assert leftovers(tmp_path) == []
 
 
-def test_output_larger_than_the_disk_is_refused_before_the_run(small_disk):
+def test_output_larger_than_the_disk_is_refused_before_the_run(cli, small_disk):
     target = small_disk / "out.txt"
     target.write_text("previous")
     out = cli("particles", "-n", "1000", "--steps", "1000", "-o", str(target))
@@ -84,7 +79,7 @@ def test_output_larger_than_the_disk_is_refused_before_the_run(small_disk):
     assert target.read_text() == "previous"
 
 
-def test_disk_full_during_the_run_exits_1_and_keeps_the_previous_file(small_disk):
+def test_disk_full_during_the_run_exits_1_and_keeps_the_previous_file(cli, small_disk):
     target = small_disk / "out.txt"
     target.write_text("previous")
     filler = small_disk / "filler"
@@ -128,23 +123,23 @@ def test_signals_stop_the_run_and_keep_the_previous_file(tmp_path, sig, code):
     (["--init", "2019"], "unknown init"),
     (["-n", "1e13"], "of memory"),
 ])
-def test_bad_options_exit_2(args, message):
+def test_bad_options_exit_2(cli, args, message):
     out = cli(*SMALL, *args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
     assert "Warning" not in out.stderr and out.stdout == ""
 
 
-def test_largest_seed_runs():
+def test_largest_seed_runs(cli):
     out = cli(*SMALL, "-s", str(2**32 - 1))
     assert out.returncode == 0 and out.stdout.startswith("n = 100, ") and "Warning" not in out.stderr
 
 
 # --- checker ------------------------------------------------------------------------------------------------
-def test_checker_refuses_non_regular_files(good, tmp_path):
+def test_checker_refuses_non_regular_files(cli, good, tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     for other in ("/dev/zero", str(fifo), str(tmp_path)):
-        out = cli("particles-check", str(good), other, timeout=60)
+        out = cli("particles-check", str(good), other)
         assert out.returncode == 2 and "not a regular file" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -165,7 +160,7 @@ def edited(good, tmp_path, change) -> pathlib.Path:
      "not a finite position", 3),
     (lambda t: t[:30] + b"x" * 5000 + t[30:], "longer than 4096 bytes", 2),
 ])
-def test_checker_errors_name_the_line(good, tmp_path, change, message, line):
+def test_checker_errors_name_the_line(cli, good, tmp_path, change, message, line):
     out = cli("particles-check", str(good), str(edited(good, tmp_path, change)))
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert f"edited.out:{line}:" in out.stderr, out.stderr

@@ -153,6 +153,9 @@ def test_the_window_keeps_drawing_while_its_encoder_is_stuck(viewer, monkeypatch
     press(viewer, key.R, key.MOD_SHIFT)
     recorder = viewer.recording.recorder
     try:
+        started = time.perf_counter()
+        while StuckFrames.taken == 0 and time.perf_counter() - started < 25:  # the encoder starts, then sticks
+            viewer.tick()
         started, drawn = time.perf_counter(), 0
         while drawn < 12 and time.perf_counter() - started < 25:
             viewer.tick()

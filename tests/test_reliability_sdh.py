@@ -20,20 +20,15 @@ from tests.test_sdh_cpu import brute_force
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def cli(*args, timeout=120):
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
-
-
 @pytest.mark.parametrize("width", ["1e-300", "5e-324", "1e-5", "1e-4", "1e-3", "0.0398"])
-def test_tiny_widths_are_refused_quickly(width):
+def test_tiny_widths_are_refused_quickly(cli, width):
     start = time.perf_counter()
     out = cli("sdh", "100", width)
     assert out.returncode == 2 and "at most 1,000,000" in out.stderr and "Traceback" not in out.stderr
     assert time.perf_counter() - start < 30 and out.stdout == ""
 
 
-def test_smallest_width_within_the_limit_runs():
+def test_smallest_width_within_the_limit_runs(cli):
     out = cli("sdh", "100", "0.04")
     assert out.returncode == 0, out.stderr
     assert out.stdout.endswith("\n T:4950 \n")
@@ -41,13 +36,13 @@ def test_smallest_width_within_the_limit_runs():
 
 
 @pytest.mark.parametrize("atoms", ["99999999999999999999", "1000000000000"])
-def test_sizes_past_memory_are_refused_with_the_estimate(atoms):
+def test_sizes_past_memory_are_refused_with_the_estimate(cli, atoms):
     out = cli("sdh", atoms, "500")
     assert out.returncode == 2 and "of memory" in out.stderr and "Traceback" not in out.stderr
     assert "needs about" in out.stderr and out.stdout == ""
 
 
-def test_a_billion_atoms_are_refused_where_they_do_not_fit():
+def test_a_billion_atoms_are_refused_where_they_do_not_fit(cli):
     if data.ATOM_BYTES * 10**9 <= resources.available_memory() * resources.MEMORY_SHARE:
         pytest.skip("this machine has room for a billion atoms")
     out = cli("sdh", "1000000000", "500")
@@ -64,7 +59,7 @@ def test_a_billion_atoms_are_refused_where_they_do_not_fit():
     (["--backend", "gpu", "--kernel", ""], "--kernel"),
     (["--backend", "gpu", "--kernel", "fast,bar"], "unknown kernel 'bar'"),
 ])
-def test_options_that_do_not_apply_are_refused(args, message):
+def test_options_that_do_not_apply_are_refused(cli, args, message):
     out = cli("sdh", "100", "500", *args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
 

@@ -1,9 +1,6 @@
 """The distance histogram: the course's generator and printout, the CPU histogram, the CLI."""
 
 import ctypes
-import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -11,8 +8,6 @@ import pytest
 from sim import crand
 from sim.sdh import data, sdh_cpu
 from sim.sdh.output import format_histogram
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def test_generator_starts_like_glibc():
@@ -68,12 +63,7 @@ def test_far_corner_pair_lands_in_the_last_bucket():
     assert counts[buckets - 1] == 2 and counts[1] == 1 and counts.sum() == 3
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT)
-
-
-def test_cli_prints_time_and_histogram():
+def test_cli_prints_time_and_histogram(cli):
     out = cli("sdh", "1000", "500")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("Running time for CPU version: ")
@@ -90,6 +80,6 @@ def test_cli_prints_time_and_histogram():
     (["sdh", "100", "500", "2048", "--backend", "gpu"], "1..1024"),
     (["sdh", "abc", "500"], "atoms: expected a whole number"),
 ])
-def test_cli_bad_input_exits_2(args, message):
+def test_cli_bad_input_exits_2(cli, args, message):
     out = cli(*args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr

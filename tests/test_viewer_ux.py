@@ -62,10 +62,9 @@ def test_other_picture_formats_are_refused(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_help_lists_every_registered_scene():
+def test_help_lists_every_registered_scene(cli):
     for args in (["--help"], ["view", "--help"], ["run", "--help"]):
-        text = subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                              timeout=60, cwd=ROOT).stdout
+        text = cli(*args).stdout
         for name in SCENES:
             assert name in text, f"{' '.join(args)} does not name {name}"
 

@@ -35,6 +35,7 @@ class BallsScene(PointsScene, Scene):
     spec = SPEC
     inspector_type = BallInspector
     uniform_palette = UNIFORM_PALETTE
+    serial_items = 4096  # the T and drip presets (a step under a millisecond); t (8575) and block use all
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0, **options):
         self.settings = world.BallSettings()

@@ -9,7 +9,6 @@ first alphas and ``y[p:] = 0`` to rounding. AR(1): ``r_k = rho^(k+1)`` gives ``y
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 VERSIONS = ("3.2", "4")
@@ -55,42 +54,14 @@ def polybench(n: int, version: str) -> np.ndarray:
     raise ValueError(f"unknown PolyBench version {version!r} (choose from {', '.join(VERSIONS)})")
 
 
-@numba.njit(cache=True)
-def _ar_autocorr(kappas, n):
-    p = min(len(kappas), n)
-    r = np.zeros(n)
-    y = np.zeros(max(p, 1))
-    z = np.zeros(max(p, 1))
-    r[0] = -kappas[0]
-    y[0] = kappas[0]
-    alpha = kappas[0]
-    beta = 1.0
-    for k in range(1, p):  # Durbin backwards: choose alpha_k, solve for r[k]
-        beta = (1.0 - alpha * alpha) * beta
-        s = 0.0
-        for i in range(k):
-            s += r[k - i - 1] * y[i]
-        alpha = kappas[k]
-        r[k] = -alpha * beta - s
-        for i in range(k):
-            z[i] = y[i] + alpha * y[k - i - 1]
-        for i in range(k):
-            y[i] = z[i]
-        y[k] = alpha
-    for k in range(p, n):  # the AR(p) recurrence: Durbin's next alphas are zero
-        s = 0.0
-        for i in range(p):
-            s += y[i] * r[k - 1 - i]
-        r[k] = -s
-    return r
-
-
 def ar_autocorr(n: int, kappas) -> np.ndarray:
     """r of length n whose Durbin alphas are ``kappas`` (each in (-1, 1)) and then zeros."""
     kappas = np.asarray(kappas, dtype=np.float64)
     if kappas.ndim != 1 or kappas.size == 0 or not np.all(np.abs(kappas) < 1):
         raise ValueError("reflection coefficients must be a non-empty list of values in (-1, 1)")
-    return _ar_autocorr(kappas, n)
+    from sim.durbin.autocorr_cpu import ar_autocorr_kernel  # compiled: the CLI's parser reads the tables alone
+
+    return ar_autocorr_kernel(kappas, n)
 
 
 def random_kappas(rng: np.random.Generator, p: int | None = None, bound: float = 0.7) -> np.ndarray:

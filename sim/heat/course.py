@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.crand import RAND_MAX, glibc_rand
-
 NI, NJ, STEPS = 200, 100, 200  # the DLI defaults
 TFAC = 8.418e-5  # float tfac = 8.418e-5 (as float32: 8.41799992e-05)
 TOLERANCE = 0.0005
@@ -17,6 +15,8 @@ INIT_BYTES_PER_CELL = 16  # host memory while drawing the field: glibc_rand's in
 def initial_field(ni: int, nj: int) -> np.ndarray:
     """(nj, ni) float32: every cell in memory order ``(float)rand() / (float)(RAND_MAX / 100.0f)``,
     glibc rand() with no srand call (the same stream as srand(1))."""
+    from sim.crand import RAND_MAX, glibc_rand  # compiled code: the parser that reads NI and NJ needs none
+
     divisor = np.float32(RAND_MAX) / np.float32(100.0)  # RAND_MAX / 100.0f: int -> float, float division
     draws = glibc_rand(1, ni * nj)
     field = draws.astype(np.float32)  # (float)rand(): rounded to nearest

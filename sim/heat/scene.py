@@ -15,7 +15,6 @@ import math
 import time
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from sim.contract import BLOCK_COLORS, FieldView, Legend, PointerEvent
@@ -25,8 +24,8 @@ from sim.heat.cells import cell_values, thread_text
 from sim.heat.presets import grid_shape, initial_field, preset_table
 from sim.heat.stats import HeatReadout
 from sim.heat.stencil_cpu import HeatCpu
-from sim.heat.threads import SERIAL_CELLS, numba_threads
 from sim.scene import Scene
+from sim.threads import numba_threads
 
 TEMPERATURE = "temperature"
 TEMPERATURE_RANGE = (0.0, 100.0)  # the DLI's temperatures: what the colours span until the panel says otherwise
@@ -44,6 +43,8 @@ class HeatSettings:
 class HeatScene(Scene):
     spec = SPEC
     default_seed = 1  # glibc srand(1): the DLI's field (it never calls srand)
+    # 4M cells step on one core (a 10-step frame at 1000x1000: ~1.5 ms), the other left to the renderer
+    serial_items = 1 << 22
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0,
                  **options):
@@ -80,11 +81,6 @@ class HeatScene(Scene):
     @property
     def n(self) -> int:
         return self.ni * self.nj
-
-    @property
-    def cpu_threads(self) -> int:
-        """Threads the CPU backend steps on: one for fields up to SERIAL_CELLS, else numba's all."""
-        return 1 if self.n <= SERIAL_CELLS else numba.config.NUMBA_NUM_THREADS
 
     @property
     def frame_steps(self) -> int:
