@@ -35,6 +35,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def not_quiet():
+    """Every test starts and ends with progress bars allowed (a --quiet command in-process sets it)."""
+    from sim import progress
+
+    progress.set_quiet(False)
+    yield
+    progress.set_quiet(False)
+
+
 @pytest.fixture
 def small_disk(tmp_path):
     """A 64 KiB tmpfs, to fill a disk on purpose (needs root; skipped otherwise)."""

@@ -12,23 +12,13 @@ import termios
 from pathlib import Path
 
 import numba
-import pytest
+from streams import Terminal
 
 from sim import progress
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class Terminal(io.StringIO):
-    def isatty(self):
-        return True
-
-
-@pytest.fixture(autouse=True)
-def not_quiet():
-    progress.set_quiet(False)
-    yield
-    progress.set_quiet(False)
 
 
 def test_a_bar_on_a_terminal_nothing_elsewhere_or_when_quiet():

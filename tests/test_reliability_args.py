@@ -1,24 +1,12 @@
 """Argument handling: the scene found wherever it stands, options that would be ignored refused (exit 2,
 naming the option), --quiet on every command, one number parser and one wording for its errors."""
 
-import io
 
 import pytest
+from streams import Terminal
 
 import main
 from sim import progress, resources
-
-
-class Terminal(io.StringIO):
-    def isatty(self):
-        return True
-
-
-@pytest.fixture(autouse=True)
-def not_quiet():
-    progress.set_quiet(False)
-    yield
-    progress.set_quiet(False)
 
 
 def run(capsys, *argv):

@@ -5,6 +5,7 @@ the estimate; a long run shows progress on a terminal."""
 import io
 
 import pytest
+from streams import Terminal
 
 import main
 from sim import progress, resources
@@ -12,10 +13,6 @@ from sim.registry import SCENES
 
 WEEK = "past the 7 days a run may take"
 
-
-class Terminal(io.StringIO):
-    def isatty(self):
-        return True
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from streams import Terminal
 
 from sim import resources
 from sim.cli import UsageError
@@ -165,10 +166,6 @@ def test_check_announces_long_runs_only():
 
 
 def test_progress_bar_on_a_terminal_only():
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
-
     stream = Terminal()
     with resources.Progress("work", 1000, "items", stream=stream) as progress:
         progress.advance(250)

@@ -28,11 +28,30 @@ def leftovers(folder) -> list[str]:
     return [name for name in os.listdir(folder) if name.endswith(".partial")]
 
 
+STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def no_process_left():
+    """A test that fails half-way leaves no process running (a benchmark of minutes, an MPI job)."""
+    yield
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL) if proc.pid == os.getpgid(proc.pid) else proc.kill()
+            except ProcessLookupError:
+                pass
+            proc.wait()
+
+
 def start(command: list[str], **kwargs) -> subprocess.Popen:
     """A process with Python's own signal dispositions (a test run in the background may ignore SIGINT)."""
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=CLEAN_ENV, preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in EXIT],
                             **kwargs)
+    STARTED.append(proc)
+    return proc
 
 
 def wait_for_partial(folder, proc, seconds: float = 60) -> None:

@@ -6,7 +6,6 @@ import numpy as np
 
 from sim import interrupts
 from sim.cli import UsageError
-from sim.crand import RAND_MAX, glibc_rand
 
 BOX_SIZE = 23000.0
 MAX_BUCKETS = 1_000_000  # more would print megabytes of zeros and thrash the per-thread histograms
@@ -25,6 +24,8 @@ def atoms(n: int, seed: int = 1) -> np.ndarray:
     The draws are converted to coordinates in place (the int64 buffer reused as float64), a chunk at
     a time: no second buffer to fault in, and Ctrl-C is seen between chunks.
     """
+    from sim.crand import RAND_MAX, glibc_rand  # numba: imported where the atoms are drawn, not at start-up
+
     draws = glibc_rand(seed, 3 * n)
     coords = draws.view(np.float64)
     for start in range(0, draws.shape[0], CONVERT_CHUNK):
