@@ -3,7 +3,8 @@
 # what is asked: `tests` (pytest -m gpu, every GPU test), `regress` (bench/regress.sh: every workload's
 # headline figure beside its peer and the last committed figures), or any other bench script under bench/.
 # Logs and JSON go to /tmp/out, and back through $OUT as results.tar.gz with the logs.
-#   bench/device.sh tests regress
+#   KERNEL_LAB_COMMIT=$(git rev-parse --short=12 HEAD) bench/device.sh tests regress
+# (the commit the JSON records: the copied tree's git may describe another one)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0

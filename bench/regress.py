@@ -139,6 +139,9 @@ def baselines(results: str, device: str) -> dict[str, tuple[float, str]]:
 
 
 def commit() -> str:
+    """KERNEL_LAB_COMMIT when set (a copied tree's git may describe another commit), else HEAD."""
+    if os.environ.get("KERNEL_LAB_COMMIT"):
+        return os.environ["KERNEL_LAB_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
                               check=True).stdout.strip() or "unknown"
