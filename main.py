@@ -12,7 +12,6 @@ defaults; the course-compatible commands come from the scene packages.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 
@@ -409,10 +408,9 @@ def main(argv: list[str] | None = None) -> int:
     from sim.mpi import links
 
     progress.set_quiet(getattr(args, "quiet", False))  # every command but view takes --quiet
-    window = args.command == "view" or (args.command == "run" and not args.headless)
-    try:  # a signal stops a headless command cleanly (the window's own loop keeps Python's handlers)
+    try:  # a signal stops a command cleanly: between steps, frames or chunks, never inside numba
         links.forced_transport()
-        with contextlib.nullcontext() if window else interrupts.stopping(together=world().size > 1):
+        with interrupts.stopping(together=world().size > 1):
             return commands[args.command](args)
     except UsageError as exc:
         print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)

@@ -48,8 +48,8 @@ def no_process_left():
 def start(command: list[str], **kwargs) -> subprocess.Popen:
     """A process with Python's own signal dispositions (a test run in the background may ignore SIGINT)."""
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=CLEAN_ENV, preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in EXIT],
-                            **kwargs)
+                            env=kwargs.pop("env", CLEAN_ENV),
+                            preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in EXIT], **kwargs)
     STARTED.append(proc)
     return proc
 
@@ -107,6 +107,23 @@ def test_an_ignored_sighup_stays_ignored_while_a_command_runs():
     assert proc.stdout.readline() == "stepping\n"
     proc.send_signal(signal.SIGHUP)
     assert proc.wait(timeout=60) == 0 and proc.stdout.read() == "done\n"
+
+
+@pytest.mark.window
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_the_window_between_frames(sig, code):
+    """The window's frames step numba code too: a signal stops it between two frames, with no
+    SystemError, and the window closes as when the user quits."""
+    if not os.environ.get("DISPLAY"):
+        pytest.skip("needs a display (make test runs under Xvfb)")
+    proc = start([sys.executable, "main.py", "run", "balls", "--preset", "t", "--steps", "1000000"],
+                 env={**CLEAN_ENV, "DISPLAY": os.environ["DISPLAY"]})
+    time.sleep(8.0)  # the window opens, compiles and steps
+    assert proc.poll() is None, proc.stderr.read()
+    proc.send_signal(sig)
+    assert proc.wait(timeout=60) == code
+    err = proc.stderr.read()
+    assert "SystemError" not in err and "Traceback" not in err, err
 
 
 def test_sighup_stops_a_balls_benchmark_with_129():

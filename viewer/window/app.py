@@ -14,6 +14,7 @@ from pathlib import Path
 
 import moderngl
 
+from sim import interrupts
 from sim.contract import PointerEvent
 from viewer.frame import FrameComposer
 from viewer.panel import style
@@ -108,6 +109,7 @@ class Viewer:
         """Run one frame; returns False once the window is closed."""
         if self.closed:
             return False
+        interrupts.check()  # a signal noted while numba ran stops the window here, between frames
         self.window.switch_to()
         self.window.dispatch_events()
         if self.quit_requested:

@@ -38,14 +38,16 @@ class FrameLoop:
         scripted run, which counts its steps exactly)."""
         viewer = self.viewer
         self.warm_up_due = self.stop_at_steps is None
-        while viewer.tick():
-            # While kernels compile, a few frames a second leave the worker the CPU.
-            rate = WARM_UP_FPS if self.warm_up is not None else viewer.max_fps
-            if rate:
-                spare = 1.0 / rate - (time.perf_counter() - viewer.last_tick)
-                if spare > 0:
-                    time.sleep(spare)
-        viewer.close()
+        try:
+            while viewer.tick():
+                # While kernels compile, a few frames a second leave the worker the CPU.
+                rate = WARM_UP_FPS if self.warm_up is not None else viewer.max_fps
+                if rate:
+                    spare = 1.0 / rate - (time.perf_counter() - viewer.last_tick)
+                    if spare > 0:
+                        time.sleep(spare)
+        finally:  # closed by the user, or stopped by a signal (Ctrl-C): settings kept, recording finished
+            viewer.close()
 
     # --- the scene's first frame on a worker thread ------------------------------------------------
     def warming_up(self, dt: float) -> bool:
