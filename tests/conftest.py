@@ -46,6 +46,24 @@ def not_quiet():
 
 
 @pytest.fixture
+def balls_window(tmp_path):
+    """A window of 600 balls, or pyglet's headless (EGL) window where there is no display (a GPU
+    machine); its screenshots and recordings go under tmp_path."""
+    from sim import create_scene
+    from viewer.window.app import Viewer, display_problem
+
+    try:
+        v = Viewer(create_scene("balls", preset="block", n=600, seed=2), 900, 601, visible=display_problem() is None,
+                   max_fps=None, screenshot_dir=tmp_path / "screenshots", recording_dir=tmp_path / "recordings")
+    except Exception as exc:  # noqa: BLE001  no window of either kind here
+        pytest.skip(f"no window: {exc}")
+    for _ in range(3):
+        v.tick()
+    yield v
+    v.close()
+
+
+@pytest.fixture
 def small_disk(tmp_path):
     """A 64 KiB tmpfs, to fill a disk on purpose (needs root; skipped otherwise)."""
     mount = tmp_path / "small"

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from gl_support import needs_egl
 
-from sim import create_scene
 from viewer.record.recorder import REAL_TIME, STEPS, RecordOptions
 from viewer.record.video import VideoWriter, check_video_target, even_size
 from viewer.window.app import display_problem
@@ -120,19 +119,8 @@ def test_bad_record_options_exit_2_before_any_work(cli, tmp_path, args, message)
 
 # --- in a window -------------------------------------------------------------------------------------------
 @pytest.fixture
-def viewer(tmp_path):
-    """A window, or pyglet's headless (EGL) window where there is no display (a GPU machine)."""
-    from viewer.window.app import Viewer
-
-    try:
-        v = Viewer(create_scene("balls", preset="block", n=600, seed=2), 900, 601, visible=_PROBLEM is None,
-                   max_fps=None, screenshot_dir=tmp_path / "shots", recording_dir=tmp_path / "recordings")
-    except Exception as exc:  # noqa: BLE001  no window of either kind here
-        pytest.skip(f"no window: {exc}")
-    for _ in range(3):
-        v.tick()
-    yield v
-    v.close()
+def viewer(balls_window):
+    return balls_window
 
 
 def press_record(v):

@@ -73,19 +73,8 @@ def test_a_video_without_a_frame_never_replaces_a_file(tmp_path):
 
 # --- in a window -------------------------------------------------------------------------------------------
 @pytest.fixture
-def viewer(tmp_path):
-    from viewer.window.app import Viewer, display_problem
-
-    problem = display_problem()
-    try:
-        v = Viewer(create_scene("balls", preset="block", n=600, seed=2), 900, 601, visible=problem is None,
-                   max_fps=None, screenshot_dir=tmp_path / "screenshots", recording_dir=tmp_path / "recordings")
-    except Exception as exc:  # noqa: BLE001  no window of either kind here
-        pytest.skip(f"no window: {exc}")
-    for _ in range(3):
-        v.tick()
-    yield v
-    v.close()
+def viewer(balls_window):
+    return balls_window
 
 
 def press(v, symbol, modifiers=0):
