@@ -1,6 +1,7 @@
 """The panel's live distance histogram: cadence, bucket width, size limit and errors through the
 controller (no window), then once in a real window (Xvfb under `make test`)."""
 
+import dataclasses
 import math
 import time
 
@@ -43,11 +44,31 @@ def test_off_by_default_then_counts_every_pair_on_the_cpu(balls_t):
 def test_recounts_every_tenth_frame_and_at_once_on_a_new_width(ctl):
     hist = ctl.histogram
     assert not any(hist.frame(ctl.scene) for _ in range(EVERY_FRAMES - 1))
-    time.sleep(hist.result.ms / 1e3 / TIME_SHARE + 0.01)
+    time.sleep(hist.last_cost_s / TIME_SHARE + 0.01)
     assert hist.frame(ctl.scene)
     hist.set_width(2.5)
     assert hist.frame(ctl.scene) and hist.result.width == 2.5
     assert int(hist.result.counts.sum()) == all_pairs(ctl.scene.n)
+
+
+def test_the_recount_waits_for_all_its_time_not_only_the_kernel(ctl, monkeypatch):
+    """g(r)'s ideal gas and the read back count too: a recount whose kernel says 0 ms but that took
+    60 ms waits 60 ms / TIME_SHARE before the next one."""
+    from sim.sdh import live
+
+    counted = live.distance_histogram
+
+    def slow(*args, **kwargs):
+        time.sleep(0.06)
+        return dataclasses.replace(counted(*args, **kwargs), ms=0.0)
+
+    monkeypatch.setattr("sim.sdh.live.distance_histogram", slow)
+    hist = ctl.histogram
+    hist.set_width(2.0)
+    assert hist.frame(ctl.scene) and hist.result.ms == 0.0 and hist.last_cost_s >= 0.06
+    assert not any(hist.frame(ctl.scene) for _ in range(EVERY_FRAMES + 2))  # 0.3 s not yet gone
+    time.sleep(hist.last_cost_s / TIME_SHARE + 0.01)
+    assert hist.frame(ctl.scene)
 
 
 @pytest.mark.parametrize("width", [0, math.nan, -1.0, "junk"])
