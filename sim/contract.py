@@ -39,7 +39,7 @@ from sim.views import (
 __all__ = [
     # declarations
     "BLOCK_COLORS", "BlockColoring", "GpuKnobs", "HistogramSource", "Option", "Param", "Preset", "SceneSpec",
-    "Stat", "Toggle", "Tool", "Verifier", "ViewKind", "Words", "load",
+    "Stat", "Toggle", "Tool", "UserStage", "Verifier", "ViewKind", "Words", "load",
     # views and pointer events (sim.views)
     "Box", "DragPoint", "FieldView", "Legend", "Plot", "PlotsView", "PointerEvent", "PointsView", "Series",
     "Tiles", "Trough", "View",
@@ -159,6 +159,21 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class UserStage:
+    """A stage a user's own kernel can replace (``--kernel-file``; ``sim.userkernel``)."""
+
+    name: str  # "step": `template heat step`, `check heat --stage step`
+    summary: str  # one line: what the kernel computes
+    entry: str  # the kernel the user's file defines (extern "C" __global__ void <entry>(...))
+    signature: str  # its C signature
+    params: tuple[tuple[str, str], ...]  # (parameter, what it means), in signature order
+    launch: str  # the launch rule in words: how grid and block follow from the item count
+    compare: str  # how the result is compared with the CPU twin, in words ("exact", "rtol 1e-5")
+    template: str  # package path of a working, commented starting point: "sim/heat/templates/step.cu"
+    adapter: str  # "sim.heat.user_stage:StepStage" (sim.userkernel.adapter.StageAdapter)
+
+
+@dataclass(frozen=True)
 class HistogramSource:
     """The scene's points feed the live distance histogram and g(r)."""
 
@@ -207,6 +222,15 @@ class SceneSpec:
     bench: str = ""  # "sim.sdh.bench:COMMAND": a benchmark of its own instead of timed frames
     # "sim.particles.ranks_bench:scaling": bench over MPI ranks, f(args, spec) -> exit code (none: refused there)
     scaling_bench: str = ""
+    user_stages: tuple[UserStage, ...] = ()  # stages a user's own kernel can replace
+
+    def user_stage(self, name: str | None = None) -> UserStage:
+        """The replaceable stage called ``name`` (the first when None); ValueError naming the choices."""
+        for stage in self.user_stages:
+            if name is None or stage.name == name:
+                return stage
+        choices = ", ".join(s.name for s in self.user_stages) or "none"
+        raise ValueError(f"the {self.name} scene has no replaceable stage {name!r} (choose from {choices})")
 
     def preset(self, name: str) -> Preset:
         for preset in self.presets:

@@ -1,0 +1,18 @@
+"""Your own kernel in a live stage: a user's ``.cu`` file replaces one stage a scene declares.
+
+A scene declares its replaceable stages in its spec (``SceneSpec.user_stages``, ``UserStage``): the
+kernel's C signature and each parameter's meaning, the launch rule, a template and how a result is
+compared with the CPU twin. Code that knows one stage (its inputs, the CPU twin, the launch, the
+comparison, how the scene hands its state in and takes the result back) is that scene's
+``StageAdapter`` (``sim/<scene>/user_stage.py``); everything else is shared and lives here:
+
+- ``adapter``: the adapter protocol and ``Comparison`` (what a check found, item by item);
+- ``source``: the user's file read as text, compiled with NVRTC (the reference build's options and
+  ``-lineinfo``), diagnostics with ``file:line``, the message and the offending line;
+- ``guard``: output buffers poisoned and padded, the pads checked after each launch;
+- ``sandbox``: a worker process with a CUDA context of its own that runs the user's kernel, so a
+  fault or a kernel that never returns costs the worker, never the caller (killed after a time limit,
+  started again on the next request);
+- ``grader``: ``check`` (fresh random inputs, edge sizes, a table, exit 0/1/2/3, ``--json``) and
+  the ``bench --kernel-file`` timings beside the built-in variants.
+"""
