@@ -123,6 +123,8 @@ def test_long_system_residual(kernel, path):
                                            ("warp", (32, 128, 256)), ("block", (32, 128, 512))])
 @pytest.mark.parametrize("order", [2, 3, 17, 32, 33, 100, 257, 1024])
 def test_batched_matches_the_cpu_twin(group, blocks, order):
+    import cupy
+
     from sim.durbin import batched_gpu
     from sim.durbin.gpu import KernelError
 
@@ -131,12 +133,13 @@ def test_batched_matches_the_cpu_twin(group, blocks, order):
     rb = np.stack([inputs.ar_autocorr(order, inputs.random_kappas(rng)) for _ in range(systems)])
     y_cpu, a_cpu, b_cpu = durbin_cpu.batched(rb)
     for block in blocks:
+        poisoned = (cupy.full(rb.shape, np.nan), cupy.full(rb.shape, np.nan), cupy.full(systems, np.nan))
         try:
-            y, a, b = (x.get() for x in batched_gpu.batched(rb, group, block))
+            y, a, b = (x.get() for x in batched_gpu.batched(rb, group, block, out=poisoned))
         except KernelError as exc:
             assert ("shared memory" in str(exc) and group == "thread") or (group == "register" and order > 32)
             continue
-        if group == "thread":  # C summation order on the GPU too
+        if group in ("thread", "register"):  # C summation order on the GPU too
             np.testing.assert_array_equal(y, y_cpu)
             np.testing.assert_array_equal(a, a_cpu)
             np.testing.assert_array_equal(b, b_cpu)
@@ -144,6 +147,20 @@ def test_batched_matches_the_cpu_twin(group, blocks, order):
             assert np.max(np.abs(y - y_cpu)) / np.max(np.abs(y_cpu)) <= 1e-12
             np.testing.assert_allclose(a, a_cpu, rtol=0, atol=1e-12)
             np.testing.assert_allclose(b, b_cpu, rtol=1e-12)
+
+
+def test_batched_out_must_fit():
+    import cupy
+
+    from sim.durbin import batched_gpu
+    from sim.durbin.gpu import KernelError
+
+    rb = np.stack([inputs.polybench(32, "4")] * 5)
+    for out in ((cupy.empty((5, 31)), cupy.empty((5, 32)), cupy.empty(5)),
+                (cupy.empty((5, 32)), cupy.empty((5, 32)), cupy.empty(5, np.float32)),
+                (cupy.empty((32, 5)).T, cupy.empty((5, 32)), cupy.empty(5))):
+        with pytest.raises(KernelError, match="out= must be"):
+            batched_gpu.batched(rb, "register", out=out)
 
 
 @pytest.mark.parametrize("group", ["register", "thread", "warp", "block"])

@@ -49,9 +49,13 @@ def batched_shape(systems: int, order: int, group: str, block: int | None, items
 
 
 def batched(r, group: str | None = None, block: int | None = None, precision: str = "fp64", version: str = "4",
-            device: int = 0, stream=None):
+            device: int = 0, stream=None, out=None):
     """(y, alphas, betas) for every row of r (systems, order), on the device: y and alphas (systems,
-    order), betas the final normalised prediction error per system. Asynchronous on ``stream``."""
+    order), betas the final normalised prediction error per system. Asynchronous on ``stream``.
+
+    ``out``: (y, alphas, betas) arrays of those shapes and r's dtype to write into (a caller solving
+    again and again reuses them); else new ones. Every kernel writes every entry, so they need no
+    preparation."""
     dtype = DTYPES[precision]
     with cupy.cuda.Device(device):
         r = cupy.ascontiguousarray(cupy.asarray(r, dtype=dtype))
@@ -60,9 +64,15 @@ def batched(r, group: str | None = None, block: int | None = None, precision: st
         systems, order = r.shape
         group = group or batched_group(order)
         blocks, threads, smem = batched_shape(systems, order, group, block, np.dtype(dtype).itemsize, device)
-        y = cupy.full_like(r, np.nan)
-        alphas = cupy.full_like(r, np.nan)
-        betas = cupy.full(systems, np.nan, dtype)
+        if out is None:
+            y, alphas, betas = cupy.empty_like(r), cupy.empty_like(r), cupy.empty(systems, dtype)
+        else:
+            y, alphas, betas = out
+            if y.shape != r.shape or alphas.shape != r.shape or betas.shape != (systems,) or \
+                    {y.dtype, alphas.dtype, betas.dtype} != {r.dtype} or \
+                    not all(a.flags.c_contiguous for a in (y, alphas, betas)):
+                raise KernelError(f"batched out= must be {r.shape}, {r.shape} and ({systems},) contiguous arrays "
+                                  f"of {r.dtype}")
         if systems:
             fn = cuda.kernel(kernels.batched(group, precision, version), device)
             fn.max_dynamic_shared_size_bytes = smem
