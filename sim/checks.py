@@ -58,6 +58,23 @@ class Checks:
         return None
 
 
+class Described:
+    """An item's description on its way from the device (``Inspector.prefetch``): ``ready()`` once its copy
+    has arrived; ``values()`` is then what ``describe`` gives (it waits for the copy if it has not)."""
+
+    def __init__(self, item: int, arrived, values):
+        self.item = item
+        self._arrived = arrived  # a CUDA event recorded after the copy
+        self._values = values  # () -> dict, once the copy has arrived
+
+    def ready(self) -> bool:
+        return bool(self._arrived.done)
+
+    def values(self) -> dict[str, str]:
+        self._arrived.synchronize()
+        return self._values()
+
+
 class Inspector:
     """The items the viewer's pointer asks about (hover tooltip, pinned item), for a scene whose items are
     its indices. A scene with more to say hands out its own (``Scene.inspector_type``), built on the
@@ -78,6 +95,12 @@ class Inspector:
         ``item`` is not one of the view's items.
         """
         return {self.scene.spec.words.one: f"#{int(item)}"}
+
+    def prefetch(self, item: int) -> Described | None:
+        """Start reading ``describe``'s values of ``item`` from the device without waiting, for a scene that
+        keeps them there (the viewer asks every frame and shows the answer when it has arrived, so a
+        tooltip costs the frame no host wait). None (the default) when ``describe`` is cheap at once."""
+        return None
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """Under verification, for an item the last check marked: (value name, GPU value, CPU value,

@@ -6,7 +6,9 @@ from __future__ import annotations
 from sim.cuda import Build
 
 SPLAT = Build("viewer/render/points/splat.cu", (), ("splat_balls",))  # viewer/render/points/splat.py
+# viewer/pick/device.py; --fmad=false: rounds as its twin, viewer/pick/ray.py
+RAY_TEST = Build("viewer/pick/raytest.cu", ("--fmad=false",), ("nearest_hit", "first_of_nearest"))
 
 
 def builds() -> list[Build]:
-    return [SPLAT]
+    return [SPLAT, RAY_TEST]

@@ -185,6 +185,9 @@ class Scene:
     def describe(self, item: int) -> dict[str, str]:
         return self.inspector.describe(item)
 
+    def prefetch(self, item: int):
+        return self.inspector.prefetch(item)
+
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         return self.inspector.describe_check(item)
 

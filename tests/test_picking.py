@@ -1,16 +1,15 @@
-"""Picking: the host's ray test and the id render pass agree with a brute force; in a window (Xvfb)
+"""Picking: the host's ray test agrees with a brute force, and the CUDA ray test with it; in a window (Xvfb)
 the tooltip of a ball placed under the pointer shows that ball's values from the state, a click pins
 it and Esc unpins; a field's cell and a plot's bucket are picked; under verification the tooltip of
-a marked item shows the GPU and CPU values side by side (GPU tests: the id pass over CUDA-written
+a marked item shows the GPU and CPU values side by side (GPU tests: the CUDA ray test over CUDA-written
 buffers, a planted kernel fault)."""
 
 import numpy as np
 import pytest
-from gl_support import needs_egl
 
 from sim import create_scene
 from sim.registry import SCENES
-from viewer.pick.picker import ID_PASS, RAY, field_cell
+from viewer.pick.picker import DEVICE_RAY, RAY, field_cell
 from viewer.pick.ray import ray_hit
 from viewer.window.app import display_problem
 
@@ -55,27 +54,84 @@ def test_the_ray_test_finds_the_nearest_sphere_hit():
     assert ray_hit(np.empty((0, 4), np.float32), origin, direction) is None
 
 
-@needs_egl
-def test_the_id_pass_picks_what_the_ray_test_picks(gl):
-    from viewer.pick.idpass import IdPass
+@pytest.mark.gpu
+def test_the_cuda_ray_test_picks_what_the_host_ray_test_picks():
+    """Its twin: the same index and the same distance, bit for bit, over fresh random spheres, with the answer
+    buffer poisoned before each request (a stale answer cannot pass)."""
+    import cupy
 
-    spheres, rng = random_spheres(50_000, 9)
-    buffer = gl.buffer(spheres.tobytes())
-    ids = IdPass(gl)
-    origin = np.array([0.0, 0.0, 80.0])
+    from viewer.pick.device import DeviceRayTest
+
+    spheres, rng = random_spheres(200_000, None)
+    spheres[rng.integers(0, len(spheres), 50), 3] = 0.0  # radius 0: never hit
+    device = cupy.asarray(spheres)
+    test = DeviceRayTest()
+    assert test.collect() is None, "nothing requested yet"
     picked = 0
-    for _ in range(80):
+    for _ in range(60):
+        origin = np.array([*rng.uniform(-5, 5, 2), 60.0])
         direction = np.array([*rng.normal(0, 0.2, 2), -1.0])
         direction /= np.linalg.norm(direction)
-        want = ray_hit(spheres, origin, direction)
-        got = ids.pick(buffer, spheres.shape[0], origin, direction, far=200.0)
-        assert got == (None if want is None else want[0])
+        test.answer[:] = 12345  # poison: a request that wrote nothing would read back as item 12345
+        test.request(device, origin, direction)
+        got = test.collect()
+        assert got == ray_hit(spheres, origin, direction)
         picked += got is not None
-    assert picked > 40
-    ids.request(buffer, 0, origin, direction, 200.0)
-    assert ids.collect() is None, "no items: nothing hit"
-    ids.release()
-    buffer.release()
+    assert picked > 30
+    test.request(device, np.array([0.0, 0.0, 60.0]), np.array([0.0, 0.0, 1.0]))  # pointing away from them all
+    assert test.collect() is None
+    test.request(device[:0], np.zeros(3), np.array([0.0, 0.0, 1.0]))
+    assert test.collect() is None, "no items: nothing hit"
+
+
+class _Arriving:
+    """A description on its way that arrives when the test says so."""
+
+    def __init__(self, item, values):
+        self.item, self._values, self.arrived = item, values, False
+
+    def ready(self):
+        return self.arrived
+
+    def values(self):
+        return self._values
+
+
+class _DeviceScene:
+    verify = False
+
+    def __init__(self):
+        self.asked = []
+
+    def prefetch(self, item):
+        self.asked.append(_Arriving(item, {"ball": f"#{item}"}))
+        return self.asked[-1]
+
+    def describe(self, item):
+        raise AssertionError("a device scene's tooltip must not be described at once")
+
+
+def test_a_device_scene_s_tooltip_shows_a_frame_late_and_never_waits():
+    from viewer.pick.tooltip import LateReports
+
+    scene, reports = _DeviceScene(), LateReports()
+    assert reports.report(scene, 4, "hover") is None, "nothing has arrived yet"
+    assert reports.report(scene, 4, "hover") is None, "the first request has not arrived"
+    scene.asked[-1].arrived = True
+    shown = reports.report(scene, 4, "hover")
+    assert shown.item == 4 and shown.values == {"ball": "#4"}
+    assert reports.report(scene, 4, "hover").values == {"ball": "#4"}, "kept while the next is on its way"
+    assert reports.report(scene, 9, "hover") is None, "another item: the old one's values are not shown for it"
+    assert reports.report(scene, 4, "pinned") is None, "slots are separate"
+
+
+def test_a_scene_without_prefetch_is_described_at_once():
+    from viewer.pick.tooltip import LateReports
+
+    scene = create_scene("heat", preset="plate", n=400)
+    rep = LateReports().report(scene, 7, "hover")
+    assert rep is not None and rep.values == scene.describe(7)
+    assert LateReports().report(scene, 10**9, "hover").error, "a bad item is an error in the report"
 
 
 def test_field_cells_by_arithmetic():
@@ -182,13 +238,11 @@ def check_tooltip_is_the_state(v, item):
     assert report.values["radius"] == f"{pos[item, 3]:.4g}"
 
 
-@pytest.mark.parametrize("method", [RAY, ID_PASS])
-def test_the_tooltip_shows_the_values_of_the_ball_under_the_pointer(window, method):
+def test_the_tooltip_shows_the_values_of_the_ball_under_the_pointer(window):
     v = window(balls_with_known_state())
-    v.pointing.picking.method = method
     for item in (0, 2, 3):
         hover(v, window_point(v, v.scene.state()[0][item, :3]), ticks=3)
-        assert v.pointing.picking.hovered == item and v.pointing.picking.used == method
+        assert v.pointing.picking.hovered == item and v.pointing.picking.used == RAY
         check_tooltip_is_the_state(v, item)
     hover(v, (20, 680))  # the sky: nothing
     assert v.pointing.picking.hovered is None and v.pointing.hover_report is None
@@ -276,7 +330,7 @@ def test_gpu_tooltip_values_come_from_the_device_state(window):
     for item in range(len(KNOWN)):
         pos = v.scene.state()[0]
         hover(v, window_point(v, pos[item, :3]), ticks=3)
-        assert v.pointing.picking.used == ID_PASS
+        assert v.pointing.picking.used == DEVICE_RAY
         check_tooltip_is_the_state(v, v.pointing.picking.hovered)
         assert v.pointing.picking.hovered == item
         assert v.pointing.hover_report.values["CUDA"].startswith(f"block {item // v.scene.block}, thread ")
@@ -306,3 +360,31 @@ def test_a_planted_gpu_fault_shows_both_values_in_the_tooltip(window):
     gpu_count, cpu_count, difference = rows["partners"]
     assert int(gpu_count) != int(cpu_count) and difference == f"{int(gpu_count) - int(cpu_count):+d}"
     assert "only" in rows["partner ids"][2]
+
+
+@pytest.mark.gpu
+def test_a_gpu_ball_is_described_from_one_gather():
+    """The gather (inspect.cu) against the GPU state read back array by array, for the ball with the most
+    partners and random others, the pinned copies poisoned before each request."""
+    scene = create_scene("balls", preset="block", n=3000, backend="gpu")
+    for _ in range(6):
+        scene.advance_frame()
+    scene.finish()
+    g, n = scene.gpu, scene.n
+    count, slots = g.count[:n].get(), g.partners.reshape(g.capacity, g.stride)[:, :n].get()
+    pos, vel, spin, ids = (a[:n].get() for a in (g.pos, g.vel, g.spin_yz, g.ids))
+    assert count.max() > 0
+    items = [int(np.argmax(count)), *np.random.default_rng().choice(n, 20, replace=False).tolist()]
+    for item in items:
+        if scene.inspector._gather is not None:
+            for words in scene.inspector._gather.host:
+                words[:] = np.nan
+        got = scene.prefetch(item).values()
+        partners = slots[: count[item], item]
+        velocity = vel[item].copy()
+        velocity[3] = 0.0
+        spin_now = np.array([vel[item, 3], *spin[item], 0.0], np.float32)
+        want = scene.inspector._values(item, int(ids[item]), pos[item], velocity, spin_now, pos[partners],
+                                       [int(k) for k in ids[partners]])
+        assert got == want
+        assert got["partners"].startswith(str(count[item]))

@@ -136,7 +136,7 @@ def test_lpc_recording_draws_the_spectrum_on_its_axes_in_every_frame():
 def _pin(scene, item: int):
     from viewer.pick.picker import Picking
 
-    picking = Picking(None)
+    picking = Picking()
     picking.hovered, picking.hovered_kind = item, "points"
     assert picking.pin(scene) == item
     return picking

@@ -5,10 +5,47 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.checks import Inspector
+from sim.balls.kernels import INSPECT, INSPECT_HEAD, INSPECT_PER_PARTNER
+from sim.checks import Described, Inspector
+
+RING = 8  # pinned copies in flight: the viewer reads each a frame or two after asking
+
+
+class DeviceGather:
+    """inspect.cu's output buffer on the device and a ring of pinned host copies of it (room for
+    ``capacity`` partners): a copy is read before the ring comes round to it again."""
+
+    def __init__(self, capacity: int):
+        import cupy
+
+        self.capacity = capacity
+        words = INSPECT_HEAD + INSPECT_PER_PARTNER * capacity
+        self.device = cupy.empty(words, cupy.float32)
+        self.host = [np.frombuffer(cupy.cuda.alloc_pinned_memory(4 * words), np.float32, words) for _ in range(RING)]
+        self.turn = 0
+
+    def request(self, gpu, item: int):
+        """Gather ball ``item`` of the GPU state and start its copy; (the host words, the event after the copy)."""
+        import cupy
+
+        from sim import cuda
+
+        cuda.kernel(INSPECT, gpu.device)((1,), (128,), (gpu.pos, gpu.vel, gpu.spin_yz, gpu.ids, gpu.count, gpu.partners,
+                                                        np.int64(gpu.stride), np.int32(gpu.capacity), np.int32(item),
+                                                        self.device))
+        words = self.host[self.turn]
+        self.turn = (self.turn + 1) % RING
+        stream = cupy.cuda.get_current_stream()
+        runtime = cupy.cuda.runtime
+        runtime.memcpyAsync(words.ctypes.data, self.device.data.ptr, words.nbytes, runtime.memcpyDeviceToHost,
+                            stream.ptr)
+        return words, stream.record()
 
 
 class BallInspector(Inspector):
+    def __init__(self, scene):
+        super().__init__(scene)
+        self._gather: DeviceGather | None = None  # made on the first GPU description
     def item_key(self, item: int) -> int:
         """A ball's id: the GPU reorders the balls at every pass, and a pass on either backend drops the
         fallen ones (the balls after them move up); the id stays with the ball."""
@@ -27,26 +64,6 @@ class BallInspector(Inspector):
             found = np.flatnonzero(scene.host.ids == int(key))[:1]
         return int(found[0]) if found.size else None
 
-    def _partners(self, item: int) -> np.ndarray:
-        """The ball's proximity partners (indices now) in the current pair list."""
-        scene = self.scene
-        if scene.backend == "gpu":
-            count = int(scene.gpu.count[item].get())
-            return scene.gpu.partners.reshape(scene.gpu.capacity, scene.gpu.stride)[:count, item].get().astype(np.int64)
-        pairs = scene.host.pairs
-        return np.concatenate([pairs[pairs[:, 0] == item, 1], pairs[pairs[:, 1] == item, 0]])
-
-    def _ball(self, indices) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(pos, vel, omega) rows of some balls, copied from wherever the state is (a few rows only)."""
-        scene = self.scene
-        indices = np.asarray(indices, np.int64)
-        if scene.backend == "gpu":
-            import cupy
-
-            at = cupy.asarray(indices)
-            return scene.gpu.rows(at)
-        return scene.host.pos[indices], scene.host.vel[indices], scene.host.omega[indices]
-
     def _keys(self, indices) -> list[int]:
         scene = self.scene
         indices = np.asarray(indices, np.int64)
@@ -58,23 +75,58 @@ class BallInspector(Inspector):
             return [int(v) for v in scene.gpu.ids[cupy.asarray(indices)].get()]
         return [int(v) for v in scene.host.ids[indices]]
 
+    def prefetch(self, item: int) -> Described | None:
+        """On the GPU, one launch gathers the ball's values, its partners' ids and positions into a few
+        words (inspect.cu) and one copy starts them to pinned host memory; None on the CPU."""
+        scene = self.scene
+        if scene.backend != "gpu":
+            return None
+        item = self._checked(item)
+        gpu = scene.gpu
+        if self._gather is None or self._gather.capacity < gpu.capacity:
+            self._gather = DeviceGather(gpu.capacity)
+        words, arrived = self._gather.request(gpu, item)
+        return Described(item, arrived, lambda: self._from_words(item, words.copy()))
+
     def describe(self, item: int) -> dict[str, str]:
         scene = self.scene
+        if scene.backend == "gpu":
+            return self.prefetch(item).values()
+        item = self._checked(item)
+        host, pairs = scene.host, scene.host.pairs
+        partners = np.concatenate([pairs[pairs[:, 0] == item, 1], pairs[pairs[:, 1] == item, 0]])
+        return self._values(item, int(host.ids[item]), host.pos[item], host.vel[item], host.omega[item],
+                            host.pos[partners], self._keys(partners))
+
+    def _checked(self, item) -> int:
         item = int(item)
-        if not 0 <= item < scene.n:
-            raise IndexError(f"no ball {item} (there are {scene.n:,})")
-        partners = self._partners(item)
-        pos, vel, omega = self._ball(np.concatenate([[item], partners]))
-        gap = np.linalg.norm(pos[1:, :3] - pos[0, :3], axis=1) - (pos[1:, 3] + pos[0, 3])
-        speed = float(np.linalg.norm(vel[0, :3]))
+        if not 0 <= item < self.scene.n:
+            raise IndexError(f"no ball {item} (there are {self.scene.n:,})")
+        return item
+
+    def _from_words(self, item: int, words: np.ndarray) -> dict[str, str]:
+        """describe's values from inspect.cu's words (a GPU ball)."""
+        ints = words.view(np.int32)
+        count = min(int(ints[0]), (words.size - INSPECT_HEAD) // INSPECT_PER_PARTNER)
+        partners = words[INSPECT_HEAD:INSPECT_HEAD + INSPECT_PER_PARTNER * count].reshape(count, INSPECT_PER_PARTNER)
+        vel, omega = words[6:10].copy(), np.array([words[9], words[10], words[11], 0.0], np.float32)
+        vel[3] = 0.0
+        return self._values(item, int(ints[1]), words[2:6], vel, omega, partners[:, 1:],
+                            [int(k) for k in partners[:, 0].view(np.int32)])
+
+    def _values(self, item: int, key: int, pos, vel, omega, partner_pos, partner_keys: list[int]) -> dict[str, str]:
+        """The tooltip's rows, the same from either backend's values."""
+        scene = self.scene
+        gap = np.linalg.norm(partner_pos[:, :3] - pos[:3], axis=1) - (partner_pos[:, 3] + pos[3])
+        speed = float(np.linalg.norm(vel[:3]))
         values = {
-            "ball": f"#{self.item_key(item)}",
-            "position": _xyz(pos[0, :3]),
-            "velocity": f"{_xyz(vel[0, :3])}  |v| {speed:.4g} units/s",
-            "spin": _xyz(omega[0, :3]) + " rad/s",
-            "radius": f"{pos[0, 3]:.4g}",
+            "ball": f"#{key}",
+            "position": _xyz(pos[:3]),
+            "velocity": f"{_xyz(vel[:3])}  |v| {speed:.4g} units/s",
+            "spin": _xyz(omega[:3]) + " rad/s",
+            "radius": f"{pos[3]:.4g}",
             "contacts": f"{int(np.count_nonzero(gap < 0))} touching",
-            "partners": _id_list(self._keys(partners)),
+            "partners": _id_list(partner_keys),
         }
         thread = self._thread(item)
         if thread is not None:

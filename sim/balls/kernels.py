@@ -1,5 +1,6 @@
 """The CUDA builds of the balls scene (CuPy-free, so a machine without a GPU can list and compile
-them): the proximity pass in four variants at every block size, the step, the points kernel."""
+them): the proximity pass in four variants at every block size, the step, the points kernel, the
+gather of one ball's description."""
 
 from __future__ import annotations
 
@@ -28,9 +29,11 @@ STEP_BOUNDS = Build("sim/balls/contact.cu", (*STEP.options, "-DBOUNDS"), ("step"
 
 
 RENDER = Build("sim/balls/render.cu", ("--fmad=false",), ("write_points",))  # rounded as render_cpu.py rounds
+INSPECT = Build("sim/balls/inspect.cu", (), ("gather_ball",))  # one ball's description (items.py)
+INSPECT_HEAD, INSPECT_PER_PARTNER = 12, 5  # inspect.cu's HEAD and PER_PARTNER (32-bit words)
 
 
 def builds() -> list[Build]:
     """Every build the launchers make: each variant at every block size, the steps, the points."""
     proximity_builds = [proximity(v, b) for v in world.PROXIMITY_VARIANTS for b in world.BLOCK_SIZES]
-    return proximity_builds + [STEP, STEP_BOUNDS, RENDER]
+    return proximity_builds + [STEP, STEP_BOUNDS, RENDER, INSPECT]

@@ -3,8 +3,8 @@
 ``Picking.hover(view, camera, pixel, ...)`` finds the item under a pixel of the view:
 
 - points: on the host path (the items were uploaded from the host) a ray test against their
-  positions (``ray.ray_hit``); on the device path the id render pass over the GL buffer the device
-  wrote (``idpass.IdPass``), requested this frame and read a frame later, so it never stalls;
+  positions (``ray.ray_hit``); on the device path the same test in CUDA over the GL buffer the device
+  wrote (``device.DeviceRayTest``), requested this frame and read a frame later, so it never stalls;
 - field: the cell under the pixel, by arithmetic on the plane z = 0;
 - plots: ImPlot's hovered point, which ``PlotsRenderer`` notes while it draws (``plots_hovered``).
 
@@ -21,9 +21,9 @@ import numpy as np
 
 from sim.contract import FieldView, PlotsView, PointsView
 from viewer.pick.ray import ray_hit
-from viewer.render.points.feed import HOST
+from viewer.render.points.feed import DEVICE
 
-AUTO, RAY, ID_PASS = "auto", "ray", "id pass"
+RAY, DEVICE_RAY = "ray", "CUDA ray test"
 
 
 @dataclass
@@ -47,24 +47,22 @@ def field_cell(view: FieldView, x: float, y: float) -> int | None:
 
 
 class Picking:
-    def __init__(self, ctx):
-        self.ctx = ctx
-        self.method = AUTO  # AUTO: the ray test for host uploads, the id pass for device writes
+    def __init__(self):
         self.hovered: int | None = None
         self.hovered_kind: str | None = None
         self.pinned: Pinned | None = None
         self.follow = False  # the camera follows the pinned item
-        self.used: str | None = None  # how the last points pick was made (RAY or ID_PASS)
-        self._ids = None  # IdPass, made on first use
+        self.used: str | None = None  # how the last points pick was made (RAY or DEVICE_RAY)
+        self._device = None  # DeviceRayTest, made on first use
 
     # --- hovering ------------------------------------------------------------------------------
     def clear_hover(self) -> None:
         self.hovered = self.hovered_kind = None
-        if self._ids is not None:
-            self._ids.pending = False
+        if self._device is not None:
+            self._device.done = None
 
-    def hover(self, scene_view, ray: tuple[np.ndarray, np.ndarray] | None, plane_point: tuple[float, float] | None,
-              far: float) -> None:
+    def hover(self, scene_view, ray: tuple[np.ndarray, np.ndarray] | None,
+              plane_point: tuple[float, float] | None) -> None:
         """Find the item under the pointer: ``ray`` (origin, unit direction) and its ``plane_point``
         on z = 0, None when the pointer is not over the view. Plots are read from the renderer."""
         view = scene_view.current
@@ -78,27 +76,24 @@ class Picking:
             self.hovered, self.hovered_kind = field_cell(view, *plane_point), "field"
             return
         if isinstance(view, PointsView):
-            self.hovered, self.hovered_kind = self._points(scene_view.points, ray, far), "points"
+            self.hovered, self.hovered_kind = self._points(scene_view.points, ray), "points"
 
-    def _points(self, renderer, ray, far: float) -> int | None:
+    def _points(self, renderer, ray) -> int | None:
         feed = renderer.feed
         origin, direction = ray
-        if self.method == RAY or (self.method == AUTO and feed.path == HOST and feed.host_positions is not None):
-            self.used = RAY
-            hit = ray_hit(feed.host_positions, origin, direction) if feed.host_positions is not None else None
-            return None if hit is None else hit[0]
-        self.used = ID_PASS
-        ids = self.id_pass()
-        found = ids.collect() if ids.pending else None  # last frame's request
-        ids.request(renderer.spheres.position_buffer, renderer.spheres.count, origin, direction, far)
-        return found
+        if feed.path == DEVICE:
+            self.used = DEVICE_RAY
+            if self._device is None:
+                from viewer.pick.device import DeviceRayTest
 
-    def id_pass(self):
-        if self._ids is None:
-            from viewer.pick.idpass import IdPass
-
-            self._ids = IdPass(self.ctx)
-        return self._ids
+                self._device = DeviceRayTest()
+            found = self._device.collect()  # last frame's request
+            with feed.mapped_items() as (positions, _):
+                self._device.request(positions, origin, direction)
+            return None if found is None else found[0]
+        self.used = RAY
+        hit = ray_hit(feed.host_positions, origin, direction) if feed.host_positions is not None else None
+        return None if hit is None else hit[0]
 
     # --- pinning ---------------------------------------------------------------------------------
     def pin(self, scene) -> int | None:
@@ -128,6 +123,4 @@ class Picking:
         return item
 
     def release(self) -> None:
-        if self._ids is not None:
-            self._ids.release()
-            self._ids = None
+        self._device = None

@@ -44,6 +44,38 @@ def report(scene, item: int) -> ItemReport:
     return ItemReport(item, values, check)
 
 
+class LateReports:
+    """Reports of items whose scene reads their values from the device (``Scene.prefetch``): asked for
+    every frame and shown when they have arrived, usually a frame later, so a tooltip never waits for
+    the device. Other scenes' reports are made at once (``report``). One slot per use ("hover", "pinned")."""
+
+    def __init__(self):
+        self._asked: dict[str, object] = {}  # slot -> the Described on its way
+        self._shown: dict[str, ItemReport] = {}  # slot -> the last report that arrived
+
+    def report(self, scene, item: int, slot: str) -> ItemReport | None:
+        """The latest report of ``item`` for ``slot``: None until the first has arrived."""
+        if scene.verify:  # the GPU / CPU rows come from the last check, read at once anyway
+            return report(scene, item)
+        try:
+            described = scene.prefetch(item)
+        except Exception:  # noqa: BLE001  report() says what went wrong
+            self.forget(slot)
+            return report(scene, item)
+        if described is None:
+            return report(scene, item)
+        asked = self._asked.get(slot)
+        if asked is not None and asked.item == item and asked.ready():
+            self._shown[slot] = ItemReport(item, dict(asked.values()))
+        self._asked[slot] = described
+        shown = self._shown.get(slot)
+        return shown if shown is not None and shown.item == item else None
+
+    def forget(self, slot: str) -> None:
+        self._asked.pop(slot, None)
+        self._shown.pop(slot, None)
+
+
 def draw_report(rep: ItemReport) -> None:
     """The values as a two-column table, then the GPU / CPU comparison when there is one."""
     imgui.push_text_wrap_pos(imgui.get_font_size() * WRAP_EMS)

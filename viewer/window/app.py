@@ -64,7 +64,7 @@ class Viewer:
         self.composer = FrameComposer(self.view, self.gui)
         self.input = ImGuiInput(self.gui, lambda: self.window.get_size()[1])
         self.panel = Panel()
-        self.pointing = WindowPicking(self.ctx)
+        self.pointing = WindowPicking()
         self.recording = WindowRecording(recording_dir)
         self.show_help = False
         self.max_fps = max_fps

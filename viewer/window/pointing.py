@@ -13,6 +13,7 @@ from viewer.pick.picker import Picking
 from viewer.pick.tooltip import (
     HOVER_RING,
     ItemReport,
+    LateReports,
     cell_corners,
     draw_cell_outline,
     draw_pinned_window,
@@ -26,11 +27,12 @@ CLICK_PIXELS = 4.0  # a press and release closer than this is a click, not a dra
 
 
 class WindowPicking:
-    def __init__(self, ctx):
-        self.picking = Picking(ctx)
+    def __init__(self):
+        self.picking = Picking()
         self.pointer: tuple[float, float] | None = None  # window pixels, y up; None when outside
         self.press: tuple[float, float] | None = None  # where a left press started (a click candidate)
         self.click = False  # a click is waiting to pin what is under it
+        self.reports = LateReports()  # item reports, a frame late where the scene reads them from the device
         self.hover_report: ItemReport | None = None  # the tooltip drawn last frame (tests read it)
         self.pinned_report: ItemReport | None = None  # the pinned window drawn last frame
 
@@ -59,7 +61,7 @@ class WindowPicking:
                                                     viewer.covered_right(fb_size))
             ray, plane = (origin, direction), (sx, sy)
         if isinstance(view, PlotsView) or ray is not None:
-            picking.hover(viewer.view, ray, plane, viewer.camera.far if viewer.camera else 1.0)
+            picking.hover(viewer.view, ray, plane)
         else:
             picking.clear_hover()
         if isinstance(view, PlotsView) and picking.hovered is not None and imgui.is_mouse_clicked(0):
@@ -108,17 +110,22 @@ class WindowPicking:
         pinned = self.pinned_item(viewer)
         viewer.view.plots.pinned = pinned if isinstance(viewer.view.current, PlotsView) else None
         if pinned is not None:
-            self.pinned_report = report(scene, pinned)
-            if not draw_pinned_window(self.pinned_report, picking, (12.0, 12.0), viewer.camera is not None):
-                self.unpin(viewer)
-            else:
-                self._highlight(viewer, pinned, fb_size, pinned=True)
+            self.pinned_report = self.reports.report(scene, pinned, "pinned")
+            if self.pinned_report is not None:
+                if not draw_pinned_window(self.pinned_report, picking, (12.0, 12.0), viewer.camera is not None):
+                    self.unpin(viewer)
+                else:
+                    self._highlight(viewer, pinned, fb_size, pinned=True)
+        else:
+            self.reports.forget("pinned")
         hovered = picking.hovered
         if hovered is not None and not (pinned is not None and hovered == pinned and picking.hovered_kind != "plots"):
-            self.hover_report = report(scene, hovered)
-            if not self.hover_report.error:
+            self.hover_report = self.reports.report(scene, hovered, "hover")
+            if self.hover_report is not None and not self.hover_report.error:
                 draw_tooltip(self.hover_report)
                 self._highlight(viewer, hovered, fb_size, pinned=False)
+        else:
+            self.reports.forget("hover")
 
     def _highlight(self, viewer, item: int, fb_size: tuple[int, int], pinned: bool) -> None:
         view, camera = viewer.view.current, viewer.camera
