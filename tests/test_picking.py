@@ -116,13 +116,19 @@ def test_a_device_scene_s_tooltip_shows_a_frame_late_and_never_waits():
 
     scene, reports = _DeviceScene(), LateReports()
     assert reports.report(scene, 4, "hover") is None, "nothing has arrived yet"
-    assert reports.report(scene, 4, "hover") is None, "the first request has not arrived"
+    assert reports.report(scene, 4, "hover") is None and len(scene.asked) == 1, "no new request before it arrives"
     scene.asked[-1].arrived = True
     shown = reports.report(scene, 4, "hover")
-    assert shown.item == 4 and shown.values == {"ball": "#4"}
-    assert reports.report(scene, 4, "hover").values == {"ball": "#4"}, "kept while the next is on its way"
-    assert reports.report(scene, 9, "hover") is None, "another item: the old one's values are not shown for it"
+    assert shown.item == 4 and shown.values == {"ball": "#4"} and len(scene.asked) == 2
+    assert reports.report(scene, 9, "hover").item == 4, "kept while the next is on its way"
+    scene.asked[-1].arrived = True
+    shown = reports.report(scene, 9, "hover")
+    assert shown.item == 4, "the second request was still for item 4"
+    scene.asked[-1].arrived = True
+    assert reports.report(scene, 9, "hover").values == {"ball": "#9"}
     assert reports.report(scene, 4, "pinned") is None, "slots are separate"
+    reports.forget("hover")
+    assert reports.report(scene, 9, "hover") is None, "forgotten when the pointer leaves"
 
 
 def test_a_scene_without_prefetch_is_described_at_once():

@@ -46,30 +46,34 @@ def report(scene, item: int) -> ItemReport:
 
 class LateReports:
     """Reports of items whose scene reads their values from the device (``Scene.prefetch``): asked for
-    every frame and shown when they have arrived, usually a frame later, so a tooltip never waits for
-    the device. Other scenes' reports are made at once (``report``). One slot per use ("hover", "pinned")."""
+    and shown once they have arrived, usually a frame later, so a tooltip never waits for the device.
+    The newest arrival is shown (it names its item: under a moving stream of balls it is the one that
+    was under the pointer a frame ago); a new request goes out when the last one has arrived. Other
+    scenes' reports are made at once (``report``). One slot per use ("hover", "pinned")."""
 
     def __init__(self):
         self._asked: dict[str, object] = {}  # slot -> the Described on its way
         self._shown: dict[str, ItemReport] = {}  # slot -> the last report that arrived
 
     def report(self, scene, item: int, slot: str) -> ItemReport | None:
-        """The latest report of ``item`` for ``slot``: None until the first has arrived."""
+        """The newest report that has arrived for ``slot`` (None before the first)."""
         if scene.verify:  # the GPU / CPU rows come from the last check, read at once anyway
             return report(scene, item)
+        asked = self._asked.get(slot)
+        if asked is not None and not asked.ready():
+            return self._shown.get(slot)
+        if asked is not None:
+            self._shown[slot] = ItemReport(asked.item, dict(asked.values()))
         try:
             described = scene.prefetch(item)
         except Exception:  # noqa: BLE001  report() says what went wrong
             self.forget(slot)
             return report(scene, item)
         if described is None:
+            self.forget(slot)
             return report(scene, item)
-        asked = self._asked.get(slot)
-        if asked is not None and asked.item == item and asked.ready():
-            self._shown[slot] = ItemReport(item, dict(asked.values()))
         self._asked[slot] = described
-        shown = self._shown.get(slot)
-        return shown if shown is not None and shown.item == item else None
+        return self._shown.get(slot)
 
     def forget(self, slot: str) -> None:
         self._asked.pop(slot, None)
