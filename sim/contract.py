@@ -218,6 +218,8 @@ class SceneSpec:
     tool: Tool | None = None
     histogram: HistogramSource | None = None
     kernels: str = ""  # "sim.balls.kernels:builds": every CUDA build its launchers make
+    # "sim.balls.kernels:models": each stage's bytes and arithmetic, f(sim.roofline.Setup) -> {stage: StageModel}
+    models: str = ""
     commands: str = ""  # "sim.particles.cli:COMMANDS": course-compatible subcommands
     bench: str = ""  # "sim.sdh.bench:COMMAND": a benchmark of its own instead of timed frames
     # "sim.particles.ranks_bench:scaling": bench over MPI ranks, f(args, spec) -> exit code (none: refused there)

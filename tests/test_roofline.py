@@ -1,0 +1,99 @@
+"""Speed of light: every stage of every scene has a model that scales with its size; the roofline's figures
+(GB/s, % of the copy peak, GFLOP/s, % of the FLOP peak, the bound) from a model, a time and the peaks."""
+
+import pytest
+
+from sim.peaks import Peaks
+from sim.registry import SCENES
+from sim.roofline import Setup, StageModel, analyse, analyse_stages, bound, figures, models, record_lines
+
+PEAKS = Peaks("test GPU", copy_gbs=3000.0, fp32_gflops=60_000.0, fp64_gflops=30_000.0, link_gbs=50.0,
+              sources={"copy": "measured", "fp32": "measured", "fp64": "measured", "link": "measured"})
+STATS = {"pairs": 3, "tests_per_ball": 20.0, "buckets": 100, "frames": 10}
+
+
+def setup_for(spec, n: int, variant: str | None = None, **stats) -> Setup:
+    knobs = spec.gpu
+    return Setup(n, steps=spec.steps_per_frame, variant=variant or knobs.default_variant, block=knobs.default_block,
+                 options={o.name: o.default for o in spec.options}, preset=spec.start_preset,
+                 stats={**STATS, "pairs": 3 * n, "k": n, **stats})
+
+
+@pytest.mark.parametrize("name", list(SCENES))
+def test_every_stage_of_every_scene_has_a_model_that_scales_with_its_items(name):
+    spec = SCENES[name]
+    for variant in spec.gpu.variants:
+        small, large = (models(spec, setup_for(spec, n, variant)) for n in (1000, 8000))
+        assert set(small) == set(spec.stages), f"{name} {variant}: models for {sorted(small)}"
+        for stage in spec.stages:
+            a, b = small[stage], large[stage]
+            assert a.bytes_min > 0 and a.bytes_actual > 0 and a.flops >= 0 and a.units > 0, (name, stage)
+            assert a.note and a.per
+            # work grows with the items: at least linearly (SDH's pairs quadratically), never less
+            assert b.total_bytes > a.total_bytes and b.units >= 8 * a.units * 0.99, (name, variant, stage)
+
+
+def test_sdh_counts_pairs_and_durbin_entry_steps():
+    sdh = models(SCENES["sdh"], setup_for(SCENES["sdh"], 1000))["histogram"]
+    assert sdh.per == "pair" and sdh.units == 1000 * 999 / 2
+    assert sdh.flop_kind == "fp64-tensor" and sdh.flops == 8.0
+    durbin = SCENES["durbin"]
+    whole = models(durbin, Setup(4000, steps=4000, variant="persistent", preset="ar", stats={"k": 4000}))["recursion"]
+    assert whole.units == pytest.approx(4000 * 3999 / 2)
+    assert whole.bytes_min * whole.units == pytest.approx(24 * 4000)  # r in, y in and out once: 24 B an entry
+    lpc = models(durbin, Setup(100_000 * 32, preset="lpc", stats={"frames": 100_000}))["recursion"]
+    assert lpc.per == "system" and lpc.units == 100_000
+    assert lpc.total_bytes == pytest.approx(76.8e6)  # r in, y and alphas out: the issue's 77 MB
+
+
+def test_heat_temporal_moves_eight_bytes_per_k_steps():
+    heat = SCENES["heat"]
+    for k in (1, 4, 8):
+        model = models(heat, Setup(1000, variant="temporal", options={"k": str(k)}))["step"]
+        assert model.bytes_min == 8.0 and model.bytes_actual == pytest.approx(8.0 / k) and model.flops == 9.0
+    assert models(heat, Setup(1000, variant="global", options={"k": "8"}))["step"].bytes_actual == 8.0
+
+
+def test_bound_is_the_peak_reached_past_60_percent_else_latency():
+    assert bound(75.0, 10.0) == "memory"
+    assert bound(10.0, 61.0) == "arithmetic"
+    assert bound(59.0, 59.0) == "latency"
+    assert bound(70.0, 90.0) == "arithmetic"
+    assert bound(None, None) == ""
+
+
+def test_analyse_gives_rates_and_shares_of_the_peaks():
+    # 1e9 units of 8 B and 9 FLOP in 4 ms: 2000 GB/s (67% of 3000), 2250 GFLOP/s (3.75% of 60000)
+    model = StageModel(bytes_min=8.0, bytes_actual=8.0, flops=9.0, units=1e9, per="item-step")
+    perf = analyse("step", model, 4.0, PEAKS)
+    assert perf.gbs == pytest.approx(2000.0) and perf.copy_pct == pytest.approx(66.667, rel=1e-4)
+    assert perf.gflops == pytest.approx(2250.0) and perf.flop_pct == pytest.approx(3.75)
+    assert perf.bound == "memory" and perf.intensity == pytest.approx(9 / 8)
+    assert perf.min_ms == pytest.approx(8e9 / 3000e9 * 1e3)  # the bytes at the copy peak: 2.667 ms
+    fp64 = analyse("s", StageModel(1.0, 1.0, 100.0, 1e9, "item", "fp64"), 5.0, PEAKS)
+    assert fp64.gflops == pytest.approx(20_000.0) and fp64.flop_pct == pytest.approx(66.667, rel=1e-4)
+    assert fp64.bound == "arithmetic"
+    slow = analyse("s", model, 400.0, PEAKS)
+    assert slow.copy_pct == pytest.approx(0.6667, rel=1e-3) and slow.bound == "latency"
+
+
+def test_link_and_host_stages():
+    link = analyse("read back", StageModel(8.0, 8.0, 0.0, 1e9, "item", where="link"), 400.0, PEAKS)
+    assert link.gbs == pytest.approx(20.0) and link.copy_pct == pytest.approx(40.0)  # of the 50 GB/s link
+    host = analyse("plots", StageModel(8.0, 8.0, 1.0, 1e6, "item", where="host"), 1.0, PEAKS)
+    assert host.copy_pct is None and host.flop_pct is None and host.bound == "" and host.min_ms is None
+    no_peaks = analyse("step", StageModel(8.0, 8.0, 9.0, 1e9, "item"), 4.0, None)
+    assert no_peaks.gbs == pytest.approx(2000.0) and no_peaks.copy_pct is None and no_peaks.bound == ""
+
+
+def test_stages_without_time_are_left_out_and_figures_are_json():
+    heat = SCENES["heat"]
+    setup = Setup(10_000 * 10_000, variant="temporal", options={"k": "8"})
+    assert analyse_stages(heat, setup, {"step": 0.0}, PEAKS) == []
+    fig = figures(heat, setup, {"step": 0.5, "unknown": 3.0}, PEAKS)
+    assert list(fig) == ["step"]
+    assert fig["step"]["gbs"] == pytest.approx(1e8 * 1.0 / 0.5e-3 / 1e9)  # 1 B an update (8 B / 8 steps)
+    assert fig["step"]["bound"] == "latency" and fig["step"]["flop_pct"] == pytest.approx(3.0)
+    lines = record_lines({"speed_of_light": fig})
+    assert [line.split() for line in lines] == [
+        ["speed", "of", "light", "step", "200.0", "GB/s", "7%", "1800.0", "GFLOP/s", "3%", "latency"]]
