@@ -97,3 +97,55 @@ def test_stages_without_time_are_left_out_and_figures_are_json():
     lines = record_lines({"speed_of_light": fig})
     assert [line.split() for line in lines] == [
         ["speed", "of", "light", "step", "200.0", "GB/s", "7%", "1800.0", "GFLOP/s", "3%", "latency"]]
+
+
+# --- the viewer's section ----------------------------------------------------------------------------------
+def test_section_rows_from_a_scenes_timer():
+    from sim.registry import create_scene
+    from viewer.panel.speed_of_light import recent_ms, rows, scene_perf
+
+    scene = create_scene("heat", preset="plate", n=64)
+    for _ in range(3):
+        scene.advance_frame()
+    ms = recent_ms(scene.timer, "step")
+    assert ms > 0
+    (perf,) = scene_perf(scene, PEAKS)
+    steps = scene.frame_steps
+    model = models(scene.spec, Setup.of_scene(scene, steps))["step"]
+    assert perf.gbs == pytest.approx(model.total_bytes / (ms * 1e-3) / 1e9)
+    assert rows([perf]) == [("step", f"{perf.gbs:,.1f}", f"{perf.copy_pct:.0f}%", f"{perf.gflops:,.1f}",
+                             f"{perf.flop_pct:.0f}%", perf.bound)]
+
+
+@pytest.mark.window
+def test_the_window_draws_the_speed_of_light_section(monkeypatch):
+    """A heat window with a fake model (1e9 updates of 8 B and 9 FLOP a step) and fake peaks: the section
+    draws the figures of the stage's recent time; on the CPU it says it measures GPU stages."""
+    from viewer.panel import style
+    from viewer.panel.speed_of_light import recent_ms
+    from viewer.window.app import Viewer, display_problem
+
+    if display_problem() is not None:
+        pytest.skip(f"needs a display: {display_problem()}")
+    from sim.registry import create_scene
+
+    fake = StageModel(bytes_min=8.0, bytes_actual=8.0, flops=9.0, units=1e9, per="item-step", note="fake")
+    monkeypatch.setattr("sim.heat.kernels.models", lambda setup: {"step": fake})
+    monkeypatch.setitem(style.layout, "Speed of light", True)
+    v = Viewer(create_scene("heat", preset="plate", n=64), 900, 700, max_fps=None)
+    try:
+        section = v.panel.speed_of_light
+        section.peaks_of = lambda device: PEAKS
+        assert v.tick()
+        assert section.rows is None and section.note == "measures the GPU's stages: switch the physics to the GPU (a)"
+        monkeypatch.setattr(v.controller.gpu, "kernels_run", lambda: True)
+        for _ in range(3):
+            assert v.tick()
+        ms = recent_ms(v.scene.timer, "step")
+        gbs = 8e9 / (ms * 1e-3) / 1e9
+        gflops = 9e9 / (ms * 1e-3) / 1e9
+        expected = ("step", f"{gbs:,.1f}", f"{100 * gbs / 3000:.0f}%", f"{gflops:,.1f}",
+                    f"{100 * gflops / 60_000:.0f}%", bound(100 * gbs / 3000, 100 * gflops / 60_000))
+        assert section.rows == [expected] and section.note == ""
+    finally:
+        v.close()
