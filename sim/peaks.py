@@ -108,12 +108,16 @@ def gpu_facts(device: int = 0) -> dict:
         return parse_smi(out.strip().splitlines()[0])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         pass
-    import cupy
+    try:
+        import cupy
 
-    from sim.cuda import device_properties
+        from sim.cuda import device_properties
 
-    props = device_properties(device)
-    driver = cupy.cuda.runtime.driverGetVersion()
+        props = device_properties(device)
+        driver = cupy.cuda.runtime.driverGetVersion()
+    except Exception as exc:  # noqa: BLE001  neither answers: a record still says what it could not read
+        return {"name": "unknown GPU", "driver": "unknown", "sm_clock_mhz": None, "mem_clock_mhz": None,
+                "ecc": "unknown", "unread": f"{type(exc).__name__}: {exc}"}
     return {"name": props["name"], "driver": f"CUDA {driver // 1000}.{driver % 1000 // 10}",
             "sm_clock_mhz": props.get("clockRate", 0) // 1000 or None,
             "mem_clock_mhz": props.get("memoryClockRate", 0) // 1000 or None,

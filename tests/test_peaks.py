@@ -96,6 +96,20 @@ def test_fingerprint_without_a_gpu_names_the_processor():
     assert found["commit"] == "abc123"
 
 
+def test_a_gpu_fingerprint_that_cannot_be_read_says_so(monkeypatch):
+    import subprocess
+    import sys
+
+    def no_smi(*args, **kwargs):
+        raise FileNotFoundError("nvidia-smi")
+
+    monkeypatch.setattr(subprocess, "run", no_smi)
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
+    found = peaks.fingerprint("gpu", "abc")
+    assert found["kind"] == "gpu" and found["name"] == "unknown GPU" and found["driver"] == "unknown"
+    assert "import of cupy halted" in found["unread"] and found["commit"] == "abc"
+
+
 # --- on a GPU --------------------------------------------------------------------------------------------
 @pytest.mark.gpu
 def test_measured_peaks_are_plausible_for_the_device():
