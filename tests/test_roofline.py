@@ -252,3 +252,49 @@ def test_durbin_batch_and_single_records_get_the_recursions_figures(monkeypatch)
                     {**single, "backend": "cpu", "method": "scipy"}):
         add_speed_of_light(skipped)
         assert "speed_of_light" not in skipped
+
+
+# --- bench/ncu_models.py: the model against Nsight Compute's counts -------------------------------------------
+def ncu_models():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "ncu_models.py"
+    spec = importlib.util.spec_from_file_location("ncu_models", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ncu_covers_every_gpu_stage_of_every_scene():
+    ncu = ncu_models()
+    profiled = {tuple(stage_id.split(".", 1)) for stage_id in ncu.HEADLINES}
+    for name, spec in SCENES.items():
+        if name == "density":  # the particles' kernels
+            continue
+        stage_models = models(spec, setup_for(spec, 1000))
+        assert {(name, stage) for stage, model in stage_models.items() if model.where == "device"} <= profiled, name
+
+
+def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
+    import json
+
+    ncu = ncu_models()
+    names = ["dram__bytes_read.sum", "dram__bytes_write.sum", "smsp__inst_executed.sum",
+             ncu.SASS.format("fadd"), ncu.SASS.format("fmul"), ncu.SASS.format("ffma")]
+    head = ",".join(f'"{n}"' for n in ["ID", "Process ID", "Kernel Name", *names])
+    units = ",".join(['""'] * 3 + ['"byte"', '"byte"', '"inst"', '"inst"', '"inst"', '"inst"'])
+    kernels = ['"0","7","step_temporal_8","400,000,000","380,000,000","2,000,000","0","100,000,000","400,000,000"',
+               '"1","7","step_temporal_8","10,000,000","10,000,000","1,000,000","0","0","0"']
+    (tmp_path / "heat.step.csv").write_text("==PROF== Connected\n" + "\n".join([head, units, *kernels]) + "\n")
+    (tmp_path / "heat.step.model.json").write_text(json.dumps(
+        {"bytes": 1.0e9, "bytes_min": 8e9, "flops": 0.9e9, "flop_kind": "fp32", "note": "k = 8"}))
+    totals = ncu.ncu_totals(tmp_path / "heat.step.csv")
+    assert totals["kernels"] == 2 and totals["dram__bytes_read.sum"] == 410e6
+    lines = ncu.table(tmp_path).splitlines()
+    heat = next(line for line in lines if line.startswith("heat.step")).split()
+    # 2 kernels; model 1 GB vs ncu 0.8 GB: 1.25; 0.9 GFLOP vs 100 M FMUL + 2 x 400 M FFMA = 0.9 GFLOP: 1.00
+    assert heat == ["heat.step", "2", "1.0000", "0.8000", "1.25", "0.900", "0.900", "1.00", "0.0030", "fp32"]
+    assert any(line.startswith("sdh.histogram") and "not profiled" in line for line in lines)
+    assert "sm__inst_executed_pipe_tensor_op_dmma.sum" in ncu.metrics()
+    assert "dmma" not in ncu.metrics(tensor=False)
