@@ -206,14 +206,13 @@ def measure_peaks(device: int, facts: dict) -> Peaks:
         k = cuda.kernels(BUILD, device)
         sms = cuda.device_properties(device)["multiProcessorCount"]
         copy_s = _copy_seconds(k, sms)
-        blocks, fmas = sms * FMA_BLOCKS_PER_SM, FMA_ITERATIONS * UNROLL * CHAINS
-        flops = 2.0 * fmas * blocks * FMA_THREADS
-        sink32, sink64 = cupy.empty(blocks * FMA_THREADS, cupy.float32), cupy.empty(blocks * FMA_THREADS, cupy.float64)
-        fp32_s = _best(lambda: k["fma_fp32"]((blocks,), (FMA_THREADS,), (
-            sink32, cupy.int32(FMA_ITERATIONS), cupy.float32(0.999), cupy.float32(1e-3))))
-        fp64_s = _best(lambda: k["fma_fp64"]((blocks,), (FMA_THREADS,), (
-            sink64, cupy.int32(FMA_ITERATIONS), cupy.float64(0.999), cupy.float64(1e-3))))
+        blocks = sms * FMA_BLOCKS_PER_SM
+        flops = 2.0 * FMA_ITERATIONS * UNROLL * CHAINS * blocks * FMA_THREADS  # an FMA is 2 FLOP
+        fp32_s, fp64_s = (_fma_seconds(k, blocks, dtype) for dtype in (cupy.float32, cupy.float64))
         link_s = _link_seconds()
+    # the 2 GiB of the copy and the pinned buffer go back to the device and the host, not to the pools
+    cupy.get_default_memory_pool().free_all_blocks()
+    cupy.get_default_pinned_memory_pool().free_all_blocks()
     when = datetime.date.today().isoformat()
     where = (f"measured {when} on {facts['name']} (driver {facts['driver']}, SM {facts.get('sm_clock_mhz')} MHz, "
              f"memory {facts.get('mem_clock_mhz')} MHz)")
@@ -231,6 +230,17 @@ def _copy_seconds(k, sms: int) -> float:
     dst = cupy.empty_like(src)
     copy4 = _best(lambda: k["copy4"]((sms * 16,), (256,), (src, dst, cupy.int64(COPY_BYTES // 16))))
     return min(copy4, _best(lambda: dst.data.copy_from_device(src.data, COPY_BYTES)))
+
+
+def _fma_seconds(k, blocks: int, dtype) -> float:
+    """Seconds of peaks.cu's FMA chains in ``dtype`` on ``blocks`` blocks (a = 0.999, b = 0.001: the chains
+    stay near 1, never denormal)."""
+    import cupy
+
+    sink = cupy.empty(blocks * FMA_THREADS, dtype)
+    name = "fma_fp32" if dtype == cupy.float32 else "fma_fp64"
+    args = (sink, cupy.int32(FMA_ITERATIONS), dtype(0.999), dtype(1e-3))
+    return _best(lambda: k[name]((blocks,), (FMA_THREADS,), args))
 
 
 def _best(launch) -> float:

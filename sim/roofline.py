@@ -119,10 +119,11 @@ def analyse(stage: str, model: StageModel, ms: float, peaks) -> StagePerf:
 
 
 def analyse_stages(spec: SceneSpec, setup: Setup, stage_ms: Mapping[str, float], peaks) -> list[StagePerf]:
-    """Every modelled stage with a time (> 0) in ``stage_ms``, in the spec's order."""
+    """Every modelled stage with a time (> 0) in ``stage_ms``, in its order (a timer's: the spec's stages,
+    then those a scene times now and then, such as a frame replayed as one CUDA graph)."""
     stage_models = models(spec, setup)
-    return [analyse(name, stage_models[name], stage_ms[name], peaks) for name in spec.stages
-            if name in stage_models and stage_ms.get(name, 0.0) > 0.0]
+    return [analyse(name, stage_models[name], ms, peaks) for name, ms in stage_ms.items()
+            if name in stage_models and ms > 0.0]
 
 
 def figures(spec: SceneSpec, setup: Setup, stage_ms: Mapping[str, float], peaks) -> dict[str, dict]:

@@ -16,6 +16,7 @@ DEFAULT_BLOCK = 128  # a little faster than 256 at 1M and 10M (bench/results/h20
 # candidate tests but less counting, scanning and clearing; on an H200 2.5 beat 2 and 3 at 1M and 10M.
 BIN_CUTOFFS = 2.5
 PRECISIONS = {"fp64": "double", "fp32": "float"}
+GRAPH_STAGE = "frame (graph)"  # the stage a frame's steps replayed as one CUDA graph are timed as
 NAMES = ("count_bins", "scatter", "place", "step", "scan_blocks", "add_sums", *SCAN_KERNELS)
 
 
@@ -68,4 +69,8 @@ def models(setup) -> dict:
                         flops=5.0 * candidates + 15.0 * neighbours + 12.0, units=units, per="item-step",
                         flop_kind="fp64" if real == 8.0 else "fp32",
                         note=f"{candidates:.1f} candidates, {neighbours:.2f} neighbours a particle")
-    return {"bin": bin_stage, "forces+move": forces}
+    # A frame replayed as one CUDA graph times both stages together.
+    graph = StageModel(bytes_min=bin_stage.bytes_min + forces.bytes_min,
+                       bytes_actual=bin_stage.bytes_actual + forces.bytes_actual, flops=forces.flops, units=units,
+                       per="item-step", flop_kind=forces.flop_kind, note="bin and forces+move in one CUDA graph")
+    return {"bin": bin_stage, "forces+move": forces, GRAPH_STAGE: graph}

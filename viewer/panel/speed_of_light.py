@@ -37,7 +37,7 @@ def scene_perf(scene, peaks) -> list[StagePerf]:
     """Each modelled stage of the scene's last frames on the roofline. A frame's stage time covers the
     frame's steps (at least one: frames that step less often record no time)."""
     setup = Setup.of_scene(scene, steps=max(scene.frame_steps, 1.0))
-    stage_ms = {name: recent_ms(scene.timer, name) for name in scene.spec.stages}
+    stage_ms = {name: recent_ms(scene.timer, name) for name in scene.timer.names}
     return analyse_stages(scene.spec, setup, stage_ms, peaks)
 
 
