@@ -16,7 +16,7 @@ def setup_for(spec, n: int, variant: str | None = None, **stats) -> Setup:
     knobs = spec.gpu
     return Setup(n, steps=spec.steps_per_frame, variant=variant or knobs.default_variant, block=knobs.default_block,
                  options={o.name: o.default for o in spec.options}, preset=spec.start_preset,
-                 stats={**STATS, "pairs": 3 * n, "k": n, **stats})
+                 stats={**STATS, "pairs": 3 * n, "entries": n, **stats})
 
 
 @pytest.mark.parametrize("name", list(SCENES))
@@ -33,12 +33,40 @@ def test_every_stage_of_every_scene_has_a_model_that_scales_with_its_items(name)
             assert b.total_bytes > a.total_bytes and b.units >= 8 * a.units * 0.99, (name, variant, stage)
 
 
+@pytest.mark.parametrize("name", list(SCENES))
+def test_every_scene_models_its_own_state_after_a_few_frames(name):
+    """The models read what the scenes' statistics really hold (numbers, not the panel's text)."""
+    from viewer.panel.speed_of_light import scene_perf
+
+    spec = SCENES[name]
+    preset = spec.preset(spec.default_preset)
+    scene = spec.create(n=min(preset.count, 300)) if preset.count else spec.create()
+    for _ in range(2):
+        scene.advance_frame()
+    stage_models = models(spec, Setup.of_scene(scene, max(scene.frame_steps, 1.0)))
+    assert set(stage_models) >= set(spec.stages)
+    assert all(m.units > 0 and m.bytes_actual > 0 for m in stage_models.values())
+    assert {p.stage for p in scene_perf(scene, PEAKS)} <= set(stage_models)
+
+
+def test_durbin_recursion_of_a_frame_counts_the_entries_its_steps_touch():
+    scene = SCENES["durbin"].create(preset="large", n=3000)
+    scene.set_param("speed", 100)
+    for _ in range(3):
+        scene.advance_frame()
+    k = scene.stats()["entries"]
+    assert k == scene.solver.k
+    model = models(scene.spec, Setup.of_scene(scene, 100))["recursion"]
+    assert model.units == pytest.approx(100 * (k - 101 / 2))  # steps k-100 .. k-1, each over its entries
+
+
 def test_sdh_counts_pairs_and_durbin_entry_steps():
     sdh = models(SCENES["sdh"], setup_for(SCENES["sdh"], 1000))["histogram"]
     assert sdh.per == "pair" and sdh.units == 1000 * 999 / 2
     assert sdh.flop_kind == "fp64-tensor" and sdh.flops == 8.0
     durbin = SCENES["durbin"]
-    whole = models(durbin, Setup(4000, steps=4000, variant="persistent", preset="ar", stats={"k": 4000}))["recursion"]
+    setup = Setup(4000, steps=4000, variant="persistent", preset="ar", stats={"entries": 4000})
+    whole = models(durbin, setup)["recursion"]
     assert whole.units == pytest.approx(4000 * 3999 / 2)
     assert whole.bytes_min * whole.units == pytest.approx(24 * 4000)  # r in, y in and out once: 24 B an entry
     lpc = models(durbin, Setup(100_000 * 32, preset="lpc", stats={"frames": 100_000}))["recursion"]

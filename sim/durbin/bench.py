@@ -249,7 +249,7 @@ def add_speed_of_light(record: dict) -> None:
                       {"frames": record["systems"]})
     else:  # all n - 1 steps of one system, k = n at the end
         n = record["n"]
-        setup = Setup(n, float(n), record["method"], record.get("block"), options, "ar", {"k": n})
+        setup = Setup(n, float(n), record["method"], record.get("block"), options, "ar", {"entries": n})
     record["speed_of_light"] = bench.speed_of_light(SPEC, setup, {"recursion": record["s"] * 1e3}, True)
 
 

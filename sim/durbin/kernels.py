@@ -57,8 +57,9 @@ def builds() -> list[Build]:
 def models(setup) -> dict:
     """The recursion per entry-step (the lpc preset: per system), the read back and the plots per entry.
 
-    A frame of ``setup.steps`` steps ending at k (``stats["k"]``) touches the entries 0..j-1 in each step j:
-    s (k - (s + 1) / 2) entry-steps. The lpc preset solves every frame's system once a displayed frame.
+    A frame of s = ``setup.steps`` steps ending at k entries (``stats["entries"]``) touches the entries
+    0..j-1 in each step j: s (k - (s + 1) / 2) entry-steps. The lpc preset solves every frame's system once
+    a displayed frame.
     """
     from sim.roofline import StageModel
 
@@ -80,7 +81,7 @@ def models(setup) -> dict:
                                 units=systems, per="system", flop_kind="fp64", where="host",
                                 note="the spectrogram and the selected frame's plots, on the host"),
         }
-    k = max(int(setup.stats.get("k") or setup.n), 1)
+    k = max(int(setup.stats.get("entries") or setup.n), 1)
     s = max(min(setup.steps, k), 1.0)
     entry_steps = max(s * (k - (s + 1) / 2), 1.0)
     # The least: r[0..k) read and y[0..k) read and written once over the frame's steps (24 B an entry in fp64),
