@@ -339,3 +339,31 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
     assert any(line.startswith("sdh.histogram") and "not profiled" in line for line in lines)
     assert "sm__inst_executed_pipe_tensor_op_dmma.sum" in ncu.metrics()
     assert "dmma" not in ncu.metrics(tensor=False)
+
+
+# --- on a GPU: the models against the measured peaks ---------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, preset, n, variant, options", [
+    ("balls", "block", 1_000_000, "grid", {}),
+    ("particles", "2020", 1_000_000, "plain", {}),
+    ("sdh", "course", 100_000, "tensor", {}),
+    ("heat", "large", 4096 * 4096, "temporal", {"k": "8"}),
+    ("durbin", "large", 200_000, "persistent", {}),
+])
+def test_no_gpu_stage_claims_more_than_the_device_can_do(name, preset, n, variant, options):
+    """A model that puts a stage above the measured copy or FLOP peak counts bytes or FLOP that never happen."""
+    from sim import peaks
+    from sim.registry import create_scene
+    from viewer.panel.speed_of_light import scene_perf
+
+    found = peaks.current(0)
+    scene = create_scene(name, preset=preset, n=n, backend="gpu", variant=variant, **options)
+    for _ in range(12):
+        scene.advance_frame()
+    scene.finish()
+    scene.timer.flush()
+    perfs = [p for p in scene_perf(scene, found) if p.copy_pct is not None]
+    assert perfs, "no GPU stage timed"
+    for perf in perfs:
+        assert 0 < perf.copy_pct < 110 and perf.flop_pct < 110, perf
+        assert perf.bound in ("memory", "arithmetic", "latency")
