@@ -2,9 +2,9 @@
 
 A scene package (``sim/<name>/``) declares one ``SceneSpec`` in its ``__init__.py``: plain data
 (words, presets, parameters, stages, statistics, optional capabilities) and dotted paths to the
-code (the scene class, its CUDA builds, its course commands, its own benchmark), imported only
-when used. ``sim.registry`` lists the specs; the viewer, the CLI, the benchmarks and the contract
-test read nothing else. The scene class implements ``sim.scene.Scene``.
+code (the scene class, its CUDA builds and their stage models (``sim.roofline``), its course commands,
+its own benchmark), imported only when used. ``sim.registry`` lists the specs; the viewer, the CLI,
+the benchmarks and the contract test read nothing else. The scene class implements ``sim.scene.Scene``.
 
 Optional capabilities are typed fields, ``None`` when a scene lacks them: GPU knobs (variants and
 block shapes), a verifier (GPU checked against the CPU), block colouring, a pointer tool, a source
