@@ -1,15 +1,19 @@
 """Benchmark records: timing a scene headless, the table, and the JSON other tools read.
 
-JSON shape: {"device", "commit", "date", "workload", "results": [record, ...]}. A timed-frames
+JSON shape: {"device", "fingerprint", "peaks", "commit", "date", "workload", "results": [record, ...]}
+(fingerprint: the GPU's name, driver, clocks and ECC, or the CPU's name and cores; peaks: the roofs of the
+records' ``speed_of_light``, ``sim.peaks``, null on the CPU). A timed-frames
 record (every scene without a benchmark of its own) has scene, preset, n (the mean item count
 over the timed frames), backend, variant, block, options, steps, wall_s, stage_ms (median per
 stage, amortised per step), step_ms, item_steps_per_s and ``<one>_steps_per_s`` (e.g.
-ball_steps_per_s), steps_per_s, stats (the scene's statistics after the run) and whatever the scene
-adds through ``bench_figures()`` (the balls' passes, tests_per_s).
+ball_steps_per_s), steps_per_s, stats (the scene's statistics after the run), whatever the scene
+adds through ``bench_figures()`` (the balls' passes, tests_per_s) and speed_of_light (stage -> gbs,
+copy_pct, gflops, flop_pct, intensity, bound, sol_ms: ``sim.roofline``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import os
@@ -19,10 +23,11 @@ import time
 
 import numpy as np
 
-from sim import interrupts
+from sim import interrupts, peaks
 from sim.backend import device_name
 from sim.cuda import ceil_div
 from sim.progress import Progress, frames_callback
+from sim.roofline import Setup, figure_text, figures
 
 
 def git_commit() -> str:
@@ -98,7 +103,16 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
         "stats": {k: v for k, v in scene.stats().items() if isinstance(v, (int, float, str))},
     }
     record.update(scene.bench_figures(mark, wall))
+    record["speed_of_light"] = speed_of_light(spec, Setup(record["n"], 1.0, scene.variant, scene.block, scene.options,
+                                                          scene.preset, record["stats"]), record["stage_ms"], gpu,
+                                              scene.device)
     return record
+
+
+def speed_of_light(spec, setup, stage_ms: dict, gpu: bool, device: int = 0) -> dict:
+    """A record's per-stage roofline figures (``sim.roofline``): against the device's peaks on the GPU; on
+    the CPU the rates alone (no peak applies)."""
+    return figures(spec, setup, stage_ms, peaks.current(device) if gpu else None)
 
 
 def configurations(args, spec) -> list[dict]:
@@ -169,9 +183,14 @@ def release_memory() -> None:
 
 def report(workload: str, results: list[dict]) -> dict:
     used = {r.get("backend") for r in results}
+    backend = "gpu" if "gpu" in used else "cpu"
+    commit = git_commit()
+    found = peaks.current() if backend == "gpu" else None
     return {
-        "device": device_name("gpu" if "gpu" in used else "cpu"),
-        "commit": git_commit(),
+        "device": device_name(backend),
+        "fingerprint": peaks.fingerprint(backend, commit),  # name, driver, clocks, ECC (cpu: processor, cores)
+        "peaks": dataclasses.asdict(found) if found else None,  # the roofs of the records' speed_of_light
+        "commit": commit,
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "workload": workload,
         "results": results,
@@ -181,14 +200,15 @@ def report(workload: str, results: list[dict]) -> dict:
 def table(rep: dict, lines_of=None) -> str:
     """The timed-frames table: per record its stages, totals and the scene's own lines
     (``lines_of(record)``)."""
-    lines = [f"{rep['workload']} on {rep['device']} (commit {rep['commit']}, {rep['date']})"]
+    lines = [f"{rep['workload']} on {rep['device']} (commit {rep['commit']}, {rep['date']})", device_line(rep)]
     for r in rep["results"]:
         knobs = "".join(f"  {k} {v}" for k, v in (("variant", r["variant"]), ("block", r["block"])) if v)
         knobs += "".join(f"  {k} {v}" for k, v in r["options"].items())
         lines.append(f"preset {r['preset']}  n {r['n']}  backend {r['backend']}{knobs}")
-        lines.append(f"  {'stage':<18}{'median ms/step':>16}")
+        lines.append(f"  {'stage':<18}{'median ms/step':>16}  speed of light")
         for name, ms in r["stage_ms"].items():
-            lines.append(f"  {name:<18}{ms:>16.4f}")
+            figure = r.get("speed_of_light", {}).get(name)
+            lines.append(f"  {name:<18}{ms:>16.4f}" + (f"  {figure_text(figure)}" if figure else ""))
         lines.append(f"  {'step':<18}{r['step_ms']:>16.4f}")
         lines.append(f"  steps/s {r['steps_per_s']:.1f}   item-steps/s {r['item_steps_per_s']:.4g}   "
                      f"wall {r['wall_s']:.3f} s for {r['steps']} steps")
@@ -196,6 +216,21 @@ def table(rep: dict, lines_of=None) -> str:
         lines.append("  stats: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                                             for k, v in r["stats"].items()))
     return "\n".join(lines)
+
+
+def device_line(rep: dict) -> str:
+    """The fingerprint and the peaks the % columns are of, in one line."""
+    f = rep.get("fingerprint") or {}
+    if f.get("kind") == "cpu":
+        where = f"{f['name']}, {f['cores']} cores: no GPU, so the speed-of-light columns give rates, not % of peaks"
+    else:
+        where = (f"{f.get('name')}, driver {f.get('driver')}, SM {f.get('sm_clock_mhz')} MHz, memory "
+                 f"{f.get('mem_clock_mhz')} MHz, ECC {f.get('ecc')}")
+        found = rep.get("peaks")
+        if found:
+            where += (f"; peaks: copy {found['copy_gbs']:,.0f} GB/s, FP32 {found['fp32_gflops']:,.0f} GFLOP/s, "
+                      f"FP64 {found['fp64_gflops']:,.0f} GFLOP/s ({found['sources'].get('copy', '')})")
+    return f"device: {where}"
 
 
 def publish(rep: dict, text: str, json_path: str | None) -> None:

@@ -2,9 +2,9 @@
 
 A scene package (``sim/<name>/``) declares one ``SceneSpec`` in its ``__init__.py``: plain data
 (words, presets, parameters, stages, statistics, optional capabilities) and dotted paths to the
-code (the scene class, its CUDA builds, its course commands, its own benchmark), imported only
-when used. ``sim.registry`` lists the specs; the viewer, the CLI, the benchmarks and the contract
-test read nothing else. The scene class implements ``sim.scene.Scene``.
+code (the scene class, its CUDA builds and their stage models (``sim.roofline``), its course commands,
+its own benchmark), imported only when used. ``sim.registry`` lists the specs; the viewer, the CLI,
+the benchmarks and the contract test read nothing else. The scene class implements ``sim.scene.Scene``.
 
 Optional capabilities are typed fields, ``None`` when a scene lacks them: GPU knobs (variants and
 block shapes), a verifier (GPU checked against the CPU), block colouring, a pointer tool, a source
@@ -218,6 +218,8 @@ class SceneSpec:
     tool: Tool | None = None
     histogram: HistogramSource | None = None
     kernels: str = ""  # "sim.balls.kernels:builds": every CUDA build its launchers make
+    # "sim.balls.kernels:models": each stage's bytes and arithmetic, f(sim.roofline.Setup) -> {stage: StageModel}
+    models: str = ""
     commands: str = ""  # "sim.particles.cli:COMMANDS": course-compatible subcommands
     bench: str = ""  # "sim.sdh.bench:COMMAND": a benchmark of its own instead of timed frames
     # "sim.particles.ranks_bench:scaling": bench over MPI ranks, f(args, spec) -> exit code (none: refused there)

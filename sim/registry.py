@@ -5,7 +5,7 @@ Adding a scene: its package under sim/ declares a ``SceneSpec`` (``SPEC``); add 
 
 from __future__ import annotations
 
-from sim import render_builds
+from sim import peaks, render_builds
 from sim.balls import SPEC as BALLS
 from sim.contract import SceneSpec, load
 from sim.cuda import Build
@@ -51,4 +51,5 @@ def distance_histogram():
 def all_builds() -> list[Build]:
     """Every CUDA build of the product's launchers (for the NVRTC check)."""
     builds = [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + render_builds.builds()
+    builds.append(peaks.BUILD)  # the peak rates' copy and FMA kernels
     return list(dict.fromkeys(builds))  # scenes that share kernels (density: the particles') list them once

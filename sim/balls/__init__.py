@@ -62,4 +62,5 @@ SPEC = SceneSpec(
     block_colors=BlockColoring(),
     histogram=HistogramSource(dims=3),
     kernels="sim.balls.kernels:builds",
+    models="sim.balls.kernels:models",
 )

@@ -37,3 +37,41 @@ def builds() -> list[Build]:
     """Every build the launchers make: each variant at every block size, the steps, the points."""
     proximity_builds = [proximity(v, b) for v in world.PROXIMITY_VARIANTS for b in world.BLOCK_SIZES]
     return proximity_builds + [STEP, STEP_BOUNDS, RENDER, INSPECT]
+
+
+# --- speed of light (sim.roofline): per ball --------------------------------------------------------------
+STATE_BYTES = 40  # float4 pos, float4 vel, float2 spin y, z (gpu.py)
+
+
+def models(setup) -> dict:
+    """Per ball: the sort and the proximity pass once every STEPS_PER_PASS steps, the step every step.
+    Partner figures come from the last pass (``pairs``, ``tests_per_ball``; none yet: a ball alone)."""
+    from sim.roofline import StageModel
+
+    n = max(setup.n, 1)
+    passes = setup.steps / world.STEPS_PER_PASS
+    listed = 2.0 * float(setup.stats.get("pairs") or 0) / n  # a pair sits in both balls' lists
+    tests = float(setup.stats.get("tests_per_ball") or 0.0)
+    grid = setup.variant == "grid"
+    # sort. The least: the state read once and written in the new order (2 x 40 B). z-sweep: keys from pos and
+    # vel (32 B in, z_max and z_min 8 B out), CuPy's radix argsort of float32 keys with int64 indices (4 passes
+    # of 12 B in and out: 96 B), the reorder (order 8 B, state 80 B, ids 24 B) and the keys gathered (32 B).
+    # grid: bounds (32 B), the count (16 B), the scan over ~2 cells a ball (24 B), the positions scattered (36 B).
+    sort = StageModel(bytes_min=2.0 * STATE_BYTES, bytes_actual=108.0 if grid else 280.0, flops=40.0,
+                      units=n * passes, per="item", flop_kind="int",
+                      note="counting sort by grid cell" if grid else "radix argsort by z_max, then the reorder")
+    # proximity. The least: a ball's pos and vel (32 B) in, its count and partner list (4 B + 4 B a partner) out.
+    # The candidates are near in memory after the sort: L1/L2 hits. The z-sweep also reads its keys (8 B); the
+    # grid search reads the cell starts (~2 cells a ball, 8 B) and moves vel, spin and ids (2 x 32 B).
+    # Arithmetic: the predicate over the pair's lifetime, about 25 FLOP a test.
+    least = 32.0 + 4.0 + 4.0 * listed
+    proximity = StageModel(bytes_min=least, bytes_actual=least + (72.0 if grid else 8.0), flops=25.0 * max(tests, 1.0),
+                           units=n * passes, per="item", flop_kind="fp32",
+                           note=f"{tests:.1f} predicate tests a ball (the last pass)")
+    # forces+integrate. The least: the state read and written (80 B). The kernel also reads the count and the
+    # partner list (4 B + 4 B a listed partner); partners' states come through L1/L2. Arithmetic: ~30 FLOP a
+    # listed partner (the overlap test, and for those touching the contact's ~100), ~40 for walls and the update.
+    step = StageModel(bytes_min=2.0 * STATE_BYTES, bytes_actual=2.0 * STATE_BYTES + 4.0 + 4.0 * listed,
+                      flops=40.0 + 30.0 * listed, units=n * setup.steps, per="item-step", flop_kind="fp32",
+                      note=f"{listed:.1f} listed partners a ball")
+    return {"sort": sort, "proximity": proximity, "forces+integrate": step}

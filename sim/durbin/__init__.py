@@ -85,6 +85,7 @@ SPEC = SceneSpec(
     tool=Tool("drag", "drag a yellow point: a reflection coefficient on the alphas plot (ar) or the selected "
                       "frame on the spectrogram (lpc)"),
     kernels="sim.durbin.kernels:builds",
+    models="sim.durbin.kernels:models",
     commands="sim.durbin.cli:COMMANDS",
     bench="sim.durbin.bench:BENCH",
 )

@@ -21,6 +21,7 @@ import numpy as np
 from sim import interrupts
 from sim.cli import Command, count_text
 from sim.durbin import inputs
+from sim.roofline import Setup, record_lines
 
 SCIPY_CAP = 20_000  # scipy is O(N^2): timed up to here, extrapolated (marked) beyond
 BENCH_KERNELS = ("two-kernel", "persistent-cluster", "persistent-grid")
@@ -242,7 +243,27 @@ def run(sizes, kernels=BENCH_KERNELS, blocks=(256,), batch=None, precision="fp64
         records += probe_records(precision, log)
     if batch:
         records += batch_records(*batch, precision, log)
+    for record in records:
+        add_speed_of_light(record)
     return bench.report("durbin", records)
+
+
+def add_speed_of_light(record: dict) -> None:
+    """The roofline figures of the product's GPU solves (a single system's whole recursion, a batch's solve);
+    scipy and the peer's CuPy loop are not the models' kernels."""
+    from sim import bench
+    from sim.durbin import SPEC
+
+    if record["backend"] != "gpu" or "skipped" in record or record["method"] == "cupy-vectorised":
+        return
+    options = {"precision": record.get("precision", "fp64")}
+    if record["kind"] == "batch":
+        setup = Setup(record["systems"] * record["order"], 1.0, "", record.get("block"), options, "lpc",
+                      {"frames": record["systems"]})
+    else:  # all n - 1 steps of one system, k = n at the end
+        n = record["n"]
+        setup = Setup(n, float(n), record["method"], record.get("block"), options, "ar", {"entries": n})
+    record["speed_of_light"] = bench.speed_of_light(SPEC, setup, {"recursion": record["s"] * 1e3}, True)
 
 
 def table(report: dict) -> str:
@@ -266,6 +287,7 @@ def table(report: dict) -> str:
         per_step = f"{r['us_per_step']:.3f}" if "us_per_step" in r else "-"
         lines.append(f"{r['kind']:>6} {size:>14} {r['method']:>19} {str(r.get('block', '-')):>5} {r['s']:>10.5f} "
                      f"{per_step:>9}  {'; '.join(note)}")
+        lines += [f"{'':>6} {line}" for line in record_lines(r)]
     return "\n".join(lines)
 
 

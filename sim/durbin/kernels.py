@@ -51,3 +51,52 @@ def builds() -> list[Build]:
             out += [persistent(path, precision, version) for path in PATHS]
             out += [batched(group, precision, version) for group in GROUPS]
     return out
+
+
+# --- speed of light (sim.roofline) -------------------------------------------------------------------------
+def models(setup) -> dict:
+    """The recursion per entry-step (the lpc preset: per system), the read back and the plots per entry.
+
+    A frame of s = ``setup.steps`` steps ending at k entries (``stats["entries"]``) touches the entries
+    0..j-1 in each step j: s (k - (s + 1) / 2) entry-steps. The lpc preset solves every frame's system once
+    a displayed frame.
+    """
+    from sim.roofline import StageModel
+
+    real = 4.0 if setup.options.get("precision") == "fp32" else 8.0
+    kind = "fp32" if real == 4.0 else "fp64"
+    if setup.preset == "lpc":
+        systems = max(int(setup.stats.get("frames") or 1), 1)
+        order = max(setup.n // systems, 1)
+        # The least, and what the batched register kernel moves: r in, y and the alphas out (3 x order reals a
+        # system, 77 MB for 100000 x 32 in fp64). Arithmetic: step k's dot and update, 4k FLOP: ~2 order^2.
+        return {
+            "recursion": StageModel(bytes_min=3 * order * real, bytes_actual=3 * order * real,
+                                    flops=2.0 * order * order, units=systems, per="system", flop_kind=kind,
+                                    note=f"{systems:,} systems of order {order}"),
+            "read back": StageModel(bytes_min=2 * order * real, bytes_actual=2 * order * real, flops=0.0,
+                                    units=systems, per="system", flop_kind=kind, where="link",
+                                    note="y and the alphas to the host"),
+            "plots": StageModel(bytes_min=2 * order * real, bytes_actual=2 * order * real, flops=10.0 * order,
+                                units=systems, per="system", flop_kind="fp64", where="host",
+                                note="the spectrogram and the selected frame's plots, on the host"),
+        }
+    k = max(int(setup.stats.get("entries") or setup.n), 1)
+    s = max(min(setup.steps, k), 1.0)
+    entry_steps = max(s * (k - (s + 1) / 2), 1.0)
+    # The least: r[0..k) read and y[0..k) read and written once over the frame's steps (24 B an entry in fp64),
+    # the rest on chip. Both kernels move about that through DRAM: r and y fit in L2 (24 B x 200,000 = 4.8 MB),
+    # where the two-kernel scheme reads r and y in its dot and y twice more in its update (32 B an entry-step)
+    # and the persistent kernel keeps y in its blocks; the time goes to each step's exchange, not the bytes.
+    # Arithmetic (--fmad=false): the dot's multiply and add, the update's multiply and add: 4 FLOP.
+    least = 3 * real * k / entry_steps
+    two_kernel = setup.variant == "two-kernel"
+    return {
+        "recursion": StageModel(bytes_min=least, bytes_actual=least, flops=4.0, units=entry_steps, per="entry-step",
+                                flop_kind=kind, note=("dot and update launches a step: 32 B an entry-step through L2"
+                                                      if two_kernel else "one launch; y stays in the blocks")),
+        "read back": StageModel(bytes_min=3 * real, bytes_actual=3 * real, flops=0.0, units=k, per="item",
+                                flop_kind=kind, where="link", note="y, alphas and betas to the host"),
+        "plots": StageModel(bytes_min=3 * real, bytes_actual=3 * real, flops=10.0, units=k, per="item",
+                            flop_kind="fp64", where="host", note="spectra and decimated series, on the host"),
+    }

@@ -85,7 +85,7 @@ class DurbinReadout:
             return out
         h, solver = scene.host, scene.solver
         k = h["y"].shape[0]
-        out.update(k=f"{k:,} of {scene.r.size:,}" + (" (done)" if k >= scene.r.size else ""),
+        out.update(k=f"{k:,} of {scene.r.size:,}" + (" (done)" if k >= scene.r.size else ""), entries=k,
                    alpha_k=float(h["alphas"][k - 1]), beta_k=float(h["betas"][k - 1]),
                    us_per_step=self.last_ms * 1e3 / self.last_m if self.last_m else None,
                    steps_per_s=total_m / (total_ms * 1e-3) if total_ms > 0 else None,

@@ -83,6 +83,7 @@ SPEC = SceneSpec(
     block_colors=BlockColoring("the tiles of the launch's CUDA blocks drawn over the field, their halos tinted"),
     tool=PAINT,
     kernels="sim.heat.kernels:builds",
+    models="sim.heat.kernels:models",
     commands="sim.heat.cli:COMMANDS",
     bench="sim.heat.bench:BENCH",
 )

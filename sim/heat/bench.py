@@ -21,6 +21,7 @@ from sim import cli, interrupts
 from sim.cli import Command, UsageError, count_text
 from sim.heat import course
 from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
+from sim.roofline import Setup, record_lines
 
 SEED_N, SEED_STEPS = 10000, 5000
 SEED_T4_S = {"global": 21.75, "shared": 32.24, "pitched": 30.20}  # the seed's Tesla T4, 10000^2 x 5000 steps
@@ -61,7 +62,7 @@ def run(sizes, steps: int, kernels=KERNELS, blocks=BLOCK_SHAPES, ks=(8,), fma: b
     import cupy
 
     from sim import bench
-    from sim.heat import gpu
+    from sim.heat import SPEC, gpu
 
     configs = configurations(kernels, blocks, ks)
     for kernel, block, k in configs:
@@ -94,6 +95,9 @@ def run(sizes, steps: int, kernels=KERNELS, blocks=BLOCK_SHAPES, ks=(8,), fma: b
                 ms = float(np.median(times))
                 record = record_for(n, steps, kernel, block, k, fma, ms, times, floor_ms, rate, exact,
                                     heat.launch_info())
+                record["speed_of_light"] = bench.speed_of_light(
+                    SPEC, Setup(n * n, 1.0, kernel, block, {"k": str(k or 1)}), {"step": record["ms_per_step"]}, True,
+                    device)
                 results.append(record)
                 if progress:
                     print(f"{label}: {record['ms_per_step']:.4f} ms/step, {record['gcells_per_s']:.1f} G "
@@ -131,6 +135,7 @@ def table(report: dict) -> str:
                      f"{r['ms_per_step']:>8.4f} {r['run_ms'] / 1e3:>8.3f} {r['gcells_per_s']:>8.1f} "
                      f"{r['floor_ms_per_step']:>8.4f} {r['floor_ratio']:>7.2f} {r['seed_run_s']:>9.3f} {t4:>6} "
                      f"{r['registers']:>4} {r['rows'] or '-':>5} {'yes' if r['exact'] else 'NO'}")
+        lines += [f"{'':>6} {line}" for line in record_lines(r)]
     for n in sorted({r["n"] for r in report["results"]}):
         for kernel in KERNELS:
             rows = [r for r in report["results"] if r["n"] == n and r["kernel"] == kernel]

@@ -140,3 +140,23 @@ def band_rows(ni: int, nj: int, block: tuple[int, int], k: int, slots: int) -> i
     while ceil_div(ceil_div(nj, rows), by) > MAX_GRID_Y:  # only for absurdly tall grids
         rows *= 2
     return rows
+
+
+# --- speed of light (sim.roofline): per cell and step -------------------------------------------------------
+def models(setup) -> dict:
+    """The step per cell-update: float32 cells, ``setup.steps`` steps over ``setup.n`` cells."""
+    from sim.roofline import StageModel
+
+    kernel = setup.variant or "temporal"
+    k = int(setup.options.get("k", 1)) if kernel == "temporal" else 1
+    # The least: each step reads every cell once and writes it once (4 B + 4 B); the neighbours come
+    # from on-chip copies. Arithmetic (stencil.cu's heat_update): l - 2c + r and u - 2c + d (3 FLOP each),
+    # their sum, times tfac, plus c: 9 FLOP.
+    # What moves: global, shared and pitched read each cell five times (itself and as four neighbours), but
+    # rows meet again in L1/L2, so DRAM sees about the 8 B; temporal k keeps k steps on chip between one
+    # read and one write: 8 B per k steps (its halos, 2k rows a band and overlapping warp strips, are L2 hits).
+    note = {"temporal": f"k = {k} steps on chip between a read and a write: 8/k B per update",
+            "shared": "neighbours staged in shared memory; DRAM reads each cell once",
+            }.get(kernel, "each cell read 5 times through L1/L2; DRAM about once")
+    return {"step": StageModel(bytes_min=8.0, bytes_actual=8.0 / k, flops=9.0, units=setup.n * setup.steps,
+                               per="item-step", flop_kind="fp32", note=note)}

@@ -66,6 +66,7 @@ SPEC = SceneSpec(
     tool=PUSH,
     histogram=HistogramSource(dims=2),
     kernels="sim.particles.kernels:builds",
+    models="sim.particles.kernels:models",
     commands="sim.particles.cli:COMMANDS",
     scaling_bench="sim.particles.ranks_bench:scaling",
 )

@@ -4,6 +4,8 @@ block size and statistics switch, for one GPU (gather re-sorting) and for MPI ra
 
 from __future__ import annotations
 
+import math
+
 from sim.cuda import SCAN_KERNELS, Build
 
 VARIANTS = ("plain", "tiled", "blockscan", "texture")
@@ -14,6 +16,7 @@ DEFAULT_BLOCK = 128  # a little faster than 256 at 1M and 10M (bench/results/h20
 # candidate tests but less counting, scanning and clearing; on an H200 2.5 beat 2 and 3 at 1M and 10M.
 BIN_CUTOFFS = 2.5
 PRECISIONS = {"fp64": "double", "fp32": "float"}
+GRAPH_STAGE = "frame (graph)"  # the stage a frame's steps replayed as one CUDA graph are timed as
 NAMES = ("count_bins", "scatter", "place", "step", "scan_blocks", "add_sums", *SCAN_KERNELS)
 
 
@@ -38,3 +41,36 @@ def builds() -> list[Build]:
     every_kind = [step(v, p, DEFAULT_BLOCK, s) for v in VARIANTS for p in PRECISIONS for s in (True, False)]
     ranks = [step(v, p, 256, s, ranks=True) for v in RANK_VARIANTS for p in PRECISIONS for s in (True, False)]
     return every_block + every_kind + ranks + [step("tiled", "fp64", 1024, True)]
+
+
+# --- speed of light (sim.roofline): per particle and step ----------------------------------------------------
+def models(setup) -> dict:
+    """Per particle-step, at the course's density (a box of side sqrt(DENSITY n): 1 / DENSITY a unit area)."""
+    from sim.particles import world
+    from sim.roofline import StageModel
+
+    real = 8.0 if setup.options.get("precision", "fp64") == "fp64" else 4.0
+    state = 4 * real  # REAL2 pos, REAL2 vel
+    per_area = 1.0 / world.DENSITY  # box side sqrt(DENSITY n): n / (DENSITY n) particles a unit area
+    bin_side = BIN_CUTOFFS * world.CUTOFF
+    bins_each = 1.0 / (per_area * bin_side**2)  # bins per particle
+    candidates = 9.0 * per_area * bin_side**2  # the 9 bins' particles
+    neighbours = math.pi * world.CUTOFF**2 * per_area  # those within the cutoff
+    units = setup.n * setup.steps
+    # bin. The least: each particle's bin read and its bin-order slot written (4 B + 4 B). The scan reads and
+    # writes every bin's count (8 B a bin); place reads bin, offset and the bin's start (12 B), writes the slot
+    # (4 B) and clears the count (4 B a bin). Integer work: about 10 operations a particle.
+    bin_stage = StageModel(bytes_min=8.0, bytes_actual=16.0 + 12.0 * bins_each, flops=10.0, units=units,
+                           per="item-step", flop_kind="int", note=f"{bins_each:.2f} bins a particle")
+    # forces+move. The least: the state read and written once (2 x 4 reals). The kernel also reads its slot
+    # (4 B) and writes bin and offset (8 B); the neighbours' positions come through L1/L2. Arithmetic: 5 FLOP
+    # a candidate (dx, dy, r^2), 15 a neighbour within the cutoff (rsqrt, the force), 12 for the move and walls.
+    forces = StageModel(bytes_min=2 * state, bytes_actual=2 * state + 12.0,
+                        flops=5.0 * candidates + 15.0 * neighbours + 12.0, units=units, per="item-step",
+                        flop_kind="fp64" if real == 8.0 else "fp32",
+                        note=f"{candidates:.1f} candidates, {neighbours:.2f} neighbours a particle")
+    # A frame replayed as one CUDA graph times both stages together.
+    graph = StageModel(bytes_min=bin_stage.bytes_min + forces.bytes_min,
+                       bytes_actual=bin_stage.bytes_actual + forces.bytes_actual, flops=forces.flops, units=units,
+                       per="item-step", flop_kind=forces.flop_kind, note="bin and forces+move in one CUDA graph")
+    return {"bin": bin_stage, "forces+move": forces, GRAPH_STAGE: graph}

@@ -17,6 +17,7 @@ from sim.particles import SPEC, binning_cpu, pipeline_cpu, world
 from sim.particles.distances import DistanceStats
 from sim.particles.init import INITS
 from sim.particles.items import ParticleInspector
+from sim.particles.kernels import GRAPH_STAGE
 from sim.particles.pipeline_cpu import HostParticles
 from sim.points import PointsScene
 from sim.scene import Scene
@@ -118,7 +119,7 @@ class ParticlesScene(PointsScene, Scene):
             return steps
         if self._graph is None or self._graph_of is not self.gpu:
             self._graph, self._graph_of = FrameGraph(self._graph_frame, self.device), self.gpu
-        with self.timer.stage("frame (graph)"):
+        with self.timer.stage(GRAPH_STAGE):
             self._graph()
         return steps
 

@@ -39,6 +39,7 @@ SPEC = SceneSpec(
     verifier=Verifier(checks="each GPU histogram is checked against the exact CPU histogram of the same atoms",
                       mismatch="buckets whose counts differ are listed"),
     kernels="sim.sdh.kernels:builds",
+    models="sim.sdh.kernels:models",
     commands="sim.sdh.cli:COMMANDS",
     bench="sim.sdh.bench:BENCH",
     scaling_bench="sim.sdh.bench:scaling",

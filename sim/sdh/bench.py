@@ -16,6 +16,7 @@ import numpy as np
 from sim import cli, interrupts, resources
 from sim.cli import Command, UsageError
 from sim.contract import SceneSpec
+from sim.roofline import Setup, record_lines
 from sim.sdh import bands_bench
 from sim.sdh.cli import DEFAULT_BLOCK
 
@@ -61,7 +62,7 @@ def run(args) -> int:
     if args.backend == "cpu":  # the CPU histogram's scaling table: the one-rank row in one process
         return bands_bench.run(args)
     from sim.backend import BackendUnavailable, gpu_status
-    from sim.sdh import data
+    from sim.sdh import SPEC, data
     from sim.sdh.cli import histogram_estimate
     from sim.sdh.kernels import KERNELS
 
@@ -91,7 +92,9 @@ def run(args) -> int:
                 failed = True
             pairs = data.pair_count(n)
             records.append({"n": n, "w": args.width, "backend": "gpu", "kernel": kernel, "block": block,
-                            "kernel_ms": ms, "pairs_per_s": pairs / (ms * 1e-3), "exact": exact})
+                            "kernel_ms": ms, "pairs_per_s": pairs / (ms * 1e-3), "exact": exact,
+                            "speed_of_light": bench.speed_of_light(SPEC, Setup(n, 1.0, kernel, block, stats={
+                                "buckets": buckets}), {"histogram": ms}, True)})
             print(f"n={n:,} {kernel} block {block}: {ms:.3f} ms, {pairs / (ms * 1e-3):.4g} pairs/s",
                   file=sys.stderr, flush=True)
         del points
@@ -108,6 +111,7 @@ def table(rep: dict) -> str:
         lines.append(f"{r['n']:>10} {r['w']:>7g} {r['kernel']:>11} {r['block']:>5} "
                      f"{r['kernel_ms']:>12.3f} {r['pairs_per_s']:>12.4g}"
                      + ("" if r.get("exact", True) else "  WRONG COUNTS"))
+        lines += [f"{'':>10} {line}" for line in record_lines(r)]
     return "\n".join(lines)
 
 

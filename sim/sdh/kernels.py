@@ -54,3 +54,34 @@ def builds() -> list[Build]:
     course = [histogram(k, 256, False) for k in KERNELS if k not in ("fast", "tensor")]
     tensor = [histogram("tensor", b, False, one) for b in BLOCK_SIZES for one in (True, False)]
     return course + [histogram("fast", b, lanes) for b in BLOCK_SIZES for lanes in (True, False)] + tensor
+
+
+# --- speed of light (sim.roofline): per pair -------------------------------------------------------------
+L2_BYTES = 50 << 20  # an H100's L2: later atoms re-read by every block stay there while they fit
+ATOM_BYTES = {"fast": 24 + 16, "tensor": 24 + 72}  # + float32 copies (float4) / the tensor's qa, qb, cj rows
+
+
+def models(setup) -> dict:
+    """The histogram per pair: N(N-1)/2 pairs a histogram, ``setup.steps`` histograms."""
+    from sim.roofline import StageModel
+
+    n, kernel = max(setup.n, 2), setup.variant or "tensor"
+    pairs = n * (n - 1) / 2
+    buckets = int(setup.stats.get("buckets") or 1)
+    # The least: every atom's three float64 coordinates read once, the 64-bit counters written once.
+    least = 24.0 * n + 8.0 * buckets
+    # What moves: each block streams every later atom; while all atoms fit in L2 that is the atoms once
+    # (plus the fast kernel's float32 copies, the tensor kernel's rows); beyond, each block re-reads half of
+    # them on average. Atomic counts (naive) and the blocks' merges land in L2, not DRAM.
+    per_atom = ATOM_BYTES.get(kernel, 24)
+    moved = per_atom * n + 8.0 * buckets
+    if per_atom * n > L2_BYTES:
+        blocks = -(-n // rows_per_block(kernel, int(setup.block or 256)))
+        moved += blocks * per_atom * n / 2
+    if kernel == "tensor":  # one m8n8k4 float64 MMA per 8 x 8 pairs: 512 FLOP / 64 pairs
+        flops, kind, note = 8.0, "fp64-tensor", "squared distances on the FP64 tensor cores (8 FLOP a pair)"
+    else:  # dx, dy, dz; three squares; two sums; sqrt; / w (sqrt and division counted once each)
+        flops, kind = 10.0, "fp32" if kernel == "fast" else "fp64"
+        note = "float32 distances, float64 recheck near edges" if kernel == "fast" else "float64 distance per pair"
+    return {"histogram": StageModel(bytes_min=least / pairs, bytes_actual=moved / pairs, flops=flops,
+                                    units=pairs * setup.steps, per="pair", flop_kind=kind, note=note)}

@@ -16,6 +16,7 @@ from viewer.panel.physics import draw_physics_section
 from viewer.panel.record import draw_record_section, draw_recording_indicator
 from viewer.panel.run import draw_run_section
 from viewer.panel.scene import SceneSection
+from viewer.panel.speed_of_light import SpeedOfLightSection
 from viewer.panel.stats import draw_stats_section
 from viewer.panel.style import GREY, MARGIN, MESSAGE, PANEL_WIDTH, panel_width, wrapped
 from viewer.panel.timings import draw_timing_section
@@ -27,6 +28,7 @@ __all__ = ["PANEL_WIDTH", "Panel"]
 class Panel:
     def __init__(self):
         self.scene_section = SceneSection()
+        self.speed_of_light = SpeedOfLightSection()
 
     def draw(self, ctl, app=None, shown=None, feed=None, legend=None) -> None:
         """Draw the panel for controller ``ctl``; ``app`` (the window) adds its own rows and sections;
@@ -63,6 +65,7 @@ class Panel:
             draw_physics_section(ctl)
             draw_tool_section(ctl)
             draw_timing_section(ctl)
+            self.speed_of_light.draw(ctl)
             draw_histogram_section(ctl.histogram, ctl.scene)
             if app is not None:
                 draw_display_section(app)

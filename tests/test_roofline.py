@@ -1,0 +1,369 @@
+"""Speed of light: every stage of every scene has a model that scales with its size; the roofline's figures
+(GB/s, % of the copy peak, GFLOP/s, % of the FLOP peak, the bound) from a model, a time and the peaks."""
+
+import pytest
+
+from sim.peaks import Peaks
+from sim.registry import SCENES
+from sim.roofline import Setup, StageModel, analyse, analyse_stages, bound, figures, models, record_lines
+
+PEAKS = Peaks("test GPU", copy_gbs=3000.0, fp32_gflops=60_000.0, fp64_gflops=30_000.0, link_gbs=50.0,
+              sources={"copy": "measured", "fp32": "measured", "fp64": "measured", "link": "measured"})
+STATS = {"pairs": 3, "tests_per_ball": 20.0, "buckets": 100, "frames": 10}
+
+
+def setup_for(spec, n: int, variant: str | None = None, **stats) -> Setup:
+    knobs = spec.gpu
+    return Setup(n, steps=spec.steps_per_frame, variant=variant or knobs.default_variant, block=knobs.default_block,
+                 options={o.name: o.default for o in spec.options}, preset=spec.start_preset,
+                 stats={**STATS, "pairs": 3 * n, "entries": n, **stats})
+
+
+@pytest.mark.parametrize("name", list(SCENES))
+def test_every_stage_of_every_scene_has_a_model_that_scales_with_its_items(name):
+    spec = SCENES[name]
+    for variant in spec.gpu.variants:
+        small, large = (models(spec, setup_for(spec, n, variant)) for n in (1000, 8000))
+        assert set(small) >= set(spec.stages), f"{name} {variant}: models for {sorted(small)}"
+        for stage in small:
+            a, b = small[stage], large[stage]
+            assert a.bytes_min > 0 and a.bytes_actual > 0 and a.flops >= 0 and a.units > 0, (name, stage)
+            assert a.note and a.per
+            # work grows with the items: at least linearly (SDH's pairs quadratically), never less
+            assert b.total_bytes > a.total_bytes and b.units >= 8 * a.units * 0.99, (name, variant, stage)
+
+
+@pytest.mark.parametrize("name", list(SCENES))
+def test_every_scene_models_its_own_state_after_a_few_frames(name):
+    """The models read what the scenes' statistics really hold (numbers, not the panel's text)."""
+    from viewer.panel.speed_of_light import scene_perf
+
+    spec = SCENES[name]
+    preset = spec.preset(spec.default_preset)
+    scene = spec.create(n=min(preset.count, 300)) if preset.count else spec.create()
+    for _ in range(2):
+        scene.advance_frame()
+    stage_models = models(spec, Setup.of_scene(scene, max(scene.frame_steps, 1.0)))
+    assert set(stage_models) >= set(spec.stages)
+    assert all(m.units > 0 and m.bytes_actual > 0 for m in stage_models.values())
+    assert {p.stage for p in scene_perf(scene, PEAKS)} <= set(stage_models)
+
+
+def test_durbin_recursion_of_a_frame_counts_the_entries_its_steps_touch():
+    scene = SCENES["durbin"].create(preset="large", n=3000)
+    scene.set_param("speed", 100)
+    for _ in range(3):
+        scene.advance_frame()
+    k = scene.stats()["entries"]
+    assert k == scene.solver.k
+    model = models(scene.spec, Setup.of_scene(scene, 100))["recursion"]
+    assert model.units == pytest.approx(100 * (k - 101 / 2))  # steps k-100 .. k-1, each over its entries
+
+
+def test_sdh_counts_pairs_and_durbin_entry_steps():
+    sdh = models(SCENES["sdh"], setup_for(SCENES["sdh"], 1000))["histogram"]
+    assert sdh.per == "pair" and sdh.units == 1000 * 999 / 2
+    assert sdh.flop_kind == "fp64-tensor" and sdh.flops == 8.0
+    durbin = SCENES["durbin"]
+    setup = Setup(4000, steps=4000, variant="persistent", preset="ar", stats={"entries": 4000})
+    whole = models(durbin, setup)["recursion"]
+    assert whole.units == pytest.approx(4000 * 3999 / 2)
+    assert whole.bytes_min * whole.units == pytest.approx(24 * 4000)  # r in, y in and out once: 24 B an entry
+    lpc = models(durbin, Setup(100_000 * 32, preset="lpc", stats={"frames": 100_000}))["recursion"]
+    assert lpc.per == "system" and lpc.units == 100_000
+    assert lpc.total_bytes == pytest.approx(76.8e6)  # r in, y and alphas out: the issue's 77 MB
+
+
+def test_heat_temporal_moves_eight_bytes_per_k_steps():
+    heat = SCENES["heat"]
+    for k in (1, 4, 8):
+        model = models(heat, Setup(1000, variant="temporal", options={"k": str(k)}))["step"]
+        assert model.bytes_min == 8.0 and model.bytes_actual == pytest.approx(8.0 / k) and model.flops == 9.0
+    assert models(heat, Setup(1000, variant="global", options={"k": "8"}))["step"].bytes_actual == 8.0
+
+
+def test_a_particles_frame_replayed_as_one_cuda_graph_is_one_stage_of_both():
+    from sim.particles.kernels import GRAPH_STAGE
+
+    spec = SCENES["particles"]
+    setup = setup_for(spec, 1_000_000)
+    stage_models = models(spec, setup)
+    graph = stage_models[GRAPH_STAGE]
+    assert graph.total_bytes == pytest.approx(stage_models["bin"].total_bytes + stage_models["forces+move"].total_bytes)
+    (perf,) = analyse_stages(spec, setup, {"bin": 0.0, "forces+move": 0.0, GRAPH_STAGE: 5.0}, PEAKS)
+    assert perf.stage == GRAPH_STAGE and perf.gbs == pytest.approx(graph.total_bytes / 5e-3 / 1e9)
+
+
+def test_bound_is_the_peak_reached_past_60_percent_else_latency():
+    assert bound(75.0, 10.0) == "memory"
+    assert bound(10.0, 61.0) == "arithmetic"
+    assert bound(59.0, 59.0) == "latency"
+    assert bound(70.0, 90.0) == "arithmetic"
+    assert bound(None, None) == ""
+
+
+def test_analyse_gives_rates_and_shares_of_the_peaks():
+    # 1e9 units of 8 B and 9 FLOP in 4 ms: 2000 GB/s (67% of 3000), 2250 GFLOP/s (3.75% of 60000)
+    model = StageModel(bytes_min=8.0, bytes_actual=8.0, flops=9.0, units=1e9, per="item-step")
+    perf = analyse("step", model, 4.0, PEAKS)
+    assert perf.gbs == pytest.approx(2000.0) and perf.copy_pct == pytest.approx(66.667, rel=1e-4)
+    assert perf.gflops == pytest.approx(2250.0) and perf.flop_pct == pytest.approx(3.75)
+    assert perf.bound == "memory" and perf.intensity == pytest.approx(9 / 8)
+    assert perf.min_ms == pytest.approx(8e9 / 3000e9 * 1e3)  # the bytes at the copy peak: 2.667 ms
+    fp64 = analyse("s", StageModel(1.0, 1.0, 100.0, 1e9, "item", "fp64"), 5.0, PEAKS)
+    assert fp64.gflops == pytest.approx(20_000.0) and fp64.flop_pct == pytest.approx(66.667, rel=1e-4)
+    assert fp64.bound == "arithmetic"
+    slow = analyse("s", model, 400.0, PEAKS)
+    assert slow.copy_pct == pytest.approx(0.6667, rel=1e-3) and slow.bound == "latency"
+
+
+def test_link_and_host_stages():
+    link = analyse("read back", StageModel(8.0, 8.0, 0.0, 1e9, "item", where="link"), 400.0, PEAKS)
+    assert link.gbs == pytest.approx(20.0) and link.copy_pct == pytest.approx(40.0)  # of the 50 GB/s link
+    host = analyse("plots", StageModel(8.0, 8.0, 1.0, 1e6, "item", where="host"), 1.0, PEAKS)
+    assert host.copy_pct is None and host.flop_pct is None and host.bound == "" and host.min_ms is None
+    no_peaks = analyse("step", StageModel(8.0, 8.0, 9.0, 1e9, "item"), 4.0, None)
+    assert no_peaks.gbs == pytest.approx(2000.0) and no_peaks.copy_pct is None and no_peaks.bound == ""
+
+
+def test_stages_without_time_are_left_out_and_figures_are_json():
+    heat = SCENES["heat"]
+    setup = Setup(10_000 * 10_000, variant="temporal", options={"k": "8"})
+    assert analyse_stages(heat, setup, {"step": 0.0}, PEAKS) == []
+    fig = figures(heat, setup, {"step": 0.5, "unknown": 3.0}, PEAKS)
+    assert list(fig) == ["step"]
+    assert fig["step"]["gbs"] == pytest.approx(1e8 * 1.0 / 0.5e-3 / 1e9)  # 1 B an update (8 B / 8 steps)
+    assert fig["step"]["bound"] == "latency" and fig["step"]["flop_pct"] == pytest.approx(3.0)
+    lines = record_lines({"speed_of_light": fig})
+    assert [line.split() for line in lines] == [
+        ["speed", "of", "light", "step", "200.0", "GB/s", "7%", "1800.0", "GFLOP/s", "3%", "latency"]]
+
+
+# --- the viewer's section ----------------------------------------------------------------------------------
+def test_section_rows_from_a_scenes_timer():
+    from sim.registry import create_scene
+    from viewer.panel.speed_of_light import recent_ms, rows, scene_perf
+
+    scene = create_scene("heat", preset="plate", n=64)
+    for _ in range(3):
+        scene.advance_frame()
+    ms = recent_ms(scene.timer, "step")
+    assert ms > 0
+    (perf,) = scene_perf(scene, PEAKS)
+    steps = scene.frame_steps
+    model = models(scene.spec, Setup.of_scene(scene, steps))["step"]
+    assert perf.gbs == pytest.approx(model.total_bytes / (ms * 1e-3) / 1e9)
+    assert rows([perf]) == [("step", f"{perf.gbs:,.1f}", f"{perf.copy_pct:.0f}%", f"{perf.gflops:,.1f}",
+                             f"{perf.flop_pct:.0f}%", perf.bound)]
+
+
+@pytest.mark.window
+def test_the_window_draws_the_speed_of_light_section(monkeypatch):
+    """A heat window with a fake model (1e9 updates of 8 B and 9 FLOP a step) and fake peaks: the section
+    draws the figures of the stage's recent time; on the CPU it says it measures GPU stages."""
+    from viewer.panel import style
+    from viewer.panel.speed_of_light import recent_ms
+    from viewer.window.app import Viewer, display_problem
+
+    if display_problem() is not None:
+        pytest.skip(f"needs a display: {display_problem()}")
+    from sim.registry import create_scene
+
+    fake = StageModel(bytes_min=8.0, bytes_actual=8.0, flops=9.0, units=1e9, per="item-step", note="fake")
+    monkeypatch.setattr("sim.heat.kernels.models", lambda setup: {"step": fake})
+    monkeypatch.setitem(style.layout, "Speed of light", True)
+    v = Viewer(create_scene("heat", preset="plate", n=64), 900, 700, max_fps=None)
+    try:
+        section = v.panel.speed_of_light
+        section.peaks_of = lambda device: PEAKS
+        assert v.tick()
+        assert section.rows is None and section.note == "measures the GPU's stages: switch the physics to the GPU (a)"
+        monkeypatch.setattr(v.controller.gpu, "kernels_run", lambda: True)
+        for _ in range(3):
+            assert v.tick()
+        ms = recent_ms(v.scene.timer, "step")
+        gbs = 8e9 / (ms * 1e-3) / 1e9
+        gflops = 9e9 / (ms * 1e-3) / 1e9
+        expected = ("step", f"{gbs:,.1f}", f"{100 * gbs / 3000:.0f}%", f"{gflops:,.1f}",
+                    f"{100 * gflops / 60_000:.0f}%", bound(100 * gbs / 3000, 100 * gflops / 60_000))
+        assert section.rows == [expected] and section.note == ""
+    finally:
+        v.close()
+
+
+# --- bench's columns and fingerprint ------------------------------------------------------------------------
+def test_bench_on_the_cpu_has_rates_per_stage_and_a_cpu_fingerprint(tmp_path, capsys):
+    import json
+
+    import main
+
+    path = tmp_path / "bench.json"
+    assert main.main(["bench", "balls", "--preset", "T", "--steps", "12", "--warmup", "0", "--json", str(path)]) == 0
+    report = json.loads(path.read_text())
+    assert report["fingerprint"]["kind"] == "cpu" and report["fingerprint"]["cores"] >= 1
+    assert report["fingerprint"]["commit"] == report["commit"] and report["peaks"] is None
+    (record,) = report["results"]
+    assert {"stage_ms", "step_ms", "ball_steps_per_s", "passes"} <= record.keys()  # the fields the gate reads
+    sol = record["speed_of_light"]
+    assert set(sol) == {"sort", "proximity", "forces+integrate"}
+    step = sol["forces+integrate"]
+    model = models(SCENES["balls"], Setup(record["n"], 1.0, record["variant"], None, {}, "T", record["stats"]))
+    expected = model["forces+integrate"].total_bytes / (record["stage_ms"]["forces+integrate"] * 1e-3) / 1e9
+    assert step["gbs"] == pytest.approx(expected) and step["gflops"] > 0
+    assert step["copy_pct"] is None and step["flop_pct"] is None and step["bound"] == ""  # no GPU peaks
+    out = capsys.readouterr().out
+    assert "no GPU, so the speed-of-light columns give rates, not % of peaks" in out
+    line = next(line for line in out.splitlines() if line.strip().startswith("forces+integrate"))
+    assert f"{step['gbs']:.1f} GB/s" in line and "GFLOP/s" in line and line.split()[-1] == "-"
+
+
+def test_gpu_bench_table_prints_the_fingerprint_and_peaks():
+    from sim.bench import table
+
+    rep = {"workload": "heat", "device": "NVIDIA H100 80GB HBM3", "commit": "abc", "date": "2026-11-25",
+           "fingerprint": {"kind": "gpu", "name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15",
+                           "sm_clock_mhz": 1980, "mem_clock_mhz": 2619, "ecc": "Enabled", "commit": "abc"},
+           "peaks": {"copy_gbs": 3000.0, "fp32_gflops": 60_000.0, "fp64_gflops": 30_000.0, "link_gbs": 50.0,
+                     "sources": {"copy": "measured 2026-11-25 on NVIDIA H100 80GB HBM3"}},
+           "results": []}
+    lines = table(rep).splitlines()
+    assert lines[1] == ("device: NVIDIA H100 80GB HBM3, driver 550.54.15, SM 1980 MHz, memory 2619 MHz, ECC Enabled; "
+                        "peaks: copy 3,000 GB/s, FP32 60,000 GFLOP/s, FP64 30,000 GFLOP/s (measured 2026-11-25 on "
+                        "NVIDIA H100 80GB HBM3)")
+
+
+def test_sdh_bench_records_and_prints_the_histograms_speed_of_light(monkeypatch, tmp_path, capsys):
+    """``bench sdh`` with the CPU standing in for the GPU (a kernel time of 2 ms) and fake peaks."""
+    import argparse
+    import json
+    import sys
+    import types
+
+    from sim import backend
+    from sim import peaks as peaks_module
+    from sim.sdh import bench, sdh_cpu
+    from sim.sdh.kernels import KERNELS
+
+    def histogram(points, width, buckets, kernel, block, repeats=1):
+        return sdh_cpu.histogram(points, width, buckets), 2.0
+
+    fake = types.SimpleNamespace(KERNELS=KERNELS, KernelError=ValueError, histogram=histogram)
+    monkeypatch.setitem(sys.modules, "sim.sdh.gpu", fake)
+    monkeypatch.setattr("sim.sdh.gpu", fake, raising=False)
+    monkeypatch.setattr(backend, "gpu_status", lambda: backend.GpuStatus(True, "stand-in"))
+    monkeypatch.setattr("sim.bench.release_memory", lambda: None)
+    monkeypatch.setattr(peaks_module, "current", lambda device=0: PEAKS)
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    parser.add_argument("--json")
+    out = tmp_path / "sdh.json"
+    assert bench.run(parser.parse_args(["-n", "3000", "--kernel", "tensor", "--block", "256", "--json",
+                                        str(out)])) == 0
+    report = json.loads(out.read_text())
+    (record,) = report["results"]
+    assert record["kernel_ms"] == 2.0 and report["peaks"]["copy_gbs"] == 3000.0
+    fig = record["speed_of_light"]["histogram"]
+    pairs = 3000 * 2999 / 2
+    assert fig["gflops"] == pytest.approx(8 * pairs / 2e-3 / 1e9)  # 8 FLOP a pair on the FP64 tensor cores
+    assert fig["flop_pct"] == pytest.approx(100 * fig["gflops"] / 60_000)  # 2 x the FP64 FMA peak
+    assert fig["bound"] == "latency"
+    table = capsys.readouterr().out
+    assert "speed of light histogram" in table and f"{fig['gflops']:.1f} GFLOP/s" in table
+
+
+def test_durbin_batch_and_single_records_get_the_recursions_figures(monkeypatch):
+    from sim import peaks as peaks_module
+    from sim.durbin.bench import add_speed_of_light
+
+    monkeypatch.setattr(peaks_module, "current", lambda device=0: PEAKS)
+    batch = {"kind": "batch", "backend": "gpu", "systems": 100_000, "order": 32, "method": "batched-register",
+             "block": 128, "precision": "fp64", "s": 0.1e-3}
+    add_speed_of_light(batch)
+    fig = batch["speed_of_light"]["recursion"]
+    assert fig["gbs"] == pytest.approx(76.8e6 / 0.1e-3 / 1e9)  # 768 GB/s: 26% of the 3000 GB/s copy
+    assert fig["copy_pct"] == pytest.approx(25.6) and fig["sol_ms"] == pytest.approx(76.8e6 / 3000e9 * 1e3)
+    single = {"kind": "single", "backend": "gpu", "n": 200_000, "method": "persistent-grid", "block": 256,
+              "precision": "fp64", "s": 0.5}
+    add_speed_of_light(single)
+    assert single["speed_of_light"]["recursion"]["bound"] == "latency"
+    single.pop("speed_of_light")
+    batch.pop("speed_of_light")
+    for skipped in ({**single, "skipped": "no cluster"}, {**batch, "method": "cupy-vectorised"},
+                    {**single, "backend": "cpu", "method": "scipy"}):
+        add_speed_of_light(skipped)
+        assert "speed_of_light" not in skipped
+
+
+# --- bench/ncu_models.py: the model against Nsight Compute's counts -------------------------------------------
+def ncu_models():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "ncu_models.py"
+    spec = importlib.util.spec_from_file_location("ncu_models", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ncu_covers_every_gpu_stage_of_every_scene():
+    ncu = ncu_models()
+    profiled = {tuple(stage_id.split(".", 1)) for stage_id in ncu.HEADLINES}
+    for name, spec in SCENES.items():
+        if name == "density":  # the particles' kernels
+            continue
+        stage_models = models(spec, setup_for(spec, 1000))
+        kernel_stages = {stage for stage in spec.stages if stage_models[stage].where == "device"}
+        assert {(name, stage) for stage in kernel_stages} <= profiled, name
+
+
+def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
+    import json
+
+    ncu = ncu_models()
+    names = ["dram__bytes_read.sum", "dram__bytes_write.sum", "smsp__inst_executed.sum",
+             ncu.SASS.format("fadd"), ncu.SASS.format("fmul"), ncu.SASS.format("ffma")]
+    head = ",".join(f'"{n}"' for n in ["ID", "Process ID", "Kernel Name", *names])
+    units = ",".join(['""'] * 3 + ['"byte"', '"byte"', '"inst"', '"inst"', '"inst"', '"inst"'])
+    kernels = ['"0","7","step_temporal_8","400,000,000","380,000,000","2,000,000","0","100,000,000","400,000,000"',
+               '"1","7","step_temporal_8","10,000,000","10,000,000","1,000,000","0","0","0"']
+    (tmp_path / "heat.step.csv").write_text("==PROF== Connected\n" + "\n".join([head, units, *kernels]) + "\n")
+    (tmp_path / "heat.step.model.json").write_text(json.dumps(
+        {"bytes": 1.0e9, "bytes_min": 8e9, "flops": 0.9e9, "flop_kind": "fp32", "note": "k = 8"}))
+    totals = ncu.ncu_totals(tmp_path / "heat.step.csv")
+    assert totals["kernels"] == 2 and totals["dram__bytes_read.sum"] == 410e6
+    lines = ncu.table(tmp_path).splitlines()
+    heat = next(line for line in lines if line.startswith("heat.step")).split()
+    # 2 kernels; model 1 GB vs ncu 0.8 GB: 1.25; 0.9 GFLOP vs 100 M FMUL + 2 x 400 M FFMA = 0.9 GFLOP: 1.00
+    assert heat == ["heat.step", "2", "1.0000", "0.8000", "1.25", "0.900", "0.900", "1.00", "0.0030", "fp32"]
+    assert any(line.startswith("sdh.histogram") and "not profiled" in line for line in lines)
+    assert "sm__inst_executed_pipe_tensor_op_dmma.sum" in ncu.metrics()
+    assert "dmma" not in ncu.metrics(tensor=False)
+
+
+# --- on a GPU: the models against the measured peaks ---------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, preset, n, variant, options", [
+    ("balls", "block", 1_000_000, "grid", {}),
+    ("particles", "2020", 1_000_000, "plain", {}),
+    ("sdh", "course", 100_000, "tensor", {}),
+    ("heat", "large", 4096 * 4096, "temporal", {"k": "8"}),
+    ("durbin", "large", 200_000, "persistent", {}),
+])
+def test_no_gpu_stage_claims_more_than_the_device_can_do(name, preset, n, variant, options):
+    """A model that puts a stage above the measured copy or FLOP peak counts bytes or FLOP that never happen."""
+    from sim import peaks
+    from sim.registry import create_scene
+    from viewer.panel.speed_of_light import scene_perf
+
+    found = peaks.current(0)
+    scene = create_scene(name, preset=preset, n=n, backend="gpu", variant=variant, **options)
+    for _ in range(12):
+        scene.advance_frame()
+    scene.finish()
+    scene.timer.flush()
+    perfs = [p for p in scene_perf(scene, found) if p.copy_pct is not None]
+    assert perfs, "no GPU stage timed"
+    for perf in perfs:
+        assert 0 < perf.copy_pct < 110 and perf.flop_pct < 110, perf
+        assert perf.bound in ("memory", "arithmetic", "latency")

@@ -1,0 +1,120 @@
+"""The panel's "Speed of light": how close each GPU stage is to what the device can do.
+
+Per stage (the scene's models, ``sim.roofline``, over the median of the last frames' stage times): GB/s and
+% of the device's copy peak, GFLOP/s and % of its FLOP peak, and what bounds it; a log-log roofline with
+the memory and compute roofs from the device's peaks (``sim.peaks``) and a point per stage, which moves as
+the variant, the block size or the size change; and where the peaks came from. The section measures GPU
+stages only: on the CPU it says how to run them on the GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from imgui_bundle import imgui, implot
+
+from sim.roofline import Setup, StagePerf, analyse_stages, percent
+from viewer.panel.style import GREY, section, tooltip, wrapped
+
+TITLE = "Speed of light"
+RECENT = 30  # frames whose median a figure takes: a switched variant shows within half a second
+COLUMNS = ("stage", "GB/s", "% copy", "GFLOP/s", "% FLOP", "bound")
+INTENSITIES = np.logspace(-3, 4, 64)  # FLOP per byte, the roofline's x axis
+BOUND_HELP = {"memory": "at least 60% of the copy peak: fewer bytes (or fused steps) would help",
+              "arithmetic": "at least 60% of the FLOP peak: fewer operations would help",
+              "latency": "neither peak past 60%: launches, waits, exchanges or too little parallelism"}
+
+
+def recent_ms(timer, name: str) -> float:
+    """The median of the stage's last RECENT frames that ran it (0 when none did)."""
+    history = timer.history(name)[-RECENT:]
+    ran = history[history > 0]
+    return float(np.median(ran)) if ran.size else 0.0
+
+
+def scene_perf(scene, peaks) -> list[StagePerf]:
+    """Each modelled stage of the scene's last frames on the roofline. A frame's stage time covers the
+    frame's steps (at least one: frames that step less often record no time)."""
+    setup = Setup.of_scene(scene, steps=max(scene.frame_steps, 1.0))
+    stage_ms = {name: recent_ms(scene.timer, name) for name in scene.timer.names}
+    return analyse_stages(scene.spec, setup, stage_ms, peaks)
+
+
+def rows(perfs: list[StagePerf]) -> list[tuple[str, ...]]:
+    """The table's rows, as the section writes them."""
+    return [(p.stage, f"{p.gbs:,.1f}", percent(p.copy_pct), f"{p.gflops:,.1f}", percent(p.flop_pct), p.bound or "-")
+            for p in perfs]
+
+
+@dataclass
+class SpeedOfLightSection:
+    """The section, with what it drew last (``rows``, ``note``) for the tests and the peaks it uses."""
+
+    peaks_of: object = None  # device -> sim.peaks.Peaks or None; sim.peaks.current unless a test sets it
+    rows: list | None = None
+    note: str = ""
+
+    def draw(self, ctl) -> None:
+        scene = ctl.scene
+        if scene.spec.gpu is None or not section(TITLE, default_open=False):
+            return
+        if not ctl.gpu.kernels_run():
+            self.rows, self.note = None, f"measures the GPU's stages: {scene.spec.gpu.kernels_run_hint}"
+            wrapped(GREY, self.note)
+            return
+        peaks = self._peaks(scene.device)
+        perfs = scene_perf(scene, peaks)
+        self.rows = rows(perfs)
+        self.note = "" if perfs else "no modelled stage timed in the last frames"
+        if self.note:
+            wrapped(GREY, self.note)
+        self._table(perfs)
+        if peaks is not None:
+            self._roofline(perfs, peaks)
+            for line in peaks.source_lines():
+                wrapped(GREY, line)
+        else:
+            wrapped(GREY, "no peaks for this device: measuring failed and no datasheet lists it")
+
+    def _peaks(self, device: int):
+        if self.peaks_of is None:
+            from sim import peaks
+
+            self.peaks_of = peaks.current
+        return self.peaks_of(device)
+
+    def _table(self, perfs: list[StagePerf]) -> None:
+        flags = imgui.TableFlags_.borders_inner_h | imgui.TableFlags_.row_bg
+        if not perfs or not imgui.begin_table("speed_of_light", len(COLUMNS), flags):
+            return
+        for name in COLUMNS:
+            imgui.table_setup_column(name)
+        imgui.table_headers_row()
+        for perf, row in zip(perfs, self.rows, strict=True):
+            imgui.table_next_row()
+            for i, cell in enumerate(row):
+                imgui.table_next_column()
+                imgui.text(cell)
+                if i == len(row) - 1:
+                    tooltip(BOUND_HELP.get(perf.bound, "host work: no device peak applies"))
+        imgui.end_table()
+
+    def _roofline(self, perfs: list[StagePerf], peaks) -> None:
+        flags = implot.Flags_.no_menus | implot.Flags_.no_box_select
+        if not implot.begin_plot("##roofline", (-1, 200), flags):
+            return
+        implot.setup_axes("FLOP per byte", "GFLOP/s", implot.AxisFlags_.none, implot.AxisFlags_.none)
+        implot.setup_axis_scale(implot.ImAxis_.x1, implot.Scale_.log10)
+        implot.setup_axis_scale(implot.ImAxis_.y1, implot.Scale_.log10)
+        top = max(peaks.fp32_gflops, peaks.fp64_gflops) * 2
+        implot.setup_axis_limits(implot.ImAxis_.x1, INTENSITIES[0], INTENSITIES[-1], imgui.Cond_.always)
+        implot.setup_axis_limits(implot.ImAxis_.y1, top * 1e-6, top, imgui.Cond_.always)
+        implot.setup_legend(implot.Location_.south_east, implot.LegendFlags_.none)
+        memory = INTENSITIES * peaks.copy_gbs
+        implot.plot_line("fp32 roof", INTENSITIES, np.minimum(memory, peaks.fp32_gflops))
+        implot.plot_line("fp64 roof", INTENSITIES, np.minimum(memory, peaks.fp64_gflops))
+        for perf in perfs:
+            if perf.intensity > 0 and perf.gflops > 0 and perf.copy_pct is not None:
+                implot.plot_scatter(perf.stage, np.array([perf.intensity]), np.array([perf.gflops]))
+        implot.end_plot()
