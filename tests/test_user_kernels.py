@@ -4,11 +4,14 @@ commands. GPU tests are marked ``gpu``; the rest runs on any machine (NVRTC comp
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from sim.contract import SceneSpec, UserStage, Words
 from sim.cuda import Build
+from sim.userkernel import guard
 from sim.userkernel import source as user_source
+from sim.userkernel.guard import Guarded
 
 pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
 
@@ -95,3 +98,39 @@ def test_a_stage_the_scene_does_not_have_is_refused_naming_the_choices(tmp_path)
     (tmp_path / "k.cu").write_text(GOOD)
     with pytest.raises(ValueError, match="no replaceable stage 'forces' \\(choose from scale\\)"):
         user_source.load(tmp_path / "k.cu", PLAIN_SPEC, "forces")
+
+
+# --- guarded output buffers ---------------------------------------------------------------------------------
+def test_a_guarded_buffer_hands_out_a_poisoned_body_and_sees_no_overflow_when_none():
+    out = Guarded(np, "tout", (3, 4), np.float32, pad=8)
+    assert out.body.shape == (3, 4) and np.isnan(out.body).all()
+    assert out.body.view(np.uint32)[0, 0] == guard.SENTINEL_BITS[4]
+    out.body[...] = 1.0  # a kernel that writes every item and nothing else
+    assert out.overflow() == []
+
+
+def test_writes_past_the_end_and_before_the_start_are_counted_by_name():
+    out = Guarded(np, "tout", (5, 7), np.float32, pad=16)
+    flat = out.whole  # what a kernel indexing from the body's start reaches
+    flat[out.pad + 35: out.pad + 35 + 12] = 0.0  # 12 values past the end (a row too many, say)
+    flat[out.pad - 3: out.pad] = 2.0  # 3 values before the start
+    assert out.overflow() == ["wrote 12 values past the end of `tout`", "wrote 3 values before the start of `tout`"]
+
+
+def test_a_write_over_the_whole_pad_is_a_lower_bound_and_one_value_is_singular():
+    out = Guarded(np, "bins", (10,), np.int32, start="zero", pad=4)
+    assert (out.body == 0).all()
+    out.whole[-4:] = 7
+    out.whole[3] = 1
+    assert out.overflow() == ["wrote at least 4 values past the end of `bins`",
+                              "wrote 1 value before the start of `bins`"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint32])
+def test_the_sentinel_is_nan_for_floats_and_a_marked_value_for_integers(dtype):
+    value = guard.sentinel(dtype)
+    assert np.dtype(type(value)) == np.dtype(dtype)
+    if np.issubdtype(dtype, np.floating):
+        assert np.isnan(value)
+    else:
+        assert value not in (0, 1, -1)
