@@ -4,6 +4,9 @@ commands. GPU tests are marked ``gpu``; the rest runs on any machine (NVRTC comp
 
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 import pytest
 
@@ -12,6 +15,7 @@ from sim.cuda import Build
 from sim.userkernel import guard
 from sim.userkernel import source as user_source
 from sim.userkernel.guard import Guarded
+from sim.userkernel.sandbox import RunResult, Sandbox, SandboxError
 
 pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
 
@@ -134,3 +138,59 @@ def test_the_sentinel_is_nan_for_floats_and_a_marked_value_for_integers(dtype):
         assert np.isnan(value)
     else:
         assert value not in (0, 1, -1)
+
+
+# --- the sandbox worker -------------------------------------------------------------------------------------
+def napping_job(conn, source, inputs, block, repeats, builtin):
+    """A worker job for the tests: "runs a kernel" that takes ``inputs["nap"]`` seconds, or exits the worker
+    (``inputs["crash"]``), or faults; answers with the worker's process id."""
+    conn.send(("phase", "kernel"))
+    time.sleep(float(inputs.get("nap", 0.0)))
+    if inputs.get("crash"):
+        os._exit(3)
+    if inputs.get("fault"):
+        raise SandboxError("fault", "the kernel faulted: cudaErrorIllegalAddress: an illegal memory access")
+    return RunResult({"pid": np.array(os.getpid())})
+
+
+@pytest.fixture
+def plain_source(tmp_path):
+    return kernel_file(tmp_path, GOOD)
+
+
+def test_without_a_gpu_the_sandbox_says_so_and_does_not_hang(plain_source):
+    from sim.backend import gpu_status
+
+    if gpu_status().available:
+        pytest.skip("this machine has a GPU")
+    started = time.monotonic()
+    with Sandbox(time_limit_s=5.0) as box, pytest.raises(SandboxError) as caught:
+        box.run(plain_source, {}, 32)
+    assert caught.value.kind == "no-gpu"
+    assert str(caught.value).startswith("no GPU to run the kernel on: ") and "\n" not in str(caught.value)
+    assert time.monotonic() - started < 60
+
+
+def test_a_kernel_past_the_time_limit_is_stopped_and_the_next_run_gets_a_new_worker(plain_source):
+    with Sandbox(time_limit_s=0.5, job=napping_job) as box:
+        first = int(box.run(plain_source, {}, 32).outputs["pid"])
+        started = time.monotonic()
+        with pytest.raises(SandboxError) as caught:
+            box.run(plain_source, {"nap": 60.0}, 32)
+        assert caught.value.kind == "timeout"
+        assert str(caught.value) == "the kernel did not return within 0.5 s; it was stopped"
+        assert time.monotonic() - started < 20
+        with pytest.raises(ProcessLookupError):
+            os.kill(first, 0)  # killed, not left running
+        assert int(box.run(plain_source, {}, 32).outputs["pid"]) != first
+
+
+@pytest.mark.parametrize("inputs, words", [({"fault": True}, "the kernel faulted: cudaErrorIllegalAddress"),
+                                           ({"crash": True}, "the worker running the kernel died (exit code 3)")])
+def test_a_fault_costs_the_worker_and_the_next_run_starts_another(plain_source, inputs, words):
+    with Sandbox(time_limit_s=5.0, job=napping_job) as box:
+        first = int(box.run(plain_source, {}, 32).outputs["pid"])
+        with pytest.raises(SandboxError) as caught:
+            box.run(plain_source, inputs, 32)
+        assert caught.value.kind == "fault" and str(caught.value).startswith(words)
+        assert int(box.run(plain_source, {}, 32).outputs["pid"]) != first
