@@ -89,6 +89,16 @@ def test_a_kernel_without_extern_c_is_missing_too(tmp_path):
     assert [d.severity for d in found] == ["error"] and "no kernel named scale" in found[0].message
 
 
+def test_compiled_raises_with_every_diagnostic_or_hands_back_the_warnings(tmp_path):
+    warned = kernel_file(tmp_path, GOOD.replace("int i = threadIdx.x;", "int i = threadIdx.x;\n    int unused;"))
+    assert [d.severity for d in user_source.compiled(warned)] == ["warning"]
+    broken = kernel_file(tmp_path, GOOD.replace("int unused;", "").replace("2.0f;", "z;"), "broken.cu")
+    with pytest.raises(user_source.CompileFailed) as caught:
+        user_source.compiled(broken)
+    assert [d.line for d in caught.value.diagnostics] == [3]
+    assert str(caught.value) == f'{broken.path}:3: error: identifier "z" is undefined'
+
+
 def test_options_are_the_reference_builds_and_lineinfo(tmp_path):
     options = user_source.options(kernel_file(tmp_path, GOOD))
     assert options == (*PlainStage.reference.all_options(), "-lineinfo")
@@ -503,6 +513,15 @@ def test_check_exits_0_with_one_row_a_case_when_every_case_is_correct(my_step, c
                                                                                     str(my_step))
     assert record["correct"] is True and len(record["cases"]) == 4
     assert record["cases"][0]["builtin_ms"] == {"global": 0.25, "shared": 0.25, "temporal": 0.25}
+
+
+def test_check_prints_the_warnings_and_goes_on(my_step, capsys, monkeypatch):
+    monkeypatch.setattr(user_commands, "Sandbox", TwinBox())
+    text = my_step.read_text()
+    my_step.write_text(text.replace("const float t = tin[at];", "const float t = tin[at];\n    int unused;"))
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9", "--seeds", "1",
+                      "--quiet"]) == 0
+    assert f'{my_step}:32: warning: variable "unused" was declared but never referenced' in capsys.readouterr().err
 
 
 def test_check_exits_1_naming_the_wrong_cells_the_overflow_and_the_time_out(my_step, capsys, monkeypatch):

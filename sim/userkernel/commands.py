@@ -132,16 +132,18 @@ def _load(args):
 
 def _compiles(src, command: str) -> bool:
     """NVRTC's errors and warnings on stderr (file:line and the line); False when there are errors."""
-    from sim.userkernel.source import compile_check
+    from sim.userkernel.source import CompileFailed, compiled
 
-    found = compile_check(src)
-    for diagnostic in found:
-        print(diagnostic, file=sys.stderr)
-    errors = sum(d.severity == "error" for d in found)
-    if errors:
+    try:
+        warnings = compiled(src)
+    except CompileFailed as exc:
+        errors = sum(d.severity == "error" for d in exc.diagnostics)
+        print(*exc.diagnostics, sep="\n", file=sys.stderr)
         print(f"kernel-lab {command}: {src.name} does not compile ({errors} error{'s' if errors != 1 else ''}); "
               "nothing was run", file=sys.stderr)
-    return not errors
+        return False
+    print(*warnings, sep="\n", file=sys.stderr, end="\n" if warnings else "")
+    return True
 
 
 def _sandbox_stop(exc: SandboxError, src, command: str) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim import interrupts
 from sim.userkernel.adapter import Comparison
 from sim.userkernel.sandbox import RunResult, SandboxError
 
@@ -64,6 +65,7 @@ def grade(source, adapter, sizes, seeds, block, box, repeats: int, progress=None
             else:  # the CPU twin after the GPU: a machine without one stops before this work
                 case.comparison = adapter.compare(inputs, adapter.expected(inputs), case.result.outputs)
             cases.append(case)
+            interrupts.check()  # a signal noted inside the CPU twin's numba code stops here
             if progress:
                 progress(len(cases))
     return cases

@@ -21,6 +21,7 @@ build takes seconds).
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -129,7 +130,9 @@ class Sandbox:
 # --- the worker side ----------------------------------------------------------------------------------
 def serve(conn, job) -> None:
     """The worker's loop: one request at a time until told to stop (None) or the caller is gone. After a
-    fault (the context is unusable) or without a GPU it answers and exits."""
+    fault (the context is unusable) or without a GPU it answers and exits. Ctrl-C at the terminal reaches
+    the whole process group: the caller decides, and stops the worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
             request = conn.recv()

@@ -122,6 +122,15 @@ class CompileFailed(Exception):
         super().__init__(str(errors[0]).splitlines()[0] if errors else "the kernel did not compile")
 
 
+def compiled(source: UserSource, arch: str = ARCH) -> list[Diagnostic]:
+    """``compile_check``'s warnings when the file compiles and defines the entry; CompileFailed (with every
+    diagnostic, warnings too) when it does not."""
+    found = compile_check(source, arch)
+    if any(d.severity == "error" for d in found):
+        raise CompileFailed(found)
+    return found
+
+
 def _checked(result):
     from cuda.bindings import nvrtc
 
