@@ -16,7 +16,7 @@ import os
 import sys
 
 from sim import cli
-from sim.cli import EXIT_FAILED, EXIT_USAGE, UsageError
+from sim.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
 from sim.userkernel import grader
 from sim.userkernel.sandbox import Sandbox, SandboxError
 
@@ -53,7 +53,7 @@ def _stage(s, name: str | None):
 # --- template -----------------------------------------------------------------------------------------------
 def add_template_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scene", help="the scene whose stage you write")
-    p.add_argument("stage", nargs="?", help="the stage (default: the scene's first); stages: " + stages_text())
+    p.add_argument("stage", nargs="?", help="the stage (default: the scene's first; the stages are listed above)")
     p.add_argument("-o", "--output", metavar="FILE", help="write it to FILE (default: print it)")
     p.add_argument("--force", action="store_true", help="with -o: replace FILE if it exists")
 
@@ -150,7 +150,7 @@ def _sandbox_stop(exc: SandboxError, src, command: str) -> int:
     """The exit code (and message) for what ends the whole run: no GPU (3), a compile error there (2)."""
     if exc.kind == "no-gpu":
         print(f"kernel-lab {command}: {src.name} compiles; {exc}", file=sys.stderr)
-        return grader.EXIT_NO_GPU
+        return EXIT_NO_GPU
     print(f"kernel-lab {command}: {exc}", file=sys.stderr)
     return EXIT_USAGE
 

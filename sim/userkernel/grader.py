@@ -4,7 +4,7 @@
 timed repeats after a warm-up, the built-in variants on the same inputs), ``table`` and ``details``
 print what it found, ``record`` is the JSON. ``check`` exits 0 when every case is correct, 1 when any
 is wrong (a mismatch, a write out of bounds, a fault, a time-out), 2 for bad input or a compile
-error, 3 when the kernel compiled but there is no GPU to run it on.
+error, 3 when the kernel compiled but there is no GPU to run it on (``sim.cli``'s exit codes).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import numpy as np
 from sim import interrupts
 from sim.userkernel.adapter import Comparison
 from sim.userkernel.sandbox import RunResult, SandboxError
-
-EXIT_NO_GPU = 3  # compiled, but nothing here can run it
 
 
 @dataclass
