@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -213,6 +214,25 @@ def test_a_fault_costs_the_worker_and_the_next_run_starts_another(plain_source, 
             box.run(plain_source, inputs, 32)
         assert caught.value.kind == "fault" and str(caught.value).startswith(words)
         assert int(box.run(plain_source, {}, 32).outputs["pid"]) != first
+
+
+def test_a_run_interrupted_in_the_caller_leaves_no_stale_answer_for_the_next(plain_source):
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with Sandbox(time_limit_s=30.0, job=napping_job) as box:
+            first = int(box.run(plain_source, {}, 32).outputs["pid"])
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            with pytest.raises(KeyboardInterrupt):
+                box.run(plain_source, {"nap": 60.0}, 32)
+            started = time.monotonic()
+            assert int(box.run(plain_source, {}, 32).outputs["pid"]) != first
+            assert time.monotonic() - started < 20
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
 
 
 # --- the heat step stage --------------------------------------------------------------------------------------
@@ -588,3 +608,4 @@ def test_bench_times_the_kernel_beside_the_builtins(tmp_path, capsys):
     record = json.loads(out.read_text())
     assert [r["variant"] for r in record["results"]] == ["step.cu", "global", "shared", "temporal"]
     assert record["correct"] and all(r["median_ms"] > 0 for r in record["results"])
+

@@ -88,6 +88,16 @@ class Sandbox:
             self._stop()
             self._start()
         self._conn.send((source, inputs, block, int(repeats), tuple(builtin)))
+        try:
+            return self._answer()
+        except SandboxError:
+            raise
+        except BaseException:  # Ctrl-C in the caller: the worker's answer would come to the next run
+            self._stop()
+            raise
+
+    def _answer(self) -> RunResult:
+        """The worker's answer to the request just sent, the time limit applied phase by phase."""
         phase = "setup"
         while True:
             limit = self.time_limit_s if phase == "kernel" else SETUP_LIMIT_S
