@@ -50,6 +50,7 @@ try:
     from sim.contract import load
     from sim.mpi import ranks, world
     from sim.registry import SCENES, course_commands, spec
+    from sim.userkernel import commands as user_kernel
     from sim.writer import OutputError
 except KeyboardInterrupt:  # Ctrl-C while the modules load
     print("kernel-lab: interrupted while starting", file=sys.stderr)
@@ -66,6 +67,12 @@ DEFAULT_FPS = 30.0  # a headless recording's frames per second
 COMMON = ("view", "run", "bench")
 
 
+def user_bench(argv: list[str]) -> bool:
+    """``bench SCENE --kernel-file FILE``: the user's kernel timed beside the built-in variants."""
+    return bool(argv) and argv[0] == "bench" and any(t == "--kernel-file" or t.startswith("--kernel-file=")
+                                                     for t in argv)
+
+
 def chosen_scene(argv: list[str]) -> str:
     """The scene view/run/bench names, wherever it stands among the options: the one whose own parser
     (with that scene's options, given before or after its name) reads that name as the scene."""
@@ -74,7 +81,7 @@ def chosen_scene(argv: list[str]) -> str:
     probe = [token for token in argv if token not in ("-h", "--help")]  # help names the scene's options too
     for name in SCENES:
         try:
-            found, _ = build_parser(name, cli.ProbeParser).parse_known_args(probe)
+            found, _ = build_parser(name, cli.ProbeParser, user_bench(argv)).parse_known_args(probe)
         except cli.ProbeParser.Mismatch:
             continue
         if (found.scene or DEFAULT_SCENE) == name:
@@ -109,7 +116,8 @@ def add_scene_args(p: argparse.ArgumentParser, scene: str, many: bool = False) -
     p.add_argument("--seed", type=cli.seed, help="random seed of the initial state, 0..2^32-1")
 
 
-def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParser) -> argparse.ArgumentParser:
+def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParser,
+                 kernel_file: bool = False) -> argparse.ArgumentParser:
     parser = parser_class(
         prog="kernel-lab",
         description="Interactive viewer and headless runner for classic GPU kernels. Scenes: "
@@ -146,9 +154,13 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
                      help=f"with --record: video frames per second (default {DEFAULT_FPS:g})")
     add_quiet(run)
 
-    bench = sub.add_parser("bench", help="time a scene; print a table, optionally JSON")
+    bench = sub.add_parser("bench", help="time a scene; print a table, optionally JSON",
+                           epilog="bench SCENE --kernel-file FILE [--stage S]: your own kernel of a stage timed "
+                                  "beside the built-in variants (bench SCENE --kernel-file FILE --help)")
     own = spec(scene).bench
-    if own:
+    if kernel_file:
+        user_kernel.add_bench_arguments(bench)
+    elif own:
         bench.add_argument("scene", nargs="?", default=DEFAULT_SCENE, help=f"scene: {', '.join(SCENES)}")
         cli.load_command(own).add_arguments(bench)
     else:
@@ -158,6 +170,14 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
                            help="untimed steps first (compilation; default 12)")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
     add_quiet(bench)
+
+    template = sub.add_parser("template", help="write a working, commented kernel of a stage to start from",
+                              description="Stages your own kernel can replace: " + user_kernel.stages_text())
+    user_kernel.add_template_arguments(template)
+    check = sub.add_parser("check", help="grade your own kernel of a stage against the CPU twin: exit 0 correct, "
+                                         "1 wrong, 2 bad input or a compile error, 3 no GPU here")
+    user_kernel.add_check_arguments(check)
+    add_quiet(check)
 
     for command in course_commands():
         course = sub.add_parser(command.name, help=command.help, description=command.description or command.help)
@@ -359,6 +379,8 @@ def cmd_bench(args) -> int:
     from sim import bench
     from sim.writer import check_target
 
+    if getattr(args, "kernel_file", None) is not None:
+        return user_kernel.run_bench(args)
     if args.json not in (None, "-"):
         check_target(args.json, "JSON file")
     s = spec(args.scene)
@@ -388,7 +410,8 @@ def cmd_bench(args) -> int:
     return 0
 
 
-COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench}
+COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench, "template": user_kernel.run_template,
+            "check": user_kernel.run_check}
 
 
 @ranks  # under mpiexec -n R: every rank runs the command, rank 0 prints (sim/mpi/launch.py)
@@ -397,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     known = set(COMMANDS) | {c.name for c in course_commands()}
     if not argv or (argv[0] not in known and argv[0] not in ("-h", "--help")):
         argv = ["view", *argv]
-    parser = build_parser(chosen_scene(argv))
+    parser = build_parser(chosen_scene(argv), kernel_file=user_bench(argv))
     args = parser.parse_args(argv)
     if getattr(args, "scene", None) is not None and args.scene not in SCENES:
         print(f"kernel-lab {args.command}: error: unknown scene {args.scene!r} (choose from {', '.join(SCENES)})",

@@ -3,7 +3,8 @@ numbers, lists and sizes (and how messages print a count), the look-ahead parser
 command's scene, and the shape of a command a scene package contributes.
 
 Exit codes: 0 done; 1 the run happened and failed, or a sound request this machine cannot serve
-(no GPU); 2 bad input, refused before any work; 130 interrupted.
+(no GPU); 2 bad input, refused before any work; 3 (``check``, ``bench --kernel-file``) the user's
+kernel compiled but there is no GPU here to run it; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from decimal import Decimal
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_NO_GPU = 3
 EXIT_INTERRUPTED = 130
 
 

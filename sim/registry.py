@@ -49,7 +49,10 @@ def distance_histogram():
 
 
 def all_builds() -> list[Build]:
-    """Every CUDA build of the product's launchers (for the NVRTC check)."""
+    """Every CUDA build of the product's launchers (for the NVRTC check), and each replaceable stage's
+    template built as a user's file is (the stage's reference options)."""
     builds = [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + render_builds.builds()
     builds.append(peaks.BUILD)  # the peak rates' copy and FMA kernels
-    return list(dict.fromkeys(builds))  # scenes that share kernels (density: the particles') list them once
+    templates = [Build(stage.template, load(stage.adapter)().reference.options, (stage.entry,))
+                 for s in SCENES.values() for stage in s.user_stages]
+    return list(dict.fromkeys(builds + templates))  # scenes that share kernels (density: the particles') list them once

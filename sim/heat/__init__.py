@@ -4,7 +4,8 @@
 ``stencil_cpu`` the CPU twin (numba); ``stencil.cu`` every GPU variant (global, shared, pitched,
 temporal), built as ``kernels`` lists and launched by ``gpu`` (CuPy); ``cli`` the ``heat``
 command and ``bench`` the benchmark; ``scene`` the viewer scene declared here (its statistics in
-``stats``, the threads its CPU backend steps on in ``threads``).
+``stats``, the threads its CPU backend steps on in ``threads``); ``user_stage`` the step a user's own
+kernel can replace (``templates/step.cu`` its starting point).
 """
 
 import assets
@@ -21,6 +22,7 @@ from sim.contract import (
     Words,
 )
 from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
+from sim.heat.user_stage import STAGE as USER_STEP
 
 PRESETS = tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
                 for name, p in assets.presets("heat").items())
@@ -86,4 +88,5 @@ SPEC = SceneSpec(
     models="sim.heat.kernels:models",
     commands="sim.heat.cli:COMMANDS",
     bench="sim.heat.bench:BENCH",
+    user_stages=(USER_STEP,),
 )

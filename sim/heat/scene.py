@@ -188,18 +188,32 @@ class HeatScene(Scene):
         else:
             differ = gpu.view(np.uint32) != cpu.view(np.uint32)
             compared = "bit for bit"
-        mismatch = differ.reshape(-1)
-        self._checked = (gpu, cpu)
-        if mismatch.any():
+        error = float(np.max(np.abs(gpu - cpu), initial=np.float32(0)))
+        self._mark(differ.reshape(-1), started, {"max error": error, "steps checked": steps, "compared": compared},
+                   "CPU steps from the same field", (gpu, cpu))
+
+    def _mark(self, mismatch: np.ndarray, started: float, details: dict, against: str, checked=None) -> None:
+        """Keep a check's differing cells (flat) for the view: NaN on the host, a device index list on the GPU."""
+        self._checked = checked
+        if mismatch.any() and self.gpu is not None:
             import cupy
 
             with cupy.cuda.Device(self.device):
                 self._marked_device = cupy.asarray(np.flatnonzero(mismatch))
         else:
             self._marked_device = None
-        error = float(np.max(np.abs(gpu - cpu), initial=np.float32(0)))
-        self.record_check("CPU steps from the same field", mismatch, started,
-                          {"max error": error, "steps checked": steps, "compared": compared})
+        self.record_check(against, mismatch, started, details)
+
+    def take_step(self, field: np.ndarray, comparison=None) -> None:
+        """A step computed outside the scene (a user's kernel: ``sim.heat.user_stage``) as the new field, on
+        either backend; ``comparison`` (``sim.userkernel.adapter.Comparison``) against the CPU twin's step from
+        the same field marks the cells it got wrong, as verification marks them."""
+        started = time.perf_counter()
+        self.sim.load(field)
+        if comparison is not None:
+            self._mark(comparison.mismatch, started, {"max error": comparison.max_abs, "steps checked": 1,
+                                                      "compared": comparison.rule}, "the CPU step from the same field")
+        self._changed()
 
     # --- the paint tool --------------------------------------------------------------------------
     def tool_reach(self) -> float:
@@ -233,12 +247,12 @@ class HeatScene(Scene):
         return {TEMPERATURE: "Temperature", **super().color_modes}
 
     def host_field(self) -> np.ndarray:
-        """The field (nj, ni) float32 on the host: the CPU twin's buffer itself, or a copy from the device
+        """The field (nj, ni) float32 on the host: the CPU twin's buffer itself, or a copy (from the device)
         with the cells the last check marked set to NaN."""
-        if self.gpu is None:
-            return self.cpu.field
-        values = self.gpu.get()
         marked = self.marked(self.n)
+        if self.gpu is None and marked is None:
+            return self.cpu.field
+        values = self.gpu.get() if self.gpu is not None else self.cpu.field.copy()
         if marked is not None:
             values.reshape(-1)[marked] = np.nan
         return values

@@ -66,6 +66,14 @@ class HeatCpu:
         self.steps_done = 0
         self._rate = FIRST_GUESS
 
+    def load(self, field) -> None:
+        """Replace the state with ``field`` ((nj, ni) float32) in both buffers, the boundary ring too (a step
+        computed elsewhere, such as a user's kernel)."""
+        if np.shape(field) != (self.nj, self.ni):
+            raise ValueError(f"field shape {np.shape(field)} is not ({self.nj}, {self.ni})")
+        self.field[...] = field
+        self._scratch[...] = field
+
     def _step_banded(self) -> None:
         """One step in bands of rows, each about CHUNK_SECONDS."""
         rows = max(1, int(self._rate * CHUNK_SECONDS / max(self.ni, 1)))

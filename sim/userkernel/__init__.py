@@ -14,5 +14,6 @@ comparison, how the scene hands its state in and takes the result back) is that 
   fault or a kernel that never returns costs the worker, never the caller (killed after a time limit,
   started again on the next request);
 - ``grader``: ``check`` (fresh random inputs, edge sizes, a table, exit 0/1/2/3, ``--json``) and
-  the ``bench --kernel-file`` timings beside the built-in variants.
+  the ``bench --kernel-file`` timings beside the built-in variants;
+- ``commands``: the ``template``, ``check`` and ``bench --kernel-file`` commands main.py dispatches to.
 """

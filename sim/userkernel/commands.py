@@ -1,0 +1,249 @@
+"""The commands of your own kernel (``main.py`` parses, these run):
+
+    template SCENE [STAGE] [-o FILE [--force]]        a working, commented starting point
+    check SCENE --kernel-file FILE [...] [--json OUT]  the grader: exit 0 correct, 1 wrong, 2 bad input or a
+                                                       compile error, 3 compiled but no GPU here
+    bench SCENE --kernel-file FILE [...]               the kernel timed beside the built-in variants
+
+The file is compile-checked with NVRTC first, always (a machine without a GPU still reports compile
+errors with file:line); then it runs in the sandbox (``sim.userkernel.sandbox``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from sim import cli
+from sim.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
+from sim.userkernel import grader
+from sim.userkernel.sandbox import Sandbox, SandboxError
+
+CHECK_REPEATS = 20  # timed launches a case (after a warm-up)
+BENCH_REPEATS = 100
+MAX_ITEMS = 1 << 28  # check keeps each case's inputs and both results on the host
+
+
+def stages_text() -> str:
+    """Every replaceable stage, for help texts: "heat step (one explicit heat step ...)"."""
+    from sim.registry import SCENES
+
+    found = [f"{s.name} {stage.name} ({stage.summary})" for s in SCENES.values() for stage in s.user_stages]
+    return "; ".join(found) or "none"
+
+
+def _spec(scene: str):
+    from sim.registry import SCENES, spec
+
+    s = spec(scene)
+    if not s.user_stages:
+        having = ", ".join(name for name, other in SCENES.items() if other.user_stages) or "none yet"
+        raise UsageError(f"the {scene} scene has no stage your own kernel can replace (scenes with one: {having})")
+    return s
+
+
+def _stage(s, name: str | None):
+    try:
+        return s.user_stage(name)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+# --- template -----------------------------------------------------------------------------------------------
+def add_template_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scene", help="the scene whose stage you write")
+    p.add_argument("stage", nargs="?", help="the stage (default: the scene's first; the stages are listed above)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write it to FILE (default: print it)")
+    p.add_argument("--force", action="store_true", help="with -o: replace FILE if it exists")
+
+
+def run_template(args) -> int:
+    from sim.cuda import source_path
+    from sim.writer import check_target, write_text
+
+    s = _spec(args.scene)
+    stage = _stage(s, args.stage)
+    text = source_path(stage.template).read_text()
+    if args.output is None:
+        if args.force:
+            raise UsageError("--force replaces the file of -o: add -o FILE, or leave it out")
+        sys.stdout.write(text)
+        return 0
+    if os.path.lexists(args.output) and not args.force:
+        raise UsageError(f"{args.output!r} exists: not replaced (add --force to replace it)")
+    check_target(args.output, "template file")
+    write_text(args.output, text, "template file")
+    print(f"wrote the {s.name} {stage.name} template to {args.output}; next:\n"
+          f"  check {s.name} --kernel-file {args.output}\n  view {s.name} --kernel-file {args.output}",
+          file=sys.stderr)
+    return 0
+
+
+# --- check and bench: shared --------------------------------------------------------------------------------
+def _seconds(text: str) -> float:
+    value = cli.number(text, "--time-limit")
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"--time-limit must be above 0 and at most 3600 seconds, got {text}")
+    return value
+
+
+def _add_kernel_arguments(p: argparse.ArgumentParser, repeats: int) -> None:
+    p.add_argument("scene", help="the scene whose stage the kernel replaces")
+    p.add_argument("--kernel-file", required=True, metavar="FILE", help="your kernel (.cu), read as text")
+    p.add_argument("--stage", help="the stage it replaces (default: the scene's first); stages: " + stages_text())
+    p.add_argument("--block", type=cli.block, help="CUDA block: threads (256) or a 2D shape (32x8); default the "
+                                                   "stage's")
+    p.add_argument("--repeats", type=cli.positive_int, default=repeats,
+                   help=f"timed launches after a warm-up; the median counts (default {repeats})")
+    p.add_argument("--time-limit", type=_seconds, default=5.0, metavar="S",
+                   help="seconds one launch may take before it is stopped (default 5)")
+
+
+def _block(adapter, given, stage):
+    """The block to launch with: the stage's default, or ``given`` if it has the same shape (threads or 2D)."""
+    default = adapter.default_block()
+    if given is None:
+        return default
+    if isinstance(given, tuple) != isinstance(default, tuple):
+        kind = "a 2D block such as 32x8" if isinstance(default, tuple) else "a thread count such as 256"
+        raise UsageError(f"--block: the {stage.name} stage takes {kind}, got {cli.block_text(given)}")
+    threads = given[0] * given[1] if isinstance(given, tuple) else given
+    if threads > 1024:
+        raise UsageError(f"--block {cli.block_text(given)} is {threads:,} threads; a CUDA block holds at most 1,024")
+    return given
+
+
+def _load(args):
+    """The source, its adapter and the block, checked before any work (UsageError)."""
+    from sim.userkernel import source as user_source
+    from sim.writer import check_target
+
+    s = _spec(args.scene)
+    try:
+        src = user_source.load(args.kernel_file, s, args.stage)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json not in (None, "-"):
+        check_target(args.json, "JSON file", inputs=[args.kernel_file])
+    adapter = user_source.adapter(src)
+    return src, adapter, _block(adapter, args.block, src.stage)
+
+
+def _compiles(src, command: str) -> bool:
+    """NVRTC's errors and warnings on stderr (file:line and the line); False when there are errors."""
+    from sim.userkernel.source import CompileFailed, compiled
+
+    try:
+        warnings = compiled(src)
+    except CompileFailed as exc:
+        errors = sum(d.severity == "error" for d in exc.diagnostics)
+        print(*exc.diagnostics, sep="\n", file=sys.stderr)
+        print(f"kernel-lab {command}: {src.name} does not compile ({errors} error{'s' if errors != 1 else ''}); "
+              "nothing was run", file=sys.stderr)
+        return False
+    print(*warnings, sep="\n", file=sys.stderr, end="\n" if warnings else "")
+    return True
+
+
+def _sandbox_stop(exc: SandboxError, src, command: str) -> int:
+    """The exit code (and message) for what ends the whole run: no GPU (3), a compile error there (2)."""
+    if exc.kind == "no-gpu":
+        print(f"kernel-lab {command}: {src.name} compiles; {exc}", file=sys.stderr)
+        return EXIT_NO_GPU
+    print(f"kernel-lab {command}: {exc}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+# --- check ------------------------------------------------------------------------------------------------
+def add_check_arguments(p: argparse.ArgumentParser) -> None:
+    _add_kernel_arguments(p, CHECK_REPEATS)
+    p.add_argument("--sizes", type=cli.counts, help="comma-separated item counts (default: the stage's edge sizes "
+                                                    "and a large one)")
+    p.add_argument("--seeds", type=cli.positive_int, default=3, metavar="K",
+                   help="random inputs for each size, seeds 0..K-1 (default 3)")
+    p.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
+
+
+def run_check(args) -> int:
+    from sim import progress
+    from sim.bench import git_commit, publish
+
+    src, adapter, block = _load(args)
+    sizes = list(dict.fromkeys(args.sizes or adapter.sizes()))
+    seeds = list(range(args.seeds))
+    first = {}
+    for size in sizes:  # every size checked (and its first inputs made) before anything runs
+        if size > MAX_ITEMS:
+            raise UsageError(f"--sizes: {size:,} {adapter.item}s is more than check takes ({MAX_ITEMS:,})")
+        try:
+            first[size] = adapter.inputs(size, seeds[0])
+        except ValueError as exc:
+            raise UsageError(f"--sizes: {exc}") from None
+    if not _compiles(src, "check"):
+        return EXIT_USAGE
+    with Sandbox(args.time_limit) as box, progress.Progress(f"check {src.variant}", len(sizes) * len(seeds),
+                                                           "cases") as bar:
+        try:
+            cases = grader.grade(src, adapter, sizes, seeds, block, box, args.repeats,
+                                 lambda done: bar.advance(1), first)
+        except SandboxError as exc:
+            return _sandbox_stop(exc, src, "check")
+    device = next((c.result.device for c in cases if c.result), "")
+    wrong = sum(not c.correct for c in cases)
+    lines = [f"check {src.scene} {src.stage.name}: {src.name} on {device or 'the GPU'}, block "
+             f"{cli.block_text(block)}, median of {args.repeats} launches after a warm-up (ms)",
+             grader.table(cases, src.variant, adapter.builtin), *grader.details(cases, adapter.item),
+             f"{len(cases) - wrong} of {len(cases)} cases correct" + ("" if not wrong else f"; {wrong} wrong")]
+    publish(grader.record(cases, src, block, device, git_commit()), "\n".join(lines), args.json)
+    return EXIT_FAILED if wrong else 0
+
+
+# --- bench --kernel-file ------------------------------------------------------------------------------------
+def add_bench_arguments(p: argparse.ArgumentParser) -> None:
+    """``bench``'s own --json and --quiet come from main.py."""
+    _add_kernel_arguments(p, BENCH_REPEATS)
+
+
+def run_bench(args) -> int:
+    import datetime
+
+    import numpy as np
+
+    from sim.bench import git_commit, publish
+
+    src, adapter, block = _load(args)
+    if not _compiles(src, "bench"):
+        return EXIT_USAGE
+    size = adapter.sizes()[-1]
+    inputs = adapter.inputs(size, 0)
+    with Sandbox(args.time_limit) as box:
+        try:
+            result = box.run(src, inputs, block, args.repeats, adapter.builtin)
+        except SandboxError as exc:
+            if exc.kind in ("fault", "timeout"):
+                print(f"kernel-lab bench: {exc}", file=sys.stderr)
+                return EXIT_FAILED
+            return _sandbox_stop(exc, src, "bench")
+    comparison = adapter.compare(inputs, adapter.expected(inputs), result.outputs)
+    correct = comparison.correct and not result.overflow
+    times = {src.variant: result.ms, **result.builtin_ms}
+    medians = {name: float(np.median(ms)) if ms else None for name, ms in times.items()}
+    mine = medians[src.variant]
+    lines = [f"bench {src.scene} {src.stage.name} on {result.device}: {size:,} {adapter.item}s, block "
+             f"{cli.block_text(block)}, median of {args.repeats} launches after a warm-up",
+             f"  {'variant':<24}{'ms':>12}{'time vs yours':>15}"]
+    for name, ms in medians.items():
+        ratio = f"{ms / mine:.2f}x" if ms and mine else "-"
+        lines.append(f"  {name:<24}{'-' if ms is None else format(ms, '.4f'):>12}{ratio:>15}")
+    if not correct:
+        lines.append(f"  your kernel's result is wrong ({comparison.mismatches:,} {adapter.item}s differ"
+                     + "".join(f"; {m}" for m in result.overflow) + f"): check {src.scene} --kernel-file "
+                     f"{src.name} shows where")
+    report = {"device": result.device, "commit": git_commit(),
+              "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+              "workload": f"{src.scene} {src.stage.name}", "file": src.name, "size": size,
+              "block": list(block) if isinstance(block, tuple) else block, "correct": correct,
+              "results": [{"variant": name, "median_ms": medians[name], "ms": ms} for name, ms in times.items()]}
+    publish(report, "\n".join(lines), args.json)
+    return 0 if correct else EXIT_FAILED

@@ -1,0 +1,146 @@
+"""The headless grader: a user's kernel on fresh random inputs, each compared with the CPU twin and timed.
+
+``grade`` runs every size x seed through the sandbox (one checked launch on guarded outputs, then
+timed repeats after a warm-up, the built-in variants on the same inputs), ``table`` and ``details``
+print what it found, ``record`` is the JSON. ``check`` exits 0 when every case is correct, 1 when any
+is wrong (a mismatch, a write out of bounds, a fault, a time-out), 2 for bad input or a compile
+error, 3 when the kernel compiled but there is no GPU to run it on (``sim.cli``'s exit codes).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim import interrupts
+from sim.userkernel.adapter import Comparison
+from sim.userkernel.sandbox import RunResult, SandboxError
+
+
+@dataclass
+class Case:
+    """One size and seed: what the kernel computed against the CPU twin, or why it could not finish."""
+
+    size: int
+    seed: int
+    comparison: Comparison | None = None
+    result: RunResult | None = None
+    error: str = ""  # a fault or a time-out, in one line
+
+    @property
+    def correct(self) -> bool:
+        return not self.error and self.comparison.correct and not self.result.overflow
+
+    @property
+    def ms(self) -> float | None:
+        """The median of the timed launches."""
+        return float(np.median(self.result.ms)) if self.result and self.result.ms else None
+
+    def builtin_ms(self, variant: str) -> float | None:
+        times = self.result.builtin_ms.get(variant) if self.result else None
+        return float(np.median(times)) if times else None
+
+
+def grade(source, adapter, sizes, seeds, block, box, repeats: int, progress=None, first_inputs=None) -> list[Case]:
+    """Every size x seed; SandboxError for what ends the whole check ("no-gpu", "compile"), a case with its
+    error for a fault or a time-out (the next case gets a new worker). ``first_inputs``: inputs already made
+    for the first seed, by size."""
+    cases = []
+    for size in sizes:
+        for seed in seeds:
+            inputs = (first_inputs or {}).get(size) if seed == seeds[0] else None
+            inputs = inputs if inputs is not None else adapter.inputs(size, seed)
+            case = Case(size, seed)
+            try:
+                case.result = box.run(source, inputs, block, repeats, adapter.builtin)
+            except SandboxError as exc:
+                if exc.kind not in ("fault", "timeout"):
+                    raise
+                case.error = str(exc)
+            else:  # the CPU twin after the GPU: a machine without one stops before this work
+                case.comparison = adapter.compare(inputs, adapter.expected(inputs), case.result.outputs)
+            cases.append(case)
+            interrupts.check()  # a signal noted inside the CPU twin's numba code stops here
+            if progress:
+                progress(len(cases))
+    return cases
+
+
+def _number(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def verdict(case: Case) -> str:
+    if case.error:
+        return "fault" if "faulted" in case.error or "died" in case.error else "timeout"
+    return "yes" if case.correct else "no"
+
+
+def table(cases: list[Case], variant: str, builtin: tuple[str, ...]) -> str:
+    """One line a case: size, seed, correct, mismatches, max error, the kernel's and the built-ins' ms."""
+    times = [variant, *builtin]
+    head = (f"{'size':>12} {'seed':>5} {'correct':>8} {'mismatches':>11} {'max error':>12}"
+            + "".join(f" {name + ' ms':>{max(12, len(name) + 4)}}" for name in times))
+    lines = [head]
+    for case in cases:
+        c = case.comparison
+        row = (f"{case.size:>12,} {case.seed:>5} {verdict(case):>8} {_number(c and c.mismatches, ','):>11} "
+               f"{format(c.max_abs, '.3g') if c else '-':>12}")
+        values = [case.ms, *(case.builtin_ms(name) for name in builtin)]
+        row += "".join(f" {_number(ms, '.4f'):>{max(12, len(name) + 4)}}"
+                       for name, ms in zip(times, values, strict=True))
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def details(cases: list[Case], item: str) -> list[str]:
+    """Under the table, for each wrong case: the worst items, the writes out of bounds, the fault."""
+    lines = []
+    for case in cases:
+        if case.correct:
+            continue
+        lines.append(f"size {case.size:,} seed {case.seed}:")
+        if case.error:
+            lines.append(f"  {case.error}")
+            continue
+        lines += [f"  {message}" for message in case.result.overflow]
+        c = case.comparison
+        if c.mismatches:
+            lines.append(f"  {c.mismatches:,} {item}{'s' if c.mismatches != 1 else ''} differ, compared {c.rule}; "
+                         "the worst:")
+            lines.append(f"    {item:<24}{'expected':>16}{'got':>16}{'difference':>14}")
+            for w in c.worst:
+                lines.append(f"    {w.label:<24}{w.expected:>16.9g}{w.got:>16.9g}{w.difference:>14.3g}")
+            if any(math.isnan(w.got) for w in c.worst):
+                lines.append(f"    (nan: the {item} still holds the poison its buffer started with, never written, "
+                             "or the kernel computed NaN)")
+    return lines
+
+
+def _finite(value: float | None):
+    return value if value is None or math.isfinite(value) else None
+
+
+def record(cases: list[Case], source, block, device: str, commit: str) -> dict:
+    """The JSON of ``check --json``: device, commit, stage, file, cases[...] (non-finite errors as null)."""
+    def one(case: Case) -> dict:
+        c = case.comparison
+        return {
+            "size": case.size, "seed": case.seed, "correct": case.correct, "error": case.error or None,
+            "mismatches": c.mismatches if c else None, "max_abs": _finite(c.max_abs) if c else None,
+            "max_rel": _finite(c.max_rel) if c else None, "compare": c.rule if c else None,
+            "ms": case.ms, "ms_all": case.result.ms if case.result else [],
+            "builtin_ms": {name: case.builtin_ms(name) for name in (case.result.builtin_ms if case.result else {})},
+            "overflow": case.result.overflow if case.result else [],
+            "worst": [{"index": w.index, "label": w.label, "expected": _finite(w.expected), "got": _finite(w.got)}
+                      for w in (c.worst if c else [])],
+        }
+
+    return {"device": device, "commit": commit,
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "scene": source.scene, "stage": source.stage.name, "file": source.name,
+            "block": list(block) if isinstance(block, tuple) else block, "correct": all(c.correct for c in cases),
+            "cases": [one(case) for case in cases]}

@@ -1,0 +1,250 @@
+"""The sandbox: a user's kernel runs in a worker process with a CUDA context of its own.
+
+Why a worker and not the caller's process: a kernel that faults (an illegal address) leaves its CUDA
+context unusable for good, every later call in that process fails; and a kernel that never returns
+cannot be stopped from inside the process that launched it. In a worker, a fault costs the worker
+(it reports CUDA's message and exits) and a kernel past the time limit is stopped by killing the
+worker; the next ``run`` starts a new one. The caller (``check``, ``bench``, the viewer) keeps its own
+context and its state.
+
+    with Sandbox(time_limit_s=5.0) as box:
+        result = box.run(source, inputs, block=(32, 8), repeats=20, builtin=("global",))
+        result.outputs, result.ms, result.overflow, result.builtin_ms
+
+The worker is a "spawn" process (never a fork of a process that may hold a CUDA context); requests
+and answers are plain picklable data: the ``UserSource``, the stage's inputs as numpy arrays, the
+outputs back as numpy arrays. The time limit applies to each launch of the user's kernel; starting
+the worker, compiling and timing the built-in variants get ``SETUP_LIMIT_S`` (NVRTC on a large
+build takes seconds).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.userkernel.source import UserSource
+
+SETUP_LIMIT_S = 300.0  # starting CuPy, compiling, timing the built-in builds
+
+
+@dataclass
+class RunResult:
+    outputs: dict[str, np.ndarray]  # what the kernel wrote (guards stripped)
+    ms: list[float] = field(default_factory=list)  # one per timed launch (CUDA events); empty when not timed
+    overflow: list[str] = field(default_factory=list)  # "wrote 12 values past the end of `out`"; empty when none
+    builtin_ms: dict[str, list[float]] = field(default_factory=dict)  # built-in variant -> ms, when asked
+    device: str = ""  # the GPU it ran on
+
+
+class SandboxError(RuntimeError):
+    """The kernel could not run to the end: ``kind`` is "fault", "timeout", "compile" or "no-gpu"; the
+    message is one line for the panel or the terminal."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class Sandbox:
+    """One worker process, started on first use and again after a fault or a timeout."""
+
+    def __init__(self, time_limit_s: float = 5.0, job=None):
+        self.time_limit_s = float(time_limit_s)
+        self._job = job or run_job  # what the worker does with a request (tests hand in their own)
+        self._process = None
+        self._conn = None
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=serve, args=(child, self._job), name="kernel-lab sandbox", daemon=True)
+        self._process.start()
+        child.close()
+
+    def _stop(self) -> None:
+        """Kill the worker (a kernel that never returns ignores anything gentler)."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.join(10)
+        if self._conn is not None:
+            self._conn.close()
+        self._process = self._conn = None
+
+    def run(self, source: UserSource, inputs: dict, block, repeats: int = 0,
+            builtin: tuple[str, ...] = ()) -> RunResult:
+        """Compile (cached in the worker by source text), one checked launch, ``repeats`` timed launches after
+        a warm-up, the built-in variants when asked; SandboxError when it cannot finish."""
+        if self._process is None or not self._process.is_alive():
+            self._stop()
+            self._start()
+        self._conn.send((source, inputs, block, int(repeats), tuple(builtin)))
+        try:
+            return self._answer()
+        except SandboxError:
+            raise
+        except BaseException:  # Ctrl-C in the caller: the worker's answer would come to the next run
+            self._stop()
+            raise
+
+    def _answer(self) -> RunResult:
+        """The worker's answer to the request just sent, the time limit applied phase by phase."""
+        phase = "setup"
+        while True:
+            limit = self.time_limit_s if phase == "kernel" else SETUP_LIMIT_S
+            try:
+                ready = self._conn.poll(limit)
+                message = self._conn.recv() if ready else None
+            except (EOFError, OSError):
+                self._process.join(5)
+                code = self._process.exitcode
+                self._stop()
+                raise SandboxError("fault", f"the worker running the kernel died (exit code {code})") from None
+            if message is None:
+                self._stop()
+                if phase == "kernel":
+                    raise SandboxError("timeout", f"the kernel did not return within {limit:g} s; it was stopped")
+                raise SandboxError("timeout", f"the sandbox did not answer within {limit:g} s while setting up; "
+                                              "it was stopped")
+            tag, *rest = message
+            if tag == "phase":
+                phase = rest[0]
+            elif tag == "done":
+                return rest[0]
+            else:  # "error": the worker stops itself after a fault or without a GPU
+                kind, text = rest
+                if kind in ("fault", "no-gpu"):
+                    self._stop()
+                raise SandboxError(kind, text)
+
+    def close(self) -> None:
+        """Stop the worker (it holds a CUDA context and GPU memory)."""
+        if self._conn is not None and self._process is not None and self._process.is_alive():
+            try:
+                self._conn.send(None)
+                self._process.join(5)
+            except (OSError, BrokenPipeError):
+                pass
+        self._stop()
+
+
+# --- the worker side ----------------------------------------------------------------------------------
+def serve(conn, job) -> None:
+    """The worker's loop: one request at a time until told to stop (None) or the caller is gone. After a
+    fault (the context is unusable) or without a GPU it answers and exits. Ctrl-C at the terminal reaches
+    the whole process group: the caller decides, and stops the worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        if request is None:
+            return
+        try:
+            conn.send(("done", job(conn, *request)))
+        except SandboxError as exc:
+            conn.send(("error", exc.kind, str(exc)))
+            if exc.kind in ("fault", "no-gpu"):
+                return
+        except Exception as exc:  # the adapter's own failure: the caller sees it as a fault, in one line
+            first = (str(exc).strip().splitlines() or [""])[0]
+            conn.send(("error", "fault", f"{type(exc).__name__}: {first}"))
+            return
+
+
+_modules: dict[tuple[str, tuple[str, ...]], object] = {}  # the worker's compiled user modules by (text, options)
+
+
+def _kernel(source: UserSource):
+    """The user's entry kernel, compiled once per source text; SandboxError("compile") with file:line."""
+    import cupy
+
+    from sim.userkernel.source import diagnostics, options
+
+    key = (source.compiled_text(), options(source))
+    if key not in _modules:
+        try:
+            module = cupy.RawModule(code=key[0], options=key[1])
+            module.compile()
+        except cupy.cuda.compiler.CompileException as exc:
+            errors = [d for d in diagnostics(str(exc), source) if d.severity == "error"]
+            raise SandboxError("compile", str(errors[0]).splitlines()[0] if errors else str(exc).strip()) from None
+        _modules[key] = module
+    try:
+        return _modules[key].get_function(source.stage.entry)
+    except cupy.cuda.driver.CUDADriverError:
+        raise SandboxError("compile", f"{source.name}: no kernel named {source.stage.entry}") from None
+
+
+def _device_errors():
+    import cupy
+
+    return cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError
+
+
+def _builtin(adapter, variant: str, inputs: dict, block, repeats: int) -> list[float]:
+    """A built-in variant's milliseconds, or [] where it cannot run with this block (a temporal kernel takes
+    whole warps across)."""
+    from sim.cuda import KernelError
+
+    try:
+        return adapter.time_builtin(variant, inputs, block, repeats)
+    except KernelError:
+        return []
+
+
+def run_job(conn, source: UserSource, inputs: dict, block, repeats: int, builtin: tuple[str, ...]) -> RunResult:
+    """One request in the worker: compile, one checked launch on guarded outputs, timed repeats, built-in
+    variants. ``conn`` hears the phase ("kernel" while the user's kernel runs: the caller's time limit)."""
+    from sim.backend import gpu_status
+    from sim.contract import load
+
+    status = gpu_status()
+    if not status.available:
+        raise SandboxError("no-gpu", f"no GPU to run the kernel on: {status.reason}")
+    import cupy
+
+    from sim.userkernel.guard import Guarded
+
+    adapter = load(source.stage.adapter)()
+    try:
+        kernel = _kernel(source)
+        guards = {name: Guarded(cupy, name, out.shape, out.dtype, out.start)
+                  for name, out in adapter.outputs(inputs).items()}
+        device = {name: cupy.asarray(value) for name, value in inputs.items() if isinstance(value, np.ndarray)}
+        device.update({name: g.body for name, g in guards.items()})
+        grid, threads, shared = adapter.launch(inputs, block)
+        args = adapter.args(inputs, device)
+        cupy.cuda.Device().synchronize()
+
+        def launch() -> float:
+            """One launch of the user's kernel, waited for; its milliseconds between CUDA events. The caller's
+            time limit runs from the phase message (sent before the first event: no host time inside)."""
+            conn.send(("phase", "kernel"))
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            kernel(tuple(grid), tuple(threads), args, shared_mem=int(shared))
+            end.record()
+            end.synchronize()
+            return cupy.cuda.get_elapsed_time(start, end)
+
+        launch()
+        conn.send(("phase", "setup"))
+        overflow = [message for g in guards.values() for message in g.overflow()]
+        outputs = {name: cupy.asnumpy(g.body) for name, g in guards.items()}
+        ms = [launch() for _ in range(repeats + 1)][1:] if repeats else []  # after a warm-up
+        conn.send(("phase", "setup"))
+        builtin_ms = {variant: _builtin(adapter, variant, inputs, block, max(1, repeats)) for variant in builtin}
+    except _device_errors() as exc:
+        raise SandboxError("fault", f"the kernel faulted: {str(exc).strip()}") from None
+    return RunResult(outputs, ms, overflow, builtin_ms, status.device_name)

@@ -1,0 +1,611 @@
+"""Your own kernel in a stage (sim.userkernel): the file read as text, NVRTC's diagnostics with file:line,
+guarded output buffers, the sandbox worker, the heat step stage and the template / check / bench
+commands. GPU tests are marked ``gpu``; the rest runs on any machine (NVRTC compiles without a GPU)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import main
+from sim.contract import SceneSpec, UserStage, Words
+from sim.cuda import Build, source_path
+from sim.heat import SPEC as HEAT
+from sim.heat import user_stage as heat_stage
+from sim.heat.scene import HeatScene
+from sim.heat.user_stage import StepStage
+from sim.registry import SCENES
+from sim.userkernel import commands as user_commands
+from sim.userkernel import guard
+from sim.userkernel import source as user_source
+from sim.userkernel.guard import Guarded
+from sim.userkernel.sandbox import RunResult, Sandbox, SandboxError
+
+pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
+
+
+class PlainStage:
+    """The least an adapter needs for a compile check: the reference build whose options it shares."""
+
+    reference = Build("sim/heat/stencil.cu", ("--fmad=false",))
+
+
+PLAIN = UserStage(name="scale", summary="y = 2 x", entry="scale", signature="void scale(int n, float* y)",
+                  params=(("n", "items"), ("y", "values")), launch="one thread per item", compare="exact",
+                  template="", adapter="test_user_kernels:PlainStage")
+PLAIN_SPEC = SceneSpec(name="plain", title="a test scene", words=Words("items", "item"), view="points", presets=(),
+                       default_preset="", scene="", stages=("scale",), stats=(), user_stages=(PLAIN,))
+GOOD = ('extern "C" __global__ void scale(int n, float* y) {\n'
+        "    int i = threadIdx.x;\n"
+        "    if (i < n) y[i] *= 2.0f;\n"
+        "}\n")
+
+
+def kernel_file(tmp_path, text: str, name: str = "my_scale.cu"):
+    path = tmp_path / name
+    path.write_text(text)
+    return user_source.load(path, PLAIN_SPEC)
+
+
+# --- the file and its diagnostics -------------------------------------------------------------------------
+def test_a_good_file_compiles_without_diagnostics(tmp_path):
+    source = kernel_file(tmp_path, GOOD)
+    assert source.variant == "my_scale.cu"
+    assert user_source.compile_check(source) == []
+
+
+def test_a_syntax_error_names_file_line_and_the_offending_line(tmp_path):
+    text = GOOD.replace("y[i] *= 2.0f;", "y[i] *= z;")
+    source = kernel_file(tmp_path, text)
+    found = user_source.compile_check(source)
+    errors = [d for d in found if d.severity == "error"]
+    assert len(errors) == 1
+    error = errors[0]
+    assert (error.file, error.line, error.text) == (str(source.path), 3, "if (i < n) y[i] *= z;")
+    assert 'identifier "z" is undefined' in error.message
+    assert str(error).startswith(f"{source.path}:3: error: identifier \"z\" is undefined\n    if (i < n)")
+
+
+def test_a_warning_is_kept_as_a_warning(tmp_path):
+    text = GOOD.replace("int i = threadIdx.x;", "int i = threadIdx.x;\n    int unused;")
+    found = user_source.compile_check(kernel_file(tmp_path, text))
+    assert [(d.severity, d.line, d.text) for d in found] == [("warning", 3, "int unused;")]
+    assert 'variable "unused" was declared but never referenced' in found[0].message
+
+
+def test_a_file_without_the_entry_kernel_is_an_error_naming_it(tmp_path):
+    found = user_source.compile_check(kernel_file(tmp_path, GOOD.replace("void scale(", "void scaled(")))
+    assert [d.severity for d in found] == ["error"]
+    assert "no kernel named scale" in found[0].message and 'extern "C" __global__ void scale' in found[0].message
+
+
+def test_a_kernel_without_extern_c_is_missing_too(tmp_path):
+    found = user_source.compile_check(kernel_file(tmp_path, GOOD.replace('extern "C" ', "")))
+    assert [d.severity for d in found] == ["error"] and "no kernel named scale" in found[0].message
+
+
+def test_compiled_raises_with_every_diagnostic_or_hands_back_the_warnings(tmp_path):
+    warned = kernel_file(tmp_path, GOOD.replace("int i = threadIdx.x;", "int i = threadIdx.x;\n    int unused;"))
+    assert [d.severity for d in user_source.compiled(warned)] == ["warning"]
+    broken = kernel_file(tmp_path, GOOD.replace("int unused;", "").replace("2.0f;", "z;"), "broken.cu")
+    with pytest.raises(user_source.CompileFailed) as caught:
+        user_source.compiled(broken)
+    assert [d.line for d in caught.value.diagnostics] == [3]
+    assert str(caught.value) == f'{broken.path}:3: error: identifier "z" is undefined'
+
+
+def test_options_are_the_reference_builds_and_lineinfo(tmp_path):
+    options = user_source.options(kernel_file(tmp_path, GOOD))
+    assert options == (*PlainStage.reference.all_options(), "-lineinfo")
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda tmp: tmp / "absent.cu", "does not exist"),
+    (lambda tmp: tmp, "a directory"),
+    (lambda tmp: (tmp / "bin.cu").write_bytes(b"\x7fELF\0\0\x01") and tmp / "bin.cu", "not a text file"),
+    (lambda tmp: (tmp / "latin.cu").write_bytes(b"// caf\xe9\n") and tmp / "latin.cu", "not UTF-8 text"),
+    (lambda tmp: (tmp / "huge.cu").write_bytes(b"//" * user_source.MAX_BYTES) and tmp / "huge.cu", "larger than"),
+])
+def test_a_file_that_is_not_a_kernel_is_refused_in_one_line(tmp_path, make, words):
+    with pytest.raises(ValueError) as caught:
+        user_source.load(make(tmp_path), PLAIN_SPEC)
+    assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_stage_the_scene_does_not_have_is_refused_naming_the_choices(tmp_path):
+    (tmp_path / "k.cu").write_text(GOOD)
+    with pytest.raises(ValueError, match="no replaceable stage 'forces' \\(choose from scale\\)"):
+        user_source.load(tmp_path / "k.cu", PLAIN_SPEC, "forces")
+
+
+# --- guarded output buffers ---------------------------------------------------------------------------------
+def test_a_guarded_buffer_hands_out_a_poisoned_body_and_sees_no_overflow_when_none():
+    out = Guarded(np, "tout", (3, 4), np.float32, pad=8)
+    assert out.body.shape == (3, 4) and np.isnan(out.body).all()
+    assert out.body.view(np.uint32)[0, 0] == guard.SENTINEL_BITS[4]
+    out.body[...] = 1.0  # a kernel that writes every item and nothing else
+    assert out.overflow() == []
+
+
+def test_writes_past_the_end_and_before_the_start_are_counted_by_name():
+    out = Guarded(np, "tout", (5, 7), np.float32, pad=16)
+    flat = out.whole  # what a kernel indexing from the body's start reaches
+    flat[out.pad + 35: out.pad + 35 + 12] = 0.0  # 12 values past the end (a row too many, say)
+    flat[out.pad - 3: out.pad] = 2.0  # 3 values before the start
+    assert out.overflow() == ["wrote 12 values past the end of `tout`", "wrote 3 values before the start of `tout`"]
+
+
+def test_a_write_over_the_whole_pad_is_a_lower_bound_and_one_value_is_singular():
+    out = Guarded(np, "bins", (10,), np.int32, start="zero", pad=4)
+    assert (out.body == 0).all()
+    out.whole[-4:] = 7
+    out.whole[3] = 1
+    assert out.overflow() == ["wrote at least 4 values past the end of `bins`",
+                              "wrote 1 value before the start of `bins`"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint32])
+def test_the_sentinel_is_nan_for_floats_and_a_marked_value_for_integers(dtype):
+    value = guard.sentinel(dtype)
+    assert np.dtype(type(value)) == np.dtype(dtype)
+    if np.issubdtype(dtype, np.floating):
+        assert np.isnan(value)
+    else:
+        assert value not in (0, 1, -1)
+
+
+# --- the sandbox worker -------------------------------------------------------------------------------------
+def napping_job(conn, source, inputs, block, repeats, builtin):
+    """A worker job for the tests: "runs a kernel" that takes ``inputs["nap"]`` seconds, or exits the worker
+    (``inputs["crash"]``), or faults; answers with the worker's process id."""
+    conn.send(("phase", "kernel"))
+    time.sleep(float(inputs.get("nap", 0.0)))
+    if inputs.get("crash"):
+        os._exit(3)
+    if inputs.get("fault"):
+        raise SandboxError("fault", "the kernel faulted: cudaErrorIllegalAddress: an illegal memory access")
+    return RunResult({"pid": np.array(os.getpid())})
+
+
+@pytest.fixture
+def plain_source(tmp_path):
+    return kernel_file(tmp_path, GOOD)
+
+
+def test_without_a_gpu_the_sandbox_says_so_and_does_not_hang(plain_source):
+    from sim.backend import gpu_status
+
+    if gpu_status().available:
+        pytest.skip("this machine has a GPU")
+    started = time.monotonic()
+    with Sandbox(time_limit_s=5.0) as box, pytest.raises(SandboxError) as caught:
+        box.run(plain_source, {}, 32)
+    assert caught.value.kind == "no-gpu"
+    assert str(caught.value).startswith("no GPU to run the kernel on: ") and "\n" not in str(caught.value)
+    assert time.monotonic() - started < 60
+
+
+def test_a_kernel_past_the_time_limit_is_stopped_and_the_next_run_gets_a_new_worker(plain_source):
+    with Sandbox(time_limit_s=0.5, job=napping_job) as box:
+        first = int(box.run(plain_source, {}, 32).outputs["pid"])
+        started = time.monotonic()
+        with pytest.raises(SandboxError) as caught:
+            box.run(plain_source, {"nap": 60.0}, 32)
+        assert caught.value.kind == "timeout"
+        assert str(caught.value) == "the kernel did not return within 0.5 s; it was stopped"
+        assert time.monotonic() - started < 20
+        with pytest.raises(ProcessLookupError):
+            os.kill(first, 0)  # killed, not left running
+        assert int(box.run(plain_source, {}, 32).outputs["pid"]) != first
+
+
+@pytest.mark.parametrize("inputs, words", [({"fault": True}, "the kernel faulted: cudaErrorIllegalAddress"),
+                                           ({"crash": True}, "the worker running the kernel died (exit code 3)")])
+def test_a_fault_costs_the_worker_and_the_next_run_starts_another(plain_source, inputs, words):
+    with Sandbox(time_limit_s=5.0, job=napping_job) as box:
+        first = int(box.run(plain_source, {}, 32).outputs["pid"])
+        with pytest.raises(SandboxError) as caught:
+            box.run(plain_source, inputs, 32)
+        assert caught.value.kind == "fault" and str(caught.value).startswith(words)
+        assert int(box.run(plain_source, {}, 32).outputs["pid"]) != first
+
+
+def test_a_run_interrupted_in_the_caller_leaves_no_stale_answer_for_the_next(plain_source):
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with Sandbox(time_limit_s=30.0, job=napping_job) as box:
+            first = int(box.run(plain_source, {}, 32).outputs["pid"])
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            with pytest.raises(KeyboardInterrupt):
+                box.run(plain_source, {"nap": 60.0}, 32)
+            started = time.monotonic()
+            assert int(box.run(plain_source, {}, 32).outputs["pid"]) != first
+            assert time.monotonic() - started < 20
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+# --- the heat step stage --------------------------------------------------------------------------------------
+KERNELS = Path(__file__).parent / "data" / "user_kernels"
+
+
+def heat_source(name: str):
+    """A planted heat kernel under tests/data/user_kernels, or the template itself ("template")."""
+    path = source_path(HEAT.user_stage("step").template) if name == "template" else KERNELS / f"heat_{name}.cu"
+    return user_source.load(path, HEAT, "step")
+
+
+@pytest.mark.parametrize("size, grid", [(9, (3, 3)), (37 * 29, (37, 29)), (100 * 70, (100, 70)),
+                                        (2000 * 1500, (2000, 1500)), (12, (4, 3)), (1009, (36, 28))])
+def test_a_cell_count_is_laid_out_nearest_4_3(size, grid):
+    assert heat_stage.shape(size) == grid
+
+
+def test_fewer_than_3x3_cells_are_refused():
+    with pytest.raises(ValueError, match="at least 3x3 = 9 cells, got 8"):
+        StepStage().inputs(8, 0)
+
+
+def test_the_default_sizes_are_the_edge_cases_and_a_large_grid():
+    assert [heat_stage.shape(s) for s in StepStage().sizes()] == [(3, 3), (37, 29), (100, 70), (2000, 1500)]
+
+
+def test_inputs_are_fresh_random_fields_reproducible_from_the_seed():
+    stage = StepStage()
+    a, b, c = stage.inputs(1073, 1), stage.inputs(1073, 1), stage.inputs(1073, 2)
+    assert a["tin"].shape == (29, 37) and a["tin"].dtype == np.float32 and (a["tin"] > 0).all()
+    assert np.array_equal(a["tin"], b["tin"]) and a["tfac"] == b["tfac"]
+    assert not np.array_equal(a["tin"], c["tin"])
+    assert 0 < a["tfac"] < 0.25 and isinstance(a["tfac"], np.float32)
+
+
+def test_expected_is_the_course_step_in_float32_with_the_ring_held():
+    stage = StepStage()
+    inputs = stage.inputs(37 * 29, 3)
+    t, f = inputs["tin"], inputs["tfac"]
+    want = t.copy()
+    c = t[1:-1, 1:-1]
+    want[1:-1, 1:-1] = c + f * ((t[1:-1, :-2] - np.float32(2) * c + t[1:-1, 2:]) +
+                                (t[:-2, 1:-1] - np.float32(2) * c + t[2:, 1:-1]))
+    got = stage.expected(inputs)["tout"]
+    assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
+
+
+def test_the_launch_covers_every_cell_one_thread_each():
+    stage = StepStage()
+    grid, block, shared = stage.launch(stage.inputs(100 * 70, 0), (32, 8))
+    assert (grid, block, shared) == ((4, 9), (32, 8, 1), 0)
+    inputs = stage.inputs(100 * 70, 0)
+    args = stage.args(inputs, {"tin": "tin", "tout": "tout"})
+    assert args == (100, 70, 100, inputs["tfac"], "tin", "tout")
+    assert [type(a) for a in args[:4]] == [np.int32, np.int32, np.int64, np.float32]
+
+
+def test_compare_is_bit_for_bit_and_names_the_worst_cells():
+    stage = StepStage()
+    inputs = stage.inputs(37 * 29, 0)
+    expected = stage.expected(inputs)
+    assert stage.compare(inputs, expected, expected).correct
+    got = {"tout": expected["tout"].copy()}
+    got["tout"][5, 7] = np.nextafter(got["tout"][5, 7], np.float32(np.inf))  # one ulp
+    got["tout"][0, 36] += 3.0
+    got["tout"][28, 0] = guard.sentinel(np.float32)  # never written
+    comparison = stage.compare(inputs, expected, got)
+    assert comparison.mismatches == 3 and comparison.max_abs == np.inf
+    assert [w.label for w in comparison.worst] == ["cell (0, 28)", "cell (36, 0)", "cell (7, 5)"]
+    assert [w.index for w in comparison.worst] == [28 * 37, 36, 5 * 37 + 7]
+    assert comparison.worst[1].difference == pytest.approx(3.0, abs=1e-4)
+    assert np.flatnonzero(comparison.mismatch).tolist() == [36, 5 * 37 + 7, 28 * 37]
+
+
+def test_the_template_and_every_planted_heat_kernel_compile(tmp_path):
+    for name in ("template", "edge_column", "no_boundary", "wrong_factor", "past_end", "never_returns",
+                 "illegal_address"):
+        assert user_source.compile_check(heat_source(name)) == [], name
+
+
+def test_the_scene_takes_a_step_from_outside_and_marks_the_cells_it_got_wrong():
+    scene = HeatScene(preset="seed", n=37 * 29, backend="cpu")
+    stage = StepStage()
+    inputs = stage.scene_inputs(scene)
+    assert np.array_equal(inputs["tin"], scene.cpu.field) and inputs["tfac"] == scene.cpu.tfac
+    expected = stage.expected(inputs)
+    got = {"tout": expected["tout"].copy()}
+    got["tout"][3, 4] += 1.0
+    scene.verify = True  # what the viewer turns on for a user's kernel
+    stage.apply(scene, got, stage.compare(inputs, expected, got))
+    assert np.array_equal(scene.cpu.field, got["tout"])
+    assert scene.verification.differing == 1 and scene.is_marked(3 * scene.ni + 4)
+    shown = scene.host_field()
+    assert np.isnan(shown[3, 4]) and np.isnan(shown).sum() == 1
+    scene.advance(1)  # the twin carries on from the user's field, both buffers (the ring) alike
+    assert scene.cpu.field[0, 0] == got["tout"][0, 0]
+
+
+# --- on the GPU: the sandbox with heat's template and planted kernels ---------------------------------------
+@pytest.fixture(scope="module")
+def gpu_box():
+    pytest.importorskip("cupy")
+    with Sandbox(time_limit_s=2.0) as box:
+        yield box
+
+
+def run_heat(box, name: str, size: int = 100 * 70, **kwargs):
+    stage = StepStage()
+    inputs = stage.inputs(size, 0)
+    result = box.run(heat_source(name), inputs, (32, 8), **kwargs)
+    return result, stage.compare(inputs, stage.expected(inputs), result.outputs)
+
+
+@pytest.mark.gpu
+def test_the_template_runs_correct_in_the_sandbox_and_is_timed_beside_the_builtins(gpu_box):
+    result, comparison = run_heat(gpu_box, "template", repeats=5, builtin=StepStage.builtin)
+    assert comparison.correct and result.overflow == []
+    assert len(result.ms) == 5 and all(ms > 0 for ms in result.ms)
+    assert set(result.builtin_ms) == {"global", "shared", "temporal"}
+    assert all(len(ms) == 5 for ms in result.builtin_ms.values())
+    assert result.device
+
+
+@pytest.mark.gpu
+def test_a_kernel_that_never_returns_is_stopped_within_the_limit_and_the_next_run_works(gpu_box):
+    started = time.monotonic()
+    with pytest.raises(SandboxError) as caught:
+        run_heat(gpu_box, "never_returns")
+    assert caught.value.kind == "timeout" and "did not return within 2 s" in str(caught.value)
+    assert time.monotonic() - started < 60  # the worker's start and compile, then 2 s
+    assert run_heat(gpu_box, "template")[1].correct
+
+
+@pytest.mark.gpu
+def test_a_write_past_the_end_is_reported_with_the_buffer_and_the_count(gpu_box):
+    result, _ = run_heat(gpu_box, "past_end")
+    assert result.overflow == ["wrote 12 values past the end of `tout`"]
+
+
+@pytest.mark.gpu
+def test_an_illegal_address_is_a_fault_and_the_next_run_works(gpu_box):
+    with pytest.raises(SandboxError) as caught:
+        run_heat(gpu_box, "illegal_address")
+    assert caught.value.kind == "fault" and "illegal" in str(caught.value).lower()
+    assert run_heat(gpu_box, "template")[1].correct
+
+
+# --- template, check and bench --kernel-file -------------------------------------------------------------------
+EVERY_STAGE = [(s.name, stage.name) for s in SCENES.values() for stage in s.user_stages]
+
+
+@pytest.mark.parametrize("scene, stage", EVERY_STAGE, ids=[f"{a} {b}" for a, b in EVERY_STAGE])
+def test_template_writes_a_file_that_compiles_for_every_stage(tmp_path, capsys, scene, stage):
+    target = tmp_path / f"my_{stage}.cu"
+    assert main.main(["template", scene, stage, "-o", str(target)]) == 0
+    assert f"check {scene} --kernel-file {target}" in capsys.readouterr().err
+    assert user_source.compile_check(user_source.load(target, SCENES[scene], stage)) == []
+
+
+def test_template_prints_to_stdout_without_o(capsys):
+    assert main.main(["template", "heat", "step"]) == 0
+    assert capsys.readouterr().out == source_path("sim/heat/templates/step.cu").read_text()
+
+
+def test_template_refuses_to_overwrite_unless_forced(tmp_path, capsys):
+    target = tmp_path / "my_step.cu"
+    target.write_text("// my work\n")
+    assert main.main(["template", "heat", "-o", str(target)]) == 2
+    assert f"'{target}' exists: not replaced (add --force to replace it)" in capsys.readouterr().err
+    assert target.read_text() == "// my work\n"
+    assert main.main(["template", "heat", "-o", str(target), "--force"]) == 0
+    assert target.read_text().startswith("// One step of the heat stencil")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["template", "heat", "forces"], "the heat scene has no replaceable stage 'forces' (choose from step)"),
+    (["template", "nowhere"], "unknown scene 'nowhere' (choose from"),
+    (["template", "heat", "--force"], "--force replaces the file of -o"),
+])
+def test_template_refuses_an_unknown_stage_or_scene_naming_the_choices(capsys, argv, words):
+    assert main.main(argv) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_template_names_a_scene_without_stages_and_those_with(capsys):
+    bare = next((name for name, s in SCENES.items() if not s.user_stages), None)
+    if bare is None:
+        pytest.skip("every scene has a replaceable stage")
+    assert main.main(["template", bare]) == 2
+    assert f"the {bare} scene has no stage your own kernel can replace (scenes with one: " in capsys.readouterr().err
+
+
+def exit_code(argv: list[str]) -> int:
+    """main's exit code, argparse's own refusals (SystemExit) included."""
+    try:
+        return main.main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+@pytest.fixture
+def my_step(tmp_path):
+    path = tmp_path / "my_step.cu"
+    path.write_text(source_path("sim/heat/templates/step.cu").read_text())
+    return path
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_a_compile_error_exits_2_with_file_line_and_runs_nothing(my_step, capsys, command):
+    my_step.write_text(my_step.read_text().replace("tout[at] = t + tfac *", "tout[at] = t + tfacc *"))
+    assert main.main([command, "heat", "--kernel-file", str(my_step)]) == 2
+    err = capsys.readouterr().err
+    assert f'{my_step}:38: error: identifier "tfacc" is undefined\n    tout[at] = t + tfacc * (d2tdx2 + d2tdy2);' in err
+    assert f"{my_step} does not compile (1 error); nothing was run" in err
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_a_good_kernel_on_a_machine_without_a_gpu_exits_3_saying_so(my_step, capsys, command):
+    from sim.backend import gpu_status
+
+    if gpu_status().available:
+        pytest.skip("this machine has a GPU")
+    assert main.main([command, "heat", "--kernel-file", str(my_step), "--quiet"]) == 3
+    assert f"kernel-lab {command}: {my_step} compiles; no GPU to run the kernel on: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--sizes", "5"], "--sizes: a heat step needs a grid of at least 3x3 = 9 cells, got 5"),
+    (["--sizes", "9,abc"], "argument --sizes"),
+    (["--seeds", "0"], "argument --seeds: value must be positive, got 0"),
+    (["--block", "256"], "--block: the step stage takes a 2D block such as 32x8, got 256"),
+    (["--block", "64x32"], "--block 64x32 is 2,048 threads; a CUDA block holds at most 1,024"),
+    (["--time-limit", "0"], "--time-limit must be above 0"),
+    (["--stage", "forces"], "no replaceable stage 'forces'"),
+])
+def test_check_refuses_bad_input_with_exit_2(my_step, capsys, extra, words):
+    assert exit_code(["check", "heat", "--kernel-file", str(my_step), *extra]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_check_refuses_a_missing_file_and_a_json_that_is_the_kernel(my_step, tmp_path, capsys):
+    assert main.main(["check", "heat", "--kernel-file", str(tmp_path / "gone.cu")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--json", str(my_step)]) == 2
+    assert "writing it would replace the input" in capsys.readouterr().err
+
+
+def test_bench_with_a_kernel_file_refuses_the_frame_bench_options(my_step, capsys):
+    assert exit_code(["bench", "heat", "--kernel-file", str(my_step), "--steps", "3"]) == 2
+    assert "unrecognized arguments: --steps 3" in capsys.readouterr().err
+
+
+class TwinBox:
+    """A sandbox stand-in for the grader's tests: "runs" the kernel as the CPU twin does, with ``plant``
+    applied to the outputs, or fails a case with a time-out; times are made up."""
+
+    def __init__(self, plant=None, timeout_size=None, overflow=()):
+        self.plant, self.timeout_size, self.overflow = plant, timeout_size, list(overflow)
+
+    def __call__(self, time_limit_s):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def run(self, source, inputs, block, repeats=0, builtin=()):
+        if inputs["tin"].size == self.timeout_size:
+            raise SandboxError("timeout", "the kernel did not return within 5 s; it was stopped")
+        outputs = StepStage().expected(inputs)
+        if self.plant:
+            self.plant(outputs["tout"])
+        return RunResult(outputs, [0.5] * repeats, self.overflow, {v: [0.25] * repeats for v in builtin}, "Test GPU")
+
+
+def right_column_wrong(tout):
+    tout[1:-1, -1] += 1.0
+
+
+def test_check_exits_0_with_one_row_a_case_when_every_case_is_correct(my_step, capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(user_commands, "Sandbox", TwinBox())
+    out = tmp_path / "check.json"
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9,1073", "--seeds", "2",
+                      "--json", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    head = next(line for line in text.splitlines() if line.split()[:1] == ["size"])
+    assert head.split() == ["size", "seed", "correct", "mismatches", "max", "error", "my_step.cu", "ms", "global",
+                            "ms", "shared", "ms", "temporal", "ms"]
+    rows = [line.split() for line in text.splitlines() if line.strip().split(" ")[0] in ("9", "1,073")]
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [("9", "0", "yes", "0"), ("9", "1", "yes", "0"),
+                                                        ("1,073", "0", "yes", "0"), ("1,073", "1", "yes", "0")]
+    assert "4 of 4 cases correct" in text
+    record = json.loads(out.read_text())
+    assert (record["device"], record["scene"], record["stage"], record["file"]) == ("Test GPU", "heat", "step",
+                                                                                    str(my_step))
+    assert record["correct"] is True and len(record["cases"]) == 4
+    assert record["cases"][0]["builtin_ms"] == {"global": 0.25, "shared": 0.25, "temporal": 0.25}
+
+
+def test_check_prints_the_warnings_and_goes_on(my_step, capsys, monkeypatch):
+    monkeypatch.setattr(user_commands, "Sandbox", TwinBox())
+    text = my_step.read_text()
+    my_step.write_text(text.replace("const float t = tin[at];", "const float t = tin[at];\n    int unused;"))
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9", "--seeds", "1",
+                      "--quiet"]) == 0
+    assert f'{my_step}:32: warning: variable "unused" was declared but never referenced' in capsys.readouterr().err
+
+
+def test_check_exits_1_naming_the_wrong_cells_the_overflow_and_the_time_out(my_step, capsys, monkeypatch):
+    monkeypatch.setattr(user_commands, "Sandbox", TwinBox(right_column_wrong, timeout_size=9,
+                                                          overflow=["wrote 12 values past the end of `tout`"]))
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9,1073", "--seeds", "1",
+                      "--quiet"]) == 1
+    text = capsys.readouterr().out
+    assert "size 9 seed 0:\n  the kernel did not return within 5 s; it was stopped" in text
+    assert ("size 1,073 seed 0:\n  wrote 12 values past the end of `tout`\n"
+            "  27 cells differ, compared exact (bit for bit); the worst:") in text
+    labels = [line.split(")")[0].strip() + ")" for line in text.splitlines() if line.strip().startswith("cell (")]
+    assert labels and all(label.startswith("cell (36, ") for label in labels)
+    assert "0 of 2 cases correct; 2 wrong" in text
+
+
+# --- on the GPU: check heat with the template and planted wrong kernels ------------------------------------
+def check_json(tmp_path, capsys, name: str, *extra: str):
+    path = heat_source(name).path
+    out = tmp_path / "check.json"
+    code = main.main(["check", "heat", "--kernel-file", str(path), "--json", str(out), "--quiet", *extra])
+    return code, capsys.readouterr(), json.loads(out.read_text())
+
+
+@pytest.mark.gpu
+def test_check_passes_the_template_on_every_default_size(tmp_path, capsys):
+    code, printed, record = check_json(tmp_path, capsys, "template", "--seeds", "2")
+    assert code == 0, printed.err
+    assert "8 of 8 cases correct" in printed.out
+    assert [c["size"] for c in record["cases"]] == [9, 9, 1073, 1073, 7000, 7000, 3_000_000, 3_000_000]
+    assert all(c["correct"] and c["ms"] > 0 and c["builtin_ms"]["global"] > 0 for c in record["cases"])
+    assert record["device"] and record["commit"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, cells", [
+    ("edge_column", lambda ni, nj: {(ni - 1, j) for j in range(1, nj - 1)}),
+    ("no_boundary", lambda ni, nj: {(i, j) for i in range(ni) for j in range(nj)
+                                    if i in (0, ni - 1) or j in (0, nj - 1)}),
+    ("wrong_factor", lambda ni, nj: {(i, j) for i in range(1, ni - 1) for j in range(1, nj - 1)}),
+])
+def test_check_catches_planted_kernels_naming_the_right_cells(tmp_path, capsys, name, cells):
+    code, printed, record = check_json(tmp_path, capsys, name, "--sizes", "1073", "--seeds", "1")
+    assert code == 1
+    case = record["cases"][0]
+    want = cells(37, 29)
+    assert case["mismatches"] == len(want) and not case["correct"]
+    named = {tuple(int(v) for v in w["label"][len("cell ("):-1].split(", ")) for w in case["worst"]}
+    assert named and named <= want
+
+
+@pytest.mark.gpu
+def test_check_reports_a_write_past_the_end(tmp_path, capsys):
+    code, printed, record = check_json(tmp_path, capsys, "past_end", "--sizes", "7000", "--seeds", "1")
+    assert code == 1 and record["cases"][0]["overflow"] == ["wrote 12 values past the end of `tout`"]
+    assert "wrote 12 values past the end of `tout`" in printed.out
+
+
+@pytest.mark.gpu
+def test_bench_times_the_kernel_beside_the_builtins(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    path = heat_source("template").path
+    assert main.main(["bench", "heat", "--kernel-file", str(path), "--json", str(out), "--quiet"]) == 0
+    record = json.loads(out.read_text())
+    assert [r["variant"] for r in record["results"]] == ["step.cu", "global", "shared", "temporal"]
+    assert record["correct"] and all(r["median_ms"] > 0 for r in record["results"])
+
