@@ -4,6 +4,10 @@
 applies it through the scene's ``_apply_gpu_knobs`` hook: a kernel that does not compile takes the GPU
 off and the state on to the CPU (``Scene.gpu_failed``), anything else refused puts the knob back. The
 scene holds one (``Scene.knobs``); its ``variant``, ``block``, ``options`` and setters are these.
+
+A user's own kernel (``sim.userkernel.live.LiveStage``) is one more variant while it is loaded, named
+after its file: chosen, it does the scene's steps (``Scene.run_frame``) while the scene's GPU kernels
+run and it has a build that has not failed; ``variant`` stays the built-in one the scene falls back on.
 """
 
 from __future__ import annotations
@@ -15,16 +19,28 @@ from sim.cuda import GpuCompileError
 class Knobs:
     def __init__(self, scene, variant: str | None, block):
         self.scene = scene
+        self.user = None  # a user's own kernel (sim.userkernel.live.LiveStage) while one is loaded
+        self.user_chosen = False
         spec = scene.spec
         gpu = spec.gpu
         self.variant = self.valid_variant(variant if variant is not None else gpu.default_variant) if gpu else ""
         self.block = self.valid_block(block if block is not None else gpu.default_block) if gpu else None
         self.options = {o.name: o.default for o in spec.options}
 
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """What q cycles: the spec's variants, and the user's own kernel while one is loaded."""
+        gpu = self.scene.spec.gpu
+        return (gpu.variants if gpu else ()) + ((self.user.variant,) if self.user is not None else ())
+
+    @property
+    def chosen(self) -> str:
+        """The variant chosen: the user's kernel's name, else ``variant``."""
+        return self.user.variant if self.user_chosen else self.variant
+
     def valid_variant(self, variant: str) -> str:
-        variants = self.scene.spec.gpu.variants
-        if variant not in variants:
-            raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(variants)})")
+        if variant not in self.scene.spec.gpu.variants:
+            raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(self.variants)})")
         return variant
 
     @staticmethod
@@ -41,7 +57,31 @@ class Knobs:
         return block
 
     def set_variant(self, variant: str) -> None:
+        if self.user is not None and variant == self.user.variant:
+            self.user_chosen = True
+            self.scene._invalidate_checks()
+            return
         self._set(self.valid_variant(variant), self.block)
+        self.user_chosen = False
+
+    # --- a user's own kernel -----------------------------------------------------------------------
+    def use(self, live) -> None:
+        """Load a user's kernel (a ``LiveStage``) as a variant and choose it; the one loaded before closes."""
+        self.drop()
+        self.user, self.user_chosen = live, True
+        self.scene._invalidate_checks()
+
+    def drop(self) -> None:
+        """Unload the user's kernel (its watcher and sandbox close); the built-in variant runs."""
+        if self.user is not None:
+            self.user.close()
+            self.scene._invalidate_checks()
+        self.user, self.user_chosen = None, False
+
+    def user_runs(self) -> bool:
+        """Whether the user's kernel does the scene's steps now: chosen, built and not failed, while the
+        scene's GPU kernels run (it replaces one of them)."""
+        return self.user_chosen and self.user.runs and self.scene.gpu_kernels_run()
 
     def set_block(self, block) -> None:
         self._set(self.variant, self.valid_block(block))

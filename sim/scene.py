@@ -392,7 +392,7 @@ class Scene:
         """A timer frame of ``steps`` steps through ``advance`` (on ``cpu_threads``); returns the steps done.
         ``at_end`` tells whether the scene did fewer than asked (nothing more to step)."""
         with numba_threads(self.cpu_threads):
-            done = self.advance(steps)
+            done = self.knobs.user.advance(steps) if self.knobs.user_runs() else self.advance(steps)
         self.steps += done
         self.at_end = done < steps
         self.timer.frame_done()
