@@ -3,13 +3,16 @@ hot reload with the state kept, the last good build through compile errors, the 
 sandbox error, the comparison the panel shows. A fake sandbox runs the CPU twin (tests/user_fakes.py);
 the real one, with heat's template, runs on a GPU at the end."""
 
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
 from user_fakes import BROKEN, BROKEN_LINE, FAULTS, GOOD, SPEC, WRONG, FakeSandbox, PretendGpuHeat, wait_for, write
 
 from sim.heat.stencil_cpu import HeatCpu
 from sim.userkernel import source as user_source
-from sim.userkernel.live import LiveStage
+from sim.userkernel.live import STEP_TIME_LIMIT_S, LiveStage
 from sim.userkernel.watch import Reload
 
 
@@ -178,3 +181,73 @@ def test_a_removed_file_keeps_the_build_and_says_why(kernel_file):
     finally:
         scene.knobs.drop()
 
+
+
+# --- on a GPU: heat's template and planted kernels through the real sandbox -----------------------------
+def gpu_heat_live(tmp_path, text: str):
+    """A GPU heat scene running ``text`` as my_step.cu for heat's own step stage, compiled and verified."""
+    from sim.heat import SPEC as HEAT
+    from sim.registry import create_scene
+
+    path = tmp_path / "my_step.cu"
+    path.write_text(text)
+    scene = create_scene("heat", backend="gpu", preset="plate", n=120_000)
+    live = LiveStage(scene, user_source.load(path, HEAT, "step"))
+    scene.knobs.use(live)
+    scene.set_verify(True)
+    live.take(Reload(live.source, tuple(user_source.compile_check(live.source))))
+    assert live.build is not None, [str(d) for d in live.diagnostics]
+    return scene, live
+
+
+def heat_file(name: str) -> str:
+    from sim.cuda import source_path
+    from sim.heat import SPEC as HEAT
+
+    if name == "template":
+        return source_path(HEAT.user_stage("step").template).read_text()
+    return (Path(__file__).parent / "data" / "user_kernels" / name).read_text()
+
+
+@pytest.mark.gpu
+def test_heat_template_runs_live_in_lockstep_with_the_cpu_twin(tmp_path):
+    scene, live = gpu_heat_live(tmp_path, heat_file("template"))
+    try:
+        start = scene.gpu.get()
+        assert scene.run_frame(3) == 3
+        assert live.error is None and live.steps_run == 3 and live.ms > 0
+        assert live.comparison.correct and live.first_divergence is None and live.overflow == []
+        np.testing.assert_array_equal(scene.gpu.get(), twin_steps(start, scene.gpu.tfac, 3))
+    finally:
+        scene.knobs.drop()
+
+
+@pytest.mark.gpu
+def test_a_planted_mistake_is_marked_from_the_first_step(tmp_path):
+    scene, live = gpu_heat_live(tmp_path, heat_file("heat_edge_column.cu"))
+    try:
+        scene.run_frame(2)
+        assert live.error is None and live.comparison.mismatches > 0 and live.first_divergence == 1
+        wrong = live.comparison.worst[0].index
+        assert scene.is_marked(wrong) and live.describe_check(wrong)
+    finally:
+        scene.knobs.drop()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("planted", ["heat_never_returns.cu", "heat_illegal_address.cu"])
+def test_a_kernel_that_faults_or_never_returns_leaves_the_scene_on_its_own_kernel(tmp_path, planted):
+    scene, live = gpu_heat_live(tmp_path, heat_file(planted))
+    try:
+        start = scene.gpu.get()
+        began = time.perf_counter()
+        assert scene.run_frame(2) == 2
+        assert live.error and not live.runs
+        assert time.perf_counter() - began < STEP_TIME_LIMIT_S + 60, "the window is held for the time limit only"
+        np.testing.assert_array_equal(scene.gpu.get(), twin_steps(start, scene.gpu.tfac, 2))
+        live.source.path.write_text(heat_file("template"))
+        live.take(Reload(user_source.load(live.source.path, scene.spec, "step")))
+        scene.run_frame(1)
+        assert live.error is None and live.steps_run == 1, "a save brings the kernel back, in a new worker"
+    finally:
+        scene.knobs.drop()

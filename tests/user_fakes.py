@@ -118,7 +118,9 @@ def _sandbox_stand_in():
         builtin_ms: dict = field(default_factory=dict)
 
     class SandboxError(RuntimeError):
-        kind = "fault"
+        def __init__(self, kind, message):
+            super().__init__(message)
+            self.kind = kind
 
     class Sandbox:
         def __init__(self, time_limit_s=5.0):
@@ -197,7 +199,7 @@ class FakeSandbox:
     def run(self, build, inputs, block, repeats=0, builtin=()):
         self.runs.append(build.text)
         if "FAULTS" in build.text:
-            raise sandbox.SandboxError("the kernel faulted: an illegal memory access (the worker was restarted)")
+            raise sandbox.SandboxError("fault", "the kernel faulted: an illegal memory access")
         if "SLOW" in build.text:
             time.sleep(self.slow_s)
         out = StepStage().expected(inputs)["out"].copy()
