@@ -26,6 +26,7 @@ from user_fakes import (
 import sim.registry
 import sim.userkernel.live
 from sim.heat import SPEC as HEAT
+from sim.userkernel.watch import Reload
 from viewer.keys import dispatch_key, key
 from viewer.panel.user_kernel import kernel_lines, worst_rows
 from viewer.pick.tooltip import report
@@ -164,6 +165,35 @@ def test_the_mismatch_table_and_the_first_diverging_step(ctl, tmp_path):
     assert rows and rows[0][0] == "out" and rows[0][3] == "+1", "hovering the cell shows expected vs got"
     assert report(ctl.scene, 8).check == []
 
+
+
+def test_the_status_says_where_the_kernel_runs_and_what_q_does(ctl, tmp_path):
+    path = write(tmp_path / "my_step.cu", GOOD)
+    assert loaded(ctl, path)
+    ctl.scene.gpu_kernels_run = lambda: False  # the physics on the CPU
+    kind, text = kernel_lines(ctl)[1]
+    assert kind == "note" and text.endswith("it runs where the scene's GPU kernels run: " + SPEC.gpu.kernels_run_hint)
+    assert "verification off" not in lines_text(ctl), "nothing runs: no note on comparisons"
+    write(path, BROKEN)
+    assert loaded(ctl, path, BROKEN)
+    assert kernel_lines(ctl)[1][1].startswith("the last good build compiled; it runs where")
+    ctl.gpu.set_variant("global")
+    assert kernel_lines(ctl)[1][1] == "the last good build compiled; choose my_step.cu (variant list, q) to run it"
+
+
+def test_warnings_show_in_yellow_and_do_not_stop_the_swap(ctl, tmp_path):
+    from sim.userkernel.source import Diagnostic
+
+    assert loaded(ctl, write(tmp_path / "my_step.cu", GOOD))
+    live = ctl.kernel.live
+    warning = Diagnostic(str(live.source.path), 3, "warning", 'variable "spare" was declared but never referenced',
+                         "int spare;")
+    live.watcher.take()  # nothing pending: the next look is the one below
+    live.watcher._post(Reload(dataclasses.replace(live.source, text=WRONG), (warning,)))
+    ctl.watch_scene()
+    assert ctl.message == "my_step.cu compiled with 1 warning: swapped in, the state kept"
+    assert live.build.text == WRONG
+    assert ("warning", str(warning)) in kernel_lines(ctl) and "my_step.cu:3: warning: variable" in str(warning)
 
 def test_a_bad_path_in_the_load_field_is_said_and_nothing_changes(ctl, tmp_path):
     assert not ctl.kernel.load(str(tmp_path / "nowhere.cu"))

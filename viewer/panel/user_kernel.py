@@ -28,15 +28,16 @@ def status(ctl) -> tuple[str, str]:
         return "note", "compiling…"
     if live.error:
         return "error", f"failed: {own} until you save"
-    last_good = " the last good build" if any(d.severity == "error" for d in live.diagnostics) else ""
+    stale = any(d.severity == "error" for d in live.diagnostics)  # the saved text does not compile
     if knobs.user_runs():
         ms = f", {live.ms:.3f} ms a step" if live.ms is not None else ""
-        return "good", f"running{last_good}: {live.steps_run:,} steps{ms}{checking}"
+        return "good", f"running{' the last good build' if stale else ''}: {live.steps_run:,} steps{ms}{checking}"
+    built = ("the last good build compiled" if stale else "compiled") + checking
     if not knobs.user_chosen:
-        return "note", f"compiled{checking}; choose {live.variant} (variant list, q) to run it"
+        return "note", f"{built}; choose {live.variant} (variant list, q) to run it"
     reason = ctl.gpu.reason()
     where = f"needs a GPU: {reason}" if reason else ctl.spec.gpu.kernels_run_hint
-    return "note", f"compiled{checking}; it runs where the scene's GPU kernels run: {where}"
+    return "note", f"{built}; it runs where the scene's GPU kernels run: {where}"
 
 
 def kernel_lines(ctl) -> list[tuple[str, str]]:
@@ -56,7 +57,7 @@ def kernel_lines(ctl) -> list[tuple[str, str]]:
         lines.append(("error" if wrong else "good",
                       f"{wrong:,} of {items:,} {live.adapter.item}s wrong ({comparison.rule}); "
                       f"max abs {comparison.max_abs:.3g}, max rel {comparison.max_rel:.3g}"))
-    elif live.runs and not ctl.scene.verify:
+    elif ctl.scene.knobs.user_runs() and not ctl.scene.verify:
         lines.append(("note", "verification off (v): the results are not compared with the CPU twin"))
     if live.first_divergence is not None:
         lines.append(("error", f"first diverged from the CPU twin at step {live.first_divergence:,}"))
