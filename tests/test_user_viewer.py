@@ -149,6 +149,9 @@ def test_a_sandbox_error_falls_back_to_the_reference_and_shows_the_message(ctl, 
     assert "sandbox: the kernel faulted: an illegal memory access" in text and "failed: the scene runs its own" in text
     ctl.advance()
     assert ctl.scene.steps == 2 * steps and len(ctl.kernel.live.sandbox.runs) == 1
+    path = ctl.kernel.live.source.path
+    assert loaded(ctl, write(path, BROKEN))
+    assert ctl.message.startswith("my_step.cu does not compile"), "a save's news is not hidden by the old error"
 
 
 def test_the_mismatch_table_and_the_first_diverging_step(ctl, tmp_path):

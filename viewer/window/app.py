@@ -244,7 +244,8 @@ def main(scene, width: int = 1280, height: int = 800, steps: int | None = None,
         print(f"viewer: cannot open the window: {exc}", file=sys.stderr)
         return 1
     if kernel is not None:
-        viewer.controller.kernel.use(kernel)  # compiled in the background: a compile error shows in the panel
+        # compiled in the background: a compile error shows in the panel, the window opens anyway
+        viewer.controller.act(f"loading {kernel.variant}", viewer.controller.kernel.use, kernel)
     if steps is not None or screenshot:
         viewer.loop.script(steps, Path(screenshot) if screenshot else None)
     viewer.loop.run()

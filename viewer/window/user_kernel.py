@@ -62,7 +62,6 @@ class UserKernel:
         reload = live.refresh()
         if reload is not None:
             self.ctl.say(self._reload_text(live, reload))
-            self._reported_error = None
         if live.error and live.error != self._reported_error:
             self.ctl.say(f"{live.variant} failed: {live.error}; the scene runs its own kernel until you save")
         self._reported_error = live.error
