@@ -97,6 +97,23 @@ def test_view_with_an_unknown_stage_exits_2_naming_the_stages(cli, heat_with_a_s
     assert ran.returncode == 2 and "'nope'" in ran.stderr and "step" in ran.stderr
 
 
+def test_view_with_a_kernel_file_opens_the_window_with_it(cli, heat_with_a_stage, monkeypatch, tmp_path):
+    import viewer.window.app
+
+    opened = {}
+
+    def window(scene, *size, **kwargs):
+        opened.update(kwargs, scene=scene)
+        return 0
+
+    monkeypatch.setattr(viewer.window.app, "main", window)
+    path = write(tmp_path / "my_step.cu", BROKEN)
+    ran = cli("view", "heat", "--no-settings", "--kernel-file", path)
+    assert ran.returncode == 0, "a compile error does not stop the viewer: the panel shows it"
+    assert opened["kernel"].variant == "my_step.cu" and opened["kernel"].text == BROKEN
+    assert opened["kernel"].stage.name == "step" and opened["scene"].spec.name == "heat"
+
+
 def test_view_stage_without_a_kernel_file_exits_2(cli, heat_with_a_stage):
     ran = cli("view", "heat", "--no-settings", "--stage", "step")
     assert ran.returncode == 2 and "--kernel-file" in ran.stderr
@@ -197,6 +214,15 @@ def test_warnings_show_in_yellow_and_do_not_stop_the_swap(ctl, tmp_path):
     assert ctl.message == "my_step.cu compiled with 1 warning: swapped in, the state kept"
     assert live.build.text == WRONG
     assert ("warning", str(warning)) in kernel_lines(ctl) and "my_step.cu:3: warning: variable" in str(warning)
+
+def test_a_scene_switch_unloads_the_kernel(ctl, tmp_path, fake_sandbox):
+    assert loaded(ctl, write(tmp_path / "my_step.cu", GOOD))
+    live = ctl.kernel.live
+    ctl.new_scene = lambda name, backend: PretendGpuHeat()
+    ctl.switch_scene("durbin")
+    assert fake_sandbox[-1].closed and not live.watcher._thread.is_alive()
+    assert ctl.kernel.live is None and "my_step.cu" not in ctl.scene.knobs.variants
+
 
 def test_a_bad_path_in_the_load_field_is_said_and_nothing_changes(ctl, tmp_path):
     assert not ctl.kernel.load(str(tmp_path / "nowhere.cu"))
