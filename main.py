@@ -132,6 +132,10 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
     view.add_argument("--size", type=cli.window_size, help="window size WxH (default 1280x800, or the saved size)")
     view.add_argument("--no-settings", action="store_true",
                       help="start clean: neither read nor save the settings (scene, sliders, camera, ...)")
+    view.add_argument("--kernel-file", metavar="FILE",
+                      help="your own CUDA kernel for one of the scene's stages: a variant named after the file (q), "
+                           "compiled again on every save, compared with the CPU twin under verification (v)")
+    view.add_argument("--stage", help="with --kernel-file: the stage it replaces (default: the scene's first)")
     view.set_defaults(scene=None, backend=None)  # unset: the saved settings or the defaults decide
 
     run = sub.add_parser("run", help="run a scene for a number of steps, in the viewer or headless")
@@ -257,6 +261,11 @@ def make_scene(args, steps: int = 0):
 def cmd_view(args) -> int:
     from viewer.window.app import display_problem
 
+    if args.stage is not None and args.kernel_file is None:
+        raise UsageError("--stage names the stage of --kernel-file: add --kernel-file FILE")
+    if args.kernel_file is not None and args.backend is None:
+        args.backend = "auto"  # a user's kernel runs where the scene's GPU kernels run
+
     problem = display_problem()
     if problem:
         scene = args.scene or DEFAULT_SCENE
@@ -277,6 +286,14 @@ def cmd_view(args) -> int:
     args.size = args.size or DEFAULT_SIZE
     for option in spec(args.scene).options:  # the parser knew another scene's options
         setattr(args, option.name, getattr(args, option.name, None))
+    kernel = None
+    if args.kernel_file is not None:  # read now: a bad file or stage stops before the window opens
+        from sim.userkernel import source
+
+        try:
+            kernel = source.load(args.kernel_file, spec(args.scene), args.stage)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     try:
         scene = make_scene(args)
     except UsageError as exc:  # a saved count that cannot run here: the preset's own count instead
@@ -287,7 +304,7 @@ def cmd_view(args) -> int:
         scene = make_scene(args)
     from viewer.window.app import main as viewer_main
 
-    return viewer_main(scene, *args.size, settings=settings)
+    return viewer_main(scene, *args.size, settings=settings, kernel=kernel)
 
 
 def _frames_per_second(text: str) -> float:

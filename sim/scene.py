@@ -5,10 +5,10 @@ advances it in named, timed stages through one hook, ``advance(steps) -> steps d
 the steps and closes the timer frames, so that a headless run, the window, a benchmark and a scripted
 run reach the same state after the same steps (a step is the spec's unit: durbin's is one recursion
 step k -> k + 1). The base class holds the shared mechanisms: presets and item counts, backend
-switching without a reset, a failed GPU compile moving the state to the CPU, kernel variant and
-block validation, toggles, sliders; verification and the items the pointer asks about
-(``sim.checks``), colour scales (``sim.scales``). A scene class sets ``spec`` (its ``SceneSpec``)
-and implements the hooks marked below.
+switching without a reset, a failed GPU compile moving the state to the CPU, the GPU knobs
+(``sim.knobs``: kernel variant, block, options), toggles, sliders; verification and the items the
+pointer asks about (``sim.checks``), colour scales (``sim.scales``). A scene class sets ``spec`` (its
+``SceneSpec``) and implements the hooks marked below.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from sim.checks import Checks, Inspector, Verification
 from sim.cli import count_text
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
 from sim.cuda import GpuCompileError, stage_timer
+from sim.knobs import Knobs
 from sim.scales import ColorScales
 from sim.threads import numba_threads, sized_threads
 from sim.timing import StageTimer
@@ -43,13 +44,10 @@ class Scene:
         self.at_end = False  # the last frame did fewer steps than asked: the scene has nothing more to step
         self._frame_carry = 0.0  # the fraction of a step the displayed frames owe
         self.gpu_error: str | None = None  # a GPU failure that disabled the GPU for this scene
-        knobs = spec.gpu
-        self.variant = self._valid_variant(variant if variant is not None else knobs.default_variant) if knobs else ""
-        self.block = self._valid_block(block if block is not None else knobs.default_block) if knobs else None
+        self.knobs = Knobs(self, variant, block)  # variant, block and options (GPU knobs)
         unknown = set(options) - {o.name for o in spec.options}
         if unknown:
             raise ValueError(f"{spec.name} has no option {sorted(unknown)[0]!r}")
-        self.options = {o.name: o.default for o in spec.options}
         for name, value in options.items():
             self.set_option(name, value, apply=False)
         self.toggles = {t.name: t.default for t in spec.toggles}
@@ -304,63 +302,27 @@ class Scene:
             with cupy.cuda.Device(self.device):
                 cupy.cuda.get_current_stream().synchronize()
 
-    # --- GPU knobs ---------------------------------------------------------------------------------
-    def _valid_variant(self, variant: str) -> str:
-        variants = self.spec.gpu.variants
-        if variant not in variants:
-            raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(variants)})")
-        return variant
+    # --- GPU knobs: the scene's ``Knobs`` (sim.knobs) ------------------------------------------------
+    @property
+    def variant(self) -> str:
+        return self.knobs.variant
 
-    def _valid_block(self, block):
-        """Threads (a multiple of 32 up to 1024) or a 2D shape (w, h) of at most 1024 threads."""
-        if isinstance(block, (tuple, list)):
-            w, h = (int(v) for v in block)
-            if not (w >= 1 and h >= 1 and w * h <= 1024):
-                raise ValueError(f"block shape {w}x{h} must have 1 to 1024 threads")
-            return (w, h)
-        block = int(block)
-        if not (32 <= block <= 1024 and block % 32 == 0):
-            raise ValueError(f"block size must be a multiple of 32 from 32 to 1024, got {block}")
-        return block
+    @property
+    def block(self):
+        return self.knobs.block
+
+    @property
+    def options(self) -> dict[str, str]:
+        return self.knobs.options
 
     def set_variant(self, variant: str) -> None:
-        self._set_knobs(self._valid_variant(variant), self.block)
+        self.knobs.set_variant(variant)
 
     def set_block(self, block) -> None:
-        self._set_knobs(self.variant, self._valid_block(block))
-
-    def _set_knobs(self, variant: str, block) -> None:
-        before = self.variant, self.block
-
-        def undo() -> None:
-            self.variant, self.block = before
-
-        self.variant, self.block = variant, block
-        self._apply_knobs(undo)
+        self.knobs.set_block(block)
 
     def set_option(self, name: str, value: str, apply: bool = True) -> None:
-        option = next((o for o in self.spec.options if o.name == name), None)
-        if option is None:
-            raise ValueError(f"{self.spec.name} has no option {name!r}")
-        if value not in option.choices:
-            raise ValueError(f"unknown {name} {value!r} (choose from {', '.join(option.choices)})")
-        before = self.options.get(name)
-        self.options[name] = value
-        if apply:
-            self._apply_knobs(lambda: self.options.__setitem__(name, before))
-
-    def _apply_knobs(self, undo) -> None:
-        """The GPU knobs (variant, block, options) just set reach the GPU state. A kernel that does not
-        compile takes the GPU off and the state on to the CPU (BackendUnavailable says why), whichever knob
-        it was; anything else refused puts the knob back (``undo``) and raises."""
-        try:
-            self._apply_gpu_knobs()
-        except GpuCompileError as exc:
-            raise BackendUnavailable(self.gpu_failed(exc)) from None
-        except Exception:
-            undo()
-            raise
-        self._invalidate_checks()
+        self.knobs.set_option(name, value, apply)
 
     # --- toggles ---------------------------------------------------------------------------------
     def set_toggle(self, name: str, on: bool) -> None:
@@ -430,7 +392,7 @@ class Scene:
         """A timer frame of ``steps`` steps through ``advance`` (on ``cpu_threads``); returns the steps done.
         ``at_end`` tells whether the scene did fewer than asked (nothing more to step)."""
         with numba_threads(self.cpu_threads):
-            done = self.advance(steps)
+            done = self.knobs.user.advance(steps) if self.knobs.user_runs() else self.advance(steps)
         self.steps += done
         self.at_end = done < steps
         self.timer.frame_done()

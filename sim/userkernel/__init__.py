@@ -10,6 +10,8 @@ comparison, how the scene hands its state in and takes the result back) is that 
 - ``source``: the user's file read as text, compiled with NVRTC (the reference build's options and
   ``-lineinfo``), diagnostics with ``file:line``, the message and the offending line;
 - ``guard``: output buffers poisoned and padded, the pads checked after each launch;
+- ``live``: the live scene's stage run through the user's kernel in lockstep with the CPU twin (the
+  viewer's ``--kernel-file``), and ``watch``: its file recompiled on save in the background;
 - ``sandbox``: a worker process with a CUDA context of its own that runs the user's kernel, so a
   fault or a kernel that never returns costs the worker, never the caller (killed after a time limit,
   started again on the next request);

@@ -39,9 +39,10 @@ def draw_gpu_section(ctl, feed=None) -> None:
         imgui.end_disabled()
         disabled_tooltip(option.help + (ctl.gpu.variant_note() if option.gpu_only else ""))
     imgui.begin_disabled(not kernels_run and not spec.gpu.cpu_variants)
-    if imgui.begin_combo("variant", scene.variant):
-        for variant in spec.gpu.variants:
-            if imgui.selectable(variant, variant == scene.variant)[0]:
+    chosen = scene.knobs.chosen  # the user's own kernel is one of them while loaded
+    if imgui.begin_combo("variant", chosen):
+        for variant in scene.knobs.variants:
+            if imgui.selectable(variant, variant == chosen)[0]:
                 ctl.gpu.set_variant(variant)
         imgui.end_combo()
     imgui.end_disabled()

@@ -21,6 +21,7 @@ from viewer.panel.stats import draw_stats_section
 from viewer.panel.style import GREY, MARGIN, MESSAGE, PANEL_WIDTH, panel_width, wrapped
 from viewer.panel.timings import draw_timing_section
 from viewer.panel.tool import draw_tool_section
+from viewer.panel.user_kernel import draw_user_kernel_section
 
 __all__ = ["PANEL_WIDTH", "Panel"]
 
@@ -62,6 +63,7 @@ class Panel:
             if app is not None:
                 draw_record_section(app)
             draw_gpu_section(ctl, feed)
+            draw_user_kernel_section(ctl)
             draw_physics_section(ctl)
             draw_tool_section(ctl)
             draw_timing_section(ctl)

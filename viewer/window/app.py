@@ -211,6 +211,7 @@ class Viewer:
             return
         self.closed = True
         self.loop.finish_warm_up()  # the worker steps the scene: let it finish before the scene is saved
+        self.controller.kernel.drop()  # a user's kernel: its watcher and sandbox worker stop
         self.window.switch_to()
         self.session.save()
         self.recording.release()
@@ -225,12 +226,13 @@ class Viewer:
 
 
 def main(scene, width: int = 1280, height: int = 800, steps: int | None = None,
-         screenshot: str | Path | None = None, settings: Settings | None = None) -> int:
+         screenshot: str | Path | None = None, settings: Settings | None = None, kernel=None) -> int:
     """Open the viewer on ``scene`` until the user quits; returns a process exit status.
 
     With ``steps``: a scripted run that advances the scene to exactly that many physics steps,
     saves the window to ``screenshot`` if given (its path printed, like headless runs do), and
     closes (status 1 if a step or the picture failed). ``settings``: restored now, saved on exit.
+    ``kernel``: a user's own kernel (``sim.userkernel.source.UserSource``) to run as the scene's variant.
     """
     problem = display_problem()
     if problem:
@@ -241,6 +243,9 @@ def main(scene, width: int = 1280, height: int = 800, steps: int | None = None,
     except Exception as exc:  # noqa: BLE001  no window: say why in one line
         print(f"viewer: cannot open the window: {exc}", file=sys.stderr)
         return 1
+    if kernel is not None:
+        # compiled in the background: a compile error shows in the panel, the window opens anyway
+        viewer.controller.act(f"loading {kernel.variant}", viewer.controller.kernel.use, kernel)
     if steps is not None or screenshot:
         viewer.loop.script(steps, Path(screenshot) if screenshot else None)
     viewer.loop.run()

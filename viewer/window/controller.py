@@ -5,7 +5,8 @@ toggles and their keys, GPU knobs, verifier, block colouring, tool) and the ``si
 methods. Every action catches the scene's exceptions and turns them into the panel's message
 line (``act``, ``guard``): a bad value or a failing step never takes the viewer down. The switches
 that need a GPU (backend, verification, variant, block size) are its ``gpu``, a
-``viewer.window.gpu_switches.GpuSwitches``.
+``viewer.window.gpu_switches.GpuSwitches``; a user's own kernel is its ``kernel``
+(``viewer.window.user_kernel.UserKernel``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from viewer.keys import key_label
 from viewer.panel.live_histogram import LiveHistogram
 from viewer.window.gpu_switches import GpuSwitches
 from viewer.window.rates import RateMeter
+from viewer.window.user_kernel import UserKernel
 
 
 class _Guard:
@@ -57,6 +59,7 @@ class Controller:
         self.on_switch = None  # called with (old scene, its colour mode) after switch_scene replaced it
         self.new_scene = None  # (name, backend) -> the scene switch_scene switches to; None: the scene's defaults
         self.gpu = GpuSwitches(self)
+        self.kernel = UserKernel(self)
 
     @property
     def spec(self):
@@ -250,7 +253,8 @@ class Controller:
 
     def watch_scene(self) -> None:
         """Once a frame: report what the scene changed on its own (a GPU failure, block colours
-        no longer meaningful)."""
+        no longer meaningful), and take in a save of the user's kernel."""
+        self.kernel.watch()
         error = self.scene.gpu_error
         if error and error != self._reported_gpu_error:
             self.say(f"GPU disabled, physics on the CPU: {error}")
@@ -270,6 +274,7 @@ class Controller:
             old, old_mode = self.scene, self.color_mode
             make = self.new_scene or (lambda name, backend: create_scene(name, backend=backend))
             self.replace_scene(make(name, self.scene.backend))
+            old.knobs.drop()  # a user's kernel replaces a stage of the scene it was loaded for
             self.say(f"scene {name}")
             if self.on_switch is not None:
                 self.on_switch(old, old_mode)

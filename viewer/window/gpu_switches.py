@@ -85,14 +85,16 @@ class GpuSwitches:
     def cycle_variant(self) -> None:
         knobs = self.scene.spec.gpu
         if self.ready("cycle_variant", knobs, "kernel variants"):
-            self._variant(self.scene.spec.words.variant, _next_after(knobs.variants, self.scene.variant), "q: ")
+            own = self.scene.knobs  # the variants and, while loaded, the user's own kernel
+            self._variant(self.scene.spec.words.variant, _next_after(own.variants, own.chosen), "q: ")
 
     def set_variant(self, variant: str) -> None:
         self._variant(f"variant {variant}", variant)
 
     def _variant(self, what: str, variant: str, label: str = "") -> None:
+        words = self.scene.spec.words
         self.ctl.act(what, self.scene.set_variant, variant,
-                     done=lambda: f"{label}{self.scene.spec.words.variant} {self.scene.variant}{self.variant_note()}")
+                     done=lambda: f"{label}{words.variant} {self.scene.knobs.chosen}{self.variant_note()}")
 
     def cycle_block_size(self) -> None:
         knobs = self.scene.spec.gpu

@@ -1,0 +1,149 @@
+"""Your own kernel in the live scene: ``LiveStage`` runs one replaceable stage of a scene through the
+user's kernel, step by step in lockstep with the CPU twin, and keeps what the panel shows. No GL here.
+
+A step: the stage's inputs at the scene's state (``StageAdapter.scene_inputs``); the user's kernel on
+them in the sandbox (a checked launch, then one timed launch whose milliseconds join the scene's stage
+timer under the stage's name, where the stage-time chart shows them as it shows the built-in
+variants'); under verification the CPU twin on the same inputs and the comparison; then the scene
+finishes its step with the user's outputs (``apply``, which marks the wrong items).
+
+A step may take ``STEP_TIME_LIMIT_S`` in the viewer: a kernel that never returns holds the window that
+long, then the sandbox kills its worker. That error, or a fault, puts the scene back on its own kernel
+(the reference) until the file changes. Saves are compiled in the background (``watch``); the frame
+thread swaps a build that compiles in between frames (``refresh``), the scene's state kept.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.contract import load
+from sim.userkernel.sandbox import Sandbox, SandboxError
+from sim.userkernel.watch import Reload, SourceWatcher
+
+STEP_TIME_LIMIT_S = 2.0  # one step of the user's kernel in the viewer, compile included
+TIMED_LAUNCHES = 1  # after the checked launch: what the stage timer shows
+
+
+class LiveStage:
+    """The user's kernel (``source``, a ``sim.userkernel.source.UserSource``) for one stage of ``scene``."""
+
+    def __init__(self, scene, source, sandbox: Sandbox | None = None):
+        self.scene = scene
+        self.source = source  # the file's latest text
+        self.stage = source.stage
+        self.adapter = load(self.stage.adapter)()
+        self.sandbox = sandbox if sandbox is not None else Sandbox(time_limit_s=STEP_TIME_LIMIT_S)
+        self.watcher: SourceWatcher | None = None
+        self.build = None  # the last text that compiled: what runs (None until one does)
+        self.diagnostics: list = []  # NVRTC's messages on the latest text
+        self.problem = ""  # the latest text could not be read or checked
+        self.error: str | None = None  # the last sandbox error: the reference runs until the file changes
+        self.comparison = None  # the last step's sim.userkernel.adapter.Comparison (verification on)
+        self.checked: tuple[dict, dict] | None = None  # that step's (expected, got) outputs
+        self.first_divergence: int | None = None  # the first step whose result differed, since this build
+        self.overflow: list[str] = []  # the last step's writes past an output's end
+        self.ms: float | None = None  # the last step's kernel time
+        self.steps_run = 0  # steps this build ran
+
+    @property
+    def variant(self) -> str:
+        return self.source.variant
+
+    @property
+    def runs(self) -> bool:
+        """A build is there and has not failed."""
+        return self.build is not None and self.error is None
+
+    @property
+    def checking(self) -> bool:
+        return self.watcher is not None and self.watcher.checking
+
+    # --- the file: compiled in the background, swapped in between frames ----------------------------
+    def watch(self) -> LiveStage:
+        """Check the text now and every save of the file, on a background thread."""
+        self.watcher = SourceWatcher(self.source, self.scene.spec).start()
+        return self
+
+    def refresh(self) -> Reload | None:
+        """Between frames: take in the watcher's newest look at the file, if any (no I/O here)."""
+        reload = self.watcher.take() if self.watcher is not None else None
+        if reload is not None:
+            self.take(reload)
+        return reload
+
+    def take(self, reload: Reload) -> None:
+        """A text that compiles replaces the build (the scene's state kept); one that does not shows its
+        messages while the last good build, or the reference, keeps running."""
+        self.problem = reload.problem
+        if reload.source is None:
+            return
+        self.source, self.diagnostics = reload.source, list(reload.diagnostics)
+        if reload.compiles:
+            self.build, self.error = reload.source, None
+            self.comparison = self.checked = self.first_divergence = self.ms = None
+            self.overflow, self.steps_run = [], 0
+
+    # --- stepping ------------------------------------------------------------------------------------
+    def advance(self, steps: int) -> int:
+        """``steps`` steps of the scene through the user's kernel; after a sandbox error, the rest on the
+        scene's own kernel. Returns the steps done."""
+        for done in range(steps):
+            try:
+                self.step(self.scene.steps + done + 1)
+            except SandboxError as exc:
+                self.error = str(exc).strip() or type(exc).__name__
+                return done + self.scene.advance(steps - done)
+        return steps
+
+    def step(self, number: int) -> None:
+        """One step of the scene, the ``number``-th since its preset loaded, with the user's kernel."""
+        scene, adapter = self.scene, self.adapter
+        inputs = adapter.scene_inputs(scene)
+        block = scene.block if scene.block is not None else adapter.default_block()
+        got = self.sandbox.run(self.build, inputs, block, repeats=TIMED_LAUNCHES)
+        comparison = None
+        if scene.verify:
+            expected = adapter.expected(inputs)
+            comparison = adapter.compare(inputs, expected, got.outputs)
+            self.checked = (expected, got.outputs)
+            if not comparison.correct and self.first_divergence is None:
+                self.first_divergence = number
+        adapter.apply(scene, got.outputs, comparison)
+        self.comparison, self.overflow = comparison, list(got.overflow)
+        if got.ms:
+            self.ms = float(np.median(got.ms))
+            scene.timer.add(self.stage.name, self.ms)
+        self.steps_run += 1
+
+    # --- one item, for the viewer's pointer --------------------------------------------------------
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        """For an item the last check found wrong: (output, your kernel's value, the CPU twin's, difference)
+        rows, from each output that holds one value or one row per item."""
+        mismatch = self.comparison.mismatch if self.comparison is not None else None
+        if self.checked is None or mismatch is None or not 0 <= item < mismatch.shape[0] or not mismatch[item]:
+            return []
+        expected, got = self.checked
+        rows = []
+        for name, want in expected.items():
+            want, have = np.asarray(want), np.asarray(got[name])
+            if want.size == mismatch.shape[0]:
+                want, have = want.reshape(-1)[item], have.reshape(-1)[item]
+            elif want.ndim and want.shape[0] == mismatch.shape[0]:
+                want, have = want[item], have[item]
+            else:
+                continue
+            difference = np.subtract(have, want, dtype=np.float64)
+            rows.append((name, _text(have), _text(want), _text(difference, "{:+.3g}")))
+        return rows
+
+    def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.close()
+        self.sandbox.close()
+
+
+def _text(value, real: str = "{:.9g}") -> str:
+    """A value or a row of them: reals in ``real``'s format, whole numbers as they are."""
+    values = np.atleast_1d(value).reshape(-1).tolist()
+    return ", ".join(real.format(v) if isinstance(v, float) else str(v) for v in values)

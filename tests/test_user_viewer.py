@@ -1,0 +1,280 @@
+"""A user's own kernel in the viewer: ``view --kernel-file`` (bad file or stage: exit 2 before a window),
+the controller's Load and reload messages, q reaching the kernel, the "Your kernel" panel text (compile
+errors with file:line, the sandbox error, the mismatch table, the first diverging step), the hover rows,
+the panel drawn, and a window that keeps running through a save that does not compile. A fake sandbox
+runs the CPU twin (tests/user_fakes.py)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from gl_support import needs_egl
+from user_fakes import (
+    BROKEN,
+    BROKEN_LINE,
+    FAULTS,
+    GOOD,
+    SPEC,
+    STAGE,
+    WRONG,
+    FakeSandbox,
+    PretendGpuHeat,
+    wait_for,
+    write,
+)
+
+import sim.registry
+import sim.userkernel.live
+from sim.heat import SPEC as HEAT
+from sim.userkernel.watch import Reload
+from viewer.keys import dispatch_key, key
+from viewer.panel.user_kernel import kernel_lines, worst_rows
+from viewer.pick.tooltip import report
+from viewer.window.controller import Controller
+
+
+@pytest.fixture
+def fake_sandbox(monkeypatch):
+    """Every live stage the viewer makes runs on a FakeSandbox; the list holds them."""
+    made = []
+
+    def make(time_limit_s):
+        made.append(FakeSandbox())
+        return made[-1]
+
+    monkeypatch.setattr(sim.userkernel.live, "Sandbox", make)
+    return made
+
+
+@pytest.fixture
+def ctl(fake_sandbox):
+    ctl = Controller(PretendGpuHeat())
+    ctl.scene.set_verify(True)
+    yield ctl
+    ctl.kernel.drop()
+
+
+def loaded(ctl, path, text=None) -> bool:
+    """Load ``path`` in the controller and wait, frame by frame, until its text ``text`` was taken in."""
+    if ctl.kernel.live is None or str(ctl.kernel.live.source.path) != str(path):
+        assert ctl.kernel.load(str(path)), ctl.message
+    text = path.read_text() if text is None else text
+
+    def taken() -> bool:
+        ctl.watch_scene()
+        live = ctl.kernel.live
+        return live.source.text == text and not live.checking and "compiling" not in ctl.message
+
+    return wait_for(taken)
+
+
+def lines_text(ctl) -> str:
+    return "\n".join(text for _, text in kernel_lines(ctl))
+
+
+# --- view --kernel-file ---------------------------------------------------------------------------------
+@pytest.fixture
+def heat_with_a_stage(monkeypatch):
+    """The heat scene with a replaceable stage where it declares none yet, and no window needed."""
+    import viewer.window.app
+
+    if not HEAT.user_stages:
+        monkeypatch.setitem(sim.registry.SCENES, "heat", dataclasses.replace(HEAT, user_stages=(STAGE,)))
+    monkeypatch.setattr(viewer.window.app, "display_problem", lambda: None)
+    monkeypatch.setattr(viewer.window.app, "main", lambda *a, **k: pytest.fail("the window must not open"))
+
+
+def test_view_with_a_missing_kernel_file_exits_2_before_the_window(cli, heat_with_a_stage, tmp_path):
+    missing = tmp_path / "my_step.cu"
+    ran = cli("view", "heat", "--no-settings", "--kernel-file", missing)
+    assert ran.returncode == 2
+    assert "my_step.cu" in ran.stderr and "does not exist" in ran.stderr and len(ran.stderr.splitlines()) == 1
+
+
+def test_view_with_an_unknown_stage_exits_2_naming_the_stages(cli, heat_with_a_stage, tmp_path):
+    path = write(tmp_path / "my_step.cu", GOOD)
+    ran = cli("view", "heat", "--no-settings", "--kernel-file", path, "--stage", "nope")
+    assert ran.returncode == 2 and "'nope'" in ran.stderr and "step" in ran.stderr
+
+
+def test_view_with_a_kernel_file_opens_the_window_with_it(cli, heat_with_a_stage, monkeypatch, tmp_path):
+    import viewer.window.app
+
+    opened = {}
+
+    def window(scene, *size, **kwargs):
+        opened.update(kwargs, scene=scene)
+        return 0
+
+    monkeypatch.setattr(viewer.window.app, "main", window)
+    path = write(tmp_path / "my_step.cu", BROKEN)
+    ran = cli("view", "heat", "--no-settings", "--kernel-file", path)
+    assert ran.returncode == 0, "a compile error does not stop the viewer: the panel shows it"
+    assert opened["kernel"].variant == "my_step.cu" and opened["kernel"].text == BROKEN
+    assert opened["kernel"].stage.name == "step" and opened["scene"].spec.name == "heat"
+
+
+def test_view_stage_without_a_kernel_file_exits_2(cli, heat_with_a_stage):
+    ran = cli("view", "heat", "--no-settings", "--stage", "step")
+    assert ran.returncode == 2 and "--kernel-file" in ran.stderr
+
+
+# --- the controller and the panel's text ----------------------------------------------------------------
+def test_load_runs_the_kernel_as_a_variant_that_q_reaches(ctl, tmp_path):
+    path = write(tmp_path / "my_step.cu", GOOD)
+    assert loaded(ctl, path)
+    assert ctl.message == "my_step.cu compiled: swapped in, the state kept"
+    ctl.advance()
+    assert ctl.scene.steps > 0 and ctl.kernel.live.steps_run == ctl.scene.steps
+    assert "running: " in lines_text(ctl)
+    cycled = [dispatch_key(key.Q, 0, ctl, ctl.gpu) and ctl.message for _ in range(len(SPEC.gpu.variants) + 1)]
+    assert cycled[0] == "q: stencil kernel global" and cycled[-1] == "q: stencil kernel my_step.cu"
+    assert ctl.scene.knobs.user_runs()
+
+
+def test_a_compile_error_shows_file_and_line_and_the_last_good_build_runs_on(ctl, tmp_path):
+    path = write(tmp_path / "my_step.cu", GOOD)
+    assert loaded(ctl, path)
+    write(path, BROKEN)
+    assert loaded(ctl, path, BROKEN)
+    assert "my_step.cu does not compile" in ctl.message and f"my_step.cu:{BROKEN_LINE}" in ctl.message
+    assert "the last good build runs on" in ctl.message
+    lines = kernel_lines(ctl)
+    error = next(text for kind, text in lines if kind == "error" and f"my_step.cu:{BROKEN_LINE}:" in text)
+    assert 'identifier "x" is undefined' in error and "x = 1;" in error
+    before = ctl.scene.steps
+    ctl.advance()
+    assert ctl.scene.steps > before and ctl.kernel.live.sandbox.runs[-1] == GOOD
+    assert "running the last good build" in lines_text(ctl)
+
+
+def test_a_first_text_that_does_not_compile_says_the_scene_runs_its_own_kernel(ctl, tmp_path):
+    assert loaded(ctl, write(tmp_path / "my_step.cu", BROKEN))
+    assert "does not compile" in ctl.message and "the scene runs its own kernel" in ctl.message
+    ctl.advance()
+    assert ctl.scene.steps > 0 and ctl.kernel.live.sandbox.runs == []
+    assert "does not compile: the scene runs its own kernel (temporal)" in lines_text(ctl)
+
+
+def test_a_sandbox_error_falls_back_to_the_reference_and_shows_the_message(ctl, tmp_path):
+    assert loaded(ctl, write(tmp_path / "my_step.cu", FAULTS))
+    steps = ctl.scene.frame_steps
+    assert ctl.advance() and ctl.scene.steps == steps, "the frame is finished by the scene's own kernel"
+    ctl.watch_scene()
+    assert ctl.message.startswith("my_step.cu failed: the kernel faulted") and "until you save" in ctl.message
+    text = lines_text(ctl)
+    assert "sandbox: the kernel faulted: an illegal memory access" in text and "failed: the scene runs its own" in text
+    ctl.advance()
+    assert ctl.scene.steps == 2 * steps and len(ctl.kernel.live.sandbox.runs) == 1
+    path = ctl.kernel.live.source.path
+    assert loaded(ctl, write(path, BROKEN))
+    assert ctl.message.startswith("my_step.cu does not compile"), "a save's news is not hidden by the old error"
+
+
+def test_the_mismatch_table_and_the_first_diverging_step(ctl, tmp_path):
+    assert loaded(ctl, write(tmp_path / "my_step.cu", WRONG))
+    ctl.single_step()
+    ctl.single_step()
+    text = lines_text(ctl)
+    assert f"1 of {ctl.scene.n:,} cells wrong (exact); max abs 1" in text
+    assert "first diverged from the CPU twin at step 1" in text
+    (label, expected, got, difference), = worst_rows(ctl.kernel.live.comparison)
+    assert label == "cell 7" and float(got) - float(expected) == pytest.approx(1.0, rel=1e-6)
+    assert difference == "+1"
+    rows = report(ctl.scene, 7).check
+    assert rows and rows[0][0] == "out" and rows[0][3] == "+1", "hovering the cell shows expected vs got"
+    assert report(ctl.scene, 8).check == []
+
+
+
+def test_the_status_says_where_the_kernel_runs_and_what_q_does(ctl, tmp_path):
+    path = write(tmp_path / "my_step.cu", GOOD)
+    assert loaded(ctl, path)
+    ctl.scene.gpu_kernels_run = lambda: False  # the physics on the CPU
+    kind, text = kernel_lines(ctl)[1]
+    assert kind == "note" and text.endswith("it runs where the scene's GPU kernels run: " + SPEC.gpu.kernels_run_hint)
+    assert "verification off" not in lines_text(ctl), "nothing runs: no note on comparisons"
+    write(path, BROKEN)
+    assert loaded(ctl, path, BROKEN)
+    assert kernel_lines(ctl)[1][1].startswith("the last good build compiled; it runs where")
+    ctl.gpu.set_variant("global")
+    assert kernel_lines(ctl)[1][1] == "the last good build compiled; choose my_step.cu (variant list, q) to run it"
+
+
+def test_warnings_show_in_yellow_and_do_not_stop_the_swap(ctl, tmp_path):
+    from sim.userkernel.source import Diagnostic
+
+    assert loaded(ctl, write(tmp_path / "my_step.cu", GOOD))
+    live = ctl.kernel.live
+    warning = Diagnostic(str(live.source.path), 3, "warning", 'variable "spare" was declared but never referenced',
+                         "int spare;")
+    live.watcher.take()  # nothing pending: the next look is the one below
+    live.watcher._post(Reload(dataclasses.replace(live.source, text=WRONG), (warning,)))
+    ctl.watch_scene()
+    assert ctl.message == "my_step.cu compiled with 1 warning: swapped in, the state kept"
+    assert live.build.text == WRONG
+    assert ("warning", str(warning)) in kernel_lines(ctl) and "my_step.cu:3: warning: variable" in str(warning)
+
+def test_a_scene_switch_unloads_the_kernel(ctl, tmp_path, fake_sandbox):
+    assert loaded(ctl, write(tmp_path / "my_step.cu", GOOD))
+    live = ctl.kernel.live
+    ctl.new_scene = lambda name, backend: PretendGpuHeat()
+    ctl.switch_scene("durbin")
+    assert fake_sandbox[-1].closed and not live.watcher._thread.is_alive()
+    assert ctl.kernel.live is None and "my_step.cu" not in ctl.scene.knobs.variants
+
+
+def test_a_bad_path_in_the_load_field_is_said_and_nothing_changes(ctl, tmp_path):
+    assert not ctl.kernel.load(str(tmp_path / "nowhere.cu"))
+    assert "nowhere.cu" in ctl.message and "does not exist" in ctl.message
+    assert ctl.kernel.live is None and ctl.scene.knobs.variants == SPEC.gpu.variants
+    assert not ctl.kernel.load("  ")
+    assert "path" in ctl.message
+
+
+# --- drawn ------------------------------------------------------------------------------------------------
+@needs_egl
+def test_the_panel_draws_the_kernels_messages(fake_sandbox, tmp_path):
+    from viewer.headless import render_pixels
+    from viewer.panel.style import PANEL_WIDTH
+
+    ctl = Controller(PretendGpuHeat())
+    width, height = 1000, 1800
+    panel = np.s_[:, width - PANEL_WIDTH:width]
+    path = write(tmp_path / "my_step.cu", GOOD)
+    try:
+        assert loaded(ctl, path)
+        good = render_pixels(ctl.scene, width, height, panel=True).astype(int)
+        assert loaded(ctl, write(path, BROKEN))
+        broken = render_pixels(ctl.scene, width, height, panel=True).astype(int)
+        changed = np.any(np.abs(broken[panel] - good[panel]) > 30, axis=2).sum()
+        assert changed > 500, "the compile error should show in the panel"
+    finally:
+        ctl.kernel.drop()
+
+
+def _display_problem():
+    from viewer.window.app import display_problem
+
+    return display_problem()
+
+
+@pytest.mark.window
+@pytest.mark.skipif(_display_problem() is not None, reason=f"needs a display: {_display_problem()}")
+def test_the_window_keeps_running_through_a_save_that_does_not_compile(fake_sandbox, tmp_path):
+    from viewer.window.app import Viewer
+
+    path = write(tmp_path / "my_step.cu", GOOD)
+    viewer = Viewer(PretendGpuHeat(), 900, 700, max_fps=None)
+    try:
+        viewer.controller.kernel.load(str(path))
+        assert wait_for(lambda: viewer.tick() and viewer.scene.knobs.user.steps_run > 0)
+        write(path, BROKEN)
+        assert wait_for(lambda: viewer.tick() and "does not compile" in viewer.message)
+        steps = viewer.scene.steps
+        for _ in range(3):
+            assert viewer.tick()
+        assert viewer.scene.steps > steps and fake_sandbox[-1].runs[-1] == GOOD
+    finally:
+        viewer.close()
+    assert fake_sandbox[-1].closed, "closing the window stops the sandbox"

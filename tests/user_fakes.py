@@ -1,0 +1,231 @@
+"""Stand-ins for the tests of a user's own kernel in the live scene (tests/test_user_live.py and
+tests/test_user_viewer.py): a heat scene that believes a GPU is there (the state stays on the host),
+a "step" stage whose adapter steps the CPU twin, and a sandbox that runs Python instead of the CUDA
+text it is given, each behaviour picked by a marker comment in that text.
+
+The kernel texts are real CUDA: NVRTC compiles them where ``sim.userkernel.source`` checks them.
+Until that module and ``sim.userkernel.sandbox`` are there, ``_stand_ins`` puts minimal ones with their
+API in their place (NVRTC's message for the one mistake these texts make).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import sys
+import time
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from sim.contract import UserStage
+from sim.heat import SPEC as HEAT
+from sim.heat.kernels import simple
+from sim.heat.scene import HeatScene
+from sim.heat.stencil_cpu import HeatCpu
+from sim.userkernel.adapter import Comparison, Output, Worst
+
+GOOD = """// one heat step, cell by cell
+extern "C" __global__ void step(const float* in, float* out, int ni, int nj, float tfac)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= ni || j >= nj) return;
+    out[j * ni + i] = in[j * ni + i];
+}
+"""
+WRONG = GOOD.replace("cell by cell", "cell by cell, WRONG AT CELL 7")  # compiles, one cell off
+FAULTS = GOOD.replace("cell by cell", "cell by cell, FAULTS")
+SLOW = GOOD.replace("cell by cell", "cell by cell, SLOW")
+BROKEN = GOOD.replace("    int j = blockIdx.y", "    x = 1;\n    int j = blockIdx.y")  # line 5: x undefined
+BROKEN_LINE = 5
+
+STAGE = UserStage(
+    name="step", summary="one heat step", entry="step",
+    signature="void step(const float* in, float* out, int ni, int nj, float tfac)",
+    params=(("in", "the field"), ("out", "the next field"), ("ni", "columns"), ("nj", "rows"), ("tfac", "factor")),
+    launch="one thread a cell", compare="exact", template="sim/heat/stencil.cu", adapter="user_fakes:StepStage")
+SPEC = dataclasses.replace(HEAT, user_stages=(STAGE,))
+
+
+def _stand_ins() -> None:
+    """sim.userkernel.source and .sandbox where core's are not there yet: the API the live stage uses."""
+    try:
+        importlib.import_module("sim.userkernel.source")
+    except ModuleNotFoundError:
+        sys.modules["sim.userkernel.source"] = _source_stand_in()
+    try:
+        importlib.import_module("sim.userkernel.sandbox")
+    except ModuleNotFoundError:
+        sys.modules["sim.userkernel.sandbox"] = _sandbox_stand_in()
+
+
+def _source_stand_in():
+    from sim.cli import UsageError
+    from sim.reader import read_input
+
+    module = types.ModuleType("sim.userkernel.source")
+
+    @dataclass(frozen=True)
+    class Diagnostic:
+        file: str
+        line: int
+        severity: str
+        message: str
+        text: str
+
+        def __str__(self):
+            return f"{self.file}:{self.line}: {self.severity}: {self.message}\n    {self.text}"
+
+    @dataclass(frozen=True)
+    class UserSource:
+        path: Path
+        text: str
+        scene: str
+        stage: UserStage
+
+        @property
+        def variant(self):
+            return self.path.name
+
+    def load(path, spec, stage=None):
+        chosen = spec.user_stage(stage)
+        try:
+            text = read_input(path, "kernel file", 1 << 20).decode()
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+        return UserSource(Path(path), text, spec.name, chosen)
+
+    def compile_check(user, arch="sm_90"):
+        return [Diagnostic(str(user.path), n, "error", 'identifier "x" is undefined', line.strip())
+                for n, line in enumerate(user.text.splitlines(), 1) if line.strip() == "x = 1;"]
+
+    module.Diagnostic, module.UserSource, module.load = Diagnostic, UserSource, load
+    module.compile_check = compile_check
+    return module
+
+
+def _sandbox_stand_in():
+    module = types.ModuleType("sim.userkernel.sandbox")
+
+    @dataclass
+    class RunResult:
+        outputs: dict
+        ms: list = field(default_factory=list)
+        overflow: list = field(default_factory=list)
+        builtin_ms: dict = field(default_factory=dict)
+
+    class SandboxError(RuntimeError):
+        def __init__(self, kind, message):
+            super().__init__(message)
+            self.kind = kind
+
+    class Sandbox:
+        def __init__(self, time_limit_s=5.0):
+            self.time_limit_s = time_limit_s
+
+    module.RunResult, module.SandboxError, module.Sandbox = RunResult, SandboxError, Sandbox
+    return module
+
+
+_stand_ins()
+from sim.userkernel import sandbox  # noqa: E402  (core's, or the stand-ins above)
+
+
+class PretendGpuHeat(HeatScene):
+    """A small heat scene whose GPU kernels "run": the state stays on the host (no GPU needed)."""
+
+    spec = SPEC
+
+    def __init__(self, n: int = 64 * 48):
+        super().__init__(preset="plate", n=n)
+
+    @property
+    def gpu_reason(self) -> str:
+        return ""
+
+    def gpu_kernels_run(self) -> bool:
+        return True
+
+
+class StepStage:
+    """heat step on the CPU twin, compared bit for bit (what the heat stage's adapter does, minus CUDA)."""
+
+    item = "cell"
+    reference = simple(False)
+    builtin = ()
+
+    def default_block(self):
+        return (32, 8)
+
+    def scene_inputs(self, scene):
+        return {"in": scene.cpu.field.copy(), "tfac": np.float32(scene.cpu.tfac)}
+
+    def outputs(self, inputs):
+        return {"out": Output(inputs["in"].shape, np.float32)}
+
+    def expected(self, inputs):
+        twin = HeatCpu(inputs["in"], float(inputs["tfac"]))
+        twin.advance(1)
+        return {"out": twin.field}
+
+    def compare(self, inputs, expected, got):
+        want, have = expected["out"].reshape(-1), got["out"].reshape(-1)
+        mismatch = want.view(np.uint32) != have.view(np.uint32)
+        diff = np.abs(have.astype(np.float64) - want)
+        worst = [Worst(int(i), f"cell {i}", float(want[i]), float(have[i])) for i in np.argsort(-diff)[:3]
+                 if mismatch[i]]
+        rel = diff / np.maximum(np.abs(want), 1e-30)
+        return Comparison(mismatch, float(diff.max(initial=0.0)), float(rel.max(initial=0.0)), worst)
+
+    def apply(self, scene, outputs, comparison):
+        scene.cpu.field[...] = outputs["out"]
+        scene._changed()
+        if comparison is not None:
+            scene.record_check("CPU twin from the same input", comparison.mismatch, time.perf_counter())
+
+
+class FakeSandbox:
+    """Runs the CPU twin for the text it is given: WRONG AT CELL 7 adds 1 there, FAULTS raises the
+    sandbox's error, SLOW takes ``slow_s``. ``runs`` counts the launches it was asked for."""
+
+    def __init__(self, slow_s: float = 0.0):
+        self.slow_s = slow_s
+        self.runs: list[str] = []
+        self.closed = False
+
+    def run(self, build, inputs, block, repeats=0, builtin=()):
+        self.runs.append(build.text)
+        if "FAULTS" in build.text:
+            raise sandbox.SandboxError("fault", "the kernel faulted: an illegal memory access")
+        if "SLOW" in build.text:
+            time.sleep(self.slow_s)
+        out = StepStage().expected(inputs)["out"].copy()
+        if "WRONG AT CELL 7" in build.text:
+            out.reshape(-1)[7] += 1.0
+        return sandbox.RunResult(outputs={"out": out}, ms=[0.25] * repeats, overflow=[], builtin_ms={})
+
+    def close(self):
+        self.closed = True
+
+
+def write(path: Path, text: str) -> Path:
+    """Save ``text`` as an editor would, with a modification time the watcher cannot miss."""
+    stamp = path.stat().st_mtime_ns + 10**9 if path.exists() else None
+    path.write_text(text)
+    if stamp is not None:
+        import os
+
+        os.utime(path, ns=(stamp, stamp))
+    return path
+
+
+def wait_for(predicate, seconds: float = 20.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
