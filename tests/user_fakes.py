@@ -4,18 +4,12 @@ a "step" stage whose adapter steps the CPU twin, and a sandbox that runs Python 
 text it is given, each behaviour picked by a marker comment in that text.
 
 The kernel texts are real CUDA: NVRTC compiles them where ``sim.userkernel.source`` checks them.
-Until that module and ``sim.userkernel.sandbox`` are there, ``_stand_ins`` puts minimal ones with their
-API in their place (NVRTC's message for the one mistake these texts make).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import sys
 import time
-import types
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +19,7 @@ from sim.heat import SPEC as HEAT
 from sim.heat.kernels import simple
 from sim.heat.scene import HeatScene
 from sim.heat.stencil_cpu import HeatCpu
+from sim.userkernel import sandbox
 from sim.userkernel.adapter import Comparison, Output, Worst
 
 GOOD = """// one heat step, cell by cell
@@ -48,90 +43,6 @@ STAGE = UserStage(
     params=(("in", "the field"), ("out", "the next field"), ("ni", "columns"), ("nj", "rows"), ("tfac", "factor")),
     launch="one thread a cell", compare="exact", template="sim/heat/stencil.cu", adapter="user_fakes:StepStage")
 SPEC = dataclasses.replace(HEAT, user_stages=(STAGE,))
-
-
-def _stand_ins() -> None:
-    """sim.userkernel.source and .sandbox where core's are not there yet: the API the live stage uses."""
-    try:
-        importlib.import_module("sim.userkernel.source")
-    except ModuleNotFoundError:
-        sys.modules["sim.userkernel.source"] = _source_stand_in()
-    try:
-        importlib.import_module("sim.userkernel.sandbox")
-    except ModuleNotFoundError:
-        sys.modules["sim.userkernel.sandbox"] = _sandbox_stand_in()
-
-
-def _source_stand_in():
-    from sim.cli import UsageError
-    from sim.reader import read_input
-
-    module = types.ModuleType("sim.userkernel.source")
-
-    @dataclass(frozen=True)
-    class Diagnostic:
-        file: str
-        line: int
-        severity: str
-        message: str
-        text: str
-
-        def __str__(self):
-            return f"{self.file}:{self.line}: {self.severity}: {self.message}\n    {self.text}"
-
-    @dataclass(frozen=True)
-    class UserSource:
-        path: Path
-        text: str
-        scene: str
-        stage: UserStage
-
-        @property
-        def variant(self):
-            return self.path.name
-
-    def load(path, spec, stage=None):
-        chosen = spec.user_stage(stage)
-        try:
-            text = read_input(path, "kernel file", 1 << 20).decode()
-        except UsageError as exc:
-            raise ValueError(str(exc)) from None
-        return UserSource(Path(path), text, spec.name, chosen)
-
-    def compile_check(user, arch="sm_90"):
-        return [Diagnostic(str(user.path), n, "error", 'identifier "x" is undefined', line.strip())
-                for n, line in enumerate(user.text.splitlines(), 1) if line.strip() == "x = 1;"]
-
-    module.Diagnostic, module.UserSource, module.load = Diagnostic, UserSource, load
-    module.compile_check = compile_check
-    return module
-
-
-def _sandbox_stand_in():
-    module = types.ModuleType("sim.userkernel.sandbox")
-
-    @dataclass
-    class RunResult:
-        outputs: dict
-        ms: list = field(default_factory=list)
-        overflow: list = field(default_factory=list)
-        builtin_ms: dict = field(default_factory=dict)
-
-    class SandboxError(RuntimeError):
-        def __init__(self, kind, message):
-            super().__init__(message)
-            self.kind = kind
-
-    class Sandbox:
-        def __init__(self, time_limit_s=5.0):
-            self.time_limit_s = time_limit_s
-
-    module.RunResult, module.SandboxError, module.Sandbox = RunResult, SandboxError, Sandbox
-    return module
-
-
-_stand_ins()
-from sim.userkernel import sandbox  # noqa: E402  (core's, or the stand-ins above)
 
 
 class PretendGpuHeat(HeatScene):
