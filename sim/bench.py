@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from sim import interrupts
+from sim import interrupts, measure
 from sim.backend import device_name
 from sim.cuda import ceil_div
 from sim.progress import Progress, frames_callback
@@ -41,14 +41,16 @@ def git_commit() -> str:
     return head + ("-dirty" if dirty else "")
 
 
-def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
-    """Time ``steps`` physics steps (whole frames of the spec's steps per frame; fewer where the scene
-    reaches its end) after ``warmup`` untimed ones.
+def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = measure.BUDGET_S) -> dict:
+    """Time at least ``steps`` physics steps (whole frames of the spec's steps per frame; fewer where the
+    scene reaches its end) after ``warmup`` untimed ones, through ``sim.measure``: more frames until the
+    median frame is known to 1% or the frames have taken ``budget_s``.
 
     ``progress(done, total)`` is told after each frame (default: a progress bar on a terminal); the
-    warm-up has a bar of its own.
+    warm-up has a bar of its own. On the GPU the L2 cache is flushed before each frame (untimed) when
+    the scene's device memory fits in it.
     Each frame's stage times are divided by its step count (a balls proximity pass serves six
-    steps, so its cost is amortised); the record keeps the median over frames.
+    steps, so its cost is amortised); the record keeps the median over frames and its error.
     """
     spec = scene.spec
     per_frame = spec.steps_per_frame
@@ -66,19 +68,28 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     progress = progress or frames_callback(f"{spec.name} timed frames")  # a bar on a terminal
     mark = scene.bench_mark()
     counts = []
-    start = time.perf_counter()
     done = 0
-    for f in range(frames):
+
+    def frame() -> None:
+        nonlocal done
         done += scene.run_frame(per_frame)
         counts.append(scene.n)
-        progress(f + 1, frames)
+
+    def between() -> None:
+        progress(min(len(counts), frames), frames)
         interrupts.check()
+
+    clock = measure.StageTimerClock(scene.timer)
+    flush = measure.l2_flush(_device_bytes(), scene.device) if scene.backend == "gpu" else None
+    start = time.perf_counter()
+    timing = measure.measure(frame, clock, flush=flush, warmup=0, min_repeats=frames, budget_s=budget_s,
+                             max_batch=scene.timer.capacity, done=lambda: scene.at_end, between=between)
     scene.finish()
     wall = time.perf_counter() - start
-    scene.timer.flush()
-    frame_total = sum(scene.timer.history(name) for name in scene.timer.names)
+    stages = {name: measure.summarise(values).scaled(1 / per_frame) for name, values in clock.stages.items()}
     gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
     item_steps = float(np.sum(counts)) * per_frame / wall
+    step = timing.scaled(1 / per_frame)
     record = {
         "scene": spec.name,
         "preset": scene.preset,
@@ -89,8 +100,10 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
         "options": dict(scene.options),
         "steps": done,
         "wall_s": wall,
-        "stage_ms": {name: scene.timer.median(name) / per_frame for name in scene.timer.names},
-        "step_ms": float(np.median(frame_total)) / per_frame,
+        "stage_ms": {name: t.median for name, t in stages.items()},
+        "stage_ms_err": {name: t.error for name, t in stages.items()},
+        **step.fields("step_ms"),
+        "l2_flushed": flush is not None,
         "steps_per_s": done / wall,
         "item_steps_per_s": item_steps,
         f"{spec.words.one}_steps_per_s": item_steps,
@@ -149,9 +162,14 @@ def _block_json(block):
 
 
 def gpu_bytes_per_item(scene) -> float:
+    return _device_bytes() / max(scene.n, 1)
+
+
+def _device_bytes() -> int:
+    """What CuPy's memory pool holds: the scene's working set on the device."""
     import cupy
 
-    return cupy.get_default_memory_pool().used_bytes() / max(scene.n, 1)
+    return cupy.get_default_memory_pool().used_bytes()
 
 
 def release_memory() -> None:
@@ -186,10 +204,12 @@ def table(rep: dict, lines_of=None) -> str:
         knobs = "".join(f"  {k} {v}" for k, v in (("variant", r["variant"]), ("block", r["block"])) if v)
         knobs += "".join(f"  {k} {v}" for k, v in r["options"].items())
         lines.append(f"preset {r['preset']}  n {r['n']}  backend {r['backend']}{knobs}")
-        lines.append(f"  {'stage':<18}{'median ms/step':>16}")
+        lines.append(f"  {'stage':<18}{'median ms/step ± error (frames)':>34}")
+        errors = r.get("stage_ms_err", {})
         for name, ms in r["stage_ms"].items():
-            lines.append(f"  {name:<18}{ms:>16.4f}")
-        lines.append(f"  {'step':<18}{r['step_ms']:>16.4f}")
+            text = measure.Timing(ms, errors[name], r["repeats"]).text() if name in errors else f"{ms:.4g}"
+            lines.append(f"  {name:<18}{text:>34}")
+        lines.append(f"  {'step':<18}{measure.figure_text(r, 'step_ms'):>34}")
         lines.append(f"  steps/s {r['steps_per_s']:.1f}   item-steps/s {r['item_steps_per_s']:.4g}   "
                      f"wall {r['wall_s']:.3f} s for {r['steps']} steps")
         lines += [f"  {line}" for line in (lines_of(r) if lines_of else ())]

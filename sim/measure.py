@@ -135,6 +135,35 @@ class EventClock:
         return [cupy.cuda.get_elapsed_time(start, end) for start, end in used]
 
 
+class StageTimerClock:
+    """The frames a scene's ``StageTimer`` records (CUDA events or host times per stage) as the repeats:
+    a repeat's time is the sum of its frame's stages; ``stages`` gathers each stage's samples."""
+
+    def __init__(self, timer):
+        self.timer = timer
+        self.stages: dict[str, list[float]] = {}
+        self._frames = 0
+
+    def begin(self) -> None:
+        """The scene's timer marks its own stages."""
+
+    def end(self) -> None:
+        self._frames += 1
+
+    def collect(self) -> list[float]:
+        self.timer.flush()
+        k, self._frames = self._frames, 0
+        if not k:
+            return []
+        totals = np.zeros(k)
+        for name in self.timer.names:
+            values = self.timer.history(name)[-k:]
+            values = np.concatenate((np.zeros(k - values.size), values))  # a stage first seen in this batch
+            self.stages.setdefault(name, []).extend(values.tolist())
+            totals += values
+        return totals.tolist()
+
+
 class L2Flush:
     """Writes a device buffer twice the size of the L2 cache (queued on ``stream``): L2 then holds none of
     the measured work's data."""
@@ -167,13 +196,12 @@ def l2_flush(working_set_bytes: int | None, device: int = 0, stream=None) -> L2F
 def measure(run: Callable[[], object], clock, *, setup: Callable[[], object] | None = None,
             flush: Callable[[], object] | None = None, warmup: int = 1, min_repeats: int = 1,
             budget_s: float = BUDGET_S, max_repeats: int = MAX_REPEATS, max_batch: int | None = None,
-            done: Callable[[], bool] | None = None, now: Callable[[], float] = time.perf_counter,
-            between: Callable[[], object] | None = None, progress: Callable[[int, int], object] | None = None
-            ) -> Timing:
+            done: Callable[[], bool] | None = None, between: Callable[[], object] | None = None,
+            now: Callable[[], float] = time.perf_counter) -> Timing:
     """Time ``run``: ``warmup`` untimed calls, then at least ``min_repeats`` timed ones, more until the
     error is under 1% of the median or the repeats have taken ``budget_s`` (or ``max_repeats``, or ``done()``
-    says the work has ended). ``between()`` is called after each repeat (a Ctrl-C check), ``progress(repeats,
-    min_repeats)`` after each batch; ``max_batch`` bounds the repeats queued before the clock is read."""
+    says the work has ended). ``between()`` is called after each repeat (a Ctrl-C check, a progress bar);
+    ``max_batch`` bounds the repeats queued before the clock is read."""
     for _ in range(warmup):
         if setup is not None:
             setup()
@@ -197,8 +225,6 @@ def measure(run: Callable[[], object], clock, *, setup: Callable[[], object] | N
                 break
         samples += clock.collect()
         timing = summarise(samples)
-        if progress is not None:
-            progress(len(samples), min_repeats)
         elapsed = now() - started
         n = len(samples)
         if (done is not None and done()) or n >= max_repeats:
