@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,6 +38,7 @@ class Timing:
     median: float
     error: float | None
     repeats: int
+    samples: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def converged(self) -> bool:
@@ -45,7 +46,8 @@ class Timing:
 
     def scaled(self, factor: float) -> Timing:
         """The same measurement in another unit (ms -> s, per run -> per step)."""
-        return Timing(self.median * factor, None if self.error is None else self.error * factor, self.repeats)
+        return Timing(self.median * factor, None if self.error is None else self.error * factor, self.repeats,
+                      tuple(v * factor for v in self.samples))
 
     def fields(self, name: str) -> dict:
         """The record's figure ``name``, its ``<name>_err`` and ``repeats``."""
@@ -80,7 +82,7 @@ def summarise(samples) -> Timing:
     n = x.size
     k = median_ranks(n)
     error = float(x[n - k] - x[k - 1]) / 2 if k else None
-    return Timing(float(np.median(x)), error, n)
+    return Timing(float(np.median(x)), error, n, tuple(np.asarray(samples, dtype=np.float64).tolist()))
 
 
 class HostClock:

@@ -127,3 +127,30 @@ def test_event_clock_and_l2_flush_on_the_device():
     timing = measure.measure(lambda: a.__iadd__(1), measure.EventClock(), flush=flush, budget_s=0.5)
     assert timing.repeats >= 6 and timing.median > 0 and timing.error is not None
     assert float(a[0]) == timing.repeats + 1  # the warm-up and every repeat ran once
+
+
+def test_timed_frames_record_the_error_and_the_frame_count(capsys):
+    from sim import bench
+    from sim.registry import SCENES
+
+    scene = SCENES["balls"].create(preset="T", backend="cpu")
+    record = bench.run(scene, steps=60, warmup=6, budget_s=0.0)  # 10 frames of 6 steps, no more
+    assert record["repeats"] == 10 and record["steps"] == 60
+    assert record["step_ms_err"] is not None and 0 <= record["step_ms_err"] < record["step_ms"]
+    assert set(record["stage_ms_err"]) == set(record["stage_ms"]) and record["l2_flushed"] is False
+    text = bench.table(bench.report("balls", [record]))
+    assert f"± {record['step_ms_err']:.4g} (10)" in text
+
+
+def test_heat_records_keep_their_fields_and_gain_the_error():
+    from sim import bench
+    from sim.heat import bench as heat_bench
+
+    timing = summarise([100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 100.2])
+    info = {"registers": 32, "rows": None}
+    record = heat_bench.record_for(1000, 200, "global", (32, 8), None, False, timing, 0.4, 3e12, True, info)
+    assert record["run_ms"] == 100.0 and record["runs_ms"] == [100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 100.2]
+    assert record["ms_per_step"] == pytest.approx(0.5) and record["repeats"] == 7
+    assert record["run_ms_err"] == pytest.approx(1.0) and record["ms_per_step_err"] == pytest.approx(1.0 / 200)
+    text = heat_bench.table(bench.report("heat", [record]) | {"copy_TBps": 3.0})
+    assert "0.5 ± 0.005 (7)" in text
