@@ -154,3 +154,29 @@ def test_heat_records_keep_their_fields_and_gain_the_error():
     assert record["run_ms_err"] == pytest.approx(1.0) and record["ms_per_step_err"] == pytest.approx(1.0 / 200)
     text = heat_bench.table(bench.report("heat", [record]) | {"copy_TBps": 3.0})
     assert "0.5 ± 0.005 (7)" in text
+
+
+def test_durbin_scipy_figures_carry_seconds_per_step_and_their_error():
+    from sim import bench
+    from sim.durbin import bench as durbin_bench
+
+    timing, y = durbin_bench._scipy_single(400)
+    assert y.shape == (400,) and timing.repeats >= 1 and timing.median > 0
+    record = {"kind": "single", "backend": "cpu", "n": 400, "method": "scipy", **durbin_bench._seconds(timing, 399)}
+    assert record["us_per_step"] == pytest.approx(timing.median / 399 * 1e6)
+    assert record["repeats"] == timing.repeats and set(record) >= {"s_err", "us_per_step_err"}
+    text = durbin_bench.table(bench.report("durbin", [record]))
+    assert f"({timing.repeats})" in text
+
+
+@pytest.mark.gpu
+def test_every_gpu_bench_record_has_its_error_and_repeats():
+    from sim.durbin import bench as durbin_bench
+    from sim.sdh import data, gpu
+
+    counts, timing = gpu.measured_histogram(data.atoms(5000), 500.0, data.bucket_count(500.0), "fast", 256)
+    assert counts.sum() == data.pair_count(5000) and timing.repeats >= 6 and timing.error is not None
+    report = durbin_bench.run([2000], ["persistent-grid"], [256], batch=(1000, 16), probe=False)
+    for r in report["results"]:
+        if "skipped" not in r:
+            assert r["repeats"] >= 1 and "s_err" in r, r
