@@ -110,3 +110,40 @@ def test_a_missing_figure_is_an_error(folders, capsys):
     os.remove(os.path.join(out, "sdh.json"))
     assert regress.main([out, "--results", results]) == 2
     assert "not measured: sdh 512000 tensor, ms" in capsys.readouterr().out
+
+
+PEER_SDH = '''
+import argparse, json, types
+cp = types.SimpleNamespace(get_default_memory_pool=lambda: types.SimpleNamespace(used_bytes=lambda: 1000))
+def timed(fn, reps):
+    raise AssertionError("the harness times this peer")
+def main():
+    ap = argparse.ArgumentParser(); ap.add_argument("--sizes"); ap.add_argument("--json"); a = ap.parse_args()
+    rows = []
+    for n in (int(s) for s in a.sizes.split(",")):
+        ms = timed(lambda: sum(range(20000)), 3)
+        rows.append({"n": n, "kernel": "tiled", "kernel_ms": ms})
+    json.dump({"device": "X", "workload": "sdh-peer", "results": rows}, open(a.json, "w"))
+'''
+
+
+def test_a_peer_runs_through_the_harness_and_its_rows_gain_the_error(tmp_path, monkeypatch):
+    from sim import measure
+
+    spec_ = importlib.util.spec_from_file_location("peer_harness", os.path.join(ROOT, "bench", "peer.py"))
+    peer = importlib.util.module_from_spec(spec_)
+    monkeypatch.setitem(sys.modules, "peer_harness", peer)  # dataclasses look their module up
+    spec_.loader.exec_module(peer)
+    flushes = []
+    monkeypatch.setattr(measure, "l2_flush", lambda working_set: lambda: flushes.append(working_set))
+    monkeypatch.setitem(peer.CLOCKS, "events", measure.HostClock)  # no GPU here: the host clock stands in
+    script = tmp_path / "peer_sdh.py"
+    script.write_text(PEER_SDH)
+    out = tmp_path / "peer-sdh.json"
+    assert peer.main([str(script), "--sizes", "10,20", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["timed_by"] == "sim.measure" and [r["n"] for r in report["results"]] == [10, 20]
+    for row in report["results"]:
+        assert row["repeats"] >= 6 and row["kernel_ms"] > 0 and 0 <= row["kernel_ms_err"] < row["kernel_ms"]
+    assert len(flushes) == sum(r["repeats"] for r in report["results"]) and set(flushes) == {1000}
+    assert peer.main([str(tmp_path / "peer_other.py")]) == 2
