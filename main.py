@@ -46,6 +46,7 @@ def _missing_dependency(name: str) -> str:
 try:
     from sim import cli, interrupts
     from sim.backend import BackendUnavailable
+    from sim.baseline import argument as baseline_argument
     from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
     from sim.contract import load
     from sim.mpi import ranks, world
@@ -157,6 +158,9 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
         bench.add_argument("--warmup", type=cli.non_negative_int, default=12,
                            help="untimed steps first (compilation; default 12)")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
+    bench.add_argument("--baseline", metavar="OLD.json", type=baseline_argument,
+                       help="also print each figure beside the same configuration's in this earlier JSON: "
+                            "faster, slower or the same within the error")
     add_quiet(bench)
 
     for command in course_commands():
@@ -384,7 +388,7 @@ def cmd_bench(args) -> int:
         del scene
         bench.release_memory()
     report = bench.report(s.name, records)
-    bench.publish(report, bench.table(report, load(s.scene).bench_lines), args.json)
+    bench.publish(report, bench.table(report, load(s.scene).bench_lines), args.json, args.baseline)
     return 0
 
 

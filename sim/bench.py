@@ -218,9 +218,15 @@ def table(rep: dict, lines_of=None) -> str:
     return "\n".join(lines)
 
 
-def publish(rep: dict, text: str, json_path: str | None) -> None:
-    """The table on stdout (stderr when the JSON goes to stdout), and the JSON where asked."""
-    print(text, file=sys.stderr if json_path == "-" else sys.stdout)
+def publish(rep: dict, text: str, json_path: str | None, baseline: dict | None = None) -> None:
+    """The table on stdout (stderr when the JSON goes to stdout), then the A/B against ``baseline`` (a
+    report from ``sim.baseline.load``) where given, and the JSON where asked."""
+    table_out = sys.stderr if json_path == "-" else sys.stdout
+    print(text, file=table_out)
+    if baseline is not None:
+        from sim.baseline import comparison
+
+        print(comparison(rep, baseline), file=table_out)
     if json_path == "-":
         sys.stdout.write(json.dumps(rep, indent=2) + "\n")
     elif json_path:

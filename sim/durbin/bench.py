@@ -324,7 +324,7 @@ def run_command(args) -> int:
         report = run(args.sizes, args.kernel, args.block, args.batch, args.precision)
     except ValueError as exc:  # an unknown kernel, a block or size a kernel cannot take
         raise UsageError(str(exc)) from None
-    bench.publish(report, table(report), args.json)
+    bench.publish(report, table(report), args.json, getattr(args, "baseline", None))
     return 0
 
 

@@ -206,7 +206,7 @@ def run_command(args) -> int:
         report = run(args.sizes, args.steps, kernels, args.block, args.k, args.fma, True, args.repeats)
     except KernelError as exc:
         raise UsageError(str(exc)) from None
-    bench.publish(report, table(report), getattr(args, "json", None))
+    bench.publish(report, table(report), getattr(args, "json", None), getattr(args, "baseline", None))
     return 0 if all(r["exact"] for r in report["results"]) or args.fma else 1
 
 

@@ -98,7 +98,7 @@ def run(args) -> int:
         del points
         bench.release_memory()
     report = bench.report("sdh", records)
-    bench.publish(report, table(report), args.json)
+    bench.publish(report, table(report), args.json, getattr(args, "baseline", None))
     return 1 if failed else 0
 
 
