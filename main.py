@@ -123,6 +123,8 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
     view = sub.add_parser("view", help="open the viewer window (the default command)")
     add_scene_args(view, scene)
     view.add_argument("--size", type=cli.window_size, help="window size WxH (default 1280x800, or the saved size)")
+    view.add_argument("--baseline", metavar="OLD.json", type=baseline_argument,
+                      help="a benchmark JSON (bench ... --json) whose stage times the panel draws beside the live ones")
     view.add_argument("--no-settings", action="store_true",
                       help="start clean: neither read nor save the settings (scene, sliders, camera, ...)")
     view.set_defaults(scene=None, backend=None)  # unset: the saved settings or the defaults decide
@@ -271,7 +273,7 @@ def cmd_view(args) -> int:
         scene = make_scene(args)
     from viewer.window.app import main as viewer_main
 
-    return viewer_main(scene, *args.size, settings=settings)
+    return viewer_main(scene, *args.size, settings=settings, baseline=args.baseline)
 
 
 def _frames_per_second(text: str) -> float:

@@ -87,17 +87,11 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
     scene.finish()
     wall = time.perf_counter() - start
     stages = {name: measure.summarise(values).scaled(1 / per_frame) for name, values in clock.stages.items()}
-    gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
     item_steps = float(np.sum(counts)) * per_frame / wall
     step = timing.scaled(1 / per_frame)
     record = {
-        "scene": spec.name,
-        "preset": scene.preset,
+        **configuration(scene),
         "n": int(np.mean(counts)),
-        "backend": scene.backend,
-        "variant": scene.variant if (gpu or (spec.gpu and spec.gpu.cpu_variants)) else None,
-        "block": _block_json(scene.block) if gpu else None,
-        "options": dict(scene.options),
         "steps": done,
         "wall_s": wall,
         "stage_ms": {name: t.median for name, t in stages.items()},
@@ -112,6 +106,16 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
     }
     record.update(scene.bench_figures(mark, wall))
     return record
+
+
+def configuration(scene) -> dict:
+    """What a timed-frames record says of the scene's configuration (``sim.baseline`` matches on it): the
+    variant where a kernel variant ran, the block on the GPU."""
+    spec = scene.spec
+    gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
+    return {"scene": spec.name, "preset": scene.preset, "n": scene.n, "backend": scene.backend,
+            "variant": scene.variant if (gpu or (spec.gpu and spec.gpu.cpu_variants)) else None,
+            "block": _block_json(scene.block) if gpu else None, "options": dict(scene.options)}
 
 
 def configurations(args, spec) -> list[dict]:

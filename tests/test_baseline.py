@@ -133,3 +133,53 @@ def test_the_closest_record_to_the_live_configuration():
     assert record["step_ms"] == 3.0 and differs == ["block"]
     assert baseline.closest(records, {**want, "scene": "heat"}) == (None, [])
     assert baseline.closest(records, {**want, "backend": "cpu"}) == (None, [])
+
+
+def test_view_takes_a_baseline_and_refuses_a_bad_one(tmp_path, capsys):
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(report([frames_record(1.0, 0.01)])))
+    bad.write_text("[1, 2]")
+    args = main.build_parser().parse_args(["view", "--baseline", str(good)])
+    assert args.baseline["results"][0]["step_ms"] == 1.0 and args.baseline["path"] == str(good)
+    with pytest.raises(SystemExit) as exit_:
+        main.build_parser().parse_args(["view", "--baseline", str(bad)])
+    assert exit_.value.code == 2 and f"baseline '{bad}' is not a benchmark report" in capsys.readouterr().err
+
+
+@pytest.mark.window
+def test_the_viewer_draws_ghost_bars_and_survives_a_bad_file(tmp_path):
+    from viewer.window.app import display_problem
+
+    if display_problem() is not None:
+        pytest.skip(f"needs a display: {display_problem()}")
+    from sim import create_scene
+    from viewer.window.app import Viewer
+
+    scene = create_scene("balls", preset="block", n=400, seed=1)
+    live = bench.configuration(scene)
+    stages = {"sort": 0.01, "proximity": 0.02, "forces+integrate": 0.03}
+    old = report([{**live, "stage_ms": stages, "step_ms": 0.06},
+                  {**live, "variant": "other", "stage_ms": {"sort": 9.0}, "step_ms": 9.0}])
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(old))
+    bad.write_text("{not json")
+    v = Viewer(scene, 1024, 700, max_fps=None, screenshot_dir=tmp_path)
+    try:
+        for _ in range(3):
+            assert v.tick()
+        bars = v.panel.baseline
+        assert bars.bars is None  # no baseline yet: no bars
+        assert not bars.load(v.controller, str(bad))
+        assert v.controller.message.startswith(f"baseline not loaded: baseline '{bad}' is not JSON")
+        assert v.tick() and bars.report is None, "the viewer keeps running, nothing loaded"
+        assert bars.load(v.controller, str(good)) and "2 timed records" in v.controller.message
+        for _ in range(3):
+            assert v.tick()
+        names, now, ghost = bars.bars
+        assert names == list(stages) and (now > 0).all(), "the bench's stages (not the window's render)"
+        assert dict(zip(names, ghost.tolist(), strict=True)) == stages, "the exact configuration's stage times"
+        assert bars.match(scene)[1] == []
+        assert not bars.load(v.controller, str(tmp_path / "none.json")) and "does not exist" in v.controller.message
+        assert bars.report["path"] == str(good), "a failed load keeps the baseline there was"
+    finally:
+        v.close()

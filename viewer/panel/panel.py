@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
+from viewer.panel.baseline import BaselineBars
 from viewer.panel.colour import draw_color_section
 from viewer.panel.display import draw_display_section
 from viewer.panel.gpu import draw_gpu_section
@@ -25,8 +26,9 @@ __all__ = ["PANEL_WIDTH", "Panel"]
 
 
 class Panel:
-    def __init__(self):
+    def __init__(self, baseline: dict | None = None):
         self.scene_section = SceneSection()
+        self.baseline = BaselineBars(baseline)  # a report of sim.baseline.load (view --baseline), or None
 
     def draw(self, ctl, app=None, shown=None, feed=None, legend=None) -> None:
         """Draw the panel for controller ``ctl``; ``app`` (the window) adds its own rows and sections;
@@ -62,7 +64,7 @@ class Panel:
             draw_gpu_section(ctl, feed)
             draw_physics_section(ctl)
             draw_tool_section(ctl)
-            draw_timing_section(ctl)
+            draw_timing_section(ctl, self.baseline)
             draw_histogram_section(ctl.histogram, ctl.scene)
             if app is not None:
                 draw_display_section(app)
