@@ -156,7 +156,9 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
         cli.load_command(own).add_arguments(bench)
     else:
         add_scene_args(bench, scene, many=True)
-        bench.add_argument("--steps", type=cli.positive_int, default=600, help="timed physics steps (default 600)")
+        bench.add_argument("--steps", type=cli.positive_int, default=600,
+                           help="timed physics steps, at least (default 600; more frames until the median is known "
+                                "to 1%% or the time budget ends)")
         bench.add_argument("--warmup", type=cli.non_negative_int, default=12,
                            help="untimed steps first (compilation; default 12)")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")

@@ -3,9 +3,11 @@
 JSON shape: {"device", "commit", "date", "workload", "results": [record, ...]}. A timed-frames
 record (every scene without a benchmark of its own) has scene, preset, n (the mean item count
 over the timed frames), backend, variant, block, options, steps, wall_s, stage_ms (median per
-stage, amortised per step), step_ms, item_steps_per_s and ``<one>_steps_per_s`` (e.g.
-ball_steps_per_s), steps_per_s, stats (the scene's statistics after the run) and whatever the scene
-adds through ``bench_figures()`` (the balls' passes, tests_per_s).
+stage, amortised per step) and stage_ms_err, step_ms, step_ms_err and repeats (the timed frames),
+l2_flushed, item_steps_per_s and ``<one>_steps_per_s`` (e.g. ball_steps_per_s), steps_per_s, stats
+(the scene's statistics after the run) and whatever the scene adds through ``bench_figures()`` (the
+balls' passes, tests_per_s). Every bench times through ``sim.measure``: a figure's ``<figure>_err`` is
+the half-width of its median's 95% interval (None below 6 repeats), ``repeats`` how many it took.
 """
 
 from __future__ import annotations

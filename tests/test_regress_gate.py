@@ -197,3 +197,28 @@ def test_the_verdict_rule():
     assert regress.verdict(1.08, 0.005, 1.0, 0.005, 1.07) == "same"  # 0.08 <= 0.07 + 0.01
     assert regress.verdict(0.9, 0.0, 1.0, 0.0, 1.07) == "faster"
     assert regress.verdict(0.92, 0.01, 1.0, 0.0, 1.07) == "same"
+
+
+PEERS = next((p for p in (os.path.join(ROOT, ".peers"), os.path.join(ROOT, "..", "shared", "peers"))
+              if os.path.isdir(p)), None)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(PEERS is None, reason="the peers' scripts (.peers or ../shared/peers) are not here")
+@pytest.mark.parametrize("script, args, figure", [
+    ("peer_heat.py", ["--n", "1000", "--steps", "20"], "ms_per_step"),
+    ("peer_sdh.py", ["--sizes", "20000", "--naive-max", "0"], "kernel_ms"),
+    ("peer_balls.py", ["--sizes", "20000", "--steps", "20"], "ms_per_step"),
+    ("peer_particles.py", ["--sizes", "20000", "--steps", "20", "--methods", "counting"], "ms_per_step"),
+    ("peer_durbin.py", ["--sizes", "2000", "--batch", "1000x16"], "s"),
+])
+def test_the_real_peers_run_through_the_harness(tmp_path, script, args, figure):
+    import subprocess
+
+    out = tmp_path / "peer.json"
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "peer.py"), os.path.join(PEERS, script), *args,
+                           "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(out.read_text())
+    rows = [r for r in report["results"] if figure in r]
+    assert rows and all(r["repeats"] >= 1 and f"{figure}_err" in r for r in rows)
