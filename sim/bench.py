@@ -103,7 +103,8 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
         "steps_per_s": done / wall,
         "item_steps_per_s": item_steps,
         f"{spec.words.one}_steps_per_s": item_steps,
-        "gpu_bytes_per_item": gpu_bytes_per_item(scene) if scene.backend == "gpu" else None,
+        "gpu_bytes_per_item": (gpu_bytes_per_item(scene, flush.buffer.nbytes if flush is not None else 0)
+                               if scene.backend == "gpu" else None),
         "stats": {k: v for k, v in scene.stats().items() if isinstance(v, (int, float, str))},
     }
     record.update(scene.bench_figures(mark, wall))
@@ -167,8 +168,10 @@ def _block_json(block):
     return list(block) if isinstance(block, tuple) else block
 
 
-def gpu_bytes_per_item(scene) -> float:
-    return _device_bytes() / max(scene.n, 1)
+def gpu_bytes_per_item(scene, besides: int = 0) -> float:
+    """The device memory the scene holds per item (what CuPy's pool holds, less ``besides``: the L2 flush's
+    buffer)."""
+    return (_device_bytes() - besides) / max(scene.n, 1)
 
 
 def _device_bytes() -> int:

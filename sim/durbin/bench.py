@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from sim import interrupts, measure
+from sim import baseline, interrupts, measure
 from sim.cli import Command, count_text
 from sim.durbin import inputs
 
@@ -338,6 +338,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m sim.durbin.bench", description=__doc__.splitlines()[0])
     add_arguments(p)
     p.add_argument("--json", metavar="FILE")
+    p.add_argument("--baseline", metavar="OLD.json", type=baseline.argument,
+                   help="also print each figure beside the same configuration's in this earlier JSON")
     args = p.parse_args(argv)
     from sim.backend import BackendUnavailable
     from sim.cli import EXIT_USAGE, UsageError

@@ -17,7 +17,7 @@ import argparse
 import functools
 import sys
 
-from sim import cli, interrupts, measure
+from sim import baseline, cli, interrupts, measure
 from sim.cli import Command, UsageError, count_text
 from sim.heat import course
 from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
@@ -218,6 +218,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.heat.bench", description=__doc__.splitlines()[0])
     add_arguments(parser)
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON to FILE, or - for stdout")
+    parser.add_argument("--baseline", metavar="OLD.json", type=baseline.argument,
+                        help="also print each figure beside the same configuration's in this earlier JSON")
     args = parser.parse_args(argv)
     from sim.backend import BackendUnavailable
 
