@@ -46,6 +46,7 @@ def _missing_dependency(name: str) -> str:
 try:
     from sim import cli, interrupts
     from sim.backend import BackendUnavailable
+    from sim.baseline import argument as baseline_argument
     from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
     from sim.contract import load
     from sim.mpi import ranks, world
@@ -130,6 +131,8 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
     view = sub.add_parser("view", help="open the viewer window (the default command)")
     add_scene_args(view, scene)
     view.add_argument("--size", type=cli.window_size, help="window size WxH (default 1280x800, or the saved size)")
+    view.add_argument("--baseline", metavar="OLD.json", type=baseline_argument,
+                      help="a benchmark JSON (bench ... --json) whose stage times the panel draws beside the live ones")
     view.add_argument("--no-settings", action="store_true",
                       help="start clean: neither read nor save the settings (scene, sliders, camera, ...)")
     view.add_argument("--kernel-file", metavar="FILE",
@@ -169,10 +172,15 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
         cli.load_command(own).add_arguments(bench)
     else:
         add_scene_args(bench, scene, many=True)
-        bench.add_argument("--steps", type=cli.positive_int, default=600, help="timed physics steps (default 600)")
+        bench.add_argument("--steps", type=cli.positive_int, default=600,
+                           help="timed physics steps, at least (default 600; more frames until the median is known "
+                                "to 1%% or the time budget ends)")
         bench.add_argument("--warmup", type=cli.non_negative_int, default=12,
                            help="untimed steps first (compilation; default 12)")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
+    bench.add_argument("--baseline", metavar="OLD.json", type=baseline_argument,
+                       help="also print each figure beside the same configuration's in this earlier JSON: "
+                            "faster, slower or the same within the error")
     add_quiet(bench)
 
     template = sub.add_parser("template", help="write a working, commented kernel of a stage to start from",
@@ -304,7 +312,7 @@ def cmd_view(args) -> int:
         scene = make_scene(args)
     from viewer.window.app import main as viewer_main
 
-    return viewer_main(scene, *args.size, settings=settings, kernel=kernel)
+    return viewer_main(scene, *args.size, settings=settings, kernel=kernel, baseline=args.baseline)
 
 
 def _frames_per_second(text: str) -> float:
@@ -423,7 +431,7 @@ def cmd_bench(args) -> int:
         del scene
         bench.release_memory()
     report = bench.report(s.name, records)
-    bench.publish(report, bench.table(report, load(s.scene).bench_lines), args.json)
+    bench.publish(report, bench.table(report, load(s.scene).bench_lines), args.json, args.baseline)
     return 0
 
 

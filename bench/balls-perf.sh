@@ -17,7 +17,7 @@ echo "pytest (rc $?): $(tail -1 "$out/pytest-balls.log")"
 timeout 17 $py main.py bench balls --backend gpu --preset block -n 1000000,10000000 --variant grid --block 128 \
     --steps 120 --json "$out/balls-gpu.json" > "$out/bench-balls.log" 2>&1
 echo "balls 1M and 10M (rc $?)"
-timeout 16 $py "$peers/peer_balls.py" --sizes 1000000,10000000 --json "$out/peer-balls.json" \
+timeout 30 $py bench/peer.py "$peers/peer_balls.py" --sizes 1000000,10000000 --json "$out/peer-balls.json" \
     > "$out/peer-balls.log" 2>&1
 echo "peer (rc $?)"
 

@@ -22,7 +22,7 @@ timeout 25 $py -m sim.durbin.bench --sizes 20000,200000 --kernel persistent-clus
     --precision fp32 --json "$out/durbin-fp32.json" 2>&1 | grep -v "^n=\\|^probe" | tail -14
 
 echo "== peer"
-timeout 35 $py .peers/peer_durbin.py --sizes 4000,20000,200000 --batch 100000x32 --json "$out/peer-durbin.json" 2>&1 \
+timeout 60 $py bench/peer.py .peers/peer_durbin.py --sizes 4000,20000,200000 --batch 100000x32 --json "$out/peer-durbin.json" 2>&1 \
     | tail -12
 
 echo "== GPU tests"

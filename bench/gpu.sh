@@ -20,11 +20,11 @@ $py main.py bench balls --backend gpu --preset block -n 100000,1000000,10000000 
 # balls: block sizes at 1M for the grid and the fastest z-sweep
 $py main.py bench balls --backend gpu --preset block -n 1000000 --variant grid,shared \
     --block 32,64,128,256,512,1024 --steps 120 --json "$out/balls-gpu-blocks.json"
-$py "$peers/peer_balls.py" --sizes 100000,1000000,10000000 --steps 60 --json "$out/peer-balls.json"
+$py bench/peer.py "$peers/peer_balls.py" --sizes 100000,1000000,10000000 --steps 60 --json "$out/peer-balls.json"
 
 # particles: the report's sizes, every variant, fp64 (the course's precision) and fp32
 $py main.py bench particles --backend gpu --sizes 5000,20000,80000,320000,1280000,5120000,10000000 \
     --variant all --block 128,256 --steps 1000 --json "$out/particles-gpu.json"
 $py main.py bench particles --backend gpu --sizes 1000000,10000000 --variant plain --precision fp32 \
     --steps 1000 --json "$out/particles-gpu-fp32.json"
-$py "$peers/peer_particles.py" --sizes 1000000,5120000,10000000 --steps 1000 --json "$out/peer-particles.json"
+$py bench/peer.py "$peers/peer_particles.py" --sizes 1000000,5120000,10000000 --steps 1000 --json "$out/peer-particles.json"

@@ -28,7 +28,7 @@ timeout 75 $py -m sim.heat.bench --sizes 10000 --steps "$steps" --kernel all --b
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv | tee -a "$log"
 
 echo "== peer" | tee -a "$log"
-timeout 30 $py "$peers/peer_heat.py" --n 10000 --steps 200 --json "$out/peer-heat.json" 2>&1 | tee -a "$log"
+timeout 45 $py bench/peer.py "$peers/peer_heat.py" --n 10000 --steps 200 --json "$out/peer-heat.json" 2>&1 | tee -a "$log"
 
 echo "== the seed's run: 10000^2 x 5000 steps, each kernel's best configuration" | tee -a "$log"
 timeout 40 $py - "$out/heat-sweep.json" "$out/heat-5000.json" >> "$log" 2>&1 <<'EOF'

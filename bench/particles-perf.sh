@@ -29,7 +29,7 @@ echo "== every variant, 1000 steps ($SECONDS s so far)" >> "$log"
 timeout 20 $py main.py bench particles --backend gpu --sizes $sizes --steps 1000 --variant all \
     --json "$out/particles-gpu.json" >> "$log" 2>&1
 echo "== peer ($SECONDS s so far)" >> "$log"
-timeout 18 $py .peers/peer_particles.py --sizes $sizes --steps 1000 --json "$out/peer-particles.json" >> "$log" 2>&1
+timeout 30 $py bench/peer.py .peers/peer_particles.py --sizes $sizes --steps 1000 --json "$out/peer-particles.json" >> "$log" 2>&1
 echo "== plain at block 256 ($SECONDS s so far)" >> "$log"
 timeout "$(left)" $py main.py bench particles --backend gpu --sizes $sizes --steps 1000 --variant plain \
     --block 256 --json "$out/particles-blocks.json" >> "$log" 2>&1

@@ -6,13 +6,17 @@ Reads the JSON that bench/regress.sh wrote to OUT_DIR (the product's benches and
 GPU call), prints one table (figure, now, baseline and where it came from, ratio, verdict, the peer
 and how many times faster the product is), writes OUT_DIR/regress.json (the figures, device,
 commit, date: commit it as bench/results/<model>-regress.json) and exits 1 when any figure is more
-than --limit times its baseline, 2 when a figure could not be measured.
+than 7% (--limit 1.07) slower than its baseline beyond the error: when now - baseline exceeds 7% of the
+baseline plus the combined error (the sum of the two 95% half-widths that sim.measure reports as
+``<figure>_err``; a record without one, from before the harness, counts as exact: error 0). Exit 2 when a
+figure could not be measured.
 
 A baseline is the newest committed record of the same figure on the same device name: first the
 regress files under --results, then any other committed benchmark JSON there that holds a record
 of the headline's configuration (the files are sorted by their own date field). A figure with no
 baseline on this GPU model is reported, not gated. The benches report medians of repeated timings
-after warm-up; the 7% limit stands for their run-to-run noise (about 1-3% in same-call A/Bs).
+after warm-up (sim.measure); the 7% stands for the drift between calls (clocks, another card of the same
+model) that the error of one call does not see.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class Headline:
     workload: str  # the product's report file in OUT_DIR (<workload>.json) and its "workload" field
     pick: Callable[[Record], bool]
     ms: Callable[[Record], float]
+    err: Callable[[Record], float | None]  # the figure's error, same unit (None: the record has none)
     peer_file: str | None = None
     peer_pick: Callable[[Record], bool] | None = None
     peer_ms: Callable[[Record], float] | None = None
@@ -47,36 +52,42 @@ def _is(**want) -> Callable[[Record], bool]:
     return lambda r: all(r.get(k) == v for k, v in want.items())
 
 
+def _err(name: str, scale: float = 1.0) -> Callable[[Record], float | None]:
+    """A record's ``<name>_err`` in the headline's unit (None where the record has none)."""
+    return lambda r: None if r.get(f"{name}_err") is None else r[f"{name}_err"] * scale
+
+
 HEADLINES = (
     Headline("balls 10M grid, ms/step", "balls",
              _is(scene="balls", preset="block", n=10 * M, backend="gpu", variant="grid", block=128),
-             lambda r: r["step_ms"],
+             lambda r: r["step_ms"], _err("step_ms"),
              "peer-balls.json", _is(n=10 * M), lambda r: r["ms_per_step"]),
     Headline("particles 10M plain fp64, ms/step", "particles",
              lambda r: _is(scene="particles", n=10 * M, backend="gpu", variant="plain", block=128)(r)
              and r.get("options", {}).get("precision", "fp64") == "fp64",
-             lambda r: r["step_ms"],
+             lambda r: r["step_ms"], _err("step_ms"),
              "peer-particles.json", _is(n=10 * M, method="counting"), lambda r: r["ms_per_step"]),
     Headline("sdh 512000 tensor, ms", "sdh",
-             _is(n=512000, backend="gpu", kernel="tensor", block=256), lambda r: r["kernel_ms"],
+             _is(n=512000, backend="gpu", kernel="tensor", block=256), lambda r: r["kernel_ms"], _err("kernel_ms"),
              "peer-sdh.json", _is(n=512000, kernel="tiled"), lambda r: r["kernel_ms"]),
     Headline("heat 10000^2 temporal k8 32x8, ms/step", "heat",
              _is(n=10000, backend="gpu", kernel="temporal", block="32x8", k=8, fma=False),
-             lambda r: r["ms_per_step"],
+             lambda r: r["ms_per_step"], _err("ms_per_step"),
              "peer-heat.json", _is(n=10000, kernel="raw"), lambda r: r["ms_per_step"]),
     Headline("durbin 200000 persistent-grid, us/step", "durbin",
              _is(kind="single", backend="gpu", n=200000, method="persistent-grid", block=256),
-             lambda r: r["us_per_step"],
+             lambda r: r["us_per_step"], _err("us_per_step"),
              "peer-durbin.json", _is(n=200000, method="two-kernel"), lambda r: r["us_per_step"]),
     Headline("durbin 100000x32 batched-register, ms", "durbin",
              _is(kind="batch", backend="gpu", systems=100000, order=32, method="batched-register", block=128),
-             lambda r: r["s"] * 1e3,
+             lambda r: r["s"] * 1e3, _err("s", 1e3),
              "peer-durbin.json", _is(batch=100000, order=32, method="cupy-vectorised"), lambda r: r["s"] * 1e3),
     Headline("frame 1M balls 1920x1080, ms", "frame",
-             _is(scene="balls", n=1 * M, backend="gpu", width=1920, height=1080), lambda r: r["frame_ms"]),
+             _is(scene="balls", n=1 * M, backend="gpu", width=1920, height=1080), lambda r: r["frame_ms"],
+             _err("frame_ms")),
     Headline("frame 1M balls 1920x1080 picking, ms", "frame",
              lambda r: _is(scene="balls", n=1 * M, backend="gpu", width=1920, height=1080)(r)
-             and "pick_frame_ms" in r, lambda r: r["pick_frame_ms"]),
+             and "pick_frame_ms" in r, lambda r: r["pick_frame_ms"], _err("pick_frame_ms")),
 )
 
 
@@ -88,50 +99,58 @@ def _load(path: str) -> dict | None:
         return None
 
 
-def _best(records, pick, ms) -> float | None:
-    """The figure in a list of records: the fastest matching record that ran (skipped ones have no time)."""
+def _best(records, pick, ms, err=lambda r: None) -> tuple[float, float] | None:
+    """(figure, error) in a list of records: the fastest matching record that ran (skipped ones have no
+    time); an error the record does not give counts as 0."""
     values = []
     for r in records:
         if not isinstance(r, dict) or "skipped" in r:
             continue
         try:
             if pick(r):
-                values.append(float(ms(r)))
+                values.append((float(ms(r)), float(err(r) or 0.0)))
         except (KeyError, TypeError, ValueError):
             continue
     return min(values) if values else None
 
 
-def measured(out: str) -> tuple[str, dict[str, float | None], dict[str, float | None]]:
-    """This call's device name, its figures and the peers' figures, by headline name."""
+def verdict(now: float, now_err: float, old: float, old_err: float, limit: float) -> str:
+    """SLOWER when now - old exceeds (limit - 1) of old plus the combined error; faster the other way."""
+    allowance = (limit - 1) * old + now_err + old_err
+    return "SLOWER" if now - old > allowance else "faster" if old - now > allowance else "same"
+
+
+def measured(out: str) -> tuple[str, dict[str, tuple[float, float] | None], dict[str, float | None]]:
+    """This call's device name, its (figure, error) and the peers' figures, by headline name."""
     device, now, peers = None, {}, {}
     for h in HEADLINES:
         rep = _load(os.path.join(out, f"{h.workload}.json"))
-        now[h.name] = _best(rep["results"], h.pick, h.ms) if rep else None
+        now[h.name] = _best(rep["results"], h.pick, h.ms, h.err) if rep else None
         device = device or (rep or {}).get("device")
         if h.peer_file:
             peer = _load(os.path.join(out, h.peer_file))
-            peers[h.name] = _best(peer["results"], h.peer_pick, h.peer_ms) if peer else None
+            best = _best(peer["results"], h.peer_pick, h.peer_ms) if peer else None
+            peers[h.name] = best[0] if best else None
     return device or "unknown", now, peers
 
 
-def baselines(results: str, device: str) -> dict[str, tuple[float, str]]:
-    """The newest committed figure of each headline on this device name, with the file it came from."""
+def baselines(results: str, device: str) -> dict[str, tuple[tuple[float, float], str]]:
+    """The newest committed (figure, error) of each headline on this device name, with the file it came from."""
     files = []
     for path in glob.glob(os.path.join(results, "*.json")):
         rep = _load(path)
         if isinstance(rep, dict) and rep.get("device") == device and isinstance(rep.get("results"), list):
             files.append((str(rep.get("date", "")), path, rep))
     files.sort(key=lambda f: f[0], reverse=True)
-    found: dict[str, tuple[float, str]] = {}
+    found: dict[str, tuple[tuple[float, float], str]] = {}
     for h in HEADLINES:
         regress = [(p, rep) for _, p, rep in files if rep.get("workload") == "regress"]
         others = [(p, rep) for _, p, rep in files if rep.get("workload") == h.workload]
         for path, rep in regress + others:
             if rep.get("workload") == "regress":
-                value = _best(rep["results"], _is(figure=h.name), lambda r: r["value"])
+                value = _best(rep["results"], _is(figure=h.name), lambda r: r["value"], lambda r: r.get("error"))
             else:
-                value = _best(rep["results"], h.pick, h.ms)
+                value = _best(rep["results"], h.pick, h.ms, h.err)
             if value is not None:
                 found[h.name] = (value, f"{os.path.basename(path)} @ {rep.get('commit', '?')}")
                 break
@@ -159,37 +178,44 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("out", help="the folder bench/regress.sh wrote")
     p.add_argument("--results", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
                    help="committed results to compare with (default bench/results)")
-    p.add_argument("--limit", type=float, default=1.07, help="slowest allowed ratio to the baseline (default 1.07)")
+    p.add_argument("--limit", type=float, default=1.07,
+                   help="slowest allowed ratio to the baseline, beyond the combined error (default 1.07)")
     args = p.parse_args(argv)
 
     device, now, peers = measured(args.out)
     base = baselines(args.results, device)
-    print(f"regression gate on {device} (limit {args.limit:.2f}x the newest committed figure of this GPU model)")
-    print(f"{'figure':<42}{'now':>10}{'baseline':>10}{'ratio':>7}  {'verdict':<9}{'peer':>10}{'x peer':>8}  "
-          "baseline from")
+    print(f"regression gate on {device} (slower than the newest committed figure of this GPU model by more than "
+          f"{100 * (args.limit - 1):.0f}% plus the combined error fails)")
+    print(f"{'figure':<42}{'now ± error':>20}{'baseline ± error':>20}{'ratio':>7}  {'verdict':<9}{'peer':>10}"
+          f"{'x peer':>8}  baseline from")
     slower, missing = [], []
     for h in HEADLINES:
         value, peer = now[h.name], peers.get(h.name)
         old, source = base.get(h.name, (None, "none on this GPU model"))
         if value is None:
-            verdict, ratio = "MISSING", "-"
+            result, ratio = "MISSING", "-"
             missing.append(h.name)
         elif old is None:
-            verdict, ratio = "new", "-"
+            result, ratio = "new", "-"
         else:
-            ratio = f"{value / old:.3f}"
-            verdict = "SLOWER" if value > args.limit * old else ("faster" if value < old / args.limit else "same")
-            if verdict == "SLOWER":
+            ratio = f"{value[0] / old[0]:.3f}"
+            result = verdict(*value, *old, args.limit)
+            if result == "SLOWER":
                 slower.append(h.name)
-        fmt = lambda x: f"{x:.4g}" if x is not None else "-"  # noqa: E731
-        times = f"{peer / value:.2f}" if peer and value else "-"
-        print(f"{h.name:<42}{fmt(value):>10}{fmt(old):>10}{ratio:>7}  {verdict:<9}{fmt(peer):>10}{times:>8}  {source}")
+        fmt = lambda x: f"{x[0]:.4g} ± {x[1]:.2g}" if x is not None else "-"  # noqa: E731
+        times = f"{peer / value[0]:.2f}" if peer and value else "-"
+        print(f"{h.name:<42}{fmt(value):>20}{fmt(old):>20}{ratio:>7}  {result:<9}"
+              f"{f'{peer:.4g}' if peer else '-':>10}{times:>8}  {source}")
 
+    def pair(found, i):
+        return found[i] if found is not None else None
     report = {"device": device, "commit": commit(),
               "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "workload": "regress",
               "limit": args.limit,
-              "results": [{"figure": h.name, "value": now[h.name], "peer": peers.get(h.name),
-                           "baseline": base.get(h.name, (None,))[0],
+              "results": [{"figure": h.name, "value": pair(now[h.name], 0), "error": pair(now[h.name], 1),
+                           "peer": peers.get(h.name),
+                           "baseline": pair(base.get(h.name, (None,))[0], 0),
+                           "baseline_error": pair(base.get(h.name, (None,))[0], 1),
                            "baseline_from": base.get(h.name, (None, None))[1]} for h in HEADLINES]}
     with open(os.path.join(args.out, "regress.json"), "w") as f:
         json.dump(report, f, indent=1)

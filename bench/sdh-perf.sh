@@ -22,7 +22,7 @@ echo "== fast and tensor, 512000 and 2048000 atoms, W = 500 (at ${SECONDS} s)" |
 timeout 28 $py main.py bench sdh -n 512000,2048000 --kernel fast,tensor --block 128,256 \
     --json "$out/sdh-gpu.json" >> "$log" 2>&1
 echo "== peer (at ${SECONDS} s)" | tee -a "$log"
-timeout 7 $py "$peers/peer_sdh.py" --sizes 512000 --naive-max 0 --json "$out/peer-sdh.json" >> "$log" 2>&1
+timeout 15 $py bench/peer.py "$peers/peer_sdh.py" --sizes 512000 --naive-max 0 --json "$out/peer-sdh.json" >> "$log" 2>&1
 
 echo "== summary (at ${SECONDS} s)" | tee -a "$log"
 $py - "$out" <<'PY' | tee -a "$log"

@@ -5,10 +5,12 @@ JSON shape: {"device", "fingerprint", "peaks", "commit", "date", "workload", "re
 records' ``speed_of_light``, ``sim.peaks``, null on the CPU). A timed-frames
 record (every scene without a benchmark of its own) has scene, preset, n (the mean item count
 over the timed frames), backend, variant, block, options, steps, wall_s, stage_ms (median per
-stage, amortised per step), step_ms, item_steps_per_s and ``<one>_steps_per_s`` (e.g.
-ball_steps_per_s), steps_per_s, stats (the scene's statistics after the run), whatever the scene
-adds through ``bench_figures()`` (the balls' passes, tests_per_s) and speed_of_light (stage -> gbs,
-copy_pct, gflops, flop_pct, intensity, bound, sol_ms: ``sim.roofline``).
+stage, amortised per step) and stage_ms_err, step_ms, step_ms_err and repeats (the timed frames),
+l2_flushed, item_steps_per_s and ``<one>_steps_per_s`` (e.g. ball_steps_per_s), steps_per_s, stats
+(the scene's statistics after the run), whatever the scene adds through ``bench_figures()`` (the
+balls' passes, tests_per_s) and speed_of_light (stage -> gbs, copy_pct, gflops, flop_pct, intensity,
+bound, sol_ms: ``sim.roofline``). Every bench times through ``sim.measure``: a figure's ``<figure>_err``
+is the half-width of its median's 95% interval (None below 6 repeats), ``repeats`` how many it took.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import time
 
 import numpy as np
 
-from sim import interrupts, peaks
+from sim import interrupts, measure, peaks
 from sim.backend import device_name
 from sim.cuda import ceil_div
 from sim.progress import Progress, frames_callback
@@ -46,14 +48,16 @@ def git_commit() -> str:
     return head + ("-dirty" if dirty else "")
 
 
-def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
-    """Time ``steps`` physics steps (whole frames of the spec's steps per frame; fewer where the scene
-    reaches its end) after ``warmup`` untimed ones.
+def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = measure.BUDGET_S) -> dict:
+    """Time at least ``steps`` physics steps (whole frames of the spec's steps per frame; fewer where the
+    scene reaches its end) after ``warmup`` untimed ones, through ``sim.measure``: more frames until the
+    median frame is known to 1% or the frames have taken ``budget_s``.
 
     ``progress(done, total)`` is told after each frame (default: a progress bar on a terminal); the
-    warm-up has a bar of its own.
+    warm-up has a bar of its own. On the GPU the L2 cache is flushed before each frame (untimed) when
+    the scene's device memory fits in it.
     Each frame's stage times are divided by its step count (a balls proximity pass serves six
-    steps, so its cost is amortised); the record keeps the median over frames.
+    steps, so its cost is amortised); the record keeps the median over frames and its error.
     """
     spec = scene.spec
     per_frame = spec.steps_per_frame
@@ -71,38 +75,45 @@ def run(scene, steps: int, warmup: int = 12, progress=None) -> dict:
     progress = progress or frames_callback(f"{spec.name} timed frames")  # a bar on a terminal
     mark = scene.bench_mark()
     counts = []
-    start = time.perf_counter()
     done = 0
-    for f in range(frames):
+
+    def frame() -> None:
+        nonlocal done
         done += scene.run_frame(per_frame)
         counts.append(scene.n)
-        progress(f + 1, frames)
+
+    def between() -> None:
+        progress(min(len(counts), frames), frames)
         interrupts.check()
+
+    clock = measure.StageTimerClock(scene.timer)
+    flush = measure.l2_flush(_device_bytes(), scene.device) if scene.backend == "gpu" else None
+    start = time.perf_counter()
+    timing = measure.measure(frame, clock, flush=flush, warmup=0, min_repeats=frames, budget_s=budget_s,
+                             max_batch=scene.timer.capacity, done=lambda: scene.at_end, between=between)
     scene.finish()
     wall = time.perf_counter() - start
-    scene.timer.flush()
-    frame_total = sum(scene.timer.history(name) for name in scene.timer.names)
-    gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
+    stages = {name: measure.summarise(values).scaled(1 / per_frame) for name, values in clock.stages.items()}
     item_steps = float(np.sum(counts)) * per_frame / wall
+    step = timing.scaled(1 / per_frame)
     record = {
-        "scene": spec.name,
-        "preset": scene.preset,
+        **configuration(scene),
         "n": int(np.mean(counts)),
-        "backend": scene.backend,
-        "variant": scene.variant if (gpu or (spec.gpu and spec.gpu.cpu_variants)) else None,
-        "block": _block_json(scene.block) if gpu else None,
-        "options": dict(scene.options),
         "steps": done,
         "wall_s": wall,
-        "stage_ms": {name: scene.timer.median(name) / per_frame for name in scene.timer.names},
-        "step_ms": float(np.median(frame_total)) / per_frame,
+        "stage_ms": {name: t.median for name, t in stages.items()},
+        "stage_ms_err": {name: t.error for name, t in stages.items()},
+        **step.fields("step_ms"),
+        "l2_flushed": flush is not None,
         "steps_per_s": done / wall,
         "item_steps_per_s": item_steps,
         f"{spec.words.one}_steps_per_s": item_steps,
-        "gpu_bytes_per_item": gpu_bytes_per_item(scene) if scene.backend == "gpu" else None,
+        "gpu_bytes_per_item": (gpu_bytes_per_item(scene, flush.buffer.nbytes if flush is not None else 0)
+                               if scene.backend == "gpu" else None),
         "stats": {k: v for k, v in scene.stats().items() if isinstance(v, (int, float, str))},
     }
     record.update(scene.bench_figures(mark, wall))
+    gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
     record["speed_of_light"] = speed_of_light(spec, Setup(record["n"], 1.0, scene.variant, scene.block, scene.options,
                                                           scene.preset, record["stats"]), record["stage_ms"], gpu,
                                               scene.device)
@@ -113,6 +124,16 @@ def speed_of_light(spec, setup, stage_ms: dict, gpu: bool, device: int = 0) -> d
     """A record's per-stage roofline figures (``sim.roofline``): against the device's peaks on the GPU; on
     the CPU the rates alone (no peak applies)."""
     return figures(spec, setup, stage_ms, peaks.current(device) if gpu else None)
+
+
+def configuration(scene) -> dict:
+    """What a timed-frames record says of the scene's configuration (``sim.baseline`` matches on it): the
+    variant where a kernel variant ran, the block on the GPU."""
+    spec = scene.spec
+    gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
+    return {"scene": spec.name, "preset": scene.preset, "n": scene.n, "backend": scene.backend,
+            "variant": scene.variant if (gpu or (spec.gpu and spec.gpu.cpu_variants)) else None,
+            "block": _block_json(scene.block) if gpu else None, "options": dict(scene.options)}
 
 
 def configurations(args, spec) -> list[dict]:
@@ -162,10 +183,17 @@ def _block_json(block):
     return list(block) if isinstance(block, tuple) else block
 
 
-def gpu_bytes_per_item(scene) -> float:
+def gpu_bytes_per_item(scene, besides: int = 0) -> float:
+    """The device memory the scene holds per item (what CuPy's pool holds, less ``besides``: the L2 flush's
+    buffer)."""
+    return (_device_bytes() - besides) / max(scene.n, 1)
+
+
+def _device_bytes() -> int:
+    """What CuPy's memory pool holds: the scene's working set on the device."""
     import cupy
 
-    return cupy.get_default_memory_pool().used_bytes() / max(scene.n, 1)
+    return cupy.get_default_memory_pool().used_bytes()
 
 
 def release_memory() -> None:
@@ -205,11 +233,13 @@ def table(rep: dict, lines_of=None) -> str:
         knobs = "".join(f"  {k} {v}" for k, v in (("variant", r["variant"]), ("block", r["block"])) if v)
         knobs += "".join(f"  {k} {v}" for k, v in r["options"].items())
         lines.append(f"preset {r['preset']}  n {r['n']}  backend {r['backend']}{knobs}")
-        lines.append(f"  {'stage':<18}{'median ms/step':>16}  speed of light")
+        lines.append(f"  {'stage':<18}{'median ms/step ± error (frames)':>34}  speed of light")
+        errors = r.get("stage_ms_err", {})
         for name, ms in r["stage_ms"].items():
+            text = measure.Timing(ms, errors[name], r["repeats"]).text() if name in errors else f"{ms:.4g}"
             figure = r.get("speed_of_light", {}).get(name)
-            lines.append(f"  {name:<18}{ms:>16.4f}" + (f"  {figure_text(figure)}" if figure else ""))
-        lines.append(f"  {'step':<18}{r['step_ms']:>16.4f}")
+            lines.append(f"  {name:<18}{text:>34}" + (f"  {figure_text(figure)}" if figure else ""))
+        lines.append(f"  {'step':<18}{measure.figure_text(r, 'step_ms'):>34}")
         lines.append(f"  steps/s {r['steps_per_s']:.1f}   item-steps/s {r['item_steps_per_s']:.4g}   "
                      f"wall {r['wall_s']:.3f} s for {r['steps']} steps")
         lines += [f"  {line}" for line in (lines_of(r) if lines_of else ())]
@@ -233,9 +263,15 @@ def device_line(rep: dict) -> str:
     return f"device: {where}"
 
 
-def publish(rep: dict, text: str, json_path: str | None) -> None:
-    """The table on stdout (stderr when the JSON goes to stdout), and the JSON where asked."""
-    print(text, file=sys.stderr if json_path == "-" else sys.stdout)
+def publish(rep: dict, text: str, json_path: str | None, baseline: dict | None = None) -> None:
+    """The table on stdout (stderr when the JSON goes to stdout), then the A/B against ``baseline`` (a
+    report from ``sim.baseline.load``) where given, and the JSON where asked."""
+    table_out = sys.stderr if json_path == "-" else sys.stdout
+    print(text, file=table_out)
+    if baseline is not None:
+        from sim.baseline import comparison
+
+        print(comparison(rep, baseline), file=table_out)
     if json_path == "-":
         sys.stdout.write(json.dumps(rep, indent=2) + "\n")
     elif json_path:

@@ -25,6 +25,11 @@ class StageTimer:
         self._current: dict[str, float] = {}
         self.frames = 0
 
+    @property
+    def capacity(self) -> int:
+        """How many frames the history keeps: read at least this often to miss none."""
+        return self._history
+
     def _ensure(self, name: str) -> None:
         if name not in self._series:
             self.names.append(name)

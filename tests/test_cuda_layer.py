@@ -159,7 +159,7 @@ def test_the_pass_count_and_bench_figures_outlive_the_bounded_history():
     for _ in range(5):  # a pass every six steps: five passes, the history full
         scene.advance_frame()
     assert scene.stats()["passes"] == 5
-    record = bench.run(scene, steps=30, warmup=0, progress=lambda done, total: None)  # five more passes
+    record = bench.run(scene, steps=30, warmup=0, progress=lambda done, total: None, budget_s=0.0)  # five more passes
     assert scene.stats()["passes"] == 10 and record["pass_count"] == 5
     assert len(record["passes"]) == 3 and record["passes"][-1] == {"tests": scene.last_tests, "pairs": scene.last_pairs}
     assert record["tests_per_s"] * record["wall_s"] >= 5 * min(p["tests"] for p in record["passes"])

@@ -2,6 +2,8 @@
 to the expected number of frames of the expected size, showing the scene move; bad targets exit 2
 before any work; the pixel ring hands frames back in order; a dropped recording leaves the old file."""
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -191,12 +193,18 @@ def test_recording_shows_in_the_panel_and_stops_on_resize(viewer):
 def test_the_frame_bench_times_recording_and_picking(tmp_path):
     path = tmp_path / "bench.mp4"
     result = subprocess.run([sys.executable, "-m", "viewer.bench.frame", "-n", "3000", "--size", "320x240", "--frames",
-                             "4", "--warmup", "1", "--headless", "--record", str(path), "--pick"],
+                             "4", "--warmup", "1", "--headless", "--record", str(path), "--pick", "--json",
+                             str(tmp_path / "frame.json")],
                             capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert "recording (libx264, a video frame per frame)" in result.stdout and "% frame rate" in result.stdout
     assert "picking (" in result.stdout and "ms per frame" in result.stdout
-    assert len(decode(path)) == 4
+    recorded = int(re.search(r"; (\d+) frames, finishing the file", result.stdout).group(1))
+    assert recorded >= 4 and len(decode(path)) == recorded, "at least --frames; more until 1% or the budget"
+    (record,) = json.loads((tmp_path / "frame.json").read_text())["results"]
+    assert record["repeats"] >= 4 and record["record_repeats"] == recorded and record["pick_repeats"] >= 4
+    assert {"frame_ms_err", "pick_frame_ms_err", "record_frame_ms_err"} <= record.keys()
+    assert re.search(r"whole frame: median ± 95% error \(frames\) [\d.]+ ± [\d.e?-]+ \((\d+)\) ms", result.stdout)
     bad = subprocess.run([sys.executable, "-m", "viewer.bench.frame", "--record", str(tmp_path / "x.mp4"), "--size",
                           "321x240"], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert bad.returncode == 2 and "even width" in bad.stderr

@@ -110,3 +110,115 @@ def test_a_missing_figure_is_an_error(folders, capsys):
     os.remove(os.path.join(out, "sdh.json"))
     assert regress.main([out, "--results", results]) == 2
     assert "not measured: sdh 512000 tensor, ms" in capsys.readouterr().out
+
+
+PEER_SDH = '''
+import argparse, json, types
+cp = types.SimpleNamespace(get_default_memory_pool=lambda: types.SimpleNamespace(used_bytes=lambda: 1000))
+def timed(fn, reps):
+    raise AssertionError("the harness times this peer")
+def main():
+    ap = argparse.ArgumentParser(); ap.add_argument("--sizes"); ap.add_argument("--json"); a = ap.parse_args()
+    rows = []
+    for n in (int(s) for s in a.sizes.split(",")):
+        ms = timed(lambda: sum(range(20000)), 3)
+        rows.append({"n": n, "kernel": "tiled", "kernel_ms": ms})
+    json.dump({"device": "X", "workload": "sdh-peer", "results": rows}, open(a.json, "w"))
+'''
+
+
+def test_a_peer_runs_through_the_harness_and_its_rows_gain_the_error(tmp_path, monkeypatch):
+    from sim import measure
+
+    spec_ = importlib.util.spec_from_file_location("peer_harness", os.path.join(ROOT, "bench", "peer.py"))
+    peer = importlib.util.module_from_spec(spec_)
+    monkeypatch.setitem(sys.modules, "peer_harness", peer)  # dataclasses look their module up
+    spec_.loader.exec_module(peer)
+    flushes = []
+    monkeypatch.setattr(measure, "l2_flush", lambda working_set: lambda: flushes.append(working_set))
+    monkeypatch.setitem(peer.CLOCKS, "events", measure.HostClock)  # no GPU here: the host clock stands in
+    script = tmp_path / "peer_sdh.py"
+    script.write_text(PEER_SDH)
+    out = tmp_path / "peer-sdh.json"
+    assert peer.main([str(script), "--sizes", "10,20", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["timed_by"] == "sim.measure" and [r["n"] for r in report["results"]] == [10, 20]
+    for row in report["results"]:
+        assert row["repeats"] >= 6 and row["kernel_ms"] > 0 and 0 <= row["kernel_ms_err"] < row["kernel_ms"]
+    assert len(flushes) == sum(r["repeats"] for r in report["results"]) and set(flushes) == {1000}
+    assert peer.main([str(tmp_path / "peer_other.py")]) == 2
+
+
+def with_errors(reports: dict[str, dict], relative: float) -> dict[str, dict]:
+    """Every figure of the reports given an error of ``relative`` of it, as sim.measure writes them."""
+    for rep in reports.values():
+        for r in rep["results"]:
+            for name in ("step_ms", "kernel_ms", "ms_per_step", "us_per_step", "s", "frame_ms", "pick_frame_ms"):
+                if name in r:
+                    r[f"{name}_err"] = r[name] * relative
+    return reports
+
+
+def test_the_gate_allows_seven_percent_plus_the_combined_error(tmp_path, capsys):
+    out, results = tmp_path / "out", tmp_path / "results"
+    out.mkdir()
+    results.mkdir()
+    for workload, rep in with_errors(product_reports(1.0), 0.01).items():
+        write(results, f"h200-{workload}.json", rep)
+    # 10% slower, each side +-1%: 10% - 7% = 3% of old; the errors add 1% + 1.1% = 2.1%: beyond, fails
+    for workload, rep in with_errors(product_reports(1.10), 0.01).items():
+        write(out, f"{workload}.json", rep)
+    assert regress.main([str(out), "--results", str(results)]) == 1
+    capsys.readouterr()
+    # the same 10% with +-2% on the new figures: 3% of old <= 1% + 2.2%: within the error, passes
+    for workload, rep in with_errors(product_reports(1.10), 0.02).items():
+        write(out, f"{workload}.json", rep)
+    assert regress.main([str(out), "--results", str(results)]) == 0
+    text = capsys.readouterr().out
+    assert "SLOWER" not in text and "0.517 ± 0.01" in text  # balls: 0.47 x 1.10 ± 2%
+    report = json.load(open(out / "regress.json"))
+    balls = {r["figure"]: r for r in report["results"]}["balls 10M grid, ms/step"]
+    assert balls["error"] == pytest.approx(0.47 * 1.10 * 0.02) and balls["baseline_error"] == pytest.approx(0.0047)
+
+
+def test_a_baseline_without_an_error_counts_as_exact(folders, capsys):
+    out, results = folders  # the committed baselines have no _err fields (before the harness)
+    for workload, rep in with_errors(product_reports(1.09), 0.01).items():
+        write(out, f"{workload}.json", rep)
+    # 9% slower: 2% of old over the 7%, the new error 1.09% alone: fails
+    assert regress.main([out, "--results", results]) == 1
+    for workload, rep in with_errors(product_reports(1.09), 0.025).items():
+        write(out, f"{workload}.json", rep)
+    assert regress.main([out, "--results", results]) == 0  # 2% of old <= the new error, 2.7%
+
+
+def test_the_verdict_rule():
+    assert regress.verdict(1.08, 0.0, 1.0, 0.0, 1.07) == "SLOWER"
+    assert regress.verdict(1.08, 0.005, 1.0, 0.005, 1.07) == "same"  # 0.08 <= 0.07 + 0.01
+    assert regress.verdict(0.9, 0.0, 1.0, 0.0, 1.07) == "faster"
+    assert regress.verdict(0.92, 0.01, 1.0, 0.0, 1.07) == "same"
+
+
+PEERS = next((p for p in (os.path.join(ROOT, ".peers"), os.path.join(ROOT, "..", "shared", "peers"))
+              if os.path.isdir(p)), None)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(PEERS is None, reason="the peers' scripts (.peers or ../shared/peers) are not here")
+@pytest.mark.parametrize("script, args, figure", [
+    ("peer_heat.py", ["--n", "1000", "--steps", "20"], "ms_per_step"),
+    ("peer_sdh.py", ["--sizes", "20000", "--naive-max", "0"], "kernel_ms"),
+    ("peer_balls.py", ["--sizes", "20000", "--steps", "20"], "ms_per_step"),
+    ("peer_particles.py", ["--sizes", "20000", "--steps", "20", "--methods", "counting"], "ms_per_step"),
+    ("peer_durbin.py", ["--sizes", "2000", "--batch", "1000x16"], "s"),
+])
+def test_the_real_peers_run_through_the_harness(tmp_path, script, args, figure):
+    import subprocess
+
+    out = tmp_path / "peer.json"
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "peer.py"), os.path.join(PEERS, script), *args,
+                           "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(out.read_text())
+    rows = [r for r in report["results"] if figure in r]
+    assert rows and all(r["repeats"] >= 1 and f"{figure}_err" in r for r in rows)

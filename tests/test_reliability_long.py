@@ -184,7 +184,7 @@ def test_bench_sdh_refuses_sizes_that_could_not_finish(capsys):
     err = refused(capsys, "bench", "sdh", "--backend", "cpu", "--sizes", "5e8")
     assert "bench sdh: 500,000,000 atoms" in err and "on the CPU would take about" in err and WEEK in err
     err = refused(capsys, "bench", "sdh", "--sizes", "1000,1e8")
-    assert "bench sdh: 100,000,000 atoms (5e+15 pairs) x 3 runs on the GPU would take" in err
+    assert "bench sdh: 100,000,000 atoms (5e+15 pairs) x 2 runs on the GPU would take" in err
 
 
 def test_bench_sdh_on_the_cpu_shows_its_pairs_on_a_terminal(capsys, monkeypatch):
@@ -198,9 +198,9 @@ def test_bench_sdh_on_the_cpu_shows_its_pairs_on_a_terminal(capsys, monkeypatch)
 
 def test_bench_heat_refuses_grids_and_steps_beyond_reach(capsys, room_16gb):
     err = refused(capsys, "bench", "heat", "--sizes", "100,1e6")
-    assert "bench heat: a 1,000,000x1,000,000 grid x 500 steps x 16 runs on the GPU needs about 16 TB" in err
+    assert "bench heat: a 1,000,000x1,000,000 grid x 500 steps x 8 runs on the GPU needs about 16 TB" in err
     err = refused(capsys, "bench", "heat", "--steps", "1e12")
-    assert "bench heat: a 10,000x10,000 grid x 1,000,000,000,000 steps x 16 runs" in err and WEEK in err
+    assert "bench heat: a 10,000x10,000 grid x 1,000,000,000,000 steps x 8 runs" in err and WEEK in err
 
 
 def test_bench_durbin_refuses_sizes_and_batches_beyond_reach(capsys, room_16gb):

@@ -241,13 +241,14 @@ def test_sdh_bench_records_and_prints_the_histograms_speed_of_light(monkeypatch,
 
     from sim import backend
     from sim import peaks as peaks_module
+    from sim.measure import Timing
     from sim.sdh import bench, sdh_cpu
     from sim.sdh.kernels import KERNELS
 
-    def histogram(points, width, buckets, kernel, block, repeats=1):
-        return sdh_cpu.histogram(points, width, buckets), 2.0
+    def histogram(points, width, buckets, kernel, block):
+        return sdh_cpu.histogram(points, width, buckets), Timing(2.0, 0.01, 12)
 
-    fake = types.SimpleNamespace(KERNELS=KERNELS, KernelError=ValueError, histogram=histogram)
+    fake = types.SimpleNamespace(KERNELS=KERNELS, KernelError=ValueError, measured_histogram=histogram)
     monkeypatch.setitem(sys.modules, "sim.sdh.gpu", fake)
     monkeypatch.setattr("sim.sdh.gpu", fake, raising=False)
     monkeypatch.setattr(backend, "gpu_status", lambda: backend.GpuStatus(True, "stand-in"))

@@ -80,7 +80,7 @@ def test_headless_window_and_bench_reach_the_same_state(spec):
     scripted_run(window, STEPS)
     assert_same_state(headless, window)
     benched = new_scene(spec)
-    record = bench.run(benched, STEPS, warmup=2, progress=lambda done, total: None)
+    record = bench.run(benched, STEPS, warmup=2, progress=lambda done, total: None, budget_s=0.0)  # no more frames
     frame = spec.steps_per_frame
     assert record["steps"] == -(-STEPS // frame) * frame and benched.steps == 2 + record["steps"]
     again = new_scene(spec)
@@ -114,7 +114,7 @@ def test_every_run_stops_where_the_recursion_ends():
     assert scripted_run(window, 50) == 3  # 4 + 4 + 1 steps: the third frame did fewer than asked
     assert_same_state(headless, window)
     benched = create_scene("durbin", preset="ar", n=10)
-    assert bench.run(benched, 50, warmup=0, progress=lambda done, total: None)["steps"] == 9
+    assert bench.run(benched, 50, warmup=0, progress=lambda done, total: None, budget_s=1e9)["steps"] == 9
     assert_same_state(headless, benched)
 
 

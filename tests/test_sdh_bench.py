@@ -7,6 +7,7 @@ import sys
 import types
 
 from sim import backend
+from sim.measure import Timing
 from sim.sdh import bench, sdh_cpu
 from sim.sdh.kernels import KERNELS
 
@@ -14,15 +15,15 @@ from sim.sdh.kernels import KERNELS
 def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path, capsys):
     launched = []
 
-    def histogram(points, width, buckets, kernel, block, repeats=1):
+    def histogram(points, width, buckets, kernel, block):
         launched.append((kernel, block))
         counts = sdh_cpu.histogram(points, width, buckets)
         if kernel == "tensor":  # a planted wrong count
             counts[1] += 1
             counts[2] -= 1
-        return counts, 2.0
+        return counts, Timing(2.0, 0.01, 12)
 
-    fake = types.SimpleNamespace(KERNELS=KERNELS, KernelError=ValueError, histogram=histogram)
+    fake = types.SimpleNamespace(KERNELS=KERNELS, KernelError=ValueError, measured_histogram=histogram)
     monkeypatch.setitem(sys.modules, "sim.sdh.gpu", fake)
     monkeypatch.setattr("sim.sdh.gpu", fake, raising=False)
     monkeypatch.setattr(backend, "gpu_status", lambda: backend.GpuStatus(True, "stand-in"))
@@ -33,9 +34,12 @@ def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path,
     out = tmp_path / "sdh.json"
     args = parser.parse_args(["-n", "300", "--kernel", "fast,tensor,tiled", "--block", "64", "--json", str(out)])
     assert bench.run(args) == 1
-    assert "kernel tensor block 64 disagrees at n=300" in capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert "kernel tensor block 64 disagrees at n=300" in printed.err
+    assert "2 ± 0.01 (12)" in printed.out, "the table: median ± error (runs)"
     results = json.loads(out.read_text())["results"]
     assert [(r["kernel"], r["exact"]) for r in results] == [("fast", True), ("tensor", False), ("tiled", True)]
+    assert (results[0]["kernel_ms"], results[0]["kernel_ms_err"], results[0]["repeats"]) == (2.0, 0.01, 12)
     args.kernel = ["fast", "tiled"]
     assert bench.run(args) == 0
     launched.clear()  # every kernel at every block, in the order asked

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import numpy as np
 
-from sim import interrupts
+from sim import baseline, interrupts, measure
 from sim.cli import Command, count_text
 from sim.durbin import inputs
 from sim.roofline import Setup, record_lines
@@ -28,13 +27,34 @@ BENCH_KERNELS = ("two-kernel", "persistent-cluster", "persistent-grid")
 PROBE_N = 4096  # tiny work per step: the time per step is the exchange's latency
 
 
-def _scipy_single(n: int) -> tuple[float, np.ndarray]:
+def timed(fn, clock, **options) -> tuple[measure.Timing, object]:
+    """(``sim.measure``'s timing of ``fn`` in seconds, what its last call returned)."""
+    out = []
+    timing = measure.measure(lambda: out.append(fn()), clock, between=_forget_outputs(out), **options)
+    return timing.scaled(1e-3), out[-1]
+
+
+def _forget_outputs(out: list):
+    """After each repeat: keep only the last output (a batch's solution is large), and stop on Ctrl-C."""
+    def between() -> None:
+        del out[:-1]
+        interrupts.check()
+    return between
+
+
+def _scipy_single(n: int) -> tuple[measure.Timing, np.ndarray]:
     import scipy.linalg
 
     r = inputs.ar_autocorr(n, inputs.PEER_KAPPAS)
-    start = time.perf_counter()
-    y = scipy.linalg.solve_toeplitz(inputs.toeplitz_column(r), -r)
-    return time.perf_counter() - start, y
+    return timed(lambda: scipy.linalg.solve_toeplitz(inputs.toeplitz_column(r), -r), measure.HostClock())
+
+
+def _seconds(timing: measure.Timing, steps: int | None = None) -> dict:
+    """A record's seconds (s, s_err, repeats) and, for ``steps`` steps, its us_per_step (and error)."""
+    fields = timing.fields("s")
+    if steps:
+        fields.update({k: v for k, v in timing.scaled(1e6 / steps).fields("us_per_step").items() if k != "repeats"})
+    return fields
 
 
 def _kernel(name: str) -> tuple[str, str | None]:
@@ -45,26 +65,20 @@ def _kernel(name: str) -> tuple[str, str | None]:
     raise ValueError(f"unknown kernel {name!r} (choose from {', '.join(BENCH_KERNELS)}, persistent or all)")
 
 
-def time_solver(r, kernel: str, path, block: int, precision: str, blocks=None, repeats: int = 1):
-    """(median seconds by CUDA events, y on the host, solver) for the whole recursion, warmed up."""
-    import cupy
-
-    from sim.durbin import gpu
+def time_solver(r, kernel: str, path, block: int, precision: str, blocks=None):
+    """(``sim.measure``'s timing in seconds by CUDA events, y on the host, solver) for the whole recursion,
+    warmed up, reset before each run; the L2 cache flushed between runs where the system fits in it."""
+    from sim.durbin import SPEC, gpu
 
     solver = gpu.DurbinGpu(r, kernel, block=block, precision=precision, path=path, blocks=blocks)
     solver.prepare()
     solver.step(min(64, solver.n - 1))  # first launches (module load, cluster attributes) untimed
     solver.synchronize()
-    times = []
-    for _ in range(repeats):
-        solver.reset()
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record(solver.stream)
-        solver.run()
-        end.record(solver.stream)
-        solver.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end) * 1e-3)
-    return float(np.median(times)), solver.result().astype(np.float64), solver
+    flush = measure.l2_flush(SPEC.bytes_per_item[1] * solver.n, stream=solver.stream)
+    timing = measure.measure(solver.run, measure.EventClock(solver.stream), setup=solver.reset, flush=flush,
+                             between=interrupts.check)
+    solver.synchronize()
+    return timing.scaled(1e-3), solver.result().astype(np.float64), solver
 
 
 def single_records(sizes, kernels, blocks, precision, log) -> list[dict]:
@@ -78,17 +92,17 @@ def single_records(sizes, kernels, blocks, precision, log) -> list[dict]:
         if n <= SCIPY_CAP:
             s, reference = _scipy_single(n)
             scipy_s[n] = s
-            records.append({"kind": "single", "backend": "cpu", "n": n, "method": "scipy", "s": s,
-                            "us_per_step": s / (n - 1) * 1e6, "extrapolated": False})
+            records.append({"kind": "single", "backend": "cpu", "n": n, "method": "scipy", **_seconds(s, n - 1),
+                            "extrapolated": False})
         else:
             cap = max([m for m in scipy_s] or [SCIPY_CAP])
             if cap not in scipy_s:
                 scipy_s[cap] = _scipy_single(cap)[0]
-            s = scipy_s[cap] * (n / cap) ** 2
-            records.append({"kind": "single", "backend": "cpu", "n": n, "method": "scipy", "s": s,
-                            "us_per_step": s / (n - 1) * 1e6, "extrapolated": True, "from_n": cap})
-        scipy_time = s
-        log(f"n={n:,} scipy {s:.4f} s{' (extrapolated)' if n > SCIPY_CAP else ''}")
+            s = scipy_s[cap].scaled((n / cap) ** 2)
+            records.append({"kind": "single", "backend": "cpu", "n": n, "method": "scipy", **_seconds(s, n - 1),
+                            "extrapolated": True, "from_n": cap})
+        scipy_time = s.median
+        log(f"n={n:,} scipy {s.text()} s{' (extrapolated)' if n > SCIPY_CAP else ''}")
         for name in kernels:
             kernel, path = _kernel(name)
             for block in blocks:
@@ -96,20 +110,20 @@ def single_records(sizes, kernels, blocks, precision, log) -> list[dict]:
                 record = {"kind": "single", "backend": "gpu", "n": n, "method": name, "block": block,
                           "precision": precision}
                 try:
-                    s, y, solver = time_solver(r, kernel, path, block, precision, repeats=1 if n > SCIPY_CAP else 3)
+                    s, y, solver = time_solver(r, kernel, path, block, precision)
                 except Exception as exc:  # noqa: BLE001 - a configuration that cannot run is recorded, not fatal
                     records.append({**record, "skipped": f"{type(exc).__name__}: {exc}"})
                     log(f"n={n:,} {name} block {block}: skipped ({exc})")
                     continue
-                record.update(path=solver.path, blocks=solver.blocks if kernel == "persistent" else None, s=s,
-                              us_per_step=s / (n - 1) * 1e6, speedup_vs_scipy=scipy_time / s)
+                record.update(path=solver.path, blocks=solver.blocks if kernel == "persistent" else None,
+                              **_seconds(s, n - 1), speedup_vs_scipy=scipy_time / s.median)
                 if reference is not None:
                     record["rel_err"] = float(np.max(np.abs(y - reference)) / np.max(np.abs(reference)))
                 else:
                     residual = scipy.linalg.matmul_toeplitz(inputs.toeplitz_column(r), y) + r
                     record["residual"] = float(np.max(np.abs(residual)) / np.max(np.abs(r)))
                 records.append(record)
-                log(f"n={n:,} {name} block {block}: {s:.4f} s, {record['us_per_step']:.3f} us/step ({solver.path})")
+                log(f"n={n:,} {name} block {block}: {s.text()} s, {record['us_per_step']:.3f} us/step ({solver.path})")
                 del solver
     return records
 
@@ -125,11 +139,11 @@ def probe_records(precision, log) -> list[dict]:
         record = {"kind": "probe", "backend": "gpu", "n": PROBE_N, "method": f"persistent-{path}", "blocks": blocks,
                   "block": 256, "precision": precision}
         try:
-            s, _, solver = time_solver(r, "persistent", path, 256, precision, blocks=blocks, repeats=3)
+            s, _, solver = time_solver(r, "persistent", path, 256, precision, blocks=blocks)
         except Exception as exc:  # noqa: BLE001 - recorded, not fatal
             records.append({**record, "skipped": f"{type(exc).__name__}: {exc}"})
             continue
-        records.append({**record, "path": solver.path, "s": s, "us_per_step": s / (PROBE_N - 1) * 1e6})
+        records.append({**record, "path": solver.path, **_seconds(s, PROBE_N - 1)})
         log(f"probe {path} {blocks} blocks: {records[-1]['us_per_step']:.3f} us/step")
     return records
 
@@ -158,27 +172,6 @@ def cupy_vectorised(R):
     return Y
 
 
-def _per_call(fn, calls: int, repeats: int) -> float:
-    """Seconds a call of ``fn`` keeps the device busy: CUDA events around ``calls`` calls queued back to
-    back (after a warm-up call), the median of ``repeats`` such runs divided by ``calls``. Back to back,
-    the host prepares the next call while the device runs this one, so a solve that takes less device
-    time than its Python launch path is not charged for an idle device; a host-bound peer is charged
-    all the same."""
-    import cupy
-
-    fn()
-    times = []
-    for _ in range(repeats):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end) * 1e-3 / calls)
-    return float(np.median(times))
-
-
 def batch_records(systems: int, order: int, precision: str, log) -> list[dict]:
     import cupy
     import scipy
@@ -190,23 +183,20 @@ def batch_records(systems: int, order: int, precision: str, log) -> list[dict]:
     records = []
     base = {"kind": "batch", "systems": systems, "order": order}
     durbin_cpu.batched(rb[:2])  # numba's compile stays out of the time
-    start = time.perf_counter()
-    exact = durbin_cpu.batched(rb)[0]
-    records.append({**base, "backend": "cpu", "method": "cpu-twin", "s": time.perf_counter() - start})
+    s, (exact, *_) = timed(lambda: durbin_cpu.batched(rb), measure.HostClock())
+    records.append({**base, "backend": "cpu", "method": "cpu-twin", **_seconds(s)})
     try:
-        start = time.perf_counter()
-        scipy.linalg.solve_toeplitz(inputs.toeplitz_column(rb), -rb[..., None])
-        records.append({**base, "backend": "cpu", "method": "scipy-batched", "s": time.perf_counter() - start,
-                        "scipy": scipy.__version__})
+        s, _ = timed(lambda: scipy.linalg.solve_toeplitz(inputs.toeplitz_column(rb), -rb[..., None]),
+                     measure.HostClock())
+        records.append({**base, "backend": "cpu", "method": "scipy-batched", **_seconds(s), "scipy": scipy.__version__})
     except (ValueError, TypeError) as exc:  # SciPy < 1.17 has no batched solve_toeplitz
         records.append({**base, "backend": "cpu", "method": "scipy-batched", "skipped": str(exc)})
     log(f"batch {systems}x{order}: " + ", ".join(f"{r['method']} {r.get('s', 0):.4f} s" for r in records))
     R = cupy.asarray(rb)
-    s = _per_call(lambda: cupy_vectorised(R), 3, 3)
-    Y = cupy_vectorised(R)
-    records.append({**base, "backend": "gpu", "method": "cupy-vectorised", "s": s,
+    s, Y = timed(lambda: cupy_vectorised(R), measure.EventClock(), flush=measure.l2_flush(4 * R.nbytes))
+    records.append({**base, "backend": "gpu", "method": "cupy-vectorised", **_seconds(s),
                     "max_abs_err": float(cupy.max(cupy.abs(Y - cupy.asarray(exact))))})
-    log(f"batch cupy-vectorised {s * 1e3:.3f} ms")
+    log(f"batch cupy-vectorised {s.scaled(1e3).text()} ms")
     for group, block_list in (("register", (32, 64, 128, 256)), ("thread", (32, 64, 128)), ("warp", (64, 128, 256)),
                               ("block", (64, 128, 256))):
         for block in block_list:
@@ -217,15 +207,16 @@ def batch_records(systems: int, order: int, precision: str, log) -> list[dict]:
                 def solve(g=group, b=block, o=out, x=Rp):
                     return batched_gpu.batched(x, g, b, precision, out=o)
 
-                s = _per_call(solve, 20, 5)
-                y, _, _ = batched_gpu.batched(R, group, block, precision)
+                s, (y, _, _) = timed(solve, measure.EventClock(), flush=measure.l2_flush(4 * R.nbytes))
             except Exception as exc:  # noqa: BLE001 - recorded, not fatal
                 records.append({**record, "skipped": f"{type(exc).__name__}: {exc}"})
                 continue
             y = cupy.asnumpy(y).astype(np.float64)
-            record.update(s=s, max_abs_err=float(np.max(np.abs(y - exact))), bit_exact=bool(np.array_equal(y, exact)))
+            record.update(**_seconds(s), max_abs_err=float(np.max(np.abs(y - exact))),
+                          bit_exact=bool(np.array_equal(y, exact)))
             records.append(record)
-            log(f"batch batched-{group} block {block}: {s * 1e3:.4f} ms, max abs err {record['max_abs_err']:.2e}")
+            log(f"batch batched-{group} block {block}: {s.scaled(1e3).text()} ms, "
+                f"max abs err {record['max_abs_err']:.2e}")
     return records
 
 
@@ -268,11 +259,12 @@ def add_speed_of_light(record: dict) -> None:
 
 def table(report: dict) -> str:
     lines = [f"durbin on {report['device']} (commit {report['commit']}, {report['date']})",
-             f"{'kind':>6} {'n / batch':>14} {'method':>19} {'block':>5} {'seconds':>10} {'us/step':>9}  note"]
+             f"{'kind':>6} {'n / batch':>14} {'method':>19} {'block':>5} {'seconds ± error (runs)':>28} "
+             f"{'us/step':>9}  note"]
     for r in report["results"]:
         size = f"{r['systems']}x{r['order']}" if r["kind"] == "batch" else f"{r['n']:,}"
         if "skipped" in r:
-            lines.append(f"{r['kind']:>6} {size:>14} {r['method']:>19} {str(r.get('block', '-')):>5} {'-':>10} "
+            lines.append(f"{r['kind']:>6} {size:>14} {r['method']:>19} {str(r.get('block', '-')):>5} {'-':>28} "
                          f"{'-':>9}  skipped: {r['skipped'][:60]}")
             continue
         note = []
@@ -285,7 +277,8 @@ def table(report: dict) -> str:
         if r.get("bit_exact"):
             note.append("bit-exact vs CPU")
         per_step = f"{r['us_per_step']:.3f}" if "us_per_step" in r else "-"
-        lines.append(f"{r['kind']:>6} {size:>14} {r['method']:>19} {str(r.get('block', '-')):>5} {r['s']:>10.5f} "
+        lines.append(f"{r['kind']:>6} {size:>14} {r['method']:>19} {str(r.get('block', '-')):>5} "
+                     f"{measure.figure_text(r, 's'):>28} "
                      f"{per_step:>9}  {'; '.join(note)}")
         lines += [f"{'':>6} {line}" for line in record_lines(r)]
     return "\n".join(lines)
@@ -329,7 +322,7 @@ def check_resources(args) -> None:
     kernels = len(BENCH_KERNELS) if list(args.kernel) == ["all"] else len(args.kernel)
     each = []
     for n in args.sizes:
-        runs = kernels * len(args.block) * (2 if n > SCIPY_CAP else 4)  # one untimed, then 1 or 3 timed
+        runs = kernels * len(args.block) * 2  # sim.measure's warm-up and first timed run; more within its budget
         each.append(resources.Estimate(f"bench durbin: N = {count_text(n)} x {runs} runs on the GPU",
                                        memory=host * n, gpu_memory=device * n,
                                        seconds=min(n, SCIPY_CAP) ** 2 / cpu_pace + runs * solve_seconds(n, True)))
@@ -357,7 +350,7 @@ def run_command(args) -> int:
         report = run(args.sizes, args.kernel, args.block, args.batch, args.precision)
     except ValueError as exc:  # an unknown kernel, a block or size a kernel cannot take
         raise UsageError(str(exc)) from None
-    bench.publish(report, table(report), args.json)
+    bench.publish(report, table(report), args.json, getattr(args, "baseline", None))
     return 0
 
 
@@ -371,6 +364,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m sim.durbin.bench", description=__doc__.splitlines()[0])
     add_arguments(p)
     p.add_argument("--json", metavar="FILE")
+    p.add_argument("--baseline", metavar="OLD.json", type=baseline.argument,
+                   help="also print each figure beside the same configuration's in this earlier JSON")
     args = p.parse_args(argv)
     from sim.backend import BackendUnavailable
     from sim.cli import EXIT_USAGE, UsageError

@@ -3,8 +3,9 @@ beside the single-sweep bandwidth floor measured in the same run and the seed's 
 
 The floor is 8 bytes per cell update (one read, one write) at the device-to-device copy rate:
 no kernel that re-reads the field once a step beats it; the temporal kernel (k steps a launch) is
-meant to. Each configuration runs once untimed (compilation, clocks), then ``repeats`` timed runs
-from the initial field; the median counts. Every result is compared bit for bit with the first
+meant to. Each configuration runs once untimed (compilation, clocks), then at least ``repeats`` timed runs
+from the initial field through ``sim.measure`` (more until the median is known to 1% or its time budget
+ends); the median counts, with its error. Every result is compared bit for bit with the first
 configuration of its size (the builds without --fma are all exact).
 
   python -m sim.heat.bench --sizes 10000 --steps 400 --kernel all --block all --k all --json out.json
@@ -13,11 +14,10 @@ configuration of its size (the builds without --fma are all exact).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
-import numpy as np
-
-from sim import cli, interrupts
+from sim import baseline, cli, interrupts, measure
 from sim.cli import Command, UsageError, count_text
 from sim.heat import course
 from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
@@ -29,25 +29,18 @@ COPY_BYTES = 1 << 30  # each buffer of the copy that measures the floor
 
 
 def copy_rate(device: int = 0, repeats: int = 10) -> float:
-    """Device-to-device copy rate in bytes/s, counting bytes read and written (median of ``repeats``)."""
+    """Device-to-device copy rate in bytes/s, counting bytes read and written (the median of at least
+    ``repeats`` copies, through ``sim.measure``)."""
     import cupy
 
     with cupy.cuda.Device(device):
         a = cupy.empty(COPY_BYTES // 4, cupy.float32)
         a.fill(1.0)
         b = cupy.empty_like(a)
-        cupy.copyto(b, a)
-        times = []
-        for _ in range(repeats):
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record()
-            cupy.copyto(b, a)
-            end.record()
-            end.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(start, end))
+        timing = measure.measure(functools.partial(cupy.copyto, b, a), measure.EventClock(), min_repeats=repeats)
         del a, b
         cupy.get_default_memory_pool().free_all_blocks()
-    return 2 * COPY_BYTES / (float(np.median(times)) * 1e-3)
+    return 2 * COPY_BYTES / (timing.median * 1e-3)
 
 
 def configurations(kernels, blocks, ks) -> list[tuple[str, tuple[int, int], int | None]]:
@@ -83,24 +76,20 @@ def run(sizes, steps: int, kernels=KERNELS, blocks=BLOCK_SHAPES, ks=(8,), fma: b
                 label = f"[{len(results) + 1}/{total}] n={n} {kernel} {block[0]}x{block[1]}" + (f" k={k}" if k else "")
                 if progress:
                     print(f"{label} ...", file=sys.stderr, flush=True)
-                heat.load(start_field)
-                heat.step(steps)  # untimed: compiles, warms the clocks
-                times = []
-                for _ in range(repeats):
-                    heat.load(start_field)
-                    times.append(heat.time_steps(steps))
+                timing = measure.measure(functools.partial(heat.step, steps), measure.EventClock(),  # warm-up compiles
+                                         setup=functools.partial(heat.load, start_field), min_repeats=repeats,
+                                         flush=measure.l2_flush(12 * n * n, device), between=interrupts.check)
                 if reference is None:
                     reference = heat.field.copy()
                 exact = bool(cupy.array_equal(heat.field, reference))
-                ms = float(np.median(times))
-                record = record_for(n, steps, kernel, block, k, fma, ms, times, floor_ms, rate, exact,
+                record = record_for(n, steps, kernel, block, k, fma, timing, floor_ms, rate, exact,
                                     heat.launch_info())
                 record["speed_of_light"] = bench.speed_of_light(
                     SPEC, Setup(n * n, 1.0, kernel, block, {"k": str(k or 1)}), {"step": record["ms_per_step"]}, True,
                     device)
                 results.append(record)
                 if progress:
-                    print(f"{label}: {record['ms_per_step']:.4f} ms/step, {record['gcells_per_s']:.1f} G "
+                    print(f"{label}: {timing.scaled(1 / max(steps, 1)).text()} ms/step, {record['gcells_per_s']:.1f} G "
                           f"cell-updates/s, {record['floor_ratio']:.2f} x floor" + ("" if exact else ", NOT EXACT"),
                           file=sys.stderr, flush=True)
             del heat, start_field, reference
@@ -110,11 +99,12 @@ def run(sizes, steps: int, kernels=KERNELS, blocks=BLOCK_SHAPES, ks=(8,), fma: b
     return report
 
 
-def record_for(n, steps, kernel, block, k, fma, ms, times, floor_ms, rate, exact, info) -> dict:
-    per_step = ms / max(steps, 1)
+def record_for(n, steps, kernel, block, k, fma, timing, floor_ms, rate, exact, info) -> dict:
+    step = timing.scaled(1 / max(steps, 1))
+    per_step = step.median
     return {
         "n": n, "ni": n, "nj": n, "steps": steps, "backend": "gpu", "kernel": kernel, "block": f"{block[0]}x{block[1]}",
-        "k": k, "fma": fma, "run_ms": ms, "runs_ms": times, "ms_per_step": per_step,
+        "k": k, "fma": fma, **timing.fields("run_ms"), "runs_ms": list(timing.samples), **step.fields("ms_per_step"),
         "gcells_per_s": (n - 2) ** 2 / (per_step * 1e-3) / 1e9 if steps else 0.0,
         "floor_ms_per_step": floor_ms, "copy_TBps": rate / 1e12,
         "floor_ratio": floor_ms / per_step if steps else 0.0,  # > 1: faster than one sweep a step at the copy rate
@@ -125,14 +115,15 @@ def record_for(n, steps, kernel, block, k, fma, ms, times, floor_ms, rate, exact
 
 
 def table(report: dict) -> str:
-    lines = [f"heat on {report['device']} (commit {report['commit']}, {report['date']}); CUDA events, median; "
+    lines = [f"heat on {report['device']} (commit {report['commit']}, {report['date']}); CUDA events, median ± 95% "
+             "error (runs); "
              f"copy {report.get('copy_TBps', 0):.2f} TB/s, floor = 8 bytes/update at that rate",
-             f"{'n':>6} {'steps':>5} {'kernel':>8} {'block':>6} {'k':>2} {'ms/step':>8} {'run s':>8} {'Gcell/s':>8} "
+             f"{'n':>6} {'steps':>5} {'kernel':>8} {'block':>6} {'k':>2} {'ms/step':>24} {'run s':>8} {'Gcell/s':>8} "
              f"{'floor ms':>8} {'x floor':>7} {'5000 st s':>9} {'T4 s':>6} {'regs':>4} {'rows':>5} exact"]
     for r in report["results"]:
         t4 = f"{r['seed_t4_s']:.2f}" if r["seed_t4_s"] else "-"
         lines.append(f"{r['n']:>6} {r['steps']:>5} {r['kernel']:>8} {r['block']:>6} {r['k'] or '-':>2} "
-                     f"{r['ms_per_step']:>8.4f} {r['run_ms'] / 1e3:>8.3f} {r['gcells_per_s']:>8.1f} "
+                     f"{measure.figure_text(r, 'ms_per_step'):>24} {r['run_ms'] / 1e3:>8.3f} {r['gcells_per_s']:>8.1f} "
                      f"{r['floor_ms_per_step']:>8.4f} {r['floor_ratio']:>7.2f} {r['seed_run_s']:>9.3f} {t4:>6} "
                      f"{r['registers']:>4} {r['rows'] or '-':>5} {'yes' if r['exact'] else 'NO'}")
         lines += [f"{'':>6} {line}" for line in record_lines(r)]
@@ -172,7 +163,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k", type=ks_arg, default=[8],
                    help=f"temporal steps per launch, comma-separated or all (1..{K_MAX}; default 8)")
     p.add_argument("--fma", action="store_true", help="time the --fmad=true builds")
-    p.add_argument("--repeats", type=cli.positive_int, default=3, help="timed runs per configuration (default 3)")
+    p.add_argument("--repeats", type=cli.positive_int, default=1,
+                   help="at least this many timed runs per configuration (default 1; more until the median is "
+                        "known to 1%% or the time budget ends)")
     p.add_argument("--backend", default="gpu", choices=("gpu",), help="the kernels run on the GPU")
 
 
@@ -218,7 +211,7 @@ def run_command(args) -> int:
         report = run(args.sizes, args.steps, kernels, args.block, args.k, args.fma, True, args.repeats)
     except KernelError as exc:
         raise UsageError(str(exc)) from None
-    bench.publish(report, table(report), getattr(args, "json", None))
+    bench.publish(report, table(report), getattr(args, "json", None), getattr(args, "baseline", None))
     return 0 if all(r["exact"] for r in report["results"]) or args.fma else 1
 
 
@@ -230,6 +223,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.heat.bench", description=__doc__.splitlines()[0])
     add_arguments(parser)
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON to FILE, or - for stdout")
+    parser.add_argument("--baseline", metavar="OLD.json", type=baseline.argument,
+                        help="also print each figure beside the same configuration's in this earlier JSON")
     args = parser.parse_args(argv)
     from sim.backend import BackendUnavailable
 

@@ -1,4 +1,4 @@
-"""``bench sdh``: CUDA-event kernel times of the histogram kernels (median of three), every
+"""``bench sdh``: CUDA-event kernel times of the histogram kernels (``sim.measure``: median ± error), every
 kernel's counts checked against the first one's and against N(N-1)/2 during the run (a kernel that
 disagrees is reported, still timed, and makes the run exit 1). Sizes whose memory or time estimate
 (the ``sdh`` command's) exceeds this machine or a week are refused before any runs, exit 2.
@@ -13,14 +13,15 @@ import sys
 
 import numpy as np
 
-from sim import cli, interrupts, resources
+from sim import cli, interrupts, measure, resources
 from sim.cli import Command, UsageError
 from sim.contract import SceneSpec
 from sim.roofline import Setup, record_lines
 from sim.sdh import bands_bench
 from sim.sdh.cli import DEFAULT_BLOCK
 
-REPEATS = 3  # timed runs of each kernel, block and size
+RUNS = 2  # of each kernel, block and size in the estimate: the harness's warm-up and first timed run (more
+# runs only within its time budget)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -68,7 +69,7 @@ def run(args) -> int:
 
     kernels = cli.choices(args.kernel, KERNELS, "kernel")
     buckets = data.bucket_count(args.width)
-    runs = REPEATS * len(args.block)
+    runs = RUNS * len(args.block)
     resources.check_in_turn([histogram_estimate(n, buckets, "gpu", kernels, runs=runs, label="bench sdh")
                              for n in args.count], f"bench sdh: {len(args.count)} sizes x {len(kernels)} kernels")
     if not gpu_status().available:
@@ -82,7 +83,7 @@ def run(args) -> int:
         for kernel, block in ((k, b) for k in kernels for b in args.block):
             interrupts.check()
             try:
-                counts, ms = gpu.histogram(points, args.width, buckets, kernel, block, repeats=REPEATS)
+                counts, timing = gpu.measured_histogram(points, args.width, buckets, kernel, block)
             except gpu.KernelError as exc:
                 raise UsageError(str(exc)) from None
             reference = counts if reference is None else reference
@@ -90,26 +91,27 @@ def run(args) -> int:
             if not exact:  # timed all the same; the run fails at the end
                 print(f"kernel {kernel} block {block} disagrees at n={n}", file=sys.stderr)
                 failed = True
-            pairs = data.pair_count(n)
+            pairs, ms = data.pair_count(n), timing.median
             records.append({"n": n, "w": args.width, "backend": "gpu", "kernel": kernel, "block": block,
-                            "kernel_ms": ms, "pairs_per_s": pairs / (ms * 1e-3), "exact": exact,
+                            **timing.fields("kernel_ms"), "pairs_per_s": pairs / (ms * 1e-3), "exact": exact,
                             "speed_of_light": bench.speed_of_light(SPEC, Setup(n, 1.0, kernel, block, stats={
                                 "buckets": buckets}), {"histogram": ms}, True)})
-            print(f"n={n:,} {kernel} block {block}: {ms:.3f} ms, {pairs / (ms * 1e-3):.4g} pairs/s",
+            print(f"n={n:,} {kernel} block {block}: {timing.text()} ms, {pairs / (ms * 1e-3):.4g} pairs/s",
                   file=sys.stderr, flush=True)
         del points
         bench.release_memory()
     report = bench.report("sdh", records)
-    bench.publish(report, table(report), args.json)
+    bench.publish(report, table(report), args.json, getattr(args, "baseline", None))
     return 1 if failed else 0
 
 
 def table(rep: dict) -> str:
-    lines = [f"sdh on {rep['device']} (commit {rep['commit']}, {rep['date']}); CUDA-event kernel times, median of 3",
-             f"{'n':>10} {'w':>7} {'kernel':>11} {'block':>5} {'kernel ms':>12} {'pairs/s':>12}"]
+    lines = [f"sdh on {rep['device']} (commit {rep['commit']}, {rep['date']}); CUDA-event kernel times, "
+             "median ± 95% error (runs)",
+             f"{'n':>10} {'w':>7} {'kernel':>11} {'block':>5} {'kernel ms':>26} {'pairs/s':>12}"]
     for r in rep["results"]:
         lines.append(f"{r['n']:>10} {r['w']:>7g} {r['kernel']:>11} {r['block']:>5} "
-                     f"{r['kernel_ms']:>12.3f} {r['pairs_per_s']:>12.4g}"
+                     f"{measure.figure_text(r, 'kernel_ms'):>26} {r['pairs_per_s']:>12.4g}"
                      + ("" if r.get("exact", True) else "  WRONG COUNTS"))
         lines += [f"{'':>10} {line}" for line in record_lines(r)]
     return "\n".join(lines)

@@ -97,10 +97,34 @@ def histogram(points, width: float, buckets: int, kernel: str = "fast", block: i
               repeats: int = 1, device: int = 0) -> tuple[np.ndarray, float]:
     """(counts int64, median kernel milliseconds over ``repeats`` runs, CUDA events, transfers excluded)."""
     with cupy.cuda.Device(device):
-        return _histogram(points, width, buckets, kernel, block, repeats, device)
+        run, hist, _ = _launcher(points, width, buckets, kernel, block, device)
+        times = []
+        for _ in range(max(1, repeats)):
+            hist.fill(0)
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            run()
+            end.record()
+            end.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(start, end))
+        return hist.get().astype(np.int64), float(np.median(times))
 
 
-def _histogram(points, width, buckets, kernel, block, repeats, device):
+def measured_histogram(points, width: float, buckets: int, kernel: str = "fast", block: int = 256,
+                       device: int = 0):
+    """(counts int64, ``sim.measure.Timing`` of the kernel in milliseconds): the benchmark's harness, the
+    L2 cache flushed between runs where the atoms and counters fit in it."""
+    from sim import interrupts, measure
+
+    with cupy.cuda.Device(device):
+        run, hist, working_set = _launcher(points, width, buckets, kernel, block, device)
+        timing = measure.measure(run, measure.EventClock(), setup=lambda: hist.fill(0),
+                                 flush=measure.l2_flush(working_set, device), between=interrupts.check)
+        return hist.get().astype(np.int64), timing
+
+
+def _launcher(points, width, buckets, kernel, block, device):
+    """(a call that queues the kernel, its counters, the bytes it works on) for ``points``."""
     if kernel not in KERNELS:
         raise KernelError(f"unknown kernel {kernel!r} (choose from {', '.join(KERNELS)})")
     n = points.shape[0]
@@ -111,13 +135,8 @@ def _histogram(points, width, buckets, kernel, block, repeats, device):
     if shared > 48 * 1024:
         fn.max_dynamic_shared_size_bytes = shared
     hist = cupy.empty(buckets, cupy.uint64)
-    times = []
-    for _ in range(max(1, repeats)):
-        hist.fill(0)
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
+
+    def run() -> None:
         fn((blocks,), (block,), (*args, hist), shared_mem=shared)
-        end.record()
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end))
-    return hist.get().astype(np.int64), float(np.median(times))
+    working_set = hist.nbytes + sum(a.nbytes for a in args if isinstance(a, cupy.ndarray))
+    return run, hist, working_set

@@ -18,6 +18,9 @@ pixel ring and encoded to the MP4, a video frame per displayed frame) and report
 the plain pass; ``--pick`` adds a pass that picks the item under the view's centre every frame as
 the window does when the pointer moves (the CUDA ray test on the device path, the ray test on the host
 path, then the item's description) and reports what it adds per frame.
+
+Each pass is timed by ``sim.measure`` on the host clock (a frame ends with the GL finish): at least
+``--frames`` frames, more until the median is known to 1% or the budget ends; median ± error (frames).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from collections.abc import Callable
 import moderngl
 import numpy as np
 
+from sim import interrupts
+from sim import measure as harness
 from sim.registry import SCENES
 from viewer.frame import FrameComposer, Surface, offscreen_surface
 from viewer.render.camera import OrbitCamera
@@ -76,16 +81,20 @@ def device_sync(scene) -> None:
 
 
 def time_frames(scene, composer: FrameComposer, surface: Surface, size: tuple[int, int], camera: OrbitCamera,
-                mode: str, frames: int, split: bool, after_draw: Callable[[], None] | None = None) -> np.ndarray:
-    """(frames, 4) milliseconds: physics, the view into the GL buffers, drawing, whole frame.
+                mode: str, frames: int, split: bool, after_draw: Callable[[], None] | None = None,
+                warmup: int = 0) -> tuple[harness.Timing, np.ndarray]:
+    """(the whole frame's timing in ms, (frames, 3) milliseconds: physics, the view into the GL buffers,
+    drawing), whole frames timed by ``sim.measure`` on the host clock: at least ``frames`` after ``warmup``.
 
     With ``split`` False nothing waits inside a frame, so the device's physics and interop work
     spills into the later columns: only the whole frame counts then. ``after_draw`` runs after each
-    frame's drawing (a recording's read-back, a pick), inside the whole frame's time.
+    frame's drawing (a recording's read-back, a pick), inside the whole frame's time. No L2 flush:
+    frames follow each other as in the window, each finding what the last one left.
     """
-    times = np.empty((frames, 4))
+    parts: list[tuple[float, float, float]] = []
     view = composer.view
-    for i in range(frames):
+
+    def frame() -> None:
         start = time.perf_counter()
         scene.advance_frame()
         if split:
@@ -101,9 +110,10 @@ def time_frames(scene, composer: FrameComposer, surface: Surface, size: tuple[in
         surface.present()
         surface.ctx.finish()
         end = time.perf_counter()
-        times[i] = ((physics_done - start) * 1e3, (fed - physics_done) * 1e3, (end - fed) * 1e3,
-                    (end - start) * 1e3)
-    return times
+        parts.append(((physics_done - start) * 1e3, (fed - physics_done) * 1e3, (end - fed) * 1e3))
+
+    timing = harness.measure(frame, harness.HostClock(), warmup=warmup, min_repeats=frames, between=interrupts.check)
+    return timing, np.array(parts[warmup:]).reshape(-1, 3)
 
 
 def recording_pass(scene, composer, surface, size, camera, mode, frames: int, path) -> dict:
@@ -113,14 +123,14 @@ def recording_pass(scene, composer, surface, size, camera, mode, frames: int, pa
     recorder = Recorder(surface.ctx, path, size, RecordOptions(STEPS, every=scene.spec.steps_per_frame, fps=60),
                         steps=scene.steps)
     try:
-        times = time_frames(scene, composer, surface, size, camera, mode, frames, split=False,
-                            after_draw=lambda: recorder.capture(surface.fbo, copies=recorder.due(scene.steps)))
+        timing, _ = time_frames(scene, composer, surface, size, camera, mode, frames, split=False,
+                                after_draw=lambda: recorder.capture(surface.fbo, copies=recorder.due(scene.steps)))
     except BaseException:
         recorder.abort()
         raise
     started = time.perf_counter()
     saved = recorder.stop()
-    return {"record_frame_ms": float(np.median(times[:, 3])), "record_frames": recorder.frames,
+    return {**_pass_fields(timing, "record_frame_ms", "record_repeats"), "record_frames": recorder.frames,
             "record_finish_s": time.perf_counter() - started, "record_path": str(saved),
             "record_codec": recorder.writer.codec}
 
@@ -146,17 +156,23 @@ def picking_pass(scene, composer, surface, size, camera, mode, frames: int) -> d
                 found.append(picking.hovered)
         pick_ms.append((time.perf_counter() - started) * 1e3)
 
-    picked, plain = [], []
+    picked: list[bool] = []  # whether each frame picked
+
+    def pick_or_not() -> None:
+        picked.append((len(picked) // RUN) % 2 == 1)
+        if picked[-1]:
+            pick()
+
     try:
-        for start in range(0, frames, RUN):
-            run = min(RUN, frames - start)
-            plain.append(time_frames(scene, composer, surface, size, camera, mode, run, split=False))
-            picked.append(time_frames(scene, composer, surface, size, camera, mode, run, split=False,
-                                      after_draw=pick))
+        _, parts = time_frames(scene, composer, surface, size, camera, mode, 2 * frames, split=False,
+                               after_draw=pick_or_not)
     finally:
         picking.release()
-    pick_frame, plain_frame = (float(np.median(np.concatenate(t)[:, 3])) for t in (picked, plain))
-    return {"pick_frame_ms": pick_frame, "pick_plain_frame_ms": plain_frame, "pick_added_ms": pick_frame - plain_frame,
+    whole = parts.sum(axis=1)
+    on = np.array(picked[: len(whole)], bool)
+    with_pick, without = harness.summarise(whole[on]), harness.summarise(whole[~on])
+    return {**_pass_fields(with_pick, "pick_frame_ms", "pick_repeats"), "pick_plain_frame_ms": without.median,
+            "pick_plain_frame_ms_err": without.error, "pick_added_ms": with_pick.median - without.median,
             "pick_ms": float(np.median(pick_ms)), "pick_method": picking.used, "picked": len(found)}
 
 
@@ -171,9 +187,9 @@ def measure(scene, width: int, height: int, frames: int, warmup: int, headless: 
             view.show(scene, mode)
             camera = default_camera(view.current)
             size = (width, height)
-            time_frames(scene, composer, surface, size, camera, mode, warmup, split=True)  # compile, settle
-            whole = time_frames(scene, composer, surface, size, camera, mode, frames, split=False)
-            split = time_frames(scene, composer, surface, size, camera, mode, frames, split=True)
+            whole, _ = time_frames(scene, composer, surface, size, camera, mode, frames, split=False,
+                                   warmup=warmup)  # the warm-up compiles and settles
+            split_timing, split = time_frames(scene, composer, surface, size, camera, mode, frames, split=True)
             extra = {}
             if record is not None:
                 extra.update(recording_pass(scene, composer, surface, size, camera, mode, frames, record))
@@ -186,17 +202,26 @@ def measure(scene, width: int, height: int, frames: int, warmup: int, headless: 
                 "feed": view.feed.path if view.feed else "ImGui",
                 "fallback": view.feed.fallback_reason if view.feed else None,
                 "drawn_as": view.drawn_as + (f" ({view.splat_problem})" if view.splat_problem else ""),
-                "frame_ms": float(np.median(whole[:, 3])),
+                **whole.fields("frame_ms"),
                 "physics_ms": float(np.median(split[:, 0])),
                 "feed_ms": float(np.median(split[:, 1])),
                 "draw_ms": float(np.median(split[:, 2])),
-                "split_frame_ms": float(np.median(split[:, 3])),
+                **_pass_fields(split_timing, "split_frame_ms", "split_repeats"),
                 "stages": {name: scene.timer.median(name) for name in scene.timer.names},
             }
         finally:
             view.release()
     finally:
         surface.close()
+
+
+def _pass_fields(timing: harness.Timing, name: str, repeats: str) -> dict:
+    """A further pass's figure: ``name``, ``<name>_err`` and its own repeat count under ``repeats``."""
+    return {name: timing.median, f"{name}_err": timing.error, repeats: timing.repeats}
+
+
+def _pass_text(result: dict, name: str, repeats: str) -> str:
+    return harness.Timing(result[name], result[f"{name}_err"], result[repeats]).text()
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -220,7 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=_size, default=(1920, 1080), help="WxH (default 1920x1080)")
     parser.add_argument("--backend", choices=("cpu", "gpu", "auto"), default="auto",
                         help="physics backend (default auto: the GPU when there is one)")
-    parser.add_argument("--frames", type=int, default=100, help="timed frames per pass (default 100)")
+    parser.add_argument("--frames", type=int, default=100,
+                        help="timed frames per pass, at least (default 100; more until the median is known to 1%% "
+                             "or the time budget ends)")
     parser.add_argument("--warmup", type=int, default=10, help="untimed frames first (default 10)")
     parser.add_argument("--headless", action="store_true",
                         help="draw offscreen through EGL (the default when there is no display)")
@@ -270,8 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{scene.n:,} {unit} ({scene.preset} preset{variant}, {spec.steps_per_frame} steps a frame), "
           f"{scene.backend}, {width}x{height} {result['surface']} on {result['renderer']}; "
           f"view into GL through {feed}, drawn as {result['drawn_as']}")
-    print(f"whole frame: median {result['frame_ms']:.2f} ms ({1e3 / result['frame_ms']:.1f} frames/s) "
-          f"over {args.frames} frames")
+    print(f"whole frame: median ± 95% error (frames) {harness.figure_text(result, 'frame_ms')} ms "
+          f"({1e3 / result['frame_ms']:.1f} frames/s)")
     render_ms = result["feed_ms"] + result["draw_ms"]
     print(f"split (device synced between parts): physics {result['physics_ms']:.2f} ms, "
           f"render {render_ms:.2f} ms = view into GL {result['feed_ms']:.2f} + draw {result['draw_ms']:.2f}, "
@@ -281,16 +308,18 @@ def main(argv: list[str] | None = None) -> int:
     base = result["frame_ms"]
     if "record_frame_ms" in result:
         ms = result["record_frame_ms"]
-        print(f"recording ({result['record_codec']}, a video frame per frame): median {ms:.2f} ms "
+        print(f"recording ({result['record_codec']}, a video frame per frame): median "
+              f"{_pass_text(result, 'record_frame_ms', 'record_repeats')} ms "
               f"({1e3 / ms:.1f} frames/s), {100 * (base / ms - 1):+.1f}% frame rate against no recording; "
               f"{result['record_frames']} frames, finishing the file took {result['record_finish_s']:.2f} s: "
               f"{result['record_path']}")
     if "pick_frame_ms" in result:
         ms = result["pick_frame_ms"]
-        print(f"picking ({result['pick_method']}, every frame, {result['picked']} frames showed a tooltip): median "
-              f"{ms:.2f} ms per frame, {result['pick_added_ms']:+.2f} ms against the frames between them without "
-              f"(median {result['pick_plain_frame_ms']:.2f} ms); the pick and description alone "
-              f"{result['pick_ms']:.3f} ms of host time")
+        print(f"picking ({result['pick_method']}, every other run of {RUN} frames, {result['picked']} frames showed a "
+              f"tooltip): median {_pass_text(result, 'pick_frame_ms', 'pick_repeats')} ms per frame, "
+              f"{result['pick_added_ms']:+.2f} ms against the frames between them without (median "
+              f"{result['pick_plain_frame_ms']:.2f} ms); the pick and description alone {result['pick_ms']:.3f} ms "
+              f"of host time")
     if args.json:
         write_report(args.json, scene, width, height, args.frames, result)
     return 0
@@ -305,7 +334,8 @@ def write_report(path: str, scene, width: int, height: int, frames: int, result:
 
     record = {"scene": scene.spec.name, "preset": scene.preset, "n": scene.n, "backend": scene.backend,
               "variant": scene.variant if scene.spec.gpu else None, "width": width, "height": height,
-              "frames": frames, **{k: v for k, v in result.items() if isinstance(v, int | float | str | dict)}}
+              "frames": frames,
+              **{k: v for k, v in result.items() if v is None or isinstance(v, int | float | str | dict)}}
     write_text(path, json.dumps(bench.report("frame", [record]), indent=2) + "\n", "JSON file")
 
 

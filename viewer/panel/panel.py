@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
+from viewer.panel.baseline import BaselineBars
 from viewer.panel.colour import draw_color_section
 from viewer.panel.display import draw_display_section
 from viewer.panel.gpu import draw_gpu_section
@@ -27,9 +28,10 @@ __all__ = ["PANEL_WIDTH", "Panel"]
 
 
 class Panel:
-    def __init__(self):
+    def __init__(self, baseline: dict | None = None):
         self.scene_section = SceneSection()
         self.speed_of_light = SpeedOfLightSection()
+        self.baseline = BaselineBars(baseline)  # a report of sim.baseline.load (view --baseline), or None
 
     def draw(self, ctl, app=None, shown=None, feed=None, legend=None) -> None:
         """Draw the panel for controller ``ctl``; ``app`` (the window) adds its own rows and sections;
@@ -66,7 +68,7 @@ class Panel:
             draw_user_kernel_section(ctl)
             draw_physics_section(ctl)
             draw_tool_section(ctl)
-            draw_timing_section(ctl)
+            draw_timing_section(ctl, self.baseline)
             self.speed_of_light.draw(ctl)
             draw_histogram_section(ctl.histogram, ctl.scene)
             if app is not None:

@@ -1,14 +1,16 @@
-"""The panel's stage timings: the scene timer's stages as a live ImPlot chart and a table."""
+"""The panel's stage timings: the scene timer's stages as a live ImPlot chart and a table, and the A/B
+against a baseline JSON (``viewer.panel.baseline``)."""
 
 from __future__ import annotations
 
 import numpy as np
 from imgui_bundle import imgui, implot
 
+from viewer.panel.baseline import BaselineBars, draw_baseline
 from viewer.panel.style import section
 
 
-def draw_timing_section(ctl) -> None:
+def draw_timing_section(ctl, bars: BaselineBars | None = None) -> None:
     timer = ctl.scene.timer
     names = list(timer.names)
     if not section("Stage times (ms per frame)"):
@@ -42,3 +44,5 @@ def draw_timing_section(ctl) -> None:
             imgui.table_next_column()
             imgui.text(f"{timer.median(name):.2f}")
         imgui.end_table()
+    if bars is not None:
+        draw_baseline(ctl, bars)

@@ -50,7 +50,8 @@ class Viewer:
 
     def __init__(self, scene, width: int = 1280, height: int = 800, visible: bool = True,
                  max_fps: float | None = 60.0, screenshot_dir: Path | str = SCREENSHOT_DIR,
-                 recording_dir: Path | str = RECORDING_DIR, settings: Settings | None = None):
+                 recording_dir: Path | str = RECORDING_DIR, settings: Settings | None = None,
+                 baseline: dict | None = None):
         self.window = _make_window(width, height, visible, f"kernel-lab — {scene.spec.name}")
         set_window_icon(self.window)
         self.window.switch_to()
@@ -63,7 +64,7 @@ class Viewer:
         self.gui = Gui(self.ctx)
         self.composer = FrameComposer(self.view, self.gui)
         self.input = ImGuiInput(self.gui, lambda: self.window.get_size()[1])
-        self.panel = Panel()
+        self.panel = Panel(baseline)
         self.pointing = WindowPicking()
         self.recording = WindowRecording(recording_dir)
         self.show_help = False
@@ -226,20 +227,22 @@ class Viewer:
 
 
 def main(scene, width: int = 1280, height: int = 800, steps: int | None = None,
-         screenshot: str | Path | None = None, settings: Settings | None = None, kernel=None) -> int:
+         screenshot: str | Path | None = None, settings: Settings | None = None, kernel=None,
+         baseline: dict | None = None) -> int:
     """Open the viewer on ``scene`` until the user quits; returns a process exit status.
 
     With ``steps``: a scripted run that advances the scene to exactly that many physics steps,
     saves the window to ``screenshot`` if given (its path printed, like headless runs do), and
     closes (status 1 if a step or the picture failed). ``settings``: restored now, saved on exit.
     ``kernel``: a user's own kernel (``sim.userkernel.source.UserSource``) to run as the scene's variant.
+    ``baseline``: a benchmark report (``sim.baseline.load``) drawn as ghost bars beside the stage times.
     """
     problem = display_problem()
     if problem:
         print(f"viewer: {problem}", file=sys.stderr)
         return 2
     try:
-        viewer = Viewer(scene, width, height, settings=settings)
+        viewer = Viewer(scene, width, height, settings=settings, baseline=baseline)
     except Exception as exc:  # noqa: BLE001  no window: say why in one line
         print(f"viewer: cannot open the window: {exc}", file=sys.stderr)
         return 1

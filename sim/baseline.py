@@ -1,0 +1,156 @@
+"""A/B against a baseline: an earlier benchmark JSON (``sim.bench``'s report) beside this run's.
+
+``load(path)`` reads and checks a report (UsageError naming the file: not JSON, not a report, too large);
+``comparison(new, old)`` is the text ``bench ... --baseline OLD.json`` prints: per configuration and
+figure the old and new times, the ratio and whether the difference is beyond the combined error (the
+sum of the two 95% half-widths of ``sim.measure``; a figure without an error, from before the harness,
+counts as exact). ``closest(records, want)`` finds the record nearest a live configuration (the viewer's
+ghost bars).
+
+A configuration is a record's identity fields (``KEYS``: scene, preset, n, variant, block, kernel...);
+its figures are the stage times and the timed figures of ``TIMES``, whichever the record has.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from sim.cli import UsageError
+from sim.reader import read_input
+
+SIZE_LIMIT = 64 << 20  # a report of many thousands of records is a few MiB
+KEYS = ("kind", "scene", "preset", "n", "systems", "order", "w", "backend", "variant", "kernel", "method", "block",
+        "blocks", "k", "fma", "precision", "options", "width", "height")
+TIMES = ("step_ms", "kernel_ms", "ms_per_step", "s", "frame_ms", "pick_frame_ms", "record_frame_ms")
+
+
+def load(path: str) -> dict:
+    """The report in ``path``; UsageError (exit 2) naming the file when it is not one."""
+    data = read_input(path, "baseline", SIZE_LIMIT)
+    try:
+        report = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"baseline {path!r} is not JSON: {exc}") from None
+    if not isinstance(report, dict) or not isinstance(report.get("results"), list):
+        raise UsageError(f"baseline {path!r} is not a benchmark report (no \"results\" list)")
+    records = [r for r in report["results"] if isinstance(r, dict) and figures(r)]
+    if not records:
+        raise UsageError(f"baseline {path!r} has no timed records")
+    return {**report, "results": records, "path": path}
+
+
+def argument(path: str) -> dict:
+    """``--baseline``'s type: the loaded report (argparse says the option's name and exits 2)."""
+    import argparse
+
+    try:
+        return load(path)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def key(record: dict) -> tuple:
+    return tuple((name, json.dumps(record[name], sort_keys=True)) for name in KEYS if name in record)
+
+
+def describe(record: dict) -> str:
+    parts = []
+    for name in KEYS:
+        value = record.get(name)
+        if value is None or value == {}:
+            continue
+        if isinstance(value, dict):
+            parts += [f"{k} {v}" for k, v in value.items()]
+        elif isinstance(value, list):
+            parts.append(f"{name} {'x'.join(str(v) for v in value)}")
+        else:
+            parts.append(f"{name} {value}")
+    return "  ".join(parts)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def figures(record: dict) -> dict[str, tuple[float, float | None]]:
+    """The record's times by figure name: (median, error or None)."""
+    found = {}
+    stages, errors = record.get("stage_ms"), record.get("stage_ms_err") or {}
+    if isinstance(stages, dict):
+        for name, ms in stages.items():
+            if _number(ms):
+                found[f"{name} ms/step"] = (float(ms), errors.get(name) if _number(errors.get(name)) else None)
+    for name in TIMES:
+        if _number(record.get(name)) and "skipped" not in record:
+            error = record.get(f"{name}_err")
+            found[name] = (float(record[name]), float(error) if _number(error) else None)
+    return found
+
+
+def verdict(new: float, new_err: float | None, old: float, old_err: float | None) -> str:
+    """faster / slower when the difference exceeds the combined error (an unknown error counts as 0)."""
+    combined = (new_err or 0.0) + (old_err or 0.0)
+    if new - old > combined:
+        return "slower"
+    if old - new > combined:
+        return "faster"
+    return "same within error"
+
+
+def _time(value: float, error: float | None) -> str:
+    return f"{value:.4g} ± {'?' if error is None else f'{error:.2g}'}"
+
+
+def comparison(new: dict, old: dict) -> str:
+    """The A/B text: every configuration of ``new`` beside the same one in ``old``."""
+    lines = [f"against the baseline {old.get('path', '')} ({old.get('device', '?')}, commit {old.get('commit', '?')}, "
+             f"{old.get('date', '?')})"]
+    if old.get("device") != new.get("device"):
+        lines.append(f"  note: the baseline ran on {old.get('device', '?')}, this run on {new.get('device', '?')}")
+    olds = {key(r): r for r in old["results"]}
+    seen = set()
+    for record in new["results"]:
+        now = figures(record)
+        if not now:
+            continue
+        k = key(record)
+        before = olds.get(k)
+        if before is None:
+            lines.append(f"{describe(record)}: not in the baseline")
+            continue
+        seen.add(k)
+        lines.append(describe(record))
+        lines.append(f"  {'figure':<26}{'baseline':>20}{'now':>20}{'now/base':>10}  verdict")
+        then = figures(before)
+        for name, (value, error) in now.items():
+            if name not in then:
+                lines.append(f"  {name:<26}{'-':>20}{_time(value, error):>20}{'-':>10}  not in the baseline")
+                continue
+            old_value, old_error = then[name]
+            ratio = f"{value / old_value:.3f}" if old_value else "-"
+            lines.append(f"  {name:<26}{_time(old_value, old_error):>20}{_time(value, error):>20}{ratio:>10}  "
+                         f"{verdict(value, error, old_value, old_error)}")
+    for k, record in olds.items():
+        if k not in seen:
+            lines.append(f"{describe(record)}: in the baseline only (not run now)")
+    return "\n".join(lines)
+
+
+def closest(records: list[dict], want: dict) -> tuple[dict | None, list[str]]:
+    """The record nearest the configuration ``want`` (scene, variant, block, n, preset...) and the fields in
+    which it differs (empty when exact). The scene and backend must match; then the most equal fields win,
+    and among those the nearest item count."""
+    candidates = [r for r in records if r.get("scene") == want.get("scene") and figures(r).keys()
+                  and ("backend" not in want or r.get("backend") == want["backend"])]
+    if not candidates:
+        return None, []
+    fields = [name for name in ("variant", "block", "preset", "options") if name in want]
+
+    def distance(r: dict) -> tuple:
+        unequal = sum(r.get(name) != want[name] for name in fields)
+        n, target = r.get("n") or 0, want.get("n") or 0
+        return unequal, abs(math.log((n + 1) / (target + 1)))
+    best = min(candidates, key=distance)
+    differs = [name for name in (*fields, "n") if name in want and best.get(name) != want[name]]
+    return best, differs
