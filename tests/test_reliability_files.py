@@ -234,7 +234,7 @@ def viewer_started(monkeypatch):
 
     started = {}
 
-    def fake_main(scene, width, height, settings=None):
+    def fake_main(scene, width, height, settings=None, kernel=None, baseline=None):
         started.update(scene=scene, settings=settings)
         return 0
 
