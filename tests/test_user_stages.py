@@ -16,8 +16,9 @@ from sim.registry import SCENES
 from sim.user_stages import Values, comparison, differences
 
 DATA = Path(__file__).parent / "data" / "user_kernels"
-STAGES = [("sdh", "histogram")]  # (scene, stage)
-PLANTED = {("sdh", "histogram"): ("sdh_wrong_bucket.cu", "sdh_race.cu")}
+STAGES = [("sdh", "histogram"), ("durbin", "batched")]  # (scene, stage)
+PLANTED = {("sdh", "histogram"): ("sdh_wrong_bucket.cu", "sdh_race.cu"),
+           ("durbin", "batched"): ("durbin_wrong_sign.cu", "durbin_missing_term.cu")}
 
 
 def adapter_of(scene: str, stage: str):
@@ -141,6 +142,67 @@ def test_sdh_scene_takes_the_users_counts_and_marks_the_wrong_bins():
     assert scene.verification.unit == "buckets" and scene.verification.differing == 1
 
 
+def test_durbin_expected_is_the_twin_and_solves_each_system():
+    import scipy.linalg
+
+    from sim.durbin import durbin_cpu
+    from sim.durbin.inputs import toeplitz_column
+
+    adapter = adapter_of("durbin", "batched")
+    inputs = adapter.inputs(65, 3)
+    r = inputs["r"]
+    assert r.shape == (65, int(inputs["order"])) and int(inputs["systems"]) == 65
+    expected = adapter.expected(inputs)
+    for s in (0, 31, 64):
+        twin = durbin_cpu.DurbinCpu(r[s])
+        twin.run()
+        np.testing.assert_array_equal(expected["y"][s], twin.y)
+        np.testing.assert_array_equal(expected["alphas"][s], twin.alphas)
+        assert expected["betas"][s] == twin.betas[-1]
+        np.testing.assert_allclose(expected["y"][s], scipy.linalg.solve_toeplitz(toeplitz_column(r[s]), -r[s]),
+                                   rtol=0, atol=1e-10)
+    assert np.all(expected["y"] != 0) and np.all(expected["alphas"] != 0)
+    assert {o.start for o in adapter.outputs(inputs).values()} == {"poison"}
+
+
+def test_durbin_compare_names_the_system_and_coefficient():
+    adapter = adapter_of("durbin", "batched")
+    inputs = adapter.inputs(9, 1)
+    expected = adapter.expected(inputs)
+    got = {name: value.copy() for name, value in expected.items()}
+    got["y"][4, 7] += 1e-3
+    got["alphas"][6, 2] = -got["alphas"][6, 2]
+    got["betas"][2] = np.nan
+    result = adapter.compare(inputs, expected, got)
+    assert np.flatnonzero(result.mismatch).tolist() == [2, 4, 6]
+    labels = [w.label for w in result.worst]
+    assert labels == ["system 2 beta", "system 6 alpha 2", "system 4 coefficient 7"]
+    assert [w.index for w in result.worst] == [2, 6, 4]
+    assert abs(result.worst[2].difference - 1e-3) < 1e-12
+    assert adapter.compare(inputs, expected, {k: v.copy() for k, v in expected.items()}).correct
+    almost = {k: v.copy() for k, v in expected.items()}
+    almost["y"][0, 0] = np.nextafter(almost["y"][0, 0], 1.0)  # one ulp off: exact means exact
+    assert np.flatnonzero(adapter.compare(inputs, expected, almost).mismatch).tolist() == [0]
+
+
+def test_durbin_scene_solves_its_frames_with_the_users_result():
+    from sim import create_scene
+
+    adapter = adapter_of("durbin", "batched")
+    with pytest.raises(ValueError, match="lpc preset"):
+        adapter.scene_inputs(create_scene("durbin", preset="ar"))
+    scene = create_scene("durbin", preset="lpc")
+    inputs = adapter.scene_inputs(scene)
+    assert inputs["r"].shape == (scene.lpc.frames, scene.lpc.order)
+    expected = adapter.expected(inputs)
+    got = {k: v.copy() for k, v in expected.items()}
+    got["y"][3, 1] = 0.0
+    result = adapter.compare(inputs, expected, got)
+    adapter.apply(scene, got, result)
+    assert scene.lpc.y[3, 1] == 0.0 and scene.checked == {}
+    assert np.flatnonzero(scene.mismatch).tolist() == [3] and scene.verification.unit == "frames"
+
+
 # --- on the GPU, through the sandbox: the template is right, the planted kernels are caught ------------------
 def run_file(scene: str, stage: str, path: Path, size: int, seed: int = 1):
     from sim.userkernel.sandbox import Sandbox
@@ -182,3 +244,12 @@ def test_sdh_race_loses_counts():
     found, result, expected = run_file("sdh", "histogram", DATA / "sdh_race.cu", 20_000)
     assert found.mismatches > 0
     assert int(result.outputs["hist"].astype(np.int64).sum()) < int(expected["hist"].astype(np.int64).sum())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("planted", ["durbin_wrong_sign.cu", "durbin_missing_term.cu"])
+def test_durbin_planted_kernels_are_caught_in_every_system_from_step_one(planted):
+    found, _, _ = run_file("durbin", "batched", DATA / planted, 65)
+    assert found.mismatch.all() and found.mismatches == 65
+    assert found.worst and all(w.label.startswith(f"system {w.index} ") for w in found.worst)
+    assert not any(w.label.endswith(" alpha 0") for w in found.worst)  # step 0 (alpha = -r[0]) is right in both
