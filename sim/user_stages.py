@@ -61,7 +61,8 @@ def comparison(values: list[Values], items: int, rule: str) -> Comparison:
         diff = differences(v.expected, v.got)
         if diff.size:
             scale = np.abs(np.nan_to_num(np.asarray(v.expected, np.float64), nan=0.0))
-            rel = diff / np.maximum(scale, np.finfo(np.float64).tiny)
+            with np.errstate(over="ignore"):  # against an expected 0: inf, as relative errors go
+                rel = diff / np.maximum(scale, np.finfo(np.float64).tiny)
             max_abs, max_rel = max(max_abs, float(diff.max())), max(max_rel, float(rel.max()))
         wrong = np.flatnonzero(v.wrong)
         mismatch[v.item[wrong]] = True

@@ -16,9 +16,10 @@ from sim.registry import SCENES
 from sim.user_stages import Values, comparison, differences
 
 DATA = Path(__file__).parent / "data" / "user_kernels"
-STAGES = [("sdh", "histogram"), ("durbin", "batched")]  # (scene, stage)
+STAGES = [("sdh", "histogram"), ("durbin", "batched"), ("particles", "forces")]  # (scene, stage)
 PLANTED = {("sdh", "histogram"): ("sdh_wrong_bucket.cu", "sdh_race.cu"),
-           ("durbin", "batched"): ("durbin_wrong_sign.cu", "durbin_missing_term.cu")}
+           ("durbin", "batched"): ("durbin_wrong_sign.cu", "durbin_missing_term.cu"),
+           ("particles", "forces"): ("particles_missing_column.cu",)}
 
 
 def adapter_of(scene: str, stage: str):
@@ -61,13 +62,14 @@ def test_inputs_are_reproducible_per_seed_and_never_all_zero(scene, stage):
     for size in small_sizes(adapter):
         a, b, other = adapter.inputs(size, 3), adapter.inputs(size, 3), adapter.inputs(size, 4)
         assert a.keys() == b.keys()
-        arrays = [k for k, v in a.items() if isinstance(v, np.ndarray) and v.ndim]
-        assert arrays
-        for key in arrays:
+        for key, value in a.items():
+            np.testing.assert_array_equal(value, b[key])
+        data = [k for k, v in a.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]  # not index tables
+        assert data
+        for key in data:
             assert a[key].shape[0] == size, key
-            np.testing.assert_array_equal(a[key], b[key])
             assert np.any(a[key] != 0), key
-        assert any(not np.array_equal(a[k], other[k]) for k in arrays)
+        assert any(not np.array_equal(a[k], other[k]) for k in data)
 
 
 @pytest.mark.parametrize(("scene", "stage"), STAGES)
@@ -203,6 +205,81 @@ def test_durbin_scene_solves_its_frames_with_the_users_result():
     assert np.flatnonzero(scene.mismatch).tolist() == [3] and scene.verification.unit == "frames"
 
 
+def starter_forces(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The course's O(n^2) starter: every j in increasing order, sqrt and divisions."""
+    from sim.particles.world import CUTOFF, MASS, MIN_R
+
+    ax, ay = np.zeros(x.size), np.zeros(x.size)
+    for i in range(x.size):
+        for j in range(x.size):
+            dx, dy = x[j] - x[i], y[j] - y[i]
+            r2 = dx * dx + dy * dy
+            if r2 > CUTOFF * CUTOFF:
+                continue
+            r2 = max(r2, MIN_R * MIN_R)
+            coef = (1 - CUTOFF / np.sqrt(r2)) / r2 / MASS
+            ax[i] += coef * dx
+            ay[i] += coef * dy
+    return ax, ay
+
+
+def test_particles_expected_is_the_starters_forces_from_the_twins_bins():
+    adapter = adapter_of("particles", "forces")
+    inputs = adapter.inputs(129, 4)
+    x, y, nb = inputs["x"], inputs["y"], int(inputs["nb"])
+    assert inputs["start"].shape == (nb * nb + 1,) and inputs["start"][-1] == 129
+    assert sorted(inputs["members"].tolist()) == list(range(129))
+    expected = adapter.expected(inputs)
+    ax, ay = starter_forces(x, y)
+    np.testing.assert_array_equal(expected["ax"], ax)
+    np.testing.assert_array_equal(expected["ay"], ay)
+    assert np.count_nonzero(ax) > 10
+
+
+def test_particles_compare_marks_particles_beyond_the_verifiers_tolerance():
+    from sim.particles import user_stage
+
+    adapter = adapter_of("particles", "forces")
+    inputs = adapter.inputs(127, 2)
+    expected = adapter.expected(inputs)
+    atol = user_stage.tolerance(float(inputs["size"]))
+    got = {k: v.copy() for k, v in expected.items()}
+    got["ax"][12] += 1.0
+    got["ay"][40] = np.nan
+    got["ax"][7] += 0.5 * atol  # rounding: within what a step's check allows
+    result = adapter.compare(inputs, expected, got)
+    assert np.flatnonzero(result.mismatch).tolist() == [12, 40]
+    assert [w.label for w in result.worst] == ["particle 40 (y)", "particle 12 (x)"]
+    assert result.worst[1].difference == pytest.approx(1.0)
+    assert "1e-12 of the box" in result.rule
+
+
+def test_particles_scene_moves_with_the_users_forces():
+    from sim.particles import pipeline_cpu
+    from sim.particles.scene import ParticlesScene
+
+    scene = ParticlesScene(n=400)
+    for _ in range(20):  # off the lattice: neighbours within the cutoff
+        scene.advance(1)
+    adapter = adapter_of("particles", "forces")
+    inputs = adapter.scene_inputs(scene)
+    np.testing.assert_array_equal(inputs["x"], scene.x)
+    before = [a.copy() for a in (scene.x, scene.y, scene.vx, scene.vy)]
+    expected = adapter.expected(inputs)
+    assert np.count_nonzero(expected["ax"]) > 0
+    adapter.apply(scene, expected, adapter.compare(inputs, expected, expected))
+    twin = pipeline_cpu.stepped_copy(*before, scene.size, scene.nbins)
+    np.testing.assert_array_equal(scene.x, twin.x)
+    np.testing.assert_array_equal(scene.vy, twin.vy)
+    assert scene.verification.differing == 0
+    inputs = adapter.scene_inputs(scene)
+    expected = adapter.expected(inputs)
+    got = {k: v.copy() for k, v in expected.items()}
+    got["ax"][9] += 100.0
+    adapter.apply(scene, got, adapter.compare(inputs, expected, got))
+    assert np.flatnonzero(scene.mismatch).tolist() == [9] and scene.verification.unit == "particles"
+
+
 # --- on the GPU, through the sandbox: the template is right, the planted kernels are caught ------------------
 def run_file(scene: str, stage: str, path: Path, size: int, seed: int = 1):
     from sim.userkernel.sandbox import Sandbox
@@ -253,3 +330,47 @@ def test_durbin_planted_kernels_are_caught_in_every_system_from_step_one(planted
     assert found.mismatch.all() and found.mismatches == 65
     assert found.worst and all(w.label.startswith(f"system {w.index} ") for w in found.worst)
     assert not any(w.label.endswith(" alpha 0") for w in found.worst)  # step 0 (alpha = -r[0]) is right in both
+
+
+@pytest.mark.gpu
+def test_particles_missing_column_is_caught_at_the_particles_it_misses():
+    from sim.particles import user_stage
+    from sim.particles.world import CUTOFF, MASS, MIN_R
+
+    found, _, _ = run_file("particles", "forces", DATA / "particles_missing_column.cu", 1001)
+    adapter = adapter_of("particles", "forces")
+    inputs = adapter.inputs(1001, 1)
+    x, y, column, nb = inputs["x"], inputs["y"], inputs["bin"] % inputs["nb"], int(inputs["nb"])
+    missed = np.zeros((2, x.size))  # the force of the neighbours in the bin column on the right
+    for i in range(x.size):
+        dx, dy = x - x[i], y - y[i]
+        r2 = dx * dx + dy * dy
+        right = (column == column[i] + 1) & (np.abs(inputs["bin"] // nb - inputs["bin"][i] // nb) <= 1)
+        near = right & (r2 <= CUTOFF * CUTOFF)
+        r2c = np.maximum(r2[near], MIN_R * MIN_R)
+        coef = (1 - CUTOFF / np.sqrt(r2c)) / r2c / MASS
+        missed[:, i] = (coef * dx[near]).sum(), (coef * dy[near]).sum()
+    wrong = (np.abs(missed) > user_stage.tolerance(float(inputs["size"]))).any(axis=0)
+    assert wrong.sum() > 5
+    assert np.flatnonzero(found.mismatch).tolist() == np.flatnonzero(wrong).tolist()
+    assert all(w.label.startswith(f"particle {w.index} (") for w in found.worst)
+
+
+@pytest.mark.gpu
+def test_particles_scene_on_the_gpu_takes_the_users_step_and_steps_on():
+    from sim.particles import pipeline_cpu
+    from sim.particles.scene import ParticlesScene
+
+    scene = ParticlesScene(n=400, backend="gpu")
+    scene.advance(20)
+    adapter = adapter_of("particles", "forces")
+    inputs = adapter.scene_inputs(scene)
+    before = scene.gpu.host_state()
+    expected = adapter.expected(inputs)
+    adapter.apply(scene, expected, None)
+    twin = pipeline_cpu.stepped_copy(*before, scene.size, scene.nbins)
+    after = scene.gpu.host_state()
+    np.testing.assert_array_equal(after[0], twin.x)
+    np.testing.assert_array_equal(after[3], twin.vy)
+    scene.advance(1)  # the built-in step goes on from the loaded state
+    assert scene.n == 400 and np.isfinite(scene.gpu.host_state()[0]).all()
