@@ -1,4 +1,4 @@
-"""The scenes' replaceable stages (sdh histogram, durbin batched, particles forces): each template and
+"""The scenes' replaceable stages (sdh histogram, durbin batched, particles forces, balls proximity): each template and
 planted wrong kernel compiles with NVRTC; each adapter's inputs, CPU twin, launch and comparison; the
 live scene's hand-over; on a GPU (through the sandbox), the template is right on every default size
 and each planted kernel is caught with the right items named."""
@@ -16,10 +16,11 @@ from sim.registry import SCENES
 from sim.user_stages import Values, comparison, differences
 
 DATA = Path(__file__).parent / "data" / "user_kernels"
-STAGES = [("sdh", "histogram"), ("durbin", "batched"), ("particles", "forces")]  # (scene, stage)
+STAGES = [("sdh", "histogram"), ("durbin", "batched"), ("particles", "forces"), ("balls", "proximity")]
 PLANTED = {("sdh", "histogram"): ("sdh_wrong_bucket.cu", "sdh_race.cu"),
            ("durbin", "batched"): ("durbin_wrong_sign.cu", "durbin_missing_term.cu"),
-           ("particles", "forces"): ("particles_missing_column.cu",)}
+           ("particles", "forces"): ("particles_missing_column.cu",),
+           ("balls", "proximity"): ("balls_missing_edge.cu",)}
 
 
 def adapter_of(scene: str, stage: str):
@@ -280,6 +281,69 @@ def test_particles_scene_moves_with_the_users_forces():
     assert np.flatnonzero(scene.mismatch).tolist() == [9] and scene.verification.unit == "particles"
 
 
+def pair_set(pairs) -> set[tuple[int, int]]:
+    return {(int(min(a, b)), int(max(a, b))) for a, b in pairs}
+
+
+def test_balls_expected_is_the_twins_sweep_in_the_balls_own_numbers():
+    from sim.balls import proximity_cpu, world
+
+    adapter = adapter_of("balls", "proximity")
+    inputs = adapter.inputs(1001, 6)
+    order = inputs["order"]
+    assert np.all(np.diff(inputs["z_max"]) >= 0) and sorted(order.tolist()) == list(range(1001))
+    pos, vel = np.empty_like(inputs["pos"]), np.empty_like(inputs["vel"])
+    pos[order], vel[order] = inputs["pos"], inputs["vel"]  # the balls as drawn
+    twin, _, found = proximity_cpu.proximity_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
+    expected = adapter.expected(inputs)
+    count, slots = expected["count"], expected["partners"].reshape(1001, -1)
+    listed = {(int(order[s]), int(order[p])) for s in range(1001) for p in slots[s, :count[s]]}
+    assert pair_set(listed) == pair_set(twin) and found > 300 and int(count.sum()) == 2 * found
+
+
+def test_balls_compare_takes_lists_as_sets_and_names_missing_and_extra_partners():
+    adapter = adapter_of("balls", "proximity")
+    inputs = adapter.inputs(129, 3)
+    order = inputs["order"]
+    expected = adapter.expected(inputs)
+    count, k = expected["count"], int(inputs["k"])
+    slots = expected["partners"].reshape(-1, k)
+    shuffled = slots.copy()
+    for s in np.flatnonzero(count > 1):  # any order is right
+        shuffled[s, :count[s]] = shuffled[s, :count[s]][::-1]
+    assert adapter.compare(inputs, expected, {"count": count.copy(), "partners": shuffled.ravel()}).correct
+    a, b = (int(s) for s in np.flatnonzero(count >= 2)[:2])
+    got_count, got = count.copy(), slots.copy()
+    lost = int(got[a, count[a] - 1])
+    got_count[a] -= 1  # a loses its last partner
+    got[b, count[b] - 1] = 0x7FFFFFFF  # b's last slot names no ball
+    result = adapter.compare(inputs, expected, {"count": got_count, "partners": got.ravel()})
+    assert np.flatnonzero(result.mismatch).tolist() == sorted([int(order[a]), int(order[b])])
+    by_ball = {w.index: w for w in result.worst}
+    assert by_ball[int(order[a])].label == f"ball {int(order[a])}: missing {int(order[lost])}"
+    assert by_ball[int(order[a])].difference == -1.0
+    assert by_ball[int(order[b])].label.startswith(f"ball {int(order[b])}: missing ")
+    assert by_ball[int(order[b])].label.endswith(", extra no ball")
+    assert result.worst[0].index == int(order[a])  # its count is off: the larger difference first
+
+
+def test_balls_scene_takes_the_users_pairs():
+    from sim import create_scene
+    from sim.balls import pipeline_cpu
+
+    scene = create_scene("balls", preset="T")  # a lattice 2.1 radii apart: neighbours within the reach
+    scene.advance(7)
+    adapter = adapter_of("balls", "proximity")
+    inputs = adapter.scene_inputs(scene)
+    assert int(inputs["n"]) == scene.n
+    twin, _, _ = pipeline_cpu.proximity(scene.pos, scene.vel, "global")
+    expected = adapter.expected(inputs)
+    scene.host.pairs = np.empty((0, 2), np.int64)
+    adapter.apply(scene, expected, adapter.compare(inputs, expected, expected))
+    assert pair_set(scene.pairs) == pair_set(twin) and len(twin) > 0
+    assert scene.verification.differing == 0 and scene.mismatch.shape == (scene.n,)
+
+
 # --- on the GPU, through the sandbox: the template is right, the planted kernels are caught ------------------
 def run_file(scene: str, stage: str, path: Path, size: int, seed: int = 1):
     from sim.userkernel.sandbox import Sandbox
@@ -374,3 +438,15 @@ def test_particles_scene_on_the_gpu_takes_the_users_step_and_steps_on():
     np.testing.assert_array_equal(after[3], twin.vy)
     scene.advance(1)  # the built-in step goes on from the loaded state
     assert scene.n == 400 and np.isfinite(scene.gpu.host_state()[0]).all()
+
+
+@pytest.mark.gpu
+def test_balls_missing_edge_is_caught_at_the_lowest_ball_and_its_partners():
+    found, _, expected = run_file("balls", "proximity", DATA / "balls_missing_edge.cu", 1001)
+    adapter = adapter_of("balls", "proximity")
+    inputs = adapter.inputs(1001, 1)
+    order, k = inputs["order"], int(inputs["k"])
+    lowest = expected["partners"].reshape(-1, k)[0, :expected["count"][0]]
+    assert lowest.size  # the lowest ball has partners to lose
+    want = sorted(int(order[s]) for s in [0, *lowest.tolist()])
+    assert np.flatnonzero(found.mismatch).tolist() == want
