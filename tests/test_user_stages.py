@@ -195,6 +195,7 @@ def test_durbin_scene_solves_its_frames_with_the_users_result():
     with pytest.raises(ValueError, match="lpc preset"):
         adapter.scene_inputs(create_scene("durbin", preset="ar"))
     scene = create_scene("durbin", preset="lpc")
+    frame = int(scene.settings.frame)
     inputs = adapter.scene_inputs(scene)
     assert inputs["r"].shape == (scene.lpc.frames, scene.lpc.order)
     expected = adapter.expected(inputs)
@@ -203,6 +204,7 @@ def test_durbin_scene_solves_its_frames_with_the_users_result():
     result = adapter.compare(inputs, expected, got)
     adapter.apply(scene, got, result)
     assert scene.lpc.y[3, 1] == 0.0 and scene.checked == {}
+    assert int(scene.settings.frame) == (frame + 1) % scene.lpc.frames  # a step moves the selected frame on
     assert np.flatnonzero(scene.mismatch).tolist() == [3] and scene.verification.unit == "frames"
 
 

@@ -43,14 +43,8 @@ def batched(group: str, precision: str = "fp64", version: str = "4") -> Build:
     return Build(SOURCE, ("-DBATCHED", f"-DGROUP={GROUPS[group]}", *extra, *_options(precision, version)), ("batched",))
 
 
-def user_template() -> Build:
-    """The ``batched`` stage's template (sim.durbin.user_stage), built as a user's file is: with the thread
-    kernel's options."""
-    return Build("sim/durbin/templates/batched.cu", batched("thread").options, ("batched",))
-
-
 def builds() -> list[Build]:
-    out = [user_template()]
+    out = []
     for precision in PRECISIONS:
         for version in VERSIONS:
             out.append(two_kernel(precision, version))

@@ -9,8 +9,6 @@ solves the lpc preset's frames (a frame's system is one item: a wrong coefficien
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from sim.cuda import ceil_div
@@ -99,10 +97,4 @@ class BatchedStage:
         return self._inputs(scene.lpc.r)
 
     def apply(self, scene, outputs: Arrays, comparison: Comparison | None) -> None:
-        mode = scene.lpc
-        mode.y, mode.alphas = np.asarray(outputs["y"]), np.asarray(outputs["alphas"])
-        scene.checked = {}  # the built-in check's values say nothing about this solution
-        scene.readout.changed()
-        if comparison is not None:
-            scene.record_check("the CPU twin's batched solve", comparison.mismatch, time.perf_counter(),
-                               {"systems differing": comparison.mismatches}, unit="frames")
+        scene.take_solution(np.asarray(outputs["y"]), np.asarray(outputs["alphas"]), comparison)

@@ -50,14 +50,8 @@ def histogram(kernel: str, block: int, lane_counts: bool, one_add: bool = False)
     return Build("sim/sdh/sdh.cu", tuple(options), ("sdh",))
 
 
-def user_template() -> Build:
-    """The ``histogram`` stage's template (sim.sdh.user_stage), built as a user's file is: with the naive
-    kernel's options."""
-    return Build("sim/sdh/templates/histogram.cu", histogram("naive", 256, False).options, ("sdh",))
-
-
 def builds() -> list[Build]:
-    course = [histogram(k, 256, False) for k in KERNELS if k not in ("fast", "tensor")] + [user_template()]
+    course = [histogram(k, 256, False) for k in KERNELS if k not in ("fast", "tensor")]
     tensor = [histogram("tensor", b, False, one) for b in BLOCK_SIZES for one in (True, False)]
     return course + [histogram("fast", b, lanes) for b in BLOCK_SIZES for lanes in (True, False)] + tensor
 
