@@ -329,21 +329,39 @@ def test_balls_compare_takes_lists_as_sets_and_names_missing_and_extra_partners(
     assert result.worst[0].index == int(order[a])  # its count is off: the larger difference first
 
 
-def test_balls_scene_takes_the_users_pairs():
+def test_balls_scene_steps_on_the_users_pairs():
+    """A user's step: a pass on the scene's balls now, then the scene's forces and integration on its pairs,
+    the same step as the scene's own pass and step from that state."""
     from sim import create_scene
     from sim.balls import pipeline_cpu
 
     scene = create_scene("balls", preset="T")  # a lattice 2.1 radii apart: neighbours within the reach
     scene.advance(7)
+    twin = create_scene("balls", preset="T")
+    twin.advance(7)
     adapter = adapter_of("balls", "proximity")
+    steps = scene.steps
     inputs = adapter.scene_inputs(scene)
     assert int(inputs["n"]) == scene.n
-    twin, _, _ = pipeline_cpu.proximity(scene.pos, scene.vel, "global")
+    pairs, _, _ = pipeline_cpu.proximity(scene.pos, scene.vel, "global")
     expected = adapter.expected(inputs)
-    scene.host.pairs = np.empty((0, 2), np.int64)
     adapter.apply(scene, expected, adapter.compare(inputs, expected, expected))
-    assert pair_set(scene.pairs) == pair_set(twin) and len(twin) > 0
+    assert pair_set(scene.pairs) == pair_set(pairs) and len(pairs) > 100
     assert scene.verification.differing == 0 and scene.mismatch.shape == (scene.n,)
+    twin.host.pairs = pairs  # the scene's own step on the same pairs
+    pipeline_cpu.step(twin.host, twin.settings, twin.trough, twin.spec.dt)
+    np.testing.assert_array_equal(scene.pos, twin.pos)
+    assert scene.steps == steps  # the step is counted by whoever runs it (Scene.run_frame)
+
+
+def test_balls_scene_drops_fallen_balls_before_a_users_pass():
+    from sim import create_scene
+
+    scene = create_scene("balls", preset="T")
+    scene.host.pos[5, 1] = scene.trough.fallen_y - 1.0
+    n = scene.n
+    inputs = adapter_of("balls", "proximity").scene_inputs(scene)
+    assert scene.n == n - 1 and int(inputs["n"]) == n - 1
 
 
 # --- on the GPU, through the sandbox: the template is right, the planted kernels are caught ------------------

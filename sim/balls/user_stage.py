@@ -3,13 +3,11 @@ sorted by z_max (``templates/proximity.cu``: the z-sweep, one thread per ball, l
 ``global`` kernel), compared with the CPU twin's sweep as sets: each ball's partners, in any order.
 
 The inputs are the balls in the sweep's order (z_max ascending, ``order``: sorted index -> the ball);
-the comparison and the scene speak of the balls themselves. A user's pair list becomes the scene's
-(``HostBalls.pairs`` on the CPU, ``BallsGpu.set_lists`` on the GPU) for the steps it serves.
+the comparison and the scene speak of the balls themselves. In the live scene the user's kernel runs a
+pass every step (``BallsScene.begin_pass``) and its pairs carry that step (``BallsScene.take_pairs``).
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
@@ -106,29 +104,22 @@ class ProximityStage:
         balls = BallsGpu(inputs["pos"], inputs["vel"], np.zeros_like(inputs["pos"]), variant, int(block))
         return event_times(lambda: balls.proximity_pass(NULL_TIMER), repeats)
 
-    # --- the live scene: its balls now; the user's pairs become the scene's pair list ---------------------------
+    # --- the live scene: a pass each step on its balls now; the user's pairs carry the step ------------------
     def scene_inputs(self, scene) -> Arrays:
-        pos, vel, _ = scene.state()
-        return self._inputs(pos, vel)
+        return self._inputs(*scene.begin_pass())
 
     def apply(self, scene, outputs: Arrays, comparison: Comparison | None) -> None:
-        """The user's lists, back in the scene's ball order (the sort is redone: the state has not moved),
-        as the pair list the next steps use."""
-        order = self.scene_inputs(scene)["order"]
+        """The user's lists back in the scene's ball order (its balls have not moved since ``scene_inputs``:
+        the same sort), as the pair list of the scene's step."""
+        pos, vel, _ = scene.state()
+        z_max, _ = proximity_cpu.compute_keys(pos, vel, world.PAIR_LIFETIME)
+        order = proximity_cpu.sort_by_zmax(z_max)
         count = np.clip(np.asarray(outputs["count"]), 0, CAPACITY)
         slots = np.asarray(outputs["partners"]).reshape(-1, CAPACITY)
         balls = np.arange(count.shape[0])[:, None]
         slots = np.where((slots >= 0) & (slots < count.shape[0]), slots, balls)  # no ball: a self-pair, dropped
         mine, theirs = pairs_from_lists(count, slots)
-        pairs = np.column_stack([order[mine], order[theirs]]).astype(np.int64)
-        if scene.backend == "gpu":
-            scene.gpu.set_lists(pairs)
-        else:
-            scene.host.pairs = pairs
-        scene.last_pairs = pairs.shape[0]
-        if comparison is not None:
-            scene.record_check("the CPU z-sweep", comparison.mismatch, time.perf_counter(),
-                               {"balls differing": comparison.mismatches})
+        scene.take_pairs(np.column_stack([order[mine], order[theirs]]).astype(np.int64), comparison)
 
 
 def _few(balls: list[int], most: int = 3) -> str:
