@@ -11,6 +11,7 @@ from sim.contract import (
                           SceneSpec,
                           Stat,
                           Toggle,
+                          UserStage,
                           Verifier,
                           Words,
 )
@@ -63,4 +64,20 @@ SPEC = SceneSpec(
     histogram=HistogramSource(dims=3),
     kernels="sim.balls.kernels:builds",
     models="sim.balls.kernels:models",
+    user_stages=(UserStage(
+        name="proximity",
+        summary="the pairs of balls that may touch within a pair list's lifetime: the z-sorted sweep",
+        entry="proximity",
+        signature="extern \"C\" __global__ void proximity(const float4* pos, const float4* vel, const float* z_max, "
+                  "const float* z_min, int n, float t, float margin, int k, int* count, int* partners)",
+        params=(("pos", "the balls sorted by z_max: x, y, z, radius in w"), ("vel", "their velocities (w unused)"),
+                ("z_max", "each ball's (z + |vz| t) + r, ascending"), ("z_min", "each ball's (z - |vz| t) - r"),
+                ("n", "how many balls"), ("t", "a pair list's lifetime, 6 dt"), ("margin", "the reach in radii, 1.1"),
+                ("k", "each ball's list capacity"), ("count", "partners per ball, zero before the launch; keeps "
+                 "counting past k"), ("partners", "ball i's partners at partners[i * k ..], in any order")),
+        launch="one thread per ball: grid = ceil(n / block) blocks of block threads (default 128)",
+        compare="as sets: each ball's partners equal the CPU z-sweep's, in any order",
+        template="sim/balls/templates/proximity.cu",
+        adapter="sim.balls.user_stage:ProximityStage",
+    ),),
 )

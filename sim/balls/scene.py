@@ -145,6 +145,9 @@ class BallsScene(PointsScene, Scene):
     def _step(self) -> None:
         if self._need_pass or self._since_pass >= world.STEPS_PER_PASS:
             self._proximity_pass()
+        self._forces_step()
+
+    def _forces_step(self) -> None:
         with self.timer.stage("forces+integrate"):
             if self.backend == "gpu":
                 self.gpu.step(self.settings, self.trough, self.settings.zeta(), self.spec.dt,
@@ -176,12 +179,12 @@ class BallsScene(PointsScene, Scene):
                     host.pos, host.vel, self.variant, self.timer)
         self.pass_log.append(self.last_tests, self.last_pairs)
 
-    def _drip(self) -> None:
+    def _drip(self, seconds: float = world.PAIR_LIFETIME) -> None:
+        """New balls for ``seconds`` of dripping (a pass's interval)."""
         if self.dripper is None:
             return
         with self.timer.stage("sort"):
-            new = self.dripper.emit(self.target_n - self.n, self.settings.drip_rate, world.PAIR_LIFETIME,
-                                    self.settings.gravity)
+            new = self.dripper.emit(self.target_n - self.n, self.settings.drip_rate, seconds, self.settings.gravity)
             if new.shape[0]:
                 vel = np.zeros_like(new)
                 vel[:, 1] = -self.dripper.speed
@@ -191,6 +194,38 @@ class BallsScene(PointsScene, Scene):
                     self.gpu.append(new, vel, ids)
                 else:
                     self.host = self.host.appended(new, vel, ids)
+
+    # --- a proximity pass found outside the scene, every step (a user's kernel: sim.balls.user_stage) -------------
+    def begin_pass(self) -> tuple[np.ndarray, np.ndarray]:
+        """What a pass does before its search, for a pass each step: balls dripped for one step, fallen ones
+        dropped. Returns host copies of (pos, vel): the balls the search sees, in the state's order."""
+        self._drip(self.spec.dt)
+        if self.backend == "gpu":
+            pos, vel, omega = self.gpu.host_state()
+            keep = pos[:, 1] >= self.trough.fallen_y
+            if not keep.all():
+                self.gpu.load(pos[keep], vel[keep], omega[keep], self.gpu.host_ids()[keep])
+            return pos[keep], vel[keep]
+        keep = self.host.pos[:, 1] >= self.trough.fallen_y
+        if not keep.all():
+            self.host = self.host.kept(keep)
+        return self.host.pos.copy(), self.host.vel.copy()
+
+    def take_pairs(self, pairs: np.ndarray, comparison=None) -> None:
+        """One step on a pair list found outside the scene (each pair once, indices of ``begin_pass``'s balls):
+        the pass's result, then the step's forces and integration. ``comparison``
+        (``sim.userkernel.adapter.Comparison``) against the CPU z-sweep marks the balls whose partners differ."""
+        started = time.perf_counter()
+        if self.backend == "gpu":
+            self.gpu.set_lists(pairs)
+        else:
+            self.host.pairs = pairs
+        self.last_pairs = int(pairs.shape[0])
+        self._need_pass, self._since_pass = False, 0
+        if comparison is not None:
+            self.record_check("CPU z-sweep", comparison.mismatch, started,
+                              {"balls differing": comparison.mismatches, "compared": comparison.rule})
+        self._forces_step()
 
     def _gpu_pass_for_cpu(self) -> None:
         """CPU physics, CUDA proximity (the seed's set-up): copy the state over, the pairs back."""

@@ -13,7 +13,7 @@ in ``verify``, the items under the pointer in ``items``).
 """
 
 import assets
-from sim.contract import BlockColoring, GpuKnobs, Param, Preset, SceneSpec, Stat, Tool, Verifier, Words
+from sim.contract import BlockColoring, GpuKnobs, Param, Preset, SceneSpec, Stat, Tool, UserStage, Verifier, Words
 
 # the single-system kernels the viewer offers (q): durbin.cu's kernel and, for the persistent one, how its
 # blocks exchange each step (None: the cluster of 16 up to N = 65536, the grid beyond, as measured)
@@ -88,4 +88,19 @@ SPEC = SceneSpec(
     models="sim.durbin.kernels:models",
     commands="sim.durbin.cli:COMMANDS",
     bench="sim.durbin.bench:BENCH",
+    user_stages=(UserStage(
+        name="batched",
+        summary="solve many independent systems with Durbin's recursion (PolyBench 4.x), one per row of r",
+        entry="batched",
+        signature="extern \"C\" __global__ void batched(const double* r, double* y, double* alphas, double* betas, "
+                  "int systems, int order)",
+        params=(("r", "the right-hand sides, systems x order, row-major"), ("y", "the solutions, systems x order"),
+                ("alphas", "each system's alpha after every step, systems x order"),
+                ("betas", "each system's last beta (normalised prediction error)"), ("systems", "how many systems"),
+                ("order", "the length of each system")),
+        launch="one thread per system: grid = ceil(systems / block) blocks of block threads (default 64)",
+        compare="exact, bit for bit with the CPU twin (C summation order, no fused multiply-adds)",
+        template="sim/durbin/templates/batched.cu",
+        adapter="sim.durbin.user_stage:BatchedStage",
+    ),),
 )

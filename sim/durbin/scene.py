@@ -259,8 +259,7 @@ class DurbinScene(Scene):
         mode = self.lpc
         ms = mode.solve(self.backend, self.timer, self.device, self._gpu_stream(self.backend))
         self.readout.solved(mode.frames, ms, steps=False)
-        self.settings.frame = float((int(self.settings.frame) + move) % mode.frames)
-        self.readout.changed()
+        self._lpc_moved(move)
         if self.verify:
             started = time.perf_counter()
             beyond, details, twin, reference = mode.check()
@@ -268,6 +267,24 @@ class DurbinScene(Scene):
             self.max_error = details["largest difference to scipy"]
             self.record_check("the CPU twin's batched solve and scipy.linalg.solve_toeplitz", beyond, started,
                               details, unit="frames")
+        self.readout.timed_plots()
+
+    def _lpc_moved(self, move: int) -> None:
+        """A new solution: the selected frame ``move`` frames on, the plots to redo."""
+        self.settings.frame = float((int(self.settings.frame) + move) % self.lpc.frames)
+        self.readout.changed()
+
+    def take_solution(self, y: np.ndarray, alphas: np.ndarray, comparison=None) -> None:
+        """The lpc preset's step with a batched solve computed outside the scene (a user's kernel:
+        ``sim.durbin.user_stage``): every frame's y and alphas; ``comparison``
+        (``sim.userkernel.adapter.Comparison``) against the CPU twin's solve marks the frames it got wrong."""
+        started = time.perf_counter()
+        self.lpc.y, self.lpc.alphas = y, alphas
+        self._lpc_moved(1)
+        self.checked = {}  # the scene's own check's values say nothing about this solution
+        if comparison is not None:
+            self.record_check("the CPU twin's batched solve", comparison.mismatch, started,
+                              {"max error": comparison.max_abs, "compared": comparison.rule}, unit="frames")
         self.readout.timed_plots()
 
     def _read_back(self) -> None:

@@ -12,6 +12,7 @@ from sim.contract import (
                           Stat,
                           Toggle,
                           Tool,
+                          UserStage,
                           Verifier,
                           Words,
 )
@@ -69,4 +70,21 @@ SPEC = SceneSpec(
     models="sim.particles.kernels:models",
     commands="sim.particles.cli:COMMANDS",
     scaling_bench="sim.particles.ranks_bench:scaling",
+    user_stages=(UserStage(
+        name="forces",
+        summary="every particle's acceleration from the particles in its own and the 8 neighbouring bins",
+        entry="forces",
+        signature="extern \"C\" __global__ void forces(const double* x, const double* y, const int* bin, "
+                  "const int* start, const int* members, int n, int nb, double* ax, double* ay)",
+        params=(("x", "the particles' x positions"), ("y", "their y positions"),
+                ("bin", "each particle's bin, by * nb + bx"),
+                ("start", "nb*nb + 1 offsets: bin b holds members[start[b] .. start[b+1] - 1]"),
+                ("members", "the particles' indices sorted by bin"), ("n", "how many particles"),
+                ("nb", "bins per side (each at least a cutoff wide)"), ("ax", "the x accelerations to write"),
+                ("ay", "the y accelerations to write")),
+        launch="one thread per particle: grid = ceil(n / block) blocks of block threads (default 128)",
+        compare="within what the verifier allows after a step: |difference| * dt^2 <= 1e-12 of the box side",
+        template="sim/particles/templates/forces.cu",
+        adapter="sim.particles.user_stage:ForcesStage",
+    ),),
 )

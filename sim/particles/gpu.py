@@ -64,12 +64,27 @@ class ParticlesGpu:
         # TEXTURE: one texture object per buffer the step reads (both sets' positions and velocities)
         self.textures = [[linear_texture(a, self.real, self.device) for a in s[:2]] for s in self.buffers] \
             if variant == "texture" else None
-        self.k["count_bins"](*grid_for(n, 256), (state[0], np.int32(n), self.real(self.inv_width),
-                                                 np.int32(self.nb), self.bin, self.offset, self.count))
+        self._bin()
+
+    def load_state(self, x, y, vx, vy) -> None:
+        """Replace the state with host arrays of the same count in the particles' own order (a step finished
+        on the host: a user's force kernel), binned afresh into the same buffers (textures and a captured
+        graph stay valid)."""
+        pos, vel, ids = self.buffers[self.cur]
+        pos.set(np.column_stack([x, y]).astype(self.real))
+        vel.set(np.column_stack([vx, vy]).astype(self.real))
+        ids[:] = cupy.arange(self.n, dtype=cupy.int32)
+        self._bin()
+
+    # --- every step re-sorted ------------------------------------------------------------------
+    def _bin(self) -> None:
+        """Bin the current set from scratch (the counts are clear): count, scan, each slot's source."""
+        self.k["count_bins"](*grid_for(self.n, 256), (self.buffers[self.cur][0], np.int32(self.n),
+                                                      self.real(self.inv_width), np.int32(self.nb), self.bin,
+                                                      self.offset, self.count))
         self._scan()
         self._reorder()
 
-    # --- every step re-sorted ------------------------------------------------------------------
     def _scan(self) -> None:
         if self.variant == "blockscan":  # the report's three launches; they clear the counts too
             m = np.int32(self.bins)

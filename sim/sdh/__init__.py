@@ -1,7 +1,7 @@
 """Spatial distance histogram: all N(N-1)/2 pair distances of N points (spec: sdh.md)."""
 
 import assets
-from sim.contract import GpuKnobs, Param, Preset, SceneSpec, Stat, Verifier, Words
+from sim.contract import GpuKnobs, Param, Preset, SceneSpec, Stat, UserStage, Verifier, Words
 from sim.sdh import kernels
 
 SPEC = SceneSpec(
@@ -43,4 +43,19 @@ SPEC = SceneSpec(
     commands="sim.sdh.cli:COMMANDS",
     bench="sim.sdh.bench:BENCH",
     scaling_bench="sim.sdh.bench:scaling",
+    user_stages=(UserStage(
+        name="histogram",
+        summary="count every pair of atoms into the bucket of its distance",
+        entry="sdh",
+        signature="extern \"C\" __global__ void sdh(const double* x, const double* y, const double* z, long long n, "
+                  "double w, int nb, unsigned long long* hist)",
+        params=(("x", "the atoms' x coordinates"), ("y", "their y coordinates"), ("z", "their z coordinates"),
+                ("n", "how many atoms"),
+                ("w", "the bucket width"), ("nb", "how many buckets"),
+                ("hist", "the nb 64-bit counts, zero before the launch: only add to them")),
+        launch="one thread per atom: grid = ceil(n / block) blocks of block threads (default 256)",
+        compare="exact: every bucket's count equals the CPU histogram's",
+        template="sim/sdh/templates/histogram.cu",
+        adapter="sim.sdh.user_stage:HistogramStage",
+    ),),
 )

@@ -1,0 +1,100 @@
+"""The durbin scene's replaceable stage ``batched``: a user's kernel solves many independent systems
+(``templates/batched.cu``: one thread per system), compared bit for bit with the CPU twin's batched
+solve (``durbin_cpu.batched``: C summation order; the built-in thread and register kernels match it
+exactly).
+
+The kernel's signature is durbin.cu's ``batched`` (PolyBench 4.x), so it is a drop-in. In the viewer it
+solves the lpc preset's frames (a frame's system is one item: a wrong coefficient marks its frame).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.cuda import ceil_div
+from sim.durbin import durbin_cpu, inputs, kernels
+from sim.user_stages import Values, comparison, event_times, exact_wrong
+from sim.userkernel.adapter import Arrays, Comparison, Output
+
+ORDER = 24  # the grader's systems: an LPC-like order (10 to 50), within the register kernel's 32
+KAPPA_BOUND = 0.7  # reflection coefficients in (-0.7, 0.7): well-conditioned systems
+
+
+class BatchedStage:
+    item = "system"
+    reference = kernels.batched("thread")
+    builtin = tuple(kernels.GROUPS)
+
+    def sizes(self) -> tuple[int, ...]:
+        return (1, 63, 65, 1001, 20_000)  # systems: one, around the default block, odd, many
+
+    def default_block(self) -> int:
+        return 64
+
+    def inputs(self, size: int, seed: int) -> Arrays:
+        """``size`` AR(ORDER) autocorrelations from random reflection coefficients: every alpha and every
+        entry of y is non-zero."""
+        rng = np.random.default_rng(seed)
+        r = np.stack([inputs.ar_autocorr(ORDER, inputs.random_kappas(rng, ORDER, KAPPA_BOUND))
+                      for _ in range(size)]) if size else np.zeros((0, ORDER))
+        return self._inputs(r)
+
+    @staticmethod
+    def _inputs(r: np.ndarray) -> Arrays:
+        r = np.ascontiguousarray(r, np.float64)
+        return {"r": r, "systems": np.int32(r.shape[0]), "order": np.int32(r.shape[1])}
+
+    def outputs(self, inputs: Arrays) -> dict[str, Output]:
+        shape = inputs["r"].shape
+        return {"y": Output(shape, np.float64), "alphas": Output(shape, np.float64),
+                "betas": Output((shape[0],), np.float64)}
+
+    def expected(self, inputs: Arrays) -> Arrays:
+        y, alphas, betas = durbin_cpu.batched(inputs["r"])
+        return {"y": y, "alphas": alphas, "betas": betas}
+
+    def launch(self, inputs: Arrays, block) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+        block = int(block)
+        return (max(1, ceil_div(int(inputs["systems"]), block)),), (block,), 0
+
+    def args(self, inputs: Arrays, device: dict) -> tuple:
+        return (device["r"], device["y"], device["alphas"], device["betas"], inputs["systems"], inputs["order"])
+
+    def compare(self, inputs: Arrays, expected: Arrays, got: Arrays) -> Comparison:
+        systems, order = inputs["r"].shape
+        every = np.arange(systems * order)
+        labels = {"y": "coefficient", "alphas": "alpha"}
+        values = [Values(expected[name].ravel(), np.asarray(got[name]).ravel(),
+                         exact_wrong(expected[name], np.asarray(got[name])).ravel(), every // order,
+                         lambda k, what=what: f"system {k // order} {what} {k % order}")
+                  for name, what in labels.items()]
+        values.append(Values(expected["betas"], np.asarray(got["betas"]),
+                             exact_wrong(expected["betas"], np.asarray(got["betas"])), np.arange(systems),
+                             lambda k: f"system {k} beta"))
+        return comparison(values, systems, "exact (bit for bit)")
+
+    def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:
+        """Each built-in group at its own default block (the lpc preset's choice): a group's block means
+        something else (a warp per system, a block per system)."""
+        import cupy
+
+        from sim import cuda
+        from sim.durbin import batched_gpu
+
+        systems, order = inputs["r"].shape
+        blocks, threads, smem = batched_gpu.batched_shape(systems, order, variant, None, 8)
+        fn = cuda.kernel(kernels.batched(variant), 0)
+        fn.max_dynamic_shared_size_bytes = smem
+        r = cupy.asarray(inputs["r"])
+        y, alphas, betas = cupy.empty_like(r), cupy.empty_like(r), cupy.empty(systems, cupy.float64)
+        args = (r, y, alphas, betas, np.int32(systems), np.int32(order))
+        return event_times(lambda: fn((blocks,), (threads,), args, shared_mem=smem), repeats)
+
+    # --- the live scene: the lpc preset's frames; the user's solution becomes the frames' y and alphas -----
+    def scene_inputs(self, scene) -> Arrays:
+        if scene.lpc is None:
+            raise ValueError("the batched stage solves the lpc preset's frames: load the lpc preset")
+        return self._inputs(scene.lpc.r)
+
+    def apply(self, scene, outputs: Arrays, comparison: Comparison | None) -> None:
+        scene.take_solution(np.asarray(outputs["y"]), np.asarray(outputs["alphas"]), comparison)

@@ -1,0 +1,115 @@
+"""The particles scene's replaceable stage ``forces``: a user's kernel computes every particle's
+acceleration from the particles binned by the CPU twin's counting sort (``templates/forces.cu``: one
+thread per particle over its 9 neighbour bins), compared with the CPU twin's forces within what the
+scene's verifier allows after a step.
+
+The built-in kernels fuse the forces with the move and the next binning, so the stage is the force
+loop alone, on the CPU twin's bins; the move stays the scene's (``binning_cpu.move``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from sim.cuda import ceil_div
+from sim.particles import binning_cpu, kernels, world
+from sim.particles.pipeline_cpu import HostParticles
+from sim.user_stages import Values, comparison, event_times
+from sim.userkernel.adapter import Arrays, Comparison, Output
+
+STEP_TOLERANCE = 1e-12  # of the box side: the scene's fp64 verifier after a step (ParticlesScene._verify)
+
+
+def tolerance(size: float) -> float:
+    """The largest acceleration error a step can carry within the verifier's tolerance: a step moves a
+    particle by a * dt^2."""
+    return STEP_TOLERANCE * size / world.DT**2
+
+
+class ForcesStage:
+    item = "particle"
+    reference = kernels.step("plain", "fp64", kernels.DEFAULT_BLOCK, False)
+    builtin = kernels.VARIANTS
+
+    def sizes(self) -> tuple[int, ...]:
+        return (1, 127, 129, 1001, 20_000)  # particles: one, around the default block, odd, many
+
+    def default_block(self) -> int:
+        return kernels.DEFAULT_BLOCK
+
+    def inputs(self, size: int, seed: int) -> Arrays:
+        """``size`` particles uniform in the course's box for that count (about 0.6 neighbours each)."""
+        side = world.box_size(size)
+        x, y = np.random.default_rng(seed).uniform(0.0, side, (2, size))
+        return self._inputs(x, y, side)
+
+    @staticmethod
+    def _inputs(x: np.ndarray, y: np.ndarray, side: float) -> Arrays:
+        x, y = np.ascontiguousarray(x, np.float64), np.ascontiguousarray(y, np.float64)
+        nb = binning_cpu.bin_count(side)
+        bins, start, members = binning_cpu.sort_into_bins(x, y, side, nb)
+        return {"x": x, "y": y, "bin": bins.astype(np.int32), "start": start.astype(np.int32),
+                "members": members.astype(np.int32), "n": np.int32(x.shape[0]), "nb": np.int32(nb),
+                "size": np.float64(side)}
+
+    def outputs(self, inputs: Arrays) -> dict[str, Output]:
+        n = int(inputs["n"])
+        return {"ax": Output((n,), np.float64), "ay": Output((n,), np.float64)}
+
+    def expected(self, inputs: Arrays) -> Arrays:
+        n = int(inputs["n"])
+        ax, ay = np.empty(n), np.empty(n)
+        index = [inputs[k].astype(np.int64) for k in ("bin", "start", "members")]  # the twin's own types
+        binning_cpu.forces(inputs["x"], inputs["y"], ax, ay, int(inputs["nb"]), *index, np.empty(n), np.empty(n),
+                           np.empty(n, np.int64))
+        return {"ax": ax, "ay": ay}
+
+    def launch(self, inputs: Arrays, block) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+        block = int(block)
+        return (max(1, ceil_div(int(inputs["n"]), block)),), (block,), 0
+
+    def args(self, inputs: Arrays, device: dict) -> tuple:
+        return (device["x"], device["y"], device["bin"], device["start"], device["members"], inputs["n"],
+                inputs["nb"], device["ax"], device["ay"])
+
+    def compare(self, inputs: Arrays, expected: Arrays, got: Arrays) -> Comparison:
+        n, atol = int(inputs["n"]), tolerance(float(inputs["size"]))
+        values = []
+        for name, axis in (("ax", "x"), ("ay", "y")):
+            want, have = expected[name], np.asarray(got[name])
+            with np.errstate(invalid="ignore"):
+                wrong = ~(np.abs(have - want) <= atol)  # NaN: wrong
+            values.append(Values(want, have, wrong, np.arange(n), lambda k, axis=axis: f"particle {k} ({axis})"))
+        return comparison(values, n, f"|difference| <= {atol:.3g} (moves a particle 1e-12 of the box in a step)")
+
+    def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:
+        """The built-in step (forces, move and the next binning: its kernels fuse them) from the same
+        positions at rest."""
+        from sim.particles.gpu import ParticlesGpu
+        from sim.timing import NULL_TIMER
+
+        n = int(inputs["n"])
+        gpu = ParticlesGpu(inputs["x"], inputs["y"], np.zeros(n), np.zeros(n), float(inputs["size"]), variant,
+                           "fp64", int(block), stats=False)
+        return event_times(lambda: gpu.step(NULL_TIMER), repeats)
+
+    # --- the live scene: its positions binned by the CPU twin; the user's forces move the particles ---------
+    def scene_inputs(self, scene) -> Arrays:
+        x, y = scene.host_positions()
+        return self._inputs(x, y, scene.size)
+
+    def apply(self, scene, outputs: Arrays, comparison: Comparison | None) -> None:
+        """The scene's move with the user's accelerations (on the host; on the GPU the moved state is loaded
+        back, in the particles' own order, so the marks line up with the device's particles)."""
+        p = HostParticles(*scene.gpu.host_state()) if scene.gpu is not None else scene.host
+        p.ax[:] = outputs["ax"]
+        p.ay[:] = outputs["ay"]
+        binning_cpu.move(p.x, p.y, p.vx, p.vy, p.ax, p.ay, scene.size)
+        if scene.gpu is not None:
+            scene.gpu.load_state(p.x, p.y, p.vx, p.vy)
+        scene.checked = None  # the built-in check's states say nothing about this step
+        if comparison is not None:
+            scene.record_check("the CPU twin's forces from the same positions", comparison.mismatch,
+                               time.perf_counter(), {"largest difference": comparison.max_abs})

@@ -1,0 +1,90 @@
+"""The sdh scene's replaceable stage ``histogram``: a user's kernel counts every pair of atoms into its
+distance bucket (``templates/histogram.cu``), compared bucket for bucket with the exact CPU histogram.
+
+The kernel's signature is the built-in ``naive`` kernel's (sdh.cu), so it is a drop-in: the same
+arguments, one thread per atom, the counts zeroed before each launch.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from sim.cuda import ceil_div
+from sim.sdh import data, kernels, sdh_cpu
+from sim.user_stages import Values, comparison, event_times, exact_wrong
+from sim.userkernel.adapter import Arrays, Comparison, Output
+
+WIDTH = 500.0  # the course preset's bucket width: 80 buckets in the course's cube
+
+
+class HistogramStage:
+    item = "bin"
+    reference = kernels.histogram("naive", 256, False)
+    builtin = ("naive", "naive-priv", "tiled", "tiled-priv", "fast", "tensor")
+
+    def sizes(self) -> tuple[int, ...]:
+        return (1, 2, 255, 257, 1001, 20_000)  # atoms: no pair, one pair, around a block, odd, large
+
+    def default_block(self) -> int:
+        return 256
+
+    def inputs(self, size: int, seed: int) -> Arrays:
+        points = np.random.default_rng(seed).uniform(0.0, data.BOX_SIZE, (size, 3))
+        return self._inputs(points, WIDTH, data.bucket_count(WIDTH))
+
+    @staticmethod
+    def _inputs(points: np.ndarray, width: float, buckets: int) -> Arrays:
+        p = np.asarray(points, np.float64)
+        return {"x": np.ascontiguousarray(p[:, 0]), "y": np.ascontiguousarray(p[:, 1]),
+                "z": np.ascontiguousarray(p[:, 2]), "n": np.int64(p.shape[0]), "w": np.float64(width),
+                "nb": np.int32(buckets)}
+
+    def outputs(self, inputs: Arrays) -> dict[str, Output]:
+        return {"hist": Output((int(inputs["nb"]),), np.uint64, start="zero")}
+
+    def expected(self, inputs: Arrays) -> Arrays:
+        points = np.stack([inputs["x"], inputs["y"], inputs["z"]], axis=1)
+        counts = sdh_cpu.histogram(points, float(inputs["w"]), int(inputs["nb"]))
+        return {"hist": counts.astype(np.uint64)}
+
+    def launch(self, inputs: Arrays, block) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+        block = int(block)
+        return (max(1, ceil_div(int(inputs["n"]), block)),), (block,), 0
+
+    def args(self, inputs: Arrays, device: dict) -> tuple:
+        return (device["x"], device["y"], device["z"], inputs["n"], inputs["w"], inputs["nb"], device["hist"])
+
+    def compare(self, inputs: Arrays, expected: Arrays, got: Arrays) -> Comparison:
+        want, have = expected["hist"], np.asarray(got["hist"])
+        bins = np.arange(want.shape[0])
+        values = Values(want, have, exact_wrong(want, have), bins, lambda k: f"bin {k}")
+        return comparison([values], want.shape[0], "exact")
+
+    def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:
+        import cupy
+
+        from sim import cuda
+        from sim.sdh import gpu
+
+        points = cupy.asarray(np.stack([inputs["x"], inputs["y"], inputs["z"]], axis=1))
+        width, buckets, n = float(inputs["w"]), int(inputs["nb"]), int(inputs["n"])
+        args, slots, one_add = gpu.arguments(variant, points, width, buckets)
+        blocks, shared, lanes = gpu.launch_shape(variant, n, int(block), buckets, slots=slots)
+        fn = cuda.kernel(kernels.histogram(variant, int(block), lanes, one_add), 0)
+        if shared > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = shared
+        hist = cupy.zeros(buckets, cupy.uint64)
+        return event_times(lambda: fn((blocks,), (int(block),), (*args, hist), shared_mem=shared), repeats)
+
+    # --- the live scene: its atoms and width now; the user's counts become the scene's histogram ----------
+    def scene_inputs(self, scene) -> Arrays:
+        return self._inputs(scene.points, scene.settings.width, scene.buckets)
+
+    def apply(self, scene, outputs: Arrays, comparison: Comparison | None) -> None:
+        scene.counts = np.asarray(outputs["hist"]).astype(np.int64)
+        scene.reference = None  # the built-in check's CPU histogram says nothing about this one
+        if comparison is not None:
+            scene.record_check("the exact CPU histogram", comparison.mismatch, time.perf_counter(),
+                               {"buckets differing": comparison.mismatches}, unit="buckets")

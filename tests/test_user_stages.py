@@ -1,0 +1,473 @@
+"""The scenes' replaceable stages (sdh histogram, durbin batched, particles forces, balls proximity): each template and
+planted wrong kernel compiles with NVRTC; each adapter's inputs, CPU twin, launch and comparison; the
+live scene's hand-over; on a GPU (through the sandbox), the template is right on every default size
+and each planted kernel is caught with the right items named."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sim import cuda
+from sim.registry import SCENES
+from sim.user_stages import Values, comparison, differences
+
+DATA = Path(__file__).parent / "data" / "user_kernels"
+STAGES = [("sdh", "histogram"), ("durbin", "batched"), ("particles", "forces"), ("balls", "proximity")]
+PLANTED = {("sdh", "histogram"): ("sdh_wrong_bucket.cu", "sdh_race.cu"),
+           ("durbin", "batched"): ("durbin_wrong_sign.cu", "durbin_missing_term.cu"),
+           ("particles", "forces"): ("particles_missing_column.cu",),
+           ("balls", "proximity"): ("balls_missing_edge.cu",)}
+
+
+def adapter_of(scene: str, stage: str):
+    path = SCENES[scene].user_stage(stage).adapter
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)()
+
+
+def small_sizes(adapter) -> tuple[int, ...]:
+    """The grader's sizes short of the large one (the CPU twin takes a while there)."""
+    return adapter.sizes()[:-1]
+
+
+# --- NVRTC: the template and every planted kernel compile with the reference build's options -----------------
+@pytest.mark.parametrize(("scene", "stage"), STAGES)
+def test_template_and_planted_kernels_compile(scene, stage):
+    compile_cubin = pytest.importorskip("test_cuda_sources").compile_cubin
+    declared = SCENES[scene].user_stage(stage)
+    adapter = adapter_of(scene, stage)
+    files = [cuda.source_path(declared.template)] + [DATA / name for name in PLANTED[scene, stage]]
+    for path in files:
+        cubin = compile_cubin(path.read_text(), path.name, (*adapter.reference.all_options(), "-lineinfo"))
+        assert declared.entry.encode() + b"\0" in cubin, f"{path.name} defines no kernel {declared.entry}"
+
+
+@pytest.mark.parametrize(("scene", "stage"), STAGES)
+def test_the_template_is_built_with_the_product(scene, stage):
+    """tests/test_cuda_sources.py compiles it on every CI run with the reference build's options."""
+    from sim.registry import all_builds
+
+    declared = SCENES[scene].user_stage(stage)
+    reference = adapter_of(scene, stage).reference
+    assert any(b.source == declared.template and b.options == reference.options for b in all_builds())
+
+
+# --- inputs, the CPU twin, the launch rule ----------------------------------------------------------------
+@pytest.mark.parametrize(("scene", "stage"), STAGES)
+def test_inputs_are_reproducible_per_seed_and_never_all_zero(scene, stage):
+    adapter = adapter_of(scene, stage)
+    for size in small_sizes(adapter):
+        a, b, other = adapter.inputs(size, 3), adapter.inputs(size, 3), adapter.inputs(size, 4)
+        assert a.keys() == b.keys()
+        for key, value in a.items():
+            np.testing.assert_array_equal(value, b[key])
+        data = [k for k, v in a.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]  # not index tables
+        assert data
+        for key in data:
+            assert a[key].shape[0] == size, key
+            assert np.any(a[key] != 0), key
+        assert any(not np.array_equal(a[k], other[k]) for k in data)
+
+
+@pytest.mark.parametrize(("scene", "stage"), STAGES)
+def test_launch_covers_every_item_once_per_thread(scene, stage):
+    adapter = adapter_of(scene, stage)
+    block = adapter.default_block()
+    for size in adapter.sizes():
+        grid, threads, _ = adapter.launch(adapter.inputs(size, 1), block)
+        total = int(np.prod(grid)) * int(np.prod(threads))
+        assert total >= size and total - int(np.prod(threads)) < size, (size, grid, threads)
+
+
+def test_sdh_expected_is_every_pair_counted():
+    adapter = adapter_of("sdh", "histogram")
+    inputs = adapter.inputs(257, 5)
+    p = np.stack([inputs["x"], inputs["y"], inputs["z"]], axis=1)
+    i, j = np.triu_indices(p.shape[0], 1)
+    d = p[i] - p[j]
+    bins = np.minimum((np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2]) / float(inputs["w"]))
+                      .astype(np.int64), int(inputs["nb"]) - 1)
+    want = np.bincount(bins, minlength=int(inputs["nb"]))
+    got = adapter.expected(inputs)["hist"]
+    assert got.dtype == np.uint64 and got.shape == (int(inputs["nb"]),)
+    np.testing.assert_array_equal(got.astype(np.int64), want)
+    assert adapter.outputs(inputs)["hist"].start == "zero"
+
+
+# --- comparisons: exactly the damaged items, the worst first ------------------------------------------------
+def test_sdh_compare_names_exactly_the_damaged_bins():
+    adapter = adapter_of("sdh", "histogram")
+    inputs = adapter.inputs(255, 2)
+    expected = adapter.expected(inputs)
+    got = expected["hist"].copy()
+    got[3] += 1
+    got[40] -= 7
+    result = adapter.compare(inputs, expected, {"hist": got})
+    assert not result.correct and result.mismatches == 2
+    assert np.flatnonzero(result.mismatch).tolist() == [3, 40]
+    assert [(w.index, w.label, w.difference) for w in result.worst] == [(40, "bin 40", -7.0), (3, "bin 3", 1.0)]
+    assert result.max_abs == 7.0 and result.rule == "exact"
+    assert adapter.compare(inputs, expected, {"hist": expected["hist"].copy()}).correct
+
+
+def test_comparison_folds_values_onto_items_and_orders_the_worst():
+    expected = np.array([1.0, 2.0, 3.0, np.nan, 5.0, 6.0])
+    got = np.array([1.0, 2.5, 3.0, np.nan, np.nan, 4.0])
+    wrong = np.array([False, True, False, False, True, True])
+    values = Values(expected, got, wrong, np.array([0, 0, 1, 1, 2, 2]), lambda k: f"value {k}")
+    result = comparison([values], 3, "exact")
+    assert result.mismatch.tolist() == [True, False, True]
+    assert [w.label for w in result.worst] == ["value 4", "value 5", "value 1"]  # NaN (inf) first
+    assert result.max_abs == np.inf
+    assert differences(np.array([np.nan, 1.0]), np.array([np.nan, 1.0])).tolist() == [0.0, 0.0]
+
+
+# --- the live scene: its state in, the user's result back ------------------------------------------------
+def test_sdh_scene_takes_the_users_counts_and_marks_the_wrong_bins():
+    from sim.sdh.scene import HistogramScene
+
+    scene = HistogramScene(n=300)
+    adapter = adapter_of("sdh", "histogram")
+    inputs = adapter.scene_inputs(scene)
+    assert int(inputs["n"]) == 300 and int(inputs["nb"]) == scene.buckets
+    np.testing.assert_array_equal(inputs["y"], scene.points[:, 1])
+    expected = adapter.expected(inputs)
+    got = expected["hist"].copy()
+    got[5] += 2
+    result = adapter.compare(inputs, expected, {"hist": got})
+    adapter.apply(scene, {"hist": got}, result)
+    assert scene.counts.dtype == np.int64 and scene.counts[5] == int(expected["hist"][5]) + 2
+    assert np.flatnonzero(scene.mismatch).tolist() == [5]
+    assert scene.verification.unit == "buckets" and scene.verification.differing == 1
+
+
+def test_durbin_expected_is_the_twin_and_solves_each_system():
+    import scipy.linalg
+
+    from sim.durbin import durbin_cpu
+    from sim.durbin.inputs import toeplitz_column
+
+    adapter = adapter_of("durbin", "batched")
+    inputs = adapter.inputs(65, 3)
+    r = inputs["r"]
+    assert r.shape == (65, int(inputs["order"])) and int(inputs["systems"]) == 65
+    expected = adapter.expected(inputs)
+    for s in (0, 31, 64):
+        twin = durbin_cpu.DurbinCpu(r[s])
+        twin.run()
+        np.testing.assert_array_equal(expected["y"][s], twin.y)
+        np.testing.assert_array_equal(expected["alphas"][s], twin.alphas)
+        assert expected["betas"][s] == twin.betas[-1]
+        np.testing.assert_allclose(expected["y"][s], scipy.linalg.solve_toeplitz(toeplitz_column(r[s]), -r[s]),
+                                   rtol=0, atol=1e-10)
+    assert np.all(expected["y"] != 0) and np.all(expected["alphas"] != 0)
+    assert {o.start for o in adapter.outputs(inputs).values()} == {"poison"}
+
+
+def test_durbin_compare_names_the_system_and_coefficient():
+    adapter = adapter_of("durbin", "batched")
+    inputs = adapter.inputs(9, 1)
+    expected = adapter.expected(inputs)
+    got = {name: value.copy() for name, value in expected.items()}
+    got["y"][4, 7] += 1e-3
+    got["alphas"][6, 2] = -got["alphas"][6, 2]
+    got["betas"][2] = np.nan
+    result = adapter.compare(inputs, expected, got)
+    assert np.flatnonzero(result.mismatch).tolist() == [2, 4, 6]
+    labels = [w.label for w in result.worst]
+    assert labels == ["system 2 beta", "system 6 alpha 2", "system 4 coefficient 7"]
+    assert [w.index for w in result.worst] == [2, 6, 4]
+    assert abs(result.worst[2].difference - 1e-3) < 1e-12
+    assert adapter.compare(inputs, expected, {k: v.copy() for k, v in expected.items()}).correct
+    almost = {k: v.copy() for k, v in expected.items()}
+    almost["y"][0, 0] = np.nextafter(almost["y"][0, 0], 1.0)  # one ulp off: exact means exact
+    assert np.flatnonzero(adapter.compare(inputs, expected, almost).mismatch).tolist() == [0]
+
+
+def test_durbin_scene_solves_its_frames_with_the_users_result():
+    from sim import create_scene
+
+    adapter = adapter_of("durbin", "batched")
+    with pytest.raises(ValueError, match="lpc preset"):
+        adapter.scene_inputs(create_scene("durbin", preset="ar"))
+    scene = create_scene("durbin", preset="lpc")
+    frame = int(scene.settings.frame)
+    inputs = adapter.scene_inputs(scene)
+    assert inputs["r"].shape == (scene.lpc.frames, scene.lpc.order)
+    expected = adapter.expected(inputs)
+    got = {k: v.copy() for k, v in expected.items()}
+    got["y"][3, 1] = 0.0
+    result = adapter.compare(inputs, expected, got)
+    adapter.apply(scene, got, result)
+    assert scene.lpc.y[3, 1] == 0.0 and scene.checked == {}
+    assert int(scene.settings.frame) == (frame + 1) % scene.lpc.frames  # a step moves the selected frame on
+    assert np.flatnonzero(scene.mismatch).tolist() == [3] and scene.verification.unit == "frames"
+
+
+def starter_forces(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The course's O(n^2) starter: every j in increasing order, sqrt and divisions."""
+    from sim.particles.world import CUTOFF, MASS, MIN_R
+
+    ax, ay = np.zeros(x.size), np.zeros(x.size)
+    for i in range(x.size):
+        for j in range(x.size):
+            dx, dy = x[j] - x[i], y[j] - y[i]
+            r2 = dx * dx + dy * dy
+            if r2 > CUTOFF * CUTOFF:
+                continue
+            r2 = max(r2, MIN_R * MIN_R)
+            coef = (1 - CUTOFF / np.sqrt(r2)) / r2 / MASS
+            ax[i] += coef * dx
+            ay[i] += coef * dy
+    return ax, ay
+
+
+def test_particles_expected_is_the_starters_forces_from_the_twins_bins():
+    adapter = adapter_of("particles", "forces")
+    inputs = adapter.inputs(129, 4)
+    x, y, nb = inputs["x"], inputs["y"], int(inputs["nb"])
+    assert inputs["start"].shape == (nb * nb + 1,) and inputs["start"][-1] == 129
+    assert sorted(inputs["members"].tolist()) == list(range(129))
+    expected = adapter.expected(inputs)
+    ax, ay = starter_forces(x, y)
+    np.testing.assert_array_equal(expected["ax"], ax)
+    np.testing.assert_array_equal(expected["ay"], ay)
+    assert np.count_nonzero(ax) > 10
+
+
+def test_particles_compare_marks_particles_beyond_the_verifiers_tolerance():
+    from sim.particles import user_stage
+
+    adapter = adapter_of("particles", "forces")
+    inputs = adapter.inputs(127, 2)
+    expected = adapter.expected(inputs)
+    atol = user_stage.tolerance(float(inputs["size"]))
+    got = {k: v.copy() for k, v in expected.items()}
+    got["ax"][12] += 1.0
+    got["ay"][40] = np.nan
+    got["ax"][7] += 0.5 * atol  # rounding: within what a step's check allows
+    result = adapter.compare(inputs, expected, got)
+    assert np.flatnonzero(result.mismatch).tolist() == [12, 40]
+    assert [w.label for w in result.worst] == ["particle 40 (y)", "particle 12 (x)"]
+    assert result.worst[1].difference == pytest.approx(1.0)
+    assert "1e-12 of the box" in result.rule
+
+
+def test_particles_scene_moves_with_the_users_forces():
+    from sim.particles import pipeline_cpu
+    from sim.particles.scene import ParticlesScene
+
+    scene = ParticlesScene(n=400)
+    for _ in range(20):  # off the lattice: neighbours within the cutoff
+        scene.advance(1)
+    adapter = adapter_of("particles", "forces")
+    inputs = adapter.scene_inputs(scene)
+    np.testing.assert_array_equal(inputs["x"], scene.x)
+    before = [a.copy() for a in (scene.x, scene.y, scene.vx, scene.vy)]
+    expected = adapter.expected(inputs)
+    assert np.count_nonzero(expected["ax"]) > 0
+    adapter.apply(scene, expected, adapter.compare(inputs, expected, expected))
+    twin = pipeline_cpu.stepped_copy(*before, scene.size, scene.nbins)
+    np.testing.assert_array_equal(scene.x, twin.x)
+    np.testing.assert_array_equal(scene.vy, twin.vy)
+    assert scene.verification.differing == 0
+    inputs = adapter.scene_inputs(scene)
+    expected = adapter.expected(inputs)
+    got = {k: v.copy() for k, v in expected.items()}
+    got["ax"][9] += 100.0
+    adapter.apply(scene, got, adapter.compare(inputs, expected, got))
+    assert np.flatnonzero(scene.mismatch).tolist() == [9] and scene.verification.unit == "particles"
+
+
+def pair_set(pairs) -> set[tuple[int, int]]:
+    return {(int(min(a, b)), int(max(a, b))) for a, b in pairs}
+
+
+def test_balls_expected_is_the_twins_sweep_in_the_balls_own_numbers():
+    from sim.balls import proximity_cpu, world
+
+    adapter = adapter_of("balls", "proximity")
+    inputs = adapter.inputs(1001, 6)
+    order = inputs["order"]
+    assert np.all(np.diff(inputs["z_max"]) >= 0) and sorted(order.tolist()) == list(range(1001))
+    pos, vel = np.empty_like(inputs["pos"]), np.empty_like(inputs["vel"])
+    pos[order], vel[order] = inputs["pos"], inputs["vel"]  # the balls as drawn
+    twin, _, found = proximity_cpu.proximity_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
+    expected = adapter.expected(inputs)
+    count, slots = expected["count"], expected["partners"].reshape(1001, -1)
+    listed = {(int(order[s]), int(order[p])) for s in range(1001) for p in slots[s, :count[s]]}
+    assert pair_set(listed) == pair_set(twin) and found > 300 and int(count.sum()) == 2 * found
+
+
+def test_balls_compare_takes_lists_as_sets_and_names_missing_and_extra_partners():
+    adapter = adapter_of("balls", "proximity")
+    inputs = adapter.inputs(129, 3)
+    order = inputs["order"]
+    expected = adapter.expected(inputs)
+    count, k = expected["count"], int(inputs["k"])
+    slots = expected["partners"].reshape(-1, k)
+    shuffled = slots.copy()
+    for s in np.flatnonzero(count > 1):  # any order is right
+        shuffled[s, :count[s]] = shuffled[s, :count[s]][::-1]
+    assert adapter.compare(inputs, expected, {"count": count.copy(), "partners": shuffled.ravel()}).correct
+    a, b = (int(s) for s in np.flatnonzero(count >= 2)[:2])
+    got_count, got = count.copy(), slots.copy()
+    lost = int(got[a, count[a] - 1])
+    got_count[a] -= 1  # a loses its last partner
+    got[b, count[b] - 1] = 0x7FFFFFFF  # b's last slot names no ball
+    result = adapter.compare(inputs, expected, {"count": got_count, "partners": got.ravel()})
+    assert np.flatnonzero(result.mismatch).tolist() == sorted([int(order[a]), int(order[b])])
+    by_ball = {w.index: w for w in result.worst}
+    assert by_ball[int(order[a])].label == f"ball {int(order[a])}: missing {int(order[lost])}"
+    assert by_ball[int(order[a])].difference == -1.0
+    assert by_ball[int(order[b])].label.startswith(f"ball {int(order[b])}: missing ")
+    assert by_ball[int(order[b])].label.endswith(", extra no ball")
+    assert result.worst[0].index == int(order[a])  # its count is off: the larger difference first
+
+
+def test_balls_scene_steps_on_the_users_pairs():
+    """A user's step: a pass on the scene's balls now, then the scene's forces and integration on its pairs,
+    the same step as the scene's own pass and step from that state."""
+    from sim import create_scene
+    from sim.balls import pipeline_cpu
+
+    scene = create_scene("balls", preset="T")  # a lattice 2.1 radii apart: neighbours within the reach
+    scene.advance(7)
+    twin = create_scene("balls", preset="T")
+    twin.advance(7)
+    adapter = adapter_of("balls", "proximity")
+    steps = scene.steps
+    inputs = adapter.scene_inputs(scene)
+    assert int(inputs["n"]) == scene.n
+    pairs, _, _ = pipeline_cpu.proximity(scene.pos, scene.vel, "global")
+    expected = adapter.expected(inputs)
+    adapter.apply(scene, expected, adapter.compare(inputs, expected, expected))
+    assert pair_set(scene.pairs) == pair_set(pairs) and len(pairs) > 100
+    assert scene.verification.differing == 0 and scene.mismatch.shape == (scene.n,)
+    twin.host.pairs = pairs  # the scene's own step on the same pairs
+    pipeline_cpu.step(twin.host, twin.settings, twin.trough, twin.spec.dt)
+    np.testing.assert_array_equal(scene.pos, twin.pos)
+    assert scene.steps == steps  # the step is counted by whoever runs it (Scene.run_frame)
+
+
+def test_balls_scene_drops_fallen_balls_before_a_users_pass():
+    from sim import create_scene
+
+    scene = create_scene("balls", preset="T")
+    scene.host.pos[5, 1] = scene.trough.fallen_y - 1.0
+    n = scene.n
+    inputs = adapter_of("balls", "proximity").scene_inputs(scene)
+    assert scene.n == n - 1 and int(inputs["n"]) == n - 1
+
+
+# --- on the GPU, through the sandbox: the template is right, the planted kernels are caught ------------------
+def run_file(scene: str, stage: str, path: Path, size: int, seed: int = 1):
+    from sim.userkernel.sandbox import Sandbox
+    from sim.userkernel.source import load
+
+    adapter = adapter_of(scene, stage)
+    inputs = adapter.inputs(size, seed)
+    box = Sandbox()
+    try:
+        result = box.run(load(path, SCENES[scene], stage), inputs, adapter.default_block())
+    finally:
+        box.close()
+    expected = adapter.expected(inputs)
+    return adapter.compare(inputs, expected, result.outputs), result, expected
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("scene", "stage"), STAGES)
+def test_template_is_correct_on_every_default_size(scene, stage):
+    declared = SCENES[scene].user_stage(stage)
+    for size in adapter_of(scene, stage).sizes():
+        found, result, _ = run_file(scene, stage, cuda.source_path(declared.template), size)
+        assert found.correct, (size, found.worst[:3])
+        assert result.overflow == []
+
+
+@pytest.mark.gpu
+def test_sdh_wrong_bucket_is_caught_at_the_shifted_bins():
+    found, _, expected = run_file("sdh", "histogram", DATA / "sdh_wrong_bucket.cu", 1001)
+    want = expected["hist"].astype(np.int64)
+    shifted = np.concatenate([[0], want[:-1]])
+    shifted[-1] += want[-1]
+    assert np.flatnonzero(found.mismatch).tolist() == np.flatnonzero(shifted != want).tolist()
+    assert found.worst and all(w.label == f"bin {w.index}" for w in found.worst)
+
+
+@pytest.mark.gpu
+def test_sdh_race_loses_counts():
+    found, result, expected = run_file("sdh", "histogram", DATA / "sdh_race.cu", 20_000)
+    assert found.mismatches > 0
+    assert int(result.outputs["hist"].astype(np.int64).sum()) < int(expected["hist"].astype(np.int64).sum())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("planted", ["durbin_wrong_sign.cu", "durbin_missing_term.cu"])
+def test_durbin_planted_kernels_are_caught_in_every_system_from_step_one(planted):
+    found, _, _ = run_file("durbin", "batched", DATA / planted, 65)
+    assert found.mismatch.all() and found.mismatches == 65
+    assert found.worst and all(w.label.startswith(f"system {w.index} ") for w in found.worst)
+    assert not any(w.label.endswith(" alpha 0") for w in found.worst)  # step 0 (alpha = -r[0]) is right in both
+
+
+@pytest.mark.gpu
+def test_particles_missing_column_is_caught_at_the_particles_it_misses():
+    from sim.particles import user_stage
+    from sim.particles.world import CUTOFF, MASS, MIN_R
+
+    found, _, _ = run_file("particles", "forces", DATA / "particles_missing_column.cu", 1001)
+    adapter = adapter_of("particles", "forces")
+    inputs = adapter.inputs(1001, 1)
+    x, y, column, nb = inputs["x"], inputs["y"], inputs["bin"] % inputs["nb"], int(inputs["nb"])
+    missed = np.zeros((2, x.size))  # the force of the neighbours in the bin column on the right
+    for i in range(x.size):
+        dx, dy = x - x[i], y - y[i]
+        r2 = dx * dx + dy * dy
+        right = (column == column[i] + 1) & (np.abs(inputs["bin"] // nb - inputs["bin"][i] // nb) <= 1)
+        near = right & (r2 <= CUTOFF * CUTOFF)
+        r2c = np.maximum(r2[near], MIN_R * MIN_R)
+        coef = (1 - CUTOFF / np.sqrt(r2c)) / r2c / MASS
+        missed[:, i] = (coef * dx[near]).sum(), (coef * dy[near]).sum()
+    wrong = (np.abs(missed) > user_stage.tolerance(float(inputs["size"]))).any(axis=0)
+    assert wrong.sum() > 5
+    assert np.flatnonzero(found.mismatch).tolist() == np.flatnonzero(wrong).tolist()
+    assert all(w.label.startswith(f"particle {w.index} (") for w in found.worst)
+
+
+@pytest.mark.gpu
+def test_particles_scene_on_the_gpu_takes_the_users_step_and_steps_on():
+    from sim.particles import pipeline_cpu
+    from sim.particles.scene import ParticlesScene
+
+    scene = ParticlesScene(n=400, backend="gpu")
+    scene.advance(20)
+    adapter = adapter_of("particles", "forces")
+    inputs = adapter.scene_inputs(scene)
+    before = scene.gpu.host_state()
+    expected = adapter.expected(inputs)
+    adapter.apply(scene, expected, None)
+    twin = pipeline_cpu.stepped_copy(*before, scene.size, scene.nbins)
+    after = scene.gpu.host_state()
+    np.testing.assert_array_equal(after[0], twin.x)
+    np.testing.assert_array_equal(after[3], twin.vy)
+    scene.advance(1)  # the built-in step goes on from the loaded state
+    assert scene.n == 400 and np.isfinite(scene.gpu.host_state()[0]).all()
+
+
+@pytest.mark.gpu
+def test_balls_missing_edge_is_caught_at_the_lowest_ball_and_its_partners():
+    seed = 2  # the lowest ball in z_max order has partners (seed 1's has none: nothing to miss)
+    found, _, expected = run_file("balls", "proximity", DATA / "balls_missing_edge.cu", 1001, seed)
+    adapter = adapter_of("balls", "proximity")
+    inputs = adapter.inputs(1001, seed)
+    order, k = inputs["order"], int(inputs["k"])
+    lowest = expected["partners"].reshape(-1, k)[0, :expected["count"][0]]
+    assert lowest.size  # the lowest ball has partners to lose
+    want = sorted(int(order[s]) for s in [0, *lowest.tolist()])
+    assert np.flatnonzero(found.mismatch).tolist() == want
