@@ -60,3 +60,42 @@ def blocks(out: Path) -> Path:
     print(f"{path}: tiles of {tiles.tile_w}x{tiles.tile_h} cells, halo {tiles.halo_left} left, "
           f"{tiles.halo_right} right, {tiles.halo_y} rows; grid {tiles.grid[0]}x{tiles.grid[1]} blocks")
     return path
+
+
+RACE = Path(__file__).resolve().parent.parent / "tests" / "data" / "user_kernels" / "heat_tile_race.cu"
+FOLDED = ("Scene", "Run", "Colour", "Physics", "Tool", "Stage times (ms per frame)", "Display", "Record", "Counters",
+          "Pair distances", "Speed of light")
+
+
+def user_kernel(out: Path, frames: int = 12) -> None:
+    """user-kernel-race.png: tests/data/user_kernels/heat_tile_race.cu (a shared-memory tile read without its
+    barrier) as the plate's step kernel on the GPU, verification on, as ``view heat --kernel-file`` runs it:
+    the cells it got wrong in red, the panel's "Your kernel" section with the mismatch table and the step
+    where it first diverged from the CPU twin. Needs a GPU."""
+    import time
+
+    from sim.userkernel import source
+    from viewer.panel import style
+    from viewer.window.app import Viewer
+
+    scene = create_scene("heat", preset="plate", backend="gpu")
+    scene.set_param("steps_per_frame", 1)
+    scene.set_verify(True)
+    for title in FOLDED:  # the kernel's section in view
+        style.layout[title] = False
+    v = Viewer(scene, *SIZE, visible=False, max_fps=None)
+    try:
+        v.controller.kernel.use(source.load(RACE, scene.spec, "step"))
+        live = v.controller.kernel.live
+        started = time.perf_counter()
+        while live.build is None and time.perf_counter() - started < 60:  # compiled in the background
+            v.tick()
+        for _ in range(frames):
+            v.tick()
+        fb = v.window.get_framebuffer_size()
+        v.actions.save_screenshot(fb, out / "user-kernel-race.png")
+        comparison = live.comparison
+        print(f"user kernel: {live.steps_run} steps, first diverged at {live.first_divergence}, "
+              f"{comparison.mismatches if comparison else '?'} cells wrong in the last; error {live.error}")
+    finally:
+        v.close()

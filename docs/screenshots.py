@@ -5,6 +5,7 @@
     python docs/screenshots.py durbin docs/  # durbin-recursion.png and durbin-lpc.png (CPU is fine)
     python docs/screenshots.py heat docs/    # heat-painting.png (CPU is fine)
     python docs/screenshots.py heat-blocks docs/  # heat-blocks-temporal.png (needs a GPU)
+    python docs/screenshots.py user-kernel docs/  # user-kernel-race.png (needs a GPU)
 
 GPU pictures:
 - gpu-block-colours-128.png, gpu-block-colours-512.png: the t benchmark coloured by the CUDA block
@@ -74,7 +75,7 @@ def pinned_picture(scene, candidates, path: Path, size=(1280, 800), color_mode: 
             ndc = clip[:3] / clip[3]
             width, height = v.window.get_size()
             v.pointing.pointer = ((ndc[0] + 1) / 2 * width, (ndc[1] + 1) / 2 * height)
-            for _ in range(3):  # the id pass answers a frame later
+            for _ in range(3):  # the pick answers a frame later
                 v.tick()
             if v.pointing.picking.hovered == int(item):
                 v.pointing.click = True
@@ -150,7 +151,7 @@ def main(argv: list[str]) -> None:
     import heat_pictures
 
     pictures = {"gpu": gpu_pictures, "clip": clip, "durbin": durbin_pictures, "heat": heat_pictures.painting,
-                "heat-blocks": heat_pictures.blocks}
+                "heat-blocks": heat_pictures.blocks, "user-kernel": heat_pictures.user_kernel}
     what = argv[0] if argv else "gpu"
     out = Path(argv[1] if len(argv) > 1 else "docs")
     if what not in pictures:

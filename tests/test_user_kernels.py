@@ -310,7 +310,7 @@ def test_compare_is_bit_for_bit_and_names_the_worst_cells():
 
 def test_the_template_and_every_planted_heat_kernel_compile(tmp_path):
     for name in ("template", "edge_column", "no_boundary", "wrong_factor", "past_end", "never_returns",
-                 "illegal_address"):
+                 "illegal_address", "tile_race"):
         assert user_source.compile_check(heat_source(name)) == [], name
 
 
@@ -591,6 +591,19 @@ def test_check_catches_planted_kernels_naming_the_right_cells(tmp_path, capsys, 
     assert case["mismatches"] == len(want) and not case["correct"]
     named = {tuple(int(v) for v in w["label"][len("cell ("):-1].split(", ")) for w in case["worst"]}
     assert named and named <= want
+
+
+@pytest.mark.gpu
+def test_check_catches_a_race_in_a_shared_memory_tile(tmp_path, capsys):
+    """The tile read before every warp has filled it: cells read rows above and below that other warps
+    store, so some come out wrong; only interior cells can (the ring reads its own cell only)."""
+    code, printed, record = check_json(tmp_path, capsys, "tile_race", "--sizes", "3000000", "--seeds", "1",
+                                       "--block", "32x8")
+    assert code == 1, printed.out
+    case = record["cases"][0]
+    assert case["mismatches"] > 0 and not case["correct"]
+    named = [tuple(int(v) for v in w["label"][len("cell ("):-1].split(", ")) for w in case["worst"]]
+    assert named and all(0 < i < 1999 and 0 < j < 1499 for i, j in named), named
 
 
 @pytest.mark.gpu
