@@ -191,7 +191,7 @@ def gpu_heat_live(tmp_path, text: str):
 
     path = tmp_path / "my_step.cu"
     path.write_text(text)
-    scene = create_scene("heat", backend="gpu", preset="plate", n=120_000)
+    scene = create_scene("heat", backend="gpu", preset="seed", n=120_000)  # random: a mistake shows at once
     live = LiveStage(scene, user_source.load(path, HEAT, "step"))
     scene.knobs.use(live)
     scene.set_verify(True)
