@@ -96,3 +96,21 @@ def section(title: str, default_open: bool = True) -> bool:
     is_open = bool(imgui.collapsing_header(title))
     layout[title] = is_open
     return is_open
+
+
+def difference_table(table_id: str, headings: tuple[str, ...], rows, colour, flags: int) -> None:
+    """A table of compared values, a row per item: the last column (the difference) in ``colour``."""
+    if not rows or not imgui.begin_table(table_id, len(headings), flags):
+        return
+    for heading in headings:
+        imgui.table_setup_column(heading)
+    imgui.table_headers_row()
+    for row in rows:
+        imgui.table_next_row()
+        for i, text in enumerate(row):
+            imgui.table_next_column()
+            if i == len(headings) - 1:
+                imgui.text_colored(colour, text)
+            else:
+                imgui.text_unformatted(text)
+    imgui.end_table()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import ERROR, GREY, MESSAGE, item_width, section, tooltip, wrapped
+from viewer.panel.style import ERROR, GREY, MESSAGE, difference_table, item_width, section, tooltip, wrapped
 
 GOOD = imgui.ImVec4(0.45, 0.85, 0.5, 1.0)
 COLOURS = {"error": ERROR, "warning": MESSAGE, "note": GREY, "good": GOOD}
@@ -91,16 +91,4 @@ def draw_user_kernel_section(ctl) -> None:
     comparison = kernel.live.comparison if ctl.scene.verify else None
     rows = worst_rows(comparison) if comparison is not None else []
     flags = imgui.TableFlags_.borders_inner_h | imgui.TableFlags_.row_bg | imgui.TableFlags_.sizing_fixed_fit
-    if rows and imgui.begin_table("worst_items", 4, flags):
-        for heading in ("worst", "expected", "got", "difference"):
-            imgui.table_setup_column(heading)
-        imgui.table_headers_row()
-        for row in rows:
-            imgui.table_next_row()
-            for i, text in enumerate(row):
-                imgui.table_next_column()
-                if i == 3:
-                    imgui.text_colored(ERROR, text)
-                else:
-                    imgui.text_unformatted(text)
-        imgui.end_table()
+    difference_table("worst_items", ("worst", "expected", "got", "difference"), rows, ERROR, flags)

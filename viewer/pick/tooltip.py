@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from imgui_bundle import imgui
 
-from viewer.panel.style import ERROR, GREY, MESSAGE
+from viewer.panel.style import ERROR, GREY, MESSAGE, difference_table
 
 HIGHLIGHT = imgui.ImVec4(1.0, 0.85, 0.3, 1.0)
 HOVER_RING = imgui.ImVec4(1.0, 1.0, 1.0, 0.55)
@@ -103,19 +103,7 @@ def draw_report(rep: ItemReport) -> None:
         imgui.separator()
         imgui.text_colored(ERROR, "differs from the CPU (verification):")
         flags = imgui.TableFlags_.sizing_fixed_fit | imgui.TableFlags_.borders_inner_v
-        if imgui.begin_table("##check", 4, flags):
-            for heading in ("value", "GPU", "CPU", "difference"):
-                imgui.table_setup_column(heading)
-            imgui.table_headers_row()
-            for row in rep.check:
-                imgui.table_next_row()
-                for i, text in enumerate(row):
-                    imgui.table_next_column()
-                    if i == 3:
-                        imgui.text_colored(MESSAGE, text)
-                    else:
-                        imgui.text_unformatted(text)
-            imgui.end_table()
+        difference_table("##check", ("value", "GPU", "CPU", "difference"), rep.check, MESSAGE, flags)
     imgui.pop_text_wrap_pos()
 
 
