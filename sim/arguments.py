@@ -1,0 +1,162 @@
+"""The command line's arguments: the parser of every command (``view``, ``run``, ``bench`` with each scene's
+own options, ``template``, ``check``, the scenes' course commands), and which scene a command line names.
+``main.py`` dispatches what it parses."""
+
+from __future__ import annotations
+
+import argparse
+
+from sim import cli
+from sim.baseline import argument as baseline_argument
+from sim.registry import SCENES, course_commands, spec
+from sim.userkernel import commands as user_kernel
+
+EXAMPLES = """  python main.py                                  the viewer (default scene: balls dripping)
+  python main.py view particles                   the viewer on a chosen scene (and --preset)
+  python main.py run balls --preset T --steps 600 --headless --screenshot out.png
+  python main.py bench balls --preset t --steps 600 --json results.json"""
+DEFAULT_SCENE = "balls"
+DEFAULT_SIZE = (1280, 800)  # window, picture and video
+DEFAULT_FPS = 30.0  # a headless recording's frames per second
+COMMON = ("view", "run", "bench")
+
+
+def user_bench(argv: list[str]) -> bool:
+    """``bench SCENE --kernel-file FILE``: the user's kernel timed beside the built-in variants."""
+    return bool(argv) and argv[0] == "bench" and any(t == "--kernel-file" or t.startswith("--kernel-file=")
+                                                     for t in argv)
+
+
+def chosen_scene(argv: list[str]) -> str:
+    """The scene view/run/bench names, wherever it stands among the options: the one whose own parser
+    (with that scene's options, given before or after its name) reads that name as the scene."""
+    if not argv or argv[0] not in COMMON:
+        return DEFAULT_SCENE
+    probe = [token for token in argv if token not in ("-h", "--help")]  # help names the scene's options too
+    for name in SCENES:
+        try:
+            found, _ = build_parser(name, cli.ProbeParser, user_bench(argv)).parse_known_args(probe)
+        except cli.ProbeParser.Mismatch:
+            continue
+        if (found.scene or DEFAULT_SCENE) == name:
+            return name
+    return DEFAULT_SCENE
+
+
+def add_scene_args(p: argparse.ArgumentParser, scene: str, many: bool = False) -> None:
+    """The arguments every scene takes, plus the chosen scene's own options."""
+    s = spec(scene)
+    some = "comma-separated " if many else ""
+    p.add_argument("scene", nargs="?", default=DEFAULT_SCENE,
+                   help=f"scene: {', '.join(SCENES)} (default {DEFAULT_SCENE})")
+    p.add_argument("--preset", type=cli.items if many else str,
+                   help=f"{some}initial state of {scene}: " + "; ".join(f"{x.name} ({x.description})"
+                                                                          for x in s.presets))
+    p.add_argument("-n", "--count", *(("--sizes",) if many else ()), dest="count",
+                   type=cli.counts if many else cli.positive_int,
+                   help=f"{some}number of {s.words.unit} for presets that take one (e.g. 10k, 1e6)")
+    p.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"),
+                   help="physics backend (default cpu; auto = GPU when available)")
+    if s.gpu:
+        p.add_argument("--variant", type=cli.items if many else str,
+                       help=f"{some}{s.words.variant}: {', '.join(s.gpu.variants)}" + (", or all" if many else "")
+                            + f" (default {s.gpu.default_variant})")
+        p.add_argument("--block", type=cli.blocks if many else cli.block,
+                       help=f"{some}CUDA block: {', '.join(map(cli.block_text, s.gpu.blocks))} "
+                            f"(default {cli.block_text(s.gpu.default_block)})")
+    for option in s.options:
+        p.add_argument(f"--{option.name}", type=cli.items if many else str,
+                       help=f"{some}{option.help}: {', '.join(option.choices)} (default {option.default})")
+    p.add_argument("--seed", type=cli.seed, help="random seed of the initial state, 0..2^32-1")
+
+
+def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParser,
+                 kernel_file: bool = False) -> argparse.ArgumentParser:
+    parser = parser_class(
+        prog="kernel-lab",
+        description="Interactive viewer and headless runner for classic GPU kernels. Scenes: "
+                    + "; ".join(f"{s.name} ({s.title})" for s in SCENES.values()) + ". With no subcommand, "
+                    "opens the viewer.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Examples:\n" + EXAMPLES)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    view = sub.add_parser("view", help="open the viewer window (the default command)")
+    add_scene_args(view, scene)
+    view.add_argument("--size", type=cli.window_size, help="window size WxH (default 1280x800, or the saved size)")
+    view.add_argument("--baseline", metavar="OLD.json", type=baseline_argument,
+                      help="a benchmark JSON (bench ... --json) whose stage times the panel draws beside the live ones")
+    view.add_argument("--no-settings", action="store_true",
+                      help="start clean: neither read nor save the settings (scene, sliders, camera, ...)")
+    view.add_argument("--kernel-file", metavar="FILE",
+                      help="your own CUDA kernel for one of the scene's stages: a variant named after the file (q), "
+                           "compiled again on every save, compared with the CPU twin under verification (v)")
+    view.add_argument("--stage", help="with --kernel-file: the stage it replaces (default: the scene's first)")
+    view.set_defaults(scene=None, backend=None)  # unset: the saved settings or the defaults decide
+
+    run = sub.add_parser("run", help="run a scene for a number of steps, in the viewer or headless")
+    add_scene_args(run, scene)
+    steps = spec(scene).run_steps
+    run.add_argument("--steps", type=cli.positive_int, default=steps,
+                     help=f"steps, each a {spec(scene).words.step} (default {steps})")
+    run.add_argument("--headless", action="store_true", help="no window: simulate, print a summary")
+    run.add_argument("--screenshot", metavar="FILE", help="save a picture of the final state (works headless): "
+                                                           ".png, .jpg or .webp")
+    run.add_argument("--size", type=cli.window_size,
+                     help="window, picture or video size WxH (default 1280x800; even for --record; headless: "
+                          "with --screenshot or --record only)")
+    run.add_argument("--record", metavar="MP4", help="headless: record the run to an MP4 (H.264), a video frame "
+                                                     "every --record-every steps")
+    run.add_argument("--record-every", metavar="K", type=cli.positive_int,
+                     help="with --record: physics steps per video frame (default: the scene's steps per "
+                          "displayed frame)")
+    run.add_argument("--fps", type=frames_per_second,
+                     help=f"with --record: video frames per second (default {DEFAULT_FPS:g})")
+    add_quiet(run)
+
+    bench = sub.add_parser("bench", help="time a scene; print a table, optionally JSON",
+                           epilog="bench SCENE --kernel-file FILE [--stage S]: your own kernel of a stage timed "
+                                  "beside the built-in variants (bench SCENE --kernel-file FILE --help)")
+    own = spec(scene).bench
+    if kernel_file:
+        user_kernel.add_bench_arguments(bench)
+    elif own:
+        bench.add_argument("scene", nargs="?", default=DEFAULT_SCENE, help=f"scene: {', '.join(SCENES)}")
+        cli.load_command(own).add_arguments(bench)
+    else:
+        add_scene_args(bench, scene, many=True)
+        bench.add_argument("--steps", type=cli.positive_int, default=600,
+                           help="timed physics steps, at least (default 600; more frames until the median is known "
+                                "to 1%% or the time budget ends)")
+        bench.add_argument("--warmup", type=cli.non_negative_int, default=12,
+                           help="untimed steps first (compilation; default 12)")
+    bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
+    bench.add_argument("--baseline", metavar="OLD.json", type=baseline_argument,
+                       help="also print each figure beside the same configuration's in this earlier JSON: "
+                            "faster, slower or the same within the error")
+    add_quiet(bench)
+
+    template = sub.add_parser("template", help="write a working, commented kernel of a stage to start from",
+                              description="Stages your own kernel can replace: " + user_kernel.stages_text())
+    user_kernel.add_template_arguments(template)
+    check = sub.add_parser("check", help="grade your own kernel of a stage against the CPU twin: exit 0 correct, "
+                                         "1 wrong, 2 bad input or a compile error, 3 no GPU here")
+    user_kernel.add_check_arguments(check)
+    add_quiet(check)
+
+    for command in course_commands():
+        course = sub.add_parser(command.name, help=command.help, description=command.description or command.help)
+        command.add_arguments(course)
+        add_quiet(course)
+    return parser
+
+
+def add_quiet(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def frames_per_second(text: str) -> float:
+    fps = cli.number(text, "frames per second")
+    if not 1 <= fps <= 240:
+        raise argparse.ArgumentTypeError(f"frames per second must be 1 to 240, got {text}")
+    return fps
