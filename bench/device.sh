@@ -2,13 +2,15 @@
 # One device call: set up the viewer's wheels and EGL libraries (carried as .whl and .gl), then run
 # what is asked: `tests` (pytest -m gpu, every GPU test), `regress` (bench/regress.sh: every workload's
 # headline figure beside its peer and the last committed figures), or any other bench script under bench/.
-# Logs and JSON go to /tmp/out, and back through $OUT as results.tar.gz with the logs.
+# Logs and JSON go to /tmp/out, and back through $OUT as results.tar.gz with the logs, after each step
+# (a call cut short still brings back what finished).
 #   KERNEL_LAB_COMMIT=$(git rev-parse --short=12 HEAD) bench/device.sh tests regress
+#   GPU_TESTS="tests/test_[a-p]*.py" bench/device.sh tests     (half of the GPU tests)
 # (the commit the JSON records: the copied tree's git may describe another one)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-out=/tmp/out  # the figures and logs; what comes back goes to $OUT at the end (the tool brings back 8 files)
+out=/tmp/out  # the figures and logs; what comes back goes to $OUT after each step (the tool brings back 8 files)
 mkdir -p "$out"
 if [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 if [ -d .whl ]; then
@@ -18,18 +20,23 @@ fi
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+bring_back() {  # the device tool brings back a few files: everything in one archive, and the logs beside it
+  [ -n "${OUT:-}" ] || return 0
+  (cd "$out" && tar czf "$OUT/results.tar.gz" -- *) 2>/dev/null
+  cp "$out"/*.log "$out"/regress-log.txt "$out"/regress.json "$OUT"/ 2>/dev/null
+  return 0
+}
 for what in "$@"; do
   case "$what" in
-    tests)
-      python3 -m pytest -q -m gpu -p no:cacheprovider 2>&1 | tee "$out/pytest-gpu.log" | tail -25 ;;
+    tests)  # GPU_TESTS: the files to run (default all; the whole set takes over 8 minutes on an H100, so
+            # split it over two calls, e.g. GPU_TESTS="tests/test_[a-p]*.py", then "tests/test_[q-z]*.py")
+      # shellcheck disable=SC2086
+      python3 -m pytest -q -m gpu -p no:cacheprovider -ra --durations=20 ${GPU_TESTS:-tests} 2>&1 \
+        | tee "$out/pytest-gpu.log" | tail -40 ;;
     regress)
       bash bench/regress.sh "$out" .peers ;;
     *)
       bash "bench/$what.sh" "$out" ;;
   esac
+  bring_back  # after each step: a call cut short by its time limit still brings back what finished
 done
-# The device tool brings back a few files: everything in one archive, and the logs beside it.
-if [ -n "${OUT:-}" ]; then
-  (cd "$out" && tar czf "$OUT/results.tar.gz" -- *) 2>/dev/null
-  cp "$out"/*.log "$out"/regress-log.txt "$out"/regress.json "$OUT"/ 2>/dev/null
-fi
