@@ -1,0 +1,263 @@
+"""Your own kernel's commands: ``template`` (a stage's commented start), ``check`` (the grader's table, exit
+0/1/2/3, --json) and ``bench --kernel-file``, on any machine with a stand-in sandbox, and on a GPU with heat's
+template and planted wrong kernels (marked ``gpu``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_user_kernels import heat_source
+
+import main
+from sim.cuda import source_path
+from sim.heat.user_stage import StepStage
+from sim.registry import SCENES
+from sim.userkernel import commands as user_commands
+from sim.userkernel import source as user_source
+from sim.userkernel.sandbox import RunResult, SandboxError
+
+pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
+
+
+# --- template, check and bench --kernel-file -------------------------------------------------------------------
+EVERY_STAGE = [(s.name, stage.name) for s in SCENES.values() for stage in s.user_stages]
+
+
+@pytest.mark.parametrize("scene, stage", EVERY_STAGE, ids=[f"{a} {b}" for a, b in EVERY_STAGE])
+def test_template_writes_a_file_that_compiles_for_every_stage(tmp_path, capsys, scene, stage):
+    target = tmp_path / f"my_{stage}.cu"
+    assert main.main(["template", scene, stage, "-o", str(target)]) == 0
+    assert f"check {scene} --kernel-file {target}" in capsys.readouterr().err
+    assert user_source.compile_check(user_source.load(target, SCENES[scene], stage)) == []
+
+
+def test_template_prints_to_stdout_without_o(capsys):
+    assert main.main(["template", "heat", "step"]) == 0
+    assert capsys.readouterr().out == source_path("sim/heat/templates/step.cu").read_text()
+
+
+def test_template_refuses_to_overwrite_unless_forced(tmp_path, capsys):
+    target = tmp_path / "my_step.cu"
+    target.write_text("// my work\n")
+    assert main.main(["template", "heat", "-o", str(target)]) == 2
+    assert f"'{target}' exists: not replaced (add --force to replace it)" in capsys.readouterr().err
+    assert target.read_text() == "// my work\n"
+    assert main.main(["template", "heat", "-o", str(target), "--force"]) == 0
+    assert target.read_text().startswith("// One step of the heat stencil")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["template", "heat", "forces"], "the heat scene has no replaceable stage 'forces' (choose from step)"),
+    (["template", "nowhere"], "unknown scene 'nowhere' (choose from"),
+    (["template", "heat", "--force"], "--force replaces the file of -o"),
+])
+def test_template_refuses_an_unknown_stage_or_scene_naming_the_choices(capsys, argv, words):
+    assert main.main(argv) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_template_names_a_scene_without_stages_and_those_with(capsys):
+    bare = next((name for name, s in SCENES.items() if not s.user_stages), None)
+    if bare is None:
+        pytest.skip("every scene has a replaceable stage")
+    assert main.main(["template", bare]) == 2
+    assert f"the {bare} scene has no stage your own kernel can replace (scenes with one: " in capsys.readouterr().err
+
+
+def exit_code(argv: list[str]) -> int:
+    """main's exit code, argparse's own refusals (SystemExit) included."""
+    try:
+        return main.main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+@pytest.fixture
+def my_step(tmp_path):
+    path = tmp_path / "my_step.cu"
+    path.write_text(source_path("sim/heat/templates/step.cu").read_text())
+    return path
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_a_compile_error_exits_2_with_file_line_and_runs_nothing(my_step, capsys, command):
+    my_step.write_text(my_step.read_text().replace("tout[at] = t + tfac *", "tout[at] = t + tfacc *"))
+    assert main.main([command, "heat", "--kernel-file", str(my_step)]) == 2
+    err = capsys.readouterr().err
+    assert f'{my_step}:38: error: identifier "tfacc" is undefined\n    tout[at] = t + tfacc * (d2tdx2 + d2tdy2);' in err
+    assert f"{my_step} does not compile (1 error); nothing was run" in err
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_a_good_kernel_on_a_machine_without_a_gpu_exits_3_saying_so(my_step, capsys, command):
+    from sim.backend import gpu_status
+
+    if gpu_status().available:
+        pytest.skip("this machine has a GPU")
+    assert main.main([command, "heat", "--kernel-file", str(my_step), "--quiet"]) == 3
+    assert f"kernel-lab {command}: {my_step} compiles; no GPU to run the kernel on: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--sizes", "5"], "--sizes: a heat step needs a grid of at least 3x3 = 9 cells, got 5"),
+    (["--sizes", "9,abc"], "argument --sizes"),
+    (["--seeds", "0"], "argument --seeds: value must be positive, got 0"),
+    (["--block", "256"], "--block: the step stage takes a 2D block such as 32x8, got 256"),
+    (["--block", "64x32"], "--block 64x32 is 2,048 threads; a CUDA block holds at most 1,024"),
+    (["--time-limit", "0"], "--time-limit must be above 0"),
+    (["--stage", "forces"], "no replaceable stage 'forces'"),
+])
+def test_check_refuses_bad_input_with_exit_2(my_step, capsys, extra, words):
+    assert exit_code(["check", "heat", "--kernel-file", str(my_step), *extra]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_check_refuses_a_missing_file_and_a_json_that_is_the_kernel(my_step, tmp_path, capsys):
+    assert main.main(["check", "heat", "--kernel-file", str(tmp_path / "gone.cu")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--json", str(my_step)]) == 2
+    assert "writing it would replace the input" in capsys.readouterr().err
+
+
+def test_bench_with_a_kernel_file_refuses_the_frame_bench_options(my_step, capsys):
+    assert exit_code(["bench", "heat", "--kernel-file", str(my_step), "--steps", "3"]) == 2
+    assert "unrecognized arguments: --steps 3" in capsys.readouterr().err
+
+
+class TwinBox:
+    """A sandbox stand-in for the grader's tests: "runs" the kernel as the CPU twin does, with ``plant``
+    applied to the outputs, or fails a case with a time-out; times are made up."""
+
+    def __init__(self, plant=None, timeout_size=None, overflow=()):
+        self.plant, self.timeout_size, self.overflow = plant, timeout_size, list(overflow)
+
+    def __call__(self, time_limit_s):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def run(self, source, inputs, block, repeats=0, builtin=()):
+        if inputs["tin"].size == self.timeout_size:
+            raise SandboxError("timeout", "the kernel did not return within 5 s; it was stopped")
+        outputs = StepStage().expected(inputs)
+        if self.plant:
+            self.plant(outputs["tout"])
+        return RunResult(outputs, [0.5] * repeats, self.overflow, {v: [0.25] * repeats for v in builtin}, "Test GPU")
+
+
+def right_column_wrong(tout):
+    tout[1:-1, -1] += 1.0
+
+
+def test_check_exits_0_with_one_row_a_case_when_every_case_is_correct(my_step, capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(user_commands, "Sandbox", TwinBox())
+    out = tmp_path / "check.json"
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9,1073", "--seeds", "2",
+                      "--json", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    head = next(line for line in text.splitlines() if line.split()[:1] == ["size"])
+    assert head.split() == ["size", "seed", "correct", "mismatches", "max", "error", "my_step.cu", "ms", "global",
+                            "ms", "shared", "ms", "temporal", "ms"]
+    rows = [line.split() for line in text.splitlines() if line.strip().split(" ")[0] in ("9", "1,073")]
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [("9", "0", "yes", "0"), ("9", "1", "yes", "0"),
+                                                        ("1,073", "0", "yes", "0"), ("1,073", "1", "yes", "0")]
+    assert "4 of 4 cases correct" in text
+    record = json.loads(out.read_text())
+    assert (record["device"], record["scene"], record["stage"], record["file"]) == ("Test GPU", "heat", "step",
+                                                                                    str(my_step))
+    assert record["correct"] is True and len(record["cases"]) == 4
+    assert record["cases"][0]["builtin_ms"] == {"global": 0.25, "shared": 0.25, "temporal": 0.25}
+
+
+def test_check_prints_the_warnings_and_goes_on(my_step, capsys, monkeypatch):
+    monkeypatch.setattr(user_commands, "Sandbox", TwinBox())
+    text = my_step.read_text()
+    my_step.write_text(text.replace("const float t = tin[at];", "const float t = tin[at];\n    int unused;"))
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9", "--seeds", "1",
+                      "--quiet"]) == 0
+    assert f'{my_step}:32: warning: variable "unused" was declared but never referenced' in capsys.readouterr().err
+
+
+def test_check_exits_1_naming_the_wrong_cells_the_overflow_and_the_time_out(my_step, capsys, monkeypatch):
+    monkeypatch.setattr(user_commands, "Sandbox", TwinBox(right_column_wrong, timeout_size=9,
+                                                          overflow=["wrote 12 values past the end of `tout`"]))
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9,1073", "--seeds", "1",
+                      "--quiet"]) == 1
+    text = capsys.readouterr().out
+    assert "size 9 seed 0:\n  the kernel did not return within 5 s; it was stopped" in text
+    assert ("size 1,073 seed 0:\n  wrote 12 values past the end of `tout`\n"
+            "  27 cells differ, compared exact (bit for bit); the worst:") in text
+    labels = [line.split(")")[0].strip() + ")" for line in text.splitlines() if line.strip().startswith("cell (")]
+    assert labels and all(label.startswith("cell (36, ") for label in labels)
+    assert "0 of 2 cases correct; 2 wrong" in text
+
+
+# --- on the GPU: check heat with the template and planted wrong kernels ------------------------------------
+def check_json(tmp_path, capsys, name: str, *extra: str):
+    path = heat_source(name).path
+    out = tmp_path / "check.json"
+    code = main.main(["check", "heat", "--kernel-file", str(path), "--json", str(out), "--quiet", *extra])
+    return code, capsys.readouterr(), json.loads(out.read_text())
+
+
+@pytest.mark.gpu
+def test_check_passes_the_template_on_every_default_size(tmp_path, capsys):
+    code, printed, record = check_json(tmp_path, capsys, "template", "--seeds", "2")
+    assert code == 0, printed.err
+    assert "8 of 8 cases correct" in printed.out
+    assert [c["size"] for c in record["cases"]] == [9, 9, 1073, 1073, 7000, 7000, 3_000_000, 3_000_000]
+    assert all(c["correct"] and c["ms"] > 0 and c["builtin_ms"]["global"] > 0 for c in record["cases"])
+    assert record["device"] and record["commit"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, cells", [
+    ("edge_column", lambda ni, nj: {(ni - 1, j) for j in range(1, nj - 1)}),
+    ("no_boundary", lambda ni, nj: {(i, j) for i in range(ni) for j in range(nj)
+                                    if i in (0, ni - 1) or j in (0, nj - 1)}),
+    ("wrong_factor", lambda ni, nj: {(i, j) for i in range(1, ni - 1) for j in range(1, nj - 1)}),
+])
+def test_check_catches_planted_kernels_naming_the_right_cells(tmp_path, capsys, name, cells):
+    code, printed, record = check_json(tmp_path, capsys, name, "--sizes", "1073", "--seeds", "1")
+    assert code == 1
+    case = record["cases"][0]
+    want = cells(37, 29)
+    assert case["mismatches"] == len(want) and not case["correct"]
+    named = {tuple(int(v) for v in w["label"][len("cell ("):-1].split(", ")) for w in case["worst"]}
+    assert named and named <= want
+
+
+@pytest.mark.gpu
+def test_check_catches_a_race_in_a_shared_memory_tile(tmp_path, capsys):
+    """The tile read before every warp has filled it: cells read rows above and below that other warps
+    store, so some come out wrong; only interior cells can (the ring reads its own cell only)."""
+    code, printed, record = check_json(tmp_path, capsys, "tile_race", "--sizes", "3000000", "--seeds", "1",
+                                       "--block", "32x8")
+    assert code == 1, printed.out
+    case = record["cases"][0]
+    assert case["mismatches"] > 0 and not case["correct"]
+    named = [tuple(int(v) for v in w["label"][len("cell ("):-1].split(", ")) for w in case["worst"]]
+    assert named and all(0 < i < 1999 and 0 < j < 1499 for i, j in named), named
+
+
+@pytest.mark.gpu
+def test_check_reports_a_write_past_the_end(tmp_path, capsys):
+    code, printed, record = check_json(tmp_path, capsys, "past_end", "--sizes", "7000", "--seeds", "1")
+    assert code == 1 and record["cases"][0]["overflow"] == ["wrote 12 values past the end of `tout`"]
+    assert "wrote 12 values past the end of `tout`" in printed.out
+
+
+@pytest.mark.gpu
+def test_bench_times_the_kernel_beside_the_builtins(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    path = heat_source("template").path
+    assert main.main(["bench", "heat", "--kernel-file", str(path), "--json", str(out), "--quiet"]) == 0
+    record = json.loads(out.read_text())
+    assert [r["variant"] for r in record["results"]] == ["step.cu", "global", "shared", "temporal"]
+    assert record["correct"] and all(r["median_ms"] > 0 for r in record["results"])
+
