@@ -236,6 +236,12 @@ def measure(run: Callable[[], object], clock, *, setup: Callable[[], object] | N
         batch = _next_batch(n, min_repeats, elapsed, budget_s, max_repeats, max_batch)
 
 
+def samples(run: Callable[[], object], clock, repeats: int) -> list[float]:
+    """Exactly ``repeats`` timed runs of ``run`` after one untimed one, in ``clock``'s milliseconds: a fixed
+    count (the best of a few runs, a table of built-in times) where no interval is asked for."""
+    return list(measure(run, clock, warmup=1, min_repeats=repeats, max_repeats=repeats).samples)
+
+
 def _next_batch(n: int, min_repeats: int, elapsed: float, budget_s: float, max_repeats: int,
                 max_batch: int | None) -> int:
     """Doubling, up to what the budget leaves at the pace so far; first up to ``min_repeats``."""

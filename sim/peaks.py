@@ -245,32 +245,17 @@ def _fma_seconds(k, blocks: int, dtype) -> float:
 
 def _best(launch) -> float:
     """Seconds of the fastest of REPEATS runs of ``launch`` (CUDA events), after one untimed run."""
-    import cupy
+    from sim import measure
 
-    launch()
-    times = []
-    for _ in range(REPEATS):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        launch()
-        end.record()
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end) * 1e-3)
-    return min(times)
+    return min(measure.samples(launch, measure.EventClock(), REPEATS)) * 1e-3
 
 
 def _link_seconds() -> float:
-    import time
-
     import cupy
     import cupyx
 
+    from sim import measure
+
     src = cupy.ones(LINK_BYTES, cupy.uint8)
     pinned = cupyx.empty_pinned(LINK_BYTES, cupy.uint8)
-    src.get(out=pinned)
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        src.get(out=pinned)
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return min(measure.samples(lambda: src.get(out=pinned), measure.HostClock(), 3)) * 1e-3

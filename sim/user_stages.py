@@ -1,5 +1,6 @@
 """What the scenes' replaceable stages (``sim/<scene>/user_stage.py``) share: a user's outputs against
-the CPU twin's, value by value, folded onto the scene's items; and the timing of built-in launches.
+the CPU twin's, value by value, folded onto the scene's items (built-in launches are timed by
+``sim.measure.samples``).
 
 A stage's output may hold several values per scene item (durbin: a system's coefficients) or one
 (sdh: a bucket's count); ``Values`` says which item each value belongs to and how to name it, and
@@ -71,20 +72,3 @@ def comparison(values: list[Values], items: int, rule: str) -> Comparison:
                                Worst(int(v.item[k]), v.label(int(k)), float(v.expected[k]), float(v.got[k]))))
     candidates.sort(key=lambda c: c[:3])
     return Comparison(mismatch, max_abs, max_rel, [c[3] for c in candidates[:WORST]], rule)
-
-
-def event_times(launch: Callable[[], None], repeats: int) -> list[float]:
-    """Milliseconds of ``repeats`` calls of ``launch`` (CUDA events around each, on the current stream),
-    after one untimed call that loads the kernel and warms the caches."""
-    import cupy
-
-    launch()
-    times = []
-    for _ in range(repeats):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        launch()
-        end.record()
-        end.synchronize()
-        times.append(float(cupy.cuda.get_elapsed_time(start, end)))
-    return times

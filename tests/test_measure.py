@@ -59,6 +59,16 @@ def test_the_requested_repeats_come_first_even_past_the_budget():
     assert timing.repeats == 12 and timing.median == pytest.approx(1000.0) and timing.error == 0.0
 
 
+def test_samples_are_exactly_the_repeats_asked_for_after_one_untimed_run():
+    now = FakeTime()
+    calls = []
+    tight = timed_work(now, itertools.repeat(0.002), calls)  # converged long before: still all five
+    assert measure.samples(tight, HostClock(now), 5) == pytest.approx([2.0] * 5)
+    assert len(calls) == 6
+    noisy = timed_work(now, (0.001 * v for v in itertools.cycle([1, 3, 2])))  # never converges: still five
+    assert len(measure.samples(noisy, HostClock(now), 5)) == 5
+
+
 def test_done_stops_a_run_that_reached_its_end():
     now = FakeTime()
     calls = []

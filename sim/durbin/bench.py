@@ -197,12 +197,12 @@ def batch_records(systems: int, order: int, precision: str, log) -> list[dict]:
     records.append({**base, "backend": "gpu", "method": "cupy-vectorised", **_seconds(s),
                     "max_abs_err": float(cupy.max(cupy.abs(Y - cupy.asarray(exact))))})
     log(f"batch cupy-vectorised {s.scaled(1e3).text()} ms")
+    Rp = R.astype(np.float32 if precision == "fp32" else np.float64)  # r and the outputs, for every solve
+    out = (cupy.empty_like(Rp), cupy.empty_like(Rp), cupy.empty(Rp.shape[0], Rp.dtype))
     for group, block_list in (("register", (32, 64, 128, 256)), ("thread", (32, 64, 128)), ("warp", (64, 128, 256)),
                               ("block", (64, 128, 256))):
         for block in block_list:
             record = {**base, "backend": "gpu", "method": f"batched-{group}", "block": block, "precision": precision}
-            Rp = R.astype(np.float32 if precision == "fp32" else np.float64)
-            out = (cupy.empty_like(Rp), cupy.empty_like(Rp), cupy.empty(Rp.shape[0], Rp.dtype))
             try:
                 def solve(g=group, b=block, o=out, x=Rp):
                     return batched_gpu.batched(x, g, b, precision, out=o)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim import measure
 from sim.cuda import ceil_div
 from sim.durbin import durbin_cpu, inputs, kernels
-from sim.user_stages import Values, comparison, event_times, exact_wrong
+from sim.user_stages import Values, comparison, exact_wrong
 from sim.userkernel.adapter import Arrays, Comparison, Output
 
 ORDER = 24  # the grader's systems: an LPC-like order (10 to 50), within the register kernel's 32
@@ -88,7 +89,7 @@ class BatchedStage:
         r = cupy.asarray(inputs["r"])
         y, alphas, betas = cupy.empty_like(r), cupy.empty_like(r), cupy.empty(systems, cupy.float64)
         args = (r, y, alphas, betas, np.int32(systems), np.int32(order))
-        return event_times(lambda: fn((blocks,), (threads,), args, shared_mem=smem), repeats)
+        return measure.samples(lambda: fn((blocks,), (threads,), args, shared_mem=smem), measure.EventClock(), repeats)
 
     # --- the live scene: the lpc preset's frames; the user's solution becomes the frames' y and alphas -----
     def scene_inputs(self, scene) -> Arrays:

@@ -13,10 +13,11 @@ import time
 
 import numpy as np
 
+from sim import measure
 from sim.cuda import ceil_div
 from sim.particles import binning_cpu, kernels, world
 from sim.particles.pipeline_cpu import HostParticles
-from sim.user_stages import Values, comparison, event_times
+from sim.user_stages import Values, comparison
 from sim.userkernel.adapter import Arrays, Comparison, Output
 
 STEP_TOLERANCE = 1e-12  # of the box side: the scene's fp64 verifier after a step (ParticlesScene._verify)
@@ -93,7 +94,7 @@ class ForcesStage:
         n = int(inputs["n"])
         gpu = ParticlesGpu(inputs["x"], inputs["y"], np.zeros(n), np.zeros(n), float(inputs["size"]), variant,
                            "fp64", int(block), stats=False)
-        return event_times(lambda: gpu.step(NULL_TIMER), repeats)
+        return measure.samples(lambda: gpu.step(NULL_TIMER), measure.EventClock(), repeats)
 
     # --- the live scene: its positions binned by the CPU twin; the user's forces move the particles ---------
     def scene_inputs(self, scene) -> Arrays:

@@ -11,9 +11,10 @@ import time
 
 import numpy as np
 
+from sim import measure
 from sim.cuda import ceil_div
 from sim.sdh import data, kernels, sdh_cpu
-from sim.user_stages import Values, comparison, event_times, exact_wrong
+from sim.user_stages import Values, comparison, exact_wrong
 from sim.userkernel.adapter import Arrays, Comparison, Output
 
 WIDTH = 500.0  # the course preset's bucket width: 80 buckets in the course's cube
@@ -76,7 +77,8 @@ class HistogramStage:
         if shared > 48 * 1024:
             fn.max_dynamic_shared_size_bytes = shared
         hist = cupy.zeros(buckets, cupy.uint64)
-        return event_times(lambda: fn((blocks,), (int(block),), (*args, hist), shared_mem=shared), repeats)
+        return measure.samples(lambda: fn((blocks,), (int(block),), (*args, hist), shared_mem=shared),
+                               measure.EventClock(), repeats)
 
     # --- the live scene: its atoms and width now; the user's counts become the scene's histogram ----------
     def scene_inputs(self, scene) -> Arrays:
