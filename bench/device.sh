@@ -31,8 +31,12 @@ for what in "$@"; do
     tests)  # GPU_TESTS: the files to run (default all; the whole set takes over 8 minutes on an H100, so
             # split it over two calls, e.g. GPU_TESTS="tests/test_[a-p]*.py", then "tests/test_[q-z]*.py")
       # shellcheck disable=SC2086
-      python3 -m pytest -q -m gpu -p no:cacheprovider -ra --durations=20 ${GPU_TESTS:-tests} 2>&1 \
-        | tee "$out/pytest-gpu.log" | tail -40 ;;
+      # (the log is written where it comes back as it grows: a call cut short still names the tests run)
+      log="${OUT:-$out}/pytest-gpu.log"
+      python3 -m pytest -v -m gpu -p no:cacheprovider -ra --durations=25 ${GPU_TESTS:-tests} > "$log" 2>&1
+      echo "pytest exit $?" >> "$log"
+      [ "$log" -ef "$out/pytest-gpu.log" ] || cp "$log" "$out/pytest-gpu.log"
+      grep -E "^(FAILED|ERROR)|passed|failed|pytest exit" "$log" | tail -30 ;;
     regress)
       bash bench/regress.sh "$out" .peers ;;
     *)

@@ -16,6 +16,7 @@ py=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1
 log="$out/regress-log.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv | tee "$log"
+nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv | tee -a "$log"  # anything else on the GPU
 step() { echo "== $1 (at ${SECONDS} s)" | tee -a "$log"; shift; timeout 240 "$@" >> "$log" 2>&1 || echo "   failed: exit $?" | tee -a "$log"; }
 
 step "balls 10M grid" $py main.py bench balls --backend gpu --preset block -n 10000000 --variant grid --block 128 \

@@ -204,6 +204,7 @@ def test_the_frame_bench_times_recording_and_picking(tmp_path):
     (record,) = json.loads((tmp_path / "frame.json").read_text())["results"]
     assert record["repeats"] >= 4 and record["record_repeats"] == recorded and record["pick_repeats"] >= 4
     assert {"frame_ms_err", "pick_frame_ms_err", "record_frame_ms_err"} <= record.keys()
+    assert record["n"] == 3000 and record["n_end"] <= 3000  # the count timed; balls that fall out are dropped
     assert re.search(r"whole frame: median ± 95% error \(frames\) [\d.]+ ± [\d.e?-]+ \((\d+)\) ms", result.stdout)
     bad = subprocess.run([sys.executable, "-m", "viewer.bench.frame", "--record", str(tmp_path / "x.mp4"), "--size",
                           "321x240"], capture_output=True, text=True, timeout=60, cwd=ROOT)

@@ -243,6 +243,9 @@ def test_density_through_interop_equals_the_host_upload():
     assert drawn.sum() == scene.n
     through_interop = render_pixels(scene, *SIZE).astype(int)
     through_host = render_pixels(HostOnly(scene), *SIZE).astype(int)
-    assert np.array_equal(through_interop, through_host)
+    differ = np.any(through_interop != through_host, axis=2)
+    rows, cols = np.nonzero(differ)
+    assert not differ.any(), (f"{differ.sum()} pixels differ, rows {rows.min()}-{rows.max()}, "
+                              f"columns {cols.min()}-{cols.max()} of {differ.shape}")
     host_view = HostOnly(scene).view("count")
     assert dataclasses.replace(host_view).write is None

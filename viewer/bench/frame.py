@@ -290,11 +290,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"frame_bench: {exc}", file=sys.stderr)
         return 2
     width, height = args.size
+    started_with = scene.n  # the count timed (balls that fall out of the trough are dropped on the way)
     result = measure(scene, width, height, args.frames, args.warmup, headless, args.record, args.pick)
     feed = result["feed"] + (f" (interop unavailable: {result['fallback']})" if result["fallback"] else "")
     unit = spec.words.unit
     variant = f", {scene.variant} variant" if spec.gpu else ""
-    print(f"{scene.n:,} {unit} ({scene.preset} preset{variant}, {spec.steps_per_frame} steps a frame), "
+    end = f", {scene.n:,} at the end" if scene.n != started_with else ""
+    print(f"{started_with:,} {unit}{end} ({scene.preset} preset{variant}, {spec.steps_per_frame} steps a frame), "
           f"{scene.backend}, {width}x{height} {result['surface']} on {result['renderer']}; "
           f"view into GL through {feed}, drawn as {result['drawn_as']}")
     print(f"whole frame: median ± 95% error (frames) {harness.figure_text(result, 'frame_ms')} ms "
@@ -321,18 +323,19 @@ def main(argv: list[str] | None = None) -> int:
               f"{result['pick_plain_frame_ms']:.2f} ms); the pick and description alone {result['pick_ms']:.3f} ms "
               f"of host time")
     if args.json:
-        write_report(args.json, scene, width, height, args.frames, result)
+        write_report(args.json, scene, started_with, width, height, args.frames, result)
     return 0
 
 
-def write_report(path: str, scene, width: int, height: int, frames: int, result: dict) -> None:
-    """The figures as sim.bench's report: one record, the scene's knobs and every number measured."""
+def write_report(path: str, scene, n: int, width: int, height: int, frames: int, result: dict) -> None:
+    """The figures as sim.bench's report: one record, the scene's knobs (``n``: the count at the start, the
+    configuration timed; ``n_end`` the count at the end) and every number measured."""
     import json
 
     from sim import bench
     from sim.writer import write_text
 
-    record = {"scene": scene.spec.name, "preset": scene.preset, "n": scene.n, "backend": scene.backend,
+    record = {"scene": scene.spec.name, "preset": scene.preset, "n": n, "n_end": scene.n, "backend": scene.backend,
               "variant": scene.variant if scene.spec.gpu else None, "width": width, "height": height,
               "frames": frames,
               **{k: v for k, v in result.items() if v is None or isinstance(v, int | float | str | dict)}}
