@@ -14,7 +14,7 @@ import numpy as np
 class Verification:
     """The last check of GPU work against the CPU, and the running totals."""
 
-    against: str  # what the GPU was checked against
+    against: str  # what the GPU was checked against, a noun phrase ("the CPU z-sweep")
     differing: int  # items that differ in the last check
     checked: int
     check_ms: float

@@ -53,7 +53,7 @@ class GpuContractScene(BallsScene):
     def set_verify(self, on):
         super().set_verify(on)
         if on:
-            self.verification = Verification("CPU z-sweep", 3, self.n, 4.2, 7, 1,
+            self.verification = Verification("the CPU z-sweep", 3, self.n, 4.2, 7, 1,
                                              {"pairs on the GPU": 1200, "pairs on the CPU": 1203})
 
 

@@ -37,7 +37,8 @@ def test_ball_counters_show_the_last_pass():
 
 
 def test_verification_lines_read_the_record():
-    record = Verification("CPU z-sweep", 3, 1715, 4.25, 7, 1, {"pairs on the GPU": 1200, "largest difference": 2e-13})
+    record = Verification("the CPU z-sweep", 3, 1715, 4.25, 7, 1,
+                          {"pairs on the GPU": 1200, "largest difference": 2e-13})
     lines = verification_lines(record, "balls")
     assert lines[0] == ("3 of 1,715 balls differ (marked)", True)
     assert ("pairs on the GPU: 1,200", False) in lines and ("largest difference: 2e-13", False) in lines

@@ -263,7 +263,7 @@ class BallsScene(PointsScene, Scene):
         started = time.perf_counter()
         pairs, _, found = pipeline_cpu.proximity(pos, vel, self.variant)
         cpu_count, cpu_slots = lists_from_pairs(pairs, pos.shape[0])
-        against = "CPU grid (every pair the predicate accepts)" if self.variant == "grid" else "CPU z-sweep"
+        against = "the CPU grid (every pair the predicate accepts)" if self.variant == "grid" else "the CPU z-sweep"
         self.checked_lists = (count, slots, cpu_count, cpu_slots)
         self.record_check(against, differing_items(count, slots, cpu_count, cpu_slots), started,
                           {"pairs on the GPU": int(count.sum()) // 2, "pairs on the CPU": found})

@@ -194,7 +194,7 @@ class HeatScene(Scene):
             compared = "bit for bit"
         error = float(np.max(np.abs(gpu - cpu), initial=np.float32(0)))
         self._mark(differ.reshape(-1), started, {"max error": error, "steps checked": steps, "compared": compared},
-                   "CPU steps from the same field", (gpu, cpu))
+                   "the CPU steps from the same field", (gpu, cpu))
 
     def _mark(self, mismatch: np.ndarray, started: float, details: dict, against: str, checked=None) -> None:
         """Keep a check's differing cells (flat) for the view: NaN on the host, a device index list on the GPU."""

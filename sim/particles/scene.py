@@ -160,7 +160,7 @@ class ParticlesScene(PointsScene, Scene):
         cpu_by_id = np.empty((4, n))
         cpu_by_id[:, ids] = np.stack([cpu.x, cpu.y, cpu.vx, cpu.vy])
         self.checked = (gpu_by_id, cpu_by_id, gids)
-        self.record_check("CPU step from the same state", distance > tolerance, started,
+        self.record_check("the CPU step from the same state", distance > tolerance, started,
                           {"largest difference": float(distance.max(initial=0.0))})
 
     def host_positions(self) -> tuple[np.ndarray, np.ndarray]:
