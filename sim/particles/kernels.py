@@ -59,13 +59,15 @@ def models(setup) -> dict:
     units = setup.n * setup.steps
     # bin. The least: each particle's bin read and its bin-order slot written (4 B + 4 B). The scan reads and
     # writes every bin's count (8 B a bin); place reads bin, offset and the bin's start (12 B), writes the slot
-    # (4 B) and clears the count (4 B a bin). Integer work: about 10 operations a particle.
-    bin_stage = StageModel(bytes_min=8.0, bytes_actual=16.0 + 12.0 * bins_each, flops=10.0, units=units,
+    # (4 B) and clears the count (4 B a bin). Integer work: about 19 operations a particle (Nsight Compute, 10M).
+    bin_stage = StageModel(bytes_min=8.0, bytes_actual=16.0 + 12.0 * bins_each, flops=19.0, units=units,
                            per="item-step", flop_kind="int", note=f"{bins_each:.2f} bins a particle")
     # forces+move. The least: the state read and written once (2 x 4 reals). The kernel also reads its slot
-    # (4 B) and writes bin and offset (8 B); the neighbours' positions come through L1/L2. Arithmetic: 5 FLOP
-    # a candidate (dx, dy, r^2), 15 a neighbour within the cutoff (rsqrt, the force), 12 for the move and walls.
-    forces = StageModel(bytes_min=2 * state, bytes_actual=2 * state + 12.0,
+    # (4 B) and writes bin and offset (8 B); the neighbours' positions mostly come through L1/L2, but the bin
+    # rows above and below are partly read again from DRAM: about one more position a particle (Nsight Compute
+    # at 10M fp64: 95 B a particle). Arithmetic: 5 FLOP a candidate (dx, dy, r^2), 15 a neighbour within the
+    # cutoff (rsqrt, the force), 12 for the move and walls.
+    forces = StageModel(bytes_min=2 * state, bytes_actual=2 * state + 12.0 + 2 * real,
                         flops=5.0 * candidates + 15.0 * neighbours + 12.0, units=units, per="item-step",
                         flop_kind="fp64" if real == 8.0 else "fp32",
                         note=f"{candidates:.1f} candidates, {neighbours:.2f} neighbours a particle")
