@@ -223,7 +223,7 @@ class BallsScene(PointsScene, Scene):
         self.last_pairs = int(pairs.shape[0])
         self._need_pass, self._since_pass = False, 0
         if comparison is not None:
-            self.record_check("CPU z-sweep", comparison.mismatch, started,
+            self.record_check("the CPU z-sweep", comparison.mismatch, started,
                               {"balls differing": comparison.mismatches, "compared": comparison.rule})
         self._forces_step()
 
