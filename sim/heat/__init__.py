@@ -4,8 +4,8 @@
 ``stencil_cpu`` the CPU twin (numba); ``stencil.cu`` every GPU variant (global, shared, pitched,
 temporal), built as ``kernels`` lists and launched by ``gpu`` (CuPy); ``cli`` the ``heat``
 command and ``bench`` the benchmark; ``scene`` the viewer scene declared here (its statistics in
-``stats``, the threads its CPU backend steps on in ``threads``); ``user_stage`` the step a user's own
-kernel can replace (``templates/step.cu`` its starting point).
+``stats``); ``USER_STEP`` the step a user's own kernel can replace (its adapter in ``user_stage``,
+``templates/step.cu`` its starting point).
 """
 
 import assets
@@ -18,11 +18,11 @@ from sim.contract import (
     SceneSpec,
     Stat,
     Tool,
+    UserStage,
     Verifier,
     Words,
 )
 from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
-from sim.heat.user_stage import STAGE as USER_STEP
 
 PRESETS = tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
                 for name, p in assets.presets("heat").items())
@@ -56,6 +56,23 @@ PAINT = Tool("paint", "left drag paints heat at the tool's temperature, right dr
                            help="in cells; the smallest brush paints the cell under the pointer"),
                      Param("temperature", "temperature", 0.0, 100.0, "%.1f", help="what a left drag paints")),
              default_on=False)
+
+USER_STEP = UserStage(
+    name="step",
+    summary="one explicit heat step: every interior cell moves towards its four neighbours, the ring held fixed",
+    entry="step",
+    signature="extern \"C\" __global__ void step(int ni, int nj, long long stride, float tfac, "
+              "const float* tin, float* tout)",
+    params=(("ni", "cells across (columns), at least 3"), ("nj", "cells down (rows), at least 3"),
+            ("stride", "elements from one row to the next (ni: rows are dense)"),
+            ("tfac", "diffusion factor, below 0.25"),
+            ("tin", "the field now, ni x nj float32, cell (i, j) at j * stride + i"),
+            ("tout", "the field after the step: every cell, the boundary ring copied from tin")),
+    launch="one thread per cell: block (bx, by), default 32x8; grid (ceil(ni / bx), ceil(nj / by))",
+    compare="exact (bit for bit, as the product's --fmad=false builds)",
+    template="sim/heat/templates/step.cu",
+    adapter="sim.heat.user_stage:StepStage",
+)
 
 SPEC = SceneSpec(
     name="heat",

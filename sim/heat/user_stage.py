@@ -13,29 +13,12 @@ import math
 
 import numpy as np
 
-from sim.contract import UserStage
 from sim.cuda import ceil_div
 from sim.heat import kernels
-from sim.userkernel.adapter import Comparison, Output, Worst
+from sim.user_stages import Values, comparison
+from sim.userkernel.adapter import Comparison, Output
 
-STAGE = UserStage(
-    name="step",
-    summary="one explicit heat step: every interior cell moves towards its four neighbours, the ring held fixed",
-    entry="step",
-    signature="extern \"C\" __global__ void step(int ni, int nj, long long stride, float tfac, "
-              "const float* tin, float* tout)",
-    params=(("ni", "cells across (columns), at least 3"), ("nj", "cells down (rows), at least 3"),
-            ("stride", "elements from one row to the next (ni: rows are dense)"),
-            ("tfac", "diffusion factor, below 0.25"),
-            ("tin", "the field now, ni x nj float32, cell (i, j) at j * stride + i"),
-            ("tout", "the field after the step: every cell, the boundary ring copied from tin")),
-    launch="one thread per cell: block (bx, by), default 32x8; grid (ceil(ni / bx), ceil(nj / by))",
-    compare="exact (bit for bit, as the product's --fmad=false builds)",
-    template="sim/heat/templates/step.cu",
-    adapter="sim.heat.user_stage:StepStage",
-)
 ASPECT = 4 / 3  # the shape a cell count is laid out as
-WORST = 8  # wrong cells listed
 
 
 def shape(size: int) -> tuple[int, int]:
@@ -113,16 +96,10 @@ class StepStage:
 
 
 def compare_fields(expected: np.ndarray, got: np.ndarray) -> Comparison:
-    """Bit for bit; the worst cells by absolute difference (a NaN, such as a cell never written, first)."""
-    mismatch = (got.view(np.uint32) != expected.view(np.uint32)).reshape(-1)
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(got.astype(np.float64) - expected.astype(np.float64)).reshape(-1)
-    diff[mismatch & ~np.isfinite(diff)] = np.inf
-    diff[~mismatch] = 0.0
-    rel = diff / np.maximum(np.abs(expected.astype(np.float64)).reshape(-1), np.finfo(np.float32).tiny)
+    """Bit for bit, cell by cell (``sim.user_stages.comparison``): the worst cells by absolute difference, a
+    NaN (such as a cell never written) first."""
     ni = expected.shape[1]
-    order = np.flatnonzero(mismatch)
-    order = order[np.argsort(-diff[order], kind="stable")][:WORST]
-    worst = [Worst(int(c), f"cell ({c % ni}, {c // ni})", float(expected.flat[c]), float(got.flat[c])) for c in order]
-    return Comparison(mismatch, float(diff.max(initial=0.0)), float(rel.max(initial=0.0)), worst,
-                      rule="exact (bit for bit)")
+    want, have = expected.reshape(-1), got.reshape(-1)
+    wrong = have.view(np.uint32) != want.view(np.uint32)
+    return comparison([Values(want, have, wrong, np.arange(want.size), lambda c: f"cell ({c % ni}, {c // ni})")],
+                      want.size, "exact (bit for bit)")
