@@ -1,6 +1,6 @@
-"""What the scenes' replaceable stages (``sim/<scene>/user_stage.py``) share: a user's outputs against
-the CPU twin's, value by value, folded onto the scene's items (built-in launches are timed by
-``sim.measure.samples``).
+"""What the scenes' replaceable stages (``sim/<scene>/user_stage.py``) share: the launch rule of one
+thread per item, and a user's outputs against the CPU twin's, value by value, folded onto the scene's
+items (built-in launches are timed by ``sim.measure.samples``).
 
 A stage's output may hold several values per scene item (durbin: a system's coefficients) or one
 (sdh: a bucket's count); ``Values`` says which item each value belongs to and how to name it, and
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.cuda import ceil_div
 from sim.userkernel.adapter import Comparison, Worst
 
 WORST = 10  # the worst values a comparison keeps
@@ -30,6 +31,12 @@ class Values:
     wrong: np.ndarray
     item: np.ndarray
     label: Callable[[int], str]
+
+
+def one_per_item(count, block) -> tuple[tuple[int], tuple[int], int]:
+    """The launch rule of one thread per item in 1D blocks: (grid, block, no dynamic shared memory)."""
+    block = int(block)
+    return (max(1, ceil_div(int(count), block)),), (block,), 0
 
 
 def differences(expected: np.ndarray, got: np.ndarray) -> np.ndarray:

@@ -14,10 +14,9 @@ import time
 import numpy as np
 
 from sim import measure
-from sim.cuda import ceil_div
 from sim.particles import binning_cpu, kernels, world
 from sim.particles.pipeline_cpu import HostParticles
-from sim.user_stages import Values, comparison
+from sim.user_stages import Values, comparison, one_per_item
 from sim.userkernel.adapter import Arrays, Comparison, Output
 
 STEP_TOLERANCE = 1e-12  # of the box side: the scene's fp64 verifier after a step (ParticlesScene._verify)
@@ -68,8 +67,7 @@ class ForcesStage:
         return {"ax": ax, "ay": ay}
 
     def launch(self, inputs: Arrays, block) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-        block = int(block)
-        return (max(1, ceil_div(int(inputs["n"]), block)),), (block,), 0
+        return one_per_item(inputs["n"], block)
 
     def args(self, inputs: Arrays, device: dict) -> tuple:
         return (device["x"], device["y"], device["bin"], device["start"], device["members"], inputs["n"],
