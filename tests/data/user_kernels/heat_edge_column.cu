@@ -1,6 +1,6 @@
 // One step of the heat stencil: your kernel, run in the heat scene beside the CPU twin.
 //
-//   python main.py view heat --kernel-file step.cu     the scene steps with it; cells it gets wrong turn red
+//   python main.py view heat --kernel-file step.cu     the scene steps with it; cells it gets wrong are marked
 //   python main.py check heat --kernel-file step.cu    every size and seed compared with the CPU, timed
 //
 // The field is ni x nj float32 temperatures, row by row: cell (i, j) is tin[j * stride + i], i the
