@@ -27,10 +27,12 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from sim.bench import git_commit  # noqa: E402  the commit every bench JSON records
 
 Record = dict
 M = 1_000_000
@@ -157,17 +159,6 @@ def baselines(results: str, device: str) -> dict[str, tuple[tuple[float, float],
     return found
 
 
-def commit() -> str:
-    """KERNEL_LAB_COMMIT when set (a copied tree's git may describe another commit), else HEAD."""
-    if os.environ.get("KERNEL_LAB_COMMIT"):
-        return os.environ["KERNEL_LAB_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip() or "unknown"
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def model_slug(device: str) -> str:
     found = re.search(r"\b([a-z]\d{2,4})\b", device.lower())
     return found.group(1) if found else re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-")
@@ -209,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def pair(found, i):
         return found[i] if found is not None else None
-    report = {"device": device, "commit": commit(),
+    report = {"device": device, "commit": git_commit(),
               "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "workload": "regress",
               "limit": args.limit,
               "results": [{"figure": h.name, "value": pair(now[h.name], 0), "error": pair(now[h.name], 1),
