@@ -25,7 +25,6 @@ from sim.heat.presets import grid_shape, initial_field, preset_table
 from sim.heat.stats import HeatReadout
 from sim.heat.stencil_cpu import HeatCpu
 from sim.scene import Scene
-from sim.threads import numba_threads
 
 TEMPERATURE = "temperature"
 TEMPERATURE_RANGE = (0.0, 100.0)  # the DLI's temperatures: what the colours span until the panel says otherwise
@@ -165,7 +164,7 @@ class HeatScene(Scene):
                 self.gpu_failed(exc)
                 before = None
         if self.cpu is not None:
-            with self.timer.stage("step"), numba_threads(self.cpu_threads):
+            with self.timer.stage("step"):  # on cpu_threads: run_frame sets them
                 self.cpu.advance(steps)
         self._changed()
         if before is not None:
