@@ -208,6 +208,7 @@ class SceneSpec:
     # thread and on the GPU (0: a step costs only resources.STEP_SECONDS), and what a step's work grows with
     pace: tuple[float, float] = (0.0, 0.0)
     step_work: Literal["items", "pairs", "recursion"] = "items"
+    cpu_serial: bool = False  # the CPU step runs on one thread: its pace does not grow with the CPU threads
     run_steps: int = 600  # run's default --steps
     bench_toggles: tuple[tuple[str, bool], ...] = ()  # toggles set for benchmarks (bench times the physics)
     options: tuple[Option, ...] = ()

@@ -205,7 +205,7 @@ def scene_estimate(spec, count: int | None, gpu: bool, steps: int = 0, preset: s
     a fixed size) on the GPU or the CPU."""
     host, device = spec.bytes_per_item
     cpu_pace, gpu_pace = spec.pace
-    pace = gpu_pace if gpu else cpu_pace * cpu_threads()
+    pace = gpu_pace if gpu else cpu_pace * (1 if spec.cpu_serial else cpu_threads())
     seconds = steps * STEP_SECONDS + (step_work(spec.step_work, count, steps) / pace if count and pace else 0.0)
     size = f"{count_text(count)} {spec.words.unit}" if count else f"preset {preset or spec.start_preset}"
     what = f"{spec.name}: {size}" + (f" x {count_text(steps)} steps" if steps else "")

@@ -82,6 +82,16 @@ def test_a_finished_recursion_costs_only_its_steps():
     assert resources.scene_estimate(spec, 200_000, False, 10**10).seconds < 86400
 
 
+def test_a_serial_cpu_step_is_not_sped_up_by_more_threads(monkeypatch):
+    """Durbin's recursion runs on one thread whatever the machine has; the particles' steps use them all."""
+    def seconds(name: str, threads: int) -> float:
+        monkeypatch.setattr(resources, "cpu_threads", lambda: threads)
+        return resources.scene_estimate(SCENES[name], 100_000, False, 1000).seconds
+
+    assert seconds("durbin", 64) == seconds("durbin", 2)
+    assert seconds("particles", 64) < seconds("particles", 2) / 10
+
+
 def test_run_sdh_defaults_to_a_run_of_seconds(capsys):
     args = main.build_parser("sdh").parse_args(["run", "sdh", "--headless"])
     assert args.steps == SCENES["sdh"].run_steps == 10

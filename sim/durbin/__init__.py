@@ -71,10 +71,11 @@ SPEC = SceneSpec(
     # host: r, y, alphas, betas, the CPU twin's three arrays under verification, plot copies; device: r, y,
     # alphas, betas (the persistent kernel's flag slots and the two-kernel's partials are per block)
     bytes_per_item=(96, 32),
-    # each step until the recursion ends touches every entry: about 0.1 ms a step at N = 200,000 on 2 CPU
-    # threads, a few us on the GPU (the exchange's latency)
+    # each step until the recursion ends touches every entry: entries a second on one CPU thread (the
+    # recursion is serial, as the durbin command's estimate has it) and on the GPU (a few us a step besides)
     pace=(1e9, 5e10),
     step_work="recursion",
+    cpu_serial=True,  # step k's dot and update depend on step k - 1
     gpu=GpuKnobs(variants=tuple(VARIANTS), default_variant="persistent", blocks=BLOCK_SIZES, default_block=256,
                  fastest="persistent", kernels_run_hint="switch the recursion to the GPU (a)"),
     verifier=Verifier(checks="each frame's GPU steps are redone by the CPU twin from the same state, and y is "
