@@ -138,10 +138,7 @@ def run(args) -> int:
         solver = durbin_cpu.DurbinCpu(r, args.version)
         start = time.perf_counter()
         with resources.Progress("durbin CPU", n, "steps", show=need.long) as progress:
-            while not solver.done:
-                before = solver.k
-                solver.step(durbin_cpu.chunk_end(before, n) - before)
-                progress.advance(solver.k - before)
+            solver.run(progress.advance)
         seconds = time.perf_counter() - start
         print(f"cpu time: {seconds:.6f} s ({seconds / max(n - 1, 1) * 1e6:.3f} us per step)")
         results.append(("cpu", solver.y))

@@ -95,18 +95,21 @@ class DurbinCpu:
     def done(self) -> bool:
         return self.k >= self.n
 
-    def step(self, count: int = 1) -> None:
-        """Advance ``count`` steps (fewer at the end), in interruptible chunks."""
+    def step(self, count: int = 1, progress=None) -> None:
+        """Advance ``count`` steps (fewer at the end), in interruptible chunks; ``progress(steps)`` after each
+        chunk with the steps it did."""
         end = min(self.n, self.k + max(0, int(count)))
         v32 = self.version == "3.2"
         while self.k < end:
             stop = min(end, chunk_end(self.k, end))
             _steps(self.r, self.y, self.alphas, self.betas, self.k, stop, v32)
+            if progress is not None:
+                progress(stop - self.k)
             self.k = stop
             interrupts.check()
 
-    def run(self) -> np.ndarray:
-        self.step(self.n)
+    def run(self, progress=None) -> np.ndarray:
+        self.step(self.n, progress)
         return self.y
 
     def owners(self, k: int | None = None) -> np.ndarray:
