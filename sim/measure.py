@@ -49,9 +49,11 @@ class Timing:
         return Timing(self.median * factor, None if self.error is None else self.error * factor, self.repeats,
                       tuple(v * factor for v in self.samples))
 
-    def fields(self, name: str) -> dict:
-        """The record's figure ``name``, its ``<name>_err`` and ``repeats``."""
-        return {name: self.median, f"{name}_err": self.error, "repeats": self.repeats}
+    def fields(self, name: str, repeats: str | None = "repeats") -> dict:
+        """The record's figure ``name``, its ``<name>_err`` and the repeat count under ``repeats`` (a further
+        pass of the same record: its own key; None: left out, the count being another figure's)."""
+        found = {name: self.median, f"{name}_err": self.error}
+        return found if repeats is None else {**found, repeats: self.repeats}
 
     def text(self, digits: int = 4) -> str:
         """``median ± err (n)``, as the tables print a figure."""
@@ -59,11 +61,12 @@ class Timing:
         return f"{self.median:.{digits}g} ± {error} ({self.repeats})"
 
 
-def figure_text(record: dict, name: str, digits: int = 4) -> str:
-    """A record's figure as ``median ± err (n)`` (older records without the error: the median alone)."""
+def figure_text(record: dict, name: str, digits: int = 4, repeats: str = "repeats") -> str:
+    """A record's figure as ``median ± err (n)``, n under ``repeats`` (older records without the error: the
+    median alone)."""
     if f"{name}_err" not in record:
         return f"{record[name]:.{digits}g}"
-    return Timing(record[name], record[f"{name}_err"], record.get("repeats", 0)).text(digits)
+    return Timing(record[name], record[f"{name}_err"], record.get(repeats, 0)).text(digits)
 
 
 def median_ranks(n: int, confidence: float = CONFIDENCE) -> int:

@@ -53,7 +53,7 @@ def _seconds(timing: measure.Timing, steps: int | None = None) -> dict:
     """A record's seconds (s, s_err, repeats) and, for ``steps`` steps, its us_per_step (and error)."""
     fields = timing.fields("s")
     if steps:
-        fields.update({k: v for k, v in timing.scaled(1e6 / steps).fields("us_per_step").items() if k != "repeats"})
+        fields.update(timing.scaled(1e6 / steps).fields("us_per_step", repeats=None))
     return fields
 
 

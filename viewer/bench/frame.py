@@ -130,7 +130,7 @@ def recording_pass(scene, composer, surface, size, camera, mode, frames: int, pa
         raise
     started = time.perf_counter()
     saved = recorder.stop()
-    return {**_pass_fields(timing, "record_frame_ms", "record_repeats"), "record_frames": recorder.frames,
+    return {**timing.fields("record_frame_ms", "record_repeats"), "record_frames": recorder.frames,
             "record_finish_s": time.perf_counter() - started, "record_path": str(saved),
             "record_codec": recorder.writer.codec}
 
@@ -171,7 +171,7 @@ def picking_pass(scene, composer, surface, size, camera, mode, frames: int) -> d
     whole = parts.sum(axis=1)
     on = np.array(picked[: len(whole)], bool)
     with_pick, without = harness.summarise(whole[on]), harness.summarise(whole[~on])
-    return {**_pass_fields(with_pick, "pick_frame_ms", "pick_repeats"), "pick_plain_frame_ms": without.median,
+    return {**with_pick.fields("pick_frame_ms", "pick_repeats"), "pick_plain_frame_ms": without.median,
             "pick_plain_frame_ms_err": without.error, "pick_added_ms": with_pick.median - without.median,
             "pick_ms": float(np.median(pick_ms)), "pick_method": picking.used, "picked": len(found)}
 
@@ -206,22 +206,13 @@ def measure(scene, width: int, height: int, frames: int, warmup: int, headless: 
                 "physics_ms": float(np.median(split[:, 0])),
                 "feed_ms": float(np.median(split[:, 1])),
                 "draw_ms": float(np.median(split[:, 2])),
-                **_pass_fields(split_timing, "split_frame_ms", "split_repeats"),
+                **split_timing.fields("split_frame_ms", "split_repeats"),
                 "stages": {name: scene.timer.median(name) for name in scene.timer.names},
             }
         finally:
             view.release()
     finally:
         surface.close()
-
-
-def _pass_fields(timing: harness.Timing, name: str, repeats: str) -> dict:
-    """A further pass's figure: ``name``, ``<name>_err`` and its own repeat count under ``repeats``."""
-    return {name: timing.median, f"{name}_err": timing.error, repeats: timing.repeats}
-
-
-def _pass_text(result: dict, name: str, repeats: str) -> str:
-    return harness.Timing(result[name], result[f"{name}_err"], result[repeats]).text()
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -311,14 +302,14 @@ def main(argv: list[str] | None = None) -> int:
     if "record_frame_ms" in result:
         ms = result["record_frame_ms"]
         print(f"recording ({result['record_codec']}, a video frame per frame): median "
-              f"{_pass_text(result, 'record_frame_ms', 'record_repeats')} ms "
+              f"{harness.figure_text(result, 'record_frame_ms', repeats='record_repeats')} ms "
               f"({1e3 / ms:.1f} frames/s), {100 * (base / ms - 1):+.1f}% frame rate against no recording; "
               f"{result['record_frames']} frames, finishing the file took {result['record_finish_s']:.2f} s: "
               f"{result['record_path']}")
     if "pick_frame_ms" in result:
         ms = result["pick_frame_ms"]
         print(f"picking ({result['pick_method']}, every other run of {RUN} frames, {result['picked']} frames showed a "
-              f"tooltip): median {_pass_text(result, 'pick_frame_ms', 'pick_repeats')} ms per frame, "
+              f"tooltip): median {harness.figure_text(result, 'pick_frame_ms', repeats='pick_repeats')} ms per frame, "
               f"{result['pick_added_ms']:+.2f} ms against the frames between them without (median "
               f"{result['pick_plain_frame_ms']:.2f} ms); the pick and description alone {result['pick_ms']:.3f} ms "
               f"of host time")
