@@ -35,6 +35,9 @@ def run(args, spec: SceneSpec) -> int:
     if not spec.scaling_bench:
         over = " or ".join(f"bench {s.name}" for s in SCENES.values() if s.scaling_bench)
         raise UsageError(f"bench {spec.name} runs in one process; over MPI ranks: {over}")
+    if getattr(args, "baseline", None) is not None:
+        raise UsageError("--baseline compares one process's configurations with an earlier JSON; the scaling "
+                         "tables over MPI ranks have nothing to compare it with: leave it out")
     return load(spec.scaling_bench)(args, spec)
 
 

@@ -43,7 +43,7 @@ def check_arguments(args) -> None:
 
     data.bucket_count(args.width)  # WidthError (a UsageError): not positive, or too many buckets
     if args.backend == "cpu":
-        given = [name for name in ("kernel", "block") if getattr(args, name) is not None]
+        given = [name for name in ("kernel", "block", "baseline") if getattr(args, name, None) is not None]
         if given:
             names = " and ".join(f"--{name}" for name in given)
             raise UsageError(f"{names} appl{'ies' if len(given) == 1 else 'y'} to the GPU kernels; --backend cpu "
