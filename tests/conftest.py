@@ -22,10 +22,20 @@ def pytest_configure(config):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def fault_tests_last(items) -> None:
+    """Tests marked ``gpu_fault`` make a kernel fault on purpose (an illegal address: an MMU fault, Xid 31).
+    After one, NVIDIA's driver (H100, 580) makes the first GL draw of CUDA-written data in every later GL
+    context on that GPU wait 15-19 s in glFinish, in any process, and a context of the faulting process can
+    draw wrong pictures: so they run after every other test, in their own order (a stable sort)."""
+    items.sort(key=lambda item: item.get_closest_marker("gpu_fault") is not None)
+
+
 def pytest_collection_modifyitems(config, items):
-    """GPU tests run only where CuPy sees a device (pytest -m gpu on the GPU machine)."""
+    """GPU tests run only where CuPy sees a device (pytest -m gpu on the GPU machine); tests that make a
+    kernel fault run last."""
     from sim.backend import gpu_status
 
+    fault_tests_last(items)
     status = gpu_status()
     if status.available:
         return

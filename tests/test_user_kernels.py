@@ -370,6 +370,7 @@ def test_a_write_past_the_end_is_reported_with_the_buffer_and_the_count(gpu_box)
 
 
 @pytest.mark.gpu
+@pytest.mark.gpu_fault
 def test_an_illegal_address_is_a_fault_and_the_next_run_works(gpu_box):
     with pytest.raises(SandboxError) as caught:
         run_heat(gpu_box, "illegal_address")

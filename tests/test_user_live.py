@@ -235,7 +235,8 @@ def test_a_planted_mistake_is_marked_from_the_first_step(tmp_path):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("planted", ["heat_never_returns.cu", "heat_illegal_address.cu"])
+@pytest.mark.parametrize("planted", ["heat_never_returns.cu",
+                                     pytest.param("heat_illegal_address.cu", marks=pytest.mark.gpu_fault)])
 def test_a_kernel_that_faults_or_never_returns_leaves_the_scene_on_its_own_kernel(tmp_path, planted):
     scene, live = gpu_heat_live(tmp_path, heat_file(planted))
     try:
