@@ -4,9 +4,10 @@
 # headline figure beside its peer and the last committed figures), or any other bench script under bench/.
 # Logs and JSON go to /tmp/out, and back through $OUT as results.tar.gz with the logs, after each step
 # (a call cut short still brings back what finished).
-#   KERNEL_LAB_COMMIT=$(git rev-parse --short=12 HEAD) bench/device.sh tests regress
+#   KERNEL_LAB_COMMIT=8afb642b1c2d bench/device.sh regress tests
+# (the commit written out where the call is made: on the device, git may describe an older commit than the
+# copied tree, so a $(git rev-parse HEAD) evaluated there records the wrong one)
 #   GPU_TESTS="tests/test_[a-p]*.py" bench/device.sh tests     (half of the GPU tests)
-# (the commit the JSON records: the copied tree's git may describe another one)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
@@ -28,8 +29,9 @@ bring_back() {  # the device tool brings back a few files: everything in one arc
 }
 for what in "$@"; do
   case "$what" in
-    tests)  # GPU_TESTS: the files to run (default all; the whole set takes over 8 minutes on an H100, so
-            # split it over two calls, e.g. GPU_TESTS="tests/test_[a-p]*.py", then "tests/test_[q-z]*.py")
+    tests)  # GPU_TESTS: the files to run (default all: 352 s on an H100 at 8afb642, the gate 140 s more). Put
+            # `regress` first: the suite ends with kernels that fault on purpose, and after an MMU fault the
+            # driver makes later GL draws of CUDA-written data on that GPU stall (tests/conftest.py)
       # shellcheck disable=SC2086
       # (the log is written where it comes back as it grows: a call cut short still names the tests run)
       log="${OUT:-$out}/pytest-gpu.log"

@@ -122,22 +122,25 @@ def verdict(now: float, now_err: float, old: float, old_err: float, limit: float
     return "SLOWER" if now - old > allowance else "faster" if old - now > allowance else "same"
 
 
-def measured(out: str) -> tuple[str, dict[str, tuple[float, float] | None], dict[str, float | None]]:
-    """This call's device name, its (figure, error) and the peers' figures, by headline name."""
-    device, now, peers = None, {}, {}
+def measured(out: str) -> tuple[str, dict[str, tuple[float, float] | None], dict[str, float | None], str | None]:
+    """This call's device name, its (figure, error) and the peers' figures by headline name, and the host's
+    processor (from the benches' fingerprints)."""
+    device, now, peers, host = None, {}, {}, None
     for h in HEADLINES:
         rep = _load(os.path.join(out, f"{h.workload}.json"))
         now[h.name] = _best(rep["results"], h.pick, h.ms, h.err) if rep else None
         device = device or (rep or {}).get("device")
+        host = host or ((rep or {}).get("fingerprint") or {}).get("host_cpu")
         if h.peer_file:
             peer = _load(os.path.join(out, h.peer_file))
             best = _best(peer["results"], h.peer_pick, h.peer_ms) if peer else None
             peers[h.name] = best[0] if best else None
-    return device or "unknown", now, peers
+    return device or "unknown", now, peers, host
 
 
-def baselines(results: str, device: str) -> dict[str, tuple[tuple[float, float], str]]:
-    """The newest committed (figure, error) of each headline on this device name, with the file it came from."""
+def baselines(results: str, device: str) -> dict[str, tuple[tuple[float, float], str, str | None]]:
+    """The newest committed (figure, error) of each headline on this device name, with the file it came from
+    and its host's processor (None where the record does not say)."""
     files = []
     for path in glob.glob(os.path.join(results, "*.json")):
         rep = _load(path)
@@ -154,7 +157,8 @@ def baselines(results: str, device: str) -> dict[str, tuple[tuple[float, float],
             else:
                 value = _best(rep["results"], h.pick, h.ms, h.err)
             if value is not None:
-                found[h.name] = (value, f"{os.path.basename(path)} @ {rep.get('commit', '?')}")
+                host = rep.get("host_cpu") or (rep.get("fingerprint") or {}).get("host_cpu")
+                found[h.name] = (value, f"{os.path.basename(path)} @ {rep.get('commit', '?')}", host)
                 break
     return found
 
@@ -173,16 +177,18 @@ def main(argv: list[str] | None = None) -> int:
                    help="slowest allowed ratio to the baseline, beyond the combined error (default 1.07)")
     args = p.parse_args(argv)
 
-    device, now, peers = measured(args.out)
+    device, now, peers, host = measured(args.out)
     base = baselines(args.results, device)
     print(f"regression gate on {device} (slower than the newest committed figure of this GPU model by more than "
           f"{100 * (args.limit - 1):.0f}% plus the combined error fails)")
     print(f"{'figure':<42}{'now ± error':>20}{'baseline ± error':>20}{'ratio':>7}  {'verdict':<9}{'peer':>10}"
           f"{'x peer':>8}  baseline from")
-    slower, missing = [], []
+    slower, missing, other_hosts = [], [], set()
     for h in HEADLINES:
         value, peer = now[h.name], peers.get(h.name)
-        old, source = base.get(h.name, (None, "none on this GPU model"))
+        old, source, old_host = base.get(h.name, (None, "none on this GPU model", None))
+        if old is not None and old_host != host:
+            other_hosts.add(old_host or "not recorded")
         if value is None:
             result, ratio = "MISSING", "-"
             missing.append(h.name)
@@ -198,9 +204,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{h.name:<42}{fmt(value):>20}{fmt(old):>20}{ratio:>7}  {result:<9}"
               f"{f'{peer:.4g}' if peer else '-':>10}{times:>8}  {source}")
 
+    if other_hosts:  # the GPU figures do not move with the host; the frame's host-side work does
+        print(f"host CPU: {host or 'not recorded'}; some baselines' host CPU: {', '.join(sorted(other_hosts))}")
+
     def pair(found, i):
         return found[i] if found is not None else None
-    report = {"device": device, "commit": git_commit(),
+    report = {"device": device, "host_cpu": host, "commit": git_commit(),
               "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "workload": "regress",
               "limit": args.limit,
               "results": [{"figure": h.name, "value": pair(now[h.name], 0), "error": pair(now[h.name], 1),

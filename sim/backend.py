@@ -46,20 +46,23 @@ def device_name(backend: str) -> str:
     """A human name for where a backend runs, for benchmark records."""
     if backend == "gpu":
         return gpu_status().device_name
-    import platform
-
     import numba
 
-    cpu = platform.processor() or platform.machine()
+    return f"CPU: {cpu_model()} ({numba.config.NUMBA_NUM_THREADS} threads)"
+
+
+def cpu_model() -> str:
+    """The processor's model name (/proc/cpuinfo), else what the platform says."""
+    import platform
+
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return f"CPU: {cpu} ({numba.config.NUMBA_NUM_THREADS} threads)"
+    return platform.processor() or platform.machine()
 
 
 def choose_backend(requested: str, supported: tuple[str, ...]) -> tuple[str, str]:

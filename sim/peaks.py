@@ -131,8 +131,11 @@ def cpu_facts() -> dict:
 
 
 def fingerprint(backend: str, commit: str, device: int = 0) -> dict:
-    """Where a benchmark ran: the GPU's facts (name, driver, clocks, ECC) or, without a GPU, the CPU's."""
-    facts = {"kind": "gpu", **gpu_facts(device)} if backend == "gpu" else cpu_facts()
+    """Where a benchmark ran: the GPU's facts (name, driver, clocks, ECC) and its host's processor (a frame's
+    host-side work moves with it), or, without a GPU, the CPU's."""
+    from sim.backend import cpu_model
+
+    facts = {"kind": "gpu", **gpu_facts(device), "host_cpu": cpu_model()} if backend == "gpu" else cpu_facts()
     return {**facts, "commit": commit}
 
 

@@ -108,6 +108,7 @@ def test_a_gpu_fingerprint_that_cannot_be_read_says_so(monkeypatch):
     found = peaks.fingerprint("gpu", "abc")
     assert found["kind"] == "gpu" and found["name"] == "unknown GPU" and found["driver"] == "unknown"
     assert "import of cupy halted" in found["unread"] and found["commit"] == "abc"
+    assert found["host_cpu"], "the host's processor is named even so"
 
 
 # --- on a GPU --------------------------------------------------------------------------------------------

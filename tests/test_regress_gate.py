@@ -104,6 +104,22 @@ def test_a_committed_regress_file_is_the_newest_baseline(folders, capsys):
     assert "h200-regress.json" in capsys.readouterr().out
 
 
+def test_the_host_cpu_is_recorded_and_named_where_a_baseline_ran_on_another(folders, capsys):
+    out, results = folders
+    for workload, rep in product_reports(1.0).items():
+        write(out, f"{workload}.json", rep | {"fingerprint": {"kind": "gpu", "name": DEVICE, "host_cpu": "Host A"}})
+    assert regress.main([out, "--results", results]) == 0
+    assert "host CPU: Host A; some baselines' host CPU: not recorded" in capsys.readouterr().out
+    report = json.load(open(os.path.join(out, "regress.json")))
+    assert report["host_cpu"] == "Host A"
+    write(results, "h200-regress.json", report | {"date": "2026-11-26T00:00:00+00:00"})
+    assert regress.main([out, "--results", results]) == 0
+    assert "host CPU" not in capsys.readouterr().out, "every baseline ran on this host"
+    write(results, "h200-regress.json", report | {"date": "2026-11-26T00:00:00+00:00", "host_cpu": "Host B"})
+    assert regress.main([out, "--results", results]) == 0
+    assert "host CPU: Host A; some baselines' host CPU: Host B" in capsys.readouterr().out
+
+
 def test_a_missing_figure_is_an_error(folders, capsys):
     out, results = folders
     run(out, results, 1.0)
