@@ -24,13 +24,14 @@ WORST = 10  # the worst values a comparison keeps
 @dataclass(frozen=True)
 class Values:
     """One output's values, flat: expected, got, which are wrong (by the stage's rule), the scene item
-    each belongs to, and a label for value k ("system 4 coefficient 7")."""
+    each belongs to, a label for value k ("system 4 coefficient 7") and the output's name."""
 
     expected: np.ndarray
     got: np.ndarray
     wrong: np.ndarray
     item: np.ndarray
     label: Callable[[int], str]
+    name: str
 
 
 def one_per_item(count, block) -> tuple[tuple[int], tuple[int], int]:
@@ -78,4 +79,24 @@ def comparison(values: list[Values], items: int, rule: str) -> Comparison:
             candidates.append((-float(diff[k]), part, int(k),
                                Worst(int(v.item[k]), v.label(int(k)), float(v.expected[k]), float(v.got[k]))))
     candidates.sort(key=lambda c: c[:3])
-    return Comparison(mismatch, max_abs, max_rel, [c[3] for c in candidates[:WORST]], rule)
+    return Comparison(mismatch, max_abs, max_rel, [c[3] for c in candidates[:WORST]], rule, list(values))
+
+
+def item_rows(compared: Comparison, item: int) -> list[tuple[str, str, str, str]]:
+    """For a scene item the comparison marked: (output, the user's values, the CPU twin's, difference) rows,
+    one an output, the item's values found through ``Values.item`` (balls: the outputs are in sorted order)."""
+    if not 0 <= item < compared.mismatch.shape[0] or not compared.mismatch[item]:
+        return []
+    rows = []
+    for v in compared.values:
+        at = np.flatnonzero(v.item == item)
+        if at.size:
+            have, want = np.asarray(v.got)[at], np.asarray(v.expected)[at]
+            difference = np.subtract(have, want, dtype=np.float64)
+            rows.append((v.name, _text(have), _text(want), _text(difference, "{:+.3g}")))
+    return rows
+
+
+def _text(values: np.ndarray, real: str = "{:.9g}") -> str:
+    """Values as "1.5, 2, ...": reals in ``real``'s format, whole numbers as they are."""
+    return ", ".join(real.format(v) if isinstance(v, float) else str(v) for v in values.reshape(-1).tolist())

@@ -118,8 +118,8 @@ def test_the_comparison_names_the_wrong_item_and_the_first_diverging_step(tmp_pa
     assert live.first_divergence == 1, "the first step already differed"
     scene.run_frame(1)
     assert live.first_divergence == 1
-    expected, got = live.checked
-    want, have = float(expected["out"].reshape(-1)[7]), float(got["out"].reshape(-1)[7])
+    out = live.comparison.values[0]
+    want, have = float(out.expected[7]), float(out.got[7])
     assert live.describe_check(7) == [("out", f"{have:.9g}", f"{want:.9g}", f"{have - want:+.3g}")]
     assert live.describe_check(8) == [] and live.describe_check(10**9) == []
 

@@ -12,7 +12,7 @@ import pytest
 
 from sim import cuda
 from sim.registry import SCENES
-from sim.user_stages import Values, comparison, differences
+from sim.user_stages import Values, comparison, differences, item_rows
 
 DATA = Path(__file__).parent / "data" / "user_kernels"
 STAGES = [("sdh", "histogram"), ("durbin", "batched"), ("particles", "forces"), ("balls", "proximity")]
@@ -117,7 +117,7 @@ def test_comparison_folds_values_onto_items_and_orders_the_worst():
     expected = np.array([1.0, 2.0, 3.0, np.nan, 5.0, 6.0])
     got = np.array([1.0, 2.5, 3.0, np.nan, np.nan, 4.0])
     wrong = np.array([False, True, False, False, True, True])
-    values = Values(expected, got, wrong, np.array([0, 0, 1, 1, 2, 2]), lambda k: f"value {k}")
+    values = Values(expected, got, wrong, np.array([0, 0, 1, 1, 2, 2]), lambda k: f"value {k}", "out")
     result = comparison([values], 3, "exact")
     assert result.mismatch.tolist() == [True, False, True]
     assert [w.label for w in result.worst] == ["value 4", "value 5", "value 1"]  # NaN (inf) first
@@ -326,6 +326,9 @@ def test_balls_compare_takes_lists_as_sets_and_names_missing_and_extra_partners(
     assert by_ball[int(order[b])].label.startswith(f"ball {int(order[b])}: missing ")
     assert by_ball[int(order[b])].label.endswith(", extra no ball")
     assert result.worst[0].index == int(order[a])  # its count is off: the larger difference first
+    rows = item_rows(result, int(order[a]))  # ball order[a] is a in the kernel's (sorted) order
+    assert rows == [("count", str(count[a] - 1), str(count[a]), f"{-1.0:+.3g}")]
+    assert item_rows(result, int(np.flatnonzero(~result.mismatch)[0])) == [], "an item the check did not mark"
 
 
 def test_balls_scene_steps_on_the_users_pairs():

@@ -19,6 +19,7 @@ from sim.heat import SPEC as HEAT
 from sim.heat.kernels import simple
 from sim.heat.scene import HeatScene
 from sim.heat.stencil_cpu import HeatCpu
+from sim.user_stages import Values
 from sim.userkernel import sandbox
 from sim.userkernel.adapter import Comparison, Output, Worst
 
@@ -89,7 +90,8 @@ class StepStage:
         worst = [Worst(int(i), f"cell {i}", float(want[i]), float(have[i])) for i in np.argsort(-diff)[:3]
                  if mismatch[i]]
         rel = diff / np.maximum(np.abs(want), 1e-30)
-        return Comparison(mismatch, float(diff.max(initial=0.0)), float(rel.max(initial=0.0)), worst)
+        values = [Values(want, have, mismatch, np.arange(want.size), lambda i: f"cell {i}", "out")]
+        return Comparison(mismatch, float(diff.max(initial=0.0)), float(rel.max(initial=0.0)), worst, values=values)
 
     def apply(self, scene, outputs, comparison):
         scene.cpu.field[...] = outputs["out"]

@@ -92,7 +92,7 @@ class ProximityStage:
             words += [f"extra {_few(extra)}"] if extra else []
             return f"ball {int(order[s])}: " + (", ".join(words) or "a partner listed twice")
 
-        values = Values(want_count, got_count, wrong, order, label)
+        values = Values(want_count, got_count, wrong, order, label, "count")
         return comparison([values], n, "as sets: each ball's partners, in any order")
 
     def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:

@@ -65,11 +65,11 @@ class BatchedStage:
         labels = {"y": "coefficient", "alphas": "alpha"}
         values = [Values(expected[name].ravel(), np.asarray(got[name]).ravel(),
                          exact_wrong(expected[name], np.asarray(got[name])).ravel(), every // order,
-                         lambda k, what=what: f"system {k // order} {what} {k % order}")
+                         lambda k, what=what: f"system {k // order} {what} {k % order}", name)
                   for name, what in labels.items()]
         values.append(Values(expected["betas"], np.asarray(got["betas"]),
                              exact_wrong(expected["betas"], np.asarray(got["betas"])), np.arange(systems),
-                             lambda k: f"system {k} beta"))
+                             lambda k: f"system {k} beta", "betas"))
         return comparison(values, systems, "exact (bit for bit)")
 
     def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:

@@ -101,5 +101,6 @@ def compare_fields(expected: np.ndarray, got: np.ndarray) -> Comparison:
     ni = expected.shape[1]
     want, have = expected.reshape(-1), got.reshape(-1)
     wrong = have.view(np.uint32) != want.view(np.uint32)
-    return comparison([Values(want, have, wrong, np.arange(want.size), lambda c: f"cell ({c % ni}, {c // ni})")],
+    return comparison([Values(want, have, wrong, np.arange(want.size), lambda c: f"cell ({c % ni}, {c // ni})",
+                              "tout")],
                       want.size, "exact (bit for bit)")

@@ -80,7 +80,8 @@ class ForcesStage:
             want, have = expected[name], np.asarray(got[name])
             with np.errstate(invalid="ignore"):
                 wrong = ~(np.abs(have - want) <= atol)  # NaN: wrong
-            values.append(Values(want, have, wrong, np.arange(n), lambda k, axis=axis: f"particle {k} ({axis})"))
+            values.append(Values(want, have, wrong, np.arange(n), lambda k, axis=axis: f"particle {k} ({axis})",
+                                 name))
         return comparison(values, n, f"|difference| <= {atol:.3g} (moves a particle 1e-12 of the box in a step)")
 
     def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:

@@ -58,7 +58,7 @@ class HistogramStage:
     def compare(self, inputs: Arrays, expected: Arrays, got: Arrays) -> Comparison:
         want, have = expected["hist"], np.asarray(got["hist"])
         bins = np.arange(want.shape[0])
-        values = Values(want, have, exact_wrong(want, have), bins, lambda k: f"bin {k}")
+        values = Values(want, have, exact_wrong(want, have), bins, lambda k: f"bin {k}", "hist")
         return comparison([values], want.shape[0], "exact")
 
     def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:

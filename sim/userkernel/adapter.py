@@ -51,6 +51,7 @@ class Comparison:
     max_rel: float  # largest |got - expected| / max(|expected|, tiny)
     worst: list[Worst] = field(default_factory=list)  # the worst few, largest difference first
     rule: str = "exact"  # how they were compared, in words: "exact", "rtol 1e-5, atol 1e-6", "as sets"
+    values: list = field(default_factory=list)  # the outputs compared (sim.user_stages.Values): one item's rows
 
     @property
     def mismatches(self) -> int:

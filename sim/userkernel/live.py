@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.contract import load
+from sim.user_stages import item_rows
 from sim.userkernel.sandbox import Sandbox, SandboxError
 from sim.userkernel.watch import Reload, SourceWatcher
 
@@ -40,7 +41,7 @@ class LiveStage:
         self.problem = ""  # the latest text could not be read or checked
         self.error: str | None = None  # the last sandbox error: the reference runs until the file changes
         self.comparison = None  # the last step's sim.userkernel.adapter.Comparison (verification on)
-        self.checked: tuple[dict, dict] | None = None  # that step's (expected, got) outputs
+        self._described: tuple = (None, None, [])  # (comparison, item, rows): the tooltip asks every frame
         self.first_divergence: int | None = None  # the first step whose result differed, since this build
         self.overflow: list[str] = []  # the last step's writes past an output's end
         self.ms: float | None = None  # the last step's kernel time
@@ -81,7 +82,7 @@ class LiveStage:
         self.source, self.diagnostics = reload.source, list(reload.diagnostics)
         if reload.compiles:
             self.build, self.error = reload.source, None
-            self.comparison = self.checked = self.first_divergence = self.ms = None
+            self.comparison = self.first_divergence = self.ms = None
             self.overflow, self.steps_run = [], 0
 
     # --- stepping ------------------------------------------------------------------------------------
@@ -106,7 +107,6 @@ class LiveStage:
         if scene.verify:
             expected = adapter.expected(inputs)
             comparison = adapter.compare(inputs, expected, got.outputs)
-            self.checked = (expected, got.outputs)
             if not comparison.correct and self.first_divergence is None:
                 self.first_divergence = number
         adapter.apply(scene, got.outputs, comparison)
@@ -118,23 +118,14 @@ class LiveStage:
 
     # --- one item, for the viewer's pointer --------------------------------------------------------
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
-        """For an item the last check found wrong: (output, your kernel's value, the CPU twin's, difference)
-        rows, from each output that holds one value or one row per item."""
-        mismatch = self.comparison.mismatch if self.comparison is not None else None
-        if self.checked is None or mismatch is None or not 0 <= item < mismatch.shape[0] or not mismatch[item]:
+        """For an item the last check found wrong: (output, your kernel's values, the CPU twin's, difference)
+        rows (``sim.user_stages.item_rows``)."""
+        if self.comparison is None:
             return []
-        expected, got = self.checked
-        rows = []
-        for name, want in expected.items():
-            want, have = np.asarray(want), np.asarray(got[name])
-            if want.size == mismatch.shape[0]:
-                want, have = want.reshape(-1)[item], have.reshape(-1)[item]
-            elif want.ndim and want.shape[0] == mismatch.shape[0]:
-                want, have = want[item], have[item]
-            else:
-                continue
-            difference = np.subtract(have, want, dtype=np.float64)
-            rows.append((name, _text(have), _text(want), _text(difference, "{:+.3g}")))
+        compared, asked, rows = self._described
+        if compared is not self.comparison or asked != item:
+            rows = item_rows(self.comparison, item)
+            self._described = (self.comparison, item, rows)
         return rows
 
     def close(self) -> None:
@@ -142,8 +133,3 @@ class LiveStage:
             self.watcher.close()
         self.sandbox.close()
 
-
-def _text(value, real: str = "{:.9g}") -> str:
-    """A value or a row of them: reals in ``real``'s format, whole numbers as they are."""
-    values = np.atleast_1d(value).reshape(-1).tolist()
-    return ", ".join(real.format(v) if isinstance(v, float) else str(v) for v in values)
