@@ -4,8 +4,9 @@ its stage times drawn as ghost bars beside the live ones.
 The baseline's record is the one closest to the live configuration (``sim.baseline.closest``: the same
 scene and backend, then variant, block, preset, options and the nearest count); the line above the bars
 says which it is and in what it differs when inexact. Times are per physics step (a bench record's
-``stage_ms`` are; the live timer's per-frame medians are divided by the frame's steps). A file that cannot
-be read says why on the message line; the previous baseline, if any, stays.
+``stage_ms`` are; the live ones are Speed of light's: the median of the last frames that ran a stage, over
+the frame's steps, at least one). A file that cannot be read says why on the message line; the previous
+baseline, if any, stays.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from imgui_bundle import imgui, implot
 from sim import baseline
 from sim.bench import configuration
 from sim.cli import UsageError
+from viewer.panel.speed_of_light import recent_ms
 from viewer.panel.style import GREY, tooltip, wrapped
 
 GHOST_ALPHA = 0.3
@@ -54,10 +56,10 @@ class BaselineBars:
     def stage_times(self, scene, record: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
         """(the baseline's stage names, live ms per step, baseline ms per step): the stages the two share
         and the baseline's others (0 now); the window's own (render) has no counterpart in a bench."""
-        timer, steps = scene.timer, max(float(scene.frame_steps), 1e-9)
+        steps = max(float(scene.frame_steps), 1.0)  # frames that step less often record no time
         old = record.get("stage_ms", {})
         names = list(old)
-        live = np.array([timer.median(name) / steps if name in timer.names else 0.0 for name in names])
+        live = np.array([recent_ms(scene.timer, name) / steps for name in names])
         ghost = np.array([float(old[name]) for name in names])
         return names, live, ghost
 
