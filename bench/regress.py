@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from sim import baseline  # noqa: E402  the rule of bench --baseline
 from sim.bench import git_commit  # noqa: E402  the commit every bench JSON records
 
 Record = dict
@@ -117,9 +118,10 @@ def _best(records, pick, ms, err=lambda r: None) -> tuple[float, float] | None:
 
 
 def verdict(now: float, now_err: float, old: float, old_err: float, limit: float) -> str:
-    """SLOWER when now - old exceeds (limit - 1) of old plus the combined error; faster the other way."""
-    allowance = (limit - 1) * old + now_err + old_err
-    return "SLOWER" if now - old > allowance else "faster" if old - now > allowance else "same"
+    """SLOWER when now - old exceeds (limit - 1) of old plus the combined error; faster the other way
+    (``sim.baseline.verdict``, the rule of ``bench --baseline``, with the gate's slack)."""
+    found = baseline.verdict(now, now_err, old, old_err, slack=limit - 1)
+    return {"slower": "SLOWER", "faster": "faster"}.get(found, "same")
 
 
 def measured(out: str) -> tuple[str, dict[str, tuple[float, float] | None], dict[str, float | None], str | None]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from sim import cli
-from sim.baseline import argument as baseline_argument
+from sim.baseline import add_option as add_baseline
 from sim.registry import SCENES, course_commands, spec
 from sim.userkernel import commands as user_kernel
 
@@ -84,8 +84,7 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
     view = sub.add_parser("view", help="open the viewer window (the default command)")
     add_scene_args(view, scene)
     view.add_argument("--size", type=cli.window_size, help="window size WxH (default 1280x800, or the saved size)")
-    view.add_argument("--baseline", metavar="OLD.json", type=baseline_argument,
-                      help="a benchmark JSON (bench ... --json) whose stage times the panel draws beside the live ones")
+    add_baseline(view, "a benchmark JSON (bench ... --json) whose stage times the panel draws beside the live ones")
     view.add_argument("--no-settings", action="store_true",
                       help="start clean: neither read nor save the settings (scene, sliders, camera, ...)")
     view.add_argument("--kernel-file", metavar="FILE",
@@ -131,9 +130,7 @@ def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParse
         bench.add_argument("--warmup", type=cli.non_negative_int, default=12,
                            help="untimed steps first (compilation; default 12)")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
-    bench.add_argument("--baseline", metavar="OLD.json", type=baseline_argument,
-                       help="also print each figure beside the same configuration's in this earlier JSON: "
-                            "faster, slower or the same within the error")
+    add_baseline(bench)
     add_quiet(bench)
 
     template = sub.add_parser("template", help="write a working, commented kernel of a stage to start from",

@@ -40,6 +40,15 @@ def load(path: str) -> dict:
     return {**report, "results": records, "path": path}
 
 
+BENCH_HELP = ("also print each figure beside the same configuration's in this earlier JSON: faster, slower or "
+              "the same within the error")
+
+
+def add_option(parser, help: str = BENCH_HELP) -> None:
+    """``--baseline OLD.json``, loaded as the command line is read (``argument``)."""
+    parser.add_argument("--baseline", metavar="OLD.json", type=argument, help=help)
+
+
 def argument(path: str) -> dict:
     """``--baseline``'s type: the loaded report (argparse says the option's name and exits 2)."""
     import argparse
@@ -88,12 +97,13 @@ def figures(record: dict) -> dict[str, tuple[float, float | None]]:
     return found
 
 
-def verdict(new: float, new_err: float | None, old: float, old_err: float | None) -> str:
-    """faster / slower when the difference exceeds the combined error (an unknown error counts as 0)."""
-    combined = (new_err or 0.0) + (old_err or 0.0)
-    if new - old > combined:
+def verdict(new: float, new_err: float | None, old: float, old_err: float | None, slack: float = 0.0) -> str:
+    """faster / slower when the difference exceeds ``slack`` of the old figure plus the combined error (an
+    unknown error counts as 0)."""
+    allowance = slack * old + (new_err or 0.0) + (old_err or 0.0)
+    if new - old > allowance:
         return "slower"
-    if old - new > combined:
+    if old - new > allowance:
         return "faster"
     return "same within error"
 

@@ -364,8 +364,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m sim.durbin.bench", description=__doc__.splitlines()[0])
     add_arguments(p)
     p.add_argument("--json", metavar="FILE")
-    p.add_argument("--baseline", metavar="OLD.json", type=baseline.argument,
-                   help="also print each figure beside the same configuration's in this earlier JSON")
+    baseline.add_option(p)
     args = p.parse_args(argv)
     from sim.backend import BackendUnavailable
     from sim.cli import EXIT_USAGE, UsageError

@@ -223,8 +223,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.heat.bench", description=__doc__.splitlines()[0])
     add_arguments(parser)
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON to FILE, or - for stdout")
-    parser.add_argument("--baseline", metavar="OLD.json", type=baseline.argument,
-                        help="also print each figure beside the same configuration's in this earlier JSON")
+    baseline.add_option(parser)
     args = parser.parse_args(argv)
     from sim.backend import BackendUnavailable
 
