@@ -83,6 +83,11 @@ class Knobs:
         scene's GPU kernels run (it replaces one of them)."""
         return self.user_chosen and self.user.runs and self.scene.gpu_kernels_run()
 
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        """The last check's rows for ``item``: the user's kernel against the CPU twin while it does the steps,
+        else the scene's own check (``Scene.describe_check``)."""
+        return self.user.describe_check(item) if self.user_runs() else self.scene.describe_check(item)
+
     def set_block(self, block) -> None:
         self._set(self.variant, self.valid_block(block))
 

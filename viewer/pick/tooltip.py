@@ -4,7 +4,7 @@ item's window and its highlight in the view.
 The values are the scene's (``Scene.describe``: label -> text, in the scene's order). Under
 verification, an item the last check marked also shows ``Scene.describe_check``: its GPU and CPU
 values side by side with their difference (while a user's own kernel does the steps, its values against
-the CPU twin's: ``LiveStage.describe_check``).
+the CPU twin's: ``Knobs.describe_check`` chooses).
 """
 
 from __future__ import annotations
@@ -33,16 +33,11 @@ class ItemReport:
     error: str = ""
 
 
-def _check_rows(scene, item: int) -> list[tuple[str, str, str, str]]:
-    knobs = scene.knobs
-    return knobs.user.describe_check(item) if knobs.user_runs() else scene.describe_check(item)
-
-
 def report(scene, item: int) -> ItemReport:
     """The scene's description of ``item`` (a failure becomes the report's error, never an exception)."""
     try:
         values = dict(scene.describe(item))
-        check = list(_check_rows(scene, item)) if scene.verify else []
+        check = list(scene.knobs.describe_check(item)) if scene.verify else []
     except Exception as exc:  # noqa: BLE001  a scene that cannot describe must not take the viewer down
         if not isinstance(exc, IndexError):
             traceback.print_exception(exc)
