@@ -14,6 +14,7 @@ pointer asks about (``sim.checks``), colour scales (``sim.scales``). A scene cla
 from __future__ import annotations
 
 import math
+import time
 from typing import Any, ClassVar
 
 import numpy as np
@@ -174,7 +175,13 @@ class Scene:
                      unit: str = "") -> None:
         """Keep one check's result: ``mismatch`` marks the differing items (``unit``: what they are, the
         scene's items by default), ``started`` is its ``time.perf_counter()`` start."""
-        self.checks.record(against, mismatch, started, details or {}, unit or self.spec.words.unit)
+        self.checks.record(against, mismatch, (time.perf_counter() - started) * 1e3, details or {},
+                           unit or self.spec.words.unit)
+
+    def record_user_check(self, against: str, comparison, details: dict | None = None, unit: str = "") -> None:
+        """Keep the check of a user's kernel (``sim.userkernel.adapter.Comparison``, timed by ``LiveStage``)."""
+        self.checks.record(against, comparison.mismatch, comparison.check_ms, details or {},
+                           unit or self.spec.words.unit)
 
     def marked(self, count: int) -> np.ndarray | None:
         return self.checks.marked(count)

@@ -132,6 +132,25 @@ def test_the_kernel_time_joins_the_stage_chart_under_the_stage_name(tmp_path):
     assert live.ms == pytest.approx(0.25)
 
 
+def test_the_check_time_is_the_twin_and_the_comparison_not_the_kernel_or_the_scene(tmp_path, monkeypatch):
+    from user_fakes import SLOW, StepStage
+
+    def slowly(seconds, method):
+        def run(self, *args):
+            time.sleep(seconds)
+            return method(self, *args)
+        return run
+
+    monkeypatch.setattr(StepStage, "expected", slowly(0.05, StepStage.expected))
+    monkeypatch.setattr(StepStage, "compare", slowly(0.03, StepStage.compare))
+    monkeypatch.setattr(StepStage, "apply", slowly(0.2, StepStage.apply))
+    scene, live = live_scene(write(tmp_path / "my_step.cu", SLOW), FakeSandbox(slow_s=0.2))
+    live.take(Reload(live.source))
+    scene.run_frame(1)
+    assert 80 <= scene.verification.check_ms < 250, "the CPU twin's 50 ms and the comparison's 30, without the 200s"
+    assert live.comparison.check_ms == scene.verification.check_ms
+
+
 def test_without_verification_the_kernel_still_steps_the_scene(tmp_path):
     scene, live = live_scene(write(tmp_path / "my_step.cu", WRONG))
     scene.set_verify(False)

@@ -97,7 +97,7 @@ class StepStage:
         scene.cpu.field[...] = outputs["out"]
         scene._changed()
         if comparison is not None:
-            scene.record_check("CPU twin from the same input", comparison.mismatch, time.perf_counter())
+            scene.record_user_check("CPU twin from the same input", comparison)
 
 
 class FakeSandbox:

@@ -215,7 +215,6 @@ class BallsScene(PointsScene, Scene):
         """One step on a pair list found outside the scene (each pair once, indices of ``begin_pass``'s balls):
         the pass's result, then the step's forces and integration. ``comparison``
         (``sim.userkernel.adapter.Comparison``) against the CPU z-sweep marks the balls whose partners differ."""
-        started = time.perf_counter()
         if self.backend == "gpu":
             self.gpu.set_lists(pairs)
         else:
@@ -223,8 +222,8 @@ class BallsScene(PointsScene, Scene):
         self.last_pairs = int(pairs.shape[0])
         self._need_pass, self._since_pass = False, 0
         if comparison is not None:
-            self.record_check("the CPU z-sweep", comparison.mismatch, started,
-                              {"balls differing": comparison.mismatches, "compared": comparison.rule})
+            self.record_user_check("the CPU z-sweep", comparison,
+                                   {"balls differing": comparison.mismatches, "compared": comparison.rule})
         self._forces_step()
 
     def _gpu_pass_for_cpu(self) -> None:

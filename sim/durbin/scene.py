@@ -278,13 +278,12 @@ class DurbinScene(Scene):
         """The lpc preset's step with a batched solve computed outside the scene (a user's kernel:
         ``sim.durbin.user_stage``): every frame's y and alphas; ``comparison``
         (``sim.userkernel.adapter.Comparison``) against the CPU twin's solve marks the frames it got wrong."""
-        started = time.perf_counter()
         self.lpc.y, self.lpc.alphas = y, alphas
         self._lpc_moved(1)
         self.checked = {}  # the scene's own check's values say nothing about this solution
         if comparison is not None:
-            self.record_check("the CPU twin's batched solve", comparison.mismatch, started,
-                              {"max error": comparison.max_abs, "compared": comparison.rule}, unit="frames")
+            self.record_user_check("the CPU twin's batched solve", comparison,
+                                   {"max error": comparison.max_abs, "compared": comparison.rule}, unit="frames")
         self.readout.timed_plots()
 
     def _read_back(self) -> None:

@@ -192,10 +192,12 @@ class HeatScene(Scene):
             differ = gpu.view(np.uint32) != cpu.view(np.uint32)
             compared = "bit for bit"
         error = float(np.max(np.abs(gpu - cpu), initial=np.float32(0)))
-        self._mark(differ.reshape(-1), started, {"max error": error, "steps checked": steps, "compared": compared},
-                   "the CPU steps from the same field", (gpu, cpu))
+        mismatch = differ.reshape(-1)
+        self._mark(mismatch, (gpu, cpu))
+        self.record_check("the CPU steps from the same field", mismatch, started,
+                          {"max error": error, "steps checked": steps, "compared": compared})
 
-    def _mark(self, mismatch: np.ndarray, started: float, details: dict, against: str, checked=None) -> None:
+    def _mark(self, mismatch: np.ndarray, checked=None) -> None:
         """Keep a check's differing cells (flat) for the view: NaN on the host, a device index list on the GPU."""
         self._checked = checked
         if mismatch.any() and self.gpu is not None:
@@ -205,17 +207,16 @@ class HeatScene(Scene):
                 self._marked_device = cupy.asarray(np.flatnonzero(mismatch))
         else:
             self._marked_device = None
-        self.record_check(against, mismatch, started, details)
 
     def take_step(self, field: np.ndarray, comparison=None) -> None:
         """A step computed outside the scene (a user's kernel: ``sim.heat.user_stage``) as the new field, on
         either backend; ``comparison`` (``sim.userkernel.adapter.Comparison``) against the CPU twin's step from
         the same field marks the cells it got wrong, as verification marks them."""
-        started = time.perf_counter()
         self.sim.load(field)
         if comparison is not None:
-            self._mark(comparison.mismatch, started, {"max error": comparison.max_abs, "steps checked": 1,
-                                                      "compared": comparison.rule}, "the CPU step from the same field")
+            self._mark(comparison.mismatch)
+            self.record_user_check("the CPU step from the same field", comparison,
+                                   {"max error": comparison.max_abs, "steps checked": 1, "compared": comparison.rule})
         self._changed()
 
     # --- the paint tool --------------------------------------------------------------------------

@@ -52,6 +52,7 @@ class Comparison:
     worst: list[Worst] = field(default_factory=list)  # the worst few, largest difference first
     rule: str = "exact"  # how they were compared, in words: "exact", "rtol 1e-5, atol 1e-6", "as sets"
     values: list = field(default_factory=list)  # the outputs compared (sim.user_stages.Values): one item's rows
+    check_ms: float = 0.0  # the CPU twin's run and the comparison (``LiveStage.step`` times them)
 
     @property
     def mismatches(self) -> int:

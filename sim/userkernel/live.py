@@ -15,6 +15,8 @@ thread swaps a build that compiles in between frames (``refresh``), the scene's 
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from sim.contract import load
@@ -105,8 +107,10 @@ class LiveStage:
         got = self.sandbox.run(self.build, inputs, block, repeats=TIMED_LAUNCHES)
         comparison = None
         if scene.verify:
+            started = time.perf_counter()
             expected = adapter.expected(inputs)
             comparison = adapter.compare(inputs, expected, got.outputs)
+            comparison.check_ms = (time.perf_counter() - started) * 1e3
             if not comparison.correct and self.first_divergence is None:
                 self.first_divergence = number
         adapter.apply(scene, got.outputs, comparison)
