@@ -4,6 +4,7 @@ GPU tests are marked ``gpu``; the rest runs on any machine (NVRTC compiles witho
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import time
@@ -229,6 +230,36 @@ def test_a_run_interrupted_in_the_caller_leaves_no_stale_answer_for_the_next(pla
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
+
+
+def test_a_worker_that_cannot_start_says_why_and_the_sandbox_closes_cleanly(plain_source, monkeypatch):
+    def no_processes(self):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", no_processes)
+    box = Sandbox(time_limit_s=5.0, job=napping_job)
+    with pytest.raises(SandboxError) as caught:
+        box.run(plain_source, {}, 32)
+    assert caught.value.kind == "fault"
+    assert str(caught.value) == "could not start the sandbox worker: [Errno 11] Resource temporarily unavailable"
+    box.close()  # nothing to stop
+    monkeypatch.undo()
+    assert int(box.run(plain_source, {}, 32).outputs["pid"]) != os.getpid(), "the next run starts a worker"
+    box.close()
+
+
+def test_a_job_that_cannot_reach_the_worker_raises_its_own_error(plain_source):
+    with Sandbox(time_limit_s=5.0, job=lambda *args: None) as box, pytest.raises(Exception) as caught:
+        box.run(plain_source, {}, 32)
+    assert "pickle" in f"{type(caught.value).__name__} {caught.value}".lower()
+
+
+def test_the_compiled_text_names_the_shared_headers_digest(plain_source, monkeypatch):
+    text = plain_source.compiled_text()
+    assert text.startswith(f'#line 1 "{plain_source.name}"\n{GOOD}')
+    assert text.endswith(f"// headers {user_source.headers_digest()}\n")
+    monkeypatch.setattr(user_source, "headers_digest", lambda: "edited")
+    assert plain_source.compiled_text() != text, "a header edited since must not find the old build in CuPy's cache"
 
 
 # --- the heat step stage --------------------------------------------------------------------------------------

@@ -65,11 +65,21 @@ class Sandbox:
         self.close()
 
     def _start(self) -> None:
+        """A new worker; kept only once it has started (a job that cannot be pickled, or a system out of
+        processes, leaves nothing to stop and says why)."""
         context = multiprocessing.get_context("spawn")
-        self._conn, child = context.Pipe()
-        self._process = context.Process(target=serve, args=(child, self._job), name="kernel-lab sandbox", daemon=True)
-        self._process.start()
-        child.close()
+        conn, child = context.Pipe()
+        process = context.Process(target=serve, args=(child, self._job), name="kernel-lab sandbox", daemon=True)
+        try:
+            process.start()
+        except BaseException as exc:
+            conn.close()
+            if isinstance(exc, OSError):
+                raise SandboxError("fault", f"could not start the sandbox worker: {exc}") from None
+            raise
+        finally:
+            child.close()  # the worker has its own end of the pipe
+        self._process, self._conn = process, conn
 
     def _stop(self) -> None:
         """Kill the worker (a kernel that never returns ignores anything gentler)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from sim.cli import UsageError
 from sim.contract import SceneSpec, UserStage
 from sim.contract import load as load_object
+from sim.cuda import headers_digest
 from sim.reader import read_input
 
 MAX_BYTES = 1 << 20  # a kernel file is a page or two; anything near this is not one
@@ -63,9 +64,11 @@ class UserSource:
         return str(self.path)
 
     def compiled_text(self) -> str:
-        """The text NVRTC compiles: the file's own lines, numbered as in the file."""
+        """The text NVRTC compiles: the file's own lines, numbered as in the file, and a last line naming the
+        shared headers' digest (a user's kernel may include them: CuPy's on-disk cache keys on this text,
+        and a header edited since must not bring back the kernel compiled from the old one)."""
         quoted = self.name.replace("\\", "\\\\").replace('"', '\\"')
-        return f'#line 1 "{quoted}"\n{self.text}\n'
+        return f'#line 1 "{quoted}"\n{self.text}\n// headers {headers_digest()}\n'
 
 
 def load(path, spec: SceneSpec, stage: str | None = None) -> UserSource:
