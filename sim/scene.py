@@ -7,30 +7,29 @@ run reach the same state after the same steps (a step is the spec's unit: durbin
 step k -> k + 1). The base class holds the shared mechanisms: presets and item counts, backend
 switching without a reset, a failed GPU compile moving the state to the CPU, the GPU knobs
 (``sim.knobs``: kernel variant, block, options), toggles, sliders; verification and the items the
-pointer asks about (``sim.checks``), colour scales (``sim.scales``). A scene class sets ``spec`` (its
+pointer asks about (``sim.checks``), colour scales (``sim.scales``); the checks' and the settings' methods
+are in ``sim.scene_checks`` and ``sim.scene_controls``. A scene class sets ``spec`` (its
 ``SceneSpec``) and implements the hooks marked below.
 """
 
 from __future__ import annotations
 
-import math
-import time
 from typing import Any, ClassVar
 
-import numpy as np
-
 from sim.backend import BackendUnavailable, choose_backend, gpu_status
-from sim.checks import Checks, Inspector, Verification
+from sim.checks import Checks, Inspector
 from sim.cli import count_text
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
 from sim.cuda import GpuCompileError, stage_timer
 from sim.knobs import Knobs
 from sim.scales import ColorScales
+from sim.scene_checks import SceneChecks
+from sim.scene_controls import SceneControls
 from sim.threads import numba_threads, sized_threads
 from sim.timing import StageTimer
 
 
-class Scene:
+class Scene(SceneChecks, SceneControls):
     spec: ClassVar[SceneSpec]
     inspector_type: ClassVar[type[Inspector]] = Inspector  # what the pointer asks about items
 
@@ -137,74 +136,6 @@ class Scene:
         """Those figures of a benchmark record as lines of the bench table."""
         return []
 
-    # --- verification: the scene's checks (``sim.checks.Checks``) ------------------------------------------
-    @property
-    def verify(self) -> bool:
-        return self.checks.on
-
-    @verify.setter
-    def verify(self, on: bool) -> None:
-        self.checks.on = bool(on)
-
-    @property
-    def verification(self) -> Verification | None:
-        return self.checks.verification
-
-    @verification.setter
-    def verification(self, result: Verification | None) -> None:
-        self.checks.verification = result
-
-    @property
-    def mismatch(self) -> np.ndarray | None:
-        """Items that differ in the last check (device order)."""
-        return self.checks.mismatch
-
-    @mismatch.setter
-    def mismatch(self, marked: np.ndarray | None) -> None:
-        self.checks.mismatch = marked
-
-    def set_verify(self, on: bool) -> None:
-        if on and self.spec.verifier is None:
-            raise ValueError(f"the {self.spec.name} scene has no verification")
-        if on and not self.gpu_kernels_run():
-            raise ValueError(f"verification checks the GPU's work against the CPU: {self.spec.gpu.kernels_run_hint}")
-        self.verify = bool(on)
-        self._invalidate_checks()
-
-    def record_check(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None,
-                     unit: str = "") -> None:
-        """Keep one check's result: ``mismatch`` marks the differing items (``unit``: what they are, the
-        scene's items by default), ``started`` is its ``time.perf_counter()`` start."""
-        self.checks.record(against, mismatch, (time.perf_counter() - started) * 1e3, details or {},
-                           unit or self.spec.words.unit)
-
-    def record_user_check(self, against: str, comparison, details: dict | None = None, unit: str = "") -> None:
-        """Keep the check of a user's kernel (``sim.userkernel.adapter.Comparison``, timed by ``LiveStage``)."""
-        self.checks.record(against, comparison.mismatch, comparison.check_ms, details or {},
-                           unit or self.spec.words.unit)
-
-    def marked(self, count: int) -> np.ndarray | None:
-        return self.checks.marked(count)
-
-    # --- items the viewer's pointer asks about: the scene's inspector (``sim.checks.Inspector``) -------------
-    def describe(self, item: int) -> dict[str, str]:
-        return self.inspector.describe(item)
-
-    def prefetch(self, item: int):
-        return self.inspector.prefetch(item)
-
-    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
-        return self.inspector.describe_check(item)
-
-    def item_key(self, item: int) -> int:
-        return self.inspector.item_key(item)
-
-    def item_of_key(self, key: int) -> int | None:
-        return self.inspector.item_of_key(key)
-
-    def is_marked(self, item: int) -> bool:
-        return self.inspector.is_marked(item)
-
     # --- colour scales ---------------------------------------------------------------------------------
     @property
     def color_ranges(self) -> dict[str, tuple[float, float]]:
@@ -309,67 +240,6 @@ class Scene:
             with cupy.cuda.Device(self.device):
                 cupy.cuda.get_current_stream().synchronize()
 
-    # --- GPU knobs: the scene's ``Knobs`` (sim.knobs) ------------------------------------------------
-    @property
-    def variant(self) -> str:
-        return self.knobs.variant
-
-    @property
-    def block(self):
-        return self.knobs.block
-
-    @property
-    def options(self) -> dict[str, str]:
-        return self.knobs.options
-
-    def set_variant(self, variant: str) -> None:
-        self.knobs.set_variant(variant)
-
-    def set_block(self, block) -> None:
-        self.knobs.set_block(block)
-
-    def set_option(self, name: str, value: str, apply: bool = True) -> None:
-        self.knobs.set_option(name, value, apply)
-
-    # --- toggles ---------------------------------------------------------------------------------
-    def set_toggle(self, name: str, on: bool) -> None:
-        if name not in self.toggles:
-            raise ValueError(f"{self.spec.name} has no switch {name!r}")
-        self.toggles[name] = bool(on)
-        self._toggle_changed(name)
-        self._invalidate_checks()
-
-    # --- the pointer tool ---------------------------------------------------------------------------
-    def set_tool(self, on: bool) -> None:
-        if on and self.spec.tool is None:
-            raise ValueError(f"the {self.spec.name} scene has no pointer tool")
-        self.tool_on = bool(on)
-
-    def tool_reach(self) -> float | None:
-        """How far the tool acts around the pointer, in scene units; None when it has no such reach."""
-        return None
-
-    def set_tool_value(self, name: str, value: float) -> float:
-        param = next((p for p in (self.spec.tool.params if self.spec.tool else ()) if p.name == name), None)
-        if param is None:
-            raise KeyError(f"{self.spec.name}'s tool has no setting {name!r}")
-        value = _clamped(param, value, self.tool_values[name])
-        self.tool_values[name] = value
-        return value
-
-    # --- sliders -------------------------------------------------------------------------------------
-    def param_value(self, name: str) -> float:
-        return float(getattr(self.settings, name))
-
-    def set_param(self, name: str, value: float) -> float:
-        """Set a slider value, clamped to its range; NaN or junk keeps the old value."""
-        param = next((p for p in self.params if p.name == name), None)
-        if param is None:
-            raise KeyError(f"{self.spec.name} has no parameter {name!r}")
-        value = _clamped(param, value, self.param_value(name))
-        setattr(self.settings, name, value)
-        return value
-
     # --- time: the base counts the steps and closes the timer frames -------------------------------------
     @property
     def sim_time(self) -> float:
@@ -405,12 +275,3 @@ class Scene:
         self.timer.frame_done()
         return done
 
-
-def _clamped(param: Param, value, fallback: float) -> float:
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return fallback
-    if not math.isfinite(value):
-        return fallback
-    return min(max(value, param.lo), param.hi)
