@@ -84,6 +84,63 @@ def test_the_cuda_ray_test_picks_what_the_host_ray_test_picks():
     assert test.collect() is None, "no items: nothing hit"
 
 
+class _RecordingRayTest:
+    """DeviceRayTest's part the picker uses, on host arrays: ``request`` notes the ray and keeps the host
+    ray test's answer for ``collect``."""
+
+    def __init__(self):
+        self.rays, self.done, self._answer = [], None, None
+
+    def request(self, spheres, origin, direction):
+        self.rays.append((tuple(origin), tuple(direction)))
+        self.done, self._answer = True, ray_hit(spheres, origin, direction)
+
+    def collect(self):
+        found, self._answer = (self._answer if self.done else None), None
+        self.done = None
+        return found
+
+
+class _Spheres:
+    capacity = 0
+
+    def upload(self, positions, quantity):
+        self.capacity = len(positions)
+
+
+def test_a_device_pick_is_launched_inside_the_next_mapping_of_the_items_and_read_a_frame_later():
+    from types import SimpleNamespace
+
+    from sim.contract import Box
+    from sim.views import PointsView
+    from viewer.pick.picker import Picking
+    from viewer.render.points.feed import DEVICE, PointsFeed
+
+    spheres, _ = random_spheres(400, 7)
+    feed = PointsFeed(_Spheres())
+    feed.path = DEVICE
+    picking = Picking()
+    picking._device = device = _RecordingRayTest()
+    renderer = SimpleNamespace(feed=feed)
+    down = np.array([0.0, 0.0, -1.0])
+    rays = [(np.array([*spheres[i, :2], 60.0]), down) for i in (3, 9)]
+
+    assert picking._points(renderer, rays[0]) is None and device.rays == [], "nothing is launched outside a mapping"
+    feed._run_work(spheres)  # the draw maps the items: the test of the latest ray runs there, once
+    feed._run_work(spheres)
+    assert device.rays == [(tuple(rays[0][0]), tuple(down))]
+    assert picking._points(renderer, rays[1]) == ray_hit(spheres, *rays[0])[0], "the answer comes a frame later"
+    picking.clear_hover()  # the pointer left the view: the test still queued asks about nothing
+    feed._run_work(spheres)
+    assert len(device.rays) == 1 and picking._points(renderer, rays[1]) is None
+
+    view = PointsView(count=len(spheres), dims=3, surroundings=Box(40.0), spacing=1.0,
+                      host=lambda: (spheres, np.ones(len(spheres), np.float32)))
+    feed.update(view)  # the items come from the host: nothing maps them, the queue is dropped
+    feed._run_work(spheres)
+    assert len(device.rays) == 1
+
+
 class _Arriving:
     """A description on its way that arrives when the test says so."""
 

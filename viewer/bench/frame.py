@@ -82,13 +82,14 @@ def device_sync(scene) -> None:
 
 def time_frames(scene, composer: FrameComposer, surface: Surface, size: tuple[int, int], camera: OrbitCamera,
                 mode: str, frames: int, split: bool, after_draw: Callable[[], None] | None = None,
-                warmup: int = 0) -> tuple[harness.Timing, np.ndarray]:
+                warmup: int = 0, before_draw: Callable[[], None] | None = None) -> tuple[harness.Timing, np.ndarray]:
     """(the whole frame's timing in ms, (frames, 3) milliseconds: physics, the view into the GL buffers,
     drawing), whole frames timed by ``sim.measure`` on the host clock: at least ``frames`` after ``warmup``.
 
     With ``split`` False nothing waits inside a frame, so the device's physics and interop work
-    spills into the later columns: only the whole frame counts then. ``after_draw`` runs after each
-    frame's drawing (a recording's read-back, a pick), inside the whole frame's time. No L2 flush:
+    spills into the later columns: only the whole frame counts then. ``before_draw`` runs between the
+    view's update and its drawing (a pick, where the window makes it), ``after_draw`` after the drawing (a
+    recording's read-back), both inside the whole frame's time. No L2 flush:
     frames follow each other as in the window, each finding what the last one left.
     """
     parts: list[tuple[float, float, float]] = []
@@ -104,6 +105,8 @@ def time_frames(scene, composer: FrameComposer, surface: Surface, size: tuple[in
         if split:
             device_sync(scene)
         fed = time.perf_counter()
+        if before_draw is not None:
+            before_draw()
         composer.draw(surface.fbo, camera, size)
         if after_draw is not None:
             after_draw()
@@ -137,7 +140,8 @@ def recording_pass(scene, composer, surface, size, camera, mode, frames: int, pa
 
 def picking_pass(scene, composer, surface, size, camera, mode, frames: int) -> dict:
     """Whole frames that also pick the item under the centre of the view and describe it as the window
-    does (the description a frame late where the scene reads it from the device), interleaved in runs
+    does (between the view's update and its drawing; the answer and the description a frame late where
+    they are read from the device), interleaved in runs
     of ``RUN`` with as many frames that do not, so that the difference is not the scene's own drift
     (balls settling make later frames slower)."""
     from viewer.pick.picker import Picking
@@ -165,7 +169,7 @@ def picking_pass(scene, composer, surface, size, camera, mode, frames: int) -> d
 
     try:
         _, parts = time_frames(scene, composer, surface, size, camera, mode, 2 * frames, split=False,
-                               after_draw=pick_or_not)
+                               before_draw=pick_or_not)
     finally:
         picking.release()
     whole = parts.sum(axis=1)

@@ -4,7 +4,9 @@
 
 - points: on the host path (the items were uploaded from the host) a ray test against their
   positions (``ray.ray_hit``); on the device path the same test in CUDA over the GL buffer the device
-  wrote (``device.DeviceRayTest``), requested this frame and read a frame later, so it never stalls;
+  wrote (``device.DeviceRayTest``), asked for this frame, launched inside the draw's own mapping of
+  that buffer (``PointsFeed.with_next_items``: the window picks between the update and the draw) and
+  read a frame later, so it never stalls;
 - field: the cell under the pixel, by arithmetic on the plane z = 0;
 - plots: ImPlot's hovered point, which ``PlotsRenderer`` notes while it draws (``plots_hovered``).
 
@@ -54,10 +56,12 @@ class Picking:
         self.follow = False  # the camera follows the pinned item
         self.used: str | None = None  # how the last points pick was made (RAY or DEVICE_RAY)
         self._device = None  # DeviceRayTest, made on first use
+        self._ray = None  # (origin, direction) the device's next test asks about; None: none wanted
 
     # --- hovering ------------------------------------------------------------------------------
     def clear_hover(self) -> None:
         self.hovered = self.hovered_kind = None
+        self._ray = None  # a test still queued asks about nothing
         if self._device is not None:
             self._device.done = None
 
@@ -88,8 +92,8 @@ class Picking:
 
                 self._device = DeviceRayTest()
             found = self._device.collect()  # last frame's request
-            with feed.mapped_items() as (positions, _):
-                self._device.request(positions, origin, direction)
+            self._ray = ray
+            feed.with_next_items("pick", self._request)
             return None if found is None else found[0]
         self.used = RAY
         hit = ray_hit(feed.host_positions, origin, direction) if feed.host_positions is not None else None
@@ -122,5 +126,10 @@ class Picking:
             self.pinned = None
         return item
 
+    def _request(self, positions) -> None:
+        """The device's test of the latest ray over the mapped ``positions`` (run by the feed)."""
+        if self._ray is not None and self._device is not None:
+            self._device.request(positions, *self._ray)
+
     def release(self) -> None:
-        self._device = None
+        self._device = self._ray = None

@@ -138,6 +138,8 @@ class PointsRenderer:
             except (InteropError, moderngl.Error) as exc:
                 self.splat_problem = str(exc)
                 self._release_splat()
+        if self.feed.path == DEVICE:
+            self.feed.run_work_now()
         self.spheres.draw(view, proj, light, near)
         self.drawn_as = IMPOSTORS
 

@@ -11,7 +11,7 @@ from the device) unless the view fixes one, and the items the view's mask marks 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -33,6 +33,7 @@ class PointsFeed(RegistrationHolder):
         self.host_positions: np.ndarray | None = None  # the last host upload's (n, 4) positions (picking)
         self.data_range: tuple[float, float] = (0.0, 1.0)  # lowest and highest value of the last frame
         self._registration: GLBufferRegistration | None = None
+        self._with_items: dict[str, Callable] = {}  # owner -> work for the next mapping of the device items
 
     def update(self, view: PointsView) -> None:
         """Make the renderer show the view's items."""
@@ -72,6 +73,7 @@ class PointsFeed(RegistrationHolder):
             self._take_range(view, quantity, cupy)
             if view.mask is not None:
                 quantity.view(cupy.uint32)[cupy.asarray(view.mask)] = MARKED
+            self._run_work(positions)
         self.spheres.set_count(n)
 
     def _take_range(self, view: PointsView, quantity, xp) -> None:
@@ -79,18 +81,43 @@ class PointsFeed(RegistrationHolder):
         if not view.categorical and view.value_range is None:
             self.data_range = data_span(quantity, xp)
 
+    def with_next_items(self, owner: str, work: Callable) -> None:
+        """Run ``work(positions)`` (CuPy (n, 4) float32) the next time the device items are mapped: the
+        draw's splat, or the next update's write. A pick rides on a mapping the frame makes anyway (each
+        costs about 0.07 ms of host time); the owner's later call replaces its earlier one."""
+        self._with_items[owner] = work
+
+    def _run_work(self, positions) -> None:
+        work, self._with_items = self._with_items, {}
+        for run in work.values():
+            run(positions)
+
+    def run_work_now(self) -> None:
+        """Run the queued work on a mapping of its own, for a draw that maps nothing (impostors); dropped
+        when the items cannot be mapped."""
+        if not self._with_items:
+            return
+        try:
+            with self.mapped_items():
+                pass  # mapping runs the work
+        except InteropError:
+            self._with_items.clear()
+
     @contextmanager
     def mapped_items(self) -> Iterator[tuple]:
         """The items the last update wrote on the device, as CuPy (n, 4) float32 positions and (n,)
-        uint32 quantities over the GL buffers, mapped on the current stream for the duration."""
+        uint32 quantities over the GL buffers, mapped on the current stream for the duration (the work
+        ``with_next_items`` queued runs first)."""
         if self.path != DEVICE or self._registration is None:
             raise InteropError("the items were not written on the device")
         n = self.spheres.count
         with self._registration.mapped(current_stream_ptr()) as ((pos_ptr, pos_size), (q_ptr, q_size)):
-            yield (cupy_view(pos_ptr, pos_size, (n, 4), "float32", self._registration),
-                   cupy_view(q_ptr, q_size, (n,), "uint32", self._registration))
+            positions = cupy_view(pos_ptr, pos_size, (n, 4), "float32", self._registration)
+            self._run_work(positions)
+            yield positions, cupy_view(q_ptr, q_size, (n,), "uint32", self._registration)
 
     def _upload_from_host(self, view: PointsView) -> None:
+        self._with_items.clear()  # the items are not on the device: nothing maps them
         positions, quantity = view.host()
         quantity = np.asarray(quantity, np.int32 if view.categorical else np.float32)
         self._take_range(view, quantity, np)
