@@ -69,6 +69,17 @@ def test_samples_are_exactly_the_repeats_asked_for_after_one_untimed_run():
     assert len(measure.samples(noisy, HostClock(now), 5)) == 5
 
 
+def test_measure_returning_gives_the_last_calls_result():
+    now = FakeTime()
+    results = iter(range(100))
+
+    def run():
+        now.t += 0.001
+        return next(results)
+    timing, last = measure.measure_returning(run, HostClock(now), now=now, min_repeats=4, max_repeats=4)
+    assert timing.repeats == 4 and last == 4  # the warm-up's 0, then four timed calls
+
+
 def test_done_stops_a_run_that_reached_its_end():
     now = FakeTime()
     calls = []

@@ -28,18 +28,9 @@ PROBE_N = 4096  # tiny work per step: the time per step is the exchange's latenc
 
 
 def timed(fn, clock, **options) -> tuple[measure.Timing, object]:
-    """(``sim.measure``'s timing of ``fn`` in seconds, what its last call returned)."""
-    out = []
-    timing = measure.measure(lambda: out.append(fn()), clock, between=_forget_outputs(out), **options)
-    return timing.scaled(1e-3), out[-1]
-
-
-def _forget_outputs(out: list):
-    """After each repeat: keep only the last output (a batch's solution is large), and stop on Ctrl-C."""
-    def between() -> None:
-        del out[:-1]
-        interrupts.check()
-    return between
+    """(``sim.measure``'s timing of ``fn`` in seconds, what its last call returned), stopping on Ctrl-C."""
+    timing, last = measure.measure_returning(fn, clock, between=interrupts.check, **options)
+    return timing.scaled(1e-3), last
 
 
 def _scipy_single(n: int) -> tuple[measure.Timing, np.ndarray]:
