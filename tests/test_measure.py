@@ -180,10 +180,12 @@ def test_heat_records_keep_their_fields_and_gain_the_error():
 def test_durbin_scipy_figures_carry_seconds_per_step_and_their_error():
     from sim import bench
     from sim.durbin import bench as durbin_bench
+    from sim.durbin.bench_timing import seconds
+    from sim.durbin.single_bench import _scipy_single
 
-    timing, y = durbin_bench._scipy_single(400)
+    timing, y = _scipy_single(400)
     assert y.shape == (400,) and timing.repeats >= 1 and timing.median > 0
-    record = {"kind": "single", "backend": "cpu", "n": 400, "method": "scipy", **durbin_bench._seconds(timing, 399)}
+    record = {"kind": "single", "backend": "cpu", "n": 400, "method": "scipy", **seconds(timing, 399)}
     assert record["us_per_step"] == pytest.approx(timing.median / 399 * 1e6)
     assert record["repeats"] == timing.repeats and set(record) >= {"s_err", "us_per_step_err"}
     text = durbin_bench.table(bench.report("durbin", [record]))
