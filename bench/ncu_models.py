@@ -117,7 +117,7 @@ def run_batched(folder: Path) -> None:
     import cupy
 
     from sim.durbin import SPEC, batched_gpu
-    from sim.durbin.bench import batch_input
+    from sim.durbin.batch_bench import batch_input
     from sim.roofline import Setup, models
 
     systems, order = BATCH

@@ -80,15 +80,13 @@ def replace_timed(module, wrap: Wrap, timings: list) -> None:
     """The peer's ``timed`` as the harness: the same return value (its median), every timing kept."""
     def timed(fn, reps=None):
         once = getattr(fn, "__name__", "") == "run" and wrap.clock == "host"  # durbin's two-kernel: not repeatable
-        out = []
-
-        def call():
-            out[:] = [fn()]
-        timing = harness.measure(call, CLOCKS[wrap.clock](), flush=l2_flush(module, wrap.clock == "host"),
-                                 warmup=0 if once else 1, max_repeats=1 if once else harness.MAX_REPEATS)
+        timing, last = harness.measure_returning(fn, CLOCKS[wrap.clock](),
+                                                 flush=l2_flush(module, wrap.clock == "host"),
+                                                 warmup=0 if once else 1,
+                                                 max_repeats=1 if once else harness.MAX_REPEATS)
         timings.append(timing)
         if wrap.clock == "host":  # durbin: (what fn returned, seconds)
-            return out[0], timing.median * 1e-3
+            return last, timing.median * 1e-3
         return timing.median
     module.timed = timed
 

@@ -239,6 +239,16 @@ def measure(run: Callable[[], object], clock, *, setup: Callable[[], object] | N
         batch = _next_batch(n, min_repeats, elapsed, budget_s, max_repeats, max_batch)
 
 
+def measure_returning(run: Callable[[], object], clock, **options) -> tuple[Timing, object]:
+    """``measure(run, clock, **options)`` and what the last call of ``run`` returned; only that one is held
+    (a batch's solution is large)."""
+    last: list = [None]
+
+    def call() -> None:
+        last[0] = run()
+    return measure(call, clock, **options), last[0]
+
+
 def samples(run: Callable[[], object], clock, repeats: int) -> list[float]:
     """Exactly ``repeats`` timed runs of ``run`` after one untimed one, in ``clock``'s milliseconds: a fixed
     count (the best of a few runs, a table of built-in times) where no interval is asked for."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cuda import ceil_div
+from sim.cuda import grid_for
 from sim.userkernel.adapter import Comparison, Worst
 
 WORST = 10  # the worst values a comparison keeps
@@ -36,8 +36,7 @@ class Values:
 
 def one_per_item(count, block) -> tuple[tuple[int], tuple[int], int]:
     """The launch rule of one thread per item in 1D blocks: (grid, block, no dynamic shared memory)."""
-    block = int(block)
-    return (max(1, ceil_div(int(count), block)),), (block,), 0
+    return (*grid_for(int(count), int(block)), 0)
 
 
 def differences(expected: np.ndarray, got: np.ndarray) -> np.ndarray:

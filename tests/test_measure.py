@@ -69,6 +69,17 @@ def test_samples_are_exactly_the_repeats_asked_for_after_one_untimed_run():
     assert len(measure.samples(noisy, HostClock(now), 5)) == 5
 
 
+def test_measure_returning_gives_the_last_calls_result():
+    now = FakeTime()
+    results = iter(range(100))
+
+    def run():
+        now.t += 0.001
+        return next(results)
+    timing, last = measure.measure_returning(run, HostClock(now), now=now, min_repeats=4, max_repeats=4)
+    assert timing.repeats == 4 and last == 4  # the warm-up's 0, then four timed calls
+
+
 def test_done_stops_a_run_that_reached_its_end():
     now = FakeTime()
     calls = []
@@ -169,10 +180,12 @@ def test_heat_records_keep_their_fields_and_gain_the_error():
 def test_durbin_scipy_figures_carry_seconds_per_step_and_their_error():
     from sim import bench
     from sim.durbin import bench as durbin_bench
+    from sim.durbin.bench_timing import seconds
+    from sim.durbin.single_bench import _scipy_single
 
-    timing, y = durbin_bench._scipy_single(400)
+    timing, y = _scipy_single(400)
     assert y.shape == (400,) and timing.repeats >= 1 and timing.median > 0
-    record = {"kind": "single", "backend": "cpu", "n": 400, "method": "scipy", **durbin_bench._seconds(timing, 399)}
+    record = {"kind": "single", "backend": "cpu", "n": 400, "method": "scipy", **seconds(timing, 399)}
     assert record["us_per_step"] == pytest.approx(timing.median / 399 * 1e6)
     assert record["repeats"] == timing.repeats and set(record) >= {"s_err", "us_per_step_err"}
     text = durbin_bench.table(bench.report("durbin", [record]))

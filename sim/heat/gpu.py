@@ -252,13 +252,3 @@ class HeatGpu:
             end.record()
             end.synchronize()
             return cupy.cuda.get_elapsed_time(start, end)
-
-    def time_steps(self, steps: int) -> float:
-        """Milliseconds of ``steps`` steps between CUDA events, launches queued back to back."""
-        with cupy.cuda.Device(self.device):
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record()
-            self.step(steps)
-            end.record()
-            end.synchronize()
-            return cupy.cuda.get_elapsed_time(start, end)

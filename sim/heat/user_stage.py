@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from sim import measure
 from sim.cuda import ceil_div
 from sim.heat import kernels
 from sim.user_stages import Values, comparison
@@ -83,8 +84,7 @@ class StepStage:
 
         k = DEFAULT_K if variant == "temporal" else 1
         sim = HeatGpu(inputs["tin"], kernel=variant, block=tuple(block), k=k, tfac=float(inputs["tfac"]))
-        sim.time_steps(k)  # the warm-up: compiles, clocks up
-        return [sim.time_steps(k) / k for _ in range(repeats)]
+        return [ms / k for ms in measure.samples(lambda: sim.step(k), measure.EventClock(), repeats)]
 
     # --- the live scene -----------------------------------------------------------------------------
     def scene_inputs(self, scene) -> dict:
