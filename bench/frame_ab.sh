@@ -3,7 +3,7 @@
 # turns on one machine: what tells a change in the frame's path from another machine's host CPU (a 1M-ball
 # frame is mostly host work). Make the older tree here, then carry it with the wheels:
 #   rm -rf .base && mkdir .base && git archive BASE sim viewer shaders assets | tar -x -C .base
-#   bench/device.sh frame_ab            (carry .whl, .gl and .base)
+#   bench/device.sh frame_ab            (carry .whl, .gl and .base; ROUNDS=4 for more turns, default 2)
 set -uo pipefail
 out=${1:-/tmp/out}
 if [ ! -d .base/viewer ]; then
@@ -11,7 +11,7 @@ if [ ! -d .base/viewer ]; then
   exit 2
 fi
 lscpu | grep -E "^Model name" | tr -s ' '
-for round in 1 2; do
+for round in $(seq "${ROUNDS:-2}"); do
   for tree in .base .; do
     label=$([ "$tree" = . ] && echo "this tree" || echo "older tree")
     (cd "$tree" && python3 -m viewer.bench.frame -n 1000000 --size 1920x1080 --backend gpu --headless --frames 60 \
