@@ -378,7 +378,7 @@ def run_heat(box, name: str, size: int = 100 * 70, **kwargs):
 def test_the_template_runs_correct_in_the_sandbox_and_is_timed_beside_the_builtins(gpu_box):
     result, comparison = run_heat(gpu_box, "template", repeats=5, builtin=StepStage.builtin)
     assert comparison.correct and result.overflow == []
-    assert len(result.ms) == 5 and all(ms > 0 for ms in result.ms)
+    assert len(result.ms) == 5 and all(ms > 0 for ms in result.ms) and result.checked_ms > 0
     assert set(result.builtin_ms) == {"global", "shared", "temporal"}
     assert all(len(ms) == 5 for ms in result.builtin_ms.values())
     assert result.device

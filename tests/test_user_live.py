@@ -130,6 +130,7 @@ def test_the_kernel_time_joins_the_stage_chart_under_the_stage_name(tmp_path):
     scene.run_frame(4)
     assert scene.timer.history("step")[-1] == pytest.approx(4 * 0.25)
     assert live.ms == pytest.approx(0.25)
+    assert live.sandbox.timed_repeats == [0] * 4, "a step launches the kernel once: the checked launch is timed"
 
 
 def test_the_check_time_is_the_twin_and_the_comparison_not_the_kernel_or_the_scene(tmp_path, monkeypatch):

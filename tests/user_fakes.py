@@ -107,10 +107,12 @@ class FakeSandbox:
     def __init__(self, slow_s: float = 0.0):
         self.slow_s = slow_s
         self.runs: list[str] = []
+        self.timed_repeats: list[int] = []  # the timed launches asked for after the checked one, run by run
         self.closed = False
 
     def run(self, build, inputs, block, repeats=0, builtin=()):
         self.runs.append(build.text)
+        self.timed_repeats.append(repeats)
         if "FAULTS" in build.text:
             raise sandbox.SandboxError("fault", "the kernel faulted: an illegal memory access")
         if "SLOW" in build.text:
@@ -118,7 +120,7 @@ class FakeSandbox:
         out = StepStage().expected(inputs)["out"].copy()
         if "WRONG AT CELL 7" in build.text:
             out.reshape(-1)[7] += 1.0
-        return sandbox.RunResult(outputs={"out": out}, ms=[0.25] * repeats, overflow=[], builtin_ms={})
+        return sandbox.RunResult(outputs={"out": out}, ms=[0.25] * repeats, overflow=[], builtin_ms={}, checked_ms=0.25)
 
     def close(self):
         self.closed = True

@@ -2,9 +2,9 @@
 user's kernel, step by step in lockstep with the CPU twin, and keeps what the panel shows. No GL here.
 
 A step: the stage's inputs at the scene's state (``StageAdapter.scene_inputs``); the user's kernel on
-them in the sandbox (a checked launch, then one timed launch whose milliseconds join the scene's stage
-timer under the stage's name, where the stage-time chart shows them as it shows the built-in
-variants'); under verification the CPU twin on the same inputs and the comparison; then the scene
+them in the sandbox, launched once: checked, and timed between CUDA events (the milliseconds join the
+scene's stage timer under the stage's name, where the stage-time chart shows them as it shows the
+built-in variants'); under verification the CPU twin on the same inputs and the comparison; then the scene
 finishes its step with the user's outputs (``apply``, which marks the wrong items).
 
 A step may take ``STEP_TIME_LIMIT_S`` in the viewer: a kernel that never returns holds the window that
@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from sim.contract import load
 from sim.user_stages import item_rows
 from sim.userkernel.sandbox import Sandbox, SandboxError
 from sim.userkernel.watch import Reload, SourceWatcher
 
 STEP_TIME_LIMIT_S = 2.0  # one step of the user's kernel in the viewer, compile included
-TIMED_LAUNCHES = 1  # after the checked launch: what the stage timer shows
 
 
 class LiveStage:
@@ -104,7 +101,7 @@ class LiveStage:
         scene, adapter = self.scene, self.adapter
         inputs = adapter.scene_inputs(scene)
         block = scene.block if scene.block is not None else adapter.default_block()
-        got = self.sandbox.run(self.build, inputs, block, repeats=TIMED_LAUNCHES)
+        got = self.sandbox.run(self.build, inputs, block)
         comparison = None
         if scene.verify:
             started = time.perf_counter()
@@ -115,9 +112,8 @@ class LiveStage:
                 self.first_divergence = number
         adapter.apply(scene, got.outputs, comparison)
         self.comparison, self.overflow = comparison, list(got.overflow)
-        if got.ms:
-            self.ms = float(np.median(got.ms))
-            scene.timer.add(self.stage.name, self.ms)
+        self.ms = float(got.checked_ms)
+        scene.timer.add(self.stage.name, self.ms)
         self.steps_run += 1
 
     # --- one item, for the viewer's pointer --------------------------------------------------------

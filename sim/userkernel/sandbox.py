@@ -9,7 +9,7 @@ context and its state.
 
     with Sandbox(time_limit_s=5.0) as box:
         result = box.run(source, inputs, block=(32, 8), repeats=20, builtin=("global",))
-        result.outputs, result.ms, result.overflow, result.builtin_ms
+        result.outputs, result.ms, result.overflow, result.builtin_ms, result.checked_ms
 
 The worker is a "spawn" process (never a fork of a process that may hold a CUDA context); requests
 and answers are plain picklable data: the ``UserSource``, the stage's inputs as numpy arrays, the
@@ -38,6 +38,7 @@ class RunResult:
     overflow: list[str] = field(default_factory=list)  # "wrote 12 values past the end of `out`"; empty when none
     builtin_ms: dict[str, list[float]] = field(default_factory=dict)  # built-in variant -> ms, when asked
     device: str = ""  # the GPU it ran on
+    checked_ms: float = 0.0  # the checked launch (a new build's first also loads it): the live stage's time
 
 
 class SandboxError(RuntimeError):
@@ -248,7 +249,7 @@ def run_job(conn, source: UserSource, inputs: dict, block, repeats: int, builtin
             end.synchronize()
             return cupy.cuda.get_elapsed_time(start, end)
 
-        launch()
+        checked_ms = launch()
         conn.send(("phase", "setup"))
         overflow = [message for g in guards.values() for message in g.overflow()]
         outputs = {name: cupy.asnumpy(g.body) for name, g in guards.items()}
@@ -257,4 +258,4 @@ def run_job(conn, source: UserSource, inputs: dict, block, repeats: int, builtin
         builtin_ms = {variant: _builtin(adapter, variant, inputs, block, max(1, repeats)) for variant in builtin}
     except _device_errors() as exc:
         raise SandboxError("fault", f"the kernel faulted: {str(exc).strip()}") from None
-    return RunResult(outputs, ms, overflow, builtin_ms, status.device_name)
+    return RunResult(outputs, ms, overflow, builtin_ms, status.device_name, checked_ms)
