@@ -85,6 +85,7 @@ class StagePerf:
     intensity: float  # FLOP per byte
     bound: str  # "memory", "arithmetic", "latency"; "" where no peak applies
     min_ms: float | None  # the speed-of-light time: the least bytes at the copy peak or the FLOPs at theirs
+    model: StageModel | None = None  # what the figures come from
 
     def as_json(self) -> dict:
         return {"gbs": self.gbs, "copy_pct": self.copy_pct, "gflops": self.gflops, "flop_pct": self.flop_pct,
@@ -115,7 +116,8 @@ def analyse(stage: str, model: StageModel, ms: float, peaks) -> StagePerf:
     if byte_peak and flop_peak:
         least = min(model.bytes_min, model.bytes_actual)  # a variant that fuses steps beats the step's least
         min_ms = 1e3 * max(least * model.units / (byte_peak * 1e9), model.total_flops / (flop_peak * 1e9))
-    return StagePerf(stage, ms, gbs, copy_pct, gflops, flop_pct, model.intensity, bound(copy_pct, flop_pct), min_ms)
+    return StagePerf(stage, ms, gbs, copy_pct, gflops, flop_pct, model.intensity, bound(copy_pct, flop_pct), min_ms,
+                     model)
 
 
 def analyse_stages(spec: SceneSpec, setup: Setup, stage_ms: Mapping[str, float], peaks) -> list[StagePerf]:
@@ -129,6 +131,24 @@ def analyse_stages(spec: SceneSpec, setup: Setup, stage_ms: Mapping[str, float],
 def figures(spec: SceneSpec, setup: Setup, stage_ms: Mapping[str, float], peaks) -> dict[str, dict]:
     """The benchmark record's ``speed_of_light``: stage -> its figures (JSON)."""
     return {perf.stage: perf.as_json() for perf in analyse_stages(spec, setup, stage_ms, peaks)}
+
+
+OPERATIONS = {"fp32": "FP32 FLOP", "fp64": "FP64 FLOP", "fp64-tensor": "FP64 tensor-core FLOP", "int": "integer ops"}
+TRAFFIC = {"device": "through DRAM", "link": "over the host link", "host": "on the host"}
+
+
+def model_lines(perf: StagePerf) -> list[str]:
+    """The model behind a stage's figures, in words: its time against its speed of light, its bytes and
+    operations per unit, the units timed and the model's note."""
+    lines = [f"{perf.ms:.4g} ms now" + (f", {perf.min_ms:.4g} ms at the speed of light" if perf.min_ms else "")]
+    m = perf.model
+    if m is not None:
+        lines += [f"per {m.per}: {m.bytes_actual:,.4g} B {TRAFFIC[m.where]} ({m.bytes_min:,.4g} B the least), "
+                  f"{m.flops:,.4g} {OPERATIONS[m.flop_kind]}",
+                  f"{m.units:,.0f} {m.per}s in the timed steps"]
+        if m.note:
+            lines.append(m.note)
+    return lines
 
 
 def percent(value: float | None) -> str:

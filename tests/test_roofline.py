@@ -5,7 +5,7 @@ import pytest
 
 from sim.peaks import Peaks
 from sim.registry import SCENES
-from sim.roofline import Setup, StageModel, analyse, analyse_stages, bound, figures, models, record_lines
+from sim.roofline import Setup, StageModel, analyse, analyse_stages, bound, figures, model_lines, models, record_lines
 
 PEAKS = Peaks("test GPU", copy_gbs=3000.0, fp32_gflops=60_000.0, fp64_gflops=30_000.0, link_gbs=50.0,
               sources={"copy": "measured", "fp32": "measured", "fp64": "measured", "link": "measured"})
@@ -115,6 +115,17 @@ def test_analyse_gives_rates_and_shares_of_the_peaks():
     assert fp64.bound == "arithmetic"
     slow = analyse("s", model, 400.0, PEAKS)
     assert slow.copy_pct == pytest.approx(0.6667, rel=1e-3) and slow.bound == "latency"
+
+
+def test_a_stage_tells_the_model_behind_its_figures():
+    model = StageModel(bytes_min=6.0, bytes_actual=8.0, flops=9.0, units=1e9, per="item-step", note="one sweep")
+    assert model_lines(analyse("step", model, 4.0, PEAKS)) == [
+        "4 ms now, 2 ms at the speed of light",  # the least bytes, 6e9 B, at the copy peak's 3000 GB/s
+        "per item-step: 8 B through DRAM (6 B the least), 9 FP32 FLOP",
+        "1,000,000,000 item-steps in the timed steps",
+        "one sweep"]
+    host = analyse("plots", StageModel(8.0, 8.0, 1.0, 1e6, "item", "fp64", where="host"), 1.5, PEAKS)
+    assert model_lines(host)[:2] == ["1.5 ms now", "per item: 8 B on the host (8 B the least), 1 FP64 FLOP"]
 
 
 def test_link_and_host_stages():

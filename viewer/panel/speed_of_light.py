@@ -1,7 +1,8 @@
 """The panel's "Speed of light": how close each GPU stage is to what the device can do.
 
 Per stage (the scene's models, ``sim.roofline``, over the median of the last frames' stage times): GB/s and
-% of the device's copy peak, GFLOP/s and % of its FLOP peak, and what bounds it; a log-log roofline with
+% of the device's copy peak, GFLOP/s and % of its FLOP peak, and what bounds it (the stage's name tells the
+model behind them and its speed-of-light time when hovered); a log-log roofline with
 the memory and compute roofs from the device's peaks (``sim.peaks``) and a point per stage, which moves as
 the variant, the block size or the size change; and where the peaks came from. The section measures GPU
 stages only: on the CPU it says how to run them on the GPU.
@@ -14,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from sim.roofline import Setup, StagePerf, analyse_stages, percent
-from viewer.panel.style import GREY, section, tooltip, wrapped
+from sim.roofline import Setup, StagePerf, analyse_stages, model_lines, percent
+from viewer.panel.style import GREY, section, tooltip, wrapped, wrapped_tooltip
 
 TITLE = "Speed of light"
 RECENT = 30  # frames whose median a figure takes: a switched variant shows within half a second
@@ -96,6 +97,8 @@ class SpeedOfLightSection:
             for i, cell in enumerate(row):
                 imgui.table_next_column()
                 imgui.text(cell)
+                if i == 0 and imgui.is_item_hovered(imgui.HoveredFlags_.for_tooltip):
+                    wrapped_tooltip("\n".join(model_lines(perf)))
                 if i == len(row) - 1:
                     tooltip(BOUND_HELP.get(perf.bound, "host work: no device peak applies"))
         imgui.end_table()
