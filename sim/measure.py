@@ -239,14 +239,19 @@ def measure(run: Callable[[], object], clock, *, setup: Callable[[], object] | N
         batch = _next_batch(n, min_repeats, elapsed, budget_s, max_repeats, max_batch)
 
 
-def measure_returning(run: Callable[[], object], clock, **options) -> tuple[Timing, object]:
-    """``measure(run, clock, **options)`` and what the last call of ``run`` returned; only that one is held
-    (a batch's solution is large)."""
-    last: list = [None]
+def measure_returning(run: Callable[[], object], clock, *, between: Callable[[], object] | None = None,
+                      **options) -> tuple[Timing, object]:
+    """``measure(run, clock, **options)`` and what the last call of ``run`` returned. The older results are
+    let go after each repeat, outside the timed part (a batch's solution is large: freeing it is not the
+    solve's time), before the caller's ``between``."""
+    results: list = []
 
-    def call() -> None:
-        last[0] = run()
-    return measure(call, clock, **options), last[0]
+    def forget_older() -> None:
+        del results[:-1]
+        if between is not None:
+            between()
+    timing = measure(lambda: results.append(run()), clock, between=forget_older, **options)
+    return timing, results[-1]
 
 
 def samples(run: Callable[[], object], clock, repeats: int) -> list[float]:

@@ -80,6 +80,28 @@ def test_measure_returning_gives_the_last_calls_result():
     assert timing.repeats == 4 and last == 4  # the warm-up's 0, then four timed calls
 
 
+def test_measure_returning_lets_go_of_older_results_outside_the_timed_part():
+    now = FakeTime()
+    alive, checks = [], []
+
+    class Solution:  # freeing it takes a second of the fake clock
+        def __init__(self):
+            alive.append(self)
+
+        def __del__(self):
+            now.t += 1.0
+
+    def run():
+        now.t += 0.001
+        solution = Solution()
+        alive.clear()  # only the caller's references keep it
+        return solution
+    timing, last = measure.measure_returning(run, HostClock(now), now=now, min_repeats=5, max_repeats=5,
+                                             between=lambda: checks.append(True))
+    assert timing.median == pytest.approx(1.0) and isinstance(last, Solution), "a free is not the solve's time"
+    assert len(checks) == 5, "the caller's between still runs after each repeat"
+
+
 def test_done_stops_a_run_that_reached_its_end():
     now = FakeTime()
     calls = []
