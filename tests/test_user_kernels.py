@@ -161,7 +161,7 @@ def test_the_sentinel_is_nan_for_floats_and_a_marked_value_for_integers(dtype):
 def napping_job(conn, source, inputs, block, repeats, builtin):
     """A worker job for the tests: "runs a kernel" that takes ``inputs["nap"]`` seconds, or exits the worker
     (``inputs["crash"]``), or faults; answers with the worker's process id."""
-    conn.send(("phase", "kernel"))
+    conn.send(("phase", "kernel", inputs.get("launches", 1)))
     time.sleep(float(inputs.get("nap", 0.0)))
     if inputs.get("crash"):
         os._exit(3)
@@ -200,6 +200,14 @@ def test_a_kernel_past_the_time_limit_is_stopped_and_the_next_run_gets_a_new_wor
         with pytest.raises(ProcessLookupError):
             os.kill(first, 0)  # killed, not left running
         assert int(box.run(plain_source, {}, 32).outputs["pid"]) != first
+
+
+def test_launches_queued_back_to_back_get_the_limit_once_each(plain_source):
+    with Sandbox(time_limit_s=0.5, job=napping_job) as box:
+        box.run(plain_source, {"nap": 1.0, "launches": 3}, 32)  # within 3 x 0.5 s
+        with pytest.raises(SandboxError) as caught:
+            box.run(plain_source, {"nap": 60.0, "launches": 3}, 32)
+        assert str(caught.value) == "3 launches of the kernel did not return within 1.5 s; it was stopped"
 
 
 @pytest.mark.parametrize("inputs, words", [({"fault": True}, "the kernel faulted: cudaErrorIllegalAddress"),

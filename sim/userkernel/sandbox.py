@@ -13,7 +13,8 @@ context and its state.
 
 The worker is a "spawn" process (never a fork of a process that may hold a CUDA context); requests
 and answers are plain picklable data: the ``UserSource``, the stage's inputs as numpy arrays, the
-outputs back as numpy arrays. The time limit applies to each launch of the user's kernel; starting
+outputs back as numpy arrays. The time limit applies to each launch of the user's kernel (timed launches
+queued back to back, as the built-ins' are, get it once per launch); starting
 the worker, compiling and timing the built-in variants get ``SETUP_LIMIT_S`` (NVRTC on a large
 build takes seconds).
 """
@@ -109,9 +110,9 @@ class Sandbox:
 
     def _answer(self) -> RunResult:
         """The worker's answer to the request just sent, the time limit applied phase by phase."""
-        phase = "setup"
+        phase, launches = "setup", 1
         while True:
-            limit = self.time_limit_s if phase == "kernel" else SETUP_LIMIT_S
+            limit = self.time_limit_s * launches if phase == "kernel" else SETUP_LIMIT_S
             try:
                 ready = self._conn.poll(limit)
                 message = self._conn.recv() if ready else None
@@ -123,12 +124,13 @@ class Sandbox:
             if message is None:
                 self._stop()
                 if phase == "kernel":
-                    raise SandboxError("timeout", f"the kernel did not return within {limit:g} s; it was stopped")
+                    what = "the kernel" if launches == 1 else f"{launches} launches of the kernel"
+                    raise SandboxError("timeout", f"{what} did not return within {limit:g} s; it was stopped")
                 raise SandboxError("timeout", f"the sandbox did not answer within {limit:g} s while setting up; "
                                               "it was stopped")
             tag, *rest = message
-            if tag == "phase":
-                phase = rest[0]
+            if tag == "phase":  # ("phase", name) or ("phase", "kernel", launches queued back to back)
+                phase, launches = rest[0], (rest[1] if len(rest) > 1 else 1)
             elif tag == "done":
                 return rest[0]
             else:  # "error": the worker stops itself after a fault or without a GPU
@@ -215,8 +217,10 @@ def _builtin(adapter, variant: str, inputs: dict, block, repeats: int) -> list[f
 
 
 def run_job(conn, source: UserSource, inputs: dict, block, repeats: int, builtin: tuple[str, ...]) -> RunResult:
-    """One request in the worker: compile, one checked launch on guarded outputs, timed repeats, built-in
-    variants. ``conn`` hears the phase ("kernel" while the user's kernel runs: the caller's time limit)."""
+    """One request in the worker: compile, one checked launch on guarded outputs (timed too), timed repeats
+    queued back to back after a warm-up, built-in variants. ``conn`` hears the phase ("kernel" while the
+    user's kernel runs: the caller's time limit)."""
+    from sim import measure
     from sim.backend import gpu_status
     from sim.contract import load
 
@@ -238,22 +242,24 @@ def run_job(conn, source: UserSource, inputs: dict, block, repeats: int, builtin
         args = adapter.args(inputs, device)
         cupy.cuda.Device().synchronize()
 
-        def launch() -> float:
-            """One launch of the user's kernel, waited for; its milliseconds between CUDA events. The caller's
-            time limit runs from the phase message (sent before the first event: no host time inside)."""
-            conn.send(("phase", "kernel"))
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record()
+        def launch() -> None:
             kernel(tuple(grid), tuple(threads), args, shared_mem=int(shared))
-            end.record()
-            end.synchronize()
-            return cupy.cuda.get_elapsed_time(start, end)
 
-        checked_ms = launch()
+        # The caller's time limit runs from each phase message (sent before the first event: no host time
+        # inside), for as many launches as the phase queues.
+        conn.send(("phase", "kernel"))
+        clock = measure.EventClock()
+        clock.begin()
+        launch()  # the checked launch, on poisoned outputs, from an idle GPU
+        clock.end()
+        (checked_ms,) = clock.collect()
         conn.send(("phase", "setup"))
         overflow = [message for g in guards.values() for message in g.overflow()]
         outputs = {name: cupy.asnumpy(g.body) for name, g in guards.items()}
-        ms = [launch() for _ in range(repeats + 1)][1:] if repeats else []  # after a warm-up
+        ms = []
+        if repeats:  # after a warm-up, queued back to back as the built-ins' are (sim.measure.samples)
+            conn.send(("phase", "kernel", repeats + 1))
+            ms = measure.samples(launch, measure.EventClock(), repeats)
         conn.send(("phase", "setup"))
         builtin_ms = {variant: _builtin(adapter, variant, inputs, block, max(1, repeats)) for variant in builtin}
     except _device_errors() as exc:
