@@ -4,6 +4,8 @@ it and Esc unpins; a field's cell and a plot's bucket are picked; under verifica
 a marked item shows the GPU and CPU values side by side (GPU tests: the CUDA ray test over CUDA-written
 buffers, a planted kernel fault)."""
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 
@@ -139,6 +141,48 @@ def test_a_device_pick_is_launched_inside_the_next_mapping_of_the_items_and_read
     feed.update(view)  # the items come from the host: nothing maps them, the queue is dropped
     feed._run_work(spheres)
     assert len(device.rays) == 1
+
+
+class _FakeMapping:
+    """GLBufferRegistration's mapping for the feed's two buffers, on host memory: ``mapped`` counts the
+    mappings; ``refuse`` makes mapping fail as CUDA would."""
+
+    def __init__(self, refuse=False):
+        self.mapped_count, self.refuse = 0, refuse
+
+    @contextmanager
+    def mapped(self, stream_ptr):
+        from viewer.gpu.interop import InteropError
+
+        if self.refuse:
+            raise InteropError("mapping refused")
+        self.mapped_count += 1
+        yield [(0, 4096), (1, 1024)]
+
+
+def test_queued_work_runs_once_on_the_draws_mapping_or_on_its_own_and_is_dropped_when_mapping_fails(monkeypatch):
+    from viewer.render.points import feed as feed_module
+
+    spheres = _Spheres()
+    spheres.count = 3
+    feed = feed_module.PointsFeed(spheres)
+    feed.path = feed_module.DEVICE
+    monkeypatch.setattr(feed_module, "current_stream_ptr", lambda: 0)
+    monkeypatch.setattr(feed_module, "cupy_view", lambda ptr, size, shape, dtype, owner: np.full(shape, ptr, dtype))
+    feed._registration = mapping = _FakeMapping()
+    seen = []
+    feed.with_next_items("pick", lambda positions: seen.append(positions.shape))
+    with feed.mapped_items() as (positions, quantity):  # the splat's mapping
+        assert seen == [(3, 4)] and quantity.shape == (3,)
+    feed.run_work_now()  # nothing queued: no mapping of its own
+    assert mapping.mapped_count == 1 and seen == [(3, 4)]
+    feed.with_next_items("pick", lambda positions: seen.append("again"))
+    feed.run_work_now()  # impostors map nothing: the work maps for itself
+    assert mapping.mapped_count == 2 and seen[-1] == "again"
+    feed._registration = _FakeMapping(refuse=True)
+    feed.with_next_items("pick", lambda positions: seen.append("never"))
+    feed.run_work_now()
+    assert "never" not in seen and not feed._with_items, "work that cannot be mapped is dropped, not kept"
 
 
 class _Arriving:
