@@ -97,7 +97,7 @@ def histogram(points, width: float, buckets: int, kernel: str = "fast", block: i
               repeats: int = 1, device: int = 0) -> tuple[np.ndarray, float]:
     """(counts int64, median kernel milliseconds over ``repeats`` runs, CUDA events, transfers excluded)."""
     with cupy.cuda.Device(device):
-        run, hist, _ = _launcher(points, width, buckets, kernel, block, device)
+        run, hist, _ = launcher(points, width, buckets, kernel, block, device)
         times = []
         for _ in range(max(1, repeats)):
             hist.fill(0)
@@ -117,14 +117,15 @@ def measured_histogram(points, width: float, buckets: int, kernel: str = "fast",
     from sim import interrupts, measure
 
     with cupy.cuda.Device(device):
-        run, hist, working_set = _launcher(points, width, buckets, kernel, block, device)
+        run, hist, working_set = launcher(points, width, buckets, kernel, block, device)
         timing = measure.measure(run, measure.EventClock(), setup=lambda: hist.fill(0),
                                  flush=measure.l2_flush(working_set, device), between=interrupts.check)
         return hist.get().astype(np.int64), timing
 
 
-def _launcher(points, width, buckets, kernel, block, device):
-    """(a call that queues the kernel, its counters, the bytes it works on) for ``points``."""
+def launcher(points, width, buckets, kernel, block, device=0):
+    """(a call that queues the kernel, its counters, the bytes it works on) for ``points`` (host or device),
+    on the current device, which must be ``device``: the benches' and the user stage's built-in timings."""
     if kernel not in KERNELS:
         raise KernelError(f"unknown kernel {kernel!r} (choose from {', '.join(KERNELS)})")
     n = points.shape[0]

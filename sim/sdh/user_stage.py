@@ -60,21 +60,12 @@ class HistogramStage:
         return comparison([values], want.shape[0], "exact")
 
     def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:
-        import cupy
-
-        from sim import cuda
+        """The product's own launch of ``variant`` (``sim.sdh.gpu.launcher``) on these atoms."""
         from sim.sdh import gpu
 
-        points = cupy.asarray(np.stack([inputs["x"], inputs["y"], inputs["z"]], axis=1))
-        width, buckets, n = float(inputs["w"]), int(inputs["nb"]), int(inputs["n"])
-        args, slots, one_add = gpu.arguments(variant, points, width, buckets)
-        blocks, shared, lanes = gpu.launch_shape(variant, n, int(block), buckets, slots=slots)
-        fn = cuda.kernel(kernels.histogram(variant, int(block), lanes, one_add), 0)
-        if shared > 48 * 1024:
-            fn.max_dynamic_shared_size_bytes = shared
-        hist = cupy.zeros(buckets, cupy.uint64)
-        return measure.samples(lambda: fn((blocks,), (int(block),), (*args, hist), shared_mem=shared),
-                               measure.EventClock(), repeats)
+        points = np.stack([inputs["x"], inputs["y"], inputs["z"]], axis=1)
+        run, _, _ = gpu.launcher(points, float(inputs["w"]), int(inputs["nb"]), variant, int(block))
+        return measure.samples(run, measure.EventClock(), repeats)
 
     # --- the live scene: its atoms and width now; the user's counts become the scene's histogram ----------
     def scene_inputs(self, scene) -> Arrays:
