@@ -154,10 +154,7 @@ def cmd_view(args) -> int:
     if args.kernel_file is not None:  # read now: a bad file or stage stops before the window opens
         from sim.userkernel import source
 
-        try:
-            kernel = source.load(args.kernel_file, spec(args.scene), args.stage)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        kernel = source.load(args.kernel_file, spec(args.scene), args.stage)  # UsageError: one line, exit 2
     try:
         scene = make_scene(args)
     except UsageError as exc:  # a saved count that cannot run here: the preset's own count instead

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sim.cli import UsageError
 from sim.contract import SceneSpec, UserStage, Words
 from sim.cuda import Build, source_path
 from sim.heat import SPEC as HEAT
@@ -110,14 +111,14 @@ def test_options_are_the_reference_builds_and_lineinfo(tmp_path):
     (lambda tmp: (tmp / "huge.cu").write_bytes(b"//" * user_source.MAX_BYTES) and tmp / "huge.cu", "larger than"),
 ])
 def test_a_file_that_is_not_a_kernel_is_refused_in_one_line(tmp_path, make, words):
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(UsageError) as caught:
         user_source.load(make(tmp_path), PLAIN_SPEC)
     assert words in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_a_stage_the_scene_does_not_have_is_refused_naming_the_choices(tmp_path):
     (tmp_path / "k.cu").write_text(GOOD)
-    with pytest.raises(ValueError, match="no replaceable stage 'forces' \\(choose from scale\\)"):
+    with pytest.raises(UsageError, match="no replaceable stage 'forces' \\(choose from scale\\)"):
         user_source.load(tmp_path / "k.cu", PLAIN_SPEC, "forces")
 
 

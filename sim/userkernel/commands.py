@@ -120,10 +120,7 @@ def _load(args):
     from sim.writer import check_target
 
     s = _spec(args.scene)
-    try:
-        src = user_source.load(args.kernel_file, s, args.stage)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    src = user_source.load(args.kernel_file, s, args.stage)
     if args.json not in (None, "-"):
         check_target(args.json, "JSON file", inputs=[args.kernel_file])
     adapter = user_source.adapter(src)

@@ -2,7 +2,7 @@
 reference build (the same options and ``-lineinfo``), its messages turned into ``Diagnostic``s that
 name ``file:line`` and show the offending line.
 
-    source = load("my_step.cu", spec)            # ValueError with one line: missing, a folder, binary, huge
+    source = load("my_step.cu", spec)            # UsageError with one line: missing, a folder, binary, huge
     compile_check(source)                        # [] when it compiles and defines the stage's entry kernel
 
 The text handed to NVRTC starts with a ``#line`` directive naming the file as the user gave it, so
@@ -72,21 +72,21 @@ class UserSource:
 
 
 def load(path, spec: SceneSpec, stage: str | None = None) -> UserSource:
-    """The kernel file at ``path`` for ``spec``'s stage ``stage`` (its first when None); ValueError with a
+    """The kernel file at ``path`` for ``spec``'s stage ``stage`` (its first when None); UsageError with a
     one-line message for a scene without such a stage, a missing file, a folder, a binary or a huge file."""
     if not spec.user_stages:
-        raise ValueError(f"the {spec.name} scene has no stage your own kernel can replace")
-    chosen = spec.user_stage(stage)
+        raise UsageError(f"the {spec.name} scene has no stage your own kernel can replace")
     try:
-        data = read_input(path, "kernel file", MAX_BYTES)
-    except UsageError as exc:
-        raise ValueError(str(exc)) from None
+        chosen = spec.user_stage(stage)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    data = read_input(path, "kernel file", MAX_BYTES)
     if b"\0" in data:
-        raise ValueError(f"kernel file {str(path)!r} is not a text file (it holds NUL bytes): not read")
+        raise UsageError(f"kernel file {str(path)!r} is not a text file (it holds NUL bytes): not read")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"kernel file {str(path)!r} is not UTF-8 text (byte {exc.start}): not read") from None
+        raise UsageError(f"kernel file {str(path)!r} is not UTF-8 text (byte {exc.start}): not read") from None
     return UserSource(Path(path), text, spec.name, chosen)
 
 

@@ -81,7 +81,7 @@ class SourceWatcher:
 
         try:
             text = source.load(self.source.path, self.spec, self.source.stage.name)
-        except (ValueError, UsageError) as exc:  # removed, unreadable, not text: keep what runs
+        except UsageError as exc:  # removed, unreadable, not text: keep what runs
             return Reload(None, problem=str(exc))
         return self._check(text)
 

@@ -6,8 +6,6 @@ holds one; it acts through the controller's message line and guarded ``act``."""
 
 from __future__ import annotations
 
-from sim.cli import UsageError
-
 
 class UserKernel:
     def __init__(self, ctl):
@@ -32,11 +30,7 @@ class UserKernel:
     def _load(self, path: str, stage: str | None) -> None:
         from sim.userkernel import source
 
-        try:
-            text = source.load(path, self.ctl.spec, stage)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None  # one line says it all: no traceback
-        self.use(text)
+        self.use(source.load(path, self.ctl.spec, stage))  # a UsageError is one line: no traceback
 
     def use(self, text) -> None:
         """Run ``text`` (a ``UserSource`` just read) as the scene's variant named after its file: compiled in
