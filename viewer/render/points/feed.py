@@ -88,6 +88,8 @@ class PointsFeed(RegistrationHolder):
         self._with_items[owner] = work
 
     def _run_work(self, positions) -> None:
+        if not self._with_items:  # the usual frame: nothing queued, nothing made
+            return
         work, self._with_items = self._with_items, {}
         for run in work.values():
             run(positions)
