@@ -21,6 +21,7 @@ from sim.contract import SceneSpec, UserStage
 from sim.contract import load as load_object
 from sim.cuda import headers_digest
 from sim.reader import read_input
+from sim.userkernel import signature
 
 MAX_BYTES = 1 << 20  # a kernel file is a page or two; anything near this is not one
 ARCH = "sm_90"  # what the check compiles for when not told: the product's GPUs
@@ -64,11 +65,12 @@ class UserSource:
         return str(self.path)
 
     def compiled_text(self) -> str:
-        """The text NVRTC compiles: the file's own lines, numbered as in the file, and a last line naming the
+        """The text NVRTC compiles: the file's own lines, numbered as in the file, the check of the entry's
+        parameters against the stage's signature (``sim.userkernel.signature``), and a last line naming the
         shared headers' digest (a user's kernel may include them: CuPy's on-disk cache keys on this text,
         and a header edited since must not bring back the kernel compiled from the old one)."""
         quoted = self.name.replace("\\", "\\\\").replace('"', '\\"')
-        return f'#line 1 "{quoted}"\n{self.text}\n// headers {headers_digest()}\n'
+        return f'#line 1 "{quoted}"\n{self.text}\n{signature.check_text(self.stage)}\n// headers {headers_digest()}\n'
 
 
 def load(path, spec: SceneSpec, stage: str | None = None) -> UserSource:
@@ -103,16 +105,24 @@ def options(source: UserSource) -> tuple[str, ...]:
 def diagnostics(log: str, source: UserSource) -> list[Diagnostic]:
     """The messages of an NVRTC log (NVRTC's or CuPy's), each with the offending line of the user's file."""
     lines = source.text.splitlines()
-    found = []
+    found, about_signature = [], []
     for raw in log.splitlines():
         match = _HEAD.match(raw.strip())
         if not match:
             continue
         number = int(match["line"])
+        if match["file"] == signature.FILE:  # the appended check of the entry's parameters: about the user's kernel
+            about_signature.append(match["message"])
+            continue
         own = match["file"] == source.name and 1 <= number <= len(lines)
         severity = "warning" if match["severity"] == "warning" else "error"
         found.append(Diagnostic(match["file"], number, severity, match["message"].strip(),
                                 lines[number - 1].strip() if own else ""))
+    if about_signature:
+        number = signature.entry_line(source.text, source.stage.entry)
+        text = lines[number - 1].strip() if number <= len(lines) else ""
+        found += [Diagnostic(source.name, number, "error", m, text)
+                  for m in signature.messages(about_signature, source.stage)]
     return found
 
 
@@ -165,7 +175,5 @@ def compile_check(source: UserSource, arch: str = ARCH) -> list[Diagnostic]:
         nvrtc.nvrtcDestroyProgram(program)
     entry = source.stage.entry
     if b"\0" + entry.encode() + b"\0" not in cubin:
-        found.append(Diagnostic(source.name, 1, "error",
-                                f'no kernel named {entry}: the {source.stage.name} stage needs '
-                                f'extern "C" __global__ void {entry}(...) ({source.stage.signature})', ""))
+        found.append(Diagnostic(source.name, 1, "error", signature.missing_entry(source.stage), ""))
     return found
