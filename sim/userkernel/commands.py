@@ -18,6 +18,7 @@ import sys
 from sim import cli
 from sim.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
 from sim.userkernel import grader
+from sim.userkernel.hints import hints
 from sim.userkernel.sandbox import Sandbox, SandboxError
 
 CHECK_REPEATS = 20  # timed launches a case (after a warm-up)
@@ -188,11 +189,13 @@ def run_check(args) -> int:
             return _sandbox_stop(exc, src, "check")
     device = next((c.result.device for c in cases if c.result), "")
     wrong = sum(not c.correct for c in cases)
+    advice = hints(cases, adapter.item, grader.builds_without_fma(adapter))
     lines = [f"check {src.scene} {src.stage.name}: {src.name} on {device or 'the GPU'}, block "
              f"{cli.block_text(block)}, median of {args.repeats} launches after a warm-up (ms)",
              grader.table(cases, src.variant, adapter.builtin), *grader.details(cases, adapter.item),
+             *(f"hint: {line}" for line in advice),
              f"{len(cases) - wrong} of {len(cases)} cases correct" + ("" if not wrong else f"; {wrong} wrong")]
-    publish(grader.record(cases, src, block, device, git_commit()), "\n".join(lines), args.json)
+    publish(grader.record(cases, src, block, device, git_commit(), advice), "\n".join(lines), args.json)
     return EXIT_FAILED if wrong else 0
 
 

@@ -29,6 +29,7 @@ class Case:
     comparison: Comparison | None = None
     result: RunResult | None = None
     error: str = ""  # a fault or a time-out, in one line
+    unstable: bool = False  # wrong, and a second run of the same inputs was wrong at other items
 
     @property
     def correct(self) -> bool:
@@ -61,12 +62,34 @@ def grade(source, adapter, sizes, seeds, block, box, repeats: int, progress=None
                     raise
                 case.error = str(exc)
             else:  # the CPU twin after the GPU: a machine without one stops before this work
-                case.comparison = adapter.compare(inputs, adapter.expected(inputs), case.result.outputs)
+                expected = adapter.expected(inputs)
+                case.comparison = adapter.compare(inputs, expected, case.result.outputs)
+                if case.comparison.mismatches and sum(c.unstable for c in cases) < RERUNS:
+                    case.unstable = _differs_again(box, source, inputs, block, adapter, expected, case)
             cases.append(case)
             interrupts.check()  # a signal noted inside the CPU twin's numba code stops here
             if progress:
                 progress(len(cases))
     return cases
+
+
+RERUNS = 2  # wrong cases run a second time to tell a race from a steady mistake
+
+
+def _differs_again(box, source, inputs, block, adapter, expected, case: Case) -> bool:
+    """Whether the same inputs, run once more, go wrong at other items (a race); False when that run fails."""
+    try:
+        again = box.run(source, inputs, block, 0, ())
+    except SandboxError as exc:
+        if exc.kind not in ("fault", "timeout"):
+            raise
+        return False
+    return not np.array_equal(adapter.compare(inputs, expected, again.outputs).mismatch, case.comparison.mismatch)
+
+
+def builds_without_fma(adapter) -> bool:
+    """Whether the stage's builds keep every product rounded (``--fmad=false``), as its CPU twin does."""
+    return "--fmad=false" in adapter.reference.all_options()
 
 
 def _number(value: float | None, fmt: str) -> str:
@@ -124,8 +147,8 @@ def _finite(value: float | None):
     return value if value is None or math.isfinite(value) else None
 
 
-def record(cases: list[Case], source, block, device: str, commit: str) -> dict:
-    """The JSON of ``check --json``: device, commit, stage, file, cases[...] (non-finite errors as null)."""
+def record(cases: list[Case], source, block, device: str, commit: str, hints: list[str] = ()) -> dict:
+    """The JSON of ``check --json``: device, commit, stage, file, cases[...] (non-finite errors as null), hints."""
     def one(case: Case) -> dict:
         c = case.comparison
         return {
@@ -134,7 +157,7 @@ def record(cases: list[Case], source, block, device: str, commit: str) -> dict:
             "max_rel": _finite(c.max_rel) if c else None, "compare": c.rule if c else None,
             "ms": case.ms, "ms_all": case.result.ms if case.result else [],
             "builtin_ms": {name: case.builtin_ms(name) for name in (case.result.builtin_ms if case.result else {})},
-            "overflow": case.result.overflow if case.result else [],
+            "overflow": case.result.overflow if case.result else [], "unstable": case.unstable,
             "worst": [{"index": w.index, "label": w.label, "expected": _finite(w.expected), "got": _finite(w.got)}
                       for w in (c.worst if c else [])],
         }
@@ -143,4 +166,4 @@ def record(cases: list[Case], source, block, device: str, commit: str) -> dict:
             "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "scene": source.scene, "stage": source.stage.name, "file": source.name,
             "block": list(block) if isinstance(block, tuple) else block, "correct": all(c.correct for c in cases),
-            "cases": [one(case) for case in cases]}
+            "cases": [one(case) for case in cases], "hints": list(hints)}
