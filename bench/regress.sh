@@ -34,9 +34,13 @@ step "peer heat 10000^2" $py bench/peer.py "$peers/peer_heat.py" --n 10000 --jso
 step "durbin 200000 and 100000x32" $py main.py bench durbin --sizes 200000 --kernel persistent-grid \
     --batch 100000x32 --json "$out/durbin.json"
 step "peer durbin" $py bench/peer.py "$peers/peer_durbin.py" --sizes 200000 --scipy-max 0 --json "$out/peer-durbin.json"
-for run in 1 2; do  # a 1M-ball frame is mostly host work: its best of two processes counts (bench/regress.py)
+# The frames with the panel's sections all open (the frame bench's default --panel all), as a user has the window.
+for run in 1 2; do  # a frame is mostly host work: its best of two processes counts (bench/regress.py)
+  suffix=$([ $run = 1 ] || echo -run$run)
   step "frame 1M balls 1920x1080, picking (run $run)" $py -m viewer.bench.frame -n 1000000 --size 1920x1080 \
-      --backend gpu --headless --frames 60 --pick --json "$out/frame$([ $run = 1 ] || echo -run$run).json"
+      --backend gpu --headless --frames 60 --pick --json "$out/frame$suffix.json"
+  step "frame heat 10000^2 1920x1080 (run $run)" $py -m viewer.bench.frame --scene heat --preset large \
+      -n 100000000 --size 1920x1080 --backend gpu --headless --frames 60 --json "$out/frame-heat$suffix.json"
 done
 
 echo "== table (at ${SECONDS} s)" | tee -a "$log"

@@ -3,6 +3,8 @@ fresh random field, painting the same cells as on the CPU, the view written into
 (poisoned first) and through CUDA-GL interop equal to the host upload, verification passing correct
 kernels and flagging a planted wrong factor, block colouring and cells described by their thread."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -209,6 +211,32 @@ def test_stats_on_the_gpu_read_three_numbers():
     assert mean == pytest.approx(float(field.mean(dtype=np.float64)), rel=1e-9)
     s.advance_frame()
     assert s.readout.cell_update_rate() > 0
+
+
+def test_the_summary_of_a_pitched_field_is_read_when_it_arrives():
+    """The temporal kernel's rows are pitched (a strided view): the row-by-row reduction gives the host's
+    figures, its copy arrives without a host wait of its own, and the readout shows it within its asks."""
+    from sim.heat.stats import SUMMARY_ASKS
+
+    s = gpu_scene()
+    assert s.gpu.stride > s.ni, "pitched rows"
+    s.advance_frame()
+    read = s.start_temperature_summary()
+    field = s.gpu.get()  # waits for the stream, so the copy queued before it has arrived
+    assert read.ready()
+    lo, mean, hi = read.values()
+    assert (lo, hi) == (float(field.min()), float(field.max()))
+    assert mean == pytest.approx(float(field.mean(dtype=np.float64)), rel=1e-9)
+    first = s.stats()["temperature"]
+    s.paint_stroke((NI / 2, NJ / 2), (NI / 2, NJ / 2), 3.0, 1000.0)  # a new highest cell
+    for _ in range(SUMMARY_ASKS + 1):
+        s.stats()
+    s.gpu.get()
+    time.sleep(0.3)  # past SUMMARY_SECONDS
+    for _ in range(SUMMARY_ASKS + 1):
+        s.stats()
+    s.gpu.get()
+    assert s.stats()["temperature"] != first and s.stats()["temperature"].endswith("max 1000")
 
 
 def test_the_large_preset_runs_on_the_gpu():

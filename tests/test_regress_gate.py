@@ -43,7 +43,9 @@ def product_reports(scale: float) -> dict[str, dict]:
                                  {"kind": "batch", "backend": "gpu", "systems": 100000, "order": 32,
                                   "method": "batched-register", "block": 64, "skipped": "no"}]),
         "frame": rep("frame", [{"scene": "balls", "n": M, "backend": "gpu", "width": 1920, "height": 1080,
-                                "frame_ms": 4.6 * scale, "pick_frame_ms": 5.0 * scale}]),
+                                "panel": "all", "frame_ms": 4.6 * scale, "pick_frame_ms": 5.0 * scale}]),
+        "frame-heat": rep("frame", [{"scene": "heat", "preset": "large", "n": 100 * M, "backend": "gpu",
+                                     "width": 1920, "height": 1080, "panel": "all", "frame_ms": 13.2 * scale}]),
     }
 
 
@@ -104,9 +106,40 @@ def test_the_frame_counts_by_its_best_process(folders, capsys):
             write(out, f"{workload}.json", rep)
     assert regress.main([out, "--results", results]) == 0, "a run slowed by the host does not fail the gate"
     figures = {r["figure"]: r for r in json.load(open(os.path.join(out, "regress.json")))["results"]}
-    assert figures["frame 1M balls 1920x1080, ms"]["value"] == pytest.approx(4.6 * 0.95)
-    assert figures["frame 1M balls 1920x1080 picking, ms"]["value"] == pytest.approx(5.0 * 0.95)
+    assert figures["frame 1M balls 1920x1080 panel open, ms"]["value"] == pytest.approx(4.6 * 0.95)
+    assert figures["frame 1M balls 1920x1080 panel open picking, ms"]["value"] == pytest.approx(5.0 * 0.95)
     capsys.readouterr()
+
+
+def test_the_heat_frame_is_read_from_its_own_reports_best_process(folders, capsys):
+    out, results = folders
+    run(out, results, 1.0)
+    write(out, "frame-heat.json", product_reports(1.30)["frame-heat"])
+    write(out, "frame-heat-run2.json", product_reports(0.97)["frame-heat"])
+    assert regress.main([out, "--results", results]) == 0
+    figures = {r["figure"]: r for r in json.load(open(os.path.join(out, "regress.json")))["results"]}
+    heat = figures["frame heat 10000^2 1920x1080 panel open, ms"]
+    assert heat["value"] == pytest.approx(13.2 * 0.97) and heat["baseline"] == pytest.approx(13.2)
+    assert figures["frame 1M balls 1920x1080 panel open, ms"]["value"] == pytest.approx(4.6), "balls' own file"
+    capsys.readouterr()
+
+
+def test_a_figure_without_a_baseline_is_new_not_a_failure(folders, capsys):
+    """The frames with the panel open have no baseline where only frames without a panel were committed
+    (records without ``panel``, or a regress file's figures of another name): they are reported as new."""
+    out, results = folders
+    os.remove(os.path.join(results, "h200-frame-heat.json"))
+    without_panel = product_reports(0.5)["frame"]
+    for record in without_panel["results"]:
+        del record["panel"]
+    write(results, "h200-frame.json", without_panel)
+    write(results, "h200-regress.json", {"device": DEVICE, "date": "2026-11-26T00:00:00+00:00", "workload": "regress",
+                                         "results": [{"figure": "frame 1M balls 1920x1080, ms", "value": 2.0}]})
+    assert run(out, results, 1.0) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("frame ")]
+    assert len(rows) == 3 and all(" new " in row and "none on this GPU model" in row for row in rows)
+    figures = {r["figure"]: r for r in json.load(open(os.path.join(out, "regress.json")))["results"]}
+    assert figures["frame heat 10000^2 1920x1080 panel open, ms"]["baseline"] is None
 
 
 def test_a_committed_regress_file_is_the_newest_baseline(folders, capsys):

@@ -82,3 +82,92 @@ def test_the_panel_draws_for_every_scene(name):
     pixels = render_pixels(scene, 1000, 700, panel=True).astype(int)
     panel = pixels[20:680, 1000 - PANEL_WIDTH + 10: 1000 - 20]
     assert len(np.unique(panel.reshape(-1, 3), axis=0)) > 20, "text and widgets"
+
+
+class CountedField(np.ndarray):
+    """A field that counts the operations reading it whole (ufuncs and their reductions: min, max, sum,
+    mean; NumPy functions; copies); views of a few cells are not counted."""
+
+    whole = 0  # the field's cell count
+    reads = 0
+
+    @classmethod
+    def _note(cls, values) -> None:
+        if any(isinstance(v, CountedField) and v.size >= cls.whole for v in values):
+            cls.reads += 1
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        self._note(inputs)
+        plain = [v.view(np.ndarray) if isinstance(v, CountedField) else v for v in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(v.view(np.ndarray) if isinstance(v, CountedField) else v for v in kwargs["out"])
+        return getattr(ufunc, method)(*plain, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        self._note(args)
+        return super().__array_function__(func, types, args, kwargs)
+
+    def copy(self, *args, **kwargs):
+        self._note((self,))
+        return self.view(np.ndarray).copy(*args, **kwargs)
+
+
+def panel_frames(scene, frames: int, each=lambda: None) -> None:
+    """``frames`` ImGui frames of the panel, every section open, for a controller of ``scene`` (no view)."""
+    import moderngl
+
+    from viewer.panel.gui import Gui
+    from viewer.panel.panel import Panel
+
+    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    gui = Gui(ctx)
+    try:
+        panel, ctl = Panel(), Controller(scene)
+        for _ in range(frames):
+            each()
+            gui.new_frame((900, 3000), (900, 3000), 1 / 60)  # tall: every section is laid out in sight
+            panel.draw(ctl)
+            gui.end_frame()
+    finally:
+        gui.release()
+        ctx.release()
+
+
+@needs_egl
+def test_an_open_panel_reads_a_changing_field_whole_only_for_its_throttled_summary(monkeypatch):
+    """Heat on the CPU, its field changing every frame: with every section open, the panel reads the whole
+    field only for the temperature summary (three reductions), once in SUMMARY_ASKS frames (the time rules
+    off here), and 10x the cells make no more reads."""
+    from sim.heat import stats
+    from viewer.panel import style
+
+    monkeypatch.setattr(style, "layout", {})
+    style.open_sections(style.SECTIONS)
+    monkeypatch.setattr(stats, "SUMMARY_SECONDS", 0.0)
+    monkeypatch.setattr(stats, "SUMMARY_SHARE", float("inf"))
+    frames, reads = 40, {}
+    for n in (250_000, 2_500_000):
+        scene = create_scene("heat", preset="seed", n=n)
+        scene.cpu.field = scene.cpu.field.view(CountedField)
+        CountedField.whole, CountedField.reads = scene.n, 0
+        panel_frames(scene, frames, each=scene.readout.changed)  # the field changes every frame, as when running
+        reads[n] = CountedField.reads
+        assert scene.stats()["temperature"].startswith("min "), "the summary was taken"
+    summaries = 1 + (frames - 1) // stats.SUMMARY_ASKS
+    assert reads[250_000] == reads[2_500_000] == 3 * summaries, reads
+
+
+@needs_egl
+@pytest.mark.parametrize("name", list(SCENES))
+def test_every_section_opens_for_every_scene(name, monkeypatch):
+    """With every section open, each scene's panel lays out frame after frame, its counters as the spec says."""
+    from viewer.panel import style
+
+    monkeypatch.setattr(style, "layout", {})
+    style.open_sections(style.SECTIONS)
+    spec = SCENES[name]
+    preset = spec.preset(spec.default_preset)
+    scene = spec.create(n=min(preset.count, 2000)) if preset.count else spec.create()
+    panel_frames(scene, 3, each=scene.advance_frame)
+    assert {t for t, is_open in style.layout.items() if is_open} <= set(style.SECTIONS)
+    assert style.layout["Counters"] and style.layout["Speed of light"]

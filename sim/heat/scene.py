@@ -22,7 +22,7 @@ from sim.cuda import GpuCompileError
 from sim.heat import SPEC
 from sim.heat.cells import cell_values, thread_text
 from sim.heat.presets import grid_shape, initial_field, preset_table
-from sim.heat.stats import HeatReadout
+from sim.heat.stats import HeatReadout, SummaryRead
 from sim.heat.stencil_cpu import HeatCpu
 from sim.scene import Scene
 
@@ -284,15 +284,28 @@ class HeatScene(Scene):
 
     def temperature_summary(self) -> tuple[float, float, float]:
         """(lowest, mean, highest) cell now: a reduction where the field is (three numbers read back)."""
+        return self.start_temperature_summary().values()
+
+    def start_temperature_summary(self) -> SummaryRead:
+        """The (lowest, mean, highest) reduction started where the field is: on the host done at once; on the
+        GPU queued (row by row first: a whole-array CuPy reduction of the pitched rows' strided view runs in
+        one CUDA block, about 0.1 s for 10000^2 cells) into three numbers copied to pinned host memory, read
+        once they have arrived."""
         if self.gpu is None:
             f = self.cpu.field
-            return float(f.min()), float(f.mean(dtype=np.float64)), float(f.max())
+            return SummaryRead((float(f.min()), float(f.mean(dtype=np.float64)), float(f.max())))
         import cupy
+        import cupyx
 
         f = self.gpu.field
         with cupy.cuda.Device(self.device):
-            both = cupy.stack([f.min().astype(cupy.float64), f.mean(dtype=cupy.float64), f.max().astype(cupy.float64)])
-            return tuple(float(v) for v in both.get())
+            lows, sums, highs = f.min(axis=1), f.sum(axis=1, dtype=cupy.float64), f.max(axis=1)
+            three = cupy.stack([lows.min().astype(cupy.float64), sums.sum() / self.n, highs.max().astype(cupy.float64)])
+            host = cupyx.empty_pinned((3,), np.float64)
+            stream = cupy.cuda.get_current_stream()
+            runtime = cupy.cuda.runtime
+            runtime.memcpyAsync(host.ctypes.data, three.data.ptr, host.nbytes, runtime.memcpyDeviceToHost, stream.ptr)
+            return SummaryRead(host, stream.record(), keep=three)
 
     # --- one cell, for the viewer's pointer ------------------------------------------------------
     def _cell(self, item: int) -> tuple[int, int]:

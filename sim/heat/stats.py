@@ -1,6 +1,8 @@
 """The heat scene's statistics (``HeatScene.readout``): the grid, the pace of a step, the cell-update
 rate of the last timed frames and the field's lowest, mean and highest temperature (the reduction,
-``HeatScene.temperature_summary``, runs where the field is, at most every ``SUMMARY_SECONDS``)."""
+``HeatScene.start_temperature_summary``, runs where the field is: at most once in ``SUMMARY_ASKS`` asks (a
+panel frame asks once or twice) and ``SUMMARY_SECONDS`` after the last one arrived; on the GPU it is read when
+its copy has arrived, so asking never waits for the device but for a new field's first summary)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from collections import deque
 import numpy as np
 
 SUMMARY_SECONDS = 0.25  # the min/mean/max reduction runs at most this often
+SUMMARY_ASKS = 10  # ... and at most once in this many asks for the statistics
+SUMMARY_SHARE = 0.1  # ... and waits long enough to keep its host time under this share (the CPU's reduction)
 RATE_FRAMES = 30  # frames the cell-update rate is the median of
 BARELY = 0.01  # a step that moves cells less than this share of the way "barely moves" the field
 
@@ -30,7 +34,12 @@ class HeatReadout:
     def __init__(self, scene):
         self.scene = scene
         self.version = 0  # bumped by anything that changes the field
-        self._summary: tuple[int, float, str] | None = None
+        self._summary_text: str | None = None  # None: none of this field yet
+        self._summary: SummaryRead | None = None  # the one in flight
+        self._summarised = -1  # the field version of the last one started
+        self._asks = 0  # asks since the last one started
+        self._ready_at = 0.0  # when the last one arrived (time.monotonic)
+        self._cost_s = 0.0  # host time the last one's start took (the whole reduction on the CPU)
         self._frame_steps: deque[int] = deque()  # steps of frames whose times the timer has not read yet
         self._rates: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)  # (steps, ms) of timed frames
         self._frames_seen = 0
@@ -39,7 +48,7 @@ class HeatReadout:
         """The field changed; ``fresh``: a new field, whose summary must not wait for the throttle."""
         self.version += 1
         if fresh:
-            self._summary = None
+            self._summary_text = self._summary = None
 
     def restart(self) -> None:
         """A new timer: no frame times yet."""
@@ -62,10 +71,28 @@ class HeatReadout:
 
     def _temperature_text(self) -> str:
         now = time.monotonic()
-        if self._summary is None or (self._summary[0] != self.version and now - self._summary[1] >= SUMMARY_SECONDS):
-            lo, mean, hi = self.scene.temperature_summary()
-            self._summary = (self.version, now, f"min {lo:.4g}, mean {mean:.4g}, max {hi:.4g}")
-        return self._summary[2]
+        self._asks += 1
+        if self._summary is not None and self._summary.ready():
+            self._take_summary(now)
+        if self._summary is None and self._summary_due(now):
+            started = time.perf_counter()
+            self._summary = self.scene.start_temperature_summary()
+            self._cost_s = time.perf_counter() - started
+            self._summarised, self._asks = self.version, 0
+        if self._summary_text is None:  # a new field's first summary: wait for it
+            self._take_summary(now)
+        return self._summary_text
+
+    def _summary_due(self, now: float) -> bool:
+        if self._summary_text is None:
+            return True
+        wait = max(SUMMARY_SECONDS, self._cost_s / SUMMARY_SHARE)
+        return self._summarised != self.version and self._asks >= SUMMARY_ASKS and now - self._ready_at >= wait
+
+    def _take_summary(self, now: float) -> None:
+        lo, mean, hi = self._summary.values()
+        self._summary, self._ready_at = None, now
+        self._summary_text = f"min {lo:.4g}, mean {mean:.4g}, max {hi:.4g}"
 
     def cell_update_rate(self) -> float | None:
         """G cell-updates/s of the last timed frames (None before the first)."""
@@ -82,3 +109,21 @@ class HeatReadout:
         return {"n": scene.n, "steps": scene.steps, "grid": f"{scene.ni:,} x {scene.nj:,} ({scene.n:,} cells)",
                 "steps_per_frame": scene.frame_steps, "factor": tfac, "pace": pace_text(tfac),
                 "cell_updates": self.cell_update_rate(), "temperature": self._temperature_text()}
+
+
+class SummaryRead:
+    """The temperature summary on its way: three numbers now (the host's), or a pinned host copy that a CUDA
+    event says has arrived (``keep``: the device array it is copied from, alive until then)."""
+
+    def __init__(self, values, arrived=None, keep=None):
+        self._values, self._arrived, self._keep = values, arrived, keep
+
+    def ready(self) -> bool:
+        return self._arrived is None or bool(self._arrived.done)
+
+    def values(self) -> tuple[float, float, float]:
+        """(lowest, mean, highest), waiting for the copy if it has not arrived."""
+        if self._arrived is not None:
+            self._arrived.synchronize()
+        lo, mean, hi = (float(v) for v in self._values)
+        return lo, mean, hi

@@ -1,5 +1,5 @@
 """Time whole displayed frames: ``python -m viewer.bench.frame -n 1000000 --size 1920x1080 [--backend gpu]
-[--scene NAME] [--preset P] [--variant V] [--frames 100] [--headless] [--record OUT.mp4] [--pick]``.
+[--scene NAME] [--preset P] [--variant V] [--frames 100] [--headless] [--panel all] [--record OUT.mp4] [--pick]``.
 
 Loads a scene of the registry with n items and times frames as the viewer shows them: one
 displayed frame of physics (``scene.advance_frame()``: ``spec.steps_per_frame`` steps), the view
@@ -7,8 +7,10 @@ into the GL buffers (CUDA–GL interop for a view on the device, host uploads ot
 view of the whole scene drawn at the given size, and ``finish()``. By default the preset is the
 scene's run preset when it takes a count, else its preset with the largest default count (the
 balls' block lattice); the variant is the one the spec names for large counts (``gpu.fastest``).
-No panel: the viewer's ``FrameComposer`` draws the view alone. ``--headless`` (or no display)
-draws into an offscreen framebuffer of a standalone EGL context: no X server needed.
+The viewer's ``FrameComposer`` draws the view and over it the panel, laid out each frame with the
+sections ``--panel`` opens (``viewer.bench.panel_layer``; default every section, as a user who opened
+them has it; ``off``: the view alone). ``--headless`` (or no display) draws into an offscreen
+framebuffer of a standalone EGL context: no X server needed.
 
 Two passes: whole frames as the viewer runs them (the median is the headline), then the same
 frames with the device synchronised after the physics and after the view reaches the GL buffers,
@@ -26,6 +28,7 @@ Each pass is timed by ``sim.measure`` on the host clock (a frame ends with the G
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from collections.abc import Callable
@@ -36,6 +39,7 @@ import numpy as np
 from sim import interrupts
 from sim import measure as harness
 from sim.registry import SCENES
+from viewer.bench.panel_layer import CHOICES, PanelLayer, label, sections
 from viewer.frame import FrameComposer, Surface, offscreen_surface
 from viewer.render.camera import OrbitCamera
 from viewer.render.view import SceneView, default_camera
@@ -73,6 +77,7 @@ def window_surface(width: int, height: int) -> Surface:
 
 
 RUN = 10  # the picking pass alternates this many frames with and without a pick
+Frames = Callable[..., tuple[harness.Timing, np.ndarray]]  # time_frames of one measured setup: (frames, split, ...)
 
 
 def device_sync(scene) -> None:
@@ -82,14 +87,16 @@ def device_sync(scene) -> None:
 
 def time_frames(scene, composer: FrameComposer, surface: Surface, size: tuple[int, int], camera: OrbitCamera,
                 mode: str, frames: int, split: bool, after_draw: Callable[[], None] | None = None,
-                warmup: int = 0, before_draw: Callable[[], None] | None = None) -> tuple[harness.Timing, np.ndarray]:
+                warmup: int = 0, before_draw: Callable[[], None] | None = None,
+                panel: PanelLayer | None = None) -> tuple[harness.Timing, np.ndarray]:
     """(the whole frame's timing in ms, (frames, 3) milliseconds: physics, the view into the GL buffers,
     drawing), whole frames timed by ``sim.measure`` on the host clock: at least ``frames`` after ``warmup``.
 
     With ``split`` False nothing waits inside a frame, so the device's physics and interop work
     spills into the later columns: only the whole frame counts then. ``before_draw`` runs between the
     view's update and its drawing (a pick, where the window makes it), ``after_draw`` after the drawing (a
-    recording's read-back), both inside the whole frame's time. No L2 flush:
+    recording's read-back), both inside the whole frame's time; ``panel``'s ImGui frame is laid out after the
+    view's update and drawn over the view (the draw column holds both). No L2 flush:
     frames follow each other as in the window, each finding what the last one left.
     """
     parts: list[tuple[float, float, float]] = []
@@ -105,9 +112,11 @@ def time_frames(scene, composer: FrameComposer, surface: Surface, size: tuple[in
         if split:
             device_sync(scene)
         fed = time.perf_counter()
+        if panel is not None:
+            panel.compose()
         if before_draw is not None:
             before_draw()
-        composer.draw(surface.fbo, camera, size)
+        composer.draw(surface.fbo, camera, size, panel.covered if panel else 0, panel is not None)
         if after_draw is not None:
             after_draw()
         surface.present()
@@ -119,15 +128,16 @@ def time_frames(scene, composer: FrameComposer, surface: Surface, size: tuple[in
     return timing, np.array(parts[warmup:]).reshape(-1, 3)
 
 
-def recording_pass(scene, composer, surface, size, camera, mode, frames: int, path) -> dict:
-    """Whole frames, each also recorded: read back through the pixel ring, encoded on its thread."""
+def recording_pass(run: Frames, scene, surface: Surface, size, frames: int, path) -> dict:
+    """Whole frames (``run``: ``time_frames`` of the measured setup), each also recorded: read back through
+    the pixel ring, encoded on its thread."""
     from viewer.record.recorder import STEPS, Recorder, RecordOptions
 
     recorder = Recorder(surface.ctx, path, size, RecordOptions(STEPS, every=scene.spec.steps_per_frame, fps=60),
                         steps=scene.steps)
     try:
-        timing, _ = time_frames(scene, composer, surface, size, camera, mode, frames, split=False,
-                                after_draw=lambda: recorder.capture(surface.fbo, copies=recorder.due(scene.steps)))
+        timing, _ = run(frames, split=False,
+                        after_draw=lambda: recorder.capture(surface.fbo, copies=recorder.due(scene.steps)))
     except BaseException:
         recorder.abort()
         raise
@@ -138,7 +148,7 @@ def recording_pass(scene, composer, surface, size, camera, mode, frames: int, pa
             "record_codec": recorder.writer.codec}
 
 
-def picking_pass(scene, composer, surface, size, camera, mode, frames: int) -> dict:
+def picking_pass(run: Frames, scene, composer: FrameComposer, size, camera, frames: int) -> dict:
     """Whole frames that also pick the item under the centre of the view and describe it as the window
     does (between the view's update and its drawing; the answer and the description a frame late where
     they are read from the device), interleaved in runs
@@ -168,8 +178,7 @@ def picking_pass(scene, composer, surface, size, camera, mode, frames: int) -> d
             pick()
 
     try:
-        _, parts = time_frames(scene, composer, surface, size, camera, mode, 2 * frames, split=False,
-                               before_draw=pick_or_not)
+        _, parts = run(2 * frames, split=False, before_draw=pick_or_not)
     finally:
         picking.release()
     whole = parts.sum(axis=1)
@@ -181,26 +190,30 @@ def picking_pass(scene, composer, surface, size, camera, mode, frames: int) -> d
 
 
 def measure(scene, width: int, height: int, frames: int, warmup: int, headless: bool, record=None,
-            pick: bool = False) -> dict:
+            pick: bool = False, opened: tuple[str, ...] | None = None) -> dict:
+    """``opened``: the panel's open sections (``viewer.bench.panel_layer``), None for no panel."""
     surface = offscreen_surface(width, height) if headless else window_surface(width, height)
+    layer = None
     try:
         view = SceneView(surface.ctx)
-        composer = FrameComposer(view)  # no panel: the view alone
+        composer = FrameComposer(view)
         try:
             mode = next(iter(scene.color_modes), "")
             view.show(scene, mode)
             camera = default_camera(view.current)
             size = (width, height)
-            whole, _ = time_frames(scene, composer, surface, size, camera, mode, frames, split=False,
-                                   warmup=warmup)  # the warm-up compiles and settles
-            split_timing, split = time_frames(scene, composer, surface, size, camera, mode, frames, split=True)
+            layer = PanelLayer(composer, scene, size, opened) if opened is not None else None
+            run = functools.partial(time_frames, scene, composer, surface, size, camera, mode, panel=layer)
+            whole, _ = run(frames, split=False, warmup=warmup)  # the warm-up compiles and settles
+            split_timing, split = run(frames, split=True)
             extra = {}
             if record is not None:
-                extra.update(recording_pass(scene, composer, surface, size, camera, mode, frames, record))
+                extra.update(recording_pass(run, scene, surface, size, frames, record))
             if pick:
-                extra.update(picking_pass(scene, composer, surface, size, camera, mode, frames))
+                extra.update(picking_pass(run, scene, composer, size, camera, frames))
             return {
                 **extra,
+                "panel": label(opened),
                 "surface": surface.kind,
                 "renderer": surface.ctx.info.get("GL_RENDERER", "?"),
                 "feed": view.feed.path if view.feed else "ImGui",
@@ -214,6 +227,8 @@ def measure(scene, width: int, height: int, frames: int, warmup: int, headless: 
                 "stages": {name: scene.timer.median(name) for name in scene.timer.names},
             }
         finally:
+            if layer is not None:
+                layer.release()
             view.release()
     finally:
         surface.close()
@@ -248,10 +263,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="draw offscreen through EGL (the default when there is no display)")
     parser.add_argument("--record", metavar="MP4", help="also time frames recorded to this MP4 (H.264, --size: even)")
     parser.add_argument("--pick", action="store_true", help="also time frames that pick the item under the centre")
+    parser.add_argument("--panel", default="all", metavar="SECTIONS",
+                        help=f"the panel over the view with these sections open: {', '.join(CHOICES)} (no panel) or "
+                             "a comma list of section titles (default all: every section open)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE (sim.bench's report)")
     args = parser.parse_args(argv)
     if args.n < 1 or args.frames < 1 or args.warmup < 0:
         parser.error("-n and --frames must be at least 1, --warmup at least 0")
+    try:
+        opened = sections(args.panel)
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.record is not None:
         from sim.cli import UsageError
         from viewer.record.video import check_video_target
@@ -286,14 +308,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     width, height = args.size
     started_with = scene.n  # the count timed (balls that fall out of the trough are dropped on the way)
-    result = measure(scene, width, height, args.frames, args.warmup, headless, args.record, args.pick)
+    result = measure(scene, width, height, args.frames, args.warmup, headless, args.record, args.pick, opened)
     feed = result["feed"] + (f" (interop unavailable: {result['fallback']})" if result["fallback"] else "")
     unit = spec.words.unit
     variant = f", {scene.variant} variant" if spec.gpu else ""
     end = f", {scene.n:,} at the end" if scene.n != started_with else ""
     print(f"{started_with:,} {unit}{end} ({scene.preset} preset{variant}, {spec.steps_per_frame} steps a frame), "
           f"{scene.backend}, {width}x{height} {result['surface']} on {result['renderer']}; "
-          f"view into GL through {feed}, drawn as {result['drawn_as']}")
+          f"view into GL through {feed}, drawn as {result['drawn_as']}; panel: {result['panel']}")
     print(f"whole frame: median ± 95% error (frames) {harness.figure_text(result, 'frame_ms')} ms "
           f"({1e3 / result['frame_ms']:.1f} frames/s)")
     render_ms = result["feed_ms"] + result["draw_ms"]

@@ -10,7 +10,7 @@ from viewer.settings import BOOKMARKS
 
 
 def draw_display_section(app) -> None:
-    if not section("Display", default_open=False):
+    if not section("Display"):
         return
     imgui.set_next_item_width(item_width())
     changed, scale = imgui.slider_float("UI scale", float(app.ui_scale), *UI_SCALES, "%.2f")

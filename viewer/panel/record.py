@@ -35,7 +35,7 @@ def draw_recording_indicator(app) -> None:
 
 def draw_record_section(app) -> None:
     recording = app.recording
-    if not section("Record", default_open=False):
+    if not section("Record"):
         if recording.active:  # folded: the red line still shows
             imgui.text_colored(RECORDING, recording_line(app))
         return

@@ -58,7 +58,7 @@ class SpeedOfLightSection:
 
     def draw(self, ctl) -> None:
         scene = ctl.scene
-        if scene.spec.gpu is None or not section(TITLE, default_open=False):
+        if scene.spec.gpu is None or not section(TITLE):
             return
         if not ctl.gpu.kernels_run():
             self.rows, self.note = None, f"measures the GPU's stages: {scene.spec.gpu.kernels_run_hint}"

@@ -88,11 +88,24 @@ def wrapped(colour, text: str) -> None:
 
 # --- sections that fold ---------------------------------------------------------------------------
 layout: dict[str, bool] = {}  # section title -> open; kept with the settings (the panel layout)
+# Every section's title in the panel's order, and those folded until a user opens them.
+SECTIONS = ("Scene", "Run", "Counters", "Colour", "Record", "CUDA", "Your kernel", "Physics", "Tool",
+            "Stage times (ms per frame)", "Speed of light", "Pair distances", "Display")
+FOLDED = ("Record", "Speed of light", "Display")
 
 
-def section(title: str, default_open: bool = True) -> bool:
-    """A panel section's header, folding; open as ``layout`` says (else ``default_open``). True when open."""
-    imgui.set_next_item_open(layout.get(title, default_open), imgui.Cond_.once)
+def open_sections(titles) -> None:
+    """Lay the panel out with exactly ``titles`` open (every other section folded), as a user's settings do."""
+    unknown = sorted(set(titles) - set(SECTIONS))
+    if unknown:
+        raise ValueError(f"no panel section {', '.join(map(repr, unknown))} (the sections: {', '.join(SECTIONS)})")
+    layout.update({title: title in titles for title in SECTIONS})
+
+
+def section(title: str) -> bool:
+    """A panel section's header, folding; open as ``layout`` says (else open unless it is one of ``FOLDED``).
+    True when open."""
+    imgui.set_next_item_open(layout.get(title, title not in FOLDED), imgui.Cond_.once)
     is_open = bool(imgui.collapsing_header(title))
     layout[title] = is_open
     return is_open
