@@ -1,4 +1,4 @@
-"""The heat scene's README pictures, made by ``docs/screenshots.py heat`` and ``heat-blocks``:
+"""The heat scene's pictures for README.md and docs/, made by ``docs/screenshots.py heat`` and ``heat-blocks``:
 
 - heat-painting.png: the plate preset (cold plate, edges held at 0, hot discs), painted with the
   paint tool as the viewer does it: a hot wave drawn left to right (left drag) and a cold stroke

@@ -1,4 +1,4 @@
-"""Regenerate the README's pictures and clip (headless: EGL, no display needed).
+"""Regenerate the pictures and clip of README.md and docs/ (headless: EGL, no display needed).
 
     python docs/screenshots.py gpu docs/     # the GPU pictures (needs a GPU with CUDA-GL interop)
     python docs/screenshots.py clip docs/    # t-drop.mp4: the t benchmark falling into the trough (CPU is fine)

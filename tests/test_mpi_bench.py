@@ -88,7 +88,7 @@ def test_bench_over_ranks_runs_the_scaling_bench_the_spec_declares(monkeypatch, 
     assert main.main(["bench", "heat", "--sizes", "64"]) == 7
     assert "scaling heat over ranks, sizes [64]" in capsys.readouterr().out
     assert main.main(["bench", "heat", "--sizes", "64", "--baseline",
-                      str(ROOT / "bench" / "results" / "h100-heat-23e728e.json")]) == 2
+                      str(ROOT / "bench" / "results" / "h100-heat-c1220c0.json")]) == 2
     assert "the scaling tables over MPI ranks have nothing to compare it with" in capsys.readouterr().err
     assert main.main(["bench", "balls"]) == 2  # declares none: refused, naming those that do
     assert ("bench balls runs in one process; over MPI ranks: bench particles or bench sdh or bench heat"

@@ -81,7 +81,7 @@ def test_run_refuses_output_options_without_the_output(capsys, extra, named):
     assert named in err and err.count("\n") == 1
 
 
-# --- --quiet on every command that the README promises it for ----------------------------------------
+# --- --quiet on every command that docs/reliability.md promises it for ------------------------------
 @pytest.mark.parametrize("argv", [
     ["particles", "-n", "40", "--steps", "20"],
     ["sdh", "200", "500"],

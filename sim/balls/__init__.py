@@ -1,4 +1,4 @@
-"""3D falling balls with z-sorted proximity pairs (spec: balls.md)."""
+"""3D falling balls with z-sorted proximity pairs (spec: docs/specs/balls.md)."""
 
 import assets
 from sim.balls import world

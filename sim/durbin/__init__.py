@@ -1,4 +1,4 @@
-"""The Levinson-Durbin recursion (PolyBench ``durbin``, versions 3.2 and 4.x; spec: durbin.md).
+"""The Levinson-Durbin recursion (PolyBench ``durbin``, versions 3.2 and 4.x; spec: docs/specs/durbin.md).
 
 ``inputs`` makes the right-hand sides (PolyBench's inits, AR(p) autocorrelations from reflection
 coefficients, AR(1)); ``durbin_cpu`` is the CPU twin (numba, C summation order, bit-identical to the

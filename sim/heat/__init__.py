@@ -5,7 +5,7 @@
 temporal), built as ``kernels`` lists and launched by ``gpu`` (CuPy); ``cli`` the ``heat``
 command and ``bench`` the benchmark; ``scene`` the viewer scene declared here (its statistics in
 ``stats``); ``USER_STEP`` the step a user's own kernel can replace (its adapter in ``user_stage``,
-``templates/step.cu`` its starting point).
+``templates/step.cu`` its starting point). Spec: docs/specs/heat.md.
 """
 
 import assets
@@ -28,7 +28,7 @@ PRESETS = tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
                 for name, p in assets.presets("heat").items())
 FACTOR_MAX = 0.2499  # the explicit scheme is stable for tfac < 0.25
 DEFAULT_K = 7  # temporal steps per launch: the fastest at 32x8 on an H100 (bench/results/h100-heat.json)
-STEPS_PER_FRAME = 20  # CPU viewer at 1000x1000 on 2 cores: about 60 frames/s (README, the heat scene)
+STEPS_PER_FRAME = 20  # CPU viewer at 1000x1000 on 2 cores: about 60 frames/s (docs/viewer.md, the heat scene)
 
 STATS = (
     Stat("grid", "grid", "{}"),

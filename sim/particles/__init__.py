@@ -1,4 +1,4 @@
-"""2D short-range repulsion with O(n) binning (spec: particles.md, CS 267 Homework 2)."""
+"""2D short-range repulsion with O(n) binning (spec: docs/specs/particles.md, CS 267 Homework 2)."""
 
 import assets
 from sim.contract import (

@@ -1,4 +1,4 @@
-"""Spatial distance histogram: all N(N-1)/2 pair distances of N points (spec: sdh.md)."""
+"""Spatial distance histogram: all N(N-1)/2 pair distances of N points (spec: docs/specs/sdh.md)."""
 
 import assets
 from sim.contract import GpuKnobs, Param, Preset, SceneSpec, Stat, UserStage, Verifier, Words
