@@ -23,7 +23,12 @@ needs_display = pytest.mark.skipif(_PROBLEM is not None, reason=f"needs a displa
 
 
 @pytest.mark.parametrize("reason, cause, advice", [
-    ("CuPy is not installed (ModuleNotFoundError); install the [gpu] extra", "CuPy is not installed", "pip install"),
+    ("CuPy is not installed (ModuleNotFoundError) though an NVIDIA GPU is here; install the [gpu] extra",
+     "CuPy is not installed", "pip install"),
+    ("no NVIDIA GPU driver on this machine (libcuda.so.1 not found): the GPU backend needs an NVIDIA GPU",
+     "no NVIDIA GPU or driver", "CPU backend"),
+    ("no NVIDIA GPU found (the NVIDIA driver is installed but sees no GPU)", "no NVIDIA GPU", "CPU backend"),
+    ("the NVIDIA driver did not start (cuInit error 999); nvidia-smi shows its state", "did not start", "nvidia-smi"),
     ("no CUDA device found", "no NVIDIA GPU", "CPU backend"),
     ("no usable CUDA device: cudaErrorNoDevice: no CUDA-capable device is detected", "no NVIDIA GPU", "CPU"),
     ("no usable CUDA device: cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime "
