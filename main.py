@@ -272,8 +272,8 @@ def cmd_bench(args) -> int:
         label = f"[{i}/{len(configs)}] {scene.preset} n={scene.n:,} {scene.backend}{knob}"
         print(f"{label} ...", file=sys.stderr, flush=True)
         records.append(bench.run(scene, steps=args.steps, warmup=args.warmup))
-        print(f"{label}: {records[-1]['step_ms']:.4f} ms/step, {records[-1]['item_steps_per_s']:.3g} "
-              f"{s.words.one}-steps/s", file=sys.stderr, flush=True)
+        print(f"{label}: {records[-1]['step_ms']:.4f} ms/step (median stages), {records[-1]['item_steps_per_s']:.3g} "
+              f"{s.words.one}-steps/s (over the wall time)", file=sys.stderr, flush=True)
         del scene
         bench.release_memory()
     report = bench.report(s.name, records)
