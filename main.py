@@ -203,9 +203,7 @@ def cmd_run(args) -> int:
         problem = display_problem()
         if problem:
             raise UsageError(f"cannot open a window ({problem}); add --headless")
-    if args.preset is None:
-        args.preset = spec(args.scene).start_preset
-    scene = make_scene(args, args.steps)
+    scene = make_scene(args, args.steps)  # without --preset, the scene's default_preset: the one view opens
     if not args.headless:
         from viewer.window.app import main as viewer_main
 
