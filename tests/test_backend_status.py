@@ -99,3 +99,14 @@ def test_commands_on_a_machine_without_a_driver_do_not_suggest_cupy(cli):
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.strip() == (f"kernel-lab run: GPU backend unavailable: no NVIDIA GPU driver on this machine "
                                   f"({backend.DRIVER_LIBRARY} not found): the GPU backend needs an NVIDIA GPU")
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_machine_the_driver_probe_finds_the_gpu_cupy_uses():
+    backend.gpu_status.cache_clear()
+    try:
+        assert backend.nvidia_driver_problem() == ""
+        status = backend.gpu_status()
+        assert status.available and status.reason == status.device_name != ""
+    finally:
+        backend.gpu_status.cache_clear()
