@@ -49,9 +49,10 @@ def add_scene_args(p: argparse.ArgumentParser, scene: str, many: bool = False) -
     some = "comma-separated " if many else ""
     p.add_argument("scene", nargs="?", default=DEFAULT_SCENE,
                    help=f"scene: {', '.join(SCENES)} (default {DEFAULT_SCENE})")
+    start = s.start_preset if many else s.default_preset  # bench times its own; view and run open the same
     p.add_argument("--preset", type=cli.items if many else str,
-                   help=f"{some}initial state of {scene}: " + "; ".join(f"{x.name} ({x.description})"
-                                                                          for x in s.presets))
+                   help=f"{some}initial state of {scene} (default {start}): "
+                        + "; ".join(f"{x.name} ({x.description})" for x in s.presets))
     p.add_argument("-n", "--count", *(("--sizes",) if many else ()), dest="count",
                    type=cli.counts if many else cli.positive_int,
                    help=f"{some}number of {s.words.unit} for presets that take one (e.g. 10k, 1e6)")

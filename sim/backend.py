@@ -1,12 +1,16 @@
 """Backend choice: "cpu" (numpy + numba) or "gpu" (CuPy).
 
 The GPU is optional. ``gpu_status()`` answers once per process whether CuPy can use a device,
-and if not, why; the viewer shows that reason beside the disabled GPU entry.
+and if not, why; the viewer shows that reason beside the disabled GPU entry. The reason names what is
+missing: on a machine with no NVIDIA GPU or driver it says so rather than suggest installing CuPy, which
+would not help there.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import sys
 from dataclasses import dataclass
 
 from sim.cuda import device_properties
@@ -30,16 +34,58 @@ def gpu_status() -> GpuStatus:
     try:
         import cupy
     except Exception as exc:  # ImportError, or a broken CUDA install raising on import
-        return GpuStatus(False, f"CuPy is not installed ({type(exc).__name__}); install the [gpu] extra")
+        missing = nvidia_driver_problem()
+        if missing:
+            return GpuStatus(False, missing)
+        return GpuStatus(False, f"CuPy is not installed ({type(exc).__name__}) though an NVIDIA GPU is here; "
+                                "install the [gpu] extra")
     try:
         count = cupy.cuda.runtime.getDeviceCount()
         if count < 1:
             return GpuStatus(False, "no CUDA device found")
         name = device_properties(0)["name"]
     except Exception as exc:  # CUDARuntimeError without a driver or device
+        # Without a driver CuPy's runtime says the driver is "insufficient": say what is really missing.
+        missing = nvidia_driver_problem()
+        if missing:
+            return GpuStatus(False, missing)
         msg = str(exc).strip() or type(exc).__name__
         return GpuStatus(False, f"no usable CUDA device: {msg}")
     return GpuStatus(True, name, name)
+
+
+DRIVER_LIBRARY = "nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1"
+CUDA_ERROR_NO_DEVICE = 100
+
+
+def nvidia_driver_problem(library: str = DRIVER_LIBRARY) -> str:
+    """"" when an NVIDIA driver is installed and sees a GPU, else what is missing.
+
+    The probe is the driver's own library, the one every CUDA program (CuPy included) loads: it is
+    there exactly when the driver is (``/dev/nvidia*`` is absent under WSL, ``nvidia-smi`` may be left out
+    of a container, and the toolkit's link stub is ``libcuda.so``, not ``.so.1``). Loading it costs a
+    dlopen; ``cuInit`` then tells a driver with a GPU from one without.
+    """
+    try:
+        driver = _open_driver(library)
+    except OSError:
+        return f"no NVIDIA GPU driver on this machine ({library} not found): the GPU backend needs an NVIDIA GPU"
+    try:
+        code = driver.cuInit(0)
+        count = ctypes.c_int(0)
+        if code == 0:
+            code = driver.cuDeviceGetCount(ctypes.byref(count))
+    except AttributeError:  # not the CUDA driver after all
+        return f"no usable NVIDIA GPU driver ({library} has no cuInit): the GPU backend needs an NVIDIA GPU"
+    if code == CUDA_ERROR_NO_DEVICE or (code == 0 and count.value < 1):
+        return "no NVIDIA GPU found (the NVIDIA driver is installed but sees no GPU)"
+    if code != 0:
+        return f"the NVIDIA driver did not start (cuInit error {code}); nvidia-smi shows its state"
+    return ""
+
+
+def _open_driver(library: str):
+    return ctypes.CDLL(library)
 
 
 def device_name(backend: str) -> str:

@@ -29,7 +29,7 @@ from sim import interrupts, measure, peaks
 from sim.backend import device_name
 from sim.cuda import ceil_div
 from sim.progress import Progress, frames_callback
-from sim.roofline import Setup, figure_text, figures
+from sim.roofline import Setup, figure_header, figure_text, figures
 
 
 def git_commit() -> str:
@@ -100,6 +100,7 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
         **configuration(scene),
         "n": int(np.mean(counts)),
         "steps": done,
+        "warmup_steps": warmup,
         "wall_s": wall,
         "stage_ms": {name: t.median for name, t in stages.items()},
         "stage_ms_err": {name: t.error for name, t in stages.items()},
@@ -229,23 +230,43 @@ def table(rep: dict, lines_of=None) -> str:
     """The timed-frames table: per record its stages, totals and the scene's own lines
     (``lines_of(record)``)."""
     lines = [f"{rep['workload']} on {rep['device']} (commit {rep['commit']}, {rep['date']})", device_line(rep)]
+    rates_only = rep.get("peaks") is None
     for r in rep["results"]:
         knobs = "".join(f"  {k} {v}" for k, v in (("variant", r["variant"]), ("block", r["block"])) if v)
         knobs += "".join(f"  {k} {v}" for k, v in r["options"].items())
         lines.append(f"preset {r['preset']}  n {r['n']}  backend {r['backend']}{knobs}")
-        lines.append(f"  {'stage':<18}{'median ms/step ± error (frames)':>34}  speed of light")
+        sol = r.get("speed_of_light", {})
+        heads = f"  {figure_header(rates_only)}" if sol else ""
+        lines.append(f"  {'stage':<18}{'median ms/step ± error (frames)':>34}{heads}")
         errors = r.get("stage_ms_err", {})
         for name, ms in r["stage_ms"].items():
             text = measure.Timing(ms, errors[name], r["repeats"]).text() if name in errors else f"{ms:.4g}"
-            figure = r.get("speed_of_light", {}).get(name)
-            lines.append(f"  {name:<18}{text:>34}" + (f"  {figure_text(figure)}" if figure else ""))
-        lines.append(f"  {'step':<18}{measure.figure_text(r, 'step_ms'):>34}")
-        lines.append(f"  steps/s {r['steps_per_s']:.1f}   item-steps/s {r['item_steps_per_s']:.4g}   "
-                     f"wall {r['wall_s']:.3f} s for {r['steps']} steps")
+            figure = sol.get(name)
+            lines.append(f"  {name:<18}{text:>34}" + (f"  {figure_text(figure, rates_only)}" if figure else ""))
+        lines += [f"  {line}" for line in pace_lines(r)]
         lines += [f"  {line}" for line in (lines_of(r) if lines_of else ())]
-        lines.append("  stats: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
-                                            for k, v in r["stats"].items()))
+        lines.append("  stats: " + ", ".join(_stat_text(k, v, r) for k, v in r["stats"].items()))
     return "\n".join(lines)
+
+
+def pace_lines(r: dict) -> list[str]:
+    """The step's time and the run's pace, each saying what it measures: the median frame's stages (the
+    kernels and stage work alone) against all the timed steps over the wall time (also the host work around
+    the stages and the slow frames), which is why they differ."""
+    step_ms = r["step_ms"]
+    pace = f" ({1e3 / step_ms:.1f} steps/s)" if step_ms > 0 else ""
+    steps, frames = r["steps"], r["repeats"]
+    whole = f" of {steps // frames}" if frames and steps % frames == 0 else ""  # why 200 asked can time 204
+    return [f"{'step (stages)':<18}{measure.figure_text(r, 'step_ms'):>34}  the median frame's stages per step{pace}",
+            f"steps/s {r['steps_per_s']:.1f}   item-steps/s {r['item_steps_per_s']:.4g}   wall {r['wall_s']:.3f} s for "
+            f"{steps} timed steps ({frames} frames{whole})",
+            "(steps/s: the timed steps over the wall time, the host work around the stages and slow frames included)"]
+
+
+def _stat_text(key: str, value, r: dict) -> str:
+    if key == "steps" and r.get("warmup_steps"):  # the scene's count: the untimed warm-up steps came first
+        return f"steps {value} ({r['warmup_steps']} warm-up + {r['steps']} timed)"
+    return f"{key} {value:.4g}" if isinstance(value, float) else f"{key} {value}"
 
 
 def device_line(rep: dict) -> str:

@@ -26,6 +26,12 @@ class UsageError(Exception):
     """Bad input found after argparse (paths, presets, combinations): exit 2 with the message."""
 
 
+class Refused(UsageError, ValueError):
+    """A value a scene does not take (a preset too large for the backend, a count out of range), said in one
+    line: on the command line a usage error (exit 2), in the viewer the message line with no traceback. Still
+    a ValueError for the callers that catch those."""
+
+
 @dataclass(frozen=True)
 class Command:
     """A subcommand a scene package adds to ``main.py`` (the course-compatible ones)."""

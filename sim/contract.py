@@ -193,11 +193,11 @@ class SceneSpec:
     words: Words
     view: ViewKind
     presets: tuple[Preset, ...]
-    default_preset: str  # what the viewer opens
+    default_preset: str  # what view and run open
     scene: str  # "sim.balls.scene:BallsScene"
     stages: tuple[str, ...]  # the stages it times, the same names on every backend
     stats: tuple[Stat, ...]
-    run_preset: str = ""  # what run and bench start from (default_preset when empty)
+    bench_preset: str = ""  # what bench times (default_preset when empty): the course's benchmark, say
     params: tuple[Param, ...] = ()
     steps_per_frame: int = 1
     dt: float = 0.0  # simulated seconds per step (0: steps are not time)
@@ -247,7 +247,8 @@ class SceneSpec:
 
     @property
     def start_preset(self) -> str:
-        return self.run_preset or self.default_preset
+        """The preset bench starts from."""
+        return self.bench_preset or self.default_preset
 
     def create(self, **kwargs):
         """A new scene (``sim.scene.Scene``) of this kind."""

@@ -155,10 +155,20 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}%"
 
 
-def figure_text(fig: Mapping[str, Any]) -> str:
-    """One stage's figures as the tables print them: GB/s, % of copy, GFLOP/s, % of FLOP peak, bound."""
+def figure_text(fig: Mapping[str, Any], rates_only: bool = False) -> str:
+    """One stage's figures as the tables print them: GB/s, % of copy, GFLOP/s, % of FLOP peak, bound;
+    ``rates_only`` (no peaks, as on the CPU): GB/s and GFLOP/s alone."""
+    if rates_only:
+        return f"{fig['gbs']:>9.1f} GB/s  {fig['gflops']:>9.1f} GFLOP/s"
     return (f"{fig['gbs']:>9.1f} GB/s {percent(fig['copy_pct']):>5}  {fig['gflops']:>9.1f} GFLOP/s "
             f"{percent(fig['flop_pct']):>5}  {fig['bound'] or '-'}")
+
+
+def figure_header(rates_only: bool = False) -> str:
+    """The heads over ``figure_text``'s columns."""
+    if rates_only:
+        return f"{'memory':>14}  {'compute':>17}  speed of light: rates only (no peaks on the CPU: no % or bound)"
+    return f"{'memory':>14} {'%copy':>5}  {'compute':>17} {'%peak':>5}  bound (speed of light)"
 
 
 def record_lines(record: Mapping[str, Any]) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from sim.backend import BackendUnavailable, choose_backend, gpu_status
 from sim.checks import Checks, Inspector
-from sim.cli import count_text
+from sim.cli import Refused, count_text
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
 from sim.cuda import GpuCompileError, stage_timer
 from sim.knobs import Knobs
@@ -167,8 +167,8 @@ class Scene(SceneChecks, SceneControls):
                 raise ValueError(f"preset {name} has a fixed number of {self.spec.words.unit}: a count does not apply")
             lo, hi = self.count_range
             if not lo <= int(n) <= hi:
-                raise ValueError(f"{self.spec.words.one} count {count_text(int(n))} out of range {lo}..{hi:,} on the "
-                                 f"{self.backend.upper()}")
+                raise Refused(f"{self.spec.words.one} count {count_text(int(n))} out of range {lo}..{hi:,} on the "
+                              f"{self.backend.upper()}")
         self._load(name, None if n is None else int(n))
         self.preset = name
         self.target_n = int(n) if n is not None else (preset.count or self.n)

@@ -84,6 +84,22 @@ def test_counts_take_suffixes_and_exponents(cli):
     assert "particles 2,000" in out.stdout and "absmin" in out.stdout
 
 
+@pytest.mark.parametrize("scene", ["balls", "heat", "durbin"])
+def test_run_opens_the_preset_view_opens_and_help_says_which(cli, scene):
+    from sim.registry import SCENES
+
+    spec = SCENES[scene]
+    out = cli("run", scene, "--steps", "1", "--headless")
+    assert out.returncode == 0, out.stderr
+    assert f"{scene} preset {spec.default_preset} on cpu: 1 steps" in out.stdout
+    for command in ("run", "view"):
+        helped = " ".join(cli(command, scene, "--help").stdout.split())
+        assert f"initial state of {scene} (default {spec.default_preset}):" in helped
+    helped = " ".join(cli("bench", scene, "--help").stdout.split())
+    if "--preset" in helped:  # the timed-frames bench (heat and durbin have benchmarks of their own)
+        assert f"initial state of {scene} (default {spec.start_preset}):" in helped
+
+
 def test_headless_run_prints_a_summary(cli):
     out = cli("run", "balls", "--preset", "T", "--steps", "12", "--headless")
     assert out.returncode == 0, out.stderr

@@ -118,6 +118,20 @@ def test_the_recursion_returns_the_kappas_and_the_spectrum_of_the_ar_process():
     assert 0.7 < ratio < 1.3, "the realisation's periodogram follows the model"
 
 
+def test_the_ar_process_stays_on_the_spectrum_plot_and_says_when_the_model_reaches_its_order():
+    scene = create_scene("durbin", preset="ar")
+    order = scene.kappas.size
+    labels = []
+    for k in (order - 1, order, order + 3):
+        run_to(scene, k)
+        reference = series(scene.view("plain"), "spectrum", f"AR({order}) process")
+        labels.append(reference.label)
+        true = plots.ar_spectrum(plots.step_up(scene.kappas), plots.prediction_errors(scene.kappas)[-1])[1]
+        np.testing.assert_allclose(reference.y, true, rtol=1e-12)
+    assert labels[0] == f"AR({order}) process: the true model, order {order}"
+    assert labels[1] == labels[2] == f"AR({order}) process: order {order} reached, the model from y lies on it"
+
+
 def test_dragging_a_kappa_changes_the_spectrum_and_replays_to_the_same_k():
     scene = create_scene("durbin")
     run_to(scene, 10)

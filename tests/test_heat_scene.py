@@ -108,6 +108,32 @@ def test_the_large_preset_is_for_the_gpu():
     assert (s.preset, s.n) == ("seed", SMALL)
 
 
+@pytest.mark.parametrize("gpu", ["", "no NVIDIA GPU driver on this machine (libcuda.so.1 not found)"])
+def test_the_large_preset_on_the_cpu_advises_the_gpu_only_where_there_is_one(monkeypatch, gpu):
+    from sim.cli import Refused
+    from sim.heat.scene import HeatScene
+
+    monkeypatch.setattr(HeatScene, "gpu_reason", property(lambda self: gpu))
+    s = scene("seed")
+    with pytest.raises(Refused) as refused:
+        s.load_preset("large")
+    message = str(refused.value)
+    assert message.startswith("preset large: 10,000 x 10,000 = 100,000,000 cells is more than the CPU backend takes "
+                              "(25,000,000); use ")
+    assert ("GPU" in message.split(";")[1]) == (gpu == ""), message
+    assert (s.preset, s.n) == ("seed", SMALL)
+
+
+def test_the_viewer_refuses_the_large_preset_on_the_cpu_on_its_message_line_without_a_traceback(capsys):
+    from viewer.window.controller import Controller
+
+    ctl = Controller(scene("seed"))
+    ctl.load_preset("large")
+    assert ctl.message.startswith("preset large failed: preset large: 10,000 x 10,000 = 100,000,000 cells")
+    assert (ctl.scene.preset, ctl.scene.n) == ("seed", SMALL)
+    assert capsys.readouterr().err == ""
+
+
 def test_a_frame_is_the_slider_s_steps_and_a_single_step_is_one():
     s = scene("seed")
     s.set_param("factor", 0.2)

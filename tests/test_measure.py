@@ -185,6 +185,22 @@ def test_timed_frames_record_the_error_and_the_frame_count(capsys):
     assert f"± {record['step_ms_err']:.4g} (10)" in text
 
 
+def test_the_bench_table_says_what_the_step_time_and_the_pace_each_measure():
+    from sim import bench
+    from sim.registry import SCENES
+
+    scene = SCENES["balls"].create(preset="T", backend="cpu")
+    record = bench.run(scene, steps=56, warmup=6, budget_s=0.0)  # 10 frames of 6 steps: 60 timed
+    assert (record["steps"], record["warmup_steps"], record["stats"]["steps"]) == (60, 6, 66)
+    lines = [line.strip() for line in bench.table(bench.report("balls", [record])).splitlines()]
+    step = next(line for line in lines if line.startswith("step (stages) "))
+    assert step.endswith(f"the median frame's stages per step ({1e3 / record['step_ms']:.1f} steps/s)")
+    assert f"wall {record['wall_s']:.3f} s for 60 timed steps (10 frames of 6)" in lines[lines.index(step) + 1]
+    said = lines[lines.index(step) + 2]
+    assert "over the wall time, the host work around the stages and slow frames included" in said
+    assert "steps 66 (6 warm-up + 60 timed)" in next(line for line in lines if line.startswith("stats: "))
+
+
 def test_heat_records_keep_their_fields_and_gain_the_error():
     from sim import bench
     from sim.heat import bench as heat_bench

@@ -408,7 +408,7 @@ def test_the_push_tool_shows_its_reach_as_a_ring(window):
     v.window.dispatch_event("on_mouse_release", *centre, mouse.LEFT, key.MOD_CTRL)
 
 
-def test_a_scene_switched_while_paused_compiles_under_the_box_once_it_runs(window, monkeypatch):
+def test_a_scene_switched_while_paused_starts_running_its_first_frame_under_the_box(window, monkeypatch):
     import time
 
     from sim.heat.scene import HeatScene
@@ -422,14 +422,15 @@ def test_a_scene_switched_while_paused_compiles_under_the_box_once_it_runs(windo
 
     monkeypatch.setattr(HeatScene, "advance_frame", slow_first_frame)
     v = window(create_scene("particles", n=300))
+    assert v.paused
     v.controller.switch_scene("heat")
+    assert not v.paused, "the pause stayed with the old scene"
     v.tick()
-    assert v.loop.warm_up is None and v.view.kind == "field" and v.scene.steps == 0, "paused: the new state, no step"
-    _press(v, key.SPACE)
-    assert v.loop.warm_up is not None, "the first frame runs on the worker, under the box"
+    assert v.loop.warm_up is not None and v.view.kind == "field", "the first frame runs on the worker, under the box"
     while v.loop.warm_up is not None:
         v.tick()
-    assert v.scene.steps == v.scene.spec.steps_per_frame and "kernels ready" in v.message
+    v.tick()
+    assert v.scene.steps > v.scene.spec.steps_per_frame and "kernels ready" in v.message, "and it runs on"
 
 
 def test_a_click_outside_an_open_combo_only_closes_it(window, widgets):

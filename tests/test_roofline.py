@@ -225,7 +225,10 @@ def test_bench_on_the_cpu_has_rates_per_stage_and_a_cpu_fingerprint(tmp_path, ca
     out = capsys.readouterr().out
     assert "no GPU, so the speed-of-light columns give rates, not % of peaks" in out
     line = next(line for line in out.splitlines() if line.strip().startswith("forces+integrate"))
-    assert f"{step['gbs']:.1f} GB/s" in line and "GFLOP/s" in line and line.split()[-1] == "-"
+    assert f"{step['gbs']:.1f} GB/s" in line and line.endswith(f"{step['gflops']:.1f} GFLOP/s"), "rates, no dashes"
+    head = next(line for line in out.splitlines() if line.strip().startswith("stage "))
+    assert "memory" in head and "compute" in head and "no peaks on the CPU" in head
+    assert head.index("memory") + len("memory") == line.index("GB/s") + len("GB/s"), "the head over its column"
 
 
 def test_gpu_bench_table_prints_the_fingerprint_and_peaks():

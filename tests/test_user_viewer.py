@@ -215,6 +215,30 @@ def test_warnings_show_in_yellow_and_do_not_stop_the_swap(ctl, tmp_path):
     assert live.build.text == WRONG
     assert ("warning", str(warning)) in kernel_lines(ctl) and "my_step.cu:3: warning: variable" in str(warning)
 
+class HeatWithoutAGpu(PretendGpuHeat):
+    """A heat scene on a machine with no NVIDIA driver: the kernel compiles (NVRTC needs no GPU), nothing runs it."""
+
+    @property
+    def gpu_reason(self) -> str:
+        return "no NVIDIA GPU driver on this machine (libcuda.so.1 not found): the GPU backend needs an NVIDIA GPU"
+
+    def gpu_kernels_run(self) -> bool:
+        return False
+
+
+def test_a_kernel_compiled_without_a_gpu_says_it_needs_one_not_that_it_was_swapped_in(fake_sandbox, tmp_path):
+    ctl = Controller(HeatWithoutAGpu())
+    try:
+        assert loaded(ctl, write(tmp_path / "my_step.cu", GOOD))
+        assert ctl.message == ("my_step.cu compiled; it needs a GPU to run: no NVIDIA GPU driver on this machine "
+                               "(libcuda.so.1 not found): the GPU backend needs an NVIDIA GPU")
+        steps = ctl.scene.steps
+        ctl.advance()
+        assert ctl.scene.steps > steps and ctl.kernel.live.steps_run == 0, "the CPU ran the steps"
+    finally:
+        ctl.kernel.drop()
+
+
 def test_a_scene_switch_unloads_the_kernel(ctl, tmp_path, fake_sandbox):
     assert loaded(ctl, write(tmp_path / "my_step.cu", GOOD))
     live = ctl.kernel.live

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gl_support import needs_egl
+from imgui_bundle import imgui
 
 from sim import create_scene
 from sim.registry import SCENES
@@ -23,7 +24,12 @@ needs_display = pytest.mark.skipif(_PROBLEM is not None, reason=f"needs a displa
 
 
 @pytest.mark.parametrize("reason, cause, advice", [
-    ("CuPy is not installed (ModuleNotFoundError); install the [gpu] extra", "CuPy is not installed", "pip install"),
+    ("CuPy is not installed (ModuleNotFoundError) though an NVIDIA GPU is here; install the [gpu] extra",
+     "CuPy is not installed", "pip install"),
+    ("no NVIDIA GPU driver on this machine (libcuda.so.1 not found): the GPU backend needs an NVIDIA GPU",
+     "no NVIDIA GPU or driver", "CPU backend"),
+    ("no NVIDIA GPU found (the NVIDIA driver is installed but sees no GPU)", "no NVIDIA GPU", "CPU backend"),
+    ("the NVIDIA driver did not start (cuInit error 999); nvidia-smi shows its state", "did not start", "nvidia-smi"),
     ("no CUDA device found", "no NVIDIA GPU", "CPU backend"),
     ("no usable CUDA device: cudaErrorNoDevice: no CUDA-capable device is detected", "no NVIDIA GPU", "CPU"),
     ("no usable CUDA device: cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime "
@@ -114,6 +120,14 @@ def test_a_cold_start_shows_compiling_kernels_instead_of_a_black_frame(window, m
         real(warm, display)
 
     monkeypatch.setattr(loop, "draw_compile_box", spy)
+    windows = []  # the ImGui windows each warm-up frame began: the panel keeps its place
+    real_begin = imgui.begin
+
+    def begin(name, *args, **kwargs):
+        windows.append(name)
+        return real_begin(name, *args, **kwargs)
+
+    monkeypatch.setattr(imgui, "begin", begin)
     scene = create_scene("balls", preset="T")
 
     class SlowFirstFrame:
@@ -139,6 +153,7 @@ def test_a_cold_start_shows_compiling_kernels_instead_of_a_black_frame(window, m
     assert len(drawn) >= 3, "frames were drawn while the first frame ran"
     assert all(count == scene.n for _, count in drawn), "the initial state is drawn under the box, not black"
     assert drawn[0][0].startswith("0 compiled")
+    assert windows.count("kernel-lab") >= len(drawn), "the panel is drawn in every frame the box is"
     assert scene.steps == scene.spec.steps_per_frame and "kernels ready in" in v.message
 
 

@@ -34,7 +34,7 @@ SPEC = SceneSpec(
     presets=tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
                   for name, p in assets.presets("balls").items()),
     default_preset="drip",
-    run_preset="T",
+    bench_preset="T",
     scene="sim.balls.scene:BallsScene",
     stages=("sort", "proximity", "forces+integrate"),
     stats=(

@@ -183,8 +183,9 @@ def beta_plot(betas: np.ndarray, n: int) -> Plot:
 
 
 def spectrum_plot(y: np.ndarray, alphas: np.ndarray, noise_psd, kappas: np.ndarray | None) -> Plot:
-    """The model spectrum from y beside the periodogram of a realisation (and the AR(p) process's own
-    spectrum while the recursion has not reached order p)."""
+    """The model spectrum from y beside the periodogram of a realisation and the AR(p) process's own
+    spectrum, the reference: the true model has p coefficients, so from order p on the model from y is
+    that spectrum and covers it (the legend says so instead of the curve vanishing)."""
     k = y.shape[0]
     error = float(prediction_errors(alphas)[-1])
     freq, power = ar_spectrum(y, error)
@@ -192,10 +193,13 @@ def spectrum_plot(y: np.ndarray, alphas: np.ndarray, noise_psd, kappas: np.ndarr
     if noise_psd is not None:
         series.append(Series("periodogram of a realisation (Welch)", noise_psd[0], noise_psd[1], "line",
                              PERIODOGRAM_RGBA))
-    if kappas is not None and k < kappas.shape[0]:
+    if kappas is not None:
+        order = kappas.shape[0]
         true_error = float(prediction_errors(kappas)[-1])
         tf, tp = ar_spectrum(step_up(kappas), true_error)
-        series.append(Series(f"AR({kappas.shape[0]}) process", tf, tp, "line", TRUE_RGBA))
+        label = (f"AR({order}) process: the true model, order {order}" if k < order else
+                 f"AR({order}) process: order {order} reached, the model from y lies on it")
+        series.append(Series(label, tf, tp, "line", TRUE_RGBA))
     series.append(Series(f"beta / |A(e^jw)|^2 from y (order {k})", freq, power, "line", Y_RGBA))
     return Plot("spectrum", series, "frequency w / pi", "power", y_log=True, x_limits=(0.0, 1.0), height=0.5)
 

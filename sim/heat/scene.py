@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.cli import Refused
 from sim.contract import BLOCK_COLORS, FieldView, Legend, PointerEvent
 from sim.cuda import GpuCompileError
 from sim.heat import SPEC
@@ -90,9 +91,12 @@ class HeatScene(Scene):
         ni, nj = grid_shape(table, n)
         _, most = self.count_range
         if ni * nj > most:
-            advice = "use the GPU backend (a) or fewer cells (-n)" if self.backend == "cpu" else "use fewer cells (-n)"
-            raise ValueError(f"preset {preset}: {ni:,} x {nj:,} = {ni * nj:,} cells is more than the "
-                             f"{self.backend.upper()} backend takes ({most:,}); {advice}")
+            # The GPU takes more cells: worth saying only where there is one to switch to.
+            cells, gpu_most = ni * nj, self.spec.count_limits[1]
+            gpu_takes = self.backend == "cpu" and "gpu" in self.supported_backends and cells <= gpu_most
+            advice = ("use the GPU backend (a, --backend gpu) or " if gpu_takes else "use ") + "fewer cells (-n)"
+            raise Refused(f"preset {preset}: {ni:,} x {nj:,} = {cells:,} cells is more than the "
+                          f"{self.backend.upper()} backend takes ({most:,}); {advice}")
         new = preset != self.preset  # another preset brings its own sliders; a reload (r, -n) keeps them
         factor = float(table["factor"]) if new else self.settings.factor
         field = initial_field(table, ni, nj, self.seed)

@@ -37,26 +37,12 @@ class Panel:
         """Draw the panel for controller ``ctl``; ``app`` (the window) adds its own rows and sections;
         ``shown`` is the view drawn this frame, ``legend`` its legend over the range in force, ``feed``
         how it reached the GL buffers."""
-        io = imgui.get_io()
-        width = panel_width()
-        height = io.display_size.y - 2 * MARGIN
-        imgui.set_next_window_pos((io.display_size.x - width - MARGIN, MARGIN), imgui.Cond_.always)
-        imgui.set_next_window_size((width, height), imgui.Cond_.always)
-        imgui.set_next_window_bg_alpha(0.88)
-        flags = imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_resize
-        flags |= imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_scrollbar
-        flags |= imgui.WindowFlags_.no_scroll_with_mouse
-        expanded, _ = imgui.begin("kernel-lab", None, flags)
-        if expanded:
+        if _begin_panel_window():
             # The recording dot and the message line stay above the sections, which scroll in a region
             # of their own: key feedback is never scrolled out of sight.
             if app is not None and app.recording.active:
                 draw_recording_indicator(app)
-            if ctl.message:
-                wrapped(MESSAGE, ctl.message)
-            else:
-                wrapped(GREY, "F1: keys and mouse; hover an item for its values, click pins it")
-            imgui.separator()
+            _message_line(ctl)
             imgui.begin_child("##sections")  # its items are clipped when it is hidden; end_child always
             self.scene_section.draw(ctl)
             draw_run_section(ctl, app)
@@ -75,3 +61,38 @@ class Panel:
                 draw_display_section(app)
             imgui.end_child()
         imgui.end()
+
+    @staticmethod
+    def draw_busy(ctl, note: str) -> None:
+        """The panel while the scene's first frame runs on a worker thread (its kernels compiling): the
+        message line, which scene, and ``note``. The sections read the scene the worker is stepping, so they
+        wait; the panel stays in place rather than vanish for the seconds a cold compile takes."""
+        if _begin_panel_window():
+            _message_line(ctl)
+            scene = ctl.scene
+            wrapped(GREY, f"scene {ctl.spec.name}, preset {scene.preset}, physics on {scene.backend}")
+            wrapped(MESSAGE, note)
+        imgui.end()
+
+
+def _begin_panel_window() -> bool:
+    """The panel's window at the right edge; True when it is expanded. ``imgui.end()`` closes it either way."""
+    io = imgui.get_io()
+    width = panel_width()
+    height = io.display_size.y - 2 * MARGIN
+    imgui.set_next_window_pos((io.display_size.x - width - MARGIN, MARGIN), imgui.Cond_.always)
+    imgui.set_next_window_size((width, height), imgui.Cond_.always)
+    imgui.set_next_window_bg_alpha(0.88)
+    flags = imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_resize
+    flags |= imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_scrollbar
+    flags |= imgui.WindowFlags_.no_scroll_with_mouse
+    expanded, _ = imgui.begin("kernel-lab", None, flags)
+    return expanded
+
+
+def _message_line(ctl) -> None:
+    if ctl.message:
+        wrapped(MESSAGE, ctl.message)
+    else:
+        wrapped(GREY, "F1: keys and mouse; hover an item for its values, click pins it")
+    imgui.separator()

@@ -265,7 +265,8 @@ class Controller:
                 self.say(f"CUDA block colouring off: no CUDA kernel handles the {self.words.unit} now")
 
     def switch_scene(self, name: str) -> None:
-        """Replace the scene by a fresh one of another kind, on the same backend."""
+        """Replace the scene by a fresh one of another kind, on the same backend, running: a pause belongs
+        to the scene it stopped, and one carried over would show the new scene stuck at its first step."""
         if name == self.spec.name:
             return
         with self.guard(f"scene {name}"):
@@ -274,6 +275,7 @@ class Controller:
             old, old_mode = self.scene, self.color_mode
             make = self.new_scene or (lambda name, backend: create_scene(name, backend=backend))
             self.replace_scene(make(name, self.scene.backend))
+            self.paused = False
             old.knobs.drop()  # a user's kernel replaces a stage of the scene it was loaded for
             self.say(f"scene {name}")
             if self.on_switch is not None:

@@ -72,17 +72,20 @@ class FrameLoop:
         self.warm_up = WarmUp(viewer.scene, expected if isinstance(expected, int) else None).start()
 
     def _warm_up_frame(self, dt: float) -> None:
-        """One frame while the worker runs: the scene's state, its legend and the box; or, once the
-        worker is done, the end of the warm-up."""
+        """One frame while the worker runs: the scene's state, its legend, the panel (waiting) and the box;
+        or, once the worker is done, the end of the warm-up."""
         warm, viewer = self.warm_up, self.viewer
         if warm.done:
             self.finish_warm_up()
             return
         fb_size = viewer.window.get_framebuffer_size()
         display = viewer.window.get_size()
+        _, _, view_width, view_height = viewer.plots_area()  # the box centred on the view, beside the panel
 
         def compile_box(_fb_size) -> bool:
-            draw_compile_box(warm, tuple(float(v) for v in display))
+            viewer.panel.draw_busy(viewer.controller, "compiling kernels… the controls return once they are "
+                                                      "ready (Esc quits)")
+            draw_compile_box(warm, (view_width, view_height))
             return True
 
         viewer.composer.compose_ui(display, fb_size, dt, viewer.plots_area(), compile_box)  # no plots: it steps

@@ -67,9 +67,10 @@ class WarmUp:
         return min((len(self.compiled) + 0.5 * bool(self.watch.current)) / self.expected, 0.99)
 
 
-def draw_compile_box(warm: WarmUp, display: tuple[float, float]) -> None:
-    """The "compiling kernels…" box over the middle of the view (inside an ImGui frame)."""
-    imgui.set_next_window_pos((display[0] * 0.5, display[1] * 0.5), imgui.Cond_.always, (0.5, 0.5))
+def draw_compile_box(warm: WarmUp, view: tuple[float, float]) -> None:
+    """The "compiling kernels…" box over the middle of the view, ``view`` (width, height) from the window's
+    left edge (inside an ImGui frame)."""
+    imgui.set_next_window_pos((view[0] * 0.5, view[1] * 0.5), imgui.Cond_.always, (0.5, 0.5))
     imgui.set_next_window_bg_alpha(0.92)
     flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
              | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_inputs)

@@ -60,8 +60,7 @@ class UserKernel:
             self.ctl.say(f"{live.variant} failed: {live.error}; the scene runs its own kernel until you save")
         self._reported_error = live.error
 
-    @staticmethod
-    def _reload_text(live, reload) -> str:
+    def _reload_text(self, live, reload) -> str:
         name = live.variant
         if reload.problem:
             return f"{name}: {reload.problem}" + ("; the last good build runs on" if live.build is not None else "")
@@ -72,4 +71,17 @@ class UserKernel:
             return f"{name} does not compile ({first}); {keeps}"
         warnings = len(reload.diagnostics)
         noted = f" with {warnings} warning{'s' if warnings > 1 else ''}" if warnings else ""
-        return f"{name} compiled{noted}: swapped in, the state kept"
+        return f"{name} compiled{noted}" + self._where_it_runs(live)
+
+    def _where_it_runs(self, live) -> str:
+        """After "compiled": swapped in when it does the steps now, else what it waits for (a GPU, the
+        scene's GPU kernels, or being chosen)."""
+        knobs = self.ctl.scene.knobs
+        if knobs.user_runs():
+            return ": swapped in, the state kept"
+        reason = self.ctl.gpu.reason()
+        if reason:
+            return f"; it needs a GPU to run: {reason}"
+        if not knobs.user_chosen:
+            return f"; choose {live.variant} (variant list, q) to run it"
+        return f"; it runs where the scene's GPU kernels run: {self.ctl.spec.gpu.kernels_run_hint}"
