@@ -137,7 +137,7 @@ class Viewer:
         target = self.recording.framebuffer(self.ctx, fb_size) if recording else self.ctx.screen
         self.draw_frame(target, fb_size)
         if recording:
-            self.ctx.copy_framebuffer(self.ctx.screen, target)
+            self.recording.target.show(self.ctx.screen)  # what the user sees
             if not self.controller.act("recording", self.recording.capture, self.scene.steps):
                 self.actions.abandon_recording()
         if self.actions.screenshot_requested:
