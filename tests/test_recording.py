@@ -234,6 +234,17 @@ def test_the_window_stays_live_and_shows_the_dot_while_recording(tmp_path):
     assert len(decode(path)) >= 30
 
 
+def test_closing_the_viewer_while_recording_saves_the_video_and_says_where(viewer, capsys):
+    press_record(viewer)
+    for _ in range(4):
+        viewer.tick()
+    viewer.close()
+    err = capsys.readouterr().err
+    path = viewer.recording.last_path
+    assert path is not None and f"viewer: the viewer closed: recording saved: {path} (" in err
+    assert len(decode(path)) >= 1
+
+
 @needs_display
 def test_recording_shows_in_the_panel_and_stops_on_resize(viewer):
     from viewer.panel.record import recording_line

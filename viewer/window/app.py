@@ -8,6 +8,7 @@ drive the window without ``pyglet.app.run``. Pointer drags go to the camera or, 
 
 from __future__ import annotations
 
+import faulthandler
 import sys
 import time
 from pathlib import Path
@@ -215,6 +216,9 @@ class Viewer:
         self.controller.kernel.drop()  # a user's kernel: its watcher and sandbox worker stop
         self.window.switch_to()
         self.session.save()
+        if self.recording.active:  # the panel goes with the window: say on the terminal where the video went
+            self.actions.stop_recording("the viewer closed")
+            print(f"viewer: {self.message}", file=sys.stderr)
         self.recording.release()
         self.pointing.release()
         self.gui.release()
@@ -241,6 +245,8 @@ def main(scene, width: int = 1280, height: int = 800, steps: int | None = None,
     if problem:
         print(f"viewer: {problem}", file=sys.stderr)
         return 2
+    if not faulthandler.is_enabled():  # a crash in native code (GL driver, FFmpeg's encoder thread) leaves its stacks
+        faulthandler.enable()
     try:
         viewer = Viewer(scene, width, height, settings=settings, baseline=baseline)
     except Exception as exc:  # noqa: BLE001  no window: say why in one line
