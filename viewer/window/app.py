@@ -177,8 +177,8 @@ class Viewer:
             if self.view.show(ctl.scene, ctl.color_mode) or self.camera is None:
                 self.actions.reset_camera()  # another trough, box, extent or scene: frame the new one
                 self.session.restore_pending_camera()
-        feed = self.view.feed
-        if feed is not None and feed.fallback_reason and not self._interop_reported:
+        feed, shown = self.view.feed, self.view.current
+        if feed is not None and feed.fallback_reason and shown.on_device and not self._interop_reported:
             self._interop_reported = True
             ctl.say(f"GPU {self._drawn_noun()} drawn through host copies: {feed.fallback_reason}")
 
