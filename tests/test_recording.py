@@ -3,7 +3,9 @@ to the expected number of frames of the expected size, showing the scene move; b
 before any work; the pixel ring hands frames back in order; a dropped recording leaves the old file."""
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -172,6 +174,75 @@ def test_real_time_recording_with_the_panel_keeps_time(viewer):
     assert frames[0].shape[:2] == (fb_height // 2 * 2, fb_width // 2 * 2), "the whole window"
     panel = frames[-1][40:300, -300:-40]
     assert panel.std() > 10, "the panel is in the video"
+
+
+def xdotool(*args: str) -> str:
+    return subprocess.run(["xdotool", *args], capture_output=True, text=True, timeout=30, check=True).stdout
+
+
+def screen_image(geometry: dict[str, int]) -> np.ndarray:
+    """What the X server shows in the window's place: its presented picture, as the user sees it."""
+    from PIL import ImageGrab
+
+    x, y, width, height = (geometry[k] for k in ("X", "Y", "WIDTH", "HEIGHT"))
+    image = ImageGrab.grab(bbox=(x, y, x + width, y + height), xdisplay=os.environ["DISPLAY"])
+    return np.asarray(image.convert("RGB")).astype(int)
+
+
+def red_pixels(pixels: np.ndarray) -> int:
+    red = (pixels[..., 0] > 220) & (pixels[..., 1] < 90) & (pixels[..., 2] < 90)
+    return int(red.sum())
+
+
+@pytest.mark.window
+@needs_display
+@pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (make test installs it)")
+def test_the_window_stays_live_and_shows_the_dot_while_recording(tmp_path):
+    """The viewer as a user starts it, in a process of its own (an EGL context made earlier in a process
+    leaves a later window's GLX context drawing nowhere on Mesa), R and Esc pressed through the X server,
+    and the window read back from the X server: what the user sees, not what the viewer drew offscreen."""
+    import time
+
+    viewer = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "view", "balls", "--preset", "block", "-n",
+                               "600", "--size", "900x600", "--no-settings"], cwd=tmp_path, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        window = xdotool("search", "--sync", "--onlyvisible", "--name", "kernel-lab").split()[0]
+        geometry = {k: int(v) for k, v in (line.split("=") for line in
+                                           xdotool("getwindowgeometry", "--shell", window).split())}
+        xdotool("mousemove", "--window", window, "20", "20")  # no window manager: the pointer gives focus
+        time.sleep(3.0)  # the scene's first frame: its kernels load on a worker
+        still = screen_image(geometry)
+        xdotool("key", "shift+r")
+        time.sleep(1.0)
+        first = screen_image(geometry)
+        time.sleep(0.6)
+        second = screen_image(geometry)
+        xdotool("key", "shift+r")
+        time.sleep(0.5)
+        xdotool("key", "Escape", "Escape")
+        out, err = viewer.communicate(timeout=60)
+    finally:
+        if viewer.poll() is None:
+            viewer.kill()
+            viewer.communicate()
+    assert viewer.returncode == 0, err
+    top_right = (slice(0, geometry["HEIGHT"] // 8), slice(geometry["WIDTH"] // 2, None))
+    assert red_pixels(still[top_right]) == 0 < red_pixels(first[top_right]), "the red dot heads the panel"
+    assert np.abs(first - second).mean() > 0.2, "the window shows the scene moving while it records"
+    (path,) = (tmp_path / "recordings").glob("*.mp4")
+    assert len(decode(path)) >= 30
+
+
+def test_closing_the_viewer_while_recording_saves_the_video_and_says_where(viewer, capsys):
+    press_record(viewer)
+    for _ in range(4):
+        viewer.tick()
+    viewer.close()
+    err = capsys.readouterr().err
+    path = viewer.recording.last_path
+    assert path is not None and f"viewer: the viewer closed: recording saved: {path} (" in err
+    assert len(decode(path)) >= 1
 
 
 @needs_display

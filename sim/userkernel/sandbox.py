@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sim.userkernel import faults
 from sim.userkernel.source import UserSource
 
 SETUP_LIMIT_S = 300.0  # starting CuPy, compiling, timing the built-in builds
@@ -44,11 +45,14 @@ class RunResult:
 
 class SandboxError(RuntimeError):
     """The kernel could not run to the end: ``kind`` is "fault", "timeout", "compile" or "no-gpu"; the
-    message is one line for the panel or the terminal."""
+    message is one line for the panel or the terminal. ``device``: the GPU itself faulted (an illegal
+    address...), not the worker's Python: reported to ``sim.userkernel.faults``, since it outlives the
+    worker (GL draws of CUDA-written data go wrong on that GPU)."""
 
-    def __init__(self, kind: str, message: str):
+    def __init__(self, kind: str, message: str, device: bool = False):
         super().__init__(message)
         self.kind = kind
+        self.device = device
 
 
 class Sandbox:
@@ -134,10 +138,12 @@ class Sandbox:
             elif tag == "done":
                 return rest[0]
             else:  # "error": the worker stops itself after a fault or without a GPU
-                kind, text = rest
+                kind, text, device = rest
                 if kind in ("fault", "no-gpu"):
                     self._stop()
-                raise SandboxError(kind, text)
+                if device:
+                    faults.report(text)
+                raise SandboxError(kind, text, device)
 
     def close(self) -> None:
         """Stop the worker (it holds a CUDA context and GPU memory)."""
@@ -166,13 +172,31 @@ def serve(conn, job) -> None:
         try:
             conn.send(("done", job(conn, *request)))
         except SandboxError as exc:
-            conn.send(("error", exc.kind, str(exc)))
+            conn.send(("error", exc.kind, str(exc), exc.device))
+            if exc.device:
+                _end_on_a_dead_context()
             if exc.kind in ("fault", "no-gpu"):
                 return
         except Exception as exc:  # the adapter's own failure: the caller sees it as a fault, in one line
             first = (str(exc).strip().splitlines() or [""])[0]
-            conn.send(("error", "fault", f"{type(exc).__name__}: {first}"))
+            conn.send(("error", "fault", f"{type(exc).__name__}: {first}", False))
             return
+
+
+def _end_on_a_dead_context() -> None:
+    """After a GPU fault the worker's CUDA context is dead for good, and the fault's traceback still holds
+    the job's CUDA objects (the clock's events, the guarded outputs, the module): freed now, each destructor
+    would call CUDA, fail, and print "Exception ignored in Event.__del__" on the caller's terminal. The
+    answer is sent; the process ends here without running them (the driver frees the context's memory)."""
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)
 
 
 _modules: dict[tuple[str, tuple[str, ...]], object] = {}  # the worker's compiled user modules by (text, options)
@@ -263,5 +287,5 @@ def run_job(conn, source: UserSource, inputs: dict, block, repeats: int, builtin
         conn.send(("phase", "setup"))
         builtin_ms = {variant: _builtin(adapter, variant, inputs, block, max(1, repeats)) for variant in builtin}
     except _device_errors() as exc:
-        raise SandboxError("fault", f"the kernel faulted: {str(exc).strip()}") from None
+        raise SandboxError("fault", f"the kernel faulted: {str(exc).strip()}", device=True) from None
     return RunResult(outputs, ms, overflow, builtin_ms, status.device_name, checked_ms)

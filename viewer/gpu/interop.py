@@ -169,3 +169,16 @@ class RegistrationHolder:
             self._unregister()
         except InteropError:
             pass  # already falling back: the first error is the one worth reporting
+
+
+class InteropFeed(RegistrationHolder):
+    """A feed that writes device views into GL buffers through interop until it falls back to host uploads
+    for good (``fallback_reason`` says why: interop failed here, or a GPU fault made it unsafe)."""
+
+    fallback_reason: str | None = None
+
+    def fall_back(self, reason: str) -> None:
+        """Host uploads from the next update on; the first reason is kept."""
+        if self.fallback_reason is None:
+            self.fallback_reason = reason
+        self._unregister_quietly()

@@ -22,7 +22,7 @@ import numpy as np
 
 from sim.contract import FieldView, Legend
 from sim.scales import data_span
-from viewer.gpu.interop import GLBufferRegistration, InteropError, RegistrationHolder, cupy_view, current_stream_ptr
+from viewer.gpu.interop import GLBufferRegistration, InteropError, InteropFeed, cupy_view, current_stream_ptr
 from viewer.render.camera import OrbitCamera
 from viewer.render.colormaps import ColourTexture, highlight_color
 from viewer.render.shaders import load_program
@@ -39,7 +39,7 @@ def field_camera(view: FieldView) -> OrbitCamera:
     return OrbitCamera.plan_view(view.extent, min((x1 - x0) / max(cols, 1), (y1 - y0) / max(rows, 1)))
 
 
-class FieldFeed(RegistrationHolder):
+class FieldFeed(InteropFeed):
     """The view's values into the field texture: through a CUDA-mapped pixel buffer or from the host."""
 
     def __init__(self, ctx: moderngl.Context):
@@ -75,8 +75,7 @@ class FieldFeed(RegistrationHolder):
                 self.path = DEVICE
                 return
             except InteropError as exc:
-                self.fallback_reason = str(exc)
-                self._unregister_quietly()
+                self.fall_back(str(exc))
         values = np.ascontiguousarray(view.host(), dtype=np.float32)
         if values.shape != (rows, cols):
             raise ValueError(f"field values have shape {values.shape}, the view says {(rows, cols)}")

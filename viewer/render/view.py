@@ -15,6 +15,7 @@ import moderngl
 import numpy as np
 
 from sim.contract import BLOCK_COLORS, FieldView, Legend, PlotsView, PointsView, View
+from sim.userkernel import faults
 from viewer.gpu.interop import InteropError
 from viewer.render.camera import OrbitCamera
 from viewer.render.field import FieldRenderer, field_camera
@@ -24,6 +25,8 @@ from viewer.render.points import IMPOSTORS, SPLAT, PointsRenderer, points_camera
 __all__ = ["BACKGROUND", "IMPOSTORS", "LIGHT_DIR_VIEW", "SPLAT", "SceneView", "default_camera"]
 
 BACKGROUND = (0.075, 0.085, 0.105)
+FAULTED = "a kernel faulted on this GPU: CUDA–GL interop is off for this session (after a fault, GL draws of " \
+          "CUDA-written data stall or come out wrong)"
 # The light hangs above-left of the camera and moves with it, so the visible side is always lit.
 LIGHT_DIR_VIEW = np.array([-0.35, 0.75, 0.55]) / np.linalg.norm([-0.35, 0.75, 0.55])
 
@@ -46,6 +49,7 @@ class SceneView:
         self.plots = PlotsRenderer()
         self.current: View | None = None  # the view last shown
         self.kind: str | None = None
+        self.fault: str | None = None  # the GPU fault that turned interop off (sim.userkernel.faults)
 
     def show(self, scene, color_mode: str) -> bool:
         """Take the scene's view in ``color_mode`` for the next draws; True when what it shows moved
@@ -56,6 +60,8 @@ class SceneView:
 
     def take(self, view: View, block_colors: bool = False, fixed: tuple[float, float] | None = None) -> bool:
         """``fixed``: a field's colour range fixed from the panel (else the field's own range)."""
+        if self.fault is None and faults.seen() is not None:
+            self.fall_back_after_fault(faults.seen())
         changed = view.kind != self.kind
         if isinstance(view, PointsView):
             changed |= self.points.show(view)
@@ -65,6 +71,13 @@ class SceneView:
             raise TypeError(f"a scene's view must be a PointsView, FieldView or PlotsView, not {type(view).__name__}")
         self.current, self.kind = view, view.kind
         return changed
+
+    def fall_back_after_fault(self, fault: str) -> None:
+        """A kernel faulted on the GPU: every device view goes through host uploads from now on, its items
+        drawn as impostors (the splat writes GL buffers from CUDA too)."""
+        self.fault = fault
+        self.points.fall_back(FAULTED)
+        self.field.feed.fall_back(FAULTED)
 
     # --- how the last view arrived -------------------------------------------------------------
     @property

@@ -8,6 +8,7 @@ drive the window without ``pyglet.app.run``. Pointer drags go to the camera or, 
 
 from __future__ import annotations
 
+import faulthandler
 import sys
 import time
 from pathlib import Path
@@ -137,7 +138,7 @@ class Viewer:
         target = self.recording.framebuffer(self.ctx, fb_size) if recording else self.ctx.screen
         self.draw_frame(target, fb_size)
         if recording:
-            self.ctx.copy_framebuffer(self.ctx.screen, target)
+            self.recording.target.show(self.ctx.screen)  # what the user sees
             if not self.controller.act("recording", self.recording.capture, self.scene.steps):
                 self.actions.abandon_recording()
         if self.actions.screenshot_requested:
@@ -176,8 +177,8 @@ class Viewer:
             if self.view.show(ctl.scene, ctl.color_mode) or self.camera is None:
                 self.actions.reset_camera()  # another trough, box, extent or scene: frame the new one
                 self.session.restore_pending_camera()
-        feed = self.view.feed
-        if feed is not None and feed.fallback_reason and not self._interop_reported:
+        feed, shown = self.view.feed, self.view.current
+        if feed is not None and feed.fallback_reason and shown.on_device and not self._interop_reported:
             self._interop_reported = True
             ctl.say(f"GPU {self._drawn_noun()} drawn through host copies: {feed.fallback_reason}")
 
@@ -215,6 +216,9 @@ class Viewer:
         self.controller.kernel.drop()  # a user's kernel: its watcher and sandbox worker stop
         self.window.switch_to()
         self.session.save()
+        if self.recording.active:  # the panel goes with the window: say on the terminal where the video went
+            self.actions.stop_recording("the viewer closed")
+            print(f"viewer: {self.message}", file=sys.stderr)
         self.recording.release()
         self.pointing.release()
         self.gui.release()
@@ -241,6 +245,8 @@ def main(scene, width: int = 1280, height: int = 800, steps: int | None = None,
     if problem:
         print(f"viewer: {problem}", file=sys.stderr)
         return 2
+    if not faulthandler.is_enabled():  # a crash in native code (GL driver, FFmpeg's encoder thread) leaves its stacks
+        faulthandler.enable()
     try:
         viewer = Viewer(scene, width, height, settings=settings, baseline=baseline)
     except Exception as exc:  # noqa: BLE001  no window: say why in one line

@@ -143,6 +143,11 @@ class PointsRenderer:
         self.spheres.draw(view, proj, light, near)
         self.drawn_as = IMPOSTORS
 
+    def fall_back(self, reason: str) -> None:
+        """Host uploads and impostors from now on (``reason``: why, kept by the feed)."""
+        self.feed.fall_back(reason)
+        self._release_splat()
+
     def _release_splat(self) -> None:
         splat, self.splat = self.splat, None
         if splat is not None:

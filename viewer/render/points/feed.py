@@ -18,14 +18,14 @@ import numpy as np
 
 from sim.contract import PointsView
 from sim.scales import data_span
-from viewer.gpu.interop import GLBufferRegistration, InteropError, RegistrationHolder, cupy_view, current_stream_ptr
+from viewer.gpu.interop import GLBufferRegistration, InteropError, InteropFeed, cupy_view, current_stream_ptr
 from viewer.render.points.colours import MARKED
 from viewer.render.points.spheres import SphereRenderer
 
 DEVICE, HOST = "CUDA–GL interop", "host upload"
 
 
-class PointsFeed(RegistrationHolder):
+class PointsFeed(InteropFeed):
     def __init__(self, spheres: SphereRenderer):
         self.spheres = spheres
         self.fallback_reason: str | None = None  # why a device view goes through the host
@@ -44,8 +44,7 @@ class PointsFeed(RegistrationHolder):
                 self.host_positions = None
                 return
             except InteropError as exc:
-                self.fallback_reason = str(exc)
-                self._unregister_quietly()
+                self.fall_back(str(exc))
         self._upload_from_host(view)
         self.path = HOST
 
