@@ -26,6 +26,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from typing import NamedTuple
 
@@ -101,20 +102,23 @@ def run_here(text: str, name: str, options, arch: str, ptx: bool = False) -> Out
 
 
 def compile(text: str, name: str, options, arch: str, *, ptx: bool = False,  # noqa: A001  NVRTC's verb
-            limit_s: float = COMPILE_LIMIT_S, stop=None) -> Output:
-    """``run_here`` in a child process, bounded (see the module's doc); CompileStopped when it does not finish."""
-    request = pickle.dumps((text, name, tuple(options), arch, ptx, float(limit_s)))
-    child = subprocess.Popen([sys.executable, "-P", "-c", _CHILD, __file__], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            limit_s: float | None = None, stop=None) -> Output:
+    """``run_here`` in a child process, bounded (see the module's doc: ``limit_s`` defaults to
+    COMPILE_LIMIT_S); CompileStopped when it does not finish."""
+    limit_s = COMPILE_LIMIT_S if limit_s is None else limit_s
+    with tempfile.TemporaryFile() as request:  # a file, not a pipe: the child reads it whole at its pace
+        pickle.dump((text, name, tuple(options), arch, ptx, float(limit_s)), request)
+        request.seek(0)
+        child = subprocess.Popen([sys.executable, "-P", "-c", _CHILD, __file__], stdin=request,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + limit_s
     try:
-        pending = request
         while True:
             try:
-                out, err = child.communicate(pending, timeout=POLL_S)
+                out, err = child.communicate(timeout=POLL_S)
                 break
             except subprocess.TimeoutExpired:
-                pending = None  # communicate keeps what it has sent and read
+                pass  # communicate keeps what it has read
             if stop is not None and stop.is_set():
                 raise CompileStopped(f"the compile of {name} was stopped")
             if time.monotonic() > deadline:
