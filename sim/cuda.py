@@ -3,7 +3,8 @@
 A kernel build is a ``Build``: a source named by its package path (``"sim/balls/proximity.cu"``,
 found where the package is installed, without importing it, so an installed copy works like a
 checkout), the NVRTC options
-and the kernel names. ``kernels(build, device)`` compiles it once per device (CuPy's RawModule),
+and the kernel names. ``kernels(build, device)`` compiles it once per device (``sim.nvrtc``, to a cubin
+for the device's architecture, kept on disk by ``sim.cubins``, loaded as a CuPy RawModule),
 with ``sim/`` on the include path for shared ``.cuh`` headers and a ``#line`` directive so compiler
 messages name the real file and line; after that, asking again is one dictionary lookup (launchers ask
 every frame): no file is read and nothing is hashed. A failing compile raises ``GpuCompileError`` and
@@ -88,7 +89,7 @@ def all_sources() -> list[str]:
 
 def source_text(source: str) -> str:
     """The source with a #line directive naming it (or the file a test put in its place), and a last
-    line naming the digest of the shared headers: CuPy's on-disk kernel cache keys on this text, and
+    line naming the digest of the shared headers: the cubin cache (sim.cubins) keys on this text, and
     a header edited under an unchanged .cu must not bring back the kernel compiled from the old one."""
     name = _overrides[source].as_posix() if source in _overrides else source
     return f'#line 1 "{name}"\n{source_path(source).read_text()}\n// headers {headers_digest()}\n'
@@ -104,20 +105,43 @@ def headers_digest() -> str:
     return digest.hexdigest()
 
 
-@functools.cache  # builds that differ only in their kernel names share one module
-def _module(text: str, options: tuple[str, ...], device: int):
-    """The compiled RawModule of ``text``; GpuCompileError with the compiler's first errors (caching
-    nothing) when it does not compile."""
+def load_module(text: str, name: str, options: tuple[str, ...], device: int, stop=None):
+    """A CuPy RawModule of ``text`` loaded on ``device``, compiled by ``sim.nvrtc`` for the device's own
+    architecture with ``options`` alone (no ``-ftz=true``: the float mode of the CPU twins), through the
+    disk cache of ``sim.cubins``. ``sim.cubins.BuildFailed`` (NVRTC's log) when it does not compile,
+    ``sim.nvrtc.CompileStopped`` when the compile does not finish."""
     import cupy
 
-    try:
-        with cupy.cuda.Device(device):
-            module = cupy.RawModule(code=text, options=options)
+    from sim import cubins, nvrtc
+
+    with cupy.cuda.Device(device) as dev:
+        arch = nvrtc.arch_for(dev.compute_capability)
+        path = cubins.cubin_file(text, name, options, arch, stop=stop)
+        try:
+            module = cupy.RawModule(path=str(path))
+            module.compile()  # loads it on this device now, not at the first launch
+        except cupy.cuda.driver.CUDADriverError:  # a damaged cache entry: compiled again, replaced
+            path = cubins.cubin_file(text, name, options, arch, fresh=True, stop=stop)
+            module = cupy.RawModule(path=str(path))
             module.compile()
-    except cupy.cuda.compiler.CompileException as exc:
-        lines = [ln for ln in str(exc).splitlines() if re.search(r"\(\d+\): (error|catastrophic)", ln)]
-        raise GpuCompileError("\n".join(lines[:5]) or str(exc).strip().splitlines()[-1]) from None
     return module
+
+
+@functools.cache  # builds that differ only in their kernel names share one module
+def _module(text: str, options: tuple[str, ...], device: int):
+    """The loaded RawModule of ``text``; GpuCompileError with the compiler's first errors (caching nothing)
+    when it does not compile or its compile does not finish."""
+    from sim.cubins import BuildFailed
+    from sim.nvrtc import CompileStopped
+
+    name = re.match(r'#line 1 "(.*)"', text)
+    try:
+        return load_module(text, name[1] if name else "kernel.cu", options, device)
+    except BuildFailed as exc:
+        lines = [ln for ln in exc.log.splitlines() if re.search(r"\(\d+\): (error|catastrophic)|ptxas.*error", ln)]
+        raise GpuCompileError("\n".join(lines[:5]) or exc.log.strip().splitlines()[-1]) from None
+    except CompileStopped as exc:
+        raise GpuCompileError(str(exc)) from None
 
 
 _compiled: dict[tuple[Build, int], Mapping[str, object]] = {}  # (build, device) -> its kernels by name

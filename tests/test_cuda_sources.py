@@ -14,16 +14,10 @@ import pytest
 nvrtc = pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
 
 from sim import cuda  # noqa: E402
+from sim import nvrtc as sim_nvrtc  # noqa: E402
 from sim.registry import all_builds  # noqa: E402
 
-ARCH = b"--gpu-architecture=sm_90"
 BUILDS = all_builds()
-
-
-def check(result):
-    err, *rest = result
-    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, err
-    return rest[0] if len(rest) == 1 else rest
 
 
 class CompileError(Exception):
@@ -31,23 +25,12 @@ class CompileError(Exception):
 
 
 def compile_cubin(source: str, name: str, options: tuple[str, ...]) -> bytes:
-    """Compile to a cubin (not PTX: a newer NVRTC's PTX may not load on an older driver); CompileError
-    with NVRTC's log if it does not compile."""
-    prog = check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []))
-    try:
-        opts = [ARCH, *(o.encode() for o in options)]
-        err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            size = check(nvrtc.nvrtcGetProgramLogSize(prog))
-            log = bytearray(size)  # NVRTC writes in place
-            check(nvrtc.nvrtcGetProgramLog(prog, log))
-            raise CompileError(f"{name} {' '.join(options)}:\n{log.decode(errors='replace')}")
-        size = check(nvrtc.nvrtcGetCUBINSize(prog))
-        cubin = bytearray(size)
-        check(nvrtc.nvrtcGetCUBIN(prog, cubin))
-        return bytes(cubin)
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+    """Compile to a cubin with the product's NVRTC driver (in this process, on the pool's threads: NVRTC
+    releases the GIL); CompileError with NVRTC's log if it does not compile."""
+    out = sim_nvrtc.run_here(source, name, options, "sm_90")
+    if not out.ok:
+        raise CompileError(f"{name} {' '.join(options)}:\n{out.log}")
+    return out.binary
 
 
 def test_nvrtc_builds_a_cubin_for_sm_90():
@@ -94,7 +77,7 @@ def fresh_digest():
 
 
 def test_a_header_edit_changes_the_text_the_kernel_cache_keys_on(tmp_path, monkeypatch, fresh_digest):
-    """CuPy's on-disk cache keys on the source text it is given; a .cu that includes an edited header
+    """The cubin cache (sim.cubins) keys on the source text it is given; a .cu that includes an edited header
     must hand it a different text (in the next process), or the kernel compiled from the old header
     comes back."""
     (tmp_path / "common").mkdir()

@@ -199,28 +199,34 @@ def _end_on_a_dead_context() -> None:
     os._exit(0)
 
 
-_modules: dict[tuple[str, tuple[str, ...]], object] = {}  # the worker's compiled user modules by (text, options)
+_modules: dict[tuple[str, tuple[str, ...]], object] = {}  # the worker's loaded user modules by (text, options)
 
 
 def _kernel(source: UserSource):
-    """The user's entry kernel, compiled once per source text; SandboxError("compile") with file:line."""
+    """The user's entry kernel, compiled once per source text (``sim.cuda.load_module``: NVRTC for this
+    device, the CPU check's float mode, the cubin cache); SandboxError("compile") with file:line."""
     import cupy
 
-    from sim.userkernel.source import diagnostics, options
+    from sim.cubins import BuildFailed
+    from sim.cuda import load_module
+    from sim.nvrtc import CompileStopped, arch_for
+    from sim.userkernel.source import failed_build, options
 
     key = (source.compiled_text(), options(source))
     if key not in _modules:
+        device = cupy.cuda.Device()
         try:
-            module = cupy.RawModule(code=key[0], options=key[1])
-            module.compile()
-        except cupy.cuda.compiler.CompileException as exc:
-            errors = [d for d in diagnostics(str(exc), source) if d.severity == "error"]
-            raise SandboxError("compile", str(errors[0]).splitlines()[0] if errors else str(exc).strip()) from None
-        _modules[key] = module
+            _modules[key] = load_module(key[0], source.name, key[1], device.id)
+        except BuildFailed as exc:
+            errors = [d for d in failed_build(exc.log, source, arch_for(device.compute_capability))
+                      if d.severity == "error"]
+            raise SandboxError("compile", str(errors[0]).splitlines()[0]) from None
+        except CompileStopped as exc:
+            raise SandboxError("compile", f"{source.shown_name}: {exc}") from None
     try:
         return _modules[key].get_function(source.stage.entry)
     except cupy.cuda.driver.CUDADriverError:
-        raise SandboxError("compile", f"{source.name}: no kernel named {source.stage.entry}") from None
+        raise SandboxError("compile", f"{source.shown_name}: no kernel named {source.stage.entry}") from None
 
 
 def _device_errors():

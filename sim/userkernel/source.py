@@ -5,25 +5,32 @@ name ``file:line`` and show the offending line.
     source = load("my_step.cu", spec)            # UsageError with one line: missing, a folder, binary, huge
     compile_check(source)                        # [] when it compiles and defines the stage's entry kernel
 
-The text handed to NVRTC starts with a ``#line`` directive naming the file as the user gave it, so
-every message (here and in the sandbox's CuPy build) says ``my_step.cu(12): error: ...``. Compiling
-needs no GPU: a machine without one still reports compile errors, as CI does.
+The text handed to NVRTC starts with a ``#line`` directive naming the file (``sim.nvrtc.line_name``: the
+name as given, any character PTX cannot carry made ``_``), and every message is mapped back to the file
+as the user gave it: ``my_step.cu:12: error: ...``, ptxas's too (an inline ``asm`` at its own line,
+through the PTX's ``.loc``). Compiling needs no GPU: a machine without one still reports compile
+errors, as CI does. It runs in a child process with a time limit and a memory cap (``sim.nvrtc``), and
+an ``#include`` of something that is not a regular file (a FIFO would never end) is refused first.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim import nvrtc
 from sim.cli import UsageError
 from sim.contract import SceneSpec, UserStage
 from sim.contract import load as load_object
 from sim.cuda import headers_digest
+from sim.nvrtc import line_name, ptxas_messages
 from sim.reader import read_input
-from sim.userkernel import signature
+from sim.userkernel import includes, signature
 
 MAX_BYTES = 1 << 20  # a kernel file is a page or two; anything near this is not one
+SHOWN_WIDTH = 160  # an offending line is shown up to this many characters
 ARCH = "sm_90"  # what the check compiles for when not told: the product's GPUs
 # NVRTC's message head: `my_step.cu(12): error: ...`, `... warning #177-D: ...`, `... catastrophic error: ...`
 _HEAD = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<severity>catastrophic error|error|warning)"
@@ -45,6 +52,12 @@ class Diagnostic:
         return f"{head}\n    {self.text}" if self.text else head
 
 
+def shown(text: str, width: int = SHOWN_WIDTH) -> str:
+    """``text`` on one line of at most ``width`` characters (control characters escaped, the rest cut)."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 @dataclass(frozen=True)
 class UserSource:
     """The user's file, read as text, and the stage it replaces."""
@@ -61,16 +74,21 @@ class UserSource:
 
     @property
     def name(self) -> str:
-        """The file as the user gave it: what ``#line`` and every message name."""
+        """The file as the user gave it: NVRTC's program name (``#include "..."`` is found beside it)."""
         return str(self.path)
+
+    @property
+    def shown_name(self) -> str:
+        """The name every message shows (a newline in it shown as ``\\n``)."""
+        return shown(self.name, 4096)
 
     def compiled_text(self) -> str:
         """The text NVRTC compiles: the file's own lines, numbered as in the file, the check of the entry's
         parameters against the stage's signature (``sim.userkernel.signature``), and a last line naming the
-        shared headers' digest (a user's kernel may include them: CuPy's on-disk cache keys on this text,
+        shared headers' digest (a user's kernel may include them: the cubin cache keys on this text,
         and a header edited since must not bring back the kernel compiled from the old one)."""
-        quoted = self.name.replace("\\", "\\\\").replace('"', '\\"')
-        return f'#line 1 "{quoted}"\n{self.text}\n{signature.check_text(self.stage)}\n// headers {headers_digest()}\n'
+        return (f'#line 1 "{line_name(self.name)}"\n{self.text}\n{signature.check_text(self.stage)}\n'
+                f'// headers {headers_digest()}\n')
 
 
 def load(path, spec: SceneSpec, stage: str | None = None) -> UserSource:
@@ -86,7 +104,7 @@ def load(path, spec: SceneSpec, stage: str | None = None) -> UserSource:
     if b"\0" in data:
         raise UsageError(f"kernel file {str(path)!r} is not a text file (it holds NUL bytes): not read")
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # an editor's byte-order mark is not source
     except UnicodeDecodeError as exc:
         raise UsageError(f"kernel file {str(path)!r} is not UTF-8 text (byte {exc.start}): not read") from None
     return UserSource(Path(path), text, spec.name, chosen)
@@ -102,27 +120,37 @@ def options(source: UserSource) -> tuple[str, ...]:
     return (*adapter(source).reference.all_options(), "-lineinfo")
 
 
-def diagnostics(log: str, source: UserSource) -> list[Diagnostic]:
-    """The messages of an NVRTC log (NVRTC's or CuPy's), each with the offending line of the user's file."""
+def _is_own(file: str, source: UserSource) -> bool:
+    """``file`` (as NVRTC or the PTX names it: the ``#line`` name, made absolute in the PTX) is the user's."""
+    alias = line_name(source.name)
+    return file == alias or os.path.normpath(file) == os.path.abspath(alias)
+
+
+def diagnostics(log: str, source: UserSource, ptx: str = "") -> list[Diagnostic]:
+    """The messages of an NVRTC log, each with the offending line of the user's file; ptxas's at the line
+    ``ptx`` (the same build's PTX, with ``-lineinfo``) places them, their file's first line without it."""
     lines = source.text.splitlines()
     found, about_signature = [], []
+
+    def add(file: str, number: int, severity: str, message: str) -> None:
+        own = _is_own(file, source) or not file
+        text = lines[number - 1] if own and 1 <= number <= len(lines) else ""
+        found.append(Diagnostic(source.shown_name if own else shown(file), max(number, 1), severity,
+                                shown(message.strip(), 4 * SHOWN_WIDTH), shown(text.strip())))
+
     for raw in log.splitlines():
         match = _HEAD.match(raw.strip())
-        if not match:
-            continue
-        number = int(match["line"])
-        if match["file"] == signature.FILE:  # the appended check of the entry's parameters: about the user's kernel
+        if match and match["file"] == signature.FILE:  # the appended check of the entry's parameters
             about_signature.append(match["message"])
-            continue
-        own = match["file"] == source.name and 1 <= number <= len(lines)
-        severity = "warning" if match["severity"] == "warning" else "error"
-        found.append(Diagnostic(match["file"], number, severity, match["message"].strip(),
-                                lines[number - 1].strip() if own else ""))
-    if about_signature:
+        elif match:
+            add(match["file"], int(match["line"]), "warning" if match["severity"] == "warning" else "error",
+                match["message"])
+    for message in ptxas_messages(log, ptx):
+        add(message.file, message.line, message.severity, f"ptxas: {message.message}")
+    if about_signature:  # about the user's kernel: at the line that declares it
         number = signature.entry_line(source.text, source.stage.entry)
-        text = lines[number - 1].strip() if number <= len(lines) else ""
-        found += [Diagnostic(source.name, number, "error", m, text)
-                  for m in signature.messages(about_signature, source.stage)]
+        for message in signature.messages(about_signature, source.stage):
+            add(source.name, number, "error", message)
     return found
 
 
@@ -144,36 +172,43 @@ def compiled(source: UserSource, arch: str = ARCH) -> list[Diagnostic]:
     return found
 
 
-def _checked(result):
-    from cuda.bindings import nvrtc
+def failed_build(log: str, source: UserSource, arch: str = ARCH, stop=None) -> list[Diagnostic]:
+    """The diagnostics of a build that did not compile (``log``: NVRTC's), at least one error; ptxas's errors
+    need the PTX for their lines, compiled again (the front end passed) only then."""
+    ptx = ""
+    if ptxas_messages(log):
+        try:
+            out = nvrtc.compile(source.compiled_text(), source.name, options(source), arch, ptx=True, stop=stop)
+            ptx = out.binary.decode(errors="replace") if out.ok else ""
+        except nvrtc.CompileStopped:
+            pass
+    found = diagnostics(log, source, ptx)
+    if not any(d.severity == "error" for d in found):  # a log we could not read: its first line that is no warning
+        said = [ln.strip() for ln in log.splitlines() if ln.strip() and "warning" not in ln.lower()]
+        found.append(Diagnostic(source.shown_name, 1, "error", shown(said[0] if said else "did not compile"), ""))
+    return found
 
-    err, *rest = result
-    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        raise RuntimeError(f"NVRTC: {nvrtc.nvrtcGetErrorString(err)[1].decode()}")
-    return rest[0] if len(rest) == 1 else rest
 
-
-def compile_check(source: UserSource, arch: str = ARCH) -> list[Diagnostic]:
+def compile_check(source: UserSource, arch: str = ARCH, stop=None) -> list[Diagnostic]:
     """Compile the file with NVRTC (no GPU needed) for ``arch``: its errors and warnings, and an error
-    when it compiles but does not define the stage's entry kernel (``extern "C"``, so its name is kept)."""
-    from cuda.bindings import nvrtc
-
-    program = _checked(nvrtc.nvrtcCreateProgram(source.compiled_text().encode(), source.name.encode(), 0, [], []))
+    when it compiles but does not define the stage's entry kernel (``extern "C"``, so its name is kept).
+    The compile is bounded (``sim.nvrtc``: a limit it goes over is an error at line 1); ``stop``, a
+    threading.Event, ends it early (``nvrtc.CompileStopped``)."""
+    lines = source.text.splitlines()
+    refused = [Diagnostic(source.shown_name, number, "error", message, shown(lines[number - 1].strip()))
+               for number, message in includes.refused(source)]
+    if refused:
+        return refused
     try:
-        opts = [f"--gpu-architecture={arch}".encode(), *(o.encode() for o in options(source))]
-        err, = nvrtc.nvrtcCompileProgram(program, len(opts), opts)
-        log = bytearray(_checked(nvrtc.nvrtcGetProgramLogSize(program)))
-        _checked(nvrtc.nvrtcGetProgramLog(program, log))
-        found = diagnostics(log.decode(errors="replace"), source)
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            if not any(d.severity == "error" for d in found):  # a log we could not read: say it whole
-                found.append(Diagnostic(source.name, 1, "error", log.decode(errors="replace").strip(), ""))
-            return found
-        cubin = bytearray(_checked(nvrtc.nvrtcGetCUBINSize(program)))
-        _checked(nvrtc.nvrtcGetCUBIN(program, cubin))
-    finally:
-        nvrtc.nvrtcDestroyProgram(program)
+        out = nvrtc.compile(source.compiled_text(), source.name, options(source), arch, stop=stop)
+    except nvrtc.CompileStopped as exc:
+        if stop is not None and stop.is_set():
+            raise
+        return [Diagnostic(source.shown_name, 1, "error", str(exc), "")]
+    if not out.ok:
+        return failed_build(out.log, source, arch, stop)
+    found = diagnostics(out.log, source)
     entry = source.stage.entry
-    if b"\0" + entry.encode() + b"\0" not in cubin:
-        found.append(Diagnostic(source.name, 1, "error", signature.missing_entry(source.stage), ""))
+    if b"\0" + entry.encode() + b"\0" not in out.binary:
+        found.append(Diagnostic(source.shown_name, 1, "error", signature.missing_entry(source.stage), ""))
     return found

@@ -2,8 +2,9 @@
 
 A background thread looks at the file's modification time and size every ``POLL_S`` seconds (the frame
 thread does no file I/O) and on a change reads the new text and compiles it with NVRTC
-(``source.compile_check``) there. The frame thread takes the newest result (``SourceWatcher.take``)
-between frames; results it missed are replaced by later ones.
+(``source.compile_check``, in a child process: ``close`` stops a compile in flight at once) there. The
+frame thread takes the newest result (``SourceWatcher.take``) between frames; results it missed are
+replaced by later ones.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class SourceWatcher:
     def close(self) -> None:
         self._stop.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5.0)  # a compile in flight finishes first
+            self._thread.join(timeout=5.0)  # a compile in flight is stopped (its process killed)
 
     # --- the watching thread -----------------------------------------------------------------------
     def _stamp(self) -> tuple[int, int] | None:
@@ -86,10 +87,13 @@ class SourceWatcher:
         return self._check(text)
 
     def _check(self, text) -> Reload:
+        from sim.nvrtc import CompileStopped
         from sim.userkernel import source
 
         try:
-            return Reload(text, tuple(source.compile_check(text)))
+            return Reload(text, tuple(source.compile_check(text, stop=self._stop)))
+        except CompileStopped:  # closing: nobody takes it
+            return Reload(text, problem="closed")
         except Exception as exc:  # noqa: BLE001  NVRTC itself failed: say why, keep what runs
             return Reload(text, problem=f"cannot compile {text.variant}: {str(exc).strip() or type(exc).__name__}")
 
