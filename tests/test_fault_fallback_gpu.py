@@ -41,6 +41,8 @@ def test_after_a_fault_frames_go_through_the_host_fast_and_right():
     from viewer.headless import HeadlessRenderer, render_pixels
 
     scene = create_scene("heat", preset="seed", n=400 * 300, backend="gpu", seed=11)
+    scene.advance_frame()
+    before = render_pixels(HostOnly(scene), 600, 400, color_mode="temperature")  # the picture before any fault
     stage = StepStage()
     with Sandbox(time_limit_s=5.0) as box, pytest.raises(SandboxError) as caught:
         box.run(user_source.load(ILLEGAL, HEAT, "step"), stage.inputs(100 * 70, 0), (32, 8))
@@ -48,14 +50,18 @@ def test_after_a_fault_frames_go_through_the_host_fast_and_right():
     assert faults.seen() is not None
 
     with HeadlessRenderer(600, 400) as renderer:
-        seconds = []
-        for _ in range(6):
+        started = time.perf_counter()
+        renderer.render(scene, color_mode="temperature")  # the same state, drawn after the fault
+        after = renderer.pixels()
+        seconds = [time.perf_counter() - started]
+        assert renderer.view.feed.path == "host upload" and renderer.view.fault is not None
+        for _ in range(5):
             scene.advance_frame()
             started = time.perf_counter()
             renderer.render(scene, color_mode="temperature")
-            pixels = renderer.pixels()
+            renderer.pixels()
             seconds.append(time.perf_counter() - started)
-        assert renderer.view.feed.path == "host upload" and renderer.view.fault is not None
-    expected = render_pixels(HostOnly(scene), 600, 400, color_mode="temperature")
-    assert np.array_equal(pixels, expected) and expected.std() > 5
+    differ = np.any(after != before, axis=2).mean()
+    print(f"after the fault: frames {[round(s, 3) for s in seconds]} s, {differ:.1%} of pixels differ")
+    assert before.std() > 5 and differ == 0, f"{differ:.1%} of the pixels differ from the picture before the fault"
     assert max(seconds) < 2.0, f"frames took {seconds} s (a stall is about 15 s)"
