@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
-import tomllib
 from pathlib import Path
 
 SIZE_LIMIT = 1 << 20  # the presets are a few KiB
@@ -41,16 +40,14 @@ def toml(name: str) -> dict:
 
 def _parsed(where: Path) -> dict:
     from sim.cli import UsageError
-    from sim.reader import read_input
+    from sim.reader import read_toml
 
     try:
-        return tomllib.loads(read_input(where, "data file", SIZE_LIMIT).decode("utf-8"))
-    except UsageError as exc:  # missing, not a regular file, too large
+        return read_toml(where, "data file", SIZE_LIMIT)
+    except UsageError as exc:  # missing, not a regular file, too large, not TOML, nested too deeply
         raise AssetError(str(exc)) from None
-    except UnicodeDecodeError:
-        raise AssetError(f"data file {str(where)!r} is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise AssetError(f"data file {str(where)!r} is not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise AssetError(f"data file {str(where)!r} cannot be read ({exc.strerror or exc})") from None
 
 
 def _located(name: str) -> Path:

@@ -342,3 +342,42 @@ def test_saved_parameters_stay_with_their_preset():
     assert scene.param_value("friction") == drip_friction and scene.param_value("gravity") != 3.0
     apply_scene(Controller(scene), {"preset": "drip", "params": {"gravity": 3.0}})
     assert scene.param_value("gravity") == pytest.approx(3.0)
+
+
+# --- deeply nested files: refused by the reader in one line ---------------------------------------------------
+DEEP = {
+    "json": lambda n: "[" * n + "]" * n,
+    "toml arrays": lambda n: "version = 1\nx = " + "[" * n + "]" * n + "\n",
+    "toml tables": lambda n: "version = 1\nx = " + "{a = " * n + "1" + "}" * n + "\n",
+    "toml dotted keys": lambda n: "version = 1\n[" + ".".join(["a"] * n) + "]\n",  # deep without recursing
+}
+
+
+@pytest.mark.parametrize("levels", [65, 5_000, 100_000])
+@pytest.mark.parametrize("shape", ["toml arrays", "toml tables", "toml dotted keys"])
+def test_deeply_nested_settings_start_with_the_defaults_and_say_so(private_config, shape, levels):
+    private_config.mkdir()
+    settings_path().write_text(DEEP[shape](levels))
+    settings = Settings.load()
+    assert settings.data == {"version": 1}
+    assert settings.problem == (f"settings file {str(settings_path())!r} nests lists or tables more than 64 deep: "
+                                "not read; ignored, starting clean")
+    assert settings.save() is None and "a = " not in settings_path().read_text(), "saved as a quit saves: clean"
+
+
+@pytest.mark.parametrize("levels", [5_000, 100_000])
+def test_a_deeply_nested_baseline_is_a_usage_error(tmp_path, capsys, levels):
+    path = tmp_path / "deep.json"
+    path.write_text('{"results": ' + DEEP["json"](levels) + "}")
+    code, _, err = run(capsys, "bench", "balls", "--preset", "T", "--baseline", path)
+    assert code == 2 and f"baseline {str(path)!r} nests lists or tables more than 64 deep: not read" in err
+    assert "Traceback" not in err and "RecursionError" not in err
+
+
+@pytest.mark.parametrize("shape", ["toml arrays", "toml dotted keys"])
+def test_a_deeply_nested_preset_file_is_one_line_naming_it(damaged_presets, shape):
+    damaged_presets.write_text(damaged_presets.read_text() + DEEP[shape](50_000).replace("version = 1\n", ""))
+    with pytest.raises(SystemExit) as raised:
+        assets.presets("heat")
+    assert str(raised.value.code) == (f"kernel-lab: data file {str(damaged_presets)!r} nests lists or tables more "
+                                      "than 64 deep: not read; reinstall kernel-lab")
