@@ -41,7 +41,7 @@ def _missing_dependency(name: str) -> str:
 
 try:
     from sim import cli, interrupts
-    from sim.arguments import DEFAULT_FPS, DEFAULT_SCENE, DEFAULT_SIZE, build_parser, chosen_scene, user_bench
+    from sim.arguments import DEFAULT_FPS, DEFAULT_SCENE, DEFAULT_SIZE, build_parser, placed, user_bench
     from sim.backend import BackendUnavailable
     from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
     from sim.contract import load
@@ -291,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     known = set(COMMANDS) | {c.name for c in course_commands()}
     if not argv or (argv[0] not in known and argv[0] not in ("-h", "--help")):
         argv = ["view", *argv]
-    parser = build_parser(chosen_scene(argv), kernel_file=user_bench(argv))
+    scene, argv = placed(argv)
+    parser = build_parser(scene, kernel_file=user_bench(argv))
     args = parser.parse_args(argv)
     if getattr(args, "scene", None) is not None and args.scene not in SCENES:
         print(f"kernel-lab {args.command}: error: unknown scene {args.scene!r} (choose from {', '.join(SCENES)})",
