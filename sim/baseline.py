@@ -20,8 +20,8 @@ from sim.cli import UsageError
 from sim.reader import read_json
 
 SIZE_LIMIT = 64 << 20  # a report of many thousands of records is a few MiB
-KEYS = ("kind", "scene", "preset", "n", "systems", "order", "w", "backend", "variant", "kernel", "method", "block",
-        "blocks", "k", "fma", "precision", "options", "width", "height")
+KEYS = ("kind", "scene", "stage", "preset", "n", "systems", "order", "w", "backend", "variant", "kernel", "method",
+        "block", "blocks", "k", "fma", "precision", "options", "width", "height")
 TIMES = ("step_ms", "kernel_ms", "ms_per_step", "s", "frame_ms", "pick_frame_ms", "record_frame_ms", "median_ms")
 
 
@@ -45,7 +45,8 @@ _TIME = (_time_or_none, "a time: a number 0 or more")
 SCHEMA = {
     **dict.fromkeys(("n", "systems", "order", "width", "height"), _COUNT),
     **dict.fromkeys(("blocks", "k"), (lambda v: v is None or _whole(v), "a positive whole number")),
-    **dict.fromkeys(("kind", "scene", "preset", "backend", "variant", "kernel", "method", "precision"), _TEXT),
+    **dict.fromkeys(("kind", "scene", "stage", "preset", "backend", "variant", "kernel", "method", "precision"),
+                    _TEXT),
     "block": (lambda v: v is None or _whole(v) or isinstance(v, str) or (isinstance(v, list) and v
                                                                           and all(map(_whole, v))),
               "a CUDA block: threads, a shape such as \"32x8\" or a list of whole numbers"),

@@ -197,6 +197,34 @@ def test_check_exits_1_naming_the_wrong_cells_the_overflow_and_the_time_out(my_s
     assert "0 of 2 cases correct; 2 wrong" in text
 
 
+class SlowBox(TwinBox):
+    """TwinBox with the user's kernel ``factor`` times slower."""
+
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def run(self, source, inputs, block, repeats=0, builtin=()):
+        result = super().run(source, inputs, block, repeats, builtin)
+        return RunResult(result.outputs, [ms * self.factor for ms in result.ms], result.overflow, result.builtin_ms,
+                         result.device)
+
+
+def test_bench_with_a_kernel_file_compares_with_its_own_json_as_the_baseline(my_step, capsys, monkeypatch, tmp_path):
+    old = tmp_path / "old.json"
+    monkeypatch.setattr(user_commands, "Sandbox", TwinBox())
+    assert main.main(["bench", "heat", "--kernel-file", str(my_step), "--json", str(old), "--quiet"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(user_commands, "Sandbox", SlowBox(3.0))
+    assert main.main(["bench", "heat", "--kernel-file", str(my_step), "--baseline", str(old), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert f"against the baseline {old} (Test GPU," in text
+    mine = text.split("stage heat step  n 3000000  variant my_step.cu  block 32x8\n")[1].splitlines()[1]
+    assert mine.split()[0] == "median_ms" and "3.000" in mine and mine.endswith("slower")
+    shared = text.split("variant shared  block 32x8\n")[1].splitlines()[1]
+    assert "1.000" in shared and shared.endswith("same within error")
+
+
 # --- on the GPU: check heat with the template and planted wrong kernels ------------------------------------
 def check_json(tmp_path, capsys, name: str, *extra: str):
     path = heat_source(name).path

@@ -237,10 +237,13 @@ def run_bench(args) -> int:
         lines.append(f"  your kernel's result is wrong ({comparison.mismatches:,} {adapter.item}s differ"
                      + "".join(f"; {m}" for m in result.overflow) + f"): check {src.scene} --kernel-file "
                      f"{src.name} shows where")
+    block_field = list(block) if isinstance(block, tuple) else block
+    workload = f"{src.scene} {src.stage.name}"
     report = {"device": result.device, "commit": git_commit(),
               "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-              "workload": f"{src.scene} {src.stage.name}", "file": src.name, "size": size,
-              "block": list(block) if isinstance(block, tuple) else block, "correct": correct,
-              "results": [{"variant": name, "median_ms": medians[name], "ms": ms} for name, ms in times.items()]}
-    publish(report, "\n".join(lines), args.json)
+              "workload": workload, "file": src.name, "size": size, "block": block_field, "correct": correct,
+              # each record names its configuration (sim.baseline.KEYS): --baseline compares record by record
+              "results": [{"stage": workload, "n": size, "variant": name, "block": block_field,
+                           "median_ms": medians[name], "ms": ms} for name, ms in times.items()]}
+    publish(report, "\n".join(lines), args.json, args.baseline)
     return 0 if correct else EXIT_FAILED
