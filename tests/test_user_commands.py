@@ -113,6 +113,48 @@ def test_check_refuses_bad_input_with_exit_2(my_step, capsys, extra, words):
     assert words in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("extra, words", [
+    (["--seeds", "1e300"], "argument --seeds: must be at most 4,294,967,296 (seeds 0..K-1 are 32-bit), got 1e+300"),
+    (["--seeds", "1e9"], "check heat step: 4,000,000,000 cases (sizes 9, 1,073, 7,000, 3,000,000 x 1,000,000,000 "
+                         "seeds) needs about 3.04 PB of memory; this machine has"),
+    (["--sizes", "1e12"], "check heat step: 3 cases (size 1,000,000,000,000 x 3 seeds) needs about 19 TB of memory"),
+    (["--sizes", "1e300", "--seeds", "2"], "(size 1e+300 x 2 seeds) needs about"),
+])
+def test_check_refuses_sizes_and_seeds_past_this_machine_before_making_anything(my_step, capsys, monkeypatch,
+                                                                                 extra, words):
+    from sim import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 8 << 30)
+    monkeypatch.setattr(user_commands.Sandbox, "__init__", lambda *a: pytest.fail("refused before the sandbox"))
+    assert exit_code(["check", "heat", "--kernel-file", str(my_step), *extra]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+
+
+def test_check_refuses_a_run_past_a_week(tmp_path, capsys):
+    """sdh's CPU twin takes every pair: 10^8 atoms fit in memory, not in a week."""
+    kernel = tmp_path / "my_sdh.cu"
+    assert main.main(["template", "sdh", "-o", str(kernel)]) == 0
+    capsys.readouterr()
+    assert exit_code(["check", "sdh", "--kernel-file", str(kernel), "--sizes", "1e8", "--seeds", "1"]) == 2
+    assert ("check sdh histogram: 1 case (size 100,000,000 x 1 seed) would take about"
+            in capsys.readouterr().err)
+
+
+def test_a_long_check_is_announced_with_its_estimate(my_step, capsys, monkeypatch):
+    from sim import resources
+    from sim.userkernel.estimate import check_estimate
+
+    stage = SCENES["heat"].user_stage(None)
+    adapter = user_source.adapter(user_source.load(my_step, SCENES["heat"]))
+    assert not check_estimate(SCENES["heat"], stage, adapter, list(adapter.sizes()), 3).long
+    big = check_estimate(SCENES["heat"], stage, adapter, [1 << 28], 3)
+    assert big.long and 2 << 30 < big.memory < 8 << 30, big
+    monkeypatch.setattr(resources, "available_memory", lambda: 64 << 30)
+    resources.check(big)
+    assert capsys.readouterr().err.startswith("check heat step: 3 cases (size 268,435,456 x 3 seeds): about ")
+
+
 def test_check_refuses_a_missing_file_and_a_json_that_is_the_kernel(my_step, tmp_path, capsys):
     assert main.main(["check", "heat", "--kernel-file", str(tmp_path / "gone.cu")]) == 2
     assert "does not exist" in capsys.readouterr().err

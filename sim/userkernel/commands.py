@@ -22,7 +22,6 @@ from sim.userkernel.sandbox import Sandbox, SandboxError
 
 CHECK_REPEATS = 20  # timed launches a case (after a warm-up)
 BENCH_REPEATS = 100
-MAX_ITEMS = 1 << 28  # check keeps each case's inputs and both results on the host
 
 
 def stages_text() -> str:
@@ -157,22 +156,32 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
     _add_kernel_arguments(p, CHECK_REPEATS)
     p.add_argument("--sizes", type=cli.counts, help="comma-separated item counts (default: the stage's edge sizes "
                                                     "and a large one)")
-    p.add_argument("--seeds", type=cli.positive_int, default=3, metavar="K",
+    p.add_argument("--seeds", type=_seeds, default=3, metavar="K",
                    help="random inputs for each size, seeds 0..K-1 (default 3)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
 
 
+def _seeds(text: str) -> int:
+    """--seeds K: seeds 0..K-1, each a generator's 32-bit seed (so K is at most 2^32)."""
+    count = cli.positive_int(text)
+    if count > cli.SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be at most {cli.SEED_LIMIT:,} (seeds 0..K-1 are 32-bit), "
+                                         f"got {cli.count_text(count)}")
+    return count
+
+
 def run_check(args) -> int:
-    from sim import progress
+    from sim import progress, resources
     from sim.bench import git_commit, publish
+    from sim.userkernel.estimate import check_estimate
 
     src, adapter, block = _load(args)
     sizes = list(dict.fromkeys(args.sizes or adapter.sizes()))
-    seeds = list(range(args.seeds))
+    seeds = range(args.seeds)  # never a list: K is bounded by the estimate, not by building it
+    estimate = check_estimate(_spec(src.scene), src.stage, adapter, sizes, args.seeds)
+    resources.check(estimate)  # past this machine's memory or a week: refused (exit 2); long: announced
     first = {}
     for size in sizes:  # every size checked (and its first inputs made) before anything runs
-        if size > MAX_ITEMS:
-            raise UsageError(f"--sizes: {size:,} {adapter.item}s is more than check takes ({MAX_ITEMS:,})")
         try:
             first[size] = adapter.inputs(size, seeds[0])
         except ValueError as exc:
@@ -180,7 +189,7 @@ def run_check(args) -> int:
     if not _compiles(src, "check"):
         return EXIT_USAGE
     with Sandbox(args.time_limit) as box, progress.Progress(f"check {src.variant}", len(sizes) * len(seeds),
-                                                           "cases") as bar:
+                                                           "cases", show=estimate.long) as bar:
         try:
             cases = grader.grade(src, adapter, sizes, seeds, block, box, args.repeats,
                                  lambda done: bar.advance(1), first)
