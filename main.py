@@ -40,7 +40,7 @@ def _missing_dependency(name: str) -> str:
 
 
 try:
-    from sim import cli, interrupts
+    from sim import cli, interrupts, stdout
     from sim.arguments import DEFAULT_FPS, DEFAULT_SCENE, DEFAULT_SIZE, build_parser, placed, user_bench
     from sim.backend import BackendUnavailable
     from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     progress.set_quiet(getattr(args, "quiet", False))  # every command but view takes --quiet
     try:  # a signal stops a command cleanly: between steps, frames or chunks, never inside numba
         links.forced_transport()
-        with interrupts.stopping(together=world().size > 1):
+        with interrupts.stopping(together=world().size > 1), stdout.guarded():  # stdout closed or full: exit 1
             return commands[args.command](args)
     except UsageError as exc:
         print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)
