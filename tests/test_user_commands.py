@@ -47,6 +47,37 @@ def test_template_refuses_to_overwrite_unless_forced(tmp_path, capsys):
     assert target.read_text().startswith("// One step of the heat stencil")
 
 
+@pytest.mark.parametrize("kind", ["character device", "directory", "FIFO", "dangling link", "looping link"])
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_template_says_at_once_why_a_target_cannot_be_written(tmp_path, capsys, kind, force):
+    import os
+
+    target = {"character device": "/dev/null", "directory": str(tmp_path)}.get(kind, str(tmp_path / "target"))
+    if kind == "FIFO":
+        os.mkfifo(target)
+    elif kind.endswith("link"):
+        os.symlink(target if kind == "looping link" else tmp_path / "nowhere", target)
+    assert main.main(["template", "heat", "-o", target, *force]) == 2
+    err = capsys.readouterr().err
+    said = {"dangling link": "symbolic link (not followed)", "looping link": "symbolic link (not followed)"}
+    assert f"template file {target!r} is a {said.get(kind, kind)}: not replaced" in err and "--force" not in err
+
+
+def test_template_hints_and_header_name_the_file_written_quoted(tmp_path, capsys):
+    target = tmp_path / "my kernels" / "hot step.cu"
+    target.parent.mkdir()
+    assert main.main(["template", "heat", "-o", str(target)]) == 0
+    quoted = f"'{target}'"
+    assert capsys.readouterr().err.splitlines()[1:] == [f"  python main.py check heat --kernel-file {quoted}",
+                                                        f"  python main.py view heat --kernel-file {quoted}"]
+    header = target.read_text().splitlines()[2:4]
+    assert header[0].startswith(f"//   python main.py view heat --kernel-file {quoted}     the scene steps")
+    assert header[1].startswith(f"//   python main.py check heat --kernel-file {quoted}    every size")
+    assert "--kernel-file step.cu" not in "".join(header)
+    template = source_path("sim/heat/templates/step.cu").read_text()
+    assert len(target.read_text().splitlines()) == len(template.splitlines()), "the kernel's lines stay where they are"
+
+
 @pytest.mark.parametrize("argv, words", [
     (["template", "heat", "forces"], "the heat scene has no replaceable stage 'forces' (choose from step)"),
     (["template", "nowhere"], "unknown scene 'nowhere' (choose from"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 
 from sim import cli
@@ -69,13 +70,16 @@ def run_template(args) -> int:
             raise UsageError("--force replaces the file of -o: add -o FILE, or leave it out")
         sys.stdout.write(text)
         return 0
+    check_target(args.output, "template file")  # a folder, FIFO, device or link: why, at once (--force or not)
     if os.path.lexists(args.output) and not args.force:
         raise UsageError(f"{args.output!r} exists: not replaced (add --force to replace it)")
-    check_target(args.output, "template file")
+    quoted = shlex.quote(args.output)
+    if "\n" not in quoted and "\r" not in quoted:  # the header's commands name the file written, to paste
+        text = text.replace(f"--kernel-file {os.path.basename(stage.template)}", f"--kernel-file {quoted}")
     write_text(args.output, text, "template file")
     print(f"wrote the {s.name} {stage.name} template to {args.output}; next:\n"
-          f"  check {s.name} --kernel-file {args.output}\n  view {s.name} --kernel-file {args.output}",
-          file=sys.stderr)
+          f"  python main.py check {s.name} --kernel-file {quoted}\n"
+          f"  python main.py view {s.name} --kernel-file {quoted}", file=sys.stderr)
     return 0
 
 
