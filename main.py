@@ -40,8 +40,8 @@ def _missing_dependency(name: str) -> str:
 
 
 try:
-    from sim import cli, interrupts
-    from sim.arguments import DEFAULT_FPS, DEFAULT_SCENE, DEFAULT_SIZE, build_parser, chosen_scene, user_bench
+    from sim import cli, interrupts, stdout
+    from sim.arguments import DEFAULT_FPS, DEFAULT_SCENE, DEFAULT_SIZE, build_parser, placed, user_bench
     from sim.backend import BackendUnavailable
     from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
     from sim.contract import load
@@ -289,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     known = set(COMMANDS) | {c.name for c in course_commands()}
     if not argv or (argv[0] not in known and argv[0] not in ("-h", "--help")):
         argv = ["view", *argv]
-    parser = build_parser(chosen_scene(argv), kernel_file=user_bench(argv))
+    scene, argv = placed(argv)
+    parser = build_parser(scene, kernel_file=user_bench(argv))
     args = parser.parse_args(argv)
     if getattr(args, "scene", None) is not None and args.scene not in SCENES:
         print(f"kernel-lab {args.command}: error: unknown scene {args.scene!r} (choose from {', '.join(SCENES)})",
@@ -302,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     progress.set_quiet(getattr(args, "quiet", False))  # every command but view takes --quiet
     try:  # a signal stops a command cleanly: between steps, frames or chunks, never inside numba
         links.forced_transport()
-        with interrupts.stopping(together=world().size > 1):
+        with interrupts.stopping(together=world().size > 1), stdout.guarded():  # stdout closed or full: exit 1
             return commands[args.command](args)
     except UsageError as exc:
         print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)

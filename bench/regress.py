@@ -26,6 +26,7 @@ import argparse
 import datetime
 import glob
 import json
+import math
 import os
 import re
 import sys
@@ -35,6 +36,9 @@ from dataclasses import dataclass
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from sim import baseline  # noqa: E402  the rule of bench --baseline
 from sim.bench import git_commit  # noqa: E402  the commit every bench JSON records
+from sim.cli import UsageError  # noqa: E402
+from sim.reader import read_json  # noqa: E402  regular files only, bounded, nesting checked
+from sim.writer import OutputError, check_target, write_text  # noqa: E402  atomic, never through a link
 
 Record = dict
 M = 1_000_000
@@ -101,11 +105,32 @@ HEADLINES = (
 
 
 def _load(path: str) -> dict | None:
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
+    """A benchmark report (a dict with a "results" list); None when there is none at ``path``, or (said on
+    stderr) when the file cannot be read or is not one."""
+    if not os.path.lexists(path):
         return None
+    try:
+        rep = read_json(path, "report", baseline.SIZE_LIMIT)
+    except (UsageError, OSError) as exc:
+        print(f"regress: skipped: {exc}", file=sys.stderr)
+        return None
+    if not isinstance(rep, dict) or not isinstance(rep.get("results"), list):
+        print(f"regress: skipped: {path!r} is not a benchmark report (no \"results\" list)", file=sys.stderr)
+        return None
+    return rep
+
+
+def _text(rep: dict, *names: str) -> str | None:
+    """The text at ``rep[names[0]][names[1]]...``, None where a level is missing or not what it should be."""
+    value = rep
+    for name in names:
+        value = value.get(name) if isinstance(value, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _figure(value) -> bool:
+    """A time the gate can divide by: finite and above 0."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
 def _best(records, pick, ms, err=lambda r: None) -> tuple[float, float] | None:
@@ -116,10 +141,13 @@ def _best(records, pick, ms, err=lambda r: None) -> tuple[float, float] | None:
         if not isinstance(r, dict) or "skipped" in r:
             continue
         try:
-            if pick(r):
-                values.append((float(ms(r)), float(err(r) or 0.0)))
-        except (KeyError, TypeError, ValueError):
+            if not pick(r):
+                continue
+            value, error = ms(r), err(r) or 0.0
+        except (AttributeError, KeyError, TypeError, ValueError):
             continue
+        if _figure(value) and (error == 0 or _figure(error)):  # a NaN, zero or negative time is no figure
+            values.append((float(value), float(error)))
     return min(values) if values else None
 
 
@@ -135,7 +163,7 @@ def reports(out: str, workload: str) -> list[dict]:
     where the gate ran a host-bound bench again in a new process (the frame): the best run counts, as the
     host's drift between processes only ever slows a run."""
     paths = [os.path.join(out, f"{workload}.json"), *sorted(glob.glob(os.path.join(out, f"{workload}-run*.json")))]
-    return [rep for rep in map(_load, paths) if isinstance(rep, dict) and isinstance(rep.get("results"), list)]
+    return [rep for rep in map(_load, paths) if rep is not None]
 
 
 def measured(out: str) -> tuple[str, dict[str, tuple[float, float] | None], dict[str, float | None], str | None]:
@@ -146,8 +174,8 @@ def measured(out: str) -> tuple[str, dict[str, tuple[float, float] | None], dict
         reps = reports(out, h.file or h.workload)
         now[h.name] = _best([r for rep in reps for r in rep["results"]], h.pick, h.ms, h.err) if reps else None
         for rep in reps:
-            device = device or rep.get("device")
-            host = host or (rep.get("fingerprint") or {}).get("host_cpu")
+            device = device or _text(rep, "device")
+            host = host or _text(rep, "fingerprint", "host_cpu")
         if h.peer_file:
             peer = _load(os.path.join(out, h.peer_file))
             best = _best(peer["results"], h.peer_pick, h.peer_ms) if peer else None
@@ -161,7 +189,7 @@ def baselines(results: str, device: str) -> dict[str, tuple[tuple[float, float],
     files = []
     for path in glob.glob(os.path.join(results, "*.json")):
         rep = _load(path)
-        if isinstance(rep, dict) and rep.get("device") == device and isinstance(rep.get("results"), list):
+        if rep is not None and rep.get("device") == device:
             files.append((str(rep.get("date", "")), path, rep))
     files.sort(key=lambda f: f[0], reverse=True)
     found: dict[str, tuple[tuple[float, float], str]] = {}
@@ -174,7 +202,7 @@ def baselines(results: str, device: str) -> dict[str, tuple[tuple[float, float],
             else:
                 value = _best(rep["results"], h.pick, h.ms, h.err)
             if value is not None:
-                host = rep.get("host_cpu") or (rep.get("fingerprint") or {}).get("host_cpu")
+                host = _text(rep, "host_cpu") or _text(rep, "fingerprint", "host_cpu")
                 found[h.name] = (value, f"{os.path.basename(path)} @ {rep.get('commit', '?')}", host)
                 break
     return found
@@ -185,14 +213,38 @@ def model_slug(device: str) -> str:
     return found.group(1) if found else re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-")
 
 
+def _limit(text: str) -> float:
+    try:
+        limit = float(text)
+    except ValueError:
+        limit = math.nan
+    if not (math.isfinite(limit) and limit >= 1):  # below 1 even an equal figure fails; NaN lets all pass
+        raise argparse.ArgumentTypeError(f"must be a ratio of 1 or more (1.07: 7% slower allowed), got {text}")
+    return limit
+
+
+def _folder(text: str) -> str:
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a folder" if os.path.lexists(text)
+                                         else f"{text!r} does not exist")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out", help="the folder bench/regress.sh wrote")
-    p.add_argument("--results", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
+    p.add_argument("out", type=_folder, help="the folder bench/regress.sh wrote")
+    p.add_argument("--results", type=_folder,
+                   default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
                    help="committed results to compare with (default bench/results)")
-    p.add_argument("--limit", type=float, default=1.07,
+    p.add_argument("--limit", type=_limit, default=1.07,
                    help="slowest allowed ratio to the baseline, beyond the combined error (default 1.07)")
     args = p.parse_args(argv)
+    target = os.path.join(args.out, "regress.json")
+    try:  # before the table: a link, a folder or an unwritable place is refused, nothing written
+        check_target(target, "figures file")
+    except UsageError as exc:
+        print(f"regress: error: {exc}", file=sys.stderr)
+        return 2
 
     device, now, peers, host = measured(args.out)
     base = baselines(args.results, device)
@@ -234,10 +286,12 @@ def main(argv: list[str] | None = None) -> int:
                            "baseline": pair(base.get(h.name, (None,))[0], 0),
                            "baseline_error": pair(base.get(h.name, (None,))[0], 1),
                            "baseline_from": base.get(h.name, (None, None))[1]} for h in HEADLINES]}
-    with open(os.path.join(args.out, "regress.json"), "w") as f:
-        json.dump(report, f, indent=1)
-    print(f"figures: {os.path.join(args.out, 'regress.json')} (commit as bench/results/"
-          f"{model_slug(device)}-regress.json)")
+    try:
+        write_text(target, json.dumps(report, indent=1, allow_nan=False) + "\n", "figures file")
+    except OutputError as exc:
+        print(f"regress: {exc}", file=sys.stderr)
+        return 1
+    print(f"figures: {target} (commit as bench/results/{model_slug(device)}-regress.json)")
     if missing:
         print(f"not measured: {', '.join(missing)} (see the logs)")
         return 2

@@ -28,10 +28,20 @@ def user_bench(argv: list[str]) -> bool:
 
 
 def chosen_scene(argv: list[str]) -> str:
-    """The scene view/run/bench names, wherever it stands among the options: the one whose own parser
-    (with that scene's options, given before or after its name) reads that name as the scene."""
+    """The scene view/run/bench names, wherever it stands among the options (``placed``)."""
+    return placed(argv)[0]
+
+
+def placed(argv: list[str]) -> tuple[str, list[str]]:
+    """The scene view/run/bench names and the command line to parse for it.
+
+    The scene is the one whose own parser (with that scene's options, given before or after its name) reads
+    that name as the scene; the command line is then parsed as given. Where no parser does, an option the
+    scene does not take stands before its name and took the value after it as the scene (``bench --steps 5
+    sdh``: sdh's bench has no --steps): the scene is the name given, moved first, so that the parse names the
+    option it does not take instead of mistaking its value for the scene."""
     if not argv or argv[0] not in COMMON:
-        return DEFAULT_SCENE
+        return DEFAULT_SCENE, argv
     probe = [token for token in argv if token not in ("-h", "--help")]  # help names the scene's options too
     for name in SCENES:
         try:
@@ -39,8 +49,18 @@ def chosen_scene(argv: list[str]) -> str:
         except cli.ProbeParser.Mismatch:
             continue
         if (found.scene or DEFAULT_SCENE) == name:
-            return name
-    return DEFAULT_SCENE
+            return name, argv
+    at = _scene_name_at(argv)
+    if at is None:
+        return DEFAULT_SCENE, argv
+    return argv[at], [argv[0], argv[at], *argv[1:at], *argv[at + 1:]]
+
+
+def _scene_name_at(argv: list[str]) -> int | None:
+    """Where a scene's name stands, preferring one that is not right after an option (its value, then)."""
+    names = [i for i in range(1, len(argv)) if argv[i] in SCENES and "--" not in argv[1:i]]
+    loose = [i for i in names if not (argv[i - 1].startswith("-") and "=" not in argv[i - 1])]
+    return (loose or names or [None])[0]
 
 
 def add_scene_args(p: argparse.ArgumentParser, scene: str, many: bool = False) -> None:

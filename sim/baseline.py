@@ -17,24 +17,74 @@ import json
 import math
 
 from sim.cli import UsageError
-from sim.reader import read_input
+from sim.reader import read_json
 
 SIZE_LIMIT = 64 << 20  # a report of many thousands of records is a few MiB
-KEYS = ("kind", "scene", "preset", "n", "systems", "order", "w", "backend", "variant", "kernel", "method", "block",
-        "blocks", "k", "fma", "precision", "options", "width", "height")
-TIMES = ("step_ms", "kernel_ms", "ms_per_step", "s", "frame_ms", "pick_frame_ms", "record_frame_ms")
+KEYS = ("kind", "scene", "stage", "preset", "n", "systems", "order", "w", "backend", "variant", "kernel", "method",
+        "block", "blocks", "k", "fma", "precision", "options", "width", "height")
+TIMES = ("step_ms", "kernel_ms", "ms_per_step", "s", "frame_ms", "pick_frame_ms", "record_frame_ms", "median_ms")
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _time_or_none(value) -> bool:
+    return value is None or (_number(value) and value >= 0)
+
+
+def _times(value, none=False) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and (_time_or_none(v) if none else
+                                                                    _number(v) and v >= 0) for k, v in value.items())
+
+
+_COUNT = (_whole, "a positive whole number")
+_TEXT = (lambda v: v is None or isinstance(v, str), "text")
+_TIME = (_time_or_none, "a time: a number 0 or more")
+# What a bench writes in each field a comparison reads (other fields are not read): checked once, at load
+SCHEMA = {
+    **dict.fromkeys(("n", "systems", "order", "width", "height"), _COUNT),
+    **dict.fromkeys(("blocks", "k"), (lambda v: v is None or _whole(v), "a positive whole number")),
+    **dict.fromkeys(("kind", "scene", "stage", "preset", "backend", "variant", "kernel", "method", "precision"),
+                    _TEXT),
+    "block": (lambda v: v is None or _whole(v) or isinstance(v, str) or (isinstance(v, list) and v
+                                                                          and all(map(_whole, v))),
+              "a CUDA block: threads, a shape such as \"32x8\" or a list of whole numbers"),
+    "w": (lambda v: v is None or _number(v), "a number"),
+    "fma": (lambda v: v is None or isinstance(v, bool), "true or false"),
+    "options": (lambda v: v is None or isinstance(v, dict), "a table of options"),
+    **{name: _TIME for name in TIMES}, **{f"{name}_err": _TIME for name in TIMES},
+    "stage_ms": (_times, "stage names with their times (numbers 0 or more)"),
+    "stage_ms_err": (lambda v: _times(v, none=True), "stage names with their errors (numbers 0 or more)"),
+}
+
+
+def record_problem(record) -> str:
+    """What is wrong with a report's record, in words naming the field ("" when nothing)."""
+    if not isinstance(record, dict):
+        return f"is {_shown(record)}, not a record (an object of fields)"
+    for name, (valid, expected) in SCHEMA.items():
+        if name in record and not valid(record[name]):
+            return f"field \"{name}\" is {_shown(record[name])}, not {expected}"
+    return ""
+
+
+def _shown(value) -> str:
+    text = json.dumps(value)  # as the file has it (NaN included)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def load(path: str) -> dict:
-    """The report in ``path``; UsageError (exit 2) naming the file when it is not one."""
-    data = read_input(path, "baseline", SIZE_LIMIT)
-    try:
-        report = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"baseline {path!r} is not JSON: {exc}") from None
+    """The report in ``path``; UsageError (exit 2) naming the file when it is not one, or naming the record
+    and field that does not hold what a bench writes there."""
+    report = read_json(path, "baseline", SIZE_LIMIT)
     if not isinstance(report, dict) or not isinstance(report.get("results"), list):
         raise UsageError(f"baseline {path!r} is not a benchmark report (no \"results\" list)")
-    records = [r for r in report["results"] if isinstance(r, dict) and figures(r)]
+    for i, record in enumerate(report["results"]):
+        problem = record_problem(record)
+        if problem:
+            raise UsageError(f"baseline {path!r}: results[{i}] {problem}")
+    records = [r for r in report["results"] if figures(r)]
     if not records:
         raise UsageError(f"baseline {path!r} has no timed records")
     return {**report, "results": records, "path": path}

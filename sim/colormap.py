@@ -7,7 +7,7 @@ import numpy as np
 
 import assets
 
-_MAPS = assets.toml("colormaps.toml")
+_MAPS = assets.colormaps()  # checked: the colours read below are there
 STOPS = np.array(_MAPS["viridis"]["stops"], np.float32)  # the default ramp
 BLOCK_PALETTE = np.array(_MAPS["block"]["palette"], np.float32)  # for colouring by CUDA block
 GOLDEN_STEP = 0.618034  # neighbouring categories this far apart along a ramp (the golden ratio's part)

@@ -14,6 +14,8 @@ iterations, which raises it there. Either way every ``finally`` and ``with`` run
   itself: a process killed before it unwinds (an MPI job aborted by another rank) leaves none; over
   MPI ranks a watcher removes them even after SIGKILL.
 - A second signal while one is pending stops at once (for a phase without a check).
+- ``answering()``: a block that answers the signal as a quit would (the viewer window closing, its
+  settings saved) publishes its outputs; a second signal still stops it at once.
 - A signal the process was told to ignore (``nohup``) or that has a handler of its own keeps it.
 """
 
@@ -89,6 +91,19 @@ def stopping(together: bool = False) -> Iterator[None]:
             signal.signal(sig, previous)
         _installed = False
         _pending = 0
+
+
+@contextmanager
+def answering() -> Iterator[None]:
+    """The pending signal is answered by the block, as a quit would be (the window closing: its settings
+    saved): within it nothing is pending, so its outputs are published; a second signal stops it at once
+    (nothing half-written); after it the first signal is pending again and ends the command as before."""
+    global _pending
+    signum, _pending = _pending, 0
+    try:
+        yield
+    finally:
+        _pending = _pending or signum
 
 
 @contextmanager

@@ -4,6 +4,7 @@ the viewer's live configuration, on fake records."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -183,3 +184,38 @@ def test_the_viewer_draws_ghost_bars_and_survives_a_bad_file(tmp_path):
         assert bars.report["path"] == str(good), "a failed load keeps the baseline there was"
     finally:
         v.close()
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"n": "many"}, '"n" is "many", not a positive whole number'),
+    ({"n": -1}, '"n" is -1, not a positive whole number'),
+    ({"stage_ms": {"sort": "fast"}}, '"stage_ms" is {"sort": "fast"}, not stage names with their times'),
+    ({"stage_ms": [1, 2]}, '"stage_ms" is [1, 2], not stage names'),
+    ({"stage_ms_err": [1]}, '"stage_ms_err" is [1], not stage names with their errors'),
+    ({"step_ms": -0.2}, '"step_ms" is -0.2, not a time: a number 0 or more'),
+    ({"stage_ms": {"sort": -0.1}}, '"stage_ms" is {"sort": -0.1}, not stage names'),
+    ({"step_ms_err": "x"}, '"step_ms_err" is "x", not a time'),
+    ({"block": [0]}, '"block" is [0], not a CUDA block'),
+])
+def test_a_record_that_is_not_what_a_bench_writes_is_refused_naming_the_field(tmp_path, capsys, change, field):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(report([frames_record(1.0, 0.01), {**frames_record(2.0, 0.01), **change}])))
+    with pytest.raises(UsageError) as raised:
+        baseline.load(str(path))
+    assert str(raised.value).startswith(f"baseline {str(path)!r}: results[1] field {field}")
+    for command in (["view"], ["bench", "balls", "--preset", "T"]):  # refused as the command line is read
+        with pytest.raises(SystemExit) as exit_:
+            main.main([*command, "--baseline", str(path)])
+        assert exit_.value.code == 2 and f"results[1] field {field}" in capsys.readouterr().err
+
+
+def test_every_committed_report_loads_as_a_baseline():
+    import glob
+
+    loaded = 0
+    for path in glob.glob(os.path.join(os.path.dirname(os.path.dirname(__file__)), "bench", "results", "*.json")):
+        try:
+            loaded += bool(baseline.load(path)["results"])
+        except UsageError as exc:
+            assert "has no timed records" in str(exc)
+    assert loaded > 100

@@ -63,6 +63,26 @@ def test_bench_finds_its_scene_after_its_options(capsys):
     assert code == 2 and "--precision applies to the particles scene's GPU kernels" in err
 
 
+@pytest.mark.parametrize("argv, option", [
+    (["bench", "--steps", "5", "sdh"], "--steps 5"),
+    (["bench", "--warmup", "0", "durbin"], "--warmup 0"),
+    (["bench", "--preset", "seed", "heat"], "--preset seed"),
+    (["bench", "--variant", "all", "heat"], "--variant all"),
+    (["bench", "--quiet", "--variant=all", "heat"], "--variant=all"),
+])
+def test_an_option_the_scene_s_own_bench_lacks_is_named_wherever_the_scene_stands(capsys, argv, option):
+    """The scene's own bench parses (not balls'), and says which option it does not take."""
+    err = usage_error(capsys, *argv)
+    assert f"error: unrecognized arguments: {option}\n" in err and "Traceback" not in err
+    assert main.placed(argv)[0] == argv[-1]
+
+
+def test_help_after_an_option_the_scene_lacks_is_the_scene_s(capsys):
+    with pytest.raises(SystemExit):
+        main.main(["bench", "--steps", "5", "sdh", "--help"])
+    assert "--width WIDTH" in capsys.readouterr().out
+
+
 def test_help_after_the_scene_lists_the_scene_s_options(capsys):
     with pytest.raises(SystemExit):
         main.main(["run", "--headless", "heat", "--help"])

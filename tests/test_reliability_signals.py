@@ -126,6 +126,25 @@ def test_a_signal_stops_the_window_between_frames(sig, code):
     assert "SystemError" not in err and "Traceback" not in err, err
 
 
+@pytest.mark.window
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_closes_the_viewer_as_a_quit_does_with_its_settings_saved(tmp_path, sig, code):
+    """Ctrl-C in the window: exit 130, and the settings saved as Esc Esc saves them (none half-written)."""
+    if not os.environ.get("DISPLAY"):
+        pytest.skip("needs a display (make test runs under Xvfb)")
+    config = tmp_path / "config"
+    proc = start([sys.executable, "main.py", "view", "heat", "--preset", "dli"],
+                 env={**CLEAN_ENV, "DISPLAY": os.environ["DISPLAY"], "KERNEL_LAB_CONFIG_DIR": str(config)})
+    time.sleep(8.0)  # the window opens, compiles and steps
+    assert proc.poll() is None, proc.stderr.read()
+    proc.send_signal(sig)
+    assert proc.wait(timeout=60) == code
+    err = proc.stderr.read()
+    assert "Traceback" not in err and "settings not saved" not in err, err
+    saved = (config / "settings.toml").read_text()
+    assert 'scene = "heat"' in saved and 'preset = "dli"' in saved and leftovers(config) == []
+
+
 def test_sighup_stops_a_balls_benchmark_with_129():
     proc = start([sys.executable, "main.py", "bench", "balls", "--preset", "block", "-n", "20000", "--steps", "100000"])
     assert "Ctrl-C stops it" in proc.stderr.readline()  # the run's time estimate

@@ -47,6 +47,37 @@ def test_template_refuses_to_overwrite_unless_forced(tmp_path, capsys):
     assert target.read_text().startswith("// One step of the heat stencil")
 
 
+@pytest.mark.parametrize("kind", ["character device", "directory", "FIFO", "dangling link", "looping link"])
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_template_says_at_once_why_a_target_cannot_be_written(tmp_path, capsys, kind, force):
+    import os
+
+    target = {"character device": "/dev/null", "directory": str(tmp_path)}.get(kind, str(tmp_path / "target"))
+    if kind == "FIFO":
+        os.mkfifo(target)
+    elif kind.endswith("link"):
+        os.symlink(target if kind == "looping link" else tmp_path / "nowhere", target)
+    assert main.main(["template", "heat", "-o", target, *force]) == 2
+    err = capsys.readouterr().err
+    said = {"dangling link": "symbolic link (not followed)", "looping link": "symbolic link (not followed)"}
+    assert f"template file {target!r} is a {said.get(kind, kind)}: not replaced" in err and "--force" not in err
+
+
+def test_template_hints_and_header_name_the_file_written_quoted(tmp_path, capsys):
+    target = tmp_path / "my kernels" / "hot step.cu"
+    target.parent.mkdir()
+    assert main.main(["template", "heat", "-o", str(target)]) == 0
+    quoted = f"'{target}'"
+    assert capsys.readouterr().err.splitlines()[1:] == [f"  python main.py check heat --kernel-file {quoted}",
+                                                        f"  python main.py view heat --kernel-file {quoted}"]
+    header = target.read_text().splitlines()[2:4]
+    assert header[0].startswith(f"//   python main.py view heat --kernel-file {quoted}     the scene steps")
+    assert header[1].startswith(f"//   python main.py check heat --kernel-file {quoted}    every size")
+    assert "--kernel-file step.cu" not in "".join(header)
+    template = source_path("sim/heat/templates/step.cu").read_text()
+    assert len(target.read_text().splitlines()) == len(template.splitlines()), "the kernel's lines stay where they are"
+
+
 @pytest.mark.parametrize("argv, words", [
     (["template", "heat", "forces"], "the heat scene has no replaceable stage 'forces' (choose from step)"),
     (["template", "nowhere"], "unknown scene 'nowhere' (choose from"),
@@ -111,6 +142,48 @@ def test_a_good_kernel_on_a_machine_without_a_gpu_exits_3_saying_so(my_step, cap
 def test_check_refuses_bad_input_with_exit_2(my_step, capsys, extra, words):
     assert exit_code(["check", "heat", "--kernel-file", str(my_step), *extra]) == 2
     assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--seeds", "1e300"], "argument --seeds: must be at most 4,294,967,296 (seeds 0..K-1 are 32-bit), got 1e+300"),
+    (["--seeds", "1e9"], "check heat step: 4,000,000,000 cases (sizes 9, 1,073, 7,000, 3,000,000 x 1,000,000,000 "
+                         "seeds) needs about 3.04 PB of memory; this machine has"),
+    (["--sizes", "1e12"], "check heat step: 3 cases (size 1,000,000,000,000 x 3 seeds) needs about 19 TB of memory"),
+    (["--sizes", "1e300", "--seeds", "2"], "(size 1e+300 x 2 seeds) needs about"),
+])
+def test_check_refuses_sizes_and_seeds_past_this_machine_before_making_anything(my_step, capsys, monkeypatch,
+                                                                                 extra, words):
+    from sim import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 8 << 30)
+    monkeypatch.setattr(user_commands.Sandbox, "__init__", lambda *a: pytest.fail("refused before the sandbox"))
+    assert exit_code(["check", "heat", "--kernel-file", str(my_step), *extra]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+
+
+def test_check_refuses_a_run_past_a_week(tmp_path, capsys):
+    """sdh's CPU twin takes every pair: 10^8 atoms fit in memory, not in a week."""
+    kernel = tmp_path / "my_sdh.cu"
+    assert main.main(["template", "sdh", "-o", str(kernel)]) == 0
+    capsys.readouterr()
+    assert exit_code(["check", "sdh", "--kernel-file", str(kernel), "--sizes", "1e8", "--seeds", "1"]) == 2
+    assert ("check sdh histogram: 1 case (size 100,000,000 x 1 seed) would take about"
+            in capsys.readouterr().err)
+
+
+def test_a_long_check_is_announced_with_its_estimate(my_step, capsys, monkeypatch):
+    from sim import resources
+    from sim.userkernel.estimate import check_estimate
+
+    stage = SCENES["heat"].user_stage(None)
+    adapter = user_source.adapter(user_source.load(my_step, SCENES["heat"]))
+    assert not check_estimate(SCENES["heat"], stage, adapter, list(adapter.sizes()), 3).long
+    big = check_estimate(SCENES["heat"], stage, adapter, [1 << 28], 3)
+    assert big.long and 2 << 30 < big.memory < 8 << 30, big
+    monkeypatch.setattr(resources, "available_memory", lambda: 64 << 30)
+    resources.check(big)
+    assert capsys.readouterr().err.startswith("check heat step: 3 cases (size 268,435,456 x 3 seeds): about ")
 
 
 def test_check_refuses_a_missing_file_and_a_json_that_is_the_kernel(my_step, tmp_path, capsys):
@@ -195,6 +268,34 @@ def test_check_exits_1_naming_the_wrong_cells_the_overflow_and_the_time_out(my_s
     labels = [line.split(")")[0].strip() + ")" for line in text.splitlines() if line.strip().startswith("cell (")]
     assert labels and all(label.startswith("cell (36, ") for label in labels)
     assert "0 of 2 cases correct; 2 wrong" in text
+
+
+class SlowBox(TwinBox):
+    """TwinBox with the user's kernel ``factor`` times slower."""
+
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def run(self, source, inputs, block, repeats=0, builtin=()):
+        result = super().run(source, inputs, block, repeats, builtin)
+        return RunResult(result.outputs, [ms * self.factor for ms in result.ms], result.overflow, result.builtin_ms,
+                         result.device)
+
+
+def test_bench_with_a_kernel_file_compares_with_its_own_json_as_the_baseline(my_step, capsys, monkeypatch, tmp_path):
+    old = tmp_path / "old.json"
+    monkeypatch.setattr(user_commands, "Sandbox", TwinBox())
+    assert main.main(["bench", "heat", "--kernel-file", str(my_step), "--json", str(old), "--quiet"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(user_commands, "Sandbox", SlowBox(3.0))
+    assert main.main(["bench", "heat", "--kernel-file", str(my_step), "--baseline", str(old), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert f"against the baseline {old} (Test GPU," in text
+    mine = text.split("stage heat step  n 3000000  variant my_step.cu  block 32x8\n")[1].splitlines()[1]
+    assert mine.split()[0] == "median_ms" and "3.000" in mine and mine.endswith("slower")
+    shared = text.split("variant shared  block 32x8\n")[1].splitlines()[1]
+    assert "1.000" in shared and shared.endswith("same within error")
 
 
 # --- on the GPU: check heat with the template and planted wrong kernels ------------------------------------

@@ -8,7 +8,7 @@ starts clean and saves nothing.
 Kept: the scene and backend; per scene its preset and count, variant, block, options, switches,
 sliders, tool values, colour mode and fixed colour ranges, camera and camera bookmarks (Ctrl+1..4
 save, 1..4 restore); the window's size, full screen and UI scale; the panel's open sections; the
-recording options. A file that is not TOML, is from another version, has the wrong shape, is
+recording options. A file that is not TOML, nests too deeply, is from another version, has the wrong shape, is
 larger than 1 MiB or is not a regular file (a FIFO, a link to /dev/zero: refused unread) is
 reported in one line and ignored: never fatal. A value that no longer applies (a preset renamed, a
 slider out of range) is skipped or clamped where it is applied.
@@ -17,11 +17,10 @@ slider out of range) is skipped or clamped where it is applied.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
 from sim.cli import UsageError
-from sim.reader import read_input
+from sim.reader import read_toml
 from sim.writer import OutputError, write_text
 
 VERSION = 1
@@ -64,12 +63,10 @@ class Settings:
         if not os.path.lexists(path):
             return cls(path)
         try:
-            data = tomllib.loads(read_input(path, "settings file", SIZE_LIMIT).decode("utf-8"))
-        except UsageError as exc:  # not a regular file, too large, unreadable: said before reading it
+            data = read_toml(path, "settings file", SIZE_LIMIT)
+        except UsageError as exc:  # not a regular file, too large, not TOML, nested too deeply
             return cls(path, problem=f"{exc}; ignored, starting clean")
-        except tomllib.TOMLDecodeError as exc:
-            return cls(path, problem=f"settings file {path} is not valid TOML ({exc}): ignored, starting clean")
-        except (OSError, UnicodeDecodeError) as exc:
+        except OSError as exc:
             return cls(path, problem=f"settings file {path} cannot be read ({exc}): ignored, starting clean")
         version = data.get("version")
         if version != VERSION:

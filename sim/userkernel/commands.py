@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 
 from sim import cli
@@ -23,7 +24,6 @@ from sim.userkernel.sandbox import Sandbox, SandboxError
 
 CHECK_REPEATS = 20  # timed launches a case (after a warm-up)
 BENCH_REPEATS = 100
-MAX_ITEMS = 1 << 28  # check keeps each case's inputs and both results on the host
 
 
 def stages_text() -> str:
@@ -71,13 +71,16 @@ def run_template(args) -> int:
             raise UsageError("--force replaces the file of -o: add -o FILE, or leave it out")
         sys.stdout.write(text)
         return 0
+    check_target(args.output, "template file")  # a folder, FIFO, device or link: why, at once (--force or not)
     if os.path.lexists(args.output) and not args.force:
         raise UsageError(f"{args.output!r} exists: not replaced (add --force to replace it)")
-    check_target(args.output, "template file")
+    quoted = shlex.quote(args.output)
+    if "\n" not in quoted and "\r" not in quoted:  # the header's commands name the file written, to paste
+        text = text.replace(f"--kernel-file {os.path.basename(stage.template)}", f"--kernel-file {quoted}")
     write_text(args.output, text, "template file")
     print(f"wrote the {s.name} {stage.name} template to {args.output}; next:\n"
-          f"  check {s.name} --kernel-file {args.output}\n  view {s.name} --kernel-file {args.output}",
-          file=sys.stderr)
+          f"  python main.py check {s.name} --kernel-file {quoted}\n"
+          f"  python main.py view {s.name} --kernel-file {quoted}", file=sys.stderr)
     return 0
 
 
@@ -158,22 +161,32 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
     _add_kernel_arguments(p, CHECK_REPEATS)
     p.add_argument("--sizes", type=cli.counts, help="comma-separated item counts (default: the stage's edge sizes "
                                                     "and a large one)")
-    p.add_argument("--seeds", type=cli.positive_int, default=3, metavar="K",
+    p.add_argument("--seeds", type=_seeds, default=3, metavar="K",
                    help="random inputs for each size, seeds 0..K-1 (default 3)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
 
 
+def _seeds(text: str) -> int:
+    """--seeds K: seeds 0..K-1, each a generator's 32-bit seed (so K is at most 2^32)."""
+    count = cli.positive_int(text)
+    if count > cli.SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be at most {cli.SEED_LIMIT:,} (seeds 0..K-1 are 32-bit), "
+                                         f"got {cli.count_text(count)}")
+    return count
+
+
 def run_check(args) -> int:
-    from sim import progress
+    from sim import progress, resources
     from sim.bench import git_commit, publish
+    from sim.userkernel.estimate import check_estimate
 
     src, adapter, block = _load(args)
     sizes = list(dict.fromkeys(args.sizes or adapter.sizes()))
-    seeds = list(range(args.seeds))
+    seeds = range(args.seeds)  # never a list: K is bounded by the estimate, not by building it
+    estimate = check_estimate(_spec(src.scene), src.stage, adapter, sizes, args.seeds)
+    resources.check(estimate)  # past this machine's memory or a week: refused (exit 2); long: announced
     first = {}
     for size in sizes:  # every size checked (and its first inputs made) before anything runs
-        if size > MAX_ITEMS:
-            raise UsageError(f"--sizes: {size:,} {adapter.item}s is more than check takes ({MAX_ITEMS:,})")
         try:
             first[size] = adapter.inputs(size, seeds[0])
         except ValueError as exc:
@@ -181,7 +194,7 @@ def run_check(args) -> int:
     if not _compiles(src, "check"):
         return EXIT_USAGE
     with Sandbox(args.time_limit) as box, progress.Progress(f"check {src.variant}", len(sizes) * len(seeds),
-                                                           "cases") as bar:
+                                                           "cases", show=estimate.long) as bar:
         try:
             cases = grader.grade(src, adapter, sizes, seeds, block, box, args.repeats,
                                  lambda done: bar.advance(1), first)
@@ -240,10 +253,13 @@ def run_bench(args) -> int:
         lines.append(f"  your kernel's result is wrong ({comparison.mismatches:,} {adapter.item}s differ"
                      + "".join(f"; {m}" for m in result.overflow) + f"): check {src.scene} --kernel-file "
                      f"{src.name} shows where")
+    block_field = list(block) if isinstance(block, tuple) else block
+    workload = f"{src.scene} {src.stage.name}"
     report = {"device": result.device, "commit": git_commit(),
               "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-              "workload": f"{src.scene} {src.stage.name}", "file": src.name, "size": size,
-              "block": list(block) if isinstance(block, tuple) else block, "correct": correct,
-              "results": [{"variant": name, "median_ms": medians[name], "ms": ms} for name, ms in times.items()]}
-    publish(report, "\n".join(lines), args.json)
+              "workload": workload, "file": src.name, "size": size, "block": block_field, "correct": correct,
+              # each record names its configuration (sim.baseline.KEYS): --baseline compares record by record
+              "results": [{"stage": workload, "n": size, "variant": name, "block": block_field,
+                           "median_ms": medians[name], "ms": ms} for name, ms in times.items()]}
+    publish(report, "\n".join(lines), args.json, args.baseline)
     return 0 if correct else EXIT_FAILED

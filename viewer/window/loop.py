@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from sim import interrupts
 from viewer.settings import Settings
 from viewer.window.startup import WarmUp, draw_compile_box
 
@@ -46,8 +47,9 @@ class FrameLoop:
                     spare = 1.0 / rate - (time.perf_counter() - viewer.last_tick)
                     if spare > 0:
                         time.sleep(spare)
-        finally:  # closed by the user, or stopped by a signal (Ctrl-C): settings kept, recording finished
-            viewer.close()
+        finally:  # closed by the user, or stopped by a signal (Ctrl-C): closed as a quit, settings saved
+            with interrupts.answering():
+                viewer.close()
 
     # --- the scene's first frame on a worker thread ------------------------------------------------
     def warming_up(self, dt: float) -> bool:
