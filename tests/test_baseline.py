@@ -218,4 +218,4 @@ def test_every_committed_report_loads_as_a_baseline():
             loaded += bool(baseline.load(path)["results"])
         except UsageError as exc:
             assert "has no timed records" in str(exc)
-    assert loaded > 100
+    assert loaded > 20  # bench/results keeps the newest figures per device and workload
