@@ -369,3 +369,24 @@ def test_reset_restarts_the_recursion_and_keeps_the_sliders():
     lpc_scene.set_param("order", 24)
     lpc_scene.reset()
     assert lpc_scene.lpc.order == 24
+
+
+@pytest.mark.parametrize("garbage", [np.nan, np.inf, -1e300], ids=["nan", "inf", "huge"])
+def test_lpc_plots_take_a_learners_garbage_coefficients_and_say_so(garbage):
+    import warnings
+
+    s = create_scene("durbin", preset="lpc")
+    s.advance_frame()
+    s.lpc.y[:, 3] = garbage  # what a kernel one recursion step short, or racing, can leave
+    s.lpc.alphas[:, -1] = garbage
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning noise on the terminal either
+        for frame in (0, s.lpc.frames - 1):
+            plots = s.lpc.plots(frame, None, None, False)
+            z_plane = next(p for p in plots if "poles" in p.title)
+            poles = next(series for series in z_plane.series if series.label == "poles")
+            if np.isfinite(garbage):
+                assert poles.x.size == s.lpc.order and "none" not in z_plane.title
+            else:
+                assert poles.x.size == 0 and "(none: a coefficient is NaN or inf)" in z_plane.title
+        s.stats()

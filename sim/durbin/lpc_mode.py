@@ -86,20 +86,27 @@ class LpcMode:
     # --- one frame -----------------------------------------------------------------------------------
     def errors(self, frame: int) -> np.ndarray:
         """E_0 .. E_p of the frame: normalised prediction-error power against order."""
-        return plots.prediction_errors(self.alphas[frame])
+        with np.errstate(over="ignore", invalid="ignore"):
+            return plots.prediction_errors(self.alphas[frame])
 
     def gain_db(self, frame: int) -> float:
         return float(-db(self.errors(frame)[-1]))
 
     def poles(self, frame: int) -> np.ndarray:
-        """The roots of z^p A(z) = z^p + a_1 z^(p-1) + ... + a_p."""
-        return np.roots(np.concatenate([[1.0], self.y[frame]]))
+        """The roots of z^p A(z) = z^p + a_1 z^(p-1) + ... + a_p; none where a coefficient is not finite (a
+        learner's kernel can leave NaN or inf: there is no polynomial to solve)."""
+        a = np.concatenate([[1.0], self.y[frame]])
+        if not np.isfinite(a).all():
+            return np.zeros(0, np.complex128)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.roots(a)
 
     def envelope(self, frame: int) -> np.ndarray:
         """E_p R_0 / |A(e^jw)|^2 at the display spectrum's frequencies."""
         a = np.concatenate([[1.0], self.y[frame]])
-        response = np.abs(np.fft.rfft(a, NFFT)) ** 2
-        return self.errors(frame)[-1] * self.r0[frame] / np.maximum(response, 1e-300)
+        with np.errstate(over="ignore", invalid="ignore"):  # garbage coefficients give a NaN curve, not warnings
+            response = np.abs(np.fft.rfft(a, NFFT)) ** 2
+            return self.errors(frame)[-1] * self.r0[frame] / np.maximum(response, 1e-300)
 
     def nearest_frame(self, seconds: float) -> int:
         return int(np.clip(np.argmin(np.abs(self.centres - seconds)), 0, self.frames - 1))
@@ -199,7 +206,8 @@ class LpcMode:
     def z_plane(self, frame: int) -> Plot:
         poles = self.poles(frame)
         theta = np.linspace(0.0, 2.0 * np.pi, 361)
-        return Plot(f"frame {frame}: poles of 1/A(z)", [
+        finite = poles.size or not self.y.shape[1]
+        return Plot(f"frame {frame}: poles of 1/A(z)" + ("" if finite else " (none: a coefficient is NaN or inf)"), [
             Series("unit circle", np.cos(theta), np.sin(theta), "line", CIRCLE_RGBA),
             Series("poles", poles.real.copy(), poles.imag.copy(), "scatter", POLE_RGBA),
         ], "Re z", "Im z", equal_aspect=True, x_limits=(-1.25, 1.25), y_limits=(-1.25, 1.25), height=0.6)
