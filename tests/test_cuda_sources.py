@@ -6,6 +6,7 @@ this list cannot drift from what runs on a GPU. NVRTC releases the GIL while it 
 builds compile on a thread per core, each test waiting for its own.
 """
 
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -30,9 +31,11 @@ class CompileError(Exception):
     """NVRTC's log of a build that did not compile."""
 
 
+@functools.cache
 def compile_cubin(source: str, name: str, options: tuple[str, ...]) -> bytes:
     """Compile to a cubin (not PTX: a newer NVRTC's PTX may not load on an older driver); CompileError
-    with NVRTC's log if it does not compile."""
+    with NVRTC's log if it does not compile. Once a run for each text and options: the other test files
+    that build a product kernel (a planted fault beside the plain build) reuse the cubin built here."""
     prog = check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []))
     try:
         opts = [ARCH, *(o.encode() for o in options)]
