@@ -1,4 +1,5 @@
-# Two entry points: `make run` (install, launch the viewer) and `make test` (install, lint, every test).
+# Two entry points: `make run` (install, launch the viewer) and `make test` (install, lint, every test; the
+# GPU tests that make a kernel fault on purpose only with PYTEST_ARGS="-m gpu_fault", in a run of their own).
 # Each sets itself up on a fresh Debian machine with python3: the virtual environment in .venv,
 # and the few system packages it needs (installed with apt-get when missing; needs root or sudo).
 
@@ -19,7 +20,7 @@ run: install system-run
 	$(BIN)/python main.py
 
 test: install system-test lint
-	xvfb-run -a -s "-screen 0 1920x1080x24" $(BIN)/python -m pytest -ra $(PYTEST_ARGS)
+	xvfb-run -a -s "-screen 0 1920x1080x24" $(BIN)/python -m pytest -ra --durations=15 $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One device call: set up the viewer's wheels and EGL libraries (carried as .whl and .gl), then run
-# what is asked: `tests` (pytest -m gpu, every GPU test), `regress` (bench/regress.sh: every workload's
+# what is asked: `tests` (pytest -m gpu, every GPU test; those that make a kernel fault on purpose in a run of
+# their own after every other step), `regress` (bench/regress.sh: every workload's
 # headline figure beside its peer and the last committed figures), or any other bench script under bench/.
 # Logs and JSON go to /tmp/out, and back through $OUT as results.tar.gz with the logs, after each step
 # (a call cut short still brings back what finished).
@@ -27,18 +28,23 @@ bring_back() {  # the device tool brings back a few files: everything in one arc
   cp "$out"/*.log "$out"/regress-log.txt "$out"/regress.json "$OUT"/ 2>/dev/null
   return 0
 }
+faults=  # the GPU tests that make a kernel fault on purpose: a pytest run of their own, the call's last step
+gpu_tests() {  # LOG_NAME PYTEST_ARGS...: one pytest run, its log written where it comes back as it grows
+  local name=$1 log; shift
+  log="${OUT:-$out}/$name"
+  python3 -m pytest -v -p no:cacheprovider -ra "$@" > "$log" 2>&1
+  echo "pytest exit $?" >> "$log"
+  [ "$log" -ef "$out/$name" ] || cp "$log" "$out/$name"
+  grep -E "^(FAILED|ERROR)|passed|failed|pytest exit" "$log" | tail -30
+}
 for what in "$@"; do
   case "$what" in
-    tests)  # GPU_TESTS: the files to run (default all: 352 s on an H100 at 8afb642, the gate 140 s more). Put
-            # `regress` first: the suite ends with kernels that fault on purpose, and after an MMU fault the
-            # driver makes later GL draws of CUDA-written data on that GPU stall (tests/conftest.py)
+    tests)  # GPU_TESTS: the files to run (default all: 352 s on an H100 at 8afb642, the gate 140 s more). The
+            # tests marked gpu_fault (a kernel that faults on purpose) run after every other step: after an MMU
+            # fault the driver makes later GL draws of CUDA-written data on that GPU stall (tests/conftest.py)
       # shellcheck disable=SC2086
-      # (the log is written where it comes back as it grows: a call cut short still names the tests run)
-      log="${OUT:-$out}/pytest-gpu.log"
-      python3 -m pytest -v -m gpu -p no:cacheprovider -ra --durations=25 ${GPU_TESTS:-tests} > "$log" 2>&1
-      echo "pytest exit $?" >> "$log"
-      [ "$log" -ef "$out/pytest-gpu.log" ] || cp "$log" "$out/pytest-gpu.log"
-      grep -E "^(FAILED|ERROR)|passed|failed|pytest exit" "$log" | tail -30 ;;
+      gpu_tests pytest-gpu.log -m gpu --durations=25 ${GPU_TESTS:-tests}
+      faults=${GPU_TESTS:-tests} ;;
     regress)
       bash bench/regress.sh "$out" .peers ;;
     *)
@@ -46,3 +52,8 @@ for what in "$@"; do
   esac
   bring_back  # after each step: a call cut short by its time limit still brings back what finished
 done
+if [ -n "$faults" ]; then
+  # shellcheck disable=SC2086
+  gpu_tests pytest-gpu-fault.log -m gpu_fault $faults
+  bring_back
+fi

@@ -6,6 +6,7 @@ this list cannot drift from what runs on a GPU. NVRTC releases the GIL while it 
 builds compile on a thread per core, each test waiting for its own.
 """
 
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -24,9 +25,12 @@ class CompileError(Exception):
     """NVRTC's log of a build that did not compile."""
 
 
+@functools.cache
 def compile_cubin(source: str, name: str, options: tuple[str, ...]) -> bytes:
     """Compile to a cubin with the product's NVRTC driver (in this process, on the pool's threads: NVRTC
-    releases the GIL); CompileError with NVRTC's log if it does not compile."""
+    releases the GIL); CompileError with NVRTC's log if it does not compile. Once a run for each text and
+    options: the other test files that build a product kernel (a planted fault beside the plain build) reuse
+    the cubin built here."""
     out = sim_nvrtc.run_here(source, name, options, "sm_90")
     if not out.ok:
         raise CompileError(f"{name} {' '.join(options)}:\n{out.log}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -223,22 +224,18 @@ def test_a_fault_costs_the_worker_and_the_next_run_starts_another(plain_source, 
 
 
 def test_a_run_interrupted_in_the_caller_leaves_no_stale_answer_for_the_next(plain_source):
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    before = signal.signal(signal.SIGALRM, interrupt)
+    ctrl_c = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))  # Ctrl-C (pytest-timeout owns SIGALRM)
     try:
         with Sandbox(time_limit_s=30.0, job=napping_job) as box:
             first = int(box.run(plain_source, {}, 32).outputs["pid"])
-            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            ctrl_c.start()
             with pytest.raises(KeyboardInterrupt):
                 box.run(plain_source, {"nap": 60.0}, 32)
             started = time.monotonic()
             assert int(box.run(plain_source, {}, 32).outputs["pid"]) != first
             assert time.monotonic() - started < 20
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, before)
+        ctrl_c.cancel()
 
 
 def test_a_worker_that_cannot_start_says_why_and_the_sandbox_closes_cleanly(plain_source, monkeypatch):
