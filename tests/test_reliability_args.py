@@ -134,7 +134,7 @@ def test_every_course_command_accepts_quiet(capsys, argv):
     (["--kernel", "fast"], "--kernel applies to the GPU kernels"),
     (["--block", "64"], "--block applies to the GPU kernels"),
     (["--kernel", "fast", "--block", "64"], "--kernel and --block apply to the GPU kernels"),
-    (["--baseline", str(Path(__file__).resolve().parent.parent / "bench" / "results" / "h100-sdh-23e728e.json")],
+    (["--baseline", str(Path(__file__).resolve().parent.parent / "bench" / "results" / "h100-sdh-c1220c0.json")],
      "--baseline applies to the GPU kernels"),
 ])
 def test_bench_sdh_on_the_cpu_refuses_gpu_options(capsys, extra, named):

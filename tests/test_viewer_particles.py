@@ -196,6 +196,8 @@ def test_window_switches_balls_particles_balls(viewer):
     viewer.tick()
     ctl.switch_scene("particles")
     viewer.tick()
+    while viewer.loop.warm_up is not None:  # a switched-to scene runs: its first frame on the worker (keys wait)
+        viewer.tick()
     assert viewer.scene.spec.name == "particles" and viewer.view.points.box.side == pytest.approx(viewer.scene.size)
     assert not viewer.camera.orbit_enabled
     ctl.set_count(N)
