@@ -254,10 +254,11 @@ def measure_returning(run: Callable[[], object], clock, *, between: Callable[[],
     return timing, results[-1]
 
 
-def samples(run: Callable[[], object], clock, repeats: int) -> list[float]:
+def samples(run: Callable[[], object], clock, repeats: int, setup: Callable[[], object] | None = None) -> list[float]:
     """Exactly ``repeats`` timed runs of ``run`` after one untimed one, in ``clock``'s milliseconds: a fixed
-    count (the best of a few runs, a table of built-in times) where no interval is asked for."""
-    return list(measure(run, clock, warmup=1, min_repeats=repeats, max_repeats=repeats).samples)
+    count (the best of a few runs, a table of built-in times) where no interval is asked for. ``setup`` runs
+    untimed before each (zeroing an accumulator the run adds to)."""
+    return list(measure(run, clock, setup=setup, warmup=1, min_repeats=repeats, max_repeats=repeats).samples)
 
 
 def _next_batch(n: int, min_repeats: int, elapsed: float, budget_s: float, max_repeats: int,

@@ -298,6 +298,59 @@ def test_bench_with_a_kernel_file_compares_with_its_own_json_as_the_baseline(my_
     assert "1.000" in shared and shared.endswith("same within error")
 
 
+# --- check --baseline --------------------------------------------------------------------------------------
+def test_check_with_a_baseline_prints_each_cases_ratio_and_correctness_then_and_now(my_step, capsys, monkeypatch,
+                                                                                   tmp_path):
+    old = tmp_path / "old.json"
+    monkeypatch.setattr(user_commands, "Sandbox", TwinBox())
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9,1073", "--seeds", "1",
+                      "--json", str(old), "--quiet"]) == 0
+    capsys.readouterr()
+
+    class SlowAndWrong(SlowBox):  # three times slower, and the last column wrong
+        def run(self, source, inputs, block, repeats=0, builtin=()):
+            result = super().run(source, inputs, block, repeats, builtin)
+            right_column_wrong(result.outputs["tout"])
+            return result
+    monkeypatch.setattr(user_commands, "Sandbox", SlowAndWrong(3.0))
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9,1073,7000", "--seeds", "1",
+                      "--baseline", str(old), "--quiet"]) == 1
+    text = capsys.readouterr().out
+    comparison = text.split(f"against the baseline {old} ({my_step}; Test GPU, commit ")[1].splitlines()
+    assert comparison[1].split() == ["size", "seed", "ms", "then", "ms", "now", "now/then", "correct", "then", "->",
+                                     "now"]
+    assert comparison[2].split() == ["9", "0", "0.5000", "1.5000", "3.000", "yes", "->", "no"]
+    assert comparison[3].split() == ["1,073", "0", "0.5000", "1.5000", "3.000", "yes", "->", "no"]
+    assert comparison[4].split() == ["7,000", "0", "-", "1.5000", "-", "not", "in", "the", "baseline", "->", "no"]
+
+
+def test_check_refuses_a_baseline_of_another_stage_before_running(my_step, capsys, monkeypatch, tmp_path):
+    old = tmp_path / "sdh.json"
+    old.write_text(json.dumps({"device": "Test GPU", "scene": "sdh", "stage": "histogram", "file": "h.cu",
+                               "cases": [{"size": 1, "seed": 0, "correct": True, "ms": 0.1}]}))
+    monkeypatch.setattr(user_commands, "Sandbox", lambda *a: pytest.fail("nothing may run"))
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--baseline", str(old), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"baseline '{old}' is a check of sdh histogram, not of heat step" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("content, says", [
+    ({"results": [{"variant": "global", "median_ms": 1.0}]}, "is not a check report (no \"cases\" list"),
+    ({"scene": "heat", "stage": "step", "cases": [{"size": 9, "seed": 0, "correct": "yes"}]},
+     "cases[0] field \"correct\" is not true or false"),
+    ({"scene": "heat", "stage": "step", "cases": [{"size": 9, "correct": True}]}, "cases[0] has no \"seed\""),
+    ({"stage": "step", "cases": []}, "does not say its scene"),
+])
+def test_check_refuses_a_baseline_that_is_no_check_report(my_step, capsys, tmp_path, content, says):
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(content))
+    with pytest.raises(SystemExit) as exit:
+        main.main(["check", "heat", "--kernel-file", str(my_step), "--baseline", str(old)])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert "--baseline" in err and says in err
+
+
 # --- on the GPU: check heat with the template and planted wrong kernels ------------------------------------
 def check_json(tmp_path, capsys, name: str, *extra: str):
     path = heat_source(name).path

@@ -187,6 +187,55 @@ def test_the_mismatch_table_and_the_first_diverging_step(ctl, tmp_path):
 
 
 
+def timed_by_text(live, ms_by_text: dict, **reported):
+    """The live stage's stand-in sandbox reports ``ms_by_text[text]`` as each step's kernel time (and the
+    attributes ``reported`` on each result, as a sandbox that measures more would)."""
+    run = live.sandbox.run
+
+    def timed(build, *args, **kwargs):
+        result = run(build, *args, **kwargs)
+        result.checked_ms = ms_by_text[build.text]
+        for name, value in reported.items():
+            setattr(result, name, value)
+        return result
+    live.sandbox.run = timed
+
+
+def test_every_attempt_is_a_row_and_a_point_newest_first(ctl, tmp_path):
+    from viewer.panel.user_attempts import attempt_table
+
+    faster = GOOD.replace("cell by cell", "cell by cell, again")
+    path = write(tmp_path / "my_step.cu", GOOD)
+    assert loaded(ctl, path)
+    timed_by_text(ctl.kernel.live, {GOOD: 0.25, WRONG: 0.5, faster: 0.125})
+    for text in (None, WRONG, BROKEN, faster):  # the first load, then three saves
+        if text is not None:
+            assert loaded(ctl, write(path, text), text)
+        for _ in range(3):
+            ctl.single_step()
+    headings, rows = attempt_table(ctl.kernel.live.attempts)
+    assert headings == ("#", "built", "correct", "ms"), "no limit or registers column where none is reported"
+    assert [(r[0], r[2], r[3]) for r in rows] == [("4", "yes", "0.1250"), ("3", "does not compile", "-"),
+                                                  ("2", "no: 1 wrong", "0.5000"), ("1", "yes", "0.2500")]
+    assert all(len(r[1]) == 8 and r[1].count(":") == 2 for r in rows), "built at HH:MM:SS"
+    live = ctl.kernel.live
+    assert [a.steps for a in live.attempts.items] == [3, 6, 0, 3], "the last good build ran on through the broken save"
+    xs, ys = live.attempts.series()
+    assert xs.tolist() == [1, 2, 4] and ys.tolist() == [0.25, 0.5, 0.125]
+
+
+def test_the_attempt_table_shows_the_limit_and_registers_where_the_sandbox_reports_them(ctl, tmp_path):
+    from viewer.panel.user_attempts import attempt_table
+
+    path = write(tmp_path / "my_step.cu", GOOD)
+    assert loaded(ctl, path)
+    timed_by_text(ctl.kernel.live, {GOOD: 0.25}, limit_percent=41.6, registers=18)
+    ctl.single_step()
+    headings, rows = attempt_table(ctl.kernel.live.attempts)
+    assert headings == ("#", "built", "correct", "ms", "% of limit", "registers")
+    assert (rows[0][0], rows[0][2], rows[0][4], rows[0][5]) == ("1", "yes", "42%", "18")
+
+
 def test_the_status_says_where_the_kernel_runs_and_what_q_does(ctl, tmp_path):
     path = write(tmp_path / "my_step.cu", GOOD)
     assert loaded(ctl, path)
@@ -268,6 +317,7 @@ def test_the_panel_draws_the_kernels_messages(fake_sandbox, tmp_path):
     path = write(tmp_path / "my_step.cu", GOOD)
     try:
         assert loaded(ctl, path)
+        ctl.single_step()  # a kernel time: the attempts' plot is drawn too
         good = render_pixels(ctl.scene, width, height, panel=True).astype(int)
         assert loaded(ctl, write(path, BROKEN))
         broken = render_pixels(ctl.scene, width, height, panel=True).astype(int)

@@ -253,13 +253,31 @@ class BallsGpu:
                 self.vel, self.spin_yz, self.ids = moving[1:]
             return
         self.count[:n].fill(0)
+        fn, grid, threads, args, shared = self.prepared_sweep(lifetime, margin, n)
+        fn(grid, threads, args, shared_mem=shared)
+
+    def take_sorted(self, z_max, z_min, capacity: int) -> None:
+        """Balls loaded already in the z-sweep's order, with their keys (host or device float32) and room for
+        ``capacity`` partners a ball: ``prepared_sweep`` then searches them as a pass does after its sort."""
+        self.z_max, self.z_min = cupy.asarray(z_max, cupy.float32), cupy.asarray(z_min, cupy.float32)
+        self.capacity = int(capacity)
+        self.partners = cupy.empty(self.capacity * self.stride, cupy.int32)
+
+    def prepared_sweep(self, lifetime: float, margin: float, n: int | None = None) -> tuple:
+        """A z-sweep's search of the sorted balls, ready to queue: (kernel, grid, block, arguments, dynamic
+        shared bytes). It adds to ``count``, which must be zero before each launch."""
+        n = self.n if n is None else n
+        block = self.block
         if self.variant == "texture":
             textures = (self._texture(self.pos[:n]), self._texture(self.vel[:n]))
         else:
             textures = (np.uint64(0), np.uint64(0))
         shared = 36 * block if self.variant == "shared" else 0
-        self.kernels["sweep"](*grid_for(n, block), (
-            self.pos, self.vel, *textures, self.z_max, self.z_min, *common, *lists), shared_mem=shared)
+        grid, threads = grid_for(n, block)
+        lists = (np.int32(self.capacity), np.int32(self.stride), self.count, self.partners, self.summary)
+        return self.kernels["sweep"], grid, threads, (
+            self.pos, self.vel, *textures, self.z_max, self.z_min, np.int32(n), np.float32(lifetime),
+            np.float32(margin), *lists), shared
 
     # --- what the pass found ---------------------------------------------------------------
     def host_lists(self) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import measure
 from sim.balls import kernels, proximity_cpu, world
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
 from sim.user_stages import Values, comparison, one_per_item
@@ -95,13 +94,21 @@ class ProximityStage:
         values = Values(want_count, got_count, wrong, order, label, "count")
         return comparison([values], n, "as sets: each ball's partners, in any order")
 
-    def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:
-        """A whole built-in pass (keys, sort, search and its read-back of the totals) on the same balls."""
+    def builtin_launch(self, variant: str, inputs: Arrays, block):
+        """The built-in sweep's search alone on the same sorted balls and keys, lists of the same capacity,
+        its counts zeroed before each launch, untimed, as the user's are: the keys, sort and reorder the
+        user's kernel is handed done, and the pass's read-back of its totals, are left out."""
         from sim.balls.gpu import BallsGpu
-        from sim.timing import NULL_TIMER
+        from sim.cuda import KernelError
+        from sim.userkernel.timing import Launch, zero
 
-        balls = BallsGpu(inputs["pos"], inputs["vel"], np.zeros_like(inputs["pos"]), variant, int(block))
-        return measure.samples(lambda: balls.proximity_pass(NULL_TIMER), measure.EventClock(), repeats)
+        try:
+            balls = BallsGpu(inputs["pos"], inputs["vel"], np.zeros_like(inputs["pos"]), variant, int(block))
+        except ValueError as exc:  # a block it is not built for: no column, as for any variant that cannot run
+            raise KernelError(str(exc)) from None
+        balls.take_sorted(inputs["z_max"], inputs["z_min"], int(inputs["k"]))
+        fn, grid, threads, args, shared = balls.prepared_sweep(float(inputs["t"]), float(inputs["margin"]))
+        return Launch(lambda: fn(grid, threads, args, shared_mem=shared), zero([balls.count]))
 
     # --- the live scene: a pass each step on its balls now; the user's pairs carry the step ------------------
     def scene_inputs(self, scene) -> Arrays:

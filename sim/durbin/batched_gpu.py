@@ -56,6 +56,17 @@ def batched(r, group: str | None = None, block: int | None = None, precision: st
     ``out``: (y, alphas, betas) arrays of those shapes and r's dtype to write into (a caller solving
     again and again reuses them); else new ones. Every kernel writes every entry, so they need no
     preparation."""
+    with cupy.cuda.Device(device):
+        run, solution = batched_launch(r, group, block, precision, version, device, stream, out)
+        run()
+    return solution
+
+
+def batched_launch(r, group: str | None = None, block: int | None = None, precision: str = "fp64",
+                   version: str = "4", device: int = 0, stream=None, out=None):
+    """(a call that queues the solve, (y, alphas, betas) it writes): ``batched`` with everything but the
+    launch done beforehand (the shape checked, the kernel looked up, its shared memory set), so a caller
+    can queue the same solve again and again, or time the launch alone. Queue it with ``device`` current."""
     dtype = DTYPES[precision]
     with cupy.cuda.Device(device):
         r = cupy.ascontiguousarray(cupy.asarray(r, dtype=dtype))
@@ -73,9 +84,12 @@ def batched(r, group: str | None = None, block: int | None = None, precision: st
                     not all(a.flags.c_contiguous for a in (y, alphas, betas)):
                 raise KernelError(f"batched out= must be {r.shape}, {r.shape} and ({systems},) contiguous arrays "
                                   f"of {r.dtype}")
-        if systems:
-            fn = cuda.kernel(kernels.batched(group, precision, version), device)
-            fn.max_dynamic_shared_size_bytes = smem
-            fn((blocks,), (threads,), (r, y, alphas, betas, np.int32(systems), np.int32(order)), shared_mem=smem,
-               stream=stream)
-    return y, alphas, betas
+        if not systems:
+            return (lambda: None), (y, alphas, betas)
+        fn = cuda.kernel(kernels.batched(group, precision, version), device)
+        fn.max_dynamic_shared_size_bytes = smem
+        args = (r, y, alphas, betas, np.int32(systems), np.int32(order))
+
+    def run() -> None:
+        fn((blocks,), (threads,), args, shared_mem=smem, stream=stream)
+    return run, (y, alphas, betas)

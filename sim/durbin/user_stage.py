@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import measure
 from sim.durbin import durbin_cpu, inputs, kernels
 from sim.user_stages import Values, comparison, exact_wrong, one_per_item
 from sim.userkernel.adapter import Arrays, Comparison, Output
@@ -72,17 +71,15 @@ class BatchedStage:
                              lambda k: f"system {k} beta", "betas"))
         return comparison(values, systems, "exact (bit for bit)")
 
-    def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:
+    def builtin_launch(self, variant: str, inputs: Arrays, block):
         """Each built-in group at its own default block (the lpc preset's choice): a group's block means
-        something else (a warp per system, a block per system). The product's own solve
-        (``sim.durbin.batched_gpu.batched``), into the same outputs every time."""
-        import cupy
-
+        something else (a warp per system, a block per system). The product's own launch
+        (``sim.durbin.batched_gpu.batched_launch``), prepared once, into the same outputs every time."""
         from sim.durbin import batched_gpu
+        from sim.userkernel.timing import Launch
 
-        r = cupy.asarray(inputs["r"])
-        out = (cupy.empty_like(r), cupy.empty_like(r), cupy.empty(r.shape[0], r.dtype))
-        return measure.samples(lambda: batched_gpu.batched(r, variant, out=out), measure.EventClock(), repeats)
+        run, _ = batched_gpu.batched_launch(inputs["r"], variant)
+        return Launch(run)
 
     # --- the live scene: the lpc preset's frames; the user's solution becomes the frames' y and alphas -----
     def scene_inputs(self, scene) -> Arrays:

@@ -196,20 +196,25 @@ class HeatGpu:
                 "rows": self.rows() if self.kernel == "temporal" else None, "stride": self.stride}
 
     # --- stepping -------------------------------------------------------------------------------------
-    def _launch(self, k: int = 1) -> None:
-        """One launch: k steps (temporal) or one, then swap."""
+    def prepared(self, k: int = 1) -> tuple:
+        """One launch of k steps (temporal) or one, from the current buffer into the other, ready to queue:
+        (kernel, grid, block, arguments, dynamic shared bytes)."""
         bx, by = self.block
         common = (np.int32(self.ni), np.int32(self.nj), np.int64(self.stride), self.tfac)
         if self.kernel == "temporal":
             rows = self.rows(k)
             grid = kernels.launch_grid("temporal", self.ni, self.nj, self.block, k, rows)
-            self._temporal(k)(grid, (bx, by, 1), (*common, np.int32(rows), self._a, self._b))
-        else:
-            grid = kernels.launch_grid(self.kernel, self.ni, self.nj, self.block)
-            name = "step_shared" if self.kernel == "shared" else "step_global"
-            shared = (bx + 2) * (by + 2) * 4 if self.kernel == "shared" else 0
-            cuda.kernel(kernels.simple(self.fma), self.device, name)(grid, (bx, by, 1), (*common, self._a, self._b),
-                                                                     shared_mem=shared)
+            return self._temporal(k), grid, (bx, by, 1), (*common, np.int32(rows), self._a, self._b), 0
+        grid = kernels.launch_grid(self.kernel, self.ni, self.nj, self.block)
+        name = "step_shared" if self.kernel == "shared" else "step_global"
+        shared = (bx + 2) * (by + 2) * 4 if self.kernel == "shared" else 0
+        fn = cuda.kernel(kernels.simple(self.fma), self.device, name)
+        return fn, grid, (bx, by, 1), (*common, self._a, self._b), shared
+
+    def _launch(self, k: int = 1) -> None:
+        """One launch: k steps (temporal) or one, then swap."""
+        fn, grid, block, args, shared = self.prepared(k)
+        fn(grid, block, args, shared_mem=shared)
         self._a, self._b = self._b, self._a
         self.steps_done += k
 

@@ -100,13 +100,20 @@ class ParticlesGpu:
         self.k["place"](*grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n), self.perm,
                                                  self.count))
 
-    def step(self, timer) -> None:
+    def prepared_step(self) -> tuple:
+        """The fused step's launch from the current set into the other (forces, move, walls, the count into
+        the new bins), ready to queue: (kernel, grid, block, arguments)."""
         a, b = self.buffers[self.cur], self.buffers[1 - self.cur]
         source = self.textures[self.cur] if self.textures else a[:2]
+        grid, block = grid_for(self.n, self.block)
+        return self.k["step"], grid, block, (
+            *source, self.start, np.int32(self.n), self.real(self.size), self.real(self.inv_width),
+            np.int32(self.nb), *b[:2], self.bin, self.offset, self.count, self._stats_arg(), self.perm, a[2], b[2])
+
+    def step(self, timer) -> None:
+        fn, grid, block, args = self.prepared_step()
         with timer.stage("forces+move"):
-            self.k["step"](*grid_for(self.n, self.block), (
-                *source, self.start, np.int32(self.n), self.real(self.size), self.real(self.inv_width),
-                np.int32(self.nb), *b[:2], self.bin, self.offset, self.count, self._stats_arg(), self.perm, a[2], b[2]))
+            fn(grid, block, args)
             self._fold_stats()
         self.cur = 1 - self.cur
         with timer.stage("bin"):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import measure
 from sim.particles import binning_cpu, kernels, world
 from sim.particles.pipeline_cpu import HostParticles
 from sim.user_stages import Values, comparison, one_per_item
@@ -82,16 +81,19 @@ class ForcesStage:
                                  name))
         return comparison(values, n, f"|difference| <= {atol:.3g} (moves a particle 1e-12 of the box in a step)")
 
-    def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:
-        """The built-in step (forces, move and the next binning: its kernels fuse them) from the same
-        positions at rest."""
+    def builtin_launch(self, variant: str, inputs: Arrays, block):
+        """The built-in step kernel alone, from the same positions at rest, binned beforehand as the user's
+        are: its kernels fuse the forces with the move and the count into the next bins, so this is the
+        nearest launch to the stage (the scan and placing of the binning are left out). Its bin counts are
+        zeroed before each, untimed, as the binning would leave them."""
         from sim.particles.gpu import ParticlesGpu
-        from sim.timing import NULL_TIMER
+        from sim.userkernel.timing import Launch, zero
 
         n = int(inputs["n"])
         gpu = ParticlesGpu(inputs["x"], inputs["y"], np.zeros(n), np.zeros(n), float(inputs["size"]), variant,
                            "fp64", int(block), stats=False)
-        return measure.samples(lambda: gpu.step(NULL_TIMER), measure.EventClock(), repeats)
+        fn, grid, threads, args = gpu.prepared_step()
+        return Launch(lambda: fn(grid, threads, args), zero([gpu.count]))
 
     # --- the live scene: its positions binned by the CPU twin; the user's forces move the particles ---------
     def scene_inputs(self, scene) -> Arrays:

@@ -96,9 +96,10 @@ class StageAdapter(Protocol):
     def compare(self, inputs: Arrays, expected: Arrays, got: Arrays) -> Comparison:
         """The user's outputs against the CPU twin's, item by item, by the stage's rule."""
 
-    def time_builtin(self, variant: str, inputs: Arrays, block, repeats: int) -> list[float]:
-        """Milliseconds of ``repeats`` launches of a built-in variant on the same inputs (CUDA events, after
-        a warm-up; runs in the sandbox)."""
+    def builtin_launch(self, variant: str, inputs: Arrays, block) -> Any:
+        """A built-in variant's launch(es) doing what the stage does, on the same inputs, prepared
+        (``sim.userkernel.timing.Launch``; runs in the sandbox, which times it as it times the user's
+        kernel). Only the stage's work: no sort, scan or clear the user's kernel is not asked to do."""
 
     # --- the live scene (the viewer): the stage's input at the scene's state, and its result taken back
     def scene_inputs(self, scene) -> Arrays:

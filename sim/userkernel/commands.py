@@ -2,7 +2,8 @@
 
     template SCENE [STAGE] [-o FILE [--force]]        a working, commented starting point
     check SCENE --kernel-file FILE [...] [--json OUT]  the grader: exit 0 correct, 1 wrong, 2 bad input or a
-                                                       compile error, 3 compiled but no GPU here
+          [--baseline OLD.json]                        compile error, 3 compiled but no GPU here; beside an
+                                                       earlier check --json, case by case
     bench SCENE --kernel-file FILE [...]               the kernel timed beside the built-in variants
 
 The file is compile-checked with NVRTC first, always (a machine without a GPU still reports compile
@@ -18,7 +19,7 @@ import sys
 
 from sim import cli
 from sim.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
-from sim.userkernel import grader
+from sim.userkernel import check_baseline, grader
 from sim.userkernel.hints import hints
 from sim.userkernel.sandbox import Sandbox, SandboxError
 
@@ -164,6 +165,9 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=_seeds, default=3, metavar="K",
                    help="random inputs for each size, seeds 0..K-1 (default 3)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
+    p.add_argument("--baseline", metavar="OLD.json", type=check_baseline.argument,
+                   help="an earlier check --json of the same stage: print each case's kernel time and "
+                        "correctness then and now")
 
 
 def _seeds(text: str) -> int:
@@ -181,6 +185,8 @@ def run_check(args) -> int:
     from sim.userkernel.estimate import check_estimate
 
     src, adapter, block = _load(args)
+    if args.baseline is not None:
+        check_baseline.same_stage(args.baseline, src.scene, src.stage.name)
     sizes = list(dict.fromkeys(args.sizes or adapter.sizes()))
     seeds = range(args.seeds)  # never a list: K is bounded by the estimate, not by building it
     estimate = check_estimate(_spec(src.scene), src.stage, adapter, sizes, args.seeds)
@@ -208,7 +214,10 @@ def run_check(args) -> int:
              grader.table(cases, src.variant, adapter.builtin), *grader.details(cases, adapter.item),
              *(f"hint: {line}" for line in advice),
              f"{len(cases) - wrong} of {len(cases)} cases correct" + ("" if not wrong else f"; {wrong} wrong")]
-    publish(grader.record(cases, src, block, device, git_commit(), advice), "\n".join(lines), args.json)
+    record = grader.record(cases, src, block, device, git_commit(), advice)
+    if args.baseline is not None:
+        lines.append(check_baseline.comparison(record, args.baseline))
+    publish(record, "\n".join(lines), args.json)
     return EXIT_FAILED if wrong else 0
 
 

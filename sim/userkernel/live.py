@@ -19,6 +19,7 @@ import time
 
 from sim.contract import load
 from sim.user_stages import item_rows
+from sim.userkernel.attempts import Attempts
 from sim.userkernel.sandbox import Sandbox, SandboxError
 from sim.userkernel.watch import Reload, SourceWatcher
 
@@ -45,6 +46,7 @@ class LiveStage:
         self.overflow: list[str] = []  # the last step's writes past an output's end
         self.ms: float | None = None  # the last step's kernel time
         self.steps_run = 0  # steps this build ran
+        self.attempts = Attempts()  # every text taken in this session, and what its build did
 
     @property
     def variant(self) -> str:
@@ -79,6 +81,7 @@ class LiveStage:
         if reload.source is None:
             return
         self.source, self.diagnostics = reload.source, list(reload.diagnostics)
+        self.attempts.built(reload.compiles)
         if reload.compiles:
             self.build, self.error = reload.source, None
             self.comparison = self.first_divergence = self.ms = None
@@ -93,6 +96,7 @@ class LiveStage:
                 self.step(self.scene.steps + done + 1)
             except SandboxError as exc:
                 self.error = str(exc).strip() or type(exc).__name__
+                self.attempts.failed(self.error)
                 return done + self.scene.advance(steps - done)
         return steps
 
@@ -114,6 +118,7 @@ class LiveStage:
         self.comparison, self.overflow = comparison, list(got.overflow)
         self.ms = float(got.checked_ms)
         scene.timer.add(self.stage.name, self.ms)
+        self.attempts.ran(self.ms, comparison, got)
         self.steps_run += 1
 
     # --- one item, for the viewer's pointer --------------------------------------------------------

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.userkernel import faults
+from sim.userkernel import faults, timing
 from sim.userkernel.source import UserSource
 
 SETUP_LIMIT_S = 300.0  # starting CuPy, compiling, timing the built-in builds
@@ -236,12 +236,12 @@ def _device_errors():
 
 
 def _builtin(adapter, variant: str, inputs: dict, block, repeats: int) -> list[float]:
-    """A built-in variant's milliseconds, or [] where it cannot run with this block (a temporal kernel takes
-    whole warps across)."""
+    """A built-in variant's milliseconds, timed as the user's kernel is (``timing``), or [] where it cannot
+    run with this block (a temporal kernel takes whole warps across)."""
     from sim.cuda import KernelError
 
     try:
-        return adapter.time_builtin(variant, inputs, block, repeats)
+        return timing.milliseconds(adapter.builtin_launch(variant, inputs, block), repeats)
     except KernelError:
         return []
 
@@ -264,16 +264,17 @@ def run_job(conn, source: UserSource, inputs: dict, block, repeats: int, builtin
     adapter = load(source.stage.adapter)()
     try:
         kernel = _kernel(source)
-        guards = {name: Guarded(cupy, name, out.shape, out.dtype, out.start)
-                  for name, out in adapter.outputs(inputs).items()}
+        wanted = adapter.outputs(inputs)
+        guards = {name: Guarded(cupy, name, out.shape, out.dtype, out.start) for name, out in wanted.items()}
         device = {name: cupy.asarray(value) for name, value in inputs.items() if isinstance(value, np.ndarray)}
         device.update({name: g.body for name, g in guards.items()})
         grid, threads, shared = adapter.launch(inputs, block)
+        grid, threads, shared = tuple(grid), tuple(threads), int(shared)
         args = adapter.args(inputs, device)
         cupy.cuda.Device().synchronize()
 
         def launch() -> None:
-            kernel(tuple(grid), tuple(threads), args, shared_mem=int(shared))
+            kernel(grid, threads, args, shared_mem=shared)
 
         # The caller's time limit runs from each phase message (sent before the first event: no host time
         # inside), for as many launches as the phase queues.
@@ -287,9 +288,10 @@ def run_job(conn, source: UserSource, inputs: dict, block, repeats: int, builtin
         overflow = [message for g in guards.values() for message in g.overflow()]
         outputs = {name: cupy.asnumpy(g.body) for name, g in guards.items()}
         ms = []
-        if repeats:  # after a warm-up, queued back to back as the built-ins' are (sim.measure.samples)
+        if repeats:  # after a warm-up, queued back to back, accumulators zeroed untimed, as the built-ins' are
             conn.send(("phase", "kernel", repeats + 1))
-            ms = measure.samples(launch, measure.EventClock(), repeats)
+            zeroed = [g.body for name, g in guards.items() if wanted[name].start == "zero"]
+            ms = timing.milliseconds(timing.Launch(launch, timing.zero(zeroed)), repeats)
         conn.send(("phase", "setup"))
         builtin_ms = {variant: _builtin(adapter, variant, inputs, block, max(1, repeats)) for variant in builtin}
     except _device_errors() as exc:

@@ -3,14 +3,15 @@
 its status, NVRTC's messages (errors red, warnings yellow, each with ``file:line`` and the offending
 line), under verification the comparison with the CPU twin (how many items are wrong, the largest
 absolute and relative error, the worst items, the first step that diverged), writes past an output's
-end and the last sandbox error. ``kernel_lines`` and ``worst_rows`` build the text (tested without a
-window); ``draw_user_kernel_section`` draws it."""
+end and the last sandbox error; then every attempt of the session (``user_attempts``). ``kernel_lines``
+and ``worst_rows`` build the text (tested without a window); ``draw_user_kernel_section`` draws it."""
 
 from __future__ import annotations
 
 from imgui_bundle import imgui
 
 from viewer.panel.style import ERROR, GREY, MESSAGE, difference_table, item_width, section, tooltip, wrapped
+from viewer.panel.user_attempts import draw_attempts
 
 GOOD = imgui.ImVec4(0.45, 0.85, 0.5, 1.0)
 COLOURS = {"error": ERROR, "warning": MESSAGE, "note": GREY, "good": GOOD}
@@ -92,3 +93,4 @@ def draw_user_kernel_section(ctl) -> None:
     rows = worst_rows(comparison) if comparison is not None else []
     flags = imgui.TableFlags_.borders_inner_h | imgui.TableFlags_.row_bg | imgui.TableFlags_.sizing_fixed_fit
     difference_table("worst_items", ("worst", "expected", "got", "difference"), rows, ERROR, flags)
+    draw_attempts(kernel.live)
