@@ -1,5 +1,5 @@
-"""The scenes' replaceable stages (sdh histogram, durbin batched, particles forces, balls proximity): each template and
-planted wrong kernel compiles with NVRTC; each adapter's inputs, CPU twin, launch and comparison; the
+"""The scenes' replaceable stages, every one the registry declares: each template and planted wrong kernel
+compiles with NVRTC; each adapter's inputs, CPU twin, launch and comparison; the
 live scene's hand-over (on a GPU, through the sandbox: test_user_stages_gpu.py)."""
 
 from __future__ import annotations
@@ -14,12 +14,27 @@ from sim import cuda
 from sim.registry import SCENES
 from sim.user_stages import Values, comparison, differences, item_rows
 
-DATA = Path(__file__).parent / "data" / "user_kernels"
-STAGES = [("sdh", "histogram"), ("durbin", "batched"), ("particles", "forces"), ("balls", "proximity")]
-PLANTED = {("sdh", "histogram"): ("sdh_wrong_bucket.cu", "sdh_race.cu"),
-           ("durbin", "batched"): ("durbin_wrong_sign.cu", "durbin_missing_term.cu"),
-           ("particles", "forces"): ("particles_missing_column.cu",),
-           ("balls", "proximity"): ("balls_missing_edge.cu",)}
+DATA = Path(__file__).parent / "data" / "user_kernels"  # planted wrong kernels: <scene>_<what>.cu
+
+
+def replaceable_stages() -> list[tuple[str, str]]:
+    """Every replaceable stage the registry declares, (scene, stage), each adapter once (density's forces are
+    the particles')."""
+    stages, adapters = [], set()
+    for spec in SCENES.values():
+        for stage in spec.user_stages:
+            if stage.adapter not in adapters:
+                adapters.add(stage.adapter)
+                stages.append((spec.name, stage.name))
+    return stages
+
+
+def planted(scene: str) -> list[Path]:
+    """The wrong kernels planted for a scene's replaceable stage (tests/data/user_kernels/<scene>_*.cu)."""
+    return sorted(DATA.glob(f"{scene}_*.cu"))
+
+
+STAGES = replaceable_stages()
 
 
 def adapter_of(scene: str, stage: str):
@@ -39,10 +54,17 @@ def test_template_and_planted_kernels_compile(scene, stage):
     compile_cubin = pytest.importorskip("test_cuda_sources").compile_cubin
     declared = SCENES[scene].user_stage(stage)
     adapter = adapter_of(scene, stage)
-    files = [cuda.source_path(declared.template)] + [DATA / name for name in PLANTED[scene, stage]]
+    files = [cuda.source_path(declared.template), *planted(scene)]
     for path in files:
         cubin = compile_cubin(path.read_text(), path.name, (*adapter.reference.all_options(), "-lineinfo"))
         assert declared.entry.encode() + b"\0" in cubin, f"{path.name} defines no kernel {declared.entry}"
+
+
+def test_every_planted_kernel_belongs_to_a_replaceable_stage():
+    scenes = [scene for scene, _ in STAGES]
+    assert sorted(path for scene in scenes for path in planted(scene)) == sorted(DATA.glob("*.cu"))
+    assert all(planted(scene) for scene in scenes), "each stage has a planted wrong kernel"
+    assert len(set(scenes)) == len(scenes), "planted kernels name the scene: one replaceable stage a scene"
 
 
 @pytest.mark.parametrize(("scene", "stage"), STAGES)
@@ -67,9 +89,19 @@ def test_inputs_are_reproducible_per_seed_and_never_all_zero(scene, stage):
         data = [k for k, v in a.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]  # not index tables
         assert data
         for key in data:
-            assert a[key].shape[0] == size, key
+            assert size in (a[key].shape[0], a[key].size), key  # an item a row, or a value (a field's cells)
             assert np.any(a[key] != 0), key
         assert any(not np.array_equal(a[k], other[k]) for k in data)
+
+
+def item_extents(adapter, inputs, size: int, dims: int) -> tuple[int, ...]:
+    """The items a launch of ``dims`` dimensions covers, x first: ``size`` in 1D; in 2D a field, the first
+    output's rows x columns."""
+    if dims == 1:
+        return (size,)
+    shape = next(iter(adapter.outputs(inputs).values())).shape
+    assert int(np.prod(shape)) == size
+    return tuple(reversed(shape))
 
 
 @pytest.mark.parametrize(("scene", "stage"), STAGES)
@@ -77,9 +109,11 @@ def test_launch_covers_every_item_once_per_thread(scene, stage):
     adapter = adapter_of(scene, stage)
     block = adapter.default_block()
     for size in adapter.sizes():
-        grid, threads, _ = adapter.launch(adapter.inputs(size, 1), block)
-        total = int(np.prod(grid)) * int(np.prod(threads))
-        assert total >= size and total - int(np.prod(threads)) < size, (size, grid, threads)
+        inputs = adapter.inputs(size, 1)
+        grid, threads, _ = adapter.launch(inputs, block)
+        for axis, extent in enumerate(item_extents(adapter, inputs, size, len(grid))):
+            # every item has a thread, and less than a block is spare along each axis
+            assert grid[axis] * threads[axis] >= extent > (grid[axis] - 1) * threads[axis], (size, grid, threads)
 
 
 def test_sdh_expected_is_every_pair_counted():
