@@ -65,6 +65,9 @@ def test_spec_is_complete(spec):
     if spec.histogram:
         assert cls.histogram_points is not Scene.histogram_points
         assert cls.histogram_widths is not Scene.histogram_widths
+    if spec.user_stages:  # a user's kernel: the scene hands out the inputs and takes the outputs back
+        assert cls.user_stage_inputs is not Scene.user_stage_inputs
+        assert cls.apply_user_stage is not Scene.apply_user_stage
     for command in load(spec.commands) if spec.commands else ():
         assert command.name and callable(command.run) and callable(command.add_arguments)
     options = {o.name for o in spec.options}

@@ -165,14 +165,14 @@ def test_sdh_scene_takes_the_users_counts_and_marks_the_wrong_bins():
 
     scene = HistogramScene(n=300)
     adapter = adapter_of("sdh", "histogram")
-    inputs = adapter.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("histogram")
     assert int(inputs["n"]) == 300 and int(inputs["nb"]) == scene.buckets
     np.testing.assert_array_equal(inputs["y"], scene.points[:, 1])
     expected = adapter.expected(inputs)
     got = expected["hist"].copy()
     got[5] += 2
     result = adapter.compare(inputs, expected, {"hist": got})
-    adapter.apply(scene, {"hist": got}, result)
+    scene.apply_user_stage("histogram", inputs, {"hist": got}, result)
     assert scene.counts.dtype == np.int64 and scene.counts[5] == int(expected["hist"][5]) + 2
     assert np.flatnonzero(scene.mismatch).tolist() == [5]
     assert scene.verification.unit == "buckets" and scene.verification.differing == 1
@@ -226,16 +226,16 @@ def test_durbin_scene_solves_its_frames_with_the_users_result():
 
     adapter = adapter_of("durbin", "batched")
     with pytest.raises(ValueError, match="lpc preset"):
-        adapter.scene_inputs(create_scene("durbin", preset="ar"))
+        create_scene("durbin", preset="ar").user_stage_inputs("batched")
     scene = create_scene("durbin", preset="lpc")
     frame = int(scene.settings.frame)
-    inputs = adapter.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("batched")
     assert inputs["r"].shape == (scene.lpc.frames, scene.lpc.order)
     expected = adapter.expected(inputs)
     got = {k: v.copy() for k, v in expected.items()}
     got["y"][3, 1] = 0.0
     result = adapter.compare(inputs, expected, got)
-    adapter.apply(scene, got, result)
+    scene.apply_user_stage("batched", inputs, got, result)
     assert scene.lpc.y[3, 1] == 0.0 and scene.checked == {}
     assert int(scene.settings.frame) == (frame + 1) % scene.lpc.frames  # a step moves the selected frame on
     assert np.flatnonzero(scene.mismatch).tolist() == [3] and scene.verification.unit == "frames"
@@ -298,21 +298,21 @@ def test_particles_scene_moves_with_the_users_forces():
     for _ in range(20):  # off the lattice: neighbours within the cutoff
         scene.advance(1)
     adapter = adapter_of("particles", "forces")
-    inputs = adapter.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("forces")
     np.testing.assert_array_equal(inputs["x"], scene.x)
     before = [a.copy() for a in (scene.x, scene.y, scene.vx, scene.vy)]
     expected = adapter.expected(inputs)
     assert np.count_nonzero(expected["ax"]) > 0
-    adapter.apply(scene, expected, adapter.compare(inputs, expected, expected))
+    scene.apply_user_stage("forces", inputs, expected, adapter.compare(inputs, expected, expected))
     twin = pipeline_cpu.stepped_copy(*before, scene.size, scene.nbins)
     np.testing.assert_array_equal(scene.x, twin.x)
     np.testing.assert_array_equal(scene.vy, twin.vy)
     assert scene.verification.differing == 0
-    inputs = adapter.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("forces")
     expected = adapter.expected(inputs)
     got = {k: v.copy() for k, v in expected.items()}
     got["ax"][9] += 100.0
-    adapter.apply(scene, got, adapter.compare(inputs, expected, got))
+    scene.apply_user_stage("forces", inputs, got, adapter.compare(inputs, expected, got))
     assert np.flatnonzero(scene.mismatch).tolist() == [9] and scene.verification.unit == "particles"
 
 
@@ -377,11 +377,11 @@ def test_balls_scene_steps_on_the_users_pairs():
     twin.advance(7)
     adapter = adapter_of("balls", "proximity")
     steps = scene.steps
-    inputs = adapter.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("proximity")
     assert int(inputs["n"]) == scene.n
     pairs, _, _ = pipeline_cpu.proximity(scene.pos, scene.vel, "global")
     expected = adapter.expected(inputs)
-    adapter.apply(scene, expected, adapter.compare(inputs, expected, expected))
+    scene.apply_user_stage("proximity", inputs, expected, adapter.compare(inputs, expected, expected))
     assert pair_set(scene.pairs) == pair_set(pairs) and len(pairs) > 100
     assert scene.verification.differing == 0 and scene.mismatch.shape == (scene.n,)
     twin.host.pairs = pairs  # the scene's own step on the same pairs
@@ -396,5 +396,5 @@ def test_balls_scene_drops_fallen_balls_before_a_users_pass():
     scene = create_scene("balls", preset="T")
     scene.host.pos[5, 1] = scene.trough.fallen_y - 1.0
     n = scene.n
-    inputs = adapter_of("balls", "proximity").scene_inputs(scene)
+    inputs = scene.user_stage_inputs("proximity")
     assert scene.n == n - 1 and int(inputs["n"]) == n - 1
