@@ -7,9 +7,11 @@ window profiled, the model's DRAM bytes and arithmetic beside what ncu counted.
                                                       between cudaProfilerStart/Stop; DIR/STAGE.model.json
     python3 bench/ncu_models.py table DIR             model vs ncu per stage (DIR/STAGE.csv from ncu)
 
-A window is the first time the stage runs in a frame (a balls proximity pass, one particles step, one
+The stages and their configurations are the scenes' own (``SceneSpec.ncu``: each scene's ``bench_cases``). A
+window is the first time the stage runs in a frame (a balls proximity pass, one particles step, one
 histogram, one heat frame of k steps), or a whole frame where the scene adds the stage's time itself
-(durbin's recursion); the batched Durbin solve is one call of the batched kernel.
+(durbin's recursion), or what the case profiles itself (the batched Durbin solve: one call of the batched
+kernel).
 """
 
 from __future__ import annotations
@@ -22,22 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-M = 1_000_000
-# stage id -> (scene, stage, preset, count, variant, block, options, toggles, steps a frame, steps a window)
-HEADLINES = {
-    "balls.sort": ("balls", "sort", "block", 10 * M, "grid", 128, {}, {}, 6, 6),
-    "balls.proximity": ("balls", "proximity", "block", 10 * M, "grid", 128, {}, {}, 6, 6),
-    "balls.forces+integrate": ("balls", "forces+integrate", "block", 10 * M, "grid", 128, {}, {}, 6, 1),
-    "particles.bin": ("particles", "bin", "2020", 10 * M, "plain", 128, {}, {"statistics": False}, 10, 1),
-    "particles.forces+move": ("particles", "forces+move", "2020", 10 * M, "plain", 128, {}, {"statistics": False},
-                              10, 1),
-    "sdh.histogram": ("sdh", "histogram", "course", 512_000, "tensor", 256, {}, {}, 1, 1),
-    "heat.step": ("heat", "step", "large", 100 * M, "temporal", (32, 8), {"k": "8"}, {}, 8, 8),
-    "durbin.recursion": ("durbin", "recursion", "large", 200_000, "persistent", 256, {}, {}, 1000, 1000),
-}
-WHOLE_FRAME = {"durbin.recursion"}  # the scene adds this stage's time itself (no timer.stage to hook)
-BATCHED = "durbin.batched"  # 100000 systems of order 32, the register kernel
-BATCH = (100_000, 32)
+from sim.contract import NcuCase, SceneSpec, load  # noqa: E402
+from sim.registry import SCENES  # noqa: E402
+
+# "<scene>.<case>" -> (the scene, its case), the scenes in the registry's order
+HEADLINES: dict[str, tuple[SceneSpec, NcuCase]] = {
+    f"{spec.name}.{case.id}": (spec, case) for spec in SCENES.values() if spec.ncu for case in load(spec.ncu)}
 SASS = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 FLOP_METRICS = {  # ncu's per-thread SASS counts of each kind and their FLOP: an FMA is 2, a DMMA m8n8k4 512
     "fp32": ((SASS.format("fadd"), 1), (SASS.format("fmul"), 1), (SASS.format("ffma"), 2)),
@@ -88,46 +80,31 @@ def profiled(on: bool):
 
 
 def run_stage(stage_id: str, folder: Path) -> None:
-    from sim import registry
-    from sim.roofline import Setup, models
-
-    if stage_id == BATCHED:
-        return run_batched(folder)
-    name, stage, preset, count, variant, block, options, toggles, frame, window = HEADLINES[stage_id]
-    scene = registry.create_scene(name, preset=preset, n=count, backend="gpu", variant=variant, block=block,
-                                  **options)
-    for toggle, on in toggles.items():
-        scene.set_toggle(toggle, on)
-    if name == "durbin":
-        scene.set_param("speed", frame)
-    for _ in range(3):  # compiles, fills the pools, settles the clocks
-        scene.run_frame(frame)
-    scene.finish()
-    if stage_id in WHOLE_FRAME:
-        with profiled(True):
-            scene.run_frame(frame)
-    else:
-        scene.timer = ProfiledStage(scene.timer, stage)
-        scene.run_frame(frame)
-    model = models(scene.spec, Setup.of_scene(scene, window))[stage]
+    spec, case = HEADLINES[stage_id]
+    model = load(case.profile)(profiled) if case.profile else profile_window(spec, case)
     write_model(folder, stage_id, model)
 
 
-def run_batched(folder: Path) -> None:
-    import cupy
-
-    from sim.durbin import SPEC, batched_gpu
-    from sim.durbin.batch_bench import batch_input
+def profile_window(spec: SceneSpec, case: NcuCase):
+    """Build the case's scene on the GPU, warm it up, profile one window of its stage; the stage's model of it."""
     from sim.roofline import Setup, models
 
-    systems, order = BATCH
-    r = cupy.asarray(batch_input(systems, order))
-    for _ in range(3):
-        batched_gpu.batched(r, "register", 128)
-    with profiled(True):
-        batched_gpu.batched(r, "register", 128)
-    model = models(SPEC, Setup(systems * order, preset="lpc", stats={"frames": systems}))["recursion"]
-    write_model(folder, BATCHED, model)
+    scene = spec.create(preset=case.preset, n=case.count, backend="gpu", variant=case.variant, block=case.block,
+                        **dict(case.options))
+    for toggle, on in case.toggles:
+        scene.set_toggle(toggle, on)
+    for name, value in case.params:
+        scene.set_param(name, value)
+    for _ in range(3):  # compiles, fills the pools, settles the clocks
+        scene.run_frame(case.steps)
+    scene.finish()
+    if case.whole_frame:
+        with profiled(True):
+            scene.run_frame(case.steps)
+    else:
+        scene.timer = ProfiledStage(scene.timer, case.stage)
+        scene.run_frame(case.steps)
+    return models(spec, Setup.of_scene(scene, case.window))[case.stage]
 
 
 def write_model(folder: Path, stage_id: str, model) -> None:
@@ -162,7 +139,7 @@ def ratio(model: float, measured: float) -> str:
 def table(folder: Path) -> str:
     lines = [f"{'stage':<24}{'kernels':>8}{'model GB':>11}{'ncu GB':>10}{'ratio':>7}{'model GFLOP':>13}"
              f"{'ncu GFLOP':>11}{'ratio':>7}{'ncu Ginst':>11}  kind"]
-    for stage_id in [*HEADLINES, BATCHED]:
+    for stage_id in HEADLINES:
         model_file, ncu_file = folder / f"{stage_id}.model.json", folder / f"{stage_id}.csv"
         if not model_file.exists() or not ncu_file.exists():
             lines.append(f"{stage_id:<24}  not profiled (see {stage_id}.log)")
@@ -179,7 +156,7 @@ def table(folder: Path) -> str:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["list"]:
-        print("\n".join([*HEADLINES, BATCHED]))
+        print("\n".join(HEADLINES))
     elif argv[:1] == ["metrics"]:
         print(metrics(tensor="--no-tensor" not in argv))
     elif argv[:1] == ["run"] and len(argv) == 3:

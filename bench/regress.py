@@ -1,8 +1,10 @@
 """The regression gate: each workload's headline figure beside the last committed one of the same GPU model.
 
     python3 bench/regress.py OUT_DIR [--results bench/results] [--limit 1.07]
+    python3 bench/regress.py --commands       the steps bench/regress.sh runs, "label<TAB>command" a line
 
-Reads the JSON that bench/regress.sh wrote to OUT_DIR (the product's benches and the peers', one
+The headlines are the scenes' own (``SceneSpec.gate``: each scene's ``bench_cases``). Reads the JSON that
+bench/regress.sh wrote to OUT_DIR (the product's benches and the peers', one
 GPU call), prints one table (figure, now, baseline and where it came from, ratio, verdict, the peer
 and how many times faster the product is), writes OUT_DIR/regress.json (the figures, device,
 commit, date: commit it as bench/results/<model>-regress.json) and exits 1 when any figure is more
@@ -29,19 +31,20 @@ import json
 import math
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from sim import baseline  # noqa: E402  the rule of bench --baseline
+from sim import baseline, registry  # noqa: E402  the rule of bench --baseline; the scenes' gate runs
 from sim.bench import git_commit  # noqa: E402  the commit every bench JSON records
 from sim.cli import UsageError  # noqa: E402
+from sim.contract import GateFigure, GateRun, SceneSpec, load  # noqa: E402
 from sim.reader import read_json  # noqa: E402  regular files only, bounded, nesting checked
 from sim.writer import OutputError, check_target, write_text  # noqa: E402  atomic, never through a link
 
 Record = dict
-M = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -66,42 +69,65 @@ def _err(name: str, scale: float = 1.0) -> Callable[[Record], float | None]:
     return lambda r: None if r.get(f"{name}_err") is None else r[f"{name}_err"] * scale
 
 
-HEADLINES = (
-    Headline("balls 10M grid, ms/step", "balls",
-             _is(scene="balls", preset="block", n=10 * M, backend="gpu", variant="grid", block=128),
-             lambda r: r["step_ms"], _err("step_ms"),
-             "peer-balls.json", _is(n=10 * M), lambda r: r["ms_per_step"]),
-    Headline("particles 10M plain fp64, ms/step", "particles",
-             lambda r: _is(scene="particles", n=10 * M, backend="gpu", variant="plain", block=128)(r)
-             and r.get("options", {}).get("precision", "fp64") == "fp64",
-             lambda r: r["step_ms"], _err("step_ms"),
-             "peer-particles.json", _is(n=10 * M, method="counting"), lambda r: r["ms_per_step"]),
-    Headline("sdh 512000 tensor, ms", "sdh",
-             _is(n=512000, backend="gpu", kernel="tensor", block=256), lambda r: r["kernel_ms"], _err("kernel_ms"),
-             "peer-sdh.json", _is(n=512000, kernel="tiled"), lambda r: r["kernel_ms"]),
-    Headline("heat 10000^2 temporal k8 32x8, ms/step", "heat",
-             _is(n=10000, backend="gpu", kernel="temporal", block="32x8", k=8, fma=False),
-             lambda r: r["ms_per_step"], _err("ms_per_step"),
-             "peer-heat.json", _is(n=10000, kernel="raw"), lambda r: r["ms_per_step"]),
-    Headline("durbin 200000 persistent-grid, us/step", "durbin",
-             _is(kind="single", backend="gpu", n=200000, method="persistent-grid", block=256),
-             lambda r: r["us_per_step"], _err("us_per_step"),
-             "peer-durbin.json", _is(n=200000, method="two-kernel"), lambda r: r["us_per_step"]),
-    Headline("durbin 100000x32 batched-register, ms", "durbin",
-             _is(kind="batch", backend="gpu", systems=100000, order=32, method="batched-register", block=128),
-             lambda r: r["s"] * 1e3, _err("s", 1e3),
-             "peer-durbin.json", _is(batch=100000, order=32, method="cupy-vectorised"), lambda r: r["s"] * 1e3),
-    # The frames as a user has the window: the panel drawn with every section open (the frame bench's --panel all).
-    Headline("frame 1M balls 1920x1080 panel open, ms", "frame",
-             _is(scene="balls", n=1 * M, backend="gpu", width=1920, height=1080, panel="all"),
-             lambda r: r["frame_ms"], _err("frame_ms")),
-    Headline("frame 1M balls 1920x1080 panel open picking, ms", "frame",
-             lambda r: _is(scene="balls", n=1 * M, backend="gpu", width=1920, height=1080, panel="all")(r)
-             and "pick_frame_ms" in r, lambda r: r["pick_frame_ms"], _err("pick_frame_ms")),
-    Headline("frame heat 10000^2 1920x1080 panel open, ms", "frame",
-             _is(scene="heat", preset="large", n=100 * M, backend="gpu", width=1920, height=1080, panel="all"),
-             lambda r: r["frame_ms"], _err("frame_ms"), file="frame-heat"),
-)
+def _value(name: str, scale: float = 1.0) -> Callable[[Record], float]:
+    return (lambda r: r[name]) if scale == 1.0 else (lambda r: r[name] * scale)
+
+
+def _pick(figure: GateFigure, spec: SceneSpec) -> Callable[[Record], bool]:
+    """The records of the figure's configuration; an option a record does not name ran with its default (the
+    records from before the scene had the option)."""
+    fields, defaults = _is(**dict(figure.record)), {o.name: o.default for o in spec.options}
+    options = {name: (value, defaults[name]) for name, value in figure.options}
+    if not options:
+        return fields
+    return lambda r: fields(r) and all(r.get("options", {}).get(name, default) == value
+                                       for name, (value, default) in options.items())
+
+
+def gate_runs() -> list[tuple[SceneSpec, GateRun]]:
+    """Every scene's gate runs (``SceneSpec.gate``), the scenes in the registry's order."""
+    return [(spec, run) for spec in registry.SCENES.values() if spec.gate for run in load(spec.gate)]
+
+
+def _headlines() -> tuple[Headline, ...]:
+    """The scenes' headline figures: the benches' first, then the frames'."""
+    found: dict[bool, list[Headline]] = {False: [], True: []}
+    for spec, run in gate_runs():
+        for f in run.figures:
+            peer = {"peer_file": f"peer-{spec.name}.json", "peer_pick": _is(**dict(f.peer)),
+                    "peer_ms": _value(f.peer_value, f.scale)} if f.peer else {}
+            found[run.frame].append(Headline(f.name, "frame" if run.frame else spec.name, _pick(f, spec),
+                                             _value(f.value, f.scale), _err(f.value, f.scale), **peer,
+                                             file=run.report or spec.name))
+    return (*found[False], *found[True])
+
+
+HEADLINES = _headlines()
+FRAME_PROCESSES = 2  # a frame is mostly host work: its best of this many processes counts (``reports``)
+
+
+def _shell(*words: str) -> str:
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def commands() -> list[tuple[str, str]]:
+    """The steps bench/regress.sh runs, (label, shell text with $py, $out and $peers left for the shell): each
+    scene's bench and its peer, then the frames, each in ``FRAME_PROCESSES`` processes."""
+    steps, frames = [], [(spec, run) for spec, run in gate_runs() if run.frame]
+    for spec, run in gate_runs():
+        if run.frame:
+            continue
+        steps.append((run.label, f'$py main.py bench {_shell(spec.name, *run.args)} '
+                                 f'--json "$out/{run.report or spec.name}.json"'))
+        if run.peer:
+            steps.append((run.peer.label, f'$py bench/peer.py "$peers/{run.peer.script}" {_shell(*run.peer.args)} '
+                                          f'--json "$out/peer-{spec.name}.json"'))
+    for process in range(1, FRAME_PROCESSES + 1):
+        suffix = "" if process == 1 else f"-run{process}"
+        for spec, run in frames:
+            steps.append((f"{run.label} (run {process})", f'$py -m viewer.bench.frame {_shell(*run.args)} '
+                                                          f'--json "$out/{run.report or spec.name}{suffix}.json"'))
+    return steps
 
 
 def _load(path: str) -> dict | None:
@@ -232,13 +258,20 @@ def _folder(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out", type=_folder, help="the folder bench/regress.sh wrote")
+    p.add_argument("out", type=_folder, nargs="?", help="the folder bench/regress.sh wrote")
+    p.add_argument("--commands", action="store_true",
+                   help="print the steps bench/regress.sh runs (label, a tab, the command for bash) and exit")
     p.add_argument("--results", type=_folder,
                    default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
                    help="committed results to compare with (default bench/results)")
     p.add_argument("--limit", type=_limit, default=1.07,
                    help="slowest allowed ratio to the baseline, beyond the combined error (default 1.07)")
     args = p.parse_args(argv)
+    if args.commands:
+        print("\n".join(f"{label}\t{command}" for label, command in commands()))
+        return 0
+    if args.out is None:
+        p.error("the folder bench/regress.sh wrote (OUT_DIR) is required")
     target = os.path.join(args.out, "regress.json")
     try:  # before the table: a link, a folder or an unwritable place is refused, nothing written
         check_target(target, "figures file")

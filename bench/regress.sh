@@ -19,29 +19,13 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,po
 nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv | tee -a "$log"  # anything else on the GPU
 step() { echo "== $1 (at ${SECONDS} s)" | tee -a "$log"; shift; timeout 240 "$@" >> "$log" 2>&1 || echo "   failed: exit $?" | tee -a "$log"; }
 
-step "balls 10M grid" $py main.py bench balls --backend gpu --preset block -n 10000000 --variant grid --block 128 \
-    --steps 120 --json "$out/balls.json"
-step "peer balls 10M" $py bench/peer.py "$peers/peer_balls.py" --sizes 10000000 --steps 60 --json "$out/peer-balls.json"
-step "particles 10M plain" $py main.py bench particles --backend gpu --sizes 10000000 --variant plain --block 128 \
-    --steps 1000 --json "$out/particles.json"
-step "peer particles 10M" $py bench/peer.py "$peers/peer_particles.py" --sizes 10000000 --methods counting --steps 1000 \
-    --json "$out/peer-particles.json"
-step "sdh 512000 tensor" $py main.py bench sdh -n 512000 --kernel tensor --block 256 --json "$out/sdh.json"
-step "peer sdh 512000" $py bench/peer.py "$peers/peer_sdh.py" --sizes 512000 --naive-max 0 --json "$out/peer-sdh.json"
-step "heat 10000^2 temporal" $py main.py bench heat --sizes 10000 --kernel temporal --block 32x8 --k 8 --steps 200 \
-    --json "$out/heat.json"
-step "peer heat 10000^2" $py bench/peer.py "$peers/peer_heat.py" --n 10000 --json "$out/peer-heat.json"
-step "durbin 200000 and 100000x32" $py main.py bench durbin --sizes 200000 --kernel persistent-grid \
-    --batch 100000x32 --json "$out/durbin.json"
-step "peer durbin" $py bench/peer.py "$peers/peer_durbin.py" --sizes 200000 --scipy-max 0 --json "$out/peer-durbin.json"
-# The frames with the panel's sections all open (the frame bench's default --panel all), as a user has the window.
-for run in 1 2; do  # a frame is mostly host work: its best of two processes counts (bench/regress.py)
-  suffix=$([ $run = 1 ] || echo -run$run)
-  step "frame 1M balls 1920x1080, picking (run $run)" $py -m viewer.bench.frame -n 1000000 --size 1920x1080 \
-      --backend gpu --headless --frames 60 --pick --json "$out/frame$suffix.json"
-  step "frame heat 10000^2 1920x1080 (run $run)" $py -m viewer.bench.frame --scene heat --preset large \
-      -n 100000000 --size 1920x1080 --backend gpu --headless --frames 60 --json "$out/frame-heat$suffix.json"
-done
+# The steps are the scenes' own (each scene's bench_cases: its bench and peer, then the frames with the panel's
+# sections all open, each frame in two processes, the best counting): bench/regress.py --commands lists them,
+# a label and a tab before each command, with $py, $out and $peers left for this script.
+steps=$($py bench/regress.py --commands) || { echo "regress: the gate's steps could not be listed" | tee -a "$log"; exit 2; }
+while IFS=$'\t' read -r -u 3 label command; do
+  eval "step \"\$label\" $command"
+done 3<<< "$steps"
 
 echo "== table (at ${SECONDS} s)" | tee -a "$log"
 $py bench/regress.py "$out" | tee -a "$log"

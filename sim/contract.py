@@ -3,7 +3,8 @@
 A scene package (``sim/<name>/``) declares one ``SceneSpec`` in its ``__init__.py``: plain data
 (words, presets, parameters, stages, statistics, optional capabilities) and dotted paths to the
 code (the scene class, its CUDA builds and their stage models (``sim.roofline``), its course commands,
-its own benchmark), imported only when used. ``sim.registry`` lists the specs; the viewer, the CLI,
+its own benchmark, its benchmark cases: the regression gate's headline runs and the Nsight Compute model
+cases), imported only when used. ``sim.registry`` lists the specs; the viewer, the CLI,
 the benchmarks and the contract test read nothing else. The scene class implements ``sim.scene.Scene``.
 
 Optional capabilities are typed fields, ``None`` when a scene lacks them: GPU knobs (variants and
@@ -38,8 +39,9 @@ from sim.views import (
 
 __all__ = [
     # declarations
-    "BLOCK_COLORS", "BlockColoring", "GpuKnobs", "HistogramSource", "Option", "Param", "Preset", "SceneSpec",
-    "Stat", "Toggle", "Tool", "UserStage", "Verifier", "ViewKind", "Words", "load",
+    "BLOCK_COLORS", "BlockColoring", "GateFigure", "GatePeer", "GateRun", "GpuKnobs", "HistogramSource", "NcuCase",
+    "Option", "Param", "Preset", "SceneSpec", "Stat", "Toggle", "Tool", "UserStage", "Verifier", "ViewKind", "Words",
+    "load",
     # views and pointer events (sim.views)
     "Box", "DragPoint", "FieldView", "Legend", "Plot", "PlotsView", "PointerEvent", "PointsView", "Series",
     "Tiles", "Trough", "View",
@@ -180,6 +182,73 @@ class HistogramSource:
     dims: int  # 3 for volumes, 2 for the plane
 
 
+# --- benchmark cases (``SceneSpec.gate``, ``SceneSpec.ncu``): what bench/regress.py and bench/ncu_models.py run
+Fields = tuple[tuple[str, Any], ...]  # (name, value) pairs
+
+
+@dataclass(frozen=True)
+class GateFigure:
+    """A headline figure the regression gate reads from its run's report: the fastest record that holds
+    ``record`` (and ran with ``options``)."""
+
+    name: str  # "balls 10M grid, ms/step": the gate's table and bench/results/<model>-regress.json
+    value: str  # the record's field that holds the figure ("step_ms"); its 95% half-width is "<value>_err"
+    record: Fields  # the fields a record of the configuration holds, compared for equality
+    options: Fields = ()  # the scene options it ran with ("options" in a record; one it does not name: the default)
+    scale: float = 1.0  # the figure's unit per the record's (s to ms: 1e3)
+    peer: Fields = ()  # the fields of the peer's record of the same work (none: no peer)
+    peer_value: str = ""  # the peer record's field, in the record's unit (times ``scale`` too)
+
+
+@dataclass(frozen=True)
+class GatePeer:
+    """A peer's script (outside the repository) timed beside the product by bench/peer.py."""
+
+    label: str  # "peer balls 10M": the gate's log
+    script: str  # "peer_balls.py", in the peers' folder
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """One run of the regression gate: the scene's bench (``main.py bench <scene> ARGS``) or the viewer's frame
+    bench (``python -m viewer.bench.frame ARGS``, run in several processes: the best counts), and the headline
+    figures read from its report."""
+
+    label: str  # "balls 10M grid": the gate's log
+    args: tuple[str, ...]  # the bench's arguments, without --json
+    figures: tuple[GateFigure, ...]
+    frame: bool = False  # the frame bench (its records' workload: "frame")
+    report: str = ""  # the report's name in the gate's folder (<report>.json); default the scene's name
+    peer: GatePeer | None = None
+
+
+@dataclass(frozen=True)
+class NcuCase:
+    """A GPU stage's headline configuration with one window of the stage profiled by Nsight Compute, for its
+    model's bytes and arithmetic beside ncu's counts (bench/ncu_models.py)."""
+
+    stage: str  # the stage whose model (``SceneSpec.models``) is compared
+    preset: str = ""
+    count: int = 0
+    variant: str = ""
+    block: Any = None
+    steps: int = 1  # steps a frame
+    window: int = 1  # the steps one profiled window covers (the model's ``sim.roofline.Setup``)
+    options: Fields = ()  # construction options (``Option``)
+    toggles: tuple[tuple[str, bool], ...] = ()
+    params: tuple[tuple[str, float], ...] = ()
+    whole_frame: bool = False  # the scene adds the stage's time itself: a whole frame is profiled
+    name: str = ""  # the case's name after "<scene>." (default the stage's)
+    # or a window of the case's own: "module:function", f(profiled) -> sim.roofline.StageModel, where
+    # ``profiled(True)`` is a context manager around the profiled launches
+    profile: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.name or self.stage
+
+
 def load(path: str) -> Any:
     """An object by dotted path ``"package.module:name"``."""
     module, _, name = path.partition(":")
@@ -226,6 +295,8 @@ class SceneSpec:
     # "sim.particles.ranks_bench:scaling": bench over MPI ranks, f(args, spec) -> exit code (none: refused there)
     scaling_bench: str = ""
     user_stages: tuple[UserStage, ...] = ()  # stages a user's own kernel can replace
+    gate: str = ""  # "sim.balls.bench_cases:GATE": the regression gate's runs (GateRun) of the scene's headlines
+    ncu: str = ""  # "sim.balls.bench_cases:NCU": each GPU stage's Nsight Compute case (NcuCase)
 
     def user_stage(self, name: str | None = None) -> UserStage:
         """The replaceable stage called ``name`` (the first when None); ValueError naming the choices."""

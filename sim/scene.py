@@ -123,6 +123,18 @@ class Scene(SceneChecks, SceneControls):
     def _toggle_changed(self, name: str) -> None:
         """A toggle changed value."""
 
+    def user_stage_inputs(self, stage: str) -> dict:
+        """A replaceable stage's inputs (``spec.user_stages``, named ``stage``) at the scene's state, as its
+        adapter lays them out: host arrays (copied from the device on the GPU), for a user's kernel and the CPU
+        twin alike (``sim.userkernel.live``)."""
+        raise NotImplementedError
+
+    def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
+        """Finish the scene's step with a user's ``outputs`` of the stage computed from ``inputs`` (the state
+        moves on with them); ``comparison`` (``sim.userkernel.adapter.Comparison``, None without verification)
+        against the CPU twin's is kept as the check that marks the items it got wrong."""
+        raise NotImplementedError
+
     def bench_mark(self):
         """Taken before a benchmark's timed frames; ``bench_figures`` compares against it."""
         return None

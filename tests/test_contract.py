@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from sim.contract import FieldView, PlotsView, PointsView, SceneSpec, load
+from sim.contract import FieldView, GateRun, NcuCase, PlotsView, PointsView, SceneSpec, load
 from sim.registry import SCENES
 from sim.scene import Scene
 
@@ -65,8 +65,21 @@ def test_spec_is_complete(spec):
     if spec.histogram:
         assert cls.histogram_points is not Scene.histogram_points
         assert cls.histogram_widths is not Scene.histogram_widths
+    if spec.user_stages:  # a user's kernel: the scene hands out the inputs and takes the outputs back
+        assert cls.user_stage_inputs is not Scene.user_stage_inputs
+        assert cls.apply_user_stage is not Scene.apply_user_stage
     for command in load(spec.commands) if spec.commands else ():
         assert command.name and callable(command.run) and callable(command.add_arguments)
+    options = {o.name for o in spec.options}
+    for run in load(spec.gate) if spec.gate else ():  # the regression gate's runs (bench/regress.py)
+        assert isinstance(run, GateRun) and run.label and run.figures and "--json" not in run.args
+        assert run.report or not run.frame, "a frame run names its report (several scenes' frames share the bench)"
+        for figure in run.figures:
+            assert figure.name and figure.value and figure.record and {n for n, _ in figure.options} <= options
+            assert bool(figure.peer) == bool(figure.peer_value) and (run.peer is not None or not figure.peer)
+    for case in load(spec.ncu) if spec.ncu else ():  # Nsight Compute's cases (bench/ncu_models.py)
+        assert isinstance(case, NcuCase) and case.stage in spec.stages
+        assert case.profile or spec.preset(case.preset) and case.count and case.variant in spec.gpu.variants
 
 
 @pytest.mark.parametrize("spec, preset", [(s, p.name) for s in SPECS for p in s.presets],

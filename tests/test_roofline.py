@@ -3,6 +3,7 @@
 
 import pytest
 
+from sim.contract import load
 from sim.peaks import Peaks
 from sim.registry import SCENES
 from sim.roofline import Setup, StageModel, analyse, analyse_stages, bound, figures, model_lines, models, record_lines
@@ -330,6 +331,36 @@ def test_ncu_covers_every_gpu_stage_of_every_scene():
         stage_models = models(spec, setup_for(spec, 1000))
         kernel_stages = {stage for stage in spec.stages if stage_models[stage].where == "device"}
         assert {(name, stage) for stage in kernel_stages} <= profiled, name
+
+
+def test_ncu_cases_are_the_scenes_own_and_the_same_as_when_they_were_listed_in_the_script():
+    """(scene, stage, preset, count, variant, block, options, toggles, params, steps a frame, steps a window, whole
+    frame) of each case, in the registry's order; the batched Durbin solve profiles its own window."""
+    m = 1_000_000
+    ncu = ncu_models()
+    cases = {stage_id: (spec.name, c.stage, c.preset, c.count, c.variant, c.block, dict(c.options), dict(c.toggles),
+                        dict(c.params), c.steps, c.window, c.whole_frame)
+             for stage_id, (spec, c) in ncu.HEADLINES.items() if not c.profile}
+    assert cases == {
+        "balls.sort": ("balls", "sort", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 6, False),
+        "balls.proximity": ("balls", "proximity", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 6, False),
+        "balls.forces+integrate": ("balls", "forces+integrate", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 1, False),
+        "particles.bin": ("particles", "bin", "2020", 10 * m, "plain", 128, {}, {"statistics": False}, {}, 10, 1,
+                          False),
+        "particles.forces+move": ("particles", "forces+move", "2020", 10 * m, "plain", 128, {},
+                                  {"statistics": False}, {}, 10, 1, False),
+        "sdh.histogram": ("sdh", "histogram", "course", 512_000, "tensor", 256, {}, {}, {}, 1, 1, False),
+        "heat.step": ("heat", "step", "large", 100 * m, "temporal", (32, 8), {"k": "8"}, {}, {}, 8, 8, False),
+        "durbin.recursion": ("durbin", "recursion", "large", 200_000, "persistent", 256, {}, {}, {"speed": 1000},
+                             1000, 1000, True),
+    }
+    assert list(ncu.HEADLINES) == [*cases, "durbin.batched"]
+    spec, batched = ncu.HEADLINES["durbin.batched"]
+    assert batched.stage == "recursion" and callable(load(batched.profile))
+    for spec, case in ncu.HEADLINES.values():
+        assert case.stage in spec.stages and not (case.profile and case.whole_frame)
+        for name, _ in case.options:
+            assert name in {o.name for o in spec.options}
 
 
 def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):

@@ -350,13 +350,13 @@ def test_the_template_and_every_planted_heat_kernel_compile(tmp_path):
 def test_the_scene_takes_a_step_from_outside_and_marks_the_cells_it_got_wrong():
     scene = HeatScene(preset="seed", n=37 * 29, backend="cpu")
     stage = StepStage()
-    inputs = stage.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("step")
     assert np.array_equal(inputs["tin"], scene.cpu.field) and inputs["tfac"] == scene.cpu.tfac
     expected = stage.expected(inputs)
     got = {"tout": expected["tout"].copy()}
     got["tout"][3, 4] += 1.0
     scene.verify = True  # what the viewer turns on for a user's kernel
-    stage.apply(scene, got, stage.compare(inputs, expected, got))
+    scene.apply_user_stage("step", inputs, got, stage.compare(inputs, expected, got))
     assert np.array_equal(scene.cpu.field, got["tout"])
     assert scene.verification.differing == 1 and scene.is_marked(3 * scene.ni + 4)
     shown = scene.host_field()

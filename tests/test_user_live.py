@@ -144,7 +144,7 @@ def test_the_check_time_is_the_twin_and_the_comparison_not_the_kernel_or_the_sce
 
     monkeypatch.setattr(StepStage, "expected", slowly(0.05, StepStage.expected))
     monkeypatch.setattr(StepStage, "compare", slowly(0.03, StepStage.compare))
-    monkeypatch.setattr(StepStage, "apply", slowly(0.2, StepStage.apply))
+    monkeypatch.setattr(PretendGpuHeat, "apply_user_stage", slowly(0.2, PretendGpuHeat.apply_user_stage))
     scene, live = live_scene(write(tmp_path / "my_step.cu", SLOW), FakeSandbox(slow_s=0.2))
     live.take(Reload(live.source))
     scene.run_frame(1)

@@ -1,5 +1,5 @@
-"""The scenes' replaceable stages (sdh histogram, durbin batched, particles forces, balls proximity): each template and
-planted wrong kernel compiles with NVRTC; each adapter's inputs, CPU twin, launch and comparison; the
+"""The scenes' replaceable stages, every one the registry declares: each template and planted wrong kernel
+compiles with NVRTC; each adapter's inputs, CPU twin, launch and comparison; the
 live scene's hand-over (on a GPU, through the sandbox: test_user_stages_gpu.py)."""
 
 from __future__ import annotations
@@ -14,12 +14,27 @@ from sim import cuda
 from sim.registry import SCENES
 from sim.user_stages import Values, comparison, differences, item_rows
 
-DATA = Path(__file__).parent / "data" / "user_kernels"
-STAGES = [("sdh", "histogram"), ("durbin", "batched"), ("particles", "forces"), ("balls", "proximity")]
-PLANTED = {("sdh", "histogram"): ("sdh_wrong_bucket.cu", "sdh_race.cu"),
-           ("durbin", "batched"): ("durbin_wrong_sign.cu", "durbin_missing_term.cu"),
-           ("particles", "forces"): ("particles_missing_column.cu",),
-           ("balls", "proximity"): ("balls_missing_edge.cu",)}
+DATA = Path(__file__).parent / "data" / "user_kernels"  # planted wrong kernels: <scene>_<what>.cu
+
+
+def replaceable_stages() -> list[tuple[str, str]]:
+    """Every replaceable stage the registry declares, (scene, stage), each adapter once (density's forces are
+    the particles')."""
+    stages, adapters = [], set()
+    for spec in SCENES.values():
+        for stage in spec.user_stages:
+            if stage.adapter not in adapters:
+                adapters.add(stage.adapter)
+                stages.append((spec.name, stage.name))
+    return stages
+
+
+def planted(scene: str) -> list[Path]:
+    """The wrong kernels planted for a scene's replaceable stage (tests/data/user_kernels/<scene>_*.cu)."""
+    return sorted(DATA.glob(f"{scene}_*.cu"))
+
+
+STAGES = replaceable_stages()
 
 
 def adapter_of(scene: str, stage: str):
@@ -39,10 +54,17 @@ def test_template_and_planted_kernels_compile(scene, stage):
     compile_cubin = pytest.importorskip("test_cuda_sources").compile_cubin
     declared = SCENES[scene].user_stage(stage)
     adapter = adapter_of(scene, stage)
-    files = [cuda.source_path(declared.template)] + [DATA / name for name in PLANTED[scene, stage]]
+    files = [cuda.source_path(declared.template), *planted(scene)]
     for path in files:
         cubin = compile_cubin(path.read_text(), path.name, (*adapter.reference.all_options(), "-lineinfo"))
         assert declared.entry.encode() + b"\0" in cubin, f"{path.name} defines no kernel {declared.entry}"
+
+
+def test_every_planted_kernel_belongs_to_a_replaceable_stage():
+    scenes = [scene for scene, _ in STAGES]
+    assert sorted(path for scene in scenes for path in planted(scene)) == sorted(DATA.glob("*.cu"))
+    assert all(planted(scene) for scene in scenes), "each stage has a planted wrong kernel"
+    assert len(set(scenes)) == len(scenes), "planted kernels name the scene: one replaceable stage a scene"
 
 
 @pytest.mark.parametrize(("scene", "stage"), STAGES)
@@ -67,9 +89,19 @@ def test_inputs_are_reproducible_per_seed_and_never_all_zero(scene, stage):
         data = [k for k, v in a.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]  # not index tables
         assert data
         for key in data:
-            assert a[key].shape[0] == size, key
+            assert size in (a[key].shape[0], a[key].size), key  # an item a row, or a value (a field's cells)
             assert np.any(a[key] != 0), key
         assert any(not np.array_equal(a[k], other[k]) for k in data)
+
+
+def item_extents(adapter, inputs, size: int, dims: int) -> tuple[int, ...]:
+    """The items a launch of ``dims`` dimensions covers, x first: ``size`` in 1D; in 2D a field, the first
+    output's rows x columns."""
+    if dims == 1:
+        return (size,)
+    shape = next(iter(adapter.outputs(inputs).values())).shape
+    assert int(np.prod(shape)) == size
+    return tuple(reversed(shape))
 
 
 @pytest.mark.parametrize(("scene", "stage"), STAGES)
@@ -77,9 +109,11 @@ def test_launch_covers_every_item_once_per_thread(scene, stage):
     adapter = adapter_of(scene, stage)
     block = adapter.default_block()
     for size in adapter.sizes():
-        grid, threads, _ = adapter.launch(adapter.inputs(size, 1), block)
-        total = int(np.prod(grid)) * int(np.prod(threads))
-        assert total >= size and total - int(np.prod(threads)) < size, (size, grid, threads)
+        inputs = adapter.inputs(size, 1)
+        grid, threads, _ = adapter.launch(inputs, block)
+        for axis, extent in enumerate(item_extents(adapter, inputs, size, len(grid))):
+            # every item has a thread, and less than a block is spare along each axis
+            assert grid[axis] * threads[axis] >= extent > (grid[axis] - 1) * threads[axis], (size, grid, threads)
 
 
 def test_sdh_expected_is_every_pair_counted():
@@ -131,14 +165,14 @@ def test_sdh_scene_takes_the_users_counts_and_marks_the_wrong_bins():
 
     scene = HistogramScene(n=300)
     adapter = adapter_of("sdh", "histogram")
-    inputs = adapter.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("histogram")
     assert int(inputs["n"]) == 300 and int(inputs["nb"]) == scene.buckets
     np.testing.assert_array_equal(inputs["y"], scene.points[:, 1])
     expected = adapter.expected(inputs)
     got = expected["hist"].copy()
     got[5] += 2
     result = adapter.compare(inputs, expected, {"hist": got})
-    adapter.apply(scene, {"hist": got}, result)
+    scene.apply_user_stage("histogram", inputs, {"hist": got}, result)
     assert scene.counts.dtype == np.int64 and scene.counts[5] == int(expected["hist"][5]) + 2
     assert np.flatnonzero(scene.mismatch).tolist() == [5]
     assert scene.verification.unit == "buckets" and scene.verification.differing == 1
@@ -192,16 +226,16 @@ def test_durbin_scene_solves_its_frames_with_the_users_result():
 
     adapter = adapter_of("durbin", "batched")
     with pytest.raises(ValueError, match="lpc preset"):
-        adapter.scene_inputs(create_scene("durbin", preset="ar"))
+        create_scene("durbin", preset="ar").user_stage_inputs("batched")
     scene = create_scene("durbin", preset="lpc")
     frame = int(scene.settings.frame)
-    inputs = adapter.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("batched")
     assert inputs["r"].shape == (scene.lpc.frames, scene.lpc.order)
     expected = adapter.expected(inputs)
     got = {k: v.copy() for k, v in expected.items()}
     got["y"][3, 1] = 0.0
     result = adapter.compare(inputs, expected, got)
-    adapter.apply(scene, got, result)
+    scene.apply_user_stage("batched", inputs, got, result)
     assert scene.lpc.y[3, 1] == 0.0 and scene.checked == {}
     assert int(scene.settings.frame) == (frame + 1) % scene.lpc.frames  # a step moves the selected frame on
     assert np.flatnonzero(scene.mismatch).tolist() == [3] and scene.verification.unit == "frames"
@@ -264,21 +298,21 @@ def test_particles_scene_moves_with_the_users_forces():
     for _ in range(20):  # off the lattice: neighbours within the cutoff
         scene.advance(1)
     adapter = adapter_of("particles", "forces")
-    inputs = adapter.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("forces")
     np.testing.assert_array_equal(inputs["x"], scene.x)
     before = [a.copy() for a in (scene.x, scene.y, scene.vx, scene.vy)]
     expected = adapter.expected(inputs)
     assert np.count_nonzero(expected["ax"]) > 0
-    adapter.apply(scene, expected, adapter.compare(inputs, expected, expected))
+    scene.apply_user_stage("forces", inputs, expected, adapter.compare(inputs, expected, expected))
     twin = pipeline_cpu.stepped_copy(*before, scene.size, scene.nbins)
     np.testing.assert_array_equal(scene.x, twin.x)
     np.testing.assert_array_equal(scene.vy, twin.vy)
     assert scene.verification.differing == 0
-    inputs = adapter.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("forces")
     expected = adapter.expected(inputs)
     got = {k: v.copy() for k, v in expected.items()}
     got["ax"][9] += 100.0
-    adapter.apply(scene, got, adapter.compare(inputs, expected, got))
+    scene.apply_user_stage("forces", inputs, got, adapter.compare(inputs, expected, got))
     assert np.flatnonzero(scene.mismatch).tolist() == [9] and scene.verification.unit == "particles"
 
 
@@ -343,11 +377,11 @@ def test_balls_scene_steps_on_the_users_pairs():
     twin.advance(7)
     adapter = adapter_of("balls", "proximity")
     steps = scene.steps
-    inputs = adapter.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("proximity")
     assert int(inputs["n"]) == scene.n
     pairs, _, _ = pipeline_cpu.proximity(scene.pos, scene.vel, "global")
     expected = adapter.expected(inputs)
-    adapter.apply(scene, expected, adapter.compare(inputs, expected, expected))
+    scene.apply_user_stage("proximity", inputs, expected, adapter.compare(inputs, expected, expected))
     assert pair_set(scene.pairs) == pair_set(pairs) and len(pairs) > 100
     assert scene.verification.differing == 0 and scene.mismatch.shape == (scene.n,)
     twin.host.pairs = pairs  # the scene's own step on the same pairs
@@ -362,5 +396,5 @@ def test_balls_scene_drops_fallen_balls_before_a_users_pass():
     scene = create_scene("balls", preset="T")
     scene.host.pos[5, 1] = scene.trough.fallen_y - 1.0
     n = scene.n
-    inputs = adapter_of("balls", "proximity").scene_inputs(scene)
+    inputs = scene.user_stage_inputs("proximity")
     assert scene.n == n - 1 and int(inputs["n"]) == n - 1

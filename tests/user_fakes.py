@@ -1,7 +1,7 @@
 """Stand-ins for the tests of a user's own kernel in the live scene (tests/test_user_live.py and
-tests/test_user_viewer.py): a heat scene that believes a GPU is there (the state stays on the host),
-a "step" stage whose adapter steps the CPU twin, and a sandbox that runs Python instead of the CUDA
-text it is given, each behaviour picked by a marker comment in that text.
+tests/test_user_viewer.py): a heat scene that believes a GPU is there (the state stays on the host) and
+hands a "step" stage its field, a "step" stage whose adapter steps the CPU twin, and a sandbox that runs
+Python instead of the CUDA text it is given, each behaviour picked by a marker comment in that text.
 
 The kernel texts are real CUDA: NVRTC compiles them where ``sim.userkernel.source`` checks them.
 """
@@ -61,6 +61,15 @@ class PretendGpuHeat(HeatScene):
     def gpu_kernels_run(self) -> bool:
         return True
 
+    def user_stage_inputs(self, stage):
+        return {"in": self.cpu.field.copy(), "tfac": np.float32(self.cpu.tfac)}
+
+    def apply_user_stage(self, stage, inputs, outputs, comparison):
+        self.cpu.field[...] = outputs["out"]
+        self._changed()
+        if comparison is not None:
+            self.record_user_check("CPU twin from the same input", comparison)
+
 
 class StepStage:
     """heat step on the CPU twin, compared bit for bit (what the heat stage's adapter does, minus CUDA)."""
@@ -71,9 +80,6 @@ class StepStage:
 
     def default_block(self):
         return (32, 8)
-
-    def scene_inputs(self, scene):
-        return {"in": scene.cpu.field.copy(), "tfac": np.float32(scene.cpu.tfac)}
 
     def outputs(self, inputs):
         return {"out": Output(inputs["in"].shape, np.float32)}
@@ -92,12 +98,6 @@ class StepStage:
         rel = diff / np.maximum(np.abs(want), 1e-30)
         values = [Values(want, have, mismatch, np.arange(want.size), lambda i: f"cell {i}", "out")]
         return Comparison(mismatch, float(diff.max(initial=0.0)), float(rel.max(initial=0.0)), worst, values=values)
-
-    def apply(self, scene, outputs, comparison):
-        scene.cpu.field[...] = outputs["out"]
-        scene._changed()
-        if comparison is not None:
-            scene.record_user_check("CPU twin from the same input", comparison)
 
 
 class FakeSandbox:

@@ -64,6 +64,8 @@ SPEC = SceneSpec(
     histogram=HistogramSource(dims=3),
     kernels="sim.balls.kernels:builds",
     models="sim.balls.kernels:models",
+    gate="sim.balls.bench_cases:GATE",
+    ncu="sim.balls.bench_cases:NCU",
     user_stages=(UserStage(
         name="proximity",
         summary="the pairs of balls that may touch within a pair list's lifetime: the z-sorted sweep",

@@ -196,25 +196,30 @@ class BallsScene(PointsScene, Scene):
                     self.host = self.host.appended(new, vel, ids)
 
     # --- a proximity pass found outside the scene, every step (a user's kernel: sim.balls.user_stage) -------------
-    def begin_pass(self) -> tuple[np.ndarray, np.ndarray]:
+    def user_stage_inputs(self, stage: str) -> dict:
         """What a pass does before its search, for a pass each step: balls dripped for one step, fallen ones
-        dropped. Returns host copies of (pos, vel): the balls the search sees, in the state's order."""
+        dropped; the balls the search sees (host copies) in the sweep's order."""
+        from sim.balls.user_stage import arrays
+
         self._drip(self.spec.dt)
         if self.backend == "gpu":
             pos, vel, omega = self.gpu.host_state()
             keep = pos[:, 1] >= self.trough.fallen_y
             if not keep.all():
                 self.gpu.load(pos[keep], vel[keep], omega[keep], self.gpu.host_ids()[keep])
-            return pos[keep], vel[keep]
+            return arrays(pos[keep], vel[keep])
         keep = self.host.pos[:, 1] >= self.trough.fallen_y
         if not keep.all():
             self.host = self.host.kept(keep)
-        return self.host.pos.copy(), self.host.vel.copy()
+        return arrays(self.host.pos, self.host.vel)
 
-    def take_pairs(self, pairs: np.ndarray, comparison=None) -> None:
-        """One step on a pair list found outside the scene (each pair once, indices of ``begin_pass``'s balls):
-        the pass's result, then the step's forces and integration. ``comparison``
-        (``sim.userkernel.adapter.Comparison``) against the CPU z-sweep marks the balls whose partners differ."""
+    def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
+        """One step on the user's pair lists (the balls have not moved since ``user_stage_inputs``): the pass's
+        result, then the step's forces and integration; ``comparison`` against the CPU z-sweep marks the balls
+        whose partners differ."""
+        from sim.balls.user_stage import pairs as pair_list
+
+        pairs = pair_list(inputs, outputs)
         if self.backend == "gpu":
             self.gpu.set_lists(pairs)
         else:

@@ -4,7 +4,8 @@ sorted by z_max (``templates/proximity.cu``: the z-sweep, one thread per ball, l
 
 The inputs are the balls in the sweep's order (z_max ascending, ``order``: sorted index -> the ball);
 the comparison and the scene speak of the balls themselves. In the live scene the user's kernel runs a
-pass every step (``BallsScene.begin_pass``) and its pairs carry that step (``BallsScene.take_pairs``).
+pass every step (``BallsScene.user_stage_inputs``) and its lists, as ``pairs`` (in the scene's ball
+order), carry that step (``BallsScene.apply_user_stage``).
 """
 
 from __future__ import annotations
@@ -41,17 +42,7 @@ class ProximityStage:
         pos[:, 3] = rng.uniform(1.0, world.DEFAULT_RADIUS, size)
         vel = np.zeros((size, 4), np.float32)
         vel[:, :3] = rng.uniform(-SPEED, SPEED, (size, 3))
-        return self._inputs(pos, vel)
-
-    @staticmethod
-    def _inputs(pos: np.ndarray, vel: np.ndarray) -> Arrays:
-        """The balls in the sweep's order, with their keys (the CPU twin's, in float32)."""
-        pos, vel = np.ascontiguousarray(pos, np.float32), np.ascontiguousarray(vel, np.float32)
-        z_max, z_min = proximity_cpu.compute_keys(pos, vel, world.PAIR_LIFETIME)
-        order = proximity_cpu.sort_by_zmax(z_max)
-        return {"pos": pos[order], "vel": vel[order], "z_max": z_max[order], "z_min": z_min[order],
-                "n": np.int32(pos.shape[0]), "t": np.float32(world.PAIR_LIFETIME),
-                "margin": np.float32(world.PROXIMITY_MARGIN), "k": np.int32(CAPACITY), "order": order}
+        return arrays(pos, vel)
 
     def outputs(self, inputs: Arrays) -> dict[str, Output]:
         n = int(inputs["n"])
@@ -110,22 +101,27 @@ class ProximityStage:
         fn, grid, threads, args, shared = balls.prepared_sweep(float(inputs["t"]), float(inputs["margin"]))
         return Launch(lambda: fn(grid, threads, args, shared_mem=shared), zero([balls.count]))
 
-    # --- the live scene: a pass each step on its balls now; the user's pairs carry the step ------------------
-    def scene_inputs(self, scene) -> Arrays:
-        return self._inputs(*scene.begin_pass())
 
-    def apply(self, scene, outputs: Arrays, comparison: Comparison | None) -> None:
-        """The user's lists back in the scene's ball order (its balls have not moved since ``scene_inputs``:
-        the same sort), as the pair list of the scene's step."""
-        pos, vel, _ = scene.state()
-        z_max, _ = proximity_cpu.compute_keys(pos, vel, world.PAIR_LIFETIME)
-        order = proximity_cpu.sort_by_zmax(z_max)
-        count = np.clip(np.asarray(outputs["count"]), 0, CAPACITY)
-        slots = np.asarray(outputs["partners"]).reshape(-1, CAPACITY)
-        balls = np.arange(count.shape[0])[:, None]
-        slots = np.where((slots >= 0) & (slots < count.shape[0]), slots, balls)  # no ball: a self-pair, dropped
-        mine, theirs = pairs_from_lists(count, slots)
-        scene.take_pairs(np.column_stack([order[mine], order[theirs]]).astype(np.int64), comparison)
+def arrays(pos: np.ndarray, vel: np.ndarray) -> Arrays:
+    """The stage's inputs: the balls in the sweep's order, with their keys (the CPU twin's, in float32)."""
+    pos, vel = np.ascontiguousarray(pos, np.float32), np.ascontiguousarray(vel, np.float32)
+    z_max, z_min = proximity_cpu.compute_keys(pos, vel, world.PAIR_LIFETIME)
+    order = proximity_cpu.sort_by_zmax(z_max)
+    return {"pos": pos[order], "vel": vel[order], "z_max": z_max[order], "z_min": z_min[order],
+            "n": np.int32(pos.shape[0]), "t": np.float32(world.PAIR_LIFETIME),
+            "margin": np.float32(world.PROXIMITY_MARGIN), "k": np.int32(CAPACITY), "order": order}
+
+
+def pairs(inputs: Arrays, outputs: Arrays) -> np.ndarray:
+    """The user's lists as a pair list (each pair once) of the balls the inputs were made from (``order``
+    maps the sweep's sorted index back to the ball); a slot that names no ball is dropped."""
+    order = inputs["order"]
+    count = np.clip(np.asarray(outputs["count"]), 0, CAPACITY)
+    slots = np.asarray(outputs["partners"]).reshape(-1, CAPACITY)
+    balls = np.arange(count.shape[0])[:, None]
+    slots = np.where((slots >= 0) & (slots < count.shape[0]), slots, balls)  # no ball: a self-pair, dropped
+    mine, theirs = pairs_from_lists(count, slots)
+    return np.column_stack([order[mine], order[theirs]]).astype(np.int64)
 
 
 def _few(balls: list[int], most: int = 3) -> str:

@@ -23,4 +23,6 @@ SPEC = dataclasses.replace(
     kernels=PARTICLES.kernels,  # the same CUDA builds (the registry lists them once)
     commands="",  # and the course commands
     scaling_bench="",  # and the scaling over MPI ranks stay with particles
+    gate="",  # as do the regression gate's headline
+    ncu="",  # and the Nsight Compute cases of the shared kernels
 )

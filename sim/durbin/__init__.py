@@ -87,6 +87,8 @@ SPEC = SceneSpec(
                       "frame on the spectrogram (lpc)"),
     kernels="sim.durbin.kernels:builds",
     models="sim.durbin.kernels:models",
+    gate="sim.durbin.bench_cases:GATE",
+    ncu="sim.durbin.bench_cases:NCU",
     commands="sim.durbin.cli:COMMANDS",
     bench="sim.durbin.bench:BENCH",
     user_stages=(UserStage(

@@ -274,11 +274,18 @@ class DurbinScene(Scene):
         self.settings.frame = float((int(self.settings.frame) + move) % self.lpc.frames)
         self.readout.changed()
 
-    def take_solution(self, y: np.ndarray, alphas: np.ndarray, comparison=None) -> None:
-        """The lpc preset's step with a batched solve computed outside the scene (a user's kernel:
-        ``sim.durbin.user_stage``): every frame's y and alphas; ``comparison``
-        (``sim.userkernel.adapter.Comparison``) against the CPU twin's solve marks the frames it got wrong."""
-        self.lpc.y, self.lpc.alphas = y, alphas
+    def user_stage_inputs(self, stage: str) -> dict:
+        """The lpc preset's frames, one system a frame (a user's kernel: ``sim.durbin.user_stage``)."""
+        from sim.durbin.user_stage import arrays
+
+        if self.lpc is None:
+            raise ValueError("the batched stage solves the lpc preset's frames: load the lpc preset")
+        return arrays(self.lpc.r)
+
+    def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
+        """The lpc preset's step with the user's batched solve: every frame's y and alphas; ``comparison``
+        against the CPU twin's solve marks the frames it got wrong."""
+        self.lpc.y, self.lpc.alphas = np.asarray(outputs["y"]), np.asarray(outputs["alphas"])
         self._lpc_moved(1)
         self.checked = {}  # the scene's own check's values say nothing about this solution
         if comparison is not None:

@@ -4,7 +4,8 @@ solve (``durbin_cpu.batched``: C summation order; the built-in thread and regist
 exactly).
 
 The kernel's signature is durbin.cu's ``batched`` (PolyBench 4.x), so it is a drop-in. In the viewer it
-solves the lpc preset's frames (a frame's system is one item: a wrong coefficient marks its frame).
+solves the lpc preset's frames (a frame's system is one item: a wrong coefficient marks its frame), handed
+over as ``arrays`` lays them out (``DurbinScene.user_stage_inputs``).
 """
 
 from __future__ import annotations
@@ -36,12 +37,7 @@ class BatchedStage:
         rng = np.random.default_rng(seed)
         r = np.stack([inputs.ar_autocorr(ORDER, inputs.random_kappas(rng, ORDER, KAPPA_BOUND))
                       for _ in range(size)]) if size else np.zeros((0, ORDER))
-        return self._inputs(r)
-
-    @staticmethod
-    def _inputs(r: np.ndarray) -> Arrays:
-        r = np.ascontiguousarray(r, np.float64)
-        return {"r": r, "systems": np.int32(r.shape[0]), "order": np.int32(r.shape[1])}
+        return arrays(r)
 
     def outputs(self, inputs: Arrays) -> dict[str, Output]:
         shape = inputs["r"].shape
@@ -81,11 +77,8 @@ class BatchedStage:
         run, _ = batched_gpu.batched_launch(inputs["r"], variant)
         return Launch(run)
 
-    # --- the live scene: the lpc preset's frames; the user's solution becomes the frames' y and alphas -----
-    def scene_inputs(self, scene) -> Arrays:
-        if scene.lpc is None:
-            raise ValueError("the batched stage solves the lpc preset's frames: load the lpc preset")
-        return self._inputs(scene.lpc.r)
 
-    def apply(self, scene, outputs: Arrays, comparison: Comparison | None) -> None:
-        scene.take_solution(np.asarray(outputs["y"]), np.asarray(outputs["alphas"]), comparison)
+def arrays(r: np.ndarray) -> Arrays:
+    """The stage's inputs for the right-hand sides ``r``, one system a row."""
+    r = np.ascontiguousarray(r, np.float64)
+    return {"r": r, "systems": np.int32(r.shape[0]), "order": np.int32(r.shape[1])}

@@ -212,11 +212,15 @@ class HeatScene(Scene):
         else:
             self._marked_device = None
 
-    def take_step(self, field: np.ndarray, comparison=None) -> None:
-        """A step computed outside the scene (a user's kernel: ``sim.heat.user_stage``) as the new field, on
-        either backend; ``comparison`` (``sim.userkernel.adapter.Comparison``) against the CPU twin's step from
-        the same field marks the cells it got wrong, as verification marks them."""
-        self.sim.load(field)
+    # --- a step computed outside the scene (a user's kernel: sim.heat.user_stage) ------------------------------
+    def user_stage_inputs(self, stage: str) -> dict:
+        field = self.gpu.get() if self.gpu is not None else self.cpu.field.copy()
+        return {"tin": field, "tfac": np.float32(self.sim.tfac)}
+
+    def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
+        """The user's field as the new one, on either backend; ``comparison`` against the CPU twin's step from the
+        same field marks the cells it got wrong, as verification marks them."""
+        self.sim.load(outputs["tout"])
         if comparison is not None:
             self._mark(comparison.mismatch)
             self.record_user_check("the CPU step from the same field", comparison,

@@ -4,7 +4,8 @@ The user's kernel takes ``step_global``'s parameters (``sim/heat/stencil.cu``) a
 thread per cell on a 2D grid; its result is compared bit for bit with the CPU twin
 (``sim.heat.stencil_cpu``), as the product's own builds are (``--fmad=false``). A size is a cell
 count, laid out as the grid nearest 4:3 with whole rows (``shape``). The built-in variants it is
-timed beside run through ``sim.heat.gpu.HeatGpu``.
+timed beside run through ``sim.heat.gpu.HeatGpu``. The live scene hands over its field
+(``HeatScene.user_stage_inputs``) and takes the user's field as its next (``HeatScene.apply_user_stage``).
 """
 
 from __future__ import annotations
@@ -87,14 +88,6 @@ class StepStage:
         sim = HeatGpu(inputs["tin"], kernel=variant, block=tuple(block), k=k, tfac=float(inputs["tfac"]))
         fn, grid, threads, args, shared = sim.prepared(k)
         return Launch(lambda: fn(grid, threads, args, shared_mem=shared), steps=k)
-
-    # --- the live scene -----------------------------------------------------------------------------
-    def scene_inputs(self, scene) -> dict:
-        field = scene.gpu.get() if scene.gpu is not None else scene.cpu.field.copy()
-        return {"tin": field, "tfac": np.float32(scene.sim.tfac)}
-
-    def apply(self, scene, outputs: dict, comparison: Comparison | None) -> None:
-        scene.take_step(outputs["tout"], comparison)
 
 
 def compare_fields(expected: np.ndarray, got: np.ndarray) -> Comparison:

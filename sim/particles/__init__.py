@@ -68,6 +68,8 @@ SPEC = SceneSpec(
     histogram=HistogramSource(dims=2),
     kernels="sim.particles.kernels:builds",
     models="sim.particles.kernels:models",
+    gate="sim.particles.bench_cases:GATE",
+    ncu="sim.particles.bench_cases:NCU",
     commands="sim.particles.cli:COMMANDS",
     scaling_bench="sim.particles.ranks_bench:scaling",
     user_stages=(UserStage(

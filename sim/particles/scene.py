@@ -167,6 +167,26 @@ class ParticlesScene(PointsScene, Scene):
         """x, y in the particles' own order (the course's output order)."""
         return self.gpu.host_positions() if self.gpu is not None else (self.host.x, self.host.y)
 
+    # --- the forces from a user's kernel (sim.particles.user_stage), the move the scene's ------------------
+    def user_stage_inputs(self, stage: str) -> dict:
+        from sim.particles.user_stage import arrays
+
+        return arrays(*self.host_positions(), self.size)
+
+    def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
+        """The scene's move with the user's accelerations (on the host; on the GPU the moved state is loaded
+        back, in the particles' own order, so the marks line up with the device's particles)."""
+        p = HostParticles(*self.gpu.host_state()) if self.gpu is not None else self.host
+        p.ax[:] = outputs["ax"]
+        p.ay[:] = outputs["ay"]
+        binning_cpu.move(p.x, p.y, p.vx, p.vy, p.ax, p.ay, self.size)
+        if self.gpu is not None:
+            self.gpu.load_state(p.x, p.y, p.vx, p.vy)
+        self.checked = None  # the built-in check's states say nothing about this step
+        if comparison is not None:
+            self.record_user_check("the CPU twin's forces from the same positions", comparison,
+                                   {"largest difference": comparison.max_abs})
+
     # --- the push tool ---------------------------------------------------------------------------
     def tool_reach(self) -> float:
         return self.tool_values["radius"] * self.size

@@ -4,7 +4,8 @@ thread per particle over its 9 neighbour bins), compared with the CPU twin's for
 scene's verifier allows after a step.
 
 The built-in kernels fuse the forces with the move and the next binning, so the stage is the force
-loop alone, on the CPU twin's bins; the move stays the scene's (``binning_cpu.move``).
+loop alone, on the CPU twin's bins (``arrays``); the move stays the scene's (``binning_cpu.move`` in
+``ParticlesScene.apply_user_stage``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from sim.particles import binning_cpu, kernels, world
-from sim.particles.pipeline_cpu import HostParticles
 from sim.user_stages import Values, comparison, one_per_item
 from sim.userkernel.adapter import Arrays, Comparison, Output
 
@@ -40,16 +40,7 @@ class ForcesStage:
         """``size`` particles uniform in the course's box for that count (about 0.6 neighbours each)."""
         side = world.box_size(size)
         x, y = np.random.default_rng(seed).uniform(0.0, side, (2, size))
-        return self._inputs(x, y, side)
-
-    @staticmethod
-    def _inputs(x: np.ndarray, y: np.ndarray, side: float) -> Arrays:
-        x, y = np.ascontiguousarray(x, np.float64), np.ascontiguousarray(y, np.float64)
-        nb = binning_cpu.bin_count(side)
-        bins, start, members = binning_cpu.sort_into_bins(x, y, side, nb)
-        return {"x": x, "y": y, "bin": bins.astype(np.int32), "start": start.astype(np.int32),
-                "members": members.astype(np.int32), "n": np.int32(x.shape[0]), "nb": np.int32(nb),
-                "size": np.float64(side)}
+        return arrays(x, y, side)
 
     def outputs(self, inputs: Arrays) -> dict[str, Output]:
         n = int(inputs["n"])
@@ -95,21 +86,12 @@ class ForcesStage:
         fn, grid, threads, args = gpu.prepared_step()
         return Launch(lambda: fn(grid, threads, args), zero([gpu.count]))
 
-    # --- the live scene: its positions binned by the CPU twin; the user's forces move the particles ---------
-    def scene_inputs(self, scene) -> Arrays:
-        x, y = scene.host_positions()
-        return self._inputs(x, y, scene.size)
 
-    def apply(self, scene, outputs: Arrays, comparison: Comparison | None) -> None:
-        """The scene's move with the user's accelerations (on the host; on the GPU the moved state is loaded
-        back, in the particles' own order, so the marks line up with the device's particles)."""
-        p = HostParticles(*scene.gpu.host_state()) if scene.gpu is not None else scene.host
-        p.ax[:] = outputs["ax"]
-        p.ay[:] = outputs["ay"]
-        binning_cpu.move(p.x, p.y, p.vx, p.vy, p.ax, p.ay, scene.size)
-        if scene.gpu is not None:
-            scene.gpu.load_state(p.x, p.y, p.vx, p.vy)
-        scene.checked = None  # the built-in check's states say nothing about this step
-        if comparison is not None:
-            scene.record_user_check("the CPU twin's forces from the same positions", comparison,
-                                    {"largest difference": comparison.max_abs})
+def arrays(x: np.ndarray, y: np.ndarray, side: float) -> Arrays:
+    """The stage's inputs for particles at (x, y) in a box of ``side``: binned by the CPU twin's counting sort."""
+    x, y = np.ascontiguousarray(x, np.float64), np.ascontiguousarray(y, np.float64)
+    nb = binning_cpu.bin_count(side)
+    bins, start, members = binning_cpu.sort_into_bins(x, y, side, nb)
+    return {"x": x, "y": y, "bin": bins.astype(np.int32), "start": start.astype(np.int32),
+            "members": members.astype(np.int32), "n": np.int32(x.shape[0]), "nb": np.int32(nb),
+            "size": np.float64(side)}

@@ -114,6 +114,19 @@ class HistogramScene(Scene):
             return counts, ms
         raise gpu.KernelError(self._refused[(self.variant, width, self.block, self.n)])
 
+    # --- the histogram from a user's kernel (sim.sdh.user_stage) ------------------------------------------
+    def user_stage_inputs(self, stage: str) -> dict:
+        from sim.sdh.user_stage import arrays
+
+        return arrays(self.points, self.settings.width, self.buckets)
+
+    def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
+        self.counts = np.asarray(outputs["hist"]).astype(np.int64)
+        self.reference = None  # the built-in check's CPU histogram says nothing about this one
+        if comparison is not None:
+            self.record_user_check("the exact CPU histogram", comparison,
+                                   {"buckets differing": comparison.mismatches}, unit="buckets")
+
     def stats(self) -> dict:
         pairs = int(self.counts.sum())
         return {"n": self.n, "buckets": self.counts.shape[0], "pairs": pairs, "histogram_ms": self.last_ms,

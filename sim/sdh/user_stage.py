@@ -2,7 +2,8 @@
 distance bucket (``templates/histogram.cu``), compared bucket for bucket with the exact CPU histogram.
 
 The kernel's signature is the built-in ``naive`` kernel's (sdh.cu), so it is a drop-in: the same
-arguments, one thread per atom, the counts zeroed before each launch.
+arguments, one thread per atom, the counts zeroed before each launch. The live scene hands its atoms
+over as ``arrays`` lays them out (``HistogramScene.user_stage_inputs``) and takes the counts back.
 """
 
 from __future__ import annotations
@@ -29,14 +30,7 @@ class HistogramStage:
 
     def inputs(self, size: int, seed: int) -> Arrays:
         points = np.random.default_rng(seed).uniform(0.0, data.BOX_SIZE, (size, 3))
-        return self._inputs(points, WIDTH, data.bucket_count(WIDTH))
-
-    @staticmethod
-    def _inputs(points: np.ndarray, width: float, buckets: int) -> Arrays:
-        p = np.asarray(points, np.float64)
-        return {"x": np.ascontiguousarray(p[:, 0]), "y": np.ascontiguousarray(p[:, 1]),
-                "z": np.ascontiguousarray(p[:, 2]), "n": np.int64(p.shape[0]), "w": np.float64(width),
-                "nb": np.int32(buckets)}
+        return arrays(points, WIDTH, data.bucket_count(WIDTH))
 
     def outputs(self, inputs: Arrays) -> dict[str, Output]:
         return {"hist": Output((int(inputs["nb"]),), np.uint64, start="zero")}
@@ -69,13 +63,10 @@ class HistogramStage:
         run, hist, _ = gpu.launcher(points, float(inputs["w"]), int(inputs["nb"]), variant, int(block))
         return Launch(run, zero([hist]))
 
-    # --- the live scene: its atoms and width now; the user's counts become the scene's histogram ----------
-    def scene_inputs(self, scene) -> Arrays:
-        return self._inputs(scene.points, scene.settings.width, scene.buckets)
 
-    def apply(self, scene, outputs: Arrays, comparison: Comparison | None) -> None:
-        scene.counts = np.asarray(outputs["hist"]).astype(np.int64)
-        scene.reference = None  # the built-in check's CPU histogram says nothing about this one
-        if comparison is not None:
-            scene.record_user_check("the exact CPU histogram", comparison,
-                                    {"buckets differing": comparison.mismatches}, unit="buckets")
+def arrays(points: np.ndarray, width: float, buckets: int) -> Arrays:
+    """The stage's inputs for ``points`` (n, 3) counted in ``buckets`` buckets of ``width``."""
+    p = np.asarray(points, np.float64)
+    return {"x": np.ascontiguousarray(p[:, 0]), "y": np.ascontiguousarray(p[:, 1]),
+            "z": np.ascontiguousarray(p[:, 2]), "n": np.int64(p.shape[0]), "w": np.float64(width),
+            "nb": np.int32(buckets)}

@@ -4,7 +4,9 @@ The shared machinery (``sim.userkernel``) never names a scene: it asks the stage
 the dotted path in ``UserStage.adapter``) for inputs, the CPU twin's result, the kernel's arguments
 and grid, and a comparison. Inputs and outputs are host numpy arrays by name (scalars as numpy
 scalars), so they cross to the sandbox process as plain data; only ``args`` sees device arrays
-(CuPy), and it runs in the sandbox.
+(CuPy), and it runs in the sandbox. An adapter computes and compares, and changes no scene: a live scene
+hands out a stage's inputs and takes its outputs back itself (``Scene.user_stage_inputs`` and
+``Scene.apply_user_stage``).
 """
 
 from __future__ import annotations
@@ -100,11 +102,3 @@ class StageAdapter(Protocol):
         """A built-in variant's launch(es) doing what the stage does, on the same inputs, prepared
         (``sim.userkernel.timing.Launch``; runs in the sandbox, which times it as it times the user's
         kernel). Only the stage's work: no sort, scan or clear the user's kernel is not asked to do."""
-
-    # --- the live scene (the viewer): the stage's input at the scene's state, and its result taken back
-    def scene_inputs(self, scene) -> Arrays:
-        """The stage's inputs at the scene's current state (host arrays; copied from the device on the GPU)."""
-
-    def apply(self, scene, outputs: Arrays, comparison: Comparison | None) -> None:
-        """Finish the scene's step with the user's outputs (the state moves on with what the user's kernel
-        computed) and mark ``comparison.mismatch`` where the scene shows verification (red items)."""

@@ -1,11 +1,12 @@
 """Your own kernel in the live scene: ``LiveStage`` runs one replaceable stage of a scene through the
 user's kernel, step by step in lockstep with the CPU twin, and keeps what the panel shows. No GL here.
 
-A step: the stage's inputs at the scene's state (``StageAdapter.scene_inputs``); the user's kernel on
-them in the sandbox, launched once: checked, and timed between CUDA events (the milliseconds join the
-scene's stage timer under the stage's name, where the stage-time chart shows them as it shows the
-built-in variants'); under verification the CPU twin on the same inputs and the comparison; then the scene
-finishes its step with the user's outputs (``apply``, which marks the wrong items).
+A step: the scene hands out the stage's inputs at its state (``Scene.user_stage_inputs``); the user's
+kernel on them in the sandbox, launched once: checked, and timed between CUDA events (the milliseconds join
+the scene's stage timer under the stage's name, where the stage-time chart shows them as it shows the
+built-in variants'); under verification the adapter runs the CPU twin on the same inputs and compares; then
+the scene finishes its step with the user's outputs (``Scene.apply_user_stage``, which marks the wrong
+items). The adapter only computes and compares: the scene alone changes its state.
 
 A step may take ``STEP_TIME_LIMIT_S`` in the viewer: a kernel that never returns holds the window that
 long, then the sandbox kills its worker. That error, or a fault, puts the scene back on its own kernel
@@ -103,7 +104,7 @@ class LiveStage:
     def step(self, number: int) -> None:
         """One step of the scene, the ``number``-th since its preset loaded, with the user's kernel."""
         scene, adapter = self.scene, self.adapter
-        inputs = adapter.scene_inputs(scene)
+        inputs = scene.user_stage_inputs(self.stage.name)
         block = scene.block if scene.block is not None else adapter.default_block()
         got = self.sandbox.run(self.build, inputs, block)
         comparison = None
@@ -114,7 +115,7 @@ class LiveStage:
             comparison.check_ms = (time.perf_counter() - started) * 1e3
             if not comparison.correct and self.first_divergence is None:
                 self.first_divergence = number
-        adapter.apply(scene, got.outputs, comparison)
+        scene.apply_user_stage(self.stage.name, inputs, got.outputs, comparison)
         self.comparison, self.overflow = comparison, list(got.overflow)
         self.ms = float(got.checked_ms)
         scene.timer.add(self.stage.name, self.ms)
