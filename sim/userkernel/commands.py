@@ -3,6 +3,7 @@
     template SCENE [STAGE] [-o FILE [--force]]        a working, commented starting point
     check SCENE --kernel-file FILE [...] [--json OUT]  the grader: exit 0 correct, 1 wrong, 2 bad input or a
                                                        compile error, 3 compiled but no GPU here
+    check SCENE --kernel-file FILE --sanitize [TOOL]   once under compute-sanitizer: hazards at file:line
     bench SCENE --kernel-file FILE [...]               the kernel timed beside the built-in variants
 
 The file is compile-checked with NVRTC first, always (a machine without a GPU still reports compile
@@ -18,7 +19,7 @@ import sys
 
 from sim import cli
 from sim.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
-from sim.userkernel import grader
+from sim.userkernel import grader, sanitize_check
 from sim.userkernel.hints import hints
 from sim.userkernel.sandbox import Sandbox, SandboxError
 
@@ -164,6 +165,7 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=_seeds, default=3, metavar="K",
                    help="random inputs for each size, seeds 0..K-1 (default 3)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
+    sanitize_check.add_argument(p)
 
 
 def _seeds(text: str) -> int:
@@ -181,6 +183,8 @@ def run_check(args) -> int:
     from sim.userkernel.estimate import check_estimate
 
     src, adapter, block = _load(args)
+    if args.sanitize:
+        return sanitize_check.run(args, src, adapter, block, _compiles)
     sizes = list(dict.fromkeys(args.sizes or adapter.sizes()))
     seeds = range(args.seeds)  # never a list: K is bounded by the estimate, not by building it
     estimate = check_estimate(_spec(src.scene), src.stage, adapter, sizes, args.seeds)
