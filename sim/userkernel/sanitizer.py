@@ -41,6 +41,7 @@ LIMIT_S = 180.0  # the whole sanitized run: a new process, CuPy, the compile, on
 PRINT_LIMIT = 20  # reports the tool prints (a wrong index repeats in every thread)
 PADDING = 1 << 16  # bytes memcheck puts after every allocation: a write a few rows too far lands there
 POLL_S = 0.05
+TOOLKIT_BIN = "/usr/local/cuda/bin"  # where the CUDA toolkit installs by default
 ROOT = str(Path(__file__).resolve().parents[2])  # the product's folder: the child imports sim from it
 MISSING = ("compute-sanitizer was not found (on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin): it comes with "
            "the CUDA toolkit (https://developer.nvidia.com/cuda-downloads); put its bin folder on PATH or set "
@@ -88,7 +89,7 @@ def find() -> str | None:
     places = [shutil.which("compute-sanitizer")]
     places += [os.path.join(os.environ[name], "bin", "compute-sanitizer") for name in ("CUDA_HOME", "CUDA_PATH")
                if os.environ.get(name)]
-    places.append("/usr/local/cuda/bin/compute-sanitizer")
+    places.append(os.path.join(TOOLKIT_BIN, "compute-sanitizer"))
     return next((p for p in places if p and os.path.isfile(p) and os.access(p, os.X_OK)), None)
 
 
