@@ -304,15 +304,21 @@ def test_the_background_run_hands_over_its_outcome_or_its_error():
             raise SanitizerError("no-gpu", "no GPU to run the kernel on: none here")
         return Outcome(tool, report)
 
-    box = Background(runner)
-    assert box.start("src", {}, (32, 8), "memcheck", size=7000) and box.running
-    assert not box.start("src", {}, (32, 8), "racecheck"), "one run at a time"
+    box, src = Background(runner), heat_source("tile_race")
+    assert box.start(src, {}, (32, 8), "memcheck", size=7000) and box.running
+    assert not box.start(src, {}, (32, 8), "racecheck"), "one run at a time"
     release.set()
     box._thread.join(10)
     assert box.outcome.tool == "memcheck" and box.error == "" and box.size == 7000
-    assert box.start("src", {}, (32, 8), "racecheck")
+    assert box.start(src, {}, (32, 8), "racecheck")
     box._thread.join(10)
     assert box.outcome is None and box.error == "no GPU to run the kernel on: none here"
+    report = parse(sample("racecheck_tile_race"))
+    box = Background(lambda *args, stop: Outcome("racecheck", report))
+    box.start(src, {}, (32, 8), "racecheck")
+    box._thread.join(10)
+    assert [kind for kind, _ in box.lines] == ["error", "error", "warning"]
+    assert box.lines[0][1].startswith(f"{src.name}:18: error: racecheck: this write races")
 
 
 def test_a_cancelled_background_run_reports_nothing():

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from sim.contract import load
 from sim.user_stages import item_rows
 from sim.userkernel.sandbox import Sandbox, SandboxError
+from sim.userkernel.sanitizer import Background
 from sim.userkernel.watch import Reload, SourceWatcher
 
 STEP_TIME_LIMIT_S = 2.0  # one step of the user's kernel in the viewer, compile included
@@ -45,6 +48,8 @@ class LiveStage:
         self.overflow: list[str] = []  # the last step's writes past an output's end
         self.ms: float | None = None  # the last step's kernel time
         self.steps_run = 0  # steps this build ran
+        self.faulted = False  # the last sandbox error was the GPU's fault (memcheck can name the line)
+        self.sanitizer = Background()  # one step under compute-sanitizer, run off the frame thread
 
     @property
     def variant(self) -> str:
@@ -80,7 +85,7 @@ class LiveStage:
             return
         self.source, self.diagnostics = reload.source, list(reload.diagnostics)
         if reload.compiles:
-            self.build, self.error = reload.source, None
+            self.build, self.error, self.faulted = reload.source, None, False
             self.comparison = self.first_divergence = self.ms = None
             self.overflow, self.steps_run = [], 0
 
@@ -93,6 +98,7 @@ class LiveStage:
                 self.step(self.scene.steps + done + 1)
             except SandboxError as exc:
                 self.error = str(exc).strip() or type(exc).__name__
+                self.faulted = exc.device
                 return done + self.scene.advance(steps - done)
         return steps
 
@@ -116,6 +122,17 @@ class LiveStage:
         scene.timer.add(self.stage.name, self.ms)
         self.steps_run += 1
 
+    def sanitize(self, tool: str) -> bool:
+        """One step of the scene as it is now, through the last good build under compute-sanitizer ``tool``,
+        off the frame thread (``self.sanitizer``: its lines when done); False when there is no build yet or
+        a run is in flight. The step's inputs are copied here: the scene steps on meanwhile."""
+        if self.build is None or self.sanitizer.running:
+            return False
+        inputs = {name: value.copy() if isinstance(value, np.ndarray) else value
+                  for name, value in self.adapter.scene_inputs(self.scene).items()}
+        block = self.scene.block if self.scene.block is not None else self.adapter.default_block()
+        return self.sanitizer.start(self.build, inputs, block, tool, size=self.scene.n)
+
     # --- one item, for the viewer's pointer --------------------------------------------------------
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """For an item the last check found wrong: (output, your kernel's values, the CPU twin's, difference)
@@ -132,4 +149,5 @@ class LiveStage:
         if self.watcher is not None:
             self.watcher.close()
         self.sandbox.close()
+        self.sanitizer.cancel()
 

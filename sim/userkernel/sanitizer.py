@@ -185,6 +185,8 @@ class Background:
         self.outcome: Outcome | None = None
         self.error = ""  # why the last run said nothing about the kernel
         self.size = 0  # the items of the step it ran on
+        # the outcome's findings as (severity, text at file:line), made off the caller's thread
+        self.lines: list[tuple[str, str]] = []
 
     @property
     def running(self) -> bool:
@@ -195,7 +197,7 @@ class Background:
         if self.running:
             return False
         self._stop = threading.Event()
-        self.tool, self.size, self.outcome, self.error = tool, size, None, ""
+        self.tool, self.size, self.outcome, self.error, self.lines = tool, size, None, "", []
         self._thread = threading.Thread(target=self._work, args=(source, inputs, block, tool, self._stop),
                                         name="kernel-lab sanitizer", daemon=True)
         self._thread.start()
@@ -213,6 +215,8 @@ class Background:
             self.error = f"{type(exc).__name__}: {first}"
         else:
             if not stop.is_set():
+                self.lines = [(f.severity if f.in_kernel else "note",
+                               sanitizer_report.described(f, source, outcome.buffers)) for f in outcome.report.findings]
                 self.outcome = outcome
 
     def cancel(self) -> None:
