@@ -330,3 +330,16 @@ def test_a_cancelled_background_run_reports_nothing():
     box.start("src", {}, (32, 8), "memcheck")
     box.cancel()
     assert not box.running and box.error == "" and box.outcome is None
+
+
+def test_the_sanitized_runs_outputs_have_no_pads_and_initcheck_leaves_them_unwritten():
+    import numpy as np
+
+    from sim.userkernel.guard import Guarded, sentinel
+
+    poisoned = Guarded(np, "tout", (2, 3), np.float32, "poison", pad=0)
+    assert poisoned.whole.size == 6 and np.isnan(poisoned.body).all() and poisoned.overflow() == []
+    assert np.array_equal(poisoned.body.view(np.uint32), np.full((2, 3), sentinel(np.float32)).view(np.uint32))
+    assert Guarded(np, "tout", (2, 3), np.float32, "unset", pad=0).whole.size == 6
+    with pytest.raises(ValueError, match="an unset output has no pads"):
+        Guarded(np, "tout", (2, 3), np.float32, "unset")
