@@ -17,5 +17,8 @@ comparison, how the scene hands its state in and takes the result back) is that 
   started again on the next request);
 - ``grader``: ``check`` (fresh random inputs, edge sizes, a table, exit 0/1/2/3, ``--json``) and
   the ``bench --kernel-file`` timings beside the built-in variants;
+- ``sanitizer``: one launch under NVIDIA's compute-sanitizer in a process of its own (``sanitize_child``),
+  bounded, its report read and placed at the user's lines (``sanitizer_report``): ``check --sanitize``
+  (``sanitize_check``) and the panel's "Run one step under the sanitizer";
 - ``commands``: the ``template``, ``check`` and ``bench --kernel-file`` commands main.py dispatches to.
 """

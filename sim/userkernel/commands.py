@@ -4,6 +4,7 @@
     check SCENE --kernel-file FILE [...] [--json OUT]  the grader: exit 0 correct, 1 wrong, 2 bad input or a
           [--baseline OLD.json]                        compile error, 3 compiled but no GPU here; beside an
                                                        earlier check --json, case by case
+    check SCENE --kernel-file FILE --sanitize [TOOL]   once under compute-sanitizer: hazards at file:line
     bench SCENE --kernel-file FILE [...]               the kernel timed beside the built-in variants
 
 The file is compile-checked with NVRTC first, always (a machine without a GPU still reports compile
@@ -19,7 +20,7 @@ import sys
 
 from sim import cli
 from sim.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
-from sim.userkernel import check_baseline, grader
+from sim.userkernel import check_baseline, grader, sanitize_check
 from sim.userkernel.hints import hints
 from sim.userkernel.sandbox import Sandbox, SandboxError
 
@@ -168,6 +169,7 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", metavar="OLD.json", type=check_baseline.argument,
                    help="an earlier check --json of the same stage: print each case's kernel time and "
                         "correctness then and now")
+    sanitize_check.add_argument(p)
 
 
 def _seeds(text: str) -> int:
@@ -187,6 +189,8 @@ def run_check(args) -> int:
     src, adapter, block = _load(args)
     if args.baseline is not None:
         check_baseline.same_stage(args.baseline, src.scene, src.stage.name)
+    if args.sanitize:
+        return sanitize_check.run(args, src, adapter, block, _compiles)
     sizes = list(dict.fromkeys(args.sizes or adapter.sizes()))
     seeds = range(args.seeds)  # never a list: K is bounded by the estimate, not by building it
     estimate = check_estimate(_spec(src.scene), src.stage, adapter, sizes, args.seeds)

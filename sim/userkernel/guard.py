@@ -5,7 +5,8 @@ bit pattern no correct kernel leaves (a NaN with a payload for floats, a marked 
 The kernel gets the body; after the launch, pad elements that no longer hold the sentinel were
 written out of bounds: "wrote 12 values past the end of `tout`". A "poison" body starts as the
 sentinel too, so a cell the kernel never writes (or reads before writing) shows as a mismatch, not
-as a lucky zero; a "zero" body (an accumulator) starts at 0.
+as a lucky zero; a "zero" body (an accumulator) starts at 0. An "unset" one (without pads) is left as
+allocated: where compute-sanitizer's initcheck watches, a read before the kernel's write is reported.
 
 Written against the array API numpy and CuPy share (``xp``): the sandbox guards device buffers, a
 CPU test guards numpy arrays the same way.
@@ -39,14 +40,17 @@ class Guarded:
     """One output buffer of ``shape`` and ``dtype`` with sentinel pads; ``body`` is what the kernel gets."""
 
     def __init__(self, xp, name: str, shape, dtype, start: str = "poison", pad: int = PAD):
-        if start not in ("poison", "zero"):
-            raise ValueError(f"an output starts as 'poison' or 'zero', not {start!r}")
+        if start not in ("poison", "zero", "unset"):
+            raise ValueError(f"an output starts as 'poison', 'zero' or 'unset', not {start!r}")
+        if start == "unset" and pad:
+            raise ValueError("an unset output has no pads: a sentinel is what they are watched by")
         self.name, self.pad = name, int(pad)
         self.shape = tuple(int(s) for s in shape)
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self._bits = _bits_dtype(dtype)
         self.whole = xp.empty(self.size + 2 * self.pad, dtype)
-        self.whole.view(self._bits).fill(SENTINEL_BITS[np.dtype(dtype).itemsize])
+        if start != "unset":
+            self.whole.view(self._bits).fill(SENTINEL_BITS[np.dtype(dtype).itemsize])
         self.body = self.whole[self.pad:self.pad + self.size].reshape(self.shape)
         if start == "zero":
             self.body.fill(0)

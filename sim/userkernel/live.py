@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from sim.contract import load
 from sim.user_stages import item_rows
 from sim.userkernel.attempts import Attempts
 from sim.userkernel.sandbox import Sandbox, SandboxError
+from sim.userkernel.sanitizer import Background
 from sim.userkernel.watch import Reload, SourceWatcher
 
 STEP_TIME_LIMIT_S = 2.0  # one step of the user's kernel in the viewer, compile included
@@ -48,6 +51,8 @@ class LiveStage:
         self.ms: float | None = None  # the last step's kernel time
         self.steps_run = 0  # steps this build ran
         self.attempts = Attempts()  # every text taken in this session, and what its build did
+        self.faulted = False  # the last sandbox error was the GPU's fault (memcheck can name the line)
+        self.sanitizer = Background()  # one step under compute-sanitizer, run off the frame thread
 
     @property
     def variant(self) -> str:
@@ -84,7 +89,7 @@ class LiveStage:
         self.source, self.diagnostics = reload.source, list(reload.diagnostics)
         self.attempts.built(reload.compiles)
         if reload.compiles:
-            self.build, self.error = reload.source, None
+            self.build, self.error, self.faulted = reload.source, None, False
             self.comparison = self.first_divergence = self.ms = None
             self.overflow, self.steps_run = [], 0
 
@@ -98,6 +103,7 @@ class LiveStage:
             except SandboxError as exc:
                 self.error = str(exc).strip() or type(exc).__name__
                 self.attempts.failed(self.error)
+                self.faulted = exc.device
                 return done + self.scene.advance(steps - done)
         return steps
 
@@ -122,6 +128,17 @@ class LiveStage:
         self.attempts.ran(self.ms, comparison, got)
         self.steps_run += 1
 
+    def sanitize(self, tool: str) -> bool:
+        """One step of the scene as it is now, through the last good build under compute-sanitizer ``tool``,
+        off the frame thread (``self.sanitizer``: its lines when done); False when there is no build yet or
+        a run is in flight. The step's inputs are copied here: the scene steps on meanwhile."""
+        if self.build is None or self.sanitizer.running:
+            return False
+        inputs = {name: value.copy() if isinstance(value, np.ndarray) else value
+                  for name, value in self.scene.user_stage_inputs(self.stage.name).items()}
+        block = self.scene.block if self.scene.block is not None else self.adapter.default_block()
+        return self.sanitizer.start(self.build, inputs, block, tool, size=self.scene.n)
+
     # --- one item, for the viewer's pointer --------------------------------------------------------
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """For an item the last check found wrong: (output, your kernel's values, the CPU twin's, difference)
@@ -138,4 +155,5 @@ class LiveStage:
         if self.watcher is not None:
             self.watcher.close()
         self.sandbox.close()
+        self.sanitizer.cancel()
 

@@ -12,6 +12,7 @@ from imgui_bundle import imgui
 
 from viewer.panel.style import ERROR, GREY, MESSAGE, difference_table, item_width, section, tooltip, wrapped
 from viewer.panel.user_attempts import draw_attempts
+from viewer.panel.user_sanitizer import draw_sanitizer
 
 GOOD = imgui.ImVec4(0.45, 0.85, 0.5, 1.0)
 COLOURS = {"error": ERROR, "warning": MESSAGE, "note": GREY, "good": GOOD}
@@ -89,6 +90,7 @@ def draw_user_kernel_section(ctl) -> None:
         return
     for kind, text in kernel_lines(ctl):
         wrapped(COLOURS[kind], text)
+    draw_sanitizer(kernel, COLOURS, wrapped)
     comparison = kernel.live.comparison if ctl.scene.verify else None
     rows = worst_rows(comparison) if comparison is not None else []
     flags = imgui.TableFlags_.borders_inner_h | imgui.TableFlags_.row_bg | imgui.TableFlags_.sizing_fixed_fit

@@ -6,11 +6,16 @@ holds one; it acts through the controller's message line and guarded ``act``."""
 
 from __future__ import annotations
 
+# after a GPU fault: memcheck checks each access before it is made, so it names the line instead
+SANITIZE_OFFER = ("; memcheck can name the line of a bad access before the GPU faults: \"Run one step under the "
+                  "sanitizer\" in Your kernel")
+
 
 class UserKernel:
     def __init__(self, ctl):
         self.ctl = ctl  # the controller: its scene, message line and act
         self.path_text = ""  # the panel's "Load kernel…" field
+        self.sanitizer_tool = "memcheck"  # the panel's choice for "Run one step under the sanitizer"
         self._reported_error: str | None = None
 
     @property
@@ -44,6 +49,19 @@ class UserKernel:
         self._reported_error = None
         self.ctl.say(f"{text.variant}: compiling for the {text.stage.name} stage…")
 
+    def sanitize(self) -> bool:
+        """The scene's next step through the kernel once under compute-sanitizer (``sanitizer_tool``), off the
+        frame thread; what it finds shows in the panel. True when it started."""
+        live = self.live
+        if live is None or live.build is None:
+            self.ctl.say("the sanitizer runs a kernel that compiled: load one, or fix its errors first")
+            return False
+        if not live.sanitize(self.sanitizer_tool):
+            self.ctl.say("a sanitized step is still running: its findings show in Your kernel")
+            return False
+        self.ctl.say(f"{live.variant}: one step under compute-sanitizer {self.sanitizer_tool}…")
+        return True
+
     def drop(self) -> None:
         """Unload the kernel (a scene switch, the window closing): its watcher and sandbox stop."""
         self.ctl.scene.knobs.drop()
@@ -57,7 +75,8 @@ class UserKernel:
         if reload is not None:
             self.ctl.say(self._reload_text(live, reload))
         if live.error and live.error != self._reported_error:
-            self.ctl.say(f"{live.variant} failed: {live.error}; the scene runs its own kernel until you save")
+            offer = SANITIZE_OFFER if live.faulted else ""
+            self.ctl.say(f"{live.variant} failed: {live.error}; the scene runs its own kernel until you save{offer}")
         self._reported_error = live.error
 
     def _reload_text(self, live, reload) -> str:

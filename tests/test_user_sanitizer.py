@@ -1,0 +1,345 @@
+"""Your kernel under compute-sanitizer (sim.userkernel.sanitizer, sanitizer_report, sanitize_check): the
+tool's text reports read from recorded samples (tests/data/sanitizer/, in the shapes the Compute Sanitizer
+manual documents), each finding placed at the user's file:line with the line's text and an address named
+by buffer; the tool found or not; ``check --sanitize`` end to end with a stand-in compute-sanitizer that
+writes a recorded report; the bound and the stop leaving nothing running. No GPU needed: the real tool's
+runs are in test_user_sanitizer_gpu.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from test_user_kernels import heat_source
+
+import main
+from sim.userkernel import sanitizer, sanitizer_report
+from sim.userkernel.sanitizer import Background, Outcome, SanitizerError
+from sim.userkernel.sanitizer_report import Nearest, parse, placed
+
+pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
+
+SAMPLES = Path(__file__).parent / "data" / "sanitizer"
+TOUT = 0x7F3C5E000200
+SYSTEM_PATH = os.environ.get("PATH", "/usr/bin:/bin")  # for the stand-in tool's own commands
+BUFFERS = {"tin": (0x7F3C5E010000, 28_000), "tout": (TOUT, 28_000)}
+
+
+def sample(name: str) -> str:
+    return (SAMPLES / f"{name}.txt").read_text()
+
+
+def lines_of(diagnostics) -> list[str]:
+    return [str(d) for d in diagnostics]
+
+
+# --- reading the report -----------------------------------------------------------------------------------
+def test_a_race_is_read_with_both_sides_and_placed_at_the_lines_of_the_users_file():
+    report = parse(sample("racecheck_tile_race"))
+    assert report.summary == 3 and report.problems == []
+    assert [(f.category, f.severity) for f in report.findings] == [("race", "error"), ("race", "error"),
+                                                                    ("race", "warning")]
+    first = report.findings[0]
+    assert [(s.file, s.line, s.access, s.hazards) for s in first.sites] == [
+        ("heat_tile_race.cu", 18, "write", None), ("heat_tile_race.cu", 32, "read", 1344)]
+    src = heat_source("tile_race")  # the tool strips paths: the base name is the user's file
+    shown = lines_of(placed(first, src))
+    assert shown[0] == (f"{src.name}:18: error: racecheck: this write races with the read at line 32 (1,344 hazards): "
+                        "nothing orders them (a __syncthreads() between them, or __syncwarp() within a warp)\n"
+                        "    tile[ty + 1][tx + 1] = tin[at];")
+    assert shown[1] == (f"{src.name}:32: note: racecheck: the read racing with the write at line 18\n"
+                        "    const float d2tdy2 = tile[ty][tx + 1] - 2 * t + tile[ty + 2][tx + 1];")
+
+
+def test_an_older_report_with_full_paths_and_several_readers_is_the_users_file_at_that_path(tmp_path):
+    kernel = tmp_path / "heat_tile_race.cu"
+    kernel.write_text(heat_source("tile_race").text)
+    report = parse(sample("racecheck_full_paths").replace("/home/ada/course/heat_tile_race.cu", str(kernel)))
+    (race,) = report.findings
+    assert [(s.line, s.access, s.hazards) for s in race.sites] == [(18, "write", None), (32, "read", 6144),
+                                                                   (31, "read", 512)]
+    from sim.heat import SPEC
+    from sim.userkernel import source
+
+    shown = lines_of(placed(race, source.load(kernel, SPEC)))
+    assert shown[0].startswith(f"{kernel}:18: error: racecheck: this write races with the read at line 32, "
+                               "the read at line 31 (6,656 hazards)")
+    assert shown[2] == (f"{kernel}:31: note: racecheck: the read racing with the write at line 18\n"
+                        "    const float d2tdx2 = tile[ty + 1][tx] - 2 * t + tile[ty + 1][tx + 2];")
+
+
+def test_a_write_past_the_end_names_the_buffer_it_missed_and_a_failed_call_is_no_hazard():
+    report = parse(sample("memcheck_past_end"))
+    assert report.summary == 3 and [f.category for f in report.findings] == ["memory", "memory", "api"]
+    assert len(report.hazards) == 2
+    first = report.findings[0]
+    assert (first.thread, first.block, first.address, first.problem) == ("(1,4,0)", "(0,8,0)", 0x7F3C5E006F64,
+                                                                        "is out of bounds")
+    assert first.nearest == Nearest(5, "after", TOUT, 28_000)
+    src = heat_source("past_end")
+    assert lines_of(placed(first, src, BUFFERS)) == [
+        f"{src.name}:39: error: memcheck: invalid __global__ write of size 4 bytes by thread (1,4,0) in block (0,8,0): "
+        "address 0x7f3c5e006f64 is out of bounds, 5 bytes past the end of `tout` (28,000 bytes)\n"
+        "    if (j == nj - 2 && i <= 12) tout[at + 2 * stride] = 0.0f;  // planted: 12 values past the end"]
+    assert placed(report.findings[2], src) == []
+    assert sanitizer_report.described(report.findings[2], src).startswith("CUDA API: Program hit CUDA_ERROR_LAUNCH")
+
+
+def test_an_allocation_that_is_none_of_the_kernels_buffers_is_said_in_the_tools_words():
+    report = parse(sample("memcheck_past_end"))
+    text = sanitizer_report.buffer_text(report.findings[1], {"tin": (0x1000, 64)})
+    assert text == "9 bytes after an allocation of 28,000 bytes at 0x7f3c5e000200 (not one of the kernel's buffers)"
+
+
+def test_an_address_far_from_every_allocation_is_placed_against_the_nearest_buffer():
+    (finding,) = parse(sample("memcheck_illegal_address")).findings
+    assert finding.nearest is None and finding.address == 0x7F7C5E000000
+    src = heat_source("illegal_address")
+    (shown,) = lines_of(placed(finding, src, {"tin": (0x7F3C5E000000, 28_000), "tout": (0x7F3C5E007000, 28_000)}))
+    far = 0x7F7C5E000000 - (0x7F3C5E007000 + 28_000) + 1
+    assert shown.startswith(f"{src.name}:31: error: memcheck: invalid __global__ read of size 4 bytes by thread "
+                            f"(0,0,0) in block (0,0,0): address 0x7f7c5e000000 is out of bounds, {far:,} bytes past "
+                            "the end of `tout`")
+    assert shown.endswith("const float t = tin[at + (1LL << 40)];  // planted: far outside any allocation")
+
+
+def test_device_frames_are_the_callers_and_a_shared_address_is_not_named_by_a_global_buffer(tmp_path):
+    report = parse(sample("memcheck_helper_frames"))
+    helper, shared = report.findings
+    assert [(s.file, s.line) for s in helper.sites] == [("/tmp/work/my_step.cu", 12)]
+    assert [(s.file, s.line) for s in helper.frames] == [("/tmp/work/my_step.cu", 30)]
+    assert helper.nearest == Nearest(4, "before", 0x7F3C5E000000, 28_000)
+    src = heat_source("template")  # another file: the place is said as reported, without a line's text
+    shown = lines_of(placed(helper, src, {"tin": (0x7F3C5E000000, 28_000)}))
+    assert shown == ["/tmp/work/my_step.cu:12: error: memcheck: invalid __global__ read of size 4 bytes by thread "
+                     "(0,0,0) in block (0,0,0): address 0x7f3c5dfffffc is out of bounds, 4 bytes before the start "
+                     "of `tin` (28,000 bytes)",
+                     "/tmp/work/my_step.cu:30: note: memcheck: called from here"]
+    assert lines_of(placed(shared, src, BUFFERS))[0].endswith("address 0x580 is out of bounds")
+
+
+def test_synccheck_and_initcheck_reports():
+    (sync,) = parse(sample("synccheck_divergent")).findings
+    (init,) = parse(sample("initcheck_unwritten")).findings
+    src = heat_source("template")
+    assert lines_of(placed(sync, src)) == ["my_step.cu:25: error: synccheck: barrier error detected. Divergent "
+                                           "thread(s) in block; thread (0,0,0) in block (0,0,0)"]
+    assert (init.category, init.address, init.problem) == ("init", TOUT + 20, "")
+    assert lines_of(placed(init, src, BUFFERS))[0].endswith("address 0x7f3c5e000214, byte 20 of `tout`")
+
+
+@pytest.mark.parametrize("name", ["memcheck_clean", "racecheck_clean"])
+def test_a_clean_report_has_a_zero_summary_and_no_findings(name):
+    report = parse(sample(name))
+    assert (report.summary, report.findings, report.problems) == (0, [], [])
+
+
+def test_the_tools_own_error_is_a_problem_and_a_report_without_a_summary_did_not_finish():
+    report = parse(sample("no_attach"))
+    assert report.summary is None and report.findings == []
+    assert report.problems == ["Error: No attachable process found. compute-sanitizer timed-out. Default timeout "
+                               "can be adjusted with --launch-timeout. Awaiting target completion."]
+    with pytest.raises(SanitizerError) as caught:
+        sanitizer._outcome("memcheck", sample("no_attach"), {}, "", 0)
+    assert caught.value.kind == "failed" and "No attachable process found" in str(caught.value)
+
+
+def test_lines_in_the_applications_own_output_are_not_read():
+    text = "x = 3\n" + sample("synccheck_divergent") + "done: Error: not the tool's\n"
+    report = parse(text)
+    assert len(report.findings) == 1 and report.problems == []
+
+
+# --- finding the tool and its command line --------------------------------------------------------------------
+def fake_tool(folder: Path, body: str) -> Path:
+    """An executable named compute-sanitizer in ``folder``: a shell script whose --log-file is $log."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "compute-sanitizer"
+    path.write_text(f'#!/bin/sh\nPATH="{SYSTEM_PATH}"\n'
+                    'while [ $# -gt 0 ]; do case "$1" in --log-file) log="$2"; shift;; esac; shift; done\n' + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+@pytest.fixture
+def no_toolkit(monkeypatch, tmp_path):
+    """No compute-sanitizer anywhere find() looks."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(sanitizer, "TOOLKIT_BIN", str(tmp_path / "no-cuda" / "bin"))
+
+
+def test_the_tool_is_found_on_path_in_cuda_home_or_in_the_toolkits_folder(no_toolkit, monkeypatch, tmp_path):
+    assert sanitizer.find() is None
+    home = fake_tool(tmp_path / "cuda" / "bin", "exit 0\n")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    assert sanitizer.find() == str(home)
+    on_path = fake_tool(tmp_path / "path", "exit 0\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "path"))
+    assert sanitizer.find() == str(on_path)
+
+
+def test_the_command_line_has_the_tool_the_log_the_bound_and_memcheck_pads_allocations():
+    memcheck = sanitizer.arguments("/cuda/bin/compute-sanitizer", "memcheck", "/tmp/log", 180, 20)
+    assert memcheck == ["/cuda/bin/compute-sanitizer", "--tool", "memcheck", "--print-limit", "20",
+                        "--show-backtrace", "device", "--log-file", "/tmp/log", "--launch-timeout", "180",
+                        "--target-processes", "application-only", "--destroy-on-device-error", "kernel",
+                        "--padding", str(sanitizer.PADDING)]
+    racecheck = sanitizer.arguments("cs", "racecheck", "/tmp/log")
+    assert "--padding" not in racecheck and racecheck[1:3] == ["--tool", "racecheck"]
+    with pytest.raises(ValueError, match="memcheck, racecheck, synccheck, initcheck"):
+        sanitizer.arguments("cs", "leakcheck", "/tmp/log")
+
+
+# --- check --sanitize end to end, with a stand-in tool ----------------------------------------------------------
+def check(argv, capsys):
+    try:
+        code = main.main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr()
+
+
+def test_check_sanitize_without_the_tool_says_how_to_get_it_in_one_line_and_exits_2(no_toolkit, capsys):
+    path = heat_source("tile_race").path
+    code, printed = check(["check", "heat", "--kernel-file", str(path), "--sanitize"], capsys)
+    assert code == 2 and printed.out == ""
+    assert printed.err == f"kernel-lab check: {sanitizer.MISSING}\n"
+    assert "CUDA toolkit" in printed.err and "CUDA_HOME" in printed.err
+
+
+def test_check_sanitize_refuses_a_tool_it_does_not_know(capsys):
+    path = heat_source("tile_race").path
+    code, printed = check(["check", "heat", "--kernel-file", str(path), "--sanitize", "leakcheck"], capsys)
+    assert code == 2 and "invalid choice: 'leakcheck'" in printed.err
+
+
+def test_check_sanitize_prints_each_race_at_the_users_lines_and_exits_1(no_toolkit, monkeypatch, tmp_path, capsys):
+    fake_tool(tmp_path / "bin", f'cat "{SAMPLES / "racecheck_tile_race.txt"}" > "$log"\n')
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    src = heat_source("tile_race")
+    out = tmp_path / "sanitize.json"
+    code, printed = check(["check", "heat", "--kernel-file", str(src.path), "--sanitize", "racecheck",
+                           "--json", str(out)], capsys)
+    assert code == 1, printed.err
+    assert printed.err.startswith(f"check --sanitize racecheck: {src.name} once under compute-sanitizer on one "
+                                  "small case (7,000 cells, seed 0, block 32x8; up to 180 s)")
+    assert (f"{src.name}:18: error: racecheck: this write races with the read at line 32 (1,344 hazards)"
+            in printed.out)
+    assert "    const float d2tdy2 = tile[ty][tx + 1] - 2 * t + tile[ty + 2][tx + 1];" in printed.out
+    assert printed.out.rstrip().endswith("3 hazards found")
+    record = json.loads(out.read_text())
+    assert (record["tool"], record["size"], record["seed"], record["block"], record["clean"]) == (
+        "racecheck", 7000, 0, [32, 8], False)
+    assert [a["line"] for a in record["findings"][0]["at"]] == [18, 32]
+
+
+def test_check_sanitize_on_a_clean_report_says_none_found_and_exits_0(no_toolkit, monkeypatch, tmp_path, capsys):
+    fake_tool(tmp_path / "bin", f'cat "{SAMPLES / "memcheck_clean.txt"}" > "$log"\n')
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    path = heat_source("template").path
+    code, printed = check(["check", "heat", "--kernel-file", str(path), "--sanitize", "--sizes", "1073,9"], capsys)
+    assert code == 0, printed.err
+    assert "on one small case (9 cells, seed 0, block 32x8" in printed.err
+    assert printed.out.rstrip().endswith("none found (out-of-bounds and misaligned accesses)")
+
+
+def test_a_kernel_that_does_not_compile_is_not_run_under_the_tool(no_toolkit, monkeypatch, tmp_path, capsys):
+    ran = tmp_path / "ran"
+    fake_tool(tmp_path / "bin", f'touch "{ran}"\n')
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    broken = tmp_path / "broken.cu"
+    broken.write_text(heat_source("template").text.replace("tout[at] = t + tfac *", "tout[at] = t + tfacc *"))
+    code, printed = check(["check", "heat", "--kernel-file", str(broken), "--sanitize"], capsys)
+    assert code == 2 and "does not compile" in printed.err and not ran.exists()
+
+
+# --- bounded, and nothing left running ----------------------------------------------------------------------------
+def gone(pid: int, wait_s: float = 5.0) -> bool:
+    """No such process, or one killed and not yet reaped (an orphan's zombie waits for init), within
+    ``wait_s`` (a SIGKILL takes effect when the process is next scheduled)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except FileNotFoundError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("how", ["limit", "stop"])
+def test_a_run_past_its_limit_or_stopped_is_killed_with_everything_it_started(tmp_path, how):
+    pids = tmp_path / "pids"
+    tool = fake_tool(tmp_path / "bin", f'echo $$ > "{pids}"\nsleep 60 &\necho $! >> "{pids}"\nwait\n')
+    stop = threading.Event()
+    if how == "stop":
+        threading.Timer(1.0, stop.set).start()
+    started = time.monotonic()
+    with pytest.raises(SanitizerError) as caught:
+        sanitizer.run(heat_source("template"), {}, (32, 8), "memcheck", limit_s=1.0 if how == "limit" else 30,
+                      stop=stop, exe=str(tool))
+    assert caught.value.kind == ("timeout" if how == "limit" else "stopped")
+    assert time.monotonic() - started < 10
+    if how == "limit":
+        assert "did not finish within 1 s; it was stopped" in str(caught.value)
+    assert all(gone(int(pid)) for pid in pids.read_text().split())
+
+
+def test_the_background_run_hands_over_its_outcome_or_its_error():
+    report = parse(sample("memcheck_clean"))
+    release = threading.Event()
+
+    def runner(source, inputs, block, tool, stop):
+        release.wait(10)
+        if tool == "racecheck":
+            raise SanitizerError("no-gpu", "no GPU to run the kernel on: none here")
+        return Outcome(tool, report)
+
+    box, src = Background(runner), heat_source("tile_race")
+    assert box.start(src, {}, (32, 8), "memcheck", size=7000) and box.running
+    assert not box.start(src, {}, (32, 8), "racecheck"), "one run at a time"
+    release.set()
+    box._thread.join(10)
+    assert box.outcome.tool == "memcheck" and box.error == "" and box.size == 7000
+    assert box.start(src, {}, (32, 8), "racecheck")
+    box._thread.join(10)
+    assert box.outcome is None and box.error == "no GPU to run the kernel on: none here"
+    report = parse(sample("racecheck_tile_race"))
+    box = Background(lambda *args, stop: Outcome("racecheck", report))
+    box.start(src, {}, (32, 8), "racecheck")
+    box._thread.join(10)
+    assert [kind for kind, _ in box.lines] == ["error", "error", "warning"]
+    assert box.lines[0][1].startswith(f"{src.name}:18: error: racecheck: this write races")
+
+
+def test_a_cancelled_background_run_reports_nothing():
+    def runner(source, inputs, block, tool, stop):
+        stop.wait(10)
+        raise SanitizerError("stopped", "the sanitized run was stopped")
+
+    box = Background(runner)
+    box.start("src", {}, (32, 8), "memcheck")
+    box.cancel()
+    assert not box.running and box.error == "" and box.outcome is None
+
+
+def test_the_sanitized_runs_outputs_have_no_pads_and_initcheck_leaves_them_unwritten():
+    import numpy as np
+
+    from sim.userkernel.guard import Guarded, sentinel
+
+    poisoned = Guarded(np, "tout", (2, 3), np.float32, "poison", pad=0)
+    assert poisoned.whole.size == 6 and np.isnan(poisoned.body).all() and poisoned.overflow() == []
+    assert np.array_equal(poisoned.body.view(np.uint32), np.full((2, 3), sentinel(np.float32)).view(np.uint32))
+    assert Guarded(np, "tout", (2, 3), np.float32, "unset", pad=0).whole.size == 6
+    with pytest.raises(ValueError, match="an unset output has no pads"):
+        Guarded(np, "tout", (2, 3), np.float32, "unset")
