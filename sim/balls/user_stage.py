@@ -103,6 +103,14 @@ class ProximityStage:
         balls = BallsGpu(inputs["pos"], inputs["vel"], np.zeros_like(inputs["pos"]), variant, int(block))
         return measure.samples(lambda: balls.proximity_pass(NULL_TIMER), measure.EventClock(), repeats)
 
+    def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
+        """The speed-of-light model's setup (``sim.balls.kernels.models``): one pass over these balls (a pass
+        serves STEPS_PER_PASS steps), their partners the CPU twin's (``expected``) when known."""
+        from sim.roofline import Setup
+
+        pairs = int(np.asarray(expected["count"]).sum()) // 2 if expected is not None else 0
+        return Setup(int(inputs["n"]), float(world.STEPS_PER_PASS), variant, int(block), stats={"pairs": pairs})
+
     # --- the live scene: a pass each step on its balls now; the user's pairs carry the step ------------------
     def scene_inputs(self, scene) -> Arrays:
         return self._inputs(*scene.begin_pass())

@@ -84,6 +84,14 @@ class BatchedStage:
         out = (cupy.empty_like(r), cupy.empty_like(r), cupy.empty(r.shape[0], r.dtype))
         return measure.samples(lambda: batched_gpu.batched(r, variant, out=out), measure.EventClock(), repeats)
 
+    def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
+        """The speed-of-light model's setup (``sim.durbin.kernels.models``): the lpc preset's solve of these
+        systems, one a frame."""
+        from sim.roofline import Setup
+
+        systems, order = inputs["r"].shape
+        return Setup(systems * order, 1.0, variant, block, {"precision": "fp64"}, "lpc", {"frames": systems})
+
     # --- the live scene: the lpc preset's frames; the user's solution becomes the frames' y and alphas -----
     def scene_inputs(self, scene) -> Arrays:
         if scene.lpc is None:

@@ -86,6 +86,15 @@ class StepStage:
         sim = HeatGpu(inputs["tin"], kernel=variant, block=tuple(block), k=k, tfac=float(inputs["tfac"]))
         return [ms / k for ms in measure.samples(lambda: sim.step(k), measure.EventClock(), repeats)]
 
+    def model_setup(self, inputs: dict, variant: str, block, expected=None):
+        """The speed-of-light model's setup (``sim.heat.kernels.models``) for one step of ``variant`` on these
+        cells: the temporal kernel at its default k, as ``time_builtin`` times it."""
+        from sim.heat import DEFAULT_K
+        from sim.roofline import Setup
+
+        options = {"k": DEFAULT_K} if variant == "temporal" else {}
+        return Setup(int(inputs["tin"].size), 1.0, variant, tuple(block), options)
+
     # --- the live scene -----------------------------------------------------------------------------
     def scene_inputs(self, scene) -> dict:
         field = scene.gpu.get() if scene.gpu is not None else scene.cpu.field.copy()

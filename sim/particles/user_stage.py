@@ -93,6 +93,12 @@ class ForcesStage:
                            "fp64", int(block), stats=False)
         return measure.samples(lambda: gpu.step(NULL_TIMER), measure.EventClock(), repeats)
 
+    def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
+        """The speed-of-light model's setup (``sim.particles.kernels.models``): one step of these particles."""
+        from sim.roofline import Setup
+
+        return Setup(int(inputs["n"]), 1.0, variant, int(block), {"precision": "fp64"})
+
     # --- the live scene: its positions binned by the CPU twin; the user's forces move the particles ---------
     def scene_inputs(self, scene) -> Arrays:
         x, y = scene.host_positions()

@@ -67,6 +67,12 @@ class HistogramStage:
         run, _, _ = gpu.launcher(points, float(inputs["w"]), int(inputs["nb"]), variant, int(block))
         return measure.samples(run, measure.EventClock(), repeats)
 
+    def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
+        """The speed-of-light model's setup (``sim.sdh.kernels.models``): one histogram of these atoms."""
+        from sim.roofline import Setup
+
+        return Setup(int(inputs["n"]), 1.0, variant, int(block), stats={"buckets": int(inputs["nb"])})
+
     # --- the live scene: its atoms and width now; the user's counts become the scene's histogram ----------
     def scene_inputs(self, scene) -> Arrays:
         return self._inputs(scene.points, scene.settings.width, scene.buckets)

@@ -18,7 +18,7 @@ import sys
 
 from sim import cli
 from sim.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
-from sim.userkernel import grader
+from sim.userkernel import codegen, grader, speed
 from sim.userkernel.hints import hints
 from sim.userkernel.sandbox import Sandbox, SandboxError
 
@@ -127,24 +127,29 @@ def _load(args):
     src = user_source.load(args.kernel_file, s, args.stage)
     if args.json not in (None, "-"):
         check_target(args.json, "JSON file", inputs=[args.kernel_file])
+    for option, what in (("ptx", "PTX file"), ("sass", "SASS file")):  # check's --ptx and --sass
+        if getattr(args, option, None):
+            check_target(getattr(args, option), what, inputs=[args.kernel_file])
     adapter = user_source.adapter(src)
     return src, adapter, _block(adapter, args.block, src.stage)
 
 
-def _compiles(src, command: str) -> bool:
-    """NVRTC's errors and warnings on stderr (file:line and the line); False when there are errors."""
-    from sim.userkernel.source import CompileFailed, compiled
+def _compiles(src, command: str, arch: str | None = None):
+    """NVRTC's errors and warnings on stderr (file:line and the line); the build's ``source.Checked`` (what
+    ptxas made of it too), None when there are errors."""
+    from sim.userkernel.source import ARCH, CompileFailed, compiled_build
 
     try:
-        warnings = compiled(src)
+        checked = compiled_build(src, arch or ARCH)
+        warnings = checked.diagnostics
     except CompileFailed as exc:
         errors = sum(d.severity == "error" for d in exc.diagnostics)
         print(*exc.diagnostics, sep="\n", file=sys.stderr)
         print(f"kernel-lab {command}: {src.name} does not compile ({errors} error{'s' if errors != 1 else ''}); "
               "nothing was run", file=sys.stderr)
-        return False
+        return None
     print(*warnings, sep="\n", file=sys.stderr, end="\n" if warnings else "")
-    return True
+    return checked
 
 
 def _sandbox_stop(exc: SandboxError, src, command: str) -> int:
@@ -164,6 +169,9 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=_seeds, default=3, metavar="K",
                    help="random inputs for each size, seeds 0..K-1 (default 3)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
+    p.add_argument("--ptx", metavar="FILE", help="write the PTX NVRTC makes of the kernel to FILE")
+    p.add_argument("--sass", metavar="FILE", help="write its SASS to FILE (needs cuobjdump or nvdisasm, from the "
+                                                  "CUDA toolkit)")
 
 
 def _seeds(text: str) -> int:
@@ -191,14 +199,22 @@ def run_check(args) -> int:
             first[size] = adapter.inputs(size, seeds[0])
         except ValueError as exc:
             raise UsageError(f"--sizes: {exc}") from None
-    if not _compiles(src, "check"):
+    tgt = codegen.target()
+    checked = _compiles(src, "check", tgt.arch)
+    if checked is None:
         return EXIT_USAGE
+    built = codegen.report(src, checked, adapter, first[sizes[-1]], block, tgt)
+    for line in codegen.write_listings(src, args.ptx, args.sass, tgt.arch):
+        print(f"kernel-lab check: {line}", file=sys.stderr)
+    figure = speed.grader_figures(_spec(src.scene), src, adapter, block)
     with Sandbox(args.time_limit) as box, progress.Progress(f"check {src.variant}", len(sizes) * len(seeds),
                                                            "cases", show=estimate.long) as bar:
         try:
             cases = grader.grade(src, adapter, sizes, seeds, block, box, args.repeats,
-                                 lambda done: bar.advance(1), first)
+                                 lambda done: bar.advance(1), first, figure)
         except SandboxError as exc:
+            if exc.kind == "no-gpu":  # what the compiler made is known without one
+                print(*built.lines, sep="\n", file=sys.stderr if args.json == "-" else sys.stdout)
             return _sandbox_stop(exc, src, "check")
     device = next((c.result.device for c in cases if c.result), "")
     wrong = sum(not c.correct for c in cases)
@@ -206,9 +222,13 @@ def run_check(args) -> int:
     lines = [f"check {src.scene} {src.stage.name}: {src.name} on {device or 'the GPU'}, block "
              f"{cli.block_text(block)}, median of {args.repeats} launches after a warm-up (ms)",
              grader.table(cases, src.variant, adapter.builtin), *grader.details(cases, adapter.item),
-             *(f"hint: {line}" for line in advice),
+             *speed.lines(cases[-1].speed, src.variant, f"speed of light at {sizes[-1]:,} {adapter.item}s, seed "
+                                                        f"{cases[-1].seed} (* yours):"),
+             *built.lines, *(f"hint: {line}" for line in advice),
              f"{len(cases) - wrong} of {len(cases)} cases correct" + ("" if not wrong else f"; {wrong} wrong")]
-    publish(grader.record(cases, src, block, device, git_commit(), advice), "\n".join(lines), args.json)
+    record = grader.record(cases, src, block, device, git_commit(), advice)
+    record["compiled"] = built.json
+    publish(record, "\n".join(lines), args.json)
     return EXIT_FAILED if wrong else 0
 
 
