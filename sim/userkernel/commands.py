@@ -246,10 +246,13 @@ def run_bench(args) -> int:
     from sim.bench import git_commit, publish
 
     src, adapter, block = _load(args)
-    if not _compiles(src, "bench"):
+    tgt = codegen.target()
+    checked = _compiles(src, "bench", tgt.arch)
+    if checked is None:
         return EXIT_USAGE
     size = adapter.sizes()[-1]
     inputs = adapter.inputs(size, 0)
+    built = codegen.report(src, checked, adapter, inputs, block, tgt)
     with Sandbox(args.time_limit) as box:
         try:
             result = box.run(src, inputs, block, args.repeats, adapter.builtin)
@@ -257,18 +260,25 @@ def run_bench(args) -> int:
             if exc.kind in ("fault", "timeout"):
                 print(f"kernel-lab bench: {exc}", file=sys.stderr)
                 return EXIT_FAILED
+            if exc.kind == "no-gpu":  # what the compiler made is known without one
+                print(*built.lines, sep="\n", file=sys.stderr if args.json == "-" else sys.stdout)
             return _sandbox_stop(exc, src, "bench")
-    comparison = adapter.compare(inputs, adapter.expected(inputs), result.outputs)
+    expected = adapter.expected(inputs)
+    comparison = adapter.compare(inputs, expected, result.outputs)
     correct = comparison.correct and not result.overflow
     times = {src.variant: result.ms, **result.builtin_ms}
     medians = {name: float(np.median(ms)) if ms else None for name, ms in times.items()}
     mine = medians[src.variant]
+    found = speed.perfs(_spec(src.scene), src.stage, adapter, inputs, block, medians, speed.device_peaks(),
+                        expected)
     lines = [f"bench {src.scene} {src.stage.name} on {result.device}: {size:,} {adapter.item}s, block "
              f"{cli.block_text(block)}, median of {args.repeats} launches after a warm-up",
              f"  {'variant':<24}{'ms':>12}{'time vs yours':>15}"]
     for name, ms in medians.items():
         ratio = f"{ms / mine:.2f}x" if ms and mine else "-"
         lines.append(f"  {name:<24}{'-' if ms is None else format(ms, '.4f'):>12}{ratio:>15}")
+    lines += speed.lines(found, src.variant, "  speed of light (* yours):", "  ")
+    lines += [f"  {line}" for line in built.lines]
     if not correct:
         lines.append(f"  your kernel's result is wrong ({comparison.mismatches:,} {adapter.item}s differ"
                      + "".join(f"; {m}" for m in result.overflow) + f"): check {src.scene} --kernel-file "
@@ -280,6 +290,10 @@ def run_bench(args) -> int:
               "workload": workload, "file": src.name, "size": size, "block": block_field, "correct": correct,
               # each record names its configuration (sim.baseline.KEYS): --baseline compares record by record
               "results": [{"stage": workload, "n": size, "variant": name, "block": block_field,
-                           "median_ms": medians[name], "ms": ms} for name, ms in times.items()]}
+                           "median_ms": medians[name], "ms": ms} for name, ms in times.items()],
+              "compiled": built.json}
+    for r in report["results"]:
+        if r["variant"] in found:
+            r["speed_of_light"] = speed.as_json(found[r["variant"]])
     publish(report, "\n".join(lines), args.json, args.baseline)
     return 0 if correct else EXIT_FAILED

@@ -71,21 +71,21 @@ def rates_only(found: Mapping[str, StagePerf]) -> bool:
     return not any(p.copy_pct is not None for p in found.values())
 
 
-def lines(found: Mapping[str, StagePerf], mine: str, heading: str) -> list[str]:
+def lines(found: Mapping[str, StagePerf], mine: str, heading: str, indent: str = "") -> list[str]:
     """A block: one line a variant (GB/s, % of the copy peak, GFLOP/s, % of the FLOP peak, bound, % of the
     speed of light), the user's kernel marked; the model in words under it."""
     if not found:
         return []
     only = rates_only(found)
     head = f"  {'variant':<24}{figure_header(only)}" + ("" if only else f"  {'% of limit':>10}")
-    out = [heading, head]
+    out = [heading, indent + head]
     for name, p in found.items():
         figure = as_json(p)
-        row = f"{'* ' if name == mine else '  '}{name:<24}{figure_text(figure, only)}"
+        row = f"{indent}{'* ' if name == mine else '  '}{name:<24}{figure_text(figure, only)}"
         out.append(row + ("" if only else f"  {percent(figure['sol_pct']):>10}"))
     model = found[mine].model if mine in found else next(iter(found.values())).model
     if model is not None:
-        out.append(f"  model per {model.per}: {model.bytes_actual:,.4g} B {TRAFFIC[model.where]} "
+        out.append(f"{indent}  model per {model.per}: {model.bytes_actual:,.4g} B {TRAFFIC[model.where]} "
                    f"({model.bytes_min:,.4g} B the least), {model.flops:,.4g} {OPERATIONS[model.flop_kind]}"
                    + ("; % of limit: the speed-of-light time over the time taken" if not only else ""))
     return out
