@@ -75,6 +75,10 @@ class StepStage:
     def scene_inputs(self, scene):
         return {"in": scene.cpu.field.copy(), "tfac": np.float32(scene.cpu.tfac)}
 
+    def launch(self, inputs, block):
+        nj, ni = inputs["in"].shape
+        return (-(-ni // block[0]), -(-nj // block[1])), (*block, 1), 0
+
     def outputs(self, inputs):
         return {"out": Output(inputs["in"].shape, np.float32)}
 

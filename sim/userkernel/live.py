@@ -45,6 +45,9 @@ class LiveStage:
         self.overflow: list[str] = []  # the last step's writes past an output's end
         self.ms: float | None = None  # the last step's kernel time
         self.steps_run = 0  # steps this build ran
+        self.footprint = None  # what ptxas made of the build's entry (sim.userkernel.footprint.Footprint)
+        self.launch = None  # the last step's (block, dynamic shared bytes): the occupancy the panel shows
+        self._target = None  # sim.userkernel.codegen.Target, read once
 
     @property
     def variant(self) -> str:
@@ -80,7 +83,7 @@ class LiveStage:
             return
         self.source, self.diagnostics = reload.source, list(reload.diagnostics)
         if reload.compiles:
-            self.build, self.error = reload.source, None
+            self.build, self.error, self.footprint = reload.source, None, reload.footprint
             self.comparison = self.first_divergence = self.ms = None
             self.overflow, self.steps_run = [], 0
 
@@ -101,6 +104,7 @@ class LiveStage:
         scene, adapter = self.scene, self.adapter
         inputs = adapter.scene_inputs(scene)
         block = scene.block if scene.block is not None else adapter.default_block()
+        self.launch = (block, adapter.launch(inputs, block)[2])
         got = self.sandbox.run(self.build, inputs, block)
         comparison = None
         if scene.verify:
@@ -115,6 +119,28 @@ class LiveStage:
         self.ms = float(got.checked_ms)
         scene.timer.add(self.stage.name, self.ms)
         self.steps_run += 1
+
+    def occupancy(self):
+        """The build's theoretical occupancy at the last step's launch (None before one, or unknown)."""
+        from sim.userkernel import codegen
+
+        if self.footprint is None or self.launch is None:
+            return None
+        if self._target is None:
+            self._target = codegen.target()
+        return codegen.occupancy(self.footprint, *self.launch, self._target)
+
+    def compiled_lines(self) -> list[str]:
+        """What the compiler made of the build (registers, local and shared memory, the occupancy at the last
+        step's launch), a fact a line; none when ptxas did not say."""
+        from sim.userkernel import footprint
+        from sim.userkernel.source import ARCH
+
+        if self.footprint is None:
+            return []
+        shared = self.launch[1] if self.launch is not None else 0
+        return [f"compiled for {ARCH}: " + line for line in footprint.lines(self.footprint, self.occupancy(), shared,
+                                                                           ARCH)]
 
     # --- one item, for the viewer's pointer --------------------------------------------------------
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:

@@ -95,3 +95,27 @@ def columns(p: StagePerf | None, only: bool) -> tuple[str, ...]:
     """The user's kernel's cells in check's table: GB/s, and % of the limit where there are peaks."""
     gbs = "-" if p is None else f"{p.gbs:,.1f}"
     return (gbs,) if only else (gbs, "-" if p is None else percent(sol_pct(p)))
+
+
+# --- the live scene (the viewer) ------------------------------------------------------------------------------
+def live_perf(scene, ms: float, peaks) -> StagePerf | None:
+    """The user's kernel's figures in the live scene: its stage's ``ms`` a frame (the scene's timer, as the
+    "Speed of light" section reads it) with the stage's model at the scene's setup, the variant its file's."""
+    from dataclasses import replace
+
+    from sim.roofline import Setup
+
+    live = scene.knobs.user
+    if live is None or ms <= 0:
+        return None
+    setup = replace(Setup.of_scene(scene, steps=max(scene.frame_steps, 1.0)), variant=live.variant)
+    model = models(scene.spec, setup).get(live.stage.name)
+    return analyse(live.variant, model, ms, peaks) if model is not None else None
+
+
+def perf_text(p: StagePerf) -> str:
+    """One line: GB/s and GFLOP/s, with % of the peaks and of the limit where there are peaks."""
+    if p.copy_pct is None:
+        return f"{p.gbs:,.1f} GB/s, {p.gflops:,.1f} GFLOP/s (rates only: no peaks for this device)"
+    return (f"{p.gbs:,.1f} GB/s ({percent(p.copy_pct)} of copy), {p.gflops:,.1f} GFLOP/s ({percent(p.flop_pct)} "
+            f"of the FLOP peak), {percent(sol_pct(p))} of the speed-of-light limit, {p.bound or '-'}")
