@@ -227,3 +227,39 @@ def test_every_user_stage_has_a_model_under_its_name(spec, stage):
                         PEAKS, expected)
     assert list(found) == ["my_kernel.cu"] and found["my_kernel.cu"].gbs > 0
     assert np.isfinite(speed.sol_pct(found["my_kernel.cu"]))
+
+
+# --- on the GPU ------------------------------------------------------------------------------------------------
+@pytest.mark.gpu
+def test_check_on_the_gpu_gives_percentages_and_the_devices_occupancy(my_step, tmp_path, capsys):
+    out, sass = tmp_path / "check.json", tmp_path / "my_step.sass"
+    code = main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", str(CELLS), "--seeds", "1",
+                      "--json", str(out), "--sass", str(sass), "--quiet"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    record = json.loads(out.read_text())
+    figures = record["cases"][0]["speed_of_light"]
+    assert set(figures) >= {"my_step.cu", "global", "shared", "temporal"}
+    mine = figures["my_step.cu"]
+    # 24 MB fits the H200's L2: repeats back to back may pass the DRAM copy peak, so no upper bound here
+    assert mine["gbs"] > 0 and mine["copy_pct"] > 0 and mine["sol_pct"] > 0
+    assert record["compiled"]["occupancy"]["limits"].startswith("this GPU (")
+    assert "% limit" in printed.out and "compiled for sm_" in printed.out
+    if codegen.sass_tool() is not None:
+        assert sass.exists() and "step" in sass.read_text()
+    else:
+        assert "neither cuobjdump nor nvdisasm" in printed.err
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec, stage", EVERY_STAGE, ids=[f"{s.name} {st.name}" for s, st in EVERY_STAGE])
+def test_bench_of_every_template_on_the_gpu_has_figures_for_every_timed_variant(spec, stage, tmp_path, capsys):
+    path = tmp_path / f"my_{stage.name}.cu"
+    path.write_text(source_path(stage.template).read_text())
+    out = tmp_path / "bench.json"
+    assert main.main(["bench", spec.name, "--kernel-file", str(path), "--stage", stage.name, "--repeats", "5",
+                      "--json", str(out), "--quiet"]) == 0, capsys.readouterr().err
+    results = json.loads(out.read_text())["results"]
+    timed = [r for r in results if r["median_ms"]]
+    assert timed and all(r["speed_of_light"]["gbs"] > 0 and r["speed_of_light"]["copy_pct"] is not None
+                         for r in timed)
