@@ -17,5 +17,9 @@ comparison, how the scene hands its state in and takes the result back) is that 
   started again on the next request);
 - ``grader``: ``check`` (fresh random inputs, edge sizes, a table, exit 0/1/2/3, ``--json``) and
   the ``bench --kernel-file`` timings beside the built-in variants;
+- ``speed``: each variant's GB/s, GFLOP/s and % of the peaks and of the speed-of-light limit, from the
+  stage's roofline model (``sim.roofline``) at the setup its adapter gives (``model_setup``);
+- ``footprint`` and ``codegen``: what ptxas made of the kernel (registers, shared and local memory), the
+  theoretical occupancy at the chosen block, and the PTX and SASS (``check --ptx/--sass``);
 - ``commands``: the ``template``, ``check`` and ``bench --kernel-file`` commands main.py dispatches to.
 """

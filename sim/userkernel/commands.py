@@ -2,7 +2,8 @@
 
     template SCENE [STAGE] [-o FILE [--force]]        a working, commented starting point
     check SCENE --kernel-file FILE [...] [--json OUT]  the grader: exit 0 correct, 1 wrong, 2 bad input or a
-                                                       compile error, 3 compiled but no GPU here
+                                                       compile error, 3 compiled but no GPU here; --ptx FILE and
+                                                       --sass FILE write what the compiler made
     bench SCENE --kernel-file FILE [...]               the kernel timed beside the built-in variants
 
 The file is compile-checked with NVRTC first, always (a machine without a GPU still reports compile
