@@ -235,7 +235,7 @@ def test_check_exits_0_with_one_row_a_case_when_every_case_is_correct(my_step, c
     text = capsys.readouterr().out
     head = next(line for line in text.splitlines() if line.split()[:1] == ["size"])
     assert head.split() == ["size", "seed", "correct", "mismatches", "max", "error", "my_step.cu", "ms", "global",
-                            "ms", "shared", "ms", "temporal", "ms"]
+                            "ms", "shared", "ms", "temporal", "ms", "GB/s"]
     rows = [line.split() for line in text.splitlines() if line.strip().split(" ")[0] in ("9", "1,073")]
     assert [(r[0], r[1], r[2], r[3]) for r in rows] == [("9", "0", "yes", "0"), ("9", "1", "yes", "0"),
                                                         ("1,073", "0", "yes", "0"), ("1,073", "1", "yes", "0")]

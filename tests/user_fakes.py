@@ -81,6 +81,10 @@ class StepStage:
     def default_block(self):
         return (32, 8)
 
+    def launch(self, inputs, block):
+        nj, ni = inputs["in"].shape
+        return (-(-ni // block[0]), -(-nj // block[1])), (*block, 1), 0
+
     def outputs(self, inputs):
         return {"out": Output(inputs["in"].shape, np.float32)}
 

@@ -101,6 +101,14 @@ class ProximityStage:
         fn, grid, threads, args, shared = balls.prepared_sweep(float(inputs["t"]), float(inputs["margin"]))
         return Launch(lambda: fn(grid, threads, args, shared_mem=shared), zero([balls.count]))
 
+    def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
+        """The speed-of-light model's setup (``sim.balls.kernels.models``): one pass over these balls (a pass
+        serves STEPS_PER_PASS steps), their partners the CPU twin's (``expected``) when known."""
+        from sim.roofline import Setup
+
+        pairs = int(np.asarray(expected["count"]).sum()) // 2 if expected is not None else 0
+        return Setup(int(inputs["n"]), float(world.STEPS_PER_PASS), variant, int(block), stats={"pairs": pairs})
+
 
 def arrays(pos: np.ndarray, vel: np.ndarray) -> Arrays:
     """The stage's inputs: the balls in the sweep's order, with their keys (the CPU twin's, in float32)."""

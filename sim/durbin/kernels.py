@@ -70,10 +70,13 @@ def models(setup) -> dict:
         order = max(setup.n // systems, 1)
         # The least, and what the batched register kernel moves: r in, y and the alphas out (3 x order reals a
         # system, 77 MB for 100000 x 32 in fp64). Arithmetic: step k's dot and update, 4k FLOP: ~2 order^2.
+        # Your own kernel's stage ``batched`` (sim.durbin.user_stage) is this solve.
+        recursion = StageModel(bytes_min=3 * order * real, bytes_actual=3 * order * real, flops=2.0 * order * order,
+                               units=systems, per="system", flop_kind=kind,
+                               note=f"{systems:,} systems of order {order}")
         return {
-            "recursion": StageModel(bytes_min=3 * order * real, bytes_actual=3 * order * real,
-                                    flops=2.0 * order * order, units=systems, per="system", flop_kind=kind,
-                                    note=f"{systems:,} systems of order {order}"),
+            "recursion": recursion,
+            "batched": recursion,
             "read back": StageModel(bytes_min=2 * order * real, bytes_actual=2 * order * real, flops=0.0,
                                     units=systems, per="system", flop_kind=kind, where="link",
                                     note="y and the alphas to the host"),

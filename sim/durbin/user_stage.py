@@ -77,6 +77,14 @@ class BatchedStage:
         run, _ = batched_gpu.batched_launch(inputs["r"], variant)
         return Launch(run)
 
+    def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
+        """The speed-of-light model's setup (``sim.durbin.kernels.models``): the lpc preset's solve of these
+        systems, one a frame."""
+        from sim.roofline import Setup
+
+        systems, order = inputs["r"].shape
+        return Setup(systems * order, 1.0, variant, block, {"precision": "fp64"}, "lpc", {"frames": systems})
+
 
 def arrays(r: np.ndarray) -> Arrays:
     """The stage's inputs for the right-hand sides ``r``, one system a row."""

@@ -89,6 +89,15 @@ class StepStage:
         fn, grid, threads, args, shared = sim.prepared(k)
         return Launch(lambda: fn(grid, threads, args, shared_mem=shared), steps=k)
 
+    def model_setup(self, inputs: dict, variant: str, block, expected=None):
+        """The speed-of-light model's setup (``sim.heat.kernels.models``) for one step of ``variant`` on these
+        cells: the temporal kernel at its default k, as its built-in column times it."""
+        from sim.heat import DEFAULT_K
+        from sim.roofline import Setup
+
+        options = {"k": DEFAULT_K} if variant == "temporal" else {}
+        return Setup(int(inputs["tin"].size), 1.0, variant, tuple(block), options)
+
 
 def compare_fields(expected: np.ndarray, got: np.ndarray) -> Comparison:
     """Bit for bit, cell by cell (``sim.user_stages.comparison``): the worst cells by absolute difference, a

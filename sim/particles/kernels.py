@@ -71,8 +71,16 @@ def models(setup) -> dict:
                         flops=5.0 * candidates + 15.0 * neighbours + 12.0, units=units, per="item-step",
                         flop_kind="fp64" if real == 8.0 else "fp32",
                         note=f"{candidates:.1f} candidates, {neighbours:.2f} neighbours a particle")
+    # forces (your own kernel's stage, sim.particles.user_stage): the force loop alone on the CPU twin's bins, a
+    # cutoff wide. The least: the particle's position in, its acceleration out (2 x 2 reals); it also reads its
+    # bin (4 B), its 9 bins' starts and members and their positions through L1/L2. Arithmetic as above, no move.
+    twin_candidates = 9.0 * per_area * world.CUTOFF**2
+    user_forces = StageModel(bytes_min=4 * real, bytes_actual=4 * real + 4.0, flops=5.0 * twin_candidates
+                             + 15.0 * neighbours, units=units, per="item-step", flop_kind=forces.flop_kind,
+                             note=f"your kernel's force loop: {twin_candidates:.1f} candidates, {neighbours:.2f} "
+                                  "neighbours a particle")
     # A frame replayed as one CUDA graph times both stages together.
     graph = StageModel(bytes_min=bin_stage.bytes_min + forces.bytes_min,
                        bytes_actual=bin_stage.bytes_actual + forces.bytes_actual, flops=forces.flops, units=units,
                        per="item-step", flop_kind=forces.flop_kind, note="bin and forces+move in one CUDA graph")
-    return {"bin": bin_stage, "forces+move": forces, GRAPH_STAGE: graph}
+    return {"bin": bin_stage, "forces+move": forces, GRAPH_STAGE: graph, "forces": user_forces}

@@ -86,6 +86,12 @@ class ForcesStage:
         fn, grid, threads, args = gpu.prepared_step()
         return Launch(lambda: fn(grid, threads, args), zero([gpu.count]))
 
+    def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
+        """The speed-of-light model's setup (``sim.particles.kernels.models``): one step of these particles."""
+        from sim.roofline import Setup
+
+        return Setup(int(inputs["n"]), 1.0, variant, int(block), {"precision": "fp64"})
+
 
 def arrays(x: np.ndarray, y: np.ndarray, side: float) -> Arrays:
     """The stage's inputs for particles at (x, y) in a box of ``side``: binned by the CPU twin's counting sort."""

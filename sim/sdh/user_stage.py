@@ -63,6 +63,12 @@ class HistogramStage:
         run, hist, _ = gpu.launcher(points, float(inputs["w"]), int(inputs["nb"]), variant, int(block))
         return Launch(run, zero([hist]))
 
+    def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
+        """The speed-of-light model's setup (``sim.sdh.kernels.models``): one histogram of these atoms."""
+        from sim.roofline import Setup
+
+        return Setup(int(inputs["n"]), 1.0, variant, int(block), stats={"buckets": int(inputs["nb"])})
+
 
 def arrays(points: np.ndarray, width: float, buckets: int) -> Arrays:
     """The stage's inputs for ``points`` (n, 3) counted in ``buckets`` buckets of ``width``."""

@@ -3,7 +3,8 @@
     template SCENE [STAGE] [-o FILE [--force]]        a working, commented starting point
     check SCENE --kernel-file FILE [...] [--json OUT]  the grader: exit 0 correct, 1 wrong, 2 bad input or a
           [--baseline OLD.json]                        compile error, 3 compiled but no GPU here; beside an
-                                                       earlier check --json, case by case
+                                                       earlier check --json, case by case; --ptx FILE and
+                                                       --sass FILE write what the compiler made
     check SCENE --kernel-file FILE --sanitize [TOOL]   once under compute-sanitizer: hazards at file:line
     bench SCENE --kernel-file FILE [...]               the kernel timed beside the built-in variants
 
@@ -20,7 +21,7 @@ import sys
 
 from sim import cli
 from sim.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
-from sim.userkernel import check_baseline, grader, sanitize_check
+from sim.userkernel import check_baseline, codegen, grader, sanitize_check, speed
 from sim.userkernel.hints import hints
 from sim.userkernel.sandbox import Sandbox, SandboxError
 
@@ -129,24 +130,29 @@ def _load(args):
     src = user_source.load(args.kernel_file, s, args.stage)
     if args.json not in (None, "-"):
         check_target(args.json, "JSON file", inputs=[args.kernel_file])
+    for option, what in (("ptx", "PTX file"), ("sass", "SASS file")):  # check's --ptx and --sass
+        if getattr(args, option, None):
+            check_target(getattr(args, option), what, inputs=[args.kernel_file])
     adapter = user_source.adapter(src)
     return src, adapter, _block(adapter, args.block, src.stage)
 
 
-def _compiles(src, command: str) -> bool:
-    """NVRTC's errors and warnings on stderr (file:line and the line); False when there are errors."""
-    from sim.userkernel.source import CompileFailed, compiled
+def _compiles(src, command: str, arch: str | None = None):
+    """NVRTC's errors and warnings on stderr (file:line and the line); the build's ``source.Checked`` (what
+    ptxas made of it too), None when there are errors."""
+    from sim.userkernel.source import ARCH, CompileFailed, compiled_build
 
     try:
-        warnings = compiled(src)
+        checked = compiled_build(src, arch or ARCH)
+        warnings = checked.diagnostics
     except CompileFailed as exc:
         errors = sum(d.severity == "error" for d in exc.diagnostics)
         print(*exc.diagnostics, sep="\n", file=sys.stderr)
         print(f"kernel-lab {command}: {src.name} does not compile ({errors} error{'s' if errors != 1 else ''}); "
               "nothing was run", file=sys.stderr)
-        return False
+        return None
     print(*warnings, sep="\n", file=sys.stderr, end="\n" if warnings else "")
-    return True
+    return checked
 
 
 def _sandbox_stop(exc: SandboxError, src, command: str) -> int:
@@ -170,6 +176,9 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
                    help="an earlier check --json of the same stage: print each case's kernel time and "
                         "correctness then and now")
     sanitize_check.add_argument(p)
+    p.add_argument("--ptx", metavar="FILE", help="write the PTX NVRTC makes of the kernel to FILE")
+    p.add_argument("--sass", metavar="FILE", help="write its SASS to FILE (needs cuobjdump or nvdisasm, from the "
+                                                  "CUDA toolkit)")
 
 
 def _seeds(text: str) -> int:
@@ -201,14 +210,22 @@ def run_check(args) -> int:
             first[size] = adapter.inputs(size, seeds[0])
         except ValueError as exc:
             raise UsageError(f"--sizes: {exc}") from None
-    if not _compiles(src, "check"):
+    tgt = codegen.target()
+    checked = _compiles(src, "check", tgt.arch)
+    if checked is None:
         return EXIT_USAGE
+    built = codegen.report(src, checked, adapter, first[sizes[-1]], block, tgt)
+    for line in codegen.write_listings(src, args.ptx, args.sass, tgt.arch):
+        print(f"kernel-lab check: {line}", file=sys.stderr)
+    figure = speed.grader_figures(_spec(src.scene), src, adapter, block)
     with Sandbox(args.time_limit) as box, progress.Progress(f"check {src.variant}", len(sizes) * len(seeds),
                                                            "cases", show=estimate.long) as bar:
         try:
             cases = grader.grade(src, adapter, sizes, seeds, block, box, args.repeats,
-                                 lambda done: bar.advance(1), first)
+                                 lambda done: bar.advance(1), first, figure)
         except SandboxError as exc:
+            if exc.kind == "no-gpu":  # what the compiler made is known without one
+                print(*built.lines, sep="\n", file=sys.stderr if args.json == "-" else sys.stdout)
             return _sandbox_stop(exc, src, "check")
     device = next((c.result.device for c in cases if c.result), "")
     wrong = sum(not c.correct for c in cases)
@@ -216,11 +233,14 @@ def run_check(args) -> int:
     lines = [f"check {src.scene} {src.stage.name}: {src.name} on {device or 'the GPU'}, block "
              f"{cli.block_text(block)}, median of {args.repeats} launches after a warm-up (ms)",
              grader.table(cases, src.variant, adapter.builtin), *grader.details(cases, adapter.item),
-             *(f"hint: {line}" for line in advice),
+             *speed.lines(cases[-1].speed, src.variant, f"speed of light at {sizes[-1]:,} {adapter.item}s, seed "
+                                                        f"{cases[-1].seed} (* yours):"),
+             *built.lines, *(f"hint: {line}" for line in advice),
              f"{len(cases) - wrong} of {len(cases)} cases correct" + ("" if not wrong else f"; {wrong} wrong")]
     record = grader.record(cases, src, block, device, git_commit(), advice)
     if args.baseline is not None:
         lines.append(check_baseline.comparison(record, args.baseline))
+    record["compiled"] = built.json
     publish(record, "\n".join(lines), args.json)
     return EXIT_FAILED if wrong else 0
 
@@ -239,10 +259,13 @@ def run_bench(args) -> int:
     from sim.bench import git_commit, publish
 
     src, adapter, block = _load(args)
-    if not _compiles(src, "bench"):
+    tgt = codegen.target()
+    checked = _compiles(src, "bench", tgt.arch)
+    if checked is None:
         return EXIT_USAGE
     size = adapter.sizes()[-1]
     inputs = adapter.inputs(size, 0)
+    built = codegen.report(src, checked, adapter, inputs, block, tgt)
     with Sandbox(args.time_limit) as box:
         try:
             result = box.run(src, inputs, block, args.repeats, adapter.builtin)
@@ -250,18 +273,25 @@ def run_bench(args) -> int:
             if exc.kind in ("fault", "timeout"):
                 print(f"kernel-lab bench: {exc}", file=sys.stderr)
                 return EXIT_FAILED
+            if exc.kind == "no-gpu":  # what the compiler made is known without one
+                print(*built.lines, sep="\n", file=sys.stderr if args.json == "-" else sys.stdout)
             return _sandbox_stop(exc, src, "bench")
-    comparison = adapter.compare(inputs, adapter.expected(inputs), result.outputs)
+    expected = adapter.expected(inputs)
+    comparison = adapter.compare(inputs, expected, result.outputs)
     correct = comparison.correct and not result.overflow
     times = {src.variant: result.ms, **result.builtin_ms}
     medians = {name: float(np.median(ms)) if ms else None for name, ms in times.items()}
     mine = medians[src.variant]
+    found = speed.perfs(_spec(src.scene), src.stage, adapter, inputs, block, medians, speed.device_peaks(),
+                        expected)
     lines = [f"bench {src.scene} {src.stage.name} on {result.device}: {size:,} {adapter.item}s, block "
              f"{cli.block_text(block)}, median of {args.repeats} launches after a warm-up",
              f"  {'variant':<24}{'ms':>12}{'time vs yours':>15}"]
     for name, ms in medians.items():
         ratio = f"{ms / mine:.2f}x" if ms and mine else "-"
         lines.append(f"  {name:<24}{'-' if ms is None else format(ms, '.4f'):>12}{ratio:>15}")
+    lines += speed.lines(found, src.variant, "  speed of light (* yours):", "  ")
+    lines += [f"  {line}" for line in built.lines]
     if not correct:
         lines.append(f"  your kernel's result is wrong ({comparison.mismatches:,} {adapter.item}s differ"
                      + "".join(f"; {m}" for m in result.overflow) + f"): check {src.scene} --kernel-file "
@@ -273,6 +303,10 @@ def run_bench(args) -> int:
               "workload": workload, "file": src.name, "size": size, "block": block_field, "correct": correct,
               # each record names its configuration (sim.baseline.KEYS): --baseline compares record by record
               "results": [{"stage": workload, "n": size, "variant": name, "block": block_field,
-                           "median_ms": medians[name], "ms": ms} for name, ms in times.items()]}
+                           "median_ms": medians[name], "ms": ms} for name, ms in times.items()],
+              "compiled": built.json}
+    for r in report["results"]:
+        if r["variant"] in found:
+            r["speed_of_light"] = speed.as_json(found[r["variant"]])
     publish(report, "\n".join(lines), args.json, args.baseline)
     return 0 if correct else EXIT_FAILED

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,6 +30,7 @@ class Case:
     result: RunResult | None = None
     error: str = ""  # a fault or a time-out, in one line
     unstable: bool = False  # wrong, and a second run of the same inputs was wrong at other items
+    speed: dict = field(default_factory=dict)  # variant -> its sim.roofline.StagePerf (sim.userkernel.speed)
 
     @property
     def correct(self) -> bool:
@@ -45,10 +46,11 @@ class Case:
         return float(np.median(times)) if times else None
 
 
-def grade(source, adapter, sizes, seeds, block, box, repeats: int, progress=None, first_inputs=None) -> list[Case]:
+def grade(source, adapter, sizes, seeds, block, box, repeats: int, progress=None, first_inputs=None,
+          speed=None) -> list[Case]:
     """Every size x seed; SandboxError for what ends the whole check ("no-gpu", "compile"), a case with its
     error for a fault or a time-out (the next case gets a new worker). ``first_inputs``: inputs already made
-    for the first seed, by size."""
+    for the first seed, by size; ``speed(inputs, expected, case)``: the case's figures by variant."""
     cases = []
     for size in sizes:
         for seed in seeds:
@@ -66,6 +68,8 @@ def grade(source, adapter, sizes, seeds, block, box, repeats: int, progress=None
                 case.comparison = adapter.compare(inputs, expected, case.result.outputs)
                 if case.comparison.mismatches and sum(c.unstable for c in cases) < RERUNS:
                     case.unstable = _differs_again(box, source, inputs, block, adapter, expected, case)
+                if speed is not None:
+                    case.speed = speed(inputs, expected, case)
             cases.append(case)
             interrupts.check()  # a signal noted inside the CPU twin's numba code stops here
             if progress:
@@ -103,10 +107,17 @@ def verdict(case: Case) -> str:
 
 
 def table(cases: list[Case], variant: str, builtin: tuple[str, ...]) -> str:
-    """One line a case: size, seed, correct, mismatches, max error, the kernel's and the built-ins' ms."""
+    """One line a case: size, seed, correct, mismatches, max error, the kernel's and the built-ins' ms; the
+    kernel's GB/s and % of the stage's speed-of-light limit where figured (``sim.userkernel.speed``)."""
+    from sim.userkernel import speed
+
     times = [variant, *builtin]
+    figured = any(case.speed for case in cases)
+    only = speed.rates_only({k: v for case in cases for k, v in case.speed.items()})
+    rates = ("GB/s",) if only else ("GB/s", "% limit")
     head = (f"{'size':>12} {'seed':>5} {'correct':>8} {'mismatches':>11} {'max error':>12}"
-            + "".join(f" {name + ' ms':>{max(12, len(name) + 4)}}" for name in times))
+            + "".join(f" {name + ' ms':>{max(12, len(name) + 4)}}" for name in times)
+            + ("".join(f" {name:>9}" for name in rates) if figured else ""))
     lines = [head]
     for case in cases:
         c = case.comparison
@@ -115,6 +126,8 @@ def table(cases: list[Case], variant: str, builtin: tuple[str, ...]) -> str:
         values = [case.ms, *(case.builtin_ms(name) for name in builtin)]
         row += "".join(f" {_number(ms, '.4f'):>{max(12, len(name) + 4)}}"
                        for name, ms in zip(times, values, strict=True))
+        if figured:
+            row += "".join(f" {cell:>9}" for cell in speed.columns(case.speed.get(variant), only))
         lines.append(row)
     return "\n".join(lines)
 
@@ -149,6 +162,8 @@ def _finite(value: float | None):
 
 def record(cases: list[Case], source, block, device: str, commit: str, hints: list[str] = ()) -> dict:
     """The JSON of ``check --json``: device, commit, stage, file, cases[...] (non-finite errors as null), hints."""
+    from sim.userkernel import speed
+
     def one(case: Case) -> dict:
         c = case.comparison
         return {
@@ -158,6 +173,7 @@ def record(cases: list[Case], source, block, device: str, commit: str, hints: li
             "ms": case.ms, "ms_all": case.result.ms if case.result else [],
             "builtin_ms": {name: case.builtin_ms(name) for name in (case.result.builtin_ms if case.result else {})},
             "overflow": case.result.overflow if case.result else [], "unstable": case.unstable,
+            "speed_of_light": {name: speed.as_json(p) for name, p in case.speed.items()},
             "worst": [{"index": w.index, "label": w.label, "expected": _finite(w.expected), "got": _finite(w.got)}
                       for w in (c.worst if c else [])],
         }

@@ -53,6 +53,9 @@ class LiveStage:
         self.attempts = Attempts()  # every text taken in this session, and what its build did
         self.faulted = False  # the last sandbox error was the GPU's fault (memcheck can name the line)
         self.sanitizer = Background()  # one step under compute-sanitizer, run off the frame thread
+        self.footprint = None  # what ptxas made of the build's entry (sim.userkernel.footprint.Footprint)
+        self.launch = None  # the last step's (block, dynamic shared bytes): the occupancy the panel shows
+        self._target = None  # sim.userkernel.codegen.Target, read once
 
     @property
     def variant(self) -> str:
@@ -89,7 +92,7 @@ class LiveStage:
         self.source, self.diagnostics = reload.source, list(reload.diagnostics)
         self.attempts.built(reload.compiles)
         if reload.compiles:
-            self.build, self.error, self.faulted = reload.source, None, False
+            self.build, self.error, self.faulted, self.footprint = reload.source, None, False, reload.footprint
             self.comparison = self.first_divergence = self.ms = None
             self.overflow, self.steps_run = [], 0
 
@@ -112,6 +115,7 @@ class LiveStage:
         scene, adapter = self.scene, self.adapter
         inputs = scene.user_stage_inputs(self.stage.name)
         block = scene.block if scene.block is not None else adapter.default_block()
+        self.launch = (block, adapter.launch(inputs, block)[2])
         got = self.sandbox.run(self.build, inputs, block)
         comparison = None
         if scene.verify:
@@ -138,6 +142,28 @@ class LiveStage:
                   for name, value in self.scene.user_stage_inputs(self.stage.name).items()}
         block = self.scene.block if self.scene.block is not None else self.adapter.default_block()
         return self.sanitizer.start(self.build, inputs, block, tool, size=self.scene.n)
+
+    def occupancy(self):
+        """The build's theoretical occupancy at the last step's launch (None before one, or unknown)."""
+        from sim.userkernel import codegen
+
+        if self.footprint is None or self.launch is None:
+            return None
+        if self._target is None:
+            self._target = codegen.target()
+        return codegen.occupancy(self.footprint, *self.launch, self._target)
+
+    def compiled_lines(self) -> list[str]:
+        """What the compiler made of the build (registers, local and shared memory, the occupancy at the last
+        step's launch), a fact a line; none when ptxas did not say."""
+        from sim.userkernel import footprint
+        from sim.userkernel.source import ARCH
+
+        if self.footprint is None:
+            return []
+        shared = self.launch[1] if self.launch is not None else 0
+        return [f"compiled for {ARCH}: " + line for line in footprint.lines(self.footprint, self.occupancy(), shared,
+                                                                           ARCH)]
 
     # --- one item, for the viewer's pointer --------------------------------------------------------
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:

@@ -37,7 +37,7 @@ def case_size(adapter, given) -> int:
 
 
 def run(args, src, adapter, block, compiles) -> int:
-    """``compiles(src, "check")``: NVRTC's messages printed, False on errors (``commands._compiles``)."""
+    """``compiles(src, "check")``: NVRTC's messages printed, None (falsy) on errors (``commands._compiles``)."""
     tool = args.sanitize
     if sanitizer.find() is None:
         print(f"kernel-lab check: {sanitizer.MISSING}", file=sys.stderr)

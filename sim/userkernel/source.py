@@ -28,10 +28,16 @@ from sim.cuda import headers_digest
 from sim.nvrtc import line_name, ptxas_messages
 from sim.reader import read_input
 from sim.userkernel import includes, signature
+from sim.userkernel.footprint import Footprint
+from sim.userkernel.footprint import parse as parse_footprint
 
 MAX_BYTES = 1 << 20  # a kernel file is a page or two; anything near this is not one
 SHOWN_WIDTH = 160  # an offending line is shown up to this many characters
 ARCH = "sm_90"  # what the check compiles for when not told: the product's GPUs
+# ptxas's registers, shared and local memory a kernel uses, as lines in NVRTC's log (``sim.userkernel.footprint``):
+# the CPU check's compile only. It changes no code, but the cubin records its options: the GPU's build keeps the
+# reference build's options (and its cached cubins)
+REPORT_OPTIONS = ("--ptxas-options=-v",)
 # NVRTC's message head: `my_step.cu(12): error: ...`, `... warning #177-D: ...`, `... catastrophic error: ...`
 _HEAD = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<severity>catastrophic error|error|warning)"
                    r"(?: #[\w-]+)?: (?P<message>.*)$")
@@ -163,13 +169,32 @@ class CompileFailed(Exception):
         super().__init__(str(errors[0]).splitlines()[0] if errors else "the kernel did not compile")
 
 
+@dataclass(frozen=True)
+class Checked:
+    """One compile check: NVRTC's messages, and what ptxas made of the entry kernel (None when it did not
+    compile or the log does not say)."""
+
+    diagnostics: list[Diagnostic]
+    footprint: Footprint | None = None
+    arch: str = ARCH
+
+    @property
+    def compiles(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
 def compiled(source: UserSource, arch: str = ARCH) -> list[Diagnostic]:
     """``compile_check``'s warnings when the file compiles and defines the entry; CompileFailed (with every
     diagnostic, warnings too) when it does not."""
-    found = compile_check(source, arch)
-    if any(d.severity == "error" for d in found):
-        raise CompileFailed(found)
-    return found
+    return compiled_build(source, arch).diagnostics
+
+
+def compiled_build(source: UserSource, arch: str = ARCH) -> Checked:
+    """``check_build`` when the file compiles and defines the entry; CompileFailed when it does not."""
+    checked = check_build(source, arch)
+    if not checked.compiles:
+        raise CompileFailed(checked.diagnostics)
+    return checked
 
 
 def failed_build(log: str, source: UserSource, arch: str = ARCH, stop=None) -> list[Diagnostic]:
@@ -184,7 +209,8 @@ def failed_build(log: str, source: UserSource, arch: str = ARCH, stop=None) -> l
             pass
     found = diagnostics(log, source, ptx)
     if not any(d.severity == "error" for d in found):  # a log we could not read: its first line that is no warning
-        said = [ln.strip() for ln in log.splitlines() if ln.strip() and "warning" not in ln.lower()]
+        said = [ln.strip() for ln in log.splitlines() if ln.strip() and "warning" not in ln.lower()
+                and not ln.startswith(("ptxas info", "ptxas  "))]  # ptxas's -v report is no reason
         found.append(Diagnostic(source.shown_name, 1, "error", shown(said[0] if said else "did not compile"), ""))
     return found
 
@@ -194,21 +220,52 @@ def compile_check(source: UserSource, arch: str = ARCH, stop=None) -> list[Diagn
     when it compiles but does not define the stage's entry kernel (``extern "C"``, so its name is kept).
     The compile is bounded (``sim.nvrtc``: a limit it goes over is an error at line 1); ``stop``, a
     threading.Event, ends it early (``nvrtc.CompileStopped``)."""
+    return check_build(source, arch, stop).diagnostics
+
+
+def check_build(source: UserSource, arch: str = ARCH, stop=None) -> Checked:
+    """``compile_check``'s messages and, when it compiles, the entry's registers, shared and local memory
+    (ptxas's report, ``REPORT_OPTIONS``)."""
     lines = source.text.splitlines()
     refused = [Diagnostic(source.shown_name, number, "error", message, shown(lines[number - 1].strip()))
                for number, message in includes.refused(source)]
     if refused:
-        return refused
+        return Checked(refused, arch=arch)
     try:
-        out = nvrtc.compile(source.compiled_text(), source.name, options(source), arch, stop=stop)
+        out = nvrtc.compile(source.compiled_text(), source.name, (*options(source), *REPORT_OPTIONS), arch,
+                            stop=stop)
     except nvrtc.CompileStopped as exc:
         if stop is not None and stop.is_set():
             raise
-        return [Diagnostic(source.shown_name, 1, "error", str(exc), "")]
+        return Checked([Diagnostic(source.shown_name, 1, "error", str(exc), "")], arch=arch)
     if not out.ok:
-        return failed_build(out.log, source, arch, stop)
+        return Checked(failed_build(out.log, source, arch, stop), arch=arch)
     found = diagnostics(out.log, source)
     entry = source.stage.entry
     if b"\0" + entry.encode() + b"\0" not in out.binary:
         found.append(Diagnostic(source.shown_name, 1, "error", signature.missing_entry(source.stage), ""))
-    return found
+        return Checked(found, arch=arch)
+    return Checked(found, parse_footprint(out.log, entry), arch)
+
+
+def ptx(source: UserSource, arch: str = ARCH) -> str:
+    """The PTX NVRTC makes of the file for ``arch`` (the reference build's options); CompileFailed when it
+    does not compile."""
+    try:
+        out = nvrtc.compile(source.compiled_text(), source.name, options(source), arch, ptx=True)
+    except nvrtc.CompileStopped as exc:
+        raise CompileFailed([Diagnostic(source.shown_name, 1, "error", str(exc), "")]) from None
+    if not out.ok:
+        raise CompileFailed(failed_build(out.log, source, arch))
+    return out.binary.decode(errors="replace")
+
+
+def cubin(source: UserSource, arch: str = ARCH) -> bytes:
+    """The cubin the GPU's build makes of the file for ``arch`` (for a disassembler); CompileFailed."""
+    try:
+        out = nvrtc.compile(source.compiled_text(), source.name, options(source), arch)
+    except nvrtc.CompileStopped as exc:
+        raise CompileFailed([Diagnostic(source.shown_name, 1, "error", str(exc), "")]) from None
+    if not out.ok:
+        raise CompileFailed(failed_build(out.log, source, arch))
+    return out.binary

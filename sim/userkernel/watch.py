@@ -26,6 +26,7 @@ class Reload:
     source: object | None
     diagnostics: tuple = ()
     problem: str = ""
+    footprint: object | None = None  # what ptxas made of the entry (sim.userkernel.footprint.Footprint)
 
     @property
     def compiles(self) -> bool:
@@ -91,7 +92,8 @@ class SourceWatcher:
         from sim.userkernel import source
 
         try:
-            return Reload(text, tuple(source.compile_check(text, stop=self._stop)))
+            checked = source.check_build(text, stop=self._stop)
+            return Reload(text, tuple(checked.diagnostics), footprint=checked.footprint)
         except CompileStopped:  # closing: nobody takes it
             return Reload(text, problem="closed")
         except Exception as exc:  # noqa: BLE001  NVRTC itself failed: say why, keep what runs

@@ -51,7 +51,7 @@ class Panel:
             if app is not None:
                 draw_record_section(app)
             draw_gpu_section(ctl, feed)
-            draw_user_kernel_section(ctl)
+            draw_user_kernel_section(ctl, self.speed_of_light)
             draw_physics_section(ctl)
             draw_tool_section(ctl)
             draw_timing_section(ctl, self.baseline)

@@ -6,16 +6,22 @@ model behind them and its speed-of-light time when hovered); a log-log roofline 
 the memory and compute roofs from the device's peaks (``sim.peaks``) and a point per stage, which moves as
 the variant, the block size or the size change; and where the peaks came from. The section measures GPU
 stages only: on the CPU it says how to run them on the GPU.
+
+While a user's own kernel does its stage (``--kernel-file``), that stage's row and dot are the kernel's,
+named after its file and figured with the stage's model for it (``sim.userkernel.speed``); the built-in
+variant's figures for the stage at the same size, from the frames before the kernel took over, stay beside
+it ("before yours").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from imgui_bundle import imgui, implot
 
 from sim.roofline import Setup, StagePerf, analyse_stages, model_lines, percent
+from sim.userkernel.speed import live_perf
 from viewer.panel.style import GREY, section, tooltip, wrapped, wrapped_tooltip
 
 TITLE = "Speed of light"
@@ -39,7 +45,20 @@ def scene_perf(scene, peaks) -> list[StagePerf]:
     frame's steps (at least one: frames that step less often record no time)."""
     setup = Setup.of_scene(scene, steps=max(scene.frame_steps, 1.0))
     stage_ms = {name: recent_ms(scene.timer, name) for name in scene.timer.names}
-    return analyse_stages(scene.spec, setup, stage_ms, peaks)
+    perfs = analyse_stages(scene.spec, setup, stage_ms, peaks)
+    stage = user_stage_running(scene)
+    if stage is None:
+        return perfs
+    # the stage's time is the user's kernel's: its row is figured with the model for the kernel, not the variant's
+    mine = live_perf(scene, stage_ms.get(stage, 0.0), peaks)
+    return [mine if p.stage == stage else p for p in perfs if p.stage != stage or mine is not None]
+
+
+def user_stage_running(scene) -> str | None:
+    """The stage a user's own kernel does now, or None."""
+    knobs = getattr(scene, "knobs", None)
+    user = getattr(knobs, "user", None)
+    return user.stage.name if user is not None and knobs.user_runs() else None
 
 
 def rows(perfs: list[StagePerf]) -> list[tuple[str, ...]]:
@@ -55,6 +74,9 @@ class SpeedOfLightSection:
     peaks_of: object = None  # device -> sim.peaks.Peaks or None; sim.peaks.current unless a test sets it
     rows: list | None = None
     note: str = ""
+    mine: StagePerf | None = None  # the user's kernel's figures, while it does its stage
+    before: StagePerf | None = None  # the built-in's for that stage at this size, before the kernel took over
+    _builtin: dict = field(default_factory=dict)  # (stage, items) -> (variant, its last figures) of a replaceable stage
 
     def draw(self, ctl) -> None:
         scene = ctl.scene
@@ -64,8 +86,8 @@ class SpeedOfLightSection:
             self.rows, self.note = None, f"measures the GPU's stages: {scene.spec.gpu.kernels_run_hint}"
             wrapped(GREY, self.note)
             return
-        peaks = self._peaks(scene.device)
-        perfs = scene_perf(scene, peaks)
+        peaks = self.peaks(scene.device)
+        perfs = self._beside_yours(scene, scene_perf(scene, peaks))
         self.rows = rows(perfs)
         self.note = "" if perfs else "no modelled stage timed in the last frames"
         if self.note:
@@ -78,7 +100,26 @@ class SpeedOfLightSection:
         else:
             wrapped(GREY, "no peaks for this device: measuring failed and no datasheet lists it")
 
-    def _peaks(self, device: int):
+    def _beside_yours(self, scene, perfs: list[StagePerf]) -> list[StagePerf]:
+        """Remember the built-in's figures of a stage a user's kernel can replace; while the kernel does it,
+        its figures with the built-in's last at this size beside them."""
+        spec = scene.spec
+        if not spec.user_stages:
+            return perfs
+        stage = user_stage_running(scene)
+        if stage is None:
+            self.mine = self.before = None
+            replaceable = {s.name for s in spec.user_stages}
+            for p in perfs:
+                if p.stage in replaceable:
+                    self._builtin[(p.stage, scene.n)] = (scene.knobs.variant, p)
+            return perfs
+        self.mine = next((p for p in perfs if p.stage == scene.knobs.user.variant), None)
+        variant, found = self._builtin.get((stage, scene.n), (None, None))
+        self.before = None if found is None else replace(found, stage=f"{stage}: {variant}, before yours")
+        return perfs + ([self.before] if self.before is not None else [])
+
+    def peaks(self, device: int):
         if self.peaks_of is None:
             from sim import peaks
 

@@ -3,13 +3,17 @@
 its status, NVRTC's messages (errors red, warnings yellow, each with ``file:line`` and the offending
 line), under verification the comparison with the CPU twin (how many items are wrong, the largest
 absolute and relative error, the worst items, the first step that diverged), writes past an output's
-end and the last sandbox error; then every attempt of the session (``user_attempts``). ``kernel_lines``
-and ``worst_rows`` build the text (tested without a window); ``draw_user_kernel_section`` draws it."""
+end and the last sandbox error; what the compiler made of it (registers, local and shared memory, the
+occupancy at its launch) and, while it runs, its GB/s, GFLOP/s and % of the stage's speed-of-light limit
+beside the built-in's before it (from the "Speed of light" section, ``sol``); then every attempt of the
+session (``user_attempts``). ``kernel_lines`` and ``worst_rows`` build the text (tested without a window);
+``draw_user_kernel_section`` draws it."""
 
 from __future__ import annotations
 
 from imgui_bundle import imgui
 
+from sim.userkernel.speed import live_perf, perf_text
 from viewer.panel.style import ERROR, GREY, MESSAGE, difference_table, item_width, section, tooltip, wrapped
 from viewer.panel.user_attempts import draw_attempts
 from viewer.panel.user_sanitizer import draw_sanitizer
@@ -42,8 +46,9 @@ def status(ctl) -> tuple[str, str]:
     return "note", f"{built}; it runs where the scene's GPU kernels run: {where}"
 
 
-def kernel_lines(ctl) -> list[tuple[str, str]]:
-    """(kind, text) lines of the loaded kernel: "error", "warning", "note" or "good"."""
+def kernel_lines(ctl, sol=None) -> list[tuple[str, str]]:
+    """(kind, text) lines of the loaded kernel: "error", "warning", "note" or "good"; ``sol``: the "Speed of
+    light" section (``viewer.panel.speed_of_light.SpeedOfLightSection``), whose figures it shows."""
     live = ctl.scene.knobs.user
     stage = live.stage
     lines = [("note", f"{live.source.path}: the {stage.name} stage ({stage.summary})"), status(ctl)]
@@ -63,7 +68,24 @@ def kernel_lines(ctl) -> list[tuple[str, str]]:
         lines.append(("note", "verification off (v): the results are not compared with the CPU twin"))
     if live.first_divergence is not None:
         lines.append(("error", f"first diverged from the CPU twin at step {live.first_divergence:,}"))
+    lines += [("note", text) for text in live.compiled_lines()]
+    mine = _perf(ctl, sol)
+    if mine is not None:
+        lines.append(("note", f"speed of light, yours: {perf_text(mine)}"))
+        if sol.before is not None:
+            lines.append(("note", f"{sol.before.stage}: {perf_text(sol.before)}"))
     return lines
+
+
+def _perf(ctl, sol):
+    """The kernel's figures over its last frames while it does the stage (None otherwise, or without ``sol``,
+    whose peaks they use)."""
+    scene = ctl.scene
+    if sol is None or not scene.knobs.user_runs():
+        return None
+    from viewer.panel.speed_of_light import recent_ms
+
+    return live_perf(scene, recent_ms(scene.timer, scene.knobs.user.stage.name), sol.peaks(scene.device))
 
 
 def worst_rows(comparison) -> list[tuple[str, str, str, str]]:
@@ -71,7 +93,7 @@ def worst_rows(comparison) -> list[tuple[str, str, str, str]]:
     return [(w.label, f"{w.expected:.9g}", f"{w.got:.9g}", f"{w.difference:+.3g}") for w in comparison.worst]
 
 
-def draw_user_kernel_section(ctl) -> None:
+def draw_user_kernel_section(ctl, sol=None) -> None:
     spec = ctl.spec
     if not spec.user_stages or not section("Your kernel"):
         return
@@ -88,7 +110,7 @@ def draw_user_kernel_section(ctl) -> None:
     if kernel.live is None:
         wrapped(GREY, f"start from the template: main.py template {spec.name} {stage.name} -o my_{stage.name}.cu")
         return
-    for kind, text in kernel_lines(ctl):
+    for kind, text in kernel_lines(ctl, sol):
         wrapped(COLOURS[kind], text)
     draw_sanitizer(kernel, COLOURS, wrapped)
     comparison = kernel.live.comparison if ctl.scene.verify else None
