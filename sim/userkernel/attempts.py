@@ -5,8 +5,9 @@ build did (``ran``: its kernel time, the comparison with the CPU twin), or how i
 panel's "Your kernel" section shows them as a table and plots the kernel's milliseconds by attempt.
 
 A build's time is the median of its last ``KEPT`` steps, kept in a fixed array (a step allocates nothing).
-The speed-of-light share and the registers come from the sandbox's result when it reports them
-(``RunResult.limit_percent``, ``RunResult.registers``); where it does not, the attempt has none.
+The registers are what ptxas reported for the build (``LiveStage.footprint``); the share of the stage's
+speed-of-light limit is noted while the panel figures the kernel's speed (``Attempts.note_limit``); an
+attempt without them shows none.
 """
 
 from __future__ import annotations
@@ -35,18 +36,16 @@ class Attempt:
     _times: np.ndarray = field(default_factory=lambda: np.full(KEPT, np.nan), repr=False)
     _median: float | None = field(default=None, repr=False)
 
-    def ran(self, ms: float, comparison, result) -> None:
-        """One step of this build: its kernel time, the comparison (None: verification off), the sandbox's
-        result (for what it reports besides)."""
+    def ran(self, ms: float, comparison, overflow, registers: int | None = None) -> None:
+        """One step of this build: its kernel time, the comparison (None: verification off), its writes out of
+        bounds, the registers ptxas gave its entry."""
         self._times[self.steps % KEPT] = ms
         self.steps += 1
         self._median = None
         if comparison is not None:
             self.checked += 1
             self.mismatches = comparison.mismatches
-            self.wrong += bool(comparison.mismatches or result.overflow)
-        percent, registers = getattr(result, "limit_percent", None), getattr(result, "registers", None)
-        self.limit_percent = self.limit_percent if percent is None else float(percent)
+            self.wrong += bool(comparison.mismatches or overflow)
         self.registers = self.registers if registers is None else int(registers)
 
     @property
@@ -94,12 +93,17 @@ class Attempts:
         self._series = None
         return attempt
 
-    def ran(self, ms: float, comparison, result) -> None:
+    def ran(self, ms: float, comparison, overflow, registers: int | None = None) -> None:
         running = self._running
         if running is not None:
             if not running.steps:  # a new point on the plot
                 self._series = None
-            running.ran(ms, comparison, result)
+            running.ran(ms, comparison, overflow, registers)
+
+    def note_limit(self, percent: float | None) -> None:
+        """The running build's share of the stage's speed-of-light limit, as last figured."""
+        if self._running is not None and percent is not None:
+            self._running.limit_percent = float(percent)
 
     def failed(self, error: str) -> None:
         if self._running is not None:

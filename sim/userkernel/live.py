@@ -129,7 +129,8 @@ class LiveStage:
         self.comparison, self.overflow = comparison, list(got.overflow)
         self.ms = float(got.checked_ms)
         scene.timer.add(self.stage.name, self.ms)
-        self.attempts.ran(self.ms, comparison, got)
+        self.attempts.ran(self.ms, comparison, got.overflow,
+                          self.footprint.registers if self.footprint is not None else None)
         self.steps_run += 1
 
     def sanitize(self, tool: str) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from sim.userkernel.speed import live_perf, perf_text
+from sim.userkernel.speed import live_perf, perf_text, sol_pct
 from viewer.panel.style import ERROR, GREY, MESSAGE, difference_table, item_width, section, tooltip, wrapped
 from viewer.panel.user_attempts import draw_attempts
 from viewer.panel.user_sanitizer import draw_sanitizer
@@ -71,6 +71,7 @@ def kernel_lines(ctl, sol=None) -> list[tuple[str, str]]:
     lines += [("note", text) for text in live.compiled_lines()]
     mine = _perf(ctl, sol)
     if mine is not None:
+        live.attempts.note_limit(sol_pct(mine))
         lines.append(("note", f"speed of light, yours: {perf_text(mine)}"))
         if sol.before is not None:
             lines.append(("note", f"{sol.before.stage}: {perf_text(sol.before)}"))
