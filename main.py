@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 
 
 def _typed(path: str, command: bool = False) -> str:
@@ -41,13 +42,15 @@ def _missing_dependency(name: str) -> str:
 
 try:
     from sim import cli, interrupts, stdout
-    from sim.arguments import DEFAULT_FPS, DEFAULT_SCENE, DEFAULT_SIZE, build_parser, placed, user_bench
+    from sim.arguments import DEFAULT_SCENE, DEFAULT_SIZE, build_parser, placed, request_of, user_bench
     from sim.backend import BackendUnavailable
     from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
     from sim.contract import load
     from sim.mpi import ranks, world
     from sim.registry import SCENES, course_commands, spec
+    from sim.requests import BenchRequest, RunRequest, SceneRequest, ViewRequest, frozen_mapping
     from sim.userkernel import commands as user_kernel
+    from sim.userkernel.requests import KernelBenchRequest
     from sim.writer import OutputError
 except KeyboardInterrupt:  # Ctrl-C while the modules load
     print("kernel-lab: interrupted while starting", file=sys.stderr)
@@ -59,33 +62,33 @@ except ModuleNotFoundError as exc:  # a dependency, not one of kernel-lab's own 
     sys.exit(1)
 
 # --- view and run ---------------------------------------------------------------------------------
-def scene_kwargs(args, s) -> dict:
+def scene_kwargs(request: SceneRequest, s) -> dict:
     """Keyword arguments for the scene from the common options; options that do not apply are refused."""
-    kwargs = {"backend": args.backend}
+    kwargs = {"backend": request.backend}
     for name in ("preset", "seed"):
-        if getattr(args, name, None) is not None:
-            kwargs[name] = getattr(args, name)
-    if args.count is not None:
-        kwargs["n"] = args.count
+        if getattr(request, name) is not None:
+            kwargs[name] = getattr(request, name)
+    if request.count is not None:
+        kwargs["n"] = request.count
     for name in ("variant", "block"):
-        if getattr(args, name, None) is not None:
-            kwargs[name] = getattr(args, name)
+        if getattr(request, name) is not None:
+            kwargs[name] = getattr(request, name)
     for option in s.options:
-        value = getattr(args, option.name)
+        value = request.options.get(option.name)
         if value is not None:
             kwargs[option.name] = value
     return kwargs
 
 
-def refuse_unused(args, s, scene) -> None:
+def refuse_unused(request: SceneRequest, s, scene) -> None:
     """GPU-only options given for a scene whose GPU kernels will not run: refused, not ignored."""
     if scene.gpu_kernels_run():
         return
     hint = s.gpu.kernels_run_hint if s.gpu else ""
-    unused = [f"--{o.name}" for o in s.options if o.gpu_only and getattr(args, o.name, None) is not None]
-    if s.gpu and getattr(args, "block", None) is not None:
+    unused = [f"--{o.name}" for o in s.options if o.gpu_only and request.options.get(o.name) is not None]
+    if s.gpu and request.block is not None:
         unused.append("--block")
-    if s.gpu and not s.gpu.cpu_variants and getattr(args, "variant", None) is not None:
+    if s.gpu and not s.gpu.cpu_variants and request.variant is not None:
         unused.append("--variant")
     if unused:
         verb = "applies" if len(unused) == 1 else "apply"
@@ -93,46 +96,44 @@ def refuse_unused(args, s, scene) -> None:
                          f"{scene.backend.upper()} backend here ({hint})")
 
 
-def check_resources(args, s, steps: int = 0) -> None:
+def check_resources(request: SceneRequest, s, steps: int = 0) -> None:
     """Refuse (exit 2, with the estimate) a scene that cannot fit this machine, or ``steps`` of it that
     could not finish, before building it."""
     from sim import resources
     from sim.backend import gpu_status
 
-    preset = s.preset(args.preset or s.default_preset) if (args.preset or s.default_preset) else None
-    count = args.count or (preset.count if preset else None)
-    gpu = args.backend == "gpu" or (args.backend == "auto" and gpu_status().available)
-    resources.check(resources.scene_estimate(s, count, gpu, steps, args.preset or s.default_preset))
+    preset_name = request.preset or s.default_preset
+    preset = s.preset(preset_name) if preset_name else None
+    count = request.count or (preset.count if preset else None)
+    gpu = request.backend == "gpu" or (request.backend == "auto" and gpu_status().available)
+    resources.check(resources.scene_estimate(s, count, gpu, steps, preset_name))
 
 
-def make_scene(args, steps: int = 0):
-    """The scene of ``args``; ``steps``: how many it will run (refused when they could not finish)."""
-    s = spec(args.scene)
+def make_scene(request: SceneRequest, steps: int = 0):
+    """The scene of ``request``; ``steps``: how many it will run (refused when they could not finish)."""
+    s = spec(request.scene)
     try:
-        check_resources(args, s, steps)
+        check_resources(request, s, steps)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        scene = s.create(**scene_kwargs(args, s))
+        scene = s.create(**scene_kwargs(request, s))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     except MemoryError as exc:  # a sound request too large for this machine
         raise BackendUnavailable(str(exc)) from None
-    refuse_unused(args, s, scene)
+    refuse_unused(request, s, scene)
     return scene
 
 
-def cmd_view(args) -> int:
+def cmd_view(request: ViewRequest) -> int:
     from viewer.window.app import display_problem
 
-    if args.stage is not None and args.kernel_file is None:
+    if request.stage is not None and request.kernel_file is None:
         raise UsageError("--stage names the stage of --kernel-file: add --kernel-file FILE")
-    if args.kernel_file is not None and args.backend is None:
-        args.backend = "auto"  # a user's kernel runs where the scene's GPU kernels run
-
     problem = display_problem()
     if problem:
-        scene = args.scene or DEFAULT_SCENE
+        scene = request.scene.scene or DEFAULT_SCENE
         print(f"kernel-lab: cannot open the viewer window: {problem}\n"
               "Run headless instead, e.g.:\n"
               f"  {this_command()} run {scene} --steps 600 --headless --screenshot {scene}.png",
@@ -141,81 +142,64 @@ def cmd_view(args) -> int:
     from viewer.settings import Settings
 
     settings = None
-    if not args.no_settings:
+    if not request.no_settings:
         settings = Settings.load()
         if settings.problem:
             print(f"kernel-lab: {settings.problem}", file=sys.stderr)
-        settings.fill_args(args, SCENES)
-    args.scene, args.backend = args.scene or DEFAULT_SCENE, args.backend or "cpu"
-    args.size = args.size or DEFAULT_SIZE
-    for option in spec(args.scene).options:  # the parser knew another scene's options
-        setattr(args, option.name, getattr(args, option.name, None))
+        request = settings.filled(request, SCENES)
+    chosen = replace(request.scene, scene=request.scene.scene or DEFAULT_SCENE,
+                     backend=request.scene.backend or "cpu")
     kernel = None
-    if args.kernel_file is not None:  # read now: a bad file or stage stops before the window opens
+    if request.kernel_file is not None:  # read now: a bad file or stage stops before the window opens
         from sim.userkernel import source
 
-        kernel = source.load(args.kernel_file, spec(args.scene), args.stage)  # UsageError: one line, exit 2
+        kernel = source.load(request.kernel_file, spec(chosen.scene), request.stage)  # UsageError: one line, exit 2
     try:
-        scene = make_scene(args)
+        scene = make_scene(chosen)
     except UsageError as exc:  # a saved count that cannot run here: the preset's own count instead
-        notice = settings.forget_count(args, exc) if settings is not None else ""
+        notice = settings.forget_count(chosen, exc) if settings is not None else ""
         if not notice:
             raise
         print(f"kernel-lab: {notice}", file=sys.stderr)
-        scene = make_scene(args)
+        scene = make_scene(replace(chosen, count=None))
     from viewer.window.app import main as viewer_main
 
-    return viewer_main(scene, *args.size, settings=settings, kernel=kernel, baseline=args.baseline)
+    return viewer_main(scene, *(request.size or DEFAULT_SIZE), settings=settings, kernel=kernel,
+                       baseline=request.baseline)
 
 
-def refuse_outputless_options(args) -> None:
-    """Options that shape a recording or a picture, given without one: refused, not ignored."""
-    if args.record is None:
-        given = [name for name, value in (("--fps", args.fps), ("--record-every", args.record_every))
-                 if value is not None]
-        if given:
-            verb = "applies" if len(given) == 1 else "apply"
-            raise UsageError(f"{' and '.join(given)} {verb} to a recording: add --record F.mp4, or leave "
-                             f"{'it' if len(given) == 1 else 'them'} out")
-    if args.headless and args.size is not None and args.screenshot is None and args.record is None:
-        raise UsageError("--size sets the picture or video of a headless run: add --screenshot or --record, "
-                         "or leave it out")
-
-
-def cmd_run(args) -> int:
+def cmd_run(request: RunRequest) -> int:
     from sim import progress
 
-    refuse_outputless_options(args)
-    args.size, args.fps = args.size or DEFAULT_SIZE, args.fps or DEFAULT_FPS
-    if args.screenshot is not None:
+    if request.screenshot is not None:
         from viewer.image import check_image_target
 
-        check_image_target(args.screenshot, "screenshot")
-    if args.record is not None:
-        if not args.headless:
+        check_image_target(request.screenshot, "screenshot")
+    if request.record is not None:
+        if not request.headless:
             raise UsageError("--record records a headless run (add --headless); in the viewer window press R")
         from viewer.record.video import check_video_target
 
-        check_video_target(args.record, args.size)
-    if not args.headless:
+        check_video_target(request.record, request.size)
+    if not request.headless:
         from viewer.window.app import display_problem
 
         problem = display_problem()
         if problem:
             raise UsageError(f"cannot open a window ({problem}); add --headless")
-    scene = make_scene(args, args.steps)  # without --preset, the scene's default_preset: the one view opens
-    if not args.headless:
+    scene = make_scene(request.scene, request.steps)  # without --preset, the scene's default_preset: view's
+    if not request.headless:
         from viewer.window.app import main as viewer_main
 
-        return viewer_main(scene, *args.size, steps=args.steps, screenshot=args.screenshot)
+        return viewer_main(scene, *request.size, steps=request.steps, screenshot=request.screenshot)
     recording = None
-    if args.record is not None:
+    if request.record is not None:
         from viewer.headless import HeadlessRecording
 
-        every = args.record_every or scene.spec.steps_per_frame
-        recording = HeadlessRecording(scene, args.record, args.size, every, args.fps)
+        every = request.record_every or scene.spec.steps_per_frame
+        recording = HeadlessRecording(scene, request.record, request.size, every, request.fps)
     try:
-        timing = progress.run_steps(scene, args.steps, recording.after_step if recording else None)
+        timing = progress.run_steps(scene, request.steps, recording.after_step if recording else None)
     except BaseException:
         if recording is not None:
             recording.abort()
@@ -231,52 +215,58 @@ def cmd_run(args) -> int:
         print(stat.text(stats))
     if recording is not None:
         path = recording.stop()
-        width, height = args.size
+        width, height = request.size
         frames = f"{recording.frames} frame{'s' if recording.frames != 1 else ''}"
-        print(f"recording: {frames}, {width}x{height} at {args.fps:g} frames/s, one every "
+        print(f"recording: {frames}, {width}x{height} at {request.fps:g} frames/s, one every "
               f"{cli.count_text(every)} steps ({timing.after_s:.2f} s drawing and encoding): {path}")
-    if args.screenshot:
+    if request.screenshot:
         from viewer.headless import render_image
 
-        render_image(scene, args.screenshot, *args.size)
-        print(f"screenshot: {args.screenshot}")
+        render_image(scene, request.screenshot, *request.size)
+        print(f"screenshot: {request.screenshot}")
     return 0
 
 
 # --- bench ---------------------------------------------------------------------------------------
-def cmd_bench(args) -> int:
+def cmd_bench(request) -> int:
+    """``bench``: your kernel (KernelBenchRequest), the scene's own bench (its request) or the timed frames
+    of any scene (BenchRequest); over MPI ranks, the scene's scaling runs."""
     from sim import bench
     from sim.writer import check_target
 
-    if getattr(args, "kernel_file", None) is not None:
-        return user_kernel.run_bench(args)
-    if args.json not in (None, "-"):
-        check_target(args.json, "JSON file")
-    s = spec(args.scene)
+    if isinstance(request, KernelBenchRequest):
+        return user_kernel.run_bench(request)
+    if request.json not in (None, "-"):
+        check_target(request.json, "JSON file")
+    s = spec(request.scene)
     if world().size > 1:  # mpiexec -n R: the scene's strong and weak scaling over the ranks
         from sim.mpi import bench as scaling
 
-        return scaling.run(args, s)
+        return scaling.run(request, s)
     if s.bench:
-        return cli.load_command(s.bench).run(args)
-    configs = bench.configurations(args, s)
-    bench.check_resources(args, s, configs)
+        return cli.load_command(s.bench).run(request)
+    configs = bench.configurations(request, s)
+    bench.check_resources(request, s, configs)
     records = []
     for i, config in enumerate(configs, 1):
-        for name, value in config.items():
-            setattr(args, name, value)
-        scene = make_scene(args)
+        scene = make_scene(configured(request, s, config))
         knob = f" {scene.variant} block {cli.block_text(scene.block)}" if scene.gpu_kernels_run() else ""
         label = f"[{i}/{len(configs)}] {scene.preset} n={scene.n:,} {scene.backend}{knob}"
         print(f"{label} ...", file=sys.stderr, flush=True)
-        records.append(bench.run(scene, steps=args.steps, warmup=args.warmup))
+        records.append(bench.run(scene, steps=request.steps, warmup=request.warmup))
         print(f"{label}: {records[-1]['step_ms']:.4f} ms/step (median stages), {records[-1]['item_steps_per_s']:.3g} "
               f"{s.words.one}-steps/s (over the wall time)", file=sys.stderr, flush=True)
         del scene
         bench.release_memory()
     report = bench.report(s.name, records)
-    bench.publish(report, bench.table(report, load(s.scene).bench_lines), args.json, args.baseline)
+    bench.publish(report, bench.table(report, load(s.scene).bench_lines), request.json, request.baseline)
     return 0
+
+
+def configured(request: BenchRequest, s, config: dict) -> SceneRequest:
+    """The scene of one of ``bench``'s configurations (``sim.bench.configurations``)."""
+    return SceneRequest(request.scene, request.backend, config["preset"], config["count"], config["variant"],
+                        config["block"], request.seed, frozen_mapping({o.name: config[o.name] for o in s.options}))
 
 
 COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench, "template": user_kernel.run_template,
@@ -304,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     try:  # a signal stops a command cleanly: between steps, frames or chunks, never inside numba
         links.forced_transport()
         with interrupts.stopping(together=world().size > 1), stdout.guarded():  # stdout closed or full: exit 1
-            return commands[args.command](args)
+            return commands[args.command](request_of(args, scene))
     except UsageError as exc:
         print(f"kernel-lab {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -29,6 +29,7 @@ from sim import interrupts, measure, peaks
 from sim.backend import device_name
 from sim.cuda import ceil_div
 from sim.progress import Progress, frames_callback
+from sim.requests import BenchRequest
 from sim.roofline import Setup, figure_header, figure_text, figures
 
 
@@ -137,24 +138,24 @@ def configuration(scene) -> dict:
             "block": _block_json(scene.block) if gpu else None, "options": dict(scene.options)}
 
 
-def configurations(args, spec) -> list[dict]:
+def configurations(request: BenchRequest, spec) -> list[dict]:
     """Every combination of the comma-separated lists of ``bench`` (presets, counts, variants, blocks
     and the scene's options), each as the argument values of one configuration."""
     from sim import cli
     from sim.cli import UsageError
 
-    presets = args.preset or [spec.start_preset]
+    presets = request.preset or [spec.start_preset]
     for preset in presets:
         try:
             spec.preset(preset)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     knobs = spec.gpu
-    axes = {"preset": presets, "count": args.count or [None],
-            "variant": cli.choices(args.variant, knobs.variants, "variant") if knobs and args.variant else [None],
-            "block": args.block if knobs and args.block else [None]}
+    axes = {"preset": presets, "count": request.count or [None],
+            "variant": cli.choices(request.variant, knobs.variants, "variant") if knobs and request.variant else [None],
+            "block": request.block if knobs and request.block else [None]}
     for option in spec.options:
-        given = getattr(args, option.name)
+        given = request.options.get(option.name)
         axes[option.name] = cli.choices(given, option.choices, option.name) if given else [None]
     configs = [{}]
     for name, values in axes.items():
@@ -162,15 +163,15 @@ def configurations(args, spec) -> list[dict]:
     return configs
 
 
-def check_resources(args, spec, configs: list[dict]) -> None:
+def check_resources(request: BenchRequest, spec, configs: list[dict]) -> None:
     """Refuse (UsageError, exit 2) before any runs a configuration that cannot fit, or configurations
     whose warm-up and timed steps (whole frames) together could not finish (``sim.resources``)."""
     from sim import resources
     from sim.backend import gpu_status
     from sim.cli import count_text
 
-    gpu = args.backend == "gpu" or (args.backend == "auto" and gpu_status().available)
-    steps = args.warmup + max(1, ceil_div(args.steps, spec.steps_per_frame)) * spec.steps_per_frame
+    gpu = request.backend == "gpu" or (request.backend == "auto" and gpu_status().available)
+    steps = request.warmup + max(1, ceil_div(request.steps, spec.steps_per_frame)) * spec.steps_per_frame
     each = []
     for config in configs:
         preset = config["preset"]

@@ -2,6 +2,9 @@
 numbers, lists and sizes (and how messages print a count), the look-ahead parser that finds a
 command's scene, and the shape of a command a scene package contributes.
 
+Each command's arguments are parsed once, at the edge (``main.py``, ``sim.arguments``, a scene's
+``cli.py``), into a frozen request dataclass (``parsed``); what runs the command takes that request.
+
 Exit codes: 0 done; 1 the run happened and failed, or a sound request this machine cannot serve
 (no GPU); 2 bad input, refused before any work; 3 (``check``, ``bench --kernel-file``) the user's
 kernel compiled but there is no GPU here to run it; 130 interrupted.
@@ -13,7 +16,7 @@ import argparse
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 
 EXIT_FAILED = 1
@@ -34,13 +37,23 @@ class Refused(UsageError, ValueError):
 
 @dataclass(frozen=True)
 class Command:
-    """A subcommand a scene package adds to ``main.py`` (the course-compatible ones)."""
+    """A subcommand a scene package adds to ``main.py`` (the course-compatible ones): ``add_arguments`` adds
+    the arguments whose destinations are the fields of the frozen dataclass ``request``; ``run`` takes that
+    request (``parsed``) and returns the exit code."""
 
     name: str
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
+    run: Callable[..., int]
     description: str = ""
+    request: type = field(kw_only=True)
+
+
+def parsed(request: type, namespace, **computed):
+    """The frozen ``request`` dataclass of a parsed command line: each field the argument of its name, or
+    the value in ``computed`` (one worked out from the arguments while building the request)."""
+    return request(**{f.name: computed[f.name] if f.name in computed else getattr(namespace, f.name)
+                      for f in fields(request)})
 
 
 _SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}

@@ -277,3 +277,17 @@ def test_run_particles_prints_the_measured_statistics(capsys):
     code, out, err = run(capsys, "run", "particles", "-n", "400", "--headless", "--steps", "10")
     assert code == 0, err
     assert "absmin -" not in out and "absavg -" not in out and "absmin " in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["bench", "--steps", "5", "sdh"], ["run", "--headless", "--k", "3", "--steps", "2", "heat"], ["view"],
+    ["bench", "heat", "--kernel-file", "mine.cu"], ["run", "--steps", "2", "nope"], ["bench", "--help"],
+])
+def test_finding_the_scene_takes_two_look_ahead_parsers_at_most(monkeypatch, argv):
+    from sim import cli
+
+    made = []
+    start = cli.ProbeParser.__init__
+    monkeypatch.setattr(cli.ProbeParser, "__init__", lambda self, *a, **k: made.append(1) or start(self, *a, **k))
+    main.placed(argv)
+    assert len(made) <= 2

@@ -224,15 +224,17 @@ def test_bench_durbin_refuses_sizes_and_batches_beyond_reach(capsys, room_16gb):
 
 def test_the_mpi_scaling_tables_refuse_runs_that_could_not_finish():
     """mpiexec -n 4 ... bench particles: every rank count's runs, checked on every rank before any runs."""
-    import argparse
-
     from sim.particles import ranks_bench
+    from sim.requests import BenchRequest, frozen_mapping
 
-    args = argparse.Namespace(warmup=12, steps=3 * 10**7)  # each run alone within a week, not all of them
+    def request(steps: int) -> BenchRequest:
+        return BenchRequest("particles", "cpu", None, None, None, None, None, frozen_mapping({"precision": None}),
+                            steps, 12, None, None)
+
+    long = request(3 * 10**7)  # each run alone within a week, not all of them
     with pytest.raises(resources.UsageError, match="bench particles: 5 sizes over 4 ranks would take about"):
-        ranks_bench.check_particles(args, SCENES["particles"], [10_000, 20_000], [1, 2, 4], False, 1)
-    fits = argparse.Namespace(warmup=12, steps=100)
-    ranks_bench.check_particles(fits, SCENES["particles"], [10_000], [1, 2], False, 1)
+        ranks_bench.check_particles(long, SCENES["particles"], [10_000, 20_000], [1, 2, 4], False, 1)
+    ranks_bench.check_particles(request(100), SCENES["particles"], [10_000], [1, 2], False, 1)
 
 
 # --- the shared mechanism -----------------------------------------------------------------------------

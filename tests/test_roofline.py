@@ -256,6 +256,7 @@ def test_sdh_bench_records_and_prints_the_histograms_speed_of_light(monkeypatch,
 
     from sim import backend
     from sim import peaks as peaks_module
+    from sim.cli import parsed
     from sim.measure import Timing
     from sim.sdh import bench, sdh_cpu
     from sim.sdh.kernels import KERNELS
@@ -273,8 +274,8 @@ def test_sdh_bench_records_and_prints_the_histograms_speed_of_light(monkeypatch,
     bench.add_arguments(parser)
     parser.add_argument("--json")
     out = tmp_path / "sdh.json"
-    assert bench.run(parser.parse_args(["-n", "3000", "--kernel", "tensor", "--block", "256", "--json",
-                                        str(out)])) == 0
+    argv = ["-n", "3000", "--kernel", "tensor", "--block", "256", "--json", str(out)]
+    assert bench.run(parsed(bench.SdhBenchRequest, parser.parse_args(argv), scene="sdh", baseline=None)) == 0
     report = json.loads(out.read_text())
     (record,) = report["results"]
     assert record["kernel_ms"] == 2.0 and report["peaks"]["copy_gbs"] == 3000.0

@@ -2,11 +2,13 @@
 the JSON marks it, and the run exits 1."""
 
 import argparse
+import dataclasses
 import json
 import sys
 import types
 
 from sim import backend
+from sim.cli import parsed
 from sim.measure import Timing
 from sim.sdh import bench, sdh_cpu
 from sim.sdh.kernels import KERNELS
@@ -31,8 +33,12 @@ def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path,
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)
     parser.add_argument("--json")
+
+    def request(*argv) -> bench.SdhBenchRequest:
+        return parsed(bench.SdhBenchRequest, parser.parse_args(argv), scene="sdh", baseline=None)
+
     out = tmp_path / "sdh.json"
-    args = parser.parse_args(["-n", "300", "--kernel", "fast,tensor,tiled", "--block", "64", "--json", str(out)])
+    args = request("-n", "300", "--kernel", "fast,tensor,tiled", "--block", "64", "--json", str(out))
     assert bench.run(args) == 1
     printed = capsys.readouterr()
     assert "kernel tensor block 64 disagrees at n=300" in printed.err
@@ -40,10 +46,9 @@ def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path,
     results = json.loads(out.read_text())["results"]
     assert [(r["kernel"], r["exact"]) for r in results] == [("fast", True), ("tensor", False), ("tiled", True)]
     assert (results[0]["kernel_ms"], results[0]["kernel_ms_err"], results[0]["repeats"]) == (2.0, 0.01, 12)
-    args.kernel = ["fast", "tiled"]
-    assert bench.run(args) == 0
+    assert bench.run(dataclasses.replace(args, kernel=["fast", "tiled"])) == 0
     launched.clear()  # every kernel at every block, in the order asked
-    args = parser.parse_args(["-n", "300", "--kernel", "fast,tensor", "--block", "64,128", "--json", str(out)])
+    args = request("-n", "300", "--kernel", "fast,tensor", "--block", "64,128", "--json", str(out))
     assert bench.run(args) == 1
     assert launched == [("fast", 64), ("fast", 128), ("tensor", 64), ("tensor", 128)]
     assert "min_blocks" not in json.loads(out.read_text())["results"][0]
@@ -54,7 +59,10 @@ def test_the_command_runs_tensor_kernels_by_name_and_all_means_the_kernels_ranks
 
     parser = argparse.ArgumentParser()
     sdh_cli.add_arguments(parser)
-    _, kernels, _ = sdh_cli._checked(parser.parse_args(["1000", "500", "--backend", "gpu", "--kernel", "all"]))
+    def request(*argv) -> sdh_cli.SdhRequest:
+        return parsed(sdh_cli.SdhRequest, parser.parse_args(argv))
+
+    _, kernels, _ = sdh_cli._checked(request("1000", "500", "--backend", "gpu", "--kernel", "all"))
     assert kernels == list(RANK_KERNELS)
-    _, kernels, _ = sdh_cli._checked(parser.parse_args(["1000", "500", "--backend", "gpu", "--kernel", "tensor,fast"]))
+    _, kernels, _ = sdh_cli._checked(request("1000", "500", "--backend", "gpu", "--kernel", "tensor,fast"))
     assert kernels == ["tensor", "fast"]

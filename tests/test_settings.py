@@ -3,7 +3,6 @@ line and ignored, the command line's share (scene, preset, count, backend, size)
 (Xvfb) sliders, colour mode and range, camera, bookmarks, panel layout and UI scale restored after a
 restart; bookmarks restore the camera. Tests never touch the user's config folder."""
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from sim import create_scene
 from sim.registry import SCENES
+from sim.requests import SceneRequest, ViewRequest
 from viewer.settings import FOLDER_VARIABLE, VERSION, Settings, settings_path
 from viewer.window.app import display_problem
 
@@ -61,9 +61,8 @@ def test_a_bad_file_is_reported_in_one_line_and_ignored(private_config, text, sa
     settings = Settings.load()
     assert says in settings.problem and "\n" not in settings.problem and "ignored" in settings.problem
     assert settings.data == {"version": VERSION}
-    args = argparse.Namespace(scene=None, preset=None, count=None, backend=None, size=None)
-    settings.fill_args(args, SCENES)
-    assert (args.scene, args.preset, args.backend, args.size) == (None, None, "cpu", None)
+    got = settings.filled(view_request(), SCENES)
+    assert (got.scene.scene, got.scene.preset, got.scene.backend, got.size) == (None, None, "cpu", None)
 
 
 def test_the_command_line_share(private_config):
@@ -71,17 +70,20 @@ def test_the_command_line_share(private_config):
     settings.data.update(scene="balls", backend="gpu")
     settings.scene("balls").update(preset="block", count=3000)
     settings.table("window").update(width=1100, height=650)
-    args = argparse.Namespace(scene=None, preset=None, count=None, backend=None, size=None)
-    settings.fill_args(args, SCENES)
-    assert (args.scene, args.preset, args.count, args.backend, args.size) == ("balls", "block", 3000, "auto",
-                                                                              (1100, 650))
-    given = argparse.Namespace(scene="balls", preset="T", count=None, backend="cpu", size=(800, 600))
-    settings.fill_args(given, SCENES)
-    assert (given.preset, given.count, given.backend, given.size) == ("T", None, "cpu", (800, 600)), "given wins"
+    got = settings.filled(view_request(), SCENES)
+    assert (got.scene.scene, got.scene.preset, got.scene.count, got.scene.backend, got.size) == (
+        "balls", "block", 3000, "auto", (1100, 650))
+    assert settings.forget_count(got.scene, "too many") and not settings.forget_count(got.scene, "again")
+    given = settings.filled(view_request("balls", "T", "cpu", (800, 600)), SCENES)
+    assert (given.scene.preset, given.scene.count, given.scene.backend, given.size) == ("T", None, "cpu", (800, 600)), \
+        "given wins"
+    assert not settings.forget_count(given.scene, "too many"), "a count the file did not give is not forgotten"
     settings.scene("balls")["preset"] = "no-such-preset"
-    stale = argparse.Namespace(scene=None, preset=None, count=None, backend=None, size=None)
-    settings.fill_args(stale, SCENES)
-    assert stale.preset is None, "a stale preset is dropped"
+    assert settings.filled(view_request(), SCENES).scene.preset is None, "a stale preset is dropped"
+
+
+def view_request(scene=None, preset=None, backend=None, size=None) -> ViewRequest:
+    return ViewRequest(SceneRequest(scene, backend, preset), size, None, False, None, None)
 
 
 def test_view_reports_a_damaged_file_and_starts(private_config):

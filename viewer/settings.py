@@ -17,6 +17,7 @@ slider out of range) is skipped or clamped where it is applied.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from sim.cli import UsageError
@@ -49,7 +50,7 @@ class Settings:
         self.data = data if data is not None else {"version": VERSION}
         self.problem = problem  # why the file was ignored ("" when read, or absent)
         self.ignored: list[str] = []  # saved values that could not be used, in words (counts that cannot run)
-        self._filled_count: tuple[str, int] | None = None  # (scene, count) fill_args took from the file
+        self._filled_count: tuple[str, int] | None = None  # (scene, count) filled took from the file
 
     @property
     def notices(self) -> list[str]:
@@ -114,26 +115,31 @@ class Settings:
         return value if isinstance(value, kind) and not (kind is int and isinstance(value, bool)) else default
 
     # --- the command line's share: what a scene is created with -------------------------------------
-    def fill_args(self, args, scenes: dict) -> None:
-        """Fill what the command line left unset (None) from the file: the scene, its preset and count,
-        the backend (a saved GPU backend starts as "auto": the CPU when no GPU is there now) and the
-        window size."""
-        if args.scene is None:
+    def filled(self, request, scenes: dict):
+        """``view``'s request (``sim.requests.ViewRequest``) with what the command line left unset (None)
+        taken from the file: the scene, its preset and count, the backend (a saved GPU backend starts as
+        "auto": the CPU when no GPU is there now) and the window size."""
+        scene, size = request.scene, request.size
+        name = scene.scene
+        if name is None:
             saved = self.get("scene", str)
-            args.scene = saved if saved in scenes else None
-        if args.scene is not None and args.preset is None:
-            args.preset, count = self.saved_start(scenes[args.scene])
-            if args.count is None and count is not None:
-                args.count = count
-                self._filled_count = (args.scene, count)
-        if args.backend is None:
-            backend = self.get("backend", str)
-            args.backend = "auto" if backend == "gpu" else "cpu"
-        if getattr(args, "size", None) is None:
+            name = saved if saved in scenes else None
+        preset, count = scene.preset, scene.count
+        if name is not None and preset is None:
+            preset, saved_count = self.saved_start(scenes[name])
+            if count is None and saved_count is not None:
+                count = saved_count
+                self._filled_count = (name, count)
+        backend = scene.backend
+        if backend is None:
+            backend = "auto" if self.get("backend", str) == "gpu" else "cpu"
+        if size is None:
             window = self.table("window")
             width, height = window.get("width"), window.get("height")
             if all(isinstance(v, int) and not isinstance(v, bool) and 200 <= v <= 16384 for v in (width, height)):
-                args.size = (width, height)
+                size = (width, height)
+        return replace(request, size=size,
+                       scene=replace(scene, scene=name, preset=preset, count=count, backend=backend))
 
     def saved_start(self, spec) -> tuple[str | None, int | None]:
         """A scene's saved preset (if the scene still has it) and count (if that preset takes one)."""
@@ -154,13 +160,12 @@ class Settings:
         self.ignored.append(notice)
         return notice
 
-    def forget_count(self, args, reason) -> str:
-        """A scene that would not start with the count fill_args took from the file: drop that count
-        (``args.count`` back to None) and say so; "" when the count was not the file's."""
+    def forget_count(self, scene, reason) -> str:
+        """A scene (``sim.requests.SceneRequest``) that would not start with the count ``filled`` took from
+        the file: say so, to start it with the preset's count instead; "" when the count was not the file's."""
         filled, self._filled_count = self._filled_count, None
-        if filled is None or filled != (args.scene, args.count):
+        if filled is None or filled != (scene.scene, scene.count):
             return ""
-        args.count = None
         return self.count_ignored(*filled, reason)
 
 

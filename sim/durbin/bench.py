@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 
 from sim import baseline, measure
 from sim.cli import Command, count_text
@@ -103,21 +104,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--precision", default="fp64", choices=("fp64", "fp32"))
 
 
-def check_arguments(args) -> None:
+@dataclass(frozen=True)
+class DurbinBenchRequest:
+    """``bench durbin``'s arguments as parsed (``add_arguments``, and --json and --baseline of the command)."""
+
+    scene: str  # "durbin"
+    sizes: list[int]
+    kernel: list[str]
+    block: list[int | tuple[int, int]]
+    batch: tuple[int, int] | None
+    precision: str
+    json: str | None
+    baseline: dict | None
+
+
+def check_arguments(request: DurbinBenchRequest) -> None:
     """Every value checked before looking for a GPU: a bad one is named (exit 2), not reported as "no GPU"."""
     from sim.cli import UsageError, block_text
 
-    for name in [] if args.kernel == ["all"] else args.kernel:
+    for name in [] if request.kernel == ["all"] else request.kernel:
         try:
             kernel_and_path(name)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    for block in args.block:
+    for block in request.block:
         if isinstance(block, tuple) or not (32 <= block <= 1024 and block % 32 == 0):
             raise UsageError(f"--block must be a multiple of 32 in 32..1024, got {block_text(block)}")
 
 
-def check_resources(args) -> None:
+def check_resources(request: DurbinBenchRequest) -> None:
     """Refuse (exit 2) runs that cannot fit or could not finish (``sim.resources``), at the durbin scene's pace
     and memory per entry: scipy up to SCIPY_CAP, each kernel and block's untimed and timed runs, the batch."""
     from sim import resources
@@ -126,43 +141,43 @@ def check_resources(args) -> None:
 
     cpu_pace = SPEC.pace[0]
     host, device = SPEC.bytes_per_item
-    kernels = len(BENCH_KERNELS) if list(args.kernel) == ["all"] else len(args.kernel)
+    kernels = len(BENCH_KERNELS) if list(request.kernel) == ["all"] else len(request.kernel)
     each = []
-    for n in args.sizes:
-        runs = kernels * len(args.block) * 2  # sim.measure's warm-up and first timed run; more within its budget
+    for n in request.sizes:
+        runs = kernels * len(request.block) * 2  # sim.measure's warm-up and first timed run; more within its budget
         each.append(resources.Estimate(f"bench durbin: N = {count_text(n)} x {runs} runs on the GPU",
                                        memory=host * n, gpu_memory=device * n,
                                        seconds=min(n, SCIPY_CAP) ** 2 / cpu_pace + runs * solve_seconds(n, True)))
-    if args.batch:
-        systems, order = args.batch
+    if request.batch:
+        systems, order = request.batch
         each.append(resources.Estimate(f"bench durbin: a batch of {systems:,} systems of order {order:,}",
                                        memory=host * systems * order, gpu_memory=device * systems * order,
                                        seconds=2 * systems * order * order / cpu_pace))  # the CPU twin, scipy
     resources.check_in_turn(each, f"bench durbin: {len(each)} sizes")
 
 
-def run_command(args) -> int:
+def run_command(request: DurbinBenchRequest) -> int:
     """``bench durbin``: the report of ``run`` as a table (and JSON with --json); the kernels need a GPU.
     Sizes whose estimate exceeds this machine's memory or a week are refused first (exit 2)."""
     from sim import bench
     from sim.backend import BackendUnavailable, gpu_status
     from sim.cli import UsageError
 
-    check_arguments(args)
-    check_resources(args)
+    check_arguments(request)
+    check_resources(request)
     status = gpu_status()
     if not status.available:
         raise BackendUnavailable(f"the durbin benchmark times GPU kernels: {status.reason}")
     try:
-        report = run(args.sizes, args.kernel, args.block, args.batch, args.precision)
+        report = run(request.sizes, request.kernel, request.block, request.batch, request.precision)
     except ValueError as exc:  # an unknown kernel, a block or size a kernel cannot take
         raise UsageError(str(exc)) from None
-    bench.publish(report, table(report), args.json, getattr(args, "baseline", None))
+    bench.publish(report, table(report), request.json, request.baseline)
     return 0
 
 
 BENCH = Command("bench durbin", "time the recursion's kernels (single systems, probes, batched) beside scipy",
-                add_arguments, run_command)
+                add_arguments, run_command, request=DurbinBenchRequest)
 
 
 def main(argv=None) -> int:
@@ -172,15 +187,17 @@ def main(argv=None) -> int:
     add_arguments(p)
     p.add_argument("--json", metavar="FILE")
     baseline.add_option(p)
-    args = p.parse_args(argv)
+    from sim.cli import parsed
+
+    request = parsed(DurbinBenchRequest, p.parse_args(argv), scene="durbin")
     from sim.backend import BackendUnavailable
     from sim.cli import EXIT_USAGE, UsageError
     from sim.writer import OutputError
 
     try:
-        if args.json and args.json != "-":
-            check_target(args.json, "JSON file")
-        return run_command(args)
+        if request.json and request.json != "-":
+            check_target(request.json, "JSON file")
+        return run_command(request)
     except (UsageError, BackendUnavailable, OutputError) as exc:
         print(f"{p.prog}: {exc}", file=sys.stderr)
         return EXIT_USAGE if isinstance(exc, UsageError) else 1

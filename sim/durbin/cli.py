@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -16,6 +17,35 @@ KERNEL_CHOICES = ("two-kernel", "persistent", "persistent-cluster", "persistent-
 SCIPY_MAX = 50_000  # --compare solves with scipy up to here (O(N^2)); beyond, the residual through FFTs
 TOLERANCE = {"fp64": 1e-10, "fp32": 1e-4}
 MAX_N = 2**31 - 1  # the kernels index with 32-bit integers
+
+
+@dataclass(frozen=True)
+class DurbinRequest:
+    """``durbin``'s arguments as parsed (``add_arguments``)."""
+
+    n: int | None
+    dataset: str | None
+    version: str
+    input: str
+    backend: str
+    kernel: str | None
+    block: int | None
+    precision: str | None
+    dump: bool
+    hash: bool
+    compare: bool
+
+
+@dataclass(frozen=True)
+class LpcRequest:
+    """``lpc``'s arguments as parsed (``add_lpc_arguments``)."""
+
+    file: str
+    order: int
+    frame_ms: float
+    backend: str
+    output: str | None
+    compare: bool
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,17 +73,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "exit 1 above 1e-10 (1e-4 in fp32)")
 
 
-def size_of(args) -> tuple[int, str]:
+def size_of(request: DurbinRequest) -> tuple[int, str]:
     from sim.durbin.inputs import dataset_size
 
-    if args.n is not None and args.dataset is not None:
+    if request.n is not None and request.dataset is not None:
         raise UsageError("give N or --dataset, not both")
-    if args.n is not None:
-        n, how = args.n, "N given"
+    if request.n is not None:
+        n, how = request.n, "N given"
     else:
         try:
-            n, how = dataset_size(DEFAULT_DATASET[args.version] if args.dataset is None else args.dataset,
-                                  args.version)
+            n, how = dataset_size(DEFAULT_DATASET[request.version] if request.dataset is None else request.dataset,
+                                  request.version)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     if not 2 <= n <= MAX_N:
@@ -61,16 +91,16 @@ def size_of(args) -> tuple[int, str]:
     return n, how
 
 
-def gpu_kernels(args) -> list[tuple[str, str | None]]:
+def gpu_kernels(request: DurbinRequest) -> list[tuple[str, str | None]]:
     """[(kernel, path)] for --kernel; UsageError for GPU options on the CPU or an unknown kernel."""
-    if args.backend == "cpu":
-        given = [f"--{name}" for name in ("kernel", "block", "precision") if getattr(args, name) is not None]
+    if request.backend == "cpu":
+        given = [f"--{name}" for name in ("kernel", "block", "precision") if getattr(request, name) is not None]
         if given:
             raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --backend gpu only")
         return []
-    if args.block is not None and not (32 <= args.block <= 1024 and args.block % 32 == 0):
-        raise UsageError(f"--block must be a multiple of 32 in 32..1024, got {count_text(args.block)}")
-    names = ["two-kernel", "persistent"] if args.kernel == "all" else [args.kernel or "persistent"]
+    if request.block is not None and not (32 <= request.block <= 1024 and request.block % 32 == 0):
+        raise UsageError(f"--block must be a multiple of 32 in 32..1024, got {count_text(request.block)}")
+    names = ["two-kernel", "persistent"] if request.kernel == "all" else [request.kernel or "persistent"]
     for name in names:
         if name not in KERNEL_CHOICES:
             raise UsageError(f"unknown kernel {name!r} (choose from {', '.join(KERNEL_CHOICES)} or all)")
@@ -113,29 +143,29 @@ def time_check(n: int, backend: str, kernels: int):
     return need
 
 
-def run(args) -> int:
+def run(request: DurbinRequest) -> int:
     from sim import resources
     from sim.durbin import durbin_cpu, inputs, polybench
 
-    n, how = size_of(args)
-    kernels = gpu_kernels(args)
-    precision = args.precision or "fp64"
-    if args.compare and args.version == "3.2" and args.backend == "cpu":
+    n, how = size_of(request)
+    kernels = gpu_kernels(request)
+    precision = request.precision or "fp64"
+    if request.compare and request.version == "3.2" and request.backend == "cpu":
         raise UsageError("--compare with --version 3.2 compares the GPU with the CPU twin (3.2 solves no Toeplitz "
                          "system): add --backend gpu, or use --version 4")
-    if args.backend == "gpu":
+    if request.backend == "gpu":
         from sim.backend import BackendUnavailable, gpu_status
 
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
-    memory_check(n, args.backend, precision)
-    need = time_check(n, args.backend, len(kernels))
-    r = inputs.make(args.input, n, args.version)
-    print(f"durbin: N = {n:,} ({how}), PolyBench {args.version}, input {args.input}, backend {args.backend}")
+    memory_check(n, request.backend, precision)
+    need = time_check(n, request.backend, len(kernels))
+    r = inputs.make(request.input, n, request.version)
+    print(f"durbin: N = {n:,} ({how}), PolyBench {request.version}, input {request.input}, backend {request.backend}")
     results = []
-    if args.backend == "cpu":
-        durbin_cpu.solve(r[:2], args.version)  # numba's compile or cache load stays out of the time
-        solver = durbin_cpu.DurbinCpu(r, args.version)
+    if request.backend == "cpu":
+        durbin_cpu.solve(r[:2], request.version)  # numba's compile or cache load stays out of the time
+        solver = durbin_cpu.DurbinCpu(r, request.version)
         start = time.perf_counter()
         with resources.Progress("durbin CPU", n, "steps", show=need.long) as progress:
             solver.run(progress.advance)
@@ -148,20 +178,20 @@ def run(args) -> int:
         for kernel, path in kernels:
             interrupts.check()
             try:
-                y, seconds, solver = gpu_run(r, kernel, path, args.block or 256, precision, args.version)
+                y, seconds, solver = gpu_run(r, kernel, path, request.block or 256, precision, request.version)
             except gpu.KernelError as exc:
                 raise UsageError(str(exc)) from None
             print(f"kernel {kernel} on {gpu.device_properties(0)['name']}, {solver.path}: {seconds:.6f} s "
                   f"({seconds / (n - 1) * 1e6:.3f} us per step)")
             results.append((kernel, y))
     label = len(results) > 1
-    if args.dump:
-        sys.stderr.write(polybench.dump(results[0][1], args.version))
-    if args.hash:
+    if request.dump:
+        sys.stderr.write(polybench.dump(results[0][1], request.version))
+    if request.hash:
         for name, y in results:
             print(polybench.hash_line(y) if not label else f"hash ({name}): {polybench.bits_hash(y)}")
-    if args.compare:
-        return compare(r, results, args, precision)
+    if request.compare:
+        return compare(r, results, request, precision)
     return 0
 
 
@@ -181,9 +211,9 @@ def gpu_run(r, kernel, path, block, precision, version):
     return y, cupy.cuda.get_elapsed_time(start, end) * 1e-3, solver
 
 
-def compare(r, results, args, precision) -> int:
+def compare(r, results, request: DurbinRequest, precision) -> int:
     tolerance = TOLERANCE[precision]
-    if args.version == "3.2":
+    if request.version == "3.2":
         from sim.durbin import durbin_cpu
 
         reference, what = durbin_cpu.solve(r, "3.2"), "the CPU twin"
@@ -237,42 +267,42 @@ def add_lpc_arguments(p: argparse.ArgumentParser) -> None:
                         "max(1e-10, 1000 eps order cond(T))")
 
 
-def run_lpc(args) -> int:
+def run_lpc(request: LpcRequest) -> int:
     from sim.durbin import lpc
     from sim.writer import atomic_output, check_target
 
-    if args.output:
-        check_target(args.output, "--output", inputs=[args.file])
-    if args.backend == "gpu" and args.order > 1024:
-        raise UsageError(f"the GPU's batched kernels take orders up to 1024, got {count_text(args.order)}")
-    audio = lpc.read_wav(args.file)
-    length, hop, frames = lpc.frame_geometry(audio.samples.size, audio.rate, args.frame_ms, args.order)
-    lpc.check_memory(frames * (3 * args.order + 3 + length) * 8, f"{frames:,} frames of order {args.order}")
-    if args.backend == "gpu":
+    if request.output:
+        check_target(request.output, "--output", inputs=[request.file])
+    if request.backend == "gpu" and request.order > 1024:
+        raise UsageError(f"the GPU's batched kernels take orders up to 1024, got {count_text(request.order)}")
+    audio = lpc.read_wav(request.file)
+    length, hop, frames = lpc.frame_geometry(audio.samples.size, audio.rate, request.frame_ms, request.order)
+    lpc.check_memory(frames * (3 * request.order + 3 + length) * 8, f"{frames:,} frames of order {request.order}")
+    if request.backend == "gpu":
         from sim.backend import BackendUnavailable, gpu_status
 
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
-    out, t = lpc.analyse(audio, args.order, args.frame_ms, args.backend)
+    out, t = lpc.analyse(audio, request.order, request.frame_ms, request.backend)
     seconds = audio.samples.size / audio.rate
-    print(f"lpc: {args.file}: {audio.rate} Hz, {audio.bits}-bit mono, {seconds:.2f} s; {frames:,} frames of "
-          f"{length} samples (hop {hop}), order {args.order}")
+    print(f"lpc: {request.file}: {audio.rate} Hz, {audio.bits}-bit mono, {seconds:.2f} s; {frames:,} frames of "
+          f"{length} samples (hop {hop}), order {request.order}")
     gain = -10 * np.log10(np.clip(out["error"][out["r0"] > 0], 1e-300, None))
     silent = int(np.count_nonzero(out["r0"] == 0))
-    print(f"backend {args.backend}: batched Durbin {t['durbin_s'] * 1e3:.3f} ms, whole analysis "
+    print(f"backend {request.backend}: batched Durbin {t['durbin_s'] * 1e3:.3f} ms, whole analysis "
           f"{t['total_s'] * 1e3:.1f} ms; mean prediction gain {gain.mean() if gain.size else 0:.2f} dB "
           f"({silent} silent frames)")
     status = 0
-    if args.compare:
+    if request.compare:
         err, tol, frame = lpc.compare_scipy(out)
         ok = err <= tol
         print(f"max relative difference to scipy.linalg.solve_toeplitz: {err:.3e} at frame {frame} "
               f"(tolerance {tol:.3g}: {'ok' if ok else 'FAIL'})")
         status = 0 if ok else 1
-    if args.output:
-        with atomic_output(args.output, binary=True, what="--output") as f:
+    if request.output:
+        with atomic_output(request.output, binary=True, what="--output") as f:
             np.save(f, out)
-        print(f"wrote {args.output}")
+        print(f"wrote {request.output}")
     return status
 
 
@@ -280,8 +310,8 @@ COMMANDS = (
     Command("durbin", "Levinson-Durbin recursion, PolyBench-compatible (3.2 and 4.x dumps, the course's hash)",
             add_arguments, run,
             "PolyBench's durbin on the CPU (numba, bit-identical to the C code) or the GPU (two launches per "
-            "step, or one persistent launch on a thread-block cluster or a cooperative grid)."),
+            "step, or one persistent launch on a thread-block cluster or a cooperative grid).", request=DurbinRequest),
     Command("lpc", "batched linear prediction (LPC) of a mono PCM WAV file", add_lpc_arguments, run_lpc,
             "Frames (Hann window, 50% overlap), autocorrelation, normalisation and one batched Durbin solve "
-            "for all frames, on the CPU or the GPU."),
+            "for all frames, on the CPU or the GPU.", request=LpcRequest),
 )

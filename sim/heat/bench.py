@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from dataclasses import dataclass
 
 from sim import baseline, cli, interrupts, measure
 from sim.cli import Command, UsageError, count_text
@@ -169,53 +170,72 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="gpu", choices=("gpu",), help="the kernels run on the GPU")
 
 
-def check_resources(args, kernels: list[str]) -> None:
+@dataclass(frozen=True)
+class HeatBenchRequest:
+    """``bench heat``'s arguments as parsed (``add_arguments``, and --json and --baseline of the command)."""
+
+    scene: str  # "heat"
+    sizes: list[int]
+    steps: int
+    kernel: str
+    block: list[tuple[int, int]]
+    k: list[int]
+    fma: bool
+    repeats: int
+    backend: str
+    json: str | None
+    baseline: dict | None
+
+
+def check_resources(request: HeatBenchRequest, kernels: list[str]) -> None:
     """Refuse (exit 2) grids that cannot fit or runs that could not finish (``sim.resources``, at the heat
     scene's pace): every configuration's untimed and timed runs on each grid; the initial field while
     glibc rand() is drawn, the device's buffers."""
     from sim import resources
     from sim.heat import SPEC
 
-    runs = len(configurations(kernels, args.block, args.k)) * (1 + args.repeats)
+    runs = len(configurations(kernels, request.block, request.k)) * (1 + request.repeats)
     each = [resources.Estimate(f"bench heat: a {count_text(n)}x{count_text(n)} grid x "
-                               f"{count_text(args.steps)} steps x {runs} runs on the GPU",
+                               f"{count_text(request.steps)} steps x {runs} runs on the GPU",
                                memory=course.INIT_BYTES_PER_CELL * n * n, gpu_memory=12 * n * n,  # 2 buffers, start
-                               seconds=runs * args.steps * (n * n / SPEC.pace[1] + resources.STEP_SECONDS))
-            for n in args.sizes]
+                               seconds=runs * request.steps * (n * n / SPEC.pace[1] + resources.STEP_SECONDS))
+            for n in request.sizes]
     resources.check_in_turn(each, f"bench heat: {len(each)} grid sizes")
 
 
-def run_command(args) -> int:
+def run_command(request: HeatBenchRequest) -> int:
     from sim import bench
     from sim.backend import BackendUnavailable, gpu_status
 
-    kernels = cli.choices(cli.items(args.kernel), KERNELS, "kernel")
-    bad = [k for k in args.k if not 1 <= k <= K_MAX]
+    kernels = cli.choices(cli.items(request.kernel), KERNELS, "kernel")
+    bad = [k for k in request.k if not 1 <= k <= K_MAX]
     if bad:
         raise UsageError(f"--k must be 1..{K_MAX}, got {bad[0]}")
-    if min(args.sizes) < 3:
-        raise UsageError(f"grid sides must be >= 3, got {min(args.sizes)}")
-    for width, height in args.block:
+    if min(request.sizes) < 3:
+        raise UsageError(f"grid sides must be >= 3, got {min(request.sizes)}")
+    for width, height in request.block:
         if width * height > 1024:
             raise UsageError(f"block {width}x{height} has {width * height} threads: at most 1024")
-    if getattr(args, "json", None) and args.json != "-":
+    if request.json and request.json != "-":
         from sim.writer import check_target
 
-        check_target(args.json, "JSON file")
-    check_resources(args, kernels)
+        check_target(request.json, "JSON file")
+    check_resources(request, kernels)
     if not gpu_status().available:
         raise BackendUnavailable(f"the heat benchmark times GPU kernels: {gpu_status().reason}")
     from sim.heat.gpu import KernelError
 
     try:
-        report = run(args.sizes, args.steps, kernels, args.block, args.k, args.fma, True, args.repeats)
+        report = run(request.sizes, request.steps, kernels, request.block, request.k, request.fma, True,
+                     request.repeats)
     except KernelError as exc:
         raise UsageError(str(exc)) from None
-    bench.publish(report, table(report), getattr(args, "json", None), getattr(args, "baseline", None))
-    return 0 if all(r["exact"] for r in report["results"]) or args.fma else 1
+    bench.publish(report, table(report), request.json, request.baseline)
+    return 0 if all(r["exact"] for r in report["results"]) or request.fma else 1
 
 
-BENCH = Command("bench heat", "time the heat kernels against the single-sweep floor", add_arguments, run_command)
+BENCH = Command("bench heat", "time the heat kernels against the single-sweep floor", add_arguments, run_command,
+                request=HeatBenchRequest)
 
 
 def main(argv=None) -> int:
@@ -224,11 +244,11 @@ def main(argv=None) -> int:
     add_arguments(parser)
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON to FILE, or - for stdout")
     baseline.add_option(parser)
-    args = parser.parse_args(argv)
+    request = cli.parsed(HeatBenchRequest, parser.parse_args(argv), scene="heat")
     from sim.backend import BackendUnavailable
 
     try:
-        return run_command(args)
+        return run_command(request)
     except UsageError as exc:
         print(f"bench heat: error: {exc}", file=sys.stderr)
         return cli.EXIT_USAGE

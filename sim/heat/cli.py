@@ -16,6 +16,7 @@ import functools
 import math
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,6 +28,24 @@ KERNEL_CHOICES = ("global", "shared", "pitched", "temporal", "all")
 DEFAULT_BLOCK = (32, 8)
 DEFAULT_K = 8
 GPU_ONLY = ("kernel", "block", "k", "fma", "compare")
+
+
+@dataclass(frozen=True)
+class HeatRequest:
+    """``heat``'s arguments as parsed (``add_arguments``)."""
+
+    ni: int
+    nj: int
+    steps: int
+    factor: float
+    backend: str
+    kernel: str | None
+    block: int | tuple[int, int] | None
+    k: int | None
+    fma: bool
+    compare: bool
+    output: str | None
+    stats: bool
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,50 +71,52 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stats", action="store_true", help="print the float64 sum, min and max of the final field")
 
 
-def check_arguments(args) -> None:
+def check_arguments(request: HeatRequest) -> None:
     """Everything that needs no device, before any work."""
-    if not (math.isfinite(args.factor) and 0 <= args.factor < 0.25):
-        raise UsageError(f"--factor must be >= 0 and < 0.25 (the explicit scheme's stability limit), got {args.factor}")
-    if args.backend == "cpu":
-        given = [f"--{name}" for name in GPU_ONLY if getattr(args, name) not in (None, False)]
+    if not (math.isfinite(request.factor) and 0 <= request.factor < 0.25):
+        raise UsageError("--factor must be >= 0 and < 0.25 (the explicit scheme's stability limit), "
+                         f"got {request.factor}")
+    if request.backend == "cpu":
+        given = [f"--{name}" for name in GPU_ONLY if getattr(request, name) not in (None, False)]
         if given:
             raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend only "
                              "(add --backend gpu)")
-    if args.kernel is not None:
-        cli.choice(args.kernel, KERNEL_CHOICES, "kernel")
-    if args.block is not None and not isinstance(args.block, tuple):
-        raise UsageError(f"--block must be a 2D shape such as 32x8, got {args.block}")
-    if args.k is not None and args.kernel not in ("temporal", "all"):
+    if request.kernel is not None:
+        cli.choice(request.kernel, KERNEL_CHOICES, "kernel")
+    if request.block is not None and not isinstance(request.block, tuple):
+        raise UsageError(f"--block must be a 2D shape such as 32x8, got {request.block}")
+    if request.k is not None and request.kernel not in ("temporal", "all"):
         raise UsageError("--k applies to the temporal kernel only (add --kernel temporal)")
-    if args.output is not None:
+    if request.output is not None:
         from sim.writer import check_target
 
-        check_target(args.output, "output file")
+        check_target(request.output, "output file")
 
 
-def estimate(args, kernels: int = 0) -> resources.Estimate:
+def estimate(request: HeatRequest, kernels: int = 0) -> resources.Estimate:
     """Host memory, time and output size of ``heat`` with these arguments: on the CPU, or ``kernels``
     GPU runs (and the CPU reference with --compare)."""
-    cells, updates = args.ni * args.nj, float(args.ni - 2) * float(args.nj - 2) * args.steps  # floats: no overflow
+    ni, nj = request.ni, request.nj
+    cells, updates = ni * nj, float(ni - 2) * float(nj - 2) * request.steps  # floats: no overflow
     cpu_pace, gpu_pace = SPEC.pace
-    cpu_seconds = updates / (cpu_pace * resources.cpu_threads()) + args.steps * resources.STEP_SECONDS
+    cpu_seconds = updates / (cpu_pace * resources.cpu_threads()) + request.steps * resources.STEP_SECONDS
     # the initial field while drawing glibc rand(); the result, or the CPU reference's 2 buffers
-    host = cells * (course.INIT_BYTES_PER_CELL + (12 if args.compare else 4 if kernels else 0))
-    seconds = (kernels * (updates / gpu_pace + args.steps * resources.STEP_SECONDS)
-               + (cpu_seconds if args.compare or not kernels else 0.0))
-    grid = f"a {count_text(args.ni)}x{count_text(args.nj)} grid"
-    return resources.Estimate(f"heat: {grid} x {count_text(args.steps)} steps on the "
+    host = cells * (course.INIT_BYTES_PER_CELL + (12 if request.compare else 4 if kernels else 0))
+    seconds = (kernels * (updates / gpu_pace + request.steps * resources.STEP_SECONDS)
+               + (cpu_seconds if request.compare or not kernels else 0.0))
+    grid = f"a {count_text(request.ni)}x{count_text(request.nj)} grid"
+    return resources.Estimate(f"heat: {grid} x {count_text(request.steps)} steps on the "
                               f"{'GPU' if kernels else 'CPU'}", memory=host, seconds=seconds,
-                              disk=4 * cells if args.output else 0, disk_path=args.output)
+                              disk=4 * cells if request.output else 0, disk_path=request.output)
 
 
-def run(args) -> int:
-    check_arguments(args)
-    if args.backend == "cpu":
-        need = estimate(args)
+def run(request: HeatRequest) -> int:
+    check_arguments(request)
+    if request.backend == "cpu":
+        need = estimate(request)
         resources.check(need)
-        return run_cpu(args, need)
-    return run_gpu(args)
+        return run_cpu(request, need)
+    return run_gpu(request)
 
 
 def steps_callback(label: str, need: resources.Estimate):
@@ -114,24 +135,24 @@ def simulate_cpu(field: np.ndarray, steps: int, factor: float, progress=None) ->
     return heat.field, (time.perf_counter() - start) * 1e3
 
 
-def run_cpu(args, need: resources.Estimate) -> int:
-    field = course.initial_field(args.ni, args.nj)
+def run_cpu(request: HeatRequest, need: resources.Estimate) -> int:
+    field = course.initial_field(request.ni, request.nj)
     print(course.initial_cells_line(field))
-    result, ms = simulate_cpu(field, args.steps, args.factor, steps_callback("heat CPU", need))
+    result, ms = simulate_cpu(field, request.steps, request.factor, steps_callback("heat CPU", need))
     print(f"Elapsed CPU: {ms:.3f} ms")
-    finish(args, result)
+    finish(request, result)
     return 0
 
 
-def run_gpu(args) -> int:
+def run_gpu(request: HeatRequest) -> int:
     from sim.backend import BackendUnavailable, gpu_status
 
-    kernels_ = ["global", "shared", "pitched", "temporal"] if args.kernel == "all" else [args.kernel or "global"]
-    block = args.block or DEFAULT_BLOCK
-    k = args.k or DEFAULT_K
+    kernels_ = ["global", "shared", "pitched", "temporal"] if request.kernel == "all" else [request.kernel or "global"]
+    block = request.block or DEFAULT_BLOCK
+    k = request.k or DEFAULT_K
     from sim.heat import kernels as builds
 
-    plan = estimate(args, len(kernels_))
+    plan = estimate(request, len(kernels_))
     resources.check(plan)
     if block[0] * block[1] > 1024:
         raise UsageError(f"block {block[0]}x{block[1]} has {block[0] * block[1]} threads: at most 1024")
@@ -149,50 +170,50 @@ def run_gpu(args) -> int:
             gpu.check_launch(kernel, block, k, 0)
     except gpu.KernelError as exc:
         raise UsageError(str(exc)) from None
-    need = max(gpu.device_bytes(kernel, args.ni, args.nj) for kernel in kernels_)
+    need = max(gpu.device_bytes(kernel, request.ni, request.nj) for kernel in kernels_)
     free = cupy.cuda.runtime.memGetInfo()[0]
     if need > free:
-        raise UsageError(f"a {args.ni}x{args.nj} grid needs about {need / 1e9:.1f} GB of GPU memory "
+        raise UsageError(f"a {request.ni}x{request.nj} grid needs about {need / 1e9:.1f} GB of GPU memory "
                          f"(2 float32 buffers, rows padded for pitched/temporal); {free / 1e9:.1f} GB free")
-    field = course.initial_field(args.ni, args.nj)
+    field = course.initial_field(request.ni, request.nj)
     print(course.initial_cells_line(field))
     results = {}
     for kernel in kernels_:
-        heat = gpu.HeatGpu(field, 0, kernel, block, k, args.fma, args.factor)
+        heat = gpu.HeatGpu(field, 0, kernel, block, k, request.fma, request.factor)
         gx, gy = heat.launch_grid()
         extra = f", {k} steps a launch, bands of {heat.rows()} rows" if kernel == "temporal" else ""
         print(f"Grid: {gx} x {gy} blocks of {block[0]} x {block[1]} threads ({kernel}{extra})")
-        ms = heat.advance(args.steps, progress=steps_callback(f"heat GPU {kernel}", plan))
+        ms = heat.advance(request.steps, progress=steps_callback(f"heat GPU {kernel}", plan))
         label = "" if len(kernels_) == 1 else f" ({kernel} {block[0]}x{block[1]})"
         print(f"Elapsed GPU{label}: {ms:.3f} ms")
         results[kernel] = heat.get()
         del heat
     status = 0
     first = results[kernels_[0]]
-    if not args.fma:
+    if not request.fma:
         for kernel, other in results.items():
             if not np.array_equal(other, first):
                 print(f"kernel {kernel} disagrees with {kernels_[0]}", file=sys.stderr)
                 status = 1
-    if args.compare:
-        reference, ms = simulate_cpu(field, args.steps, args.factor, steps_callback("heat CPU", plan))
+    if request.compare:
+        reference, ms = simulate_cpu(field, request.steps, request.factor, steps_callback("heat CPU", plan))
         print(f"Elapsed CPU: {ms:.3f} ms")
         for kernel, other in results.items():
             line, passed = course.check_line(course.max_error(other, reference))
             print(line if len(results) == 1 else f"{line} ({kernel})")
             status = status or (0 if passed else 1)
-    finish(args, first)
+    finish(request, first)
     return status
 
 
-def finish(args, field: np.ndarray) -> None:
-    if args.stats:
+def finish(request: HeatRequest, field: np.ndarray) -> None:
+    if request.stats:
         values = field.astype(np.float64)
         print(f"sum {values.sum():.6f} min {values.min():.6f} max {values.max():.6f}")
-    if args.output is not None:
+    if request.output is not None:
         from sim.writer import write_bytes
 
-        write_bytes(args.output, np.ascontiguousarray(field, dtype="<f4").tobytes(), "output file")
+        write_bytes(request.output, np.ascontiguousarray(field, dtype="<f4").tobytes(), "output file")
 
 
 COMMANDS = (
@@ -200,5 +221,5 @@ COMMANDS = (
                     "pitched, temporal)", add_arguments, run,
             "The DLI heat-conduction exercise: a float32 5-point stencil on an NI x NJ grid from glibc rand() "
             "(no srand), boundary held fixed. Prints the three initial cells, the launch grid and the time of "
-            "each run; --compare adds the CPU reference and the course's max-error check."),
+            "each run; --compare adds the CPU reference and the course's max-error check.", request=HeatRequest),
 )

@@ -30,15 +30,16 @@ from sim.mpi.tables import Columns, table
 from sim.registry import SCENES
 
 
-def run(args, spec: SceneSpec) -> int:
-    """``bench`` over several ranks: the scene's scaling runs; a scene without any is refused (exit 2)."""
+def run(request, spec: SceneSpec) -> int:
+    """``bench`` over several ranks: the scene's scaling runs (each takes its scene's bench request, with
+    ``baseline`` and ``json``); a scene without any is refused (exit 2)."""
     if not spec.scaling_bench:
         over = " or ".join(f"bench {s.name}" for s in SCENES.values() if s.scaling_bench)
         raise UsageError(f"bench {spec.name} runs in one process; over MPI ranks: {over}")
-    if getattr(args, "baseline", None) is not None:
+    if request.baseline is not None:
         raise UsageError("--baseline compares one process's configurations with an earlier JSON; the scaling "
                          "tables over MPI ranks have nothing to compare it with: leave it out")
-    return load(spec.scaling_bench)(args, spec)
+    return load(spec.scaling_bench)(request, spec)
 
 
 def rank_counts(size: int) -> list[int]:
@@ -77,7 +78,7 @@ def efficiency(records: list[dict], key: str) -> None:
         r["efficiency"] = ratio / r["ranks"] if r["scaling"] == "strong" else ratio
 
 
-def finish(args, comm, ranks: Ranks, device: int, gpu: bool, records: list[dict], workload: str, columns: Columns,
+def finish(request, comm, ranks: Ranks, device: int, gpu: bool, records: list[dict], workload: str, columns: Columns,
            exact) -> int:
     """Every rank ends the run; rank 0 adds the efficiencies, publishes the report (its table in the scene's
     ``columns``) and exits 1 unless every record is ``exact`` (the one-rank result)."""
@@ -88,7 +89,7 @@ def finish(args, comm, ranks: Ranks, device: int, gpu: bool, records: list[dict]
         return 0
     efficiency(records, columns.time_key)
     report = _report(bench.report(workload, records), comm, ranks.describe, names, gpu)
-    bench.publish(report, table(report, columns), args.json)
+    bench.publish(report, table(report, columns), request.json)
     return 0 if all(exact(r) for r in records) else 1
 
 

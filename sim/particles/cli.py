@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 
 from sim import cli, interrupts, mpi, resources
 from sim.cli import Command, UsageError
@@ -26,6 +27,28 @@ LINE_BYTES = 14  # a little below the 16-17 bytes of a typical 'x y' line
 GPU_ONLY = ("variant", "precision")  # arguments that only the GPU kernels take
 
 
+@dataclass(frozen=True)
+class ParticlesRequest:
+    """``particles``'s arguments as parsed (``add_particles_arguments``)."""
+
+    n: int
+    seed: int
+    output: str | None
+    steps: int
+    backend: str
+    init: str
+    variant: str | None
+    precision: str | None
+
+
+@dataclass(frozen=True)
+class TrajectoryCheckRequest:
+    """``particles-check``'s two files."""
+
+    a: str
+    b: str
+
+
 def add_particles_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", type=cli.positive_int, default=1000, help="number of particles (default 1000)")
     p.add_argument("-s", "--seed", type=cli.seed, default=1, help="random seed, 0..2^32-1 (default 1)")
@@ -37,26 +60,26 @@ def add_particles_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--precision", choices=("fp64", "fp32"), help="GPU: float precision (default fp64)")
 
 
-def _on_gpu(args) -> bool:
+def _on_gpu(request: ParticlesRequest) -> bool:
     """Will the GPU kernels run? UsageError for GPU-only options that would be ignored."""
     from sim.backend import gpu_status
 
-    on_gpu = args.backend == "gpu" or (args.backend == "auto" and gpu_status().available)
-    given = [name for name in GPU_ONLY if getattr(args, name) is not None]
+    on_gpu = request.backend == "gpu" or (request.backend == "auto" and gpu_status().available)
+    given = [name for name in GPU_ONLY if getattr(request, name) is not None]
     if given and not on_gpu:
-        why = "" if args.backend == "cpu" else f" (auto chose the CPU: {gpu_status().reason})"
+        why = "" if request.backend == "cpu" else f" (auto chose the CPU: {gpu_status().reason})"
         names = " and ".join(f"--{name}" for name in given)
         raise UsageError(f"{names} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend only{why}: "
                          "add --backend gpu, or leave " + ("it" if len(given) == 1 else "them") + " out")
     return on_gpu
 
 
-def estimate(args, on_gpu: bool) -> resources.Estimate:
+def estimate(request: ParticlesRequest, on_gpu: bool) -> resources.Estimate:
     """Memory, time and output size of ``particles`` with these arguments on this machine."""
     from sim.particles.world import SAVE_EVERY
 
-    n, steps = args.n, args.steps
-    frames = ceil_div(steps, SAVE_EVERY) if args.output is not None else 0
+    n, steps = request.n, request.steps
+    frames = ceil_div(steps, SAVE_EVERY) if request.output is not None else 0
     if on_gpu:
         seconds = n * steps / GPU_PARTICLE_STEPS_PER_SECOND
     else:
@@ -68,33 +91,33 @@ def estimate(args, on_gpu: bool) -> resources.Estimate:
         memory=HOST_BYTES_PER_PARTICLE * n + (100 * n if frames else 0),  # + a frame's text
         seconds=seconds + frames * n * FRAME_SECONDS_PER_PARTICLE,
         gpu_memory=GPU_BYTES_PER_PARTICLE * n if on_gpu else 0,
-        disk=frames * n * LINE_BYTES, disk_path=args.output)
+        disk=frames * n * LINE_BYTES, disk_path=request.output)
 
 
-def run_particles(args) -> int:
+def run_particles(request: ParticlesRequest) -> int:
     from sim.particles.init import INITS
     from sim.registry import create_scene
     from sim.writer import atomic_output, check_target
 
-    init = cli.choice(args.init, tuple(INITS), "init")
-    on_gpu = _on_gpu(args)
-    if args.output is not None:
-        check_target(args.output, "output file")
-    need = estimate(args, on_gpu)
+    init = cli.choice(request.init, tuple(INITS), "init")
+    on_gpu = _on_gpu(request)
+    if request.output is not None:
+        check_target(request.output, "output file")
+    need = estimate(request, on_gpu)
     if mpi.world().size > 1:  # mpiexec -n R: the box in strips, one per rank; rank 0 prints and writes
-        return ranks.run(args, init, on_gpu, need)
+        return ranks.run(request, init, on_gpu, need)
     resources.check(need)
-    options = {name: getattr(args, name) for name in GPU_ONLY}
+    options = {name: getattr(request, name) for name in GPU_ONLY}
     try:
-        scene = create_scene("particles", preset=init, backend=args.backend, n=args.n, seed=args.seed,
+        scene = create_scene("particles", preset=init, backend=request.backend, n=request.n, seed=request.seed,
                              **{k: v for k, v in options.items() if v is not None})
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if args.output is not None:  # written to a temporary file, renamed when complete
-        with atomic_output(args.output, what="output file") as stream:
-            seconds = simulate(scene, args.steps, need, stream)
+    if request.output is not None:  # written to a temporary file, renamed when complete
+        with atomic_output(request.output, what="output file") as stream:
+            seconds = simulate(scene, request.steps, need, stream)
     else:
-        seconds = simulate(scene, args.steps, need)
+        seconds = simulate(scene, request.steps, need)
     stats = scene.stats_per_step
     print(f"n = {scene.n}, simulation time = {seconds:g} seconds, absmin = {stats.absmin:f}, "
           f"absavg = {stats.absavg:f}")
@@ -126,11 +149,11 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("b", metavar="B.out")
 
 
-def run_check(args) -> int:
+def run_check(request: TrajectoryCheckRequest) -> int:
     from sim.particles.output import FormatError, check
 
     try:
-        early, overall, passed = check(args.a, args.b)
+        early, overall, passed = check(request.a, request.b)
     except FormatError as exc:
         raise UsageError(str(exc)) from None
     print(f"mean distance over the first 50 frames: {early:g} (must be < 3e-07)")
@@ -143,8 +166,10 @@ COMMANDS = (
     Command("particles", "CS 267 particles, course-compatible: prints n, time, absmin, absavg; -o writes frames",
             add_particles_arguments, run_particles,
             "Runs the CS 267 particle simulation like the course's starters: prints "
-            "'n = N, simulation time = T seconds, absmin = A, absavg = B' and the course's warnings."),
+            "'n = N, simulation time = T seconds, absmin = A, absavg = B' and the course's warnings.",
+            request=ParticlesRequest),
     Command("particles-check", "the course's checker: compare two -o files", add_check_arguments, run_check,
             "Mean distance between two trajectory files per frame; passes when the mean over the first 50 "
-            "frames < 3e-7 and over all frames < 0.025. Both files are streamed: constant memory."),
+            "frames < 3e-7 and over all frames < 0.025. Both files are streamed: constant memory.",
+            request=TrajectoryCheckRequest),
 )

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from sim.particles.output import TrajectoryWriter
 from sim.particles.ranks_gpu import GpuRank, bins_per_side, rows_of
 from sim.particles.strips import Strips
 from sim.writer import atomic_output
+
+if TYPE_CHECKING:  # the request type only: no import cycle
+    from sim.particles.cli import ParticlesRequest
 
 
 def strip_rows(n: int, on_gpu: bool) -> int:
@@ -115,18 +119,18 @@ def fold(per_step: np.ndarray):
     return stats
 
 
-def run(args, init: str, on_gpu: bool, need: resources.Estimate) -> int:
+def run(request: ParticlesRequest, init: str, on_gpu: bool, need: resources.Estimate) -> int:
     """``particles`` on every rank of an MPI launch: the one-process output, printed and written by rank 0."""
     comm = mpi.world()
     resources.check(dataclasses.replace(need, seconds=need.seconds / (comm.size if on_gpu else comm.hosts)))
-    check_ranks(args.n, comm.size, on_gpu)
+    check_ranks(request.n, comm.size, on_gpu)
     options = {}
     device = 0
     if on_gpu:
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
-        options = {"variant": cli.choice(args.variant or "plain", VARIANTS, "variant"),
-                   "precision": args.precision or "fp64"}
+        options = {"variant": cli.choice(request.variant or "plain", VARIANTS, "variant"),
+                   "precision": request.precision or "fp64"}
         import cupy
 
         device = mpi.gpu_of(comm)
@@ -138,17 +142,18 @@ def run(args, init: str, on_gpu: bool, need: resources.Estimate) -> int:
         where = f"GPU {device} of each" if on_gpu else "the CPU"
         print(f"  {comm.size} ranks on {comm.hosts} host(s), {where}, strips of bin rows; messages: "
               f"{link.describe()}", file=sys.stderr, flush=True)
-    rank = start_rank(comm, link, init, args.n, args.seed, on_gpu, args.steps, device=device, **options)
-    output = atomic_output(args.output, what="output file") if args.output is not None and root else None
+    rank = start_rank(comm, link, init, request.n, request.seed, on_gpu, request.steps, device=device, **options)
+    output = atomic_output(request.output, what="output file") if request.output is not None and root else None
     with output or contextlib.nullcontext() as stream:
-        writer = TrajectoryWriter(stream, args.n, world.box_size(args.n)) if stream is not None else None
-        with resources.Progress("particles", args.steps, "steps", show=need.long and root) as progress:
-            seconds, per_step = run_steps(comm, rank, args.steps, args.n, args.output is not None, writer, progress)
+        writer = TrajectoryWriter(stream, request.n, world.box_size(request.n)) if stream is not None else None
+        with resources.Progress("particles", request.steps, "steps", show=need.long and root) as progress:
+            seconds, per_step = run_steps(comm, rank, request.steps, request.n, request.output is not None, writer,
+                                          progress)
     link.close()
     mpi.end()
     if root:
         stats = fold(per_step)
-        print(f"n = {args.n}, simulation time = {seconds:g} seconds, absmin = {stats.absmin:f}, "
+        print(f"n = {request.n}, simulation time = {seconds:g} seconds, absmin = {stats.absmin:f}, "
               f"absavg = {stats.absavg:f}")
         for warning in stats.warnings():
             print(warning)

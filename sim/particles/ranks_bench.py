@@ -23,6 +23,7 @@ from sim.mpi.tables import SAME, Columns
 from sim.particles import binning_cpu, pipeline_cpu, world
 from sim.particles.init import INITS
 from sim.particles.ranks import check_ranks, gather_state, start_rank
+from sim.requests import BenchRequest
 
 STAGE_KEYS = ("forces+move", "bin", "ghosts", "counts", "migrate")
 EXCHANGE = ("ghosts", "counts", "migrate")
@@ -39,22 +40,23 @@ COLUMNS = Columns("step_ms", "ms/step", "particles", setting=lambda first: f", {
                   rank_line=_rank_line)
 
 
-def scaling(args, spec: SceneSpec) -> int:
+def scaling(request: BenchRequest, spec: SceneSpec) -> int:
     """The particles' scaling tables (``bench particles`` with several ranks)."""
     comm = mpi.world()
-    backend, _ = choose_backend(args.backend, ("cpu", "gpu"))
+    backend, _ = choose_backend(request.backend, ("cpu", "gpu"))
     gpu = backend == "gpu"
-    sizes = args.count or [spec.preset(spec.default_preset).count]
+    sizes = request.count or [spec.preset(spec.default_preset).count]
     knobs = spec.gpu
-    variants = cli.choices(args.variant, knobs.variants, "variant") if gpu and args.variant else [knobs.default_variant]
-    blocks = (args.block or [knobs.default_block]) if gpu else [knobs.default_block]
-    precisions = cli.choices(args.precision, ("fp64", "fp32"), "precision") if gpu and args.precision else ["fp64"]
-    if not gpu and (args.variant or args.block or args.precision):
+    variant, precision = request.variant, request.options.get("precision")
+    variants = cli.choices(variant, knobs.variants, "variant") if gpu and variant else [knobs.default_variant]
+    blocks = (request.block or [knobs.default_block]) if gpu else [knobs.default_block]
+    precisions = cli.choices(precision, ("fp64", "fp32"), "precision") if gpu and precision else ["fp64"]
+    if not gpu and (variant or request.block or precision):
         raise UsageError("--variant, --block and --precision apply to the GPU backend only")
     counts = rank_counts(comm.size)
     for n in sizes:
         check_ranks(n, comm.size, gpu)
-    check_particles(args, spec, sizes, counts, gpu, len(variants) * len(blocks) * len(precisions))
+    check_particles(request, spec, sizes, counts, gpu, len(variants) * len(blocks) * len(precisions))
     device = rank_device(comm, gpu)
     mpi.begin()
     ranks = Ranks(comm, counts, gpu, device)
@@ -69,7 +71,7 @@ def scaling(args, spec: SceneSpec) -> int:
                 n = n0 if kind == "strong" else n0 * r
                 record = None
                 if comm.rank < r:
-                    record = _run(ranks.subs[r], args, n, gpu, variant, block, precision, device, finals, drawn)
+                    record = _run(ranks.subs[r], request, n, gpu, variant, block, precision, device, finals, drawn)
                 comm.barrier()
                 mpi.check_interrupts(comm)
                 if record:
@@ -78,31 +80,31 @@ def scaling(args, spec: SceneSpec) -> int:
                     say(f"{kind} n={n:,} ranks={r} {backend}: {record['step_ms']:.3f} ms/step"
                         + ("" if record["identical_to_one_rank"] in (True, None) else "  STATE DIFFERS"))
                 progress.advance(1)
-    return finish(args, comm, ranks, device, gpu, records, "particles-scaling", COLUMNS,
+    return finish(request, comm, ranks, device, gpu, records, "particles-scaling", COLUMNS,
                   lambda r: r["identical_to_one_rank"] in (True, None))
 
 
-def check_particles(args, spec, sizes: list[int], counts: list[int], gpu: bool, configs: int) -> None:
+def check_particles(request: BenchRequest, spec, sizes: list[int], counts: list[int], gpu: bool, configs: int) -> None:
     """Refuse (exit 2) scaling tables whose runs cannot fit or could not finish, by the scene's estimate per
     process: each size's warm-up and timed steps for each rank count and configuration (the ranks may share
     this machine), and the weak runs' growing sizes."""
-    steps = args.warmup + args.steps
+    steps = request.warmup + request.steps
     runs = [(n, len(counts)) for n in sizes] + [(min(sizes) * r, 1) for r in counts]
     each = [resources.scene_estimate(spec, n, gpu, steps * k * configs) for n, k in runs]
     resources.check_in_turn(each, f"bench {spec.name}: {len(runs)} sizes over {counts[-1]} ranks")
 
 
-def _run(sub_link, args, n: int, gpu: bool, variant: str, block: int, precision: str, device: int,
+def _run(sub_link, request: BenchRequest, n: int, gpu: bool, variant: str, block: int, precision: str, device: int,
          finals: dict, drawn: dict) -> dict | None:
     """One timed run on the first r ranks; the record on rank 0 (None elsewhere)."""
     sub, link = sub_link
-    steps, warmup = args.steps, args.warmup
-    seed = 1 if args.seed is None else args.seed
-    init = (args.preset or ["2020"])[0]
+    steps, warmup = request.steps, request.warmup
+    seed = 1 if request.seed is None else request.seed
+    init = (request.preset or ["2020"])[0]
     if n not in drawn:
         drawn[n] = INITS[init](n, seed)
     if sub.size == 1:
-        return _one_process(args, n, gpu, variant, block, precision, device, finals, drawn[n])
+        return _one_process(request, n, gpu, variant, block, precision, device, finals, drawn[n])
     rank = start_rank(sub, link, init, n, seed, gpu, warmup + steps, variant, precision, block, device, stats=False,
                       drawn=drawn[n])
     for _ in range(warmup):
@@ -138,7 +140,7 @@ def _run(sub_link, args, n: int, gpu: bool, variant: str, block: int, precision:
             "identical_to_one_rank": identical, "dt": world.DT}
 
 
-def _one_process(args, n, gpu, variant, block, precision, device, finals, drawn) -> dict:
+def _one_process(request: BenchRequest, n, gpu, variant, block, precision, device, finals, drawn) -> dict:
     """One rank: the product's one-process step (ParticlesGpu, or the CPU step)."""
     x, y, vx, vy = (a.copy() for a in drawn)  # the CPU step moves them in place
     size = world.box_size(n)
@@ -152,14 +154,14 @@ def _one_process(args, n, gpu, variant, block, precision, device, finals, drawn)
         state = pipeline_cpu.HostParticles(x, y, vx, vy)
         nbins = binning_cpu.bin_count(size)
         step = lambda: pipeline_cpu.step(state, size, nbins, timer)  # noqa: E731
-    for _ in range(args.warmup):
+    for _ in range(request.warmup):
         step()
         timer.frame_done()
     sync(gpu)
     timer.flush()
     timer.clear()
     start = time.perf_counter()
-    for _ in range(args.steps):
+    for _ in range(request.steps):
         step()
         timer.frame_done()
     sync(gpu)
@@ -169,7 +171,7 @@ def _one_process(args, n, gpu, variant, block, precision, device, finals, drawn)
         finals[n] = np.column_stack([state.x, state.y, state.vx, state.vy])
     stages = {k: timer.median(k) for k in STAGE_KEYS}
     return {"n": n, "ranks": 1, "backend": "gpu" if gpu else "cpu", "variant": variant if gpu else None,
-            "block": block if gpu else None, "precision": precision if gpu else None, "steps": args.steps,
-            "wall_s": wall, "step_ms": wall / args.steps * 1e3, "halo_bytes_per_step": 0.0,
+            "block": block if gpu else None, "precision": precision if gpu else None, "steps": request.steps,
+            "wall_s": wall, "step_ms": wall / request.steps * 1e3, "halo_bytes_per_step": 0.0,
             "per_rank": [{"rank": 0, "particles": n, "halo_bytes_per_step": 0.0, "slow_steps": 0, "stage_ms": stages,
                           "exchange_ms": 0.0}], "identical_to_one_rank": None if gpu else True, "dt": world.DT}

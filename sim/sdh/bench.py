@@ -8,6 +8,7 @@ bands_bench.py."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import sys
 
@@ -36,54 +37,69 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="gpu (default): the kernels; cpu: the CPU histogram, as a scaling table over MPI ranks")
 
 
-def check_arguments(args) -> None:
-    """Every value checked before looking for a GPU; the GPU options' defaults filled in."""
+@dataclasses.dataclass(frozen=True)
+class SdhBenchRequest:
+    """``bench sdh``'s arguments as parsed (``add_arguments``, and --json and --baseline of the command)."""
+
+    scene: str  # "sdh"
+    count: list[int]
+    kernel: list[str] | None
+    block: list[int] | None
+    width: float
+    backend: str
+    json: str | None
+    baseline: dict | None
+
+
+def check_arguments(request: SdhBenchRequest) -> SdhBenchRequest:
+    """Every value checked before looking for a GPU; the request with the GPU options' defaults filled in."""
     from sim.sdh import data
     from sim.sdh.kernels import KERNELS
 
-    data.bucket_count(args.width)  # WidthError (a UsageError): not positive, or too many buckets
-    if args.backend == "cpu":
-        given = [name for name in ("kernel", "block", "baseline") if getattr(args, name, None) is not None]
+    data.bucket_count(request.width)  # WidthError (a UsageError): not positive, or too many buckets
+    if request.backend == "cpu":
+        given = [name for name in ("kernel", "block", "baseline") if getattr(request, name) is not None]
         if given:
             names = " and ".join(f"--{name}" for name in given)
             raise UsageError(f"{names} appl{'ies' if len(given) == 1 else 'y'} to the GPU kernels; --backend cpu "
                              f"times the CPU histogram: leave {'it' if len(given) == 1 else 'them'} out")
-        return
-    args.kernel, args.block = args.kernel or ["all"], args.block or [DEFAULT_BLOCK]
-    cli.choices(args.kernel, KERNELS, "kernel")
-    for block in args.block:
+        return request
+    request = dataclasses.replace(request, kernel=request.kernel or ["all"], block=request.block or [DEFAULT_BLOCK])
+    cli.choices(request.kernel, KERNELS, "kernel")
+    for block in request.block:
         if not 1 <= block <= 1024:
             raise UsageError(f"block size must be 1..1024, got {block}")
+    return request
 
 
-def run(args) -> int:
+def run(request: SdhBenchRequest) -> int:
     from sim import bench
 
-    check_arguments(args)
-    if args.backend == "cpu":  # the CPU histogram's scaling table: the one-rank row in one process
-        return bands_bench.run(args)
+    request = check_arguments(request)
+    if request.backend == "cpu":  # the CPU histogram's scaling table: the one-rank row in one process
+        return bands_bench.run(request)
     from sim.backend import BackendUnavailable, gpu_status
     from sim.sdh import SPEC, data
     from sim.sdh.cli import histogram_estimate
     from sim.sdh.kernels import KERNELS
 
-    kernels = cli.choices(args.kernel, KERNELS, "kernel")
-    buckets = data.bucket_count(args.width)
-    runs = RUNS * len(args.block)
+    kernels = cli.choices(request.kernel, KERNELS, "kernel")
+    buckets = data.bucket_count(request.width)
+    runs = RUNS * len(request.block)
     resources.check_in_turn([histogram_estimate(n, buckets, "gpu", kernels, runs=runs, label="bench sdh")
-                             for n in args.count], f"bench sdh: {len(args.count)} sizes x {len(kernels)} kernels")
+                             for n in request.count], f"bench sdh: {len(request.count)} sizes x {len(kernels)} kernels")
     if not gpu_status().available:
         raise BackendUnavailable(f"the sdh benchmark times GPU kernels: {gpu_status().reason}")
     from sim.sdh import gpu
 
     records, failed = [], False
-    for n in args.count:
+    for n in request.count:
         points = data.atoms(n)
         reference = None
-        for kernel, block in ((k, b) for k in kernels for b in args.block):
+        for kernel, block in ((k, b) for k in kernels for b in request.block):
             interrupts.check()
             try:
-                counts, timing = gpu.measured_histogram(points, args.width, buckets, kernel, block)
+                counts, timing = gpu.measured_histogram(points, request.width, buckets, kernel, block)
             except gpu.KernelError as exc:
                 raise UsageError(str(exc)) from None
             reference = counts if reference is None else reference
@@ -92,7 +108,7 @@ def run(args) -> int:
                 print(f"kernel {kernel} block {block} disagrees at n={n}", file=sys.stderr)
                 failed = True
             pairs, ms = data.pair_count(n), timing.median
-            records.append({"n": n, "w": args.width, "backend": "gpu", "kernel": kernel, "block": block,
+            records.append({"n": n, "w": request.width, "backend": "gpu", "kernel": kernel, "block": block,
                             **timing.fields("kernel_ms"), "pairs_per_s": pairs / (ms * 1e-3), "exact": exact,
                             "speed_of_light": bench.speed_of_light(SPEC, Setup(n, 1.0, kernel, block, stats={
                                 "buckets": buckets}), {"histogram": ms}, True)})
@@ -101,7 +117,7 @@ def run(args) -> int:
         del points
         bench.release_memory()
     report = bench.report("sdh", records)
-    bench.publish(report, table(report), args.json, getattr(args, "baseline", None))
+    bench.publish(report, table(report), request.json, request.baseline)
     return 1 if failed else 0
 
 
@@ -117,10 +133,9 @@ def table(rep: dict) -> str:
     return "\n".join(lines)
 
 
-def scaling(args, spec: SceneSpec) -> int:
+def scaling(request: SdhBenchRequest, spec: SceneSpec) -> int:
     """Strong and weak scaling over MPI ranks (the spec's ``scaling_bench``)."""
-    check_arguments(args)
-    return bands_bench.run(args)
+    return bands_bench.run(check_arguments(request))
 
 
-BENCH = Command("bench sdh", "time the histogram kernels", add_arguments, run)
+BENCH = Command("bench sdh", "time the histogram kernels", add_arguments, run, request=SdhBenchRequest)

@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,6 +29,18 @@ DEFAULT_KERNELS = ("tensor", "fast")  # fastest first: the first that can run at
 # Kernel pace on an H200 at W = 500 (bench/results/h200-sdh-*.json), for the time estimate only
 GPU_PAIRS_PER_SECOND = {"naive": 4.5e9, "naive-priv": 1.5e11, "tiled": 4.5e9, "tiled-priv": 2e11, "fast": 0.9e12,
                         "tensor": 1.7e12}
+
+
+@dataclass(frozen=True)
+class SdhRequest:
+    """``sdh``'s arguments as parsed (``add_arguments``)."""
+
+    atoms: int
+    width: float
+    block: int | None
+    backend: str
+    kernel: list[str] | None
+    compare: bool
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -47,24 +60,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="GPU: also compute on the CPU, print the difference histogram, exit 1 if any bucket differs")
 
 
-def _checked(args) -> tuple[int, list[str], int]:
+def _checked(request: SdhRequest) -> tuple[int, list[str], int]:
     """(buckets, kernels, block) after every check that needs no GPU; UsageError names what is wrong."""
     from sim.sdh import data
     from sim.sdh.kernels import KERNELS, RANK_KERNELS
 
-    buckets = data.bucket_count(args.width)  # WidthError (a UsageError): not positive, or past MAX_BUCKETS
-    if args.backend != "gpu":
-        given = [name for name, on in (("BLOCK", args.block is not None), ("--kernel", args.kernel is not None),
-                                       ("--compare", args.compare)) if on]
+    buckets = data.bucket_count(request.width)  # WidthError (a UsageError): not positive, or past MAX_BUCKETS
+    if request.backend != "gpu":
+        given = [name for name, on in (("BLOCK", request.block is not None), ("--kernel", request.kernel is not None),
+                                       ("--compare", request.compare)) if on]
         if given:
             raise UsageError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend "
                              "only: add --backend gpu, or leave "
                              f"{'it' if len(given) == 1 else 'them'} out")
         return buckets, [], 0
-    block = DEFAULT_BLOCK if args.block is None else args.block
+    block = DEFAULT_BLOCK if request.block is None else request.block
     if not 1 <= block <= 1024:
         raise UsageError(f"block size must be 1..1024, got {block}")
-    names = args.kernel or [DEFAULT_KERNELS[-1]]  # run() picks the default
+    names = request.kernel or [DEFAULT_KERNELS[-1]]  # run() picks the default
     kernels = cli.choices(names, RANK_KERNELS if mpi.world().size > 1 else KERNELS, "kernel")
     return buckets, kernels, block
 
@@ -113,13 +126,13 @@ def runnable(kernels: list[str], every: bool, n: int, buckets: int, blocks: list
     return kept
 
 
-def every_kernel(args) -> bool:
-    return args.kernel == ["all"]
+def every_kernel(request: SdhRequest) -> bool:
+    return request.kernel == ["all"]
 
 
-def estimate(args, buckets: int, kernels: list[str]) -> resources.Estimate:
+def estimate(request: SdhRequest, buckets: int, kernels: list[str]) -> resources.Estimate:
     """Memory and time of ``sdh`` with these arguments on this machine."""
-    return histogram_estimate(args.atoms, buckets, args.backend, kernels, args.compare)
+    return histogram_estimate(request.atoms, buckets, request.backend, kernels, request.compare)
 
 
 def histogram_estimate(n: int, buckets: int, backend: str, kernels=(), compare: bool = False, runs: int = 1,
@@ -141,89 +154,89 @@ def histogram_estimate(n: int, buckets: int, backend: str, kernels=(), compare: 
                               gpu_memory=64 * n + 16 * buckets + (1 << 20))
 
 
-def run(args) -> int:
-    buckets, kernels, block = _checked(args)
-    if args.backend == "gpu":
+def run(request: SdhRequest) -> int:
+    buckets, kernels, block = _checked(request)
+    if request.backend == "gpu":
         from sim.backend import BackendUnavailable, gpu_status
 
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
-        if args.kernel is None:  # every rank of an MPI launch picks the same: GPU 0's limits
-            kernels = [default_kernel(args.atoms, buckets, block)]
-    need = estimate(args, buckets, kernels)
+        if request.kernel is None:  # every rank of an MPI launch picks the same: GPU 0's limits
+            kernels = [default_kernel(request.atoms, buckets, block)]
+    need = estimate(request, buckets, kernels)
     if mpi.world().size > 1:  # mpiexec -n R: the pairs split over the ranks, rank 0 prints
-        return run_ranks(args, buckets, kernels, block, need)
+        return run_ranks(request, buckets, kernels, block, need)
     resources.check(need)
-    if args.backend == "gpu" and need.long:
+    if request.backend == "gpu" and need.long:
         print("  each kernel runs as one launch: Ctrl-C takes effect when the running kernel ends",
               file=sys.stderr, flush=True)
     from sim.sdh import data, sdh_cpu
     from sim.sdh.output import format_histogram
 
-    points = data.atoms(args.atoms)
-    pairs = data.pair_count(args.atoms)
-    if args.backend == "cpu":
+    points = data.atoms(request.atoms)
+    pairs = data.pair_count(request.atoms)
+    if request.backend == "cpu":
         start = time.perf_counter()
         with resources.Progress("CPU histogram", pairs, "pairs", show=need.long) as progress:
-            counts = sdh_cpu.histogram(points, args.width, buckets, progress=progress)
+            counts = sdh_cpu.histogram(points, request.width, buckets, progress=progress)
         seconds = time.perf_counter() - start
         print(f"Running time for CPU version: {int(seconds)}.{int(seconds % 1 * 1e6):06d}")
         print(format_histogram(counts), end="")
         return 0
-    return run_gpu(args, points, buckets, kernels, block, need)
+    return run_gpu(request, points, buckets, kernels, block, need)
 
 
-def run_gpu(args, points: np.ndarray, buckets: int, kernels: list[str], block: int, need) -> int:
+def run_gpu(request: SdhRequest, points: np.ndarray, buckets: int, kernels: list[str], block: int, need) -> int:
     from sim.sdh import data, gpu, sdh_cpu
 
     results = {}
-    kernels = runnable(kernels, every_kernel(args), args.atoms, buckets, [block])
+    kernels = runnable(kernels, every_kernel(request), request.atoms, buckets, [block])
     try:
         for kernel in kernels:
             interrupts.check()
-            counts, ms = gpu.histogram(points, args.width, buckets, kernel, block)
+            counts, ms = gpu.histogram(points, request.width, buckets, kernel, block)
             results[kernel] = counts
             label = "" if len(kernels) == 1 else f" ({kernel})"
             print(f"Running time for GPU version{label}: {ms:0.5f} ms", flush=True)
     except gpu.KernelError as exc:
         raise UsageError(str(exc)) from None
     reference = None
-    if args.compare:
-        pairs = data.pair_count(args.atoms)
+    if request.compare:
+        pairs = data.pair_count(request.atoms)
         with resources.Progress("CPU histogram", pairs, "pairs", show=need.long) as progress:
-            reference = sdh_cpu.histogram(points, args.width, buckets, progress=progress)
-    return print_gpu_histograms(results, kernels, reference, data.pair_count(args.atoms))
+            reference = sdh_cpu.histogram(points, request.width, buckets, progress=progress)
+    return print_gpu_histograms(results, kernels, reference, data.pair_count(request.atoms))
 
 
-def run_ranks(args, buckets: int, kernels: list[str], block: int, need: resources.Estimate) -> int:
+def run_ranks(request: SdhRequest, buckets: int, kernels: list[str], block: int, need: resources.Estimate) -> int:
     """``sdh`` on every rank of an MPI launch: the same printout as one process, from rank 0."""
     from sim.sdh import data
     from sim.sdh.output import format_histogram
 
     comm = mpi.world()
-    share = comm.size if args.backend == "gpu" else comm.hosts
+    share = comm.size if request.backend == "gpu" else comm.hosts
     resources.check(dataclasses.replace(need, seconds=need.seconds / share))
     device = 0
-    if args.backend == "gpu":
+    if request.backend == "gpu":
         device = mpi.gpu_of(comm)
-        kernels = runnable(kernels, every_kernel(args), args.atoms, buckets, [block], device, say=comm.is_root)
-    points = data.atoms(args.atoms)
+        kernels = runnable(kernels, every_kernel(request), request.atoms, buckets, [block], device, say=comm.is_root)
+    points = data.atoms(request.atoms)
     mpi.begin()
-    link = gpu_link(comm, device) if args.backend == "gpu" else HostLink(comm)
+    link = gpu_link(comm, device) if request.backend == "gpu" else HostLink(comm)
     root = comm.is_root
     if root:
-        where = f"GPU {device} of each" if args.backend == "gpu" else "the CPU"
+        where = f"GPU {device} of each" if request.backend == "gpu" else "the CPU"
         print(f"  {comm.size} ranks on {comm.hosts} host(s), {where}; messages: {link.describe()}",
               file=sys.stderr, flush=True)
-    pairs = data.pair_count(args.atoms)
+    pairs = data.pair_count(request.atoms)
     show = need.long and root
 
     def cpu_counts(label: str) -> bands.DistributedResult:
-        mine = bands.shares(args.atoms, comm.size)[comm.rank]
-        with resources.Progress(label, bands.share_pairs(args.atoms, mine), "pairs", show=show) as progress:
-            return bands.histogram(comm, link, points, args.width, buckets, "cpu", progress=progress)
+        mine = bands.shares(request.atoms, comm.size)[comm.rank]
+        with resources.Progress(label, bands.share_pairs(request.atoms, mine), "pairs", show=show) as progress:
+            return bands.histogram(comm, link, points, request.width, buckets, "cpu", progress=progress)
 
-    if args.backend == "cpu":
+    if request.backend == "cpu":
         result = cpu_counts("CPU histogram (rank 0's share)")
         mpi.end()
         if root:
@@ -233,14 +246,14 @@ def run_ranks(args, buckets: int, kernels: list[str], block: int, need: resource
         return 0
     results = {}
     for kernel in kernels:
-        result = bands.histogram(comm, link, points, args.width, buckets, "gpu", kernel, block, device)
+        result = bands.histogram(comm, link, points, request.width, buckets, "gpu", kernel, block, device)
         results[kernel] = result.counts
         if root:
             label = "" if len(kernels) == 1 else f" ({kernel})"
             print(f"Running time for GPU version{label}: {result.wall_ms:0.5f} ms", flush=True)
             print(f"  kernel ms per rank: {', '.join(f'{ms:.3f}' for ms in result.rank_ms)}; whole run (start to the "
                   f"summed histogram on rank 0): {result.wall_ms:.3f} ms", file=sys.stderr, flush=True)
-    reference = cpu_counts("CPU histogram for --compare (rank 0's share)").counts if args.compare else None
+    reference = cpu_counts("CPU histogram for --compare (rank 0's share)").counts if request.compare else None
     link.close()
     mpi.end()
     return print_gpu_histograms(results, kernels, reference, pairs) if root else 0
@@ -274,5 +287,5 @@ def print_gpu_histograms(results: dict, kernels: list[str], reference, pairs: in
 COMMANDS = (
     Command("sdh", "spatial distance histogram, course-compatible: ./SDH atoms width [block]", add_arguments, run,
             "The histogram of all N(N-1)/2 distances of N atoms from glibc rand() after srand(1) in a cube of "
-            "side 23000, printed like the course's program."),
+            "side 23000, printed like the course's program.", request=SdhRequest),
 )

@@ -23,6 +23,7 @@ from sim import cli
 from sim.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
 from sim.userkernel import check_baseline, codegen, grader, sanitize_check, speed
 from sim.userkernel.hints import hints
+from sim.userkernel.requests import CheckRequest, KernelBenchRequest, TemplateRequest
 from sim.userkernel.sandbox import Sandbox, SandboxError
 
 CHECK_REPEATS = 20  # timed launches a case (after a warm-up)
@@ -62,7 +63,7 @@ def add_template_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="with -o: replace FILE if it exists")
 
 
-def run_template(args) -> int:
+def run_template(args: TemplateRequest) -> int:
     from sim.cuda import source_path
     from sim.writer import check_target, write_text
 
@@ -121,7 +122,7 @@ def _block(adapter, given, stage):
     return given
 
 
-def _load(args):
+def _load(args: CheckRequest | KernelBenchRequest):
     """The source, its adapter and the block, checked before any work (UsageError)."""
     from sim.userkernel import source as user_source
     from sim.writer import check_target
@@ -190,7 +191,7 @@ def _seeds(text: str) -> int:
     return count
 
 
-def run_check(args) -> int:
+def run_check(args: CheckRequest) -> int:
     from sim import progress, resources
     from sim.bench import git_commit, publish
     from sim.userkernel.estimate import check_estimate
@@ -251,7 +252,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     _add_kernel_arguments(p, BENCH_REPEATS)
 
 
-def run_bench(args) -> int:
+def run_bench(args: KernelBenchRequest) -> int:
     import datetime
 
     import numpy as np

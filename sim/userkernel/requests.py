@@ -1,0 +1,50 @@
+"""What ``template``, ``check`` and ``bench --kernel-file`` are asked to do, as parsed (``commands``'s
+``add_*_arguments``): frozen dataclasses, the commands' only input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Block = int | tuple[int, int]
+
+
+@dataclass(frozen=True)
+class TemplateRequest:
+    """``template SCENE [STAGE]``: the stage's starting point, printed or written to ``output``."""
+
+    scene: str
+    stage: str | None
+    output: str | None
+    force: bool
+
+
+@dataclass(frozen=True)
+class KernelBenchRequest:
+    """``bench SCENE --kernel-file FILE``: the kernel timed beside the built-in variants."""
+
+    scene: str
+    kernel_file: str
+    stage: str | None
+    block: Block | None
+    repeats: int
+    time_limit: float
+    json: str | None
+    baseline: dict | None
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """``check SCENE --kernel-file FILE``: the kernel graded against the CPU twin (or run once under
+    compute-sanitizer: ``sanitize``, the tool)."""
+
+    scene: str
+    kernel_file: str
+    stage: str | None
+    block: Block | None
+    repeats: int
+    time_limit: float
+    sizes: list[int] | None
+    seeds: int
+    json: str | None
+    baseline: dict | None
+    sanitize: str | None
