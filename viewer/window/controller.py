@@ -21,7 +21,7 @@ from sim.cli import UsageError
 from sim.contract import BLOCK_COLORS, PointerEvent, Words
 from sim.writer import OutputError
 from viewer.keys import key_label
-from viewer.panel.live_histogram import LiveHistogram
+from viewer.live_histogram import LiveHistogram
 from viewer.window.gpu_switches import GpuSwitches
 from viewer.window.rates import RateMeter
 from viewer.window.user_kernel import UserKernel
