@@ -18,6 +18,7 @@ import moderngl
 from sim import interrupts
 from sim.contract import PointerEvent
 from viewer.frame import FrameComposer
+from viewer.keys import KeyMap
 from viewer.panel import style
 from viewer.panel.gui import Gui
 from viewer.panel.help import draw_help
@@ -89,7 +90,8 @@ class Viewer:
         self.loop = FrameLoop(self, controller, self.actions, self.settings)
         self.session = SessionSettings(self.settings, controller, self.window, self.viewpoint, self.recording)
         self.events = WindowEvents(self.input, self.pointing, self.viewpoint, self.geometry, controller,
-                                   self.actions, busy=lambda: self.loop.warm_up is not None)
+                                   self.actions, KeyMap(controller, self.actions),
+                                   busy=lambda: self.loop.warm_up is not None)
         controller.on_switch = self._scene_switched
         controller.new_scene = self.session.new_scene
         self.ui_scale = self.session.apply(self.ui_scale)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from sim.contract import PointerEvent
 from viewer import pyglet
-from viewer.keys import dispatch_key, key
+from viewer.keys import KeyMap, key
 from viewer.window.input import BUTTON_NAMES, ORBIT, PAN, TOOL, ZOOM, gesture, scene_point
 
 EVENT_HANDLED = pyglet.event.EVENT_HANDLED
@@ -16,12 +16,14 @@ EVENT_HANDLED = pyglet.event.EVENT_HANDLED
 
 class WindowEvents:
     """``imgui_input``: ImGui's IO; ``pointing``: the picking; ``viewpoint``: the camera the drags move;
-    ``geometry``: the window's sizes; ``controller``: the scene's tool; ``actions``: what keys start besides the
-    controller's own; ``busy()``: whether the scene's first frame runs on the worker thread (only quitting then)."""
+    ``geometry``: the window's sizes; ``controller``: the scene's tool; ``actions``: Esc while busy and closing
+    the window; ``keys``: the key table bound to the controller and the actions; ``busy()``: whether the
+    scene's first frame runs on the worker thread (only quitting then)."""
 
-    def __init__(self, imgui_input, pointing, viewpoint, geometry, controller, actions, busy: Callable[[], bool]):
+    def __init__(self, imgui_input, pointing, viewpoint, geometry, controller, actions, keys: KeyMap,
+                 busy: Callable[[], bool]):
         self.input, self.pointing, self.viewpoint, self.geometry = imgui_input, pointing, viewpoint, geometry
-        self.controller, self.actions = controller, actions
+        self.controller, self.actions, self.keys = controller, actions, keys
         self._busy = busy
         self.drag: str | None = None  # the gesture of the button held down (a camera move or TOOL)
         self.tool_button = ""  # the button of a tool drag
@@ -35,8 +37,7 @@ class WindowEvents:
             if symbol == key.ESCAPE:
                 self.actions.escape()
             return EVENT_HANDLED
-        controller = self.controller
-        dispatch_key(symbol, modifiers, self.actions, controller, controller.gpu)
+        self.keys.press(symbol, modifiers)
         return EVENT_HANDLED  # also keeps pyglet from closing the window on Esc by itself
 
     def on_key_release(self, symbol: int, modifiers: int):
