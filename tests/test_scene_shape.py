@@ -45,13 +45,11 @@ def assert_same_state(a, b) -> None:
 
 
 class Window:
-    """What the window's frame loop touches of the viewer in a scripted run."""
+    """What the window's frame loop touches of the window's actions in a scripted run."""
 
     def __init__(self, scene):
-        self.scene = scene
         self.controller = Controller(scene)
         self.open = True
-        self.actions = self
 
     def quit(self) -> None:
         self.open = False
@@ -60,7 +58,7 @@ class Window:
 def scripted_run(scene, steps: int) -> int:
     """``view <scene> --steps N``: the window's frames until its scripted run quits; returns the frames."""
     window = Window(scene)
-    loop = FrameLoop(window, settings=None)
+    loop = FrameLoop(None, window.controller, actions=window, settings=None)
     loop.script(steps, None)
     frames = 0
     while window.open and frames < 100_000:

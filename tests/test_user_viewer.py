@@ -27,7 +27,7 @@ import sim.registry
 import sim.userkernel.live
 from sim.heat import SPEC as HEAT
 from sim.userkernel.watch import Reload
-from viewer.keys import dispatch_key, key
+from viewer.keys import KeyMap, key
 from viewer.panel.user_kernel import kernel_lines, worst_rows
 from viewer.pick.tooltip import report
 from viewer.window.controller import Controller
@@ -127,7 +127,7 @@ def test_load_runs_the_kernel_as_a_variant_that_q_reaches(ctl, tmp_path):
     ctl.advance()
     assert ctl.scene.steps > 0 and ctl.kernel.live.steps_run == ctl.scene.steps
     assert "running: " in lines_text(ctl)
-    cycled = [dispatch_key(key.Q, 0, ctl, ctl.gpu) and ctl.message for _ in range(len(SPEC.gpu.variants) + 1)]
+    cycled = [KeyMap(ctl).press(key.Q, 0) and ctl.message for _ in range(len(SPEC.gpu.variants) + 1)]
     assert cycled[0] == "q: stencil kernel global" and cycled[-1] == "q: stencil kernel my_step.cu"
     assert ctl.scene.knobs.user_runs()
 

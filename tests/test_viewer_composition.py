@@ -8,7 +8,7 @@ import pytest
 from gl_support import needs_egl
 
 from sim import create_scene
-from viewer.keys import dispatch_key, key
+from viewer.keys import KeyMap, key
 from viewer.window.controller import Controller
 
 VIEWER = Path(__file__).resolve().parent.parent / "viewer"
@@ -56,7 +56,7 @@ def test_the_gpu_switches_act_through_their_controller(ctl):
     assert ctl.gpu.scene is ctl.scene and ctl.scene.spec.name == "heat"
     if ctl.gpu.reason() is None:
         pytest.skip("this machine runs the scene on a GPU")
-    dispatch_key(key.Q, 0, ctl, ctl.gpu)
+    KeyMap(ctl).press(key.Q, 0)
     assert ctl.message.startswith("q: needs a GPU")
 
 

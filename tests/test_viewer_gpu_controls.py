@@ -15,7 +15,7 @@ from sim.balls.scene import BallsScene
 from sim.checks import Verification
 from sim.contract import BLOCK_COLORS
 from viewer.gpu.egl import VENDOR_VARIABLE, prefer_nvidia_egl
-from viewer.keys import dispatch_key, key
+from viewer.keys import KeyMap, key
 from viewer.render.camera import OrbitCamera
 from viewer.window.controller import Controller
 
@@ -58,7 +58,7 @@ class GpuContractScene(BallsScene):
 
 
 def press(ctl, symbol, modifiers=0):
-    dispatch_key(symbol, modifiers, ctl, ctl.gpu)
+    KeyMap(ctl).press(symbol, modifiers)
     return ctl.message
 
 

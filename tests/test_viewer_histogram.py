@@ -8,7 +8,7 @@ import time
 import pytest
 
 from sim import create_scene
-from viewer.panel.live_histogram import EVERY_FRAMES, TIME_SHARE
+from viewer.live_histogram import EVERY_FRAMES, TIME_SHARE
 from viewer.window.app import display_problem
 from viewer.window.controller import Controller
 

@@ -1,20 +1,39 @@
 """Key table, dispatcher and controller: no window or GL needed."""
 
 import math
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from sim import create_scene
 from sim.registry import SCENES
-from viewer.keys import BINDINGS, bindings_for, dispatch_key, find_binding, key, scene_bindings
+from viewer.keys import BINDINGS, KeyMap, KeyTargets, bindings_for, find_binding, key, scene_bindings
 from viewer.window.actions import WindowActions
 from viewer.window.app import display_problem
 from viewer.window.controller import Controller
-from viewer.window.gpu_switches import GpuSwitches
+
+
+def window_actions(controller) -> WindowActions:
+    """The window's actions without a window: the keys only bind to them."""
+    return WindowActions(SimpleNamespace(window=None), None, controller, None, None, None, None, Path("."))
+
+
+class Recorder:
+    """Stands for the controller or the window's actions: notes every call, with its arguments."""
+
+    def __init__(self):
+        self.calls = []
+        self.gpu = self
+
+    def __getattr__(self, name):
+        return lambda *args: self.calls.append((name, *args))
 
 
 @pytest.mark.parametrize("spec", SCENES.values(), ids=SCENES)
 def test_bindings_are_unique_and_every_action_exists(spec):
+    controller = Controller(create_scene(spec.name, **({"n": 200} if spec.preset(spec.default_preset).count else {})))
+    targets = KeyTargets(controller, window_actions(controller))
     seen = set()
     for binding in BINDINGS + scene_bindings(spec):
         shifts = (False, True) if binding.shift is None else (binding.shift,)
@@ -23,8 +42,8 @@ def test_bindings_are_unique_and_every_action_exists(spec):
             for ctrl in ctrls:
                 assert (binding.symbol, shift, ctrl) not in seen, f"{binding.label} bound twice"
                 seen.add((binding.symbol, shift, ctrl))
-        owners = [owner for owner in (WindowActions, Controller, GpuSwitches) if hasattr(owner, binding.action)]
-        assert owners and callable(getattr(owners[0], binding.action)), f"{binding.label}: no {binding.action}"
+        action = binding.bind(targets)
+        assert callable(action), f"{binding.label}: no action"
         assert binding.help
 
 
@@ -36,12 +55,15 @@ def test_original_keys_are_all_bound():
 
 
 def test_bookmark_keys_tell_ctrl_apart():
+    controller, window = Recorder(), Recorder()
+    keys = KeyMap(controller, window)
     for n, symbol in zip("1234", (key._1, key._2, key._3, key._4), strict=True):
-        assert (find_binding(symbol, 0).action, find_binding(symbol, 0).arg) == ("restore_bookmark", n)
-        saving = find_binding(symbol, key.MOD_CTRL)
-        assert (saving.action, saving.arg) == ("save_bookmark", n)
-    assert find_binding(key.R, key.MOD_SHIFT).action == "toggle_recording"
-    assert find_binding(key.R, 0).action == "reset"
+        assert keys.press(symbol, 0).label == ("1…4" if n == "1" else n)
+        assert keys.press(symbol, key.MOD_CTRL).label == ("Ctrl+1…4" if n == "1" else f"Ctrl+{n}")
+        assert window.calls[-2:] == [("restore_bookmark", n), ("save_bookmark", n)]
+    keys.press(key.R, key.MOD_SHIFT)
+    keys.press(key.R, 0)
+    assert window.calls[-1] == ("toggle_recording",) and controller.calls == [("reset",)]
 
 
 def test_scene_keys_come_from_the_spec():
@@ -60,23 +82,25 @@ def test_no_scene_key_shadows_a_viewer_key():
 
 
 def test_shift_selects_capital_bindings():
-    assert (find_binding(key.T, 0).action, find_binding(key.T, 0).arg) == ("scene_key", "t")
-    assert (find_binding(key.T, key.MOD_SHIFT).action, find_binding(key.T, key.MOD_SHIFT).arg) == ("scene_key", "T")
-    assert find_binding(key.Q, key.MOD_SHIFT).action == "cycle_block_size"
-    assert find_binding(key.SPACE, key.MOD_SHIFT).action == "toggle_pause"
+    assert find_binding(key.T, 0).label == "t" and find_binding(key.T, key.MOD_SHIFT).label == "T"
+    assert find_binding(key.Q, key.MOD_SHIFT).label == "Q" and find_binding(key.Q, 0).label == "q"
+    assert find_binding(key.SPACE, key.MOD_SHIFT).label == "Space"
     assert find_binding(key.Z, 0) is None
+    controller = Recorder()
+    keys = KeyMap(controller)
+    for symbol, modifiers in ((key.T, 0), (key.T, key.MOD_SHIFT), (key.Q, key.MOD_SHIFT), (key.SPACE, key.MOD_SHIFT)):
+        keys.press(symbol, modifiers)
+    assert controller.calls == [("scene_key", "t"), ("scene_key", "T"), ("cycle_block_size",), ("toggle_pause",)]
 
 
-def test_dispatch_runs_the_first_target_that_has_the_action():
-    calls = []
-
-    class Target:
-        def toggle_pause(self):
-            calls.append("pause")
-
-    assert dispatch_key(key.SPACE, 0, object(), Target()).action == "toggle_pause"
-    assert calls == ["pause"]
-    assert dispatch_key(key.Z, 0, Target()) is None
+def test_the_key_map_runs_the_bound_callable_and_leaves_window_keys_out_without_a_window():
+    controller, window = Recorder(), Recorder()
+    assert KeyMap(controller).press(key.SPACE, 0).label == "Space" and controller.calls == [("toggle_pause",)]
+    assert KeyMap(controller).press(key.F12, 0) is None and KeyMap(controller).press(key.Z, 0) is None
+    assert KeyMap(controller, window).press(key.F12, 0).label == "F12" and window.calls == [("screenshot",)]
+    assert controller.calls == [("toggle_pause",)]
+    bound = {b.label for b, _ in KeyMap(controller, window).bound}
+    assert {b.label for b in BINDINGS} <= bound, "with a window every viewer key is bound"
 
 
 @pytest.fixture
@@ -89,7 +113,7 @@ def test_gpu_switches_explain_without_changing_anything(controller):
         pytest.skip("this machine runs the scene on a GPU")
     for symbol, modifiers in ((key.A, 0), (key.F4, 0), (key.V, 0), (key.C, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT)):
         mode, backend = controller.color_mode, controller.scene.backend
-        dispatch_key(symbol, modifiers, controller, controller.gpu)
+        KeyMap(controller).press(symbol, modifiers)
         assert "needs a GPU" in controller.message
         assert controller.color_mode == mode and controller.scene.backend == backend
     controller.gpu.set_backend("gpu")
@@ -146,10 +170,11 @@ def test_display_problem_with_a_bad_display(monkeypatch):
 
 def test_scene_keys_load_the_spec_presets_and_say_why_elsewhere():
     ctl = Controller(create_scene("balls", preset="block", n=200, seed=3))
-    dispatch_key(key.T, key.MOD_SHIFT, ctl)
+    keys = KeyMap(ctl)
+    keys.press(key.T, key.MOD_SHIFT)
     assert (ctl.scene.preset, ctl.scene.n) == ("T", 1715) and ctl.message == "loaded preset T: 1,715 balls"
     ctl.switch_scene("density")
-    dispatch_key(key.T, 0, ctl)
+    keys.press(key.T, 0)
     assert ctl.message == "t: preset t of the balls scene: it does not apply to the density scene"
-    dispatch_key(key.F4, 0, ctl)
+    keys.press(key.F4, 0)
     assert ctl.message == "F4: CUDA proximity of the balls scene: it does not apply to the density scene"

@@ -171,3 +171,23 @@ def test_every_section_opens_for_every_scene(name, monkeypatch):
     panel_frames(scene, 3, each=scene.advance_frame)
     assert {t for t, is_open in style.layout.items() if is_open} <= set(style.SECTIONS)
     assert style.layout["Counters"] and style.layout["Speed of light"]
+
+
+def test_the_panel_lays_out_one_section_per_title_in_the_style_order():
+    """Every section speaks the one protocol, takes its title from style.SECTIONS and starts folded as FOLDED says;
+    the panel draws them in SECTIONS' order and refuses a list that is not SECTIONS."""
+    from viewer.panel import style
+    from viewer.panel.panel import Panel, in_panel_order
+    from viewer.panel.section import PanelContext
+
+    sections = Panel().sections
+    assert tuple(s.title for s in sections) == style.SECTIONS
+    assert {s.title for s in sections if s.folded} == set(style.FOLDED)
+    ctx = PanelContext(Controller(create_scene("balls", preset="block", n=200, seed=3)))
+    shown = {s.title for s in sections if s.shows(ctx)}  # no window: its sections are left out
+    assert "Record" not in shown and "Display" not in shown and {"Scene", "Run", "Counters"} <= shown
+    assert all(callable(s.draw) and callable(s.draw_folded) for s in sections)
+    with pytest.raises(ValueError, match="not style.SECTIONS"):
+        in_panel_order(sections[1:])
+    with pytest.raises(ValueError, match="not style.SECTIONS"):
+        in_panel_order([*sections, sections[0]])

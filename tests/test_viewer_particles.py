@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sim import create_scene
-from viewer.keys import dispatch_key, key
+from viewer.keys import KeyMap, key
 from viewer.panel.style import PANEL_WIDTH
 from viewer.render.camera import OrbitCamera
 from viewer.render.view import BACKGROUND
@@ -22,7 +22,7 @@ N = 3000
 
 
 def _press(ctl, symbol, modifiers=0) -> str:
-    dispatch_key(symbol, modifiers, ctl, ctl.gpu)
+    KeyMap(ctl).press(symbol, modifiers)
     return ctl.message
 
 

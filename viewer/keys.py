@@ -8,14 +8,29 @@ key of another scene says that it does not apply here instead of doing nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 from pyglet.window import key, mouse  # re-exported: import them from here, after viewer's pyglet options
 
 __all__ = [
-    "BINDINGS", "MOUSE_HELP", "KeyBinding", "bindings_for", "dispatch_key", "find_binding", "key", "key_label",
+    "BINDINGS", "MOUSE_HELP", "KeyBinding", "KeyMap", "KeyTargets", "bindings_for", "find_binding", "key",
     "key_symbol", "mouse", "scene_bindings",
 ]
+
+
+@dataclass(frozen=True)
+class KeyTargets:
+    """What keys act on: the ``controller`` (its ``gpu`` switches too) and the window's ``actions``
+    (``viewer.window.actions.WindowActions``; None without a window)."""
+
+    controller: Any
+    window: Any = None
+
+
+Action = Callable[[], object]
 
 
 @dataclass(frozen=True)
@@ -23,35 +38,45 @@ class KeyBinding:
     label: str  # as shown in the help
     symbol: int  # pyglet key symbol
     shift: bool | None  # True: only with shift, False: only without, None: either
-    action: str  # method name on the viewer, its controller or the controller's GPU switches
     help: str
-    arg: str | None = None  # passed to the action when set (a scene key's label, a bookmark's number)
+    bind: Callable[[KeyTargets], Action | None]  # the key's action on the targets; None: not here (no window)
     ctrl: bool | None = None  # True: only with ctrl, False: only without, None: either
     shown: bool = True  # listed in the F1 help (the 2..4 of "1…4" are not)
 
 
+def _window(action: Callable[[Any], Action]) -> Callable[[KeyTargets], Action | None]:
+    """A window key: its action on the window's actions, none without a window."""
+    return lambda t: action(t.window) if t.window is not None else None
+
+
+# The keys whose label the switches' messages name ("v: verification off").
+GPU_PHYSICS_KEY = KeyBinding("a", key.A, False, "physics on CPU / GPU", lambda t: t.controller.gpu.toggle_gpu_physics)
+VERIFY_KEY = KeyBinding("v", key.V, False, "verify the GPU against the CPU, what differs marked (GPU)",
+                        lambda t: t.controller.gpu.toggle_verify)
+BLOCK_COLORS_KEY = KeyBinding("c", key.C, False, "colour by CUDA block on / off (GPU)",
+                              lambda t: t.controller.toggle_block_colors)
+VARIANT_KEY = KeyBinding("q", key.Q, False, "next kernel variant (GPU)", lambda t: t.controller.gpu.cycle_variant)
+BLOCK_SIZE_KEY = KeyBinding("Q", key.Q, True, "next CUDA block size (GPU)", lambda t: t.controller.gpu.cycle_block_size)
+
 BINDINGS: tuple[KeyBinding, ...] = (
-    KeyBinding("Space", key.SPACE, None, "toggle_pause", "pause / resume the simulation"),
-    KeyBinding("s", key.S, False, "single_step", "pause and advance one physics step"),
-    KeyBinding("r", key.R, False, "reset", "reload the current preset (same seed)"),
-    KeyBinding("a", key.A, False, "toggle_gpu_physics", "physics on CPU / GPU"),
-    KeyBinding("v", key.V, False, "toggle_verify", "verify the GPU against the CPU, what differs marked (GPU)"),
-    KeyBinding("c", key.C, False, "toggle_block_colors", "colour by CUDA block on / off (GPU)"),
-    KeyBinding("q", key.Q, False, "cycle_variant", "next kernel variant (GPU)"),
-    KeyBinding("Q", key.Q, True, "cycle_block_size", "next CUDA block size (GPU)"),
-    KeyBinding("R", key.R, True, "toggle_recording", "record the view to an MP4 in ./recordings (again: stop)"),
-    KeyBinding("Home", key.HOME, None, "reset_camera", "camera back to the default view"),
-    *(KeyBinding("1…4" if n == "1" else n, getattr(key, f"_{n}"), None, "restore_bookmark",
-                 "camera to bookmark 1…4", arg=n, ctrl=False, shown=n == "1") for n in "1234"),
-    *(KeyBinding("Ctrl+1…4" if n == "1" else f"Ctrl+{n}", getattr(key, f"_{n}"), None, "save_bookmark",
-                 "save the camera as bookmark 1…4 (kept with the settings)", arg=n, ctrl=True, shown=n == "1")
-      for n in "1234"),
-    KeyBinding("F1", key.F1, None, "toggle_help", "show / hide this help"),
-    KeyBinding("F11", key.F11, None, "toggle_fullscreen", "full screen on / off"),
-    KeyBinding("F12", key.F12, None, "screenshot", "save a PNG of the window into ./screenshots"),
-    KeyBinding("Esc", key.ESCAPE, None, "escape", "close the help, else unpin, else quit (a second Esc)"),
+    KeyBinding("Space", key.SPACE, None, "pause / resume the simulation", lambda t: t.controller.toggle_pause),
+    KeyBinding("s", key.S, False, "pause and advance one physics step", lambda t: t.controller.single_step),
+    KeyBinding("r", key.R, False, "reload the current preset (same seed)", lambda t: t.controller.reset),
+    GPU_PHYSICS_KEY, VERIFY_KEY, BLOCK_COLORS_KEY, VARIANT_KEY, BLOCK_SIZE_KEY,
+    KeyBinding("R", key.R, True, "record the view to an MP4 in ./recordings (again: stop)",
+               _window(lambda w: w.toggle_recording)),
+    KeyBinding("Home", key.HOME, None, "camera back to the default view", _window(lambda w: w.reset_camera)),
+    *(KeyBinding("1…4" if n == "1" else n, getattr(key, f"_{n}"), None, "camera to bookmark 1…4",
+                 _window(lambda w, n=n: partial(w.restore_bookmark, n)), ctrl=False, shown=n == "1") for n in "1234"),
+    *(KeyBinding("Ctrl+1…4" if n == "1" else f"Ctrl+{n}", getattr(key, f"_{n}"), None,
+                 "save the camera as bookmark 1…4 (kept with the settings)",
+                 _window(lambda w, n=n: partial(w.save_bookmark, n)), ctrl=True, shown=n == "1") for n in "1234"),
+    KeyBinding("F1", key.F1, None, "show / hide this help", _window(lambda w: w.toggle_help)),
+    KeyBinding("F11", key.F11, None, "full screen on / off", _window(lambda w: w.toggle_fullscreen)),
+    KeyBinding("F12", key.F12, None, "save a PNG of the window into ./screenshots", _window(lambda w: w.screenshot)),
+    KeyBinding("Esc", key.ESCAPE, None, "close the help, else unpin, else quit (a second Esc)",
+               _window(lambda w: w.escape)),
 )
-SCENE_KEY_ACTION = "scene_key"  # the controller's method for every scene key
 
 MOUSE_HELP: tuple[tuple[str, str], ...] = (
     ("left drag", "orbit the camera (2D views: pan)"),
@@ -84,7 +109,12 @@ def scene_bindings(spec) -> tuple[KeyBinding, ...]:
         if toggle.key:
             gpu = " (GPU)" if toggle.gpu_only else ""
             found.append((toggle.key, f"{spec.name}: {toggle.label} on / off{gpu}"))
-    return tuple(KeyBinding(label, *key_symbol(label), SCENE_KEY_ACTION, help, arg=label) for label, help in found)
+    return tuple(KeyBinding(label, *key_symbol(label), help, _scene_key(label)) for label, help in found)
+
+
+def _scene_key(label: str) -> Callable[[KeyTargets], Action]:
+    """Every scene key goes to the controller: it loads the preset, flips the toggle or says whose key it is."""
+    return lambda t: partial(t.controller.scene_key, label)
 
 
 def _all_scene_bindings() -> tuple[KeyBinding, ...]:
@@ -96,11 +126,6 @@ def _all_scene_bindings() -> tuple[KeyBinding, ...]:
 def bindings_for(spec) -> tuple[KeyBinding, ...]:
     """The viewer's keys and the scene's own, as the help lists them."""
     return tuple(b for b in BINDINGS + scene_bindings(spec) if b.shown)
-
-
-def key_label(action: str) -> str:
-    """The key bound to ``action``, as the help shows it (for messages such as "q: ...")."""
-    return next((b.label for b in BINDINGS if b.action == action), action)
 
 
 def _matches(binding: KeyBinding, symbol: int, shift: bool, ctrl: bool) -> bool:
@@ -117,14 +142,20 @@ def find_binding(symbol: int, modifiers: int) -> KeyBinding | None:
     return None
 
 
-def dispatch_key(symbol: int, modifiers: int, *targets) -> KeyBinding | None:
-    """Run the bound action on the first target that has it; returns the binding or None."""
-    binding = find_binding(symbol, modifiers)
-    if binding is None:
+class KeyMap:
+    """The key table bound to what keys act on, once: each key of the viewer and of every registered scene to
+    its callable (a window key only with a window)."""
+
+    def __init__(self, controller, window=None):
+        targets = KeyTargets(controller, window)
+        bound = ((binding, binding.bind(targets)) for binding in BINDINGS + _all_scene_bindings())
+        self.bound: tuple[tuple[KeyBinding, Action], ...] = tuple((b, a) for b, a in bound if a is not None)
+
+    def press(self, symbol: int, modifiers: int) -> KeyBinding | None:
+        """Run the action of the key pressed; returns its binding, None when no key here has it."""
+        shift, ctrl = bool(modifiers & key.MOD_SHIFT), bool(modifiers & key.MOD_CTRL)
+        for binding, action in self.bound:
+            if _matches(binding, symbol, shift, ctrl):
+                action()
+                return binding
         return None
-    for target in targets:
-        action = getattr(target, binding.action, None)
-        if action is not None:
-            action() if binding.arg is None else action(binding.arg)
-            return binding
-    raise AttributeError(f"no target implements {binding.action!r} for key {binding.label}")

@@ -9,7 +9,8 @@ from imgui_bundle import imgui
 
 from sim.colormap import BLOCK_PALETTE, stops
 from sim.contract import BLOCK_COLORS, FieldView, Legend, PointsView
-from viewer.panel.style import GREY, disabled_tooltip, item_width, section, tooltip, ui_scale, wrapped
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import COLOUR, GREY, disabled_tooltip, item_width, tooltip, ui_scale, wrapped
 from viewer.render.colormaps import highlight_color
 from viewer.render.points.colours import MARKED_COLOR
 
@@ -18,18 +19,29 @@ BAR_HEIGHT = 14.0
 PALETTE_SWATCHES = 16  # a categorical palette shows this many of its colours
 
 
-def draw_color_section(ctl, shown=None, legend: Legend | None = None) -> None:
-    """``shown``: the view drawn this frame; ``legend``: its legend with the range in force (the
-    renderer's for a field, whose range the viewer applies)."""
+class ColourSection(PanelSection):
+    """Reads the view drawn this frame (``ctx.shown``) and its legend with the range in force (``ctx.legend``:
+    the renderer's for a field, whose range the viewer applies; else the view's own)."""
+
+    title = COLOUR
+
+    def shows(self, ctx: PanelContext) -> bool:
+        scene, spec = ctx.scene, ctx.scene.spec
+        return bool(scene.color_modes or spec.block_colors is not None or _legend(ctx) is not None
+                    or scene.verify and spec.verifier is not None)
+
+    def draw(self, ctx: PanelContext) -> None:
+        _draw(ctx.controller, ctx.shown, _legend(ctx))
+
+
+def _legend(ctx: PanelContext) -> Legend | None:
+    return ctx.legend if ctx.legend is not None else getattr(ctx.shown, "legend", None)
+
+
+def _draw(ctl, shown, legend: Legend | None) -> None:
     scene, spec = ctl.scene, ctl.spec
     modes = scene.color_modes
-    if legend is None:
-        legend = getattr(shown, "legend", None)
     marks = scene.verify and spec.verifier is not None
-    if not (modes or spec.block_colors is not None or legend is not None or marks):
-        return
-    if not section("Colour"):
-        return
     if modes or spec.block_colors is not None:
         _mode_combo(ctl, modes)
     if legend is not None:

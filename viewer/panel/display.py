@@ -5,13 +5,24 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import UI_SCALES, item_width, section, tooltip
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import DISPLAY, UI_SCALES, item_width, tooltip
 from viewer.settings import BOOKMARKS
 
 
-def draw_display_section(app) -> None:
-    if not section("Display"):
-        return
+class DisplaySection(PanelSection):
+    """Window only (``ctx.window``)."""
+
+    title = DISPLAY
+
+    def shows(self, ctx: PanelContext) -> bool:
+        return ctx.window is not None
+
+    def draw(self, ctx: PanelContext) -> None:
+        _draw(ctx.window)
+
+
+def _draw(app) -> None:
     imgui.set_next_item_width(item_width())
     changed, scale = imgui.slider_float("UI scale", float(app.ui_scale), *UI_SCALES, "%.2f")
     if changed:

@@ -9,18 +9,26 @@ import time
 from imgui_bundle import imgui
 
 from sim.cli import block_text
-from viewer.panel.style import ERROR, GREY, disabled_tooltip, item_width, section, tooltip
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import CUDA, ERROR, GREY, disabled_tooltip, item_width, tooltip
 
 BLINK = (imgui.ImVec4(1.0, 0.25, 0.2, 1.0), imgui.ImVec4(1.0, 0.85, 0.3, 1.0))
 
 
-def draw_gpu_section(ctl, feed=None) -> None:
-    """``feed``: the renderer's feed of the current view (``path``, ``fallback_reason``), if any."""
+class CudaSection(PanelSection):
+    """Reads ``ctx.feed``: the renderer's feed of the current view (``path``, ``fallback_reason``), if any."""
+
+    title = CUDA
+
+    def shows(self, ctx: PanelContext) -> bool:
+        return ctx.controller.gpu.reason() is None and ctx.scene.spec.gpu is not None
+
+    def draw(self, ctx: PanelContext) -> None:
+        _draw(ctx.controller, ctx.feed)
+
+
+def _draw(ctl, feed) -> None:
     scene, spec = ctl.scene, ctl.spec
-    if ctl.gpu.reason() is not None or spec.gpu is None:
-        return
-    if not section("CUDA"):
-        return
     for toggle in spec.toggles:
         if toggle.gpu_only and imgui.checkbox(toggle.label, bool(scene.toggles[toggle.name]))[0]:
             ctl.toggle(toggle.name)

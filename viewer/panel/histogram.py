@@ -7,15 +7,24 @@ from __future__ import annotations
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from viewer.panel.live_histogram import EVERY_FRAMES, LiveHistogram
-from viewer.panel.style import GREY, MESSAGE, item_width, section, tooltip, wrapped
+from viewer.live_histogram import EVERY_FRAMES, LiveHistogram
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import GREY, MESSAGE, PAIR_DISTANCES, item_width, tooltip, wrapped
 
 
-def draw_histogram_section(hist: LiveHistogram, scene, width: float | None = None) -> None:
-    if scene.spec.histogram is None:
-        return
-    if not section("Pair distances"):
-        return
+class PairDistancesSection(PanelSection):
+    """The controller's ``LiveHistogram`` of the scene shown."""
+
+    title = PAIR_DISTANCES
+
+    def shows(self, ctx: PanelContext) -> bool:
+        return ctx.scene.spec.histogram is not None
+
+    def draw(self, ctx: PanelContext) -> None:
+        _draw(ctx.controller.histogram, ctx.scene, item_width())
+
+
+def _draw(hist: LiveHistogram, scene, width: float) -> None:
     changed, on = imgui.checkbox("distance histogram", hist.enabled)
     if changed:
         hist.set_enabled(on)
@@ -24,7 +33,7 @@ def draw_histogram_section(hist: LiveHistogram, scene, width: float | None = Non
     if not hist.enabled:
         return
     hist.follow(scene)
-    _width_slider(hist, width or item_width())
+    _width_slider(hist, width)
     if hist.message:
         wrapped(MESSAGE, hist.message)
     if hist.result is None:

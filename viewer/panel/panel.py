@@ -9,22 +9,31 @@ from __future__ import annotations
 from imgui_bundle import imgui
 
 from viewer.panel.baseline import BaselineBars
-from viewer.panel.colour import draw_color_section
-from viewer.panel.display import draw_display_section
-from viewer.panel.gpu import draw_gpu_section
-from viewer.panel.histogram import draw_histogram_section
-from viewer.panel.physics import draw_physics_section
-from viewer.panel.record import draw_record_section, draw_recording_indicator
-from viewer.panel.run import draw_run_section
+from viewer.panel.colour import ColourSection
+from viewer.panel.display import DisplaySection
+from viewer.panel.gpu import CudaSection
+from viewer.panel.histogram import PairDistancesSection
+from viewer.panel.physics import PhysicsSection
+from viewer.panel.record import RecordSection, draw_recording_indicator
+from viewer.panel.run import RunSection
 from viewer.panel.scene import SceneSection
+from viewer.panel.section import PanelContext, Section
 from viewer.panel.speed_of_light import SpeedOfLightSection
-from viewer.panel.stats import draw_stats_section
-from viewer.panel.style import GREY, MARGIN, MESSAGE, PANEL_WIDTH, panel_width, wrapped
-from viewer.panel.timings import draw_timing_section
-from viewer.panel.tool import draw_tool_section
-from viewer.panel.user_kernel import draw_user_kernel_section
+from viewer.panel.stats import CountersSection
+from viewer.panel.style import GREY, MARGIN, MESSAGE, PANEL_WIDTH, SECTIONS, panel_width, section, wrapped
+from viewer.panel.timings import StageTimesSection
+from viewer.panel.tool import ToolSection
+from viewer.panel.user_kernel import YourKernelSection
 
 __all__ = ["PANEL_WIDTH", "Panel"]
+
+
+def in_panel_order(sections: list[Section]) -> list[Section]:
+    """``sections`` in ``style.SECTIONS``' order: one for each title there, no other."""
+    by_title = {s.title: s for s in sections}
+    if sorted(by_title) != sorted(SECTIONS) or len(by_title) != len(sections):
+        raise ValueError(f"the panel's sections {sorted(s.title for s in sections)} are not style.SECTIONS")
+    return [by_title[title] for title in SECTIONS]
 
 
 class Panel:
@@ -32,11 +41,18 @@ class Panel:
         self.scene_section = SceneSection()
         self.speed_of_light = SpeedOfLightSection()
         self.baseline = BaselineBars(baseline)  # a report of sim.baseline.load (view --baseline), or None
+        self.sections = in_panel_order([
+            self.scene_section, RunSection(), CountersSection(), ColourSection(), RecordSection(), CudaSection(),
+            YourKernelSection(self.speed_of_light), PhysicsSection(), ToolSection(), StageTimesSection(self.baseline),
+            self.speed_of_light, PairDistancesSection(), DisplaySection()])
+        self.context = PanelContext()  # filled each frame: the sections' one argument
 
     def draw(self, ctl, app=None, shown=None, feed=None, legend=None) -> None:
-        """Draw the panel for controller ``ctl``; ``app`` (the window) adds its own rows and sections;
-        ``shown`` is the view drawn this frame, ``legend`` its legend over the range in force, ``feed``
-        how it reached the GL buffers."""
+        """Draw the panel for controller ``ctl``; ``app`` (the window's ``WindowControls``) adds its own rows
+        and sections; ``shown`` is the view drawn this frame, ``legend`` its legend over the range in force,
+        ``feed`` how it reached the GL buffers."""
+        ctx = self.context
+        ctx.controller, ctx.window, ctx.shown, ctx.feed, ctx.legend = ctl, app, shown, feed, legend
         if _begin_panel_window():
             # The recording dot and the message line stay above the sections, which scroll in a region
             # of their own: key feedback is never scrolled out of sight.
@@ -44,21 +60,13 @@ class Panel:
                 draw_recording_indicator(app)
             _message_line(ctl)
             imgui.begin_child("##sections")  # its items are clipped when it is hidden; end_child always
-            self.scene_section.draw(ctl)
-            draw_run_section(ctl, app)
-            draw_stats_section(ctl, app)
-            draw_color_section(ctl, shown, legend)
-            if app is not None:
-                draw_record_section(app)
-            draw_gpu_section(ctl, feed)
-            draw_user_kernel_section(ctl, self.speed_of_light)
-            draw_physics_section(ctl)
-            draw_tool_section(ctl)
-            draw_timing_section(ctl, self.baseline)
-            self.speed_of_light.draw(ctl)
-            draw_histogram_section(ctl.histogram, ctl.scene)
-            if app is not None:
-                draw_display_section(app)
+            for part in self.sections:
+                if not part.shows(ctx):
+                    continue
+                if section(part.title, part.folded):
+                    part.draw(ctx)
+                else:
+                    part.draw_folded(ctx)
             imgui.end_child()
         imgui.end()
 

@@ -5,16 +5,27 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import item_width, section, tooltip
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import PHYSICS, item_width, tooltip
 
 
-def draw_physics_section(ctl) -> None:
+def _switches(spec) -> list:
+    return [t for t in spec.toggles if not t.gpu_only]
+
+
+class PhysicsSection(PanelSection):
+    title = PHYSICS
+
+    def shows(self, ctx: PanelContext) -> bool:
+        return bool(ctx.scene.params or _switches(ctx.scene.spec))
+
+    def draw(self, ctx: PanelContext) -> None:
+        _draw(ctx.controller)
+
+
+def _draw(ctl) -> None:
     scene, spec = ctl.scene, ctl.spec
-    switches = [t for t in spec.toggles if not t.gpu_only]
-    if not scene.params and not switches:
-        return
-    if not section("Physics"):
-        return
+    switches = _switches(spec)
     imgui.push_item_width(item_width())
     for param in scene.params:
         value = ctl.param_value(param.name)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import GREY, RECORDING, item_width, section, tooltip, wrapped
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import GREY, RECORD, RECORDING, item_width, tooltip, wrapped
 from viewer.record.recorder import REAL_TIME, STEPS
 
 FPS_CHOICES = (24.0, 30.0, 60.0)
@@ -33,12 +34,24 @@ def draw_recording_indicator(app) -> None:
     imgui.text_colored(RECORDING, f"REC {elapsed_text(app.recording.recorder.elapsed())}  (R stops)")
 
 
-def draw_record_section(app) -> None:
+class RecordSection(PanelSection):
+    """Window only (``ctx.window``)."""
+
+    title = RECORD
+
+    def shows(self, ctx: PanelContext) -> bool:
+        return ctx.window is not None
+
+    def draw_folded(self, ctx: PanelContext) -> None:
+        if ctx.window.recording.active:  # folded: the red line still shows
+            imgui.text_colored(RECORDING, recording_line(ctx.window))
+
+    def draw(self, ctx: PanelContext) -> None:
+        _draw(ctx.window)
+
+
+def _draw(app) -> None:
     recording = app.recording
-    if not section("Record"):
-        if recording.active:  # folded: the red line still shows
-            imgui.text_colored(RECORDING, recording_line(app))
-        return
     if recording.active:
         _red_dot()
         imgui.same_line()

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import section, tooltip
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import RUN, tooltip
 
 
-def draw_run_section(ctl, app=None) -> None:
-    if not section("Run"):
-        return
+class RunSection(PanelSection):
+    title = RUN
+
+    def draw(self, ctx: PanelContext) -> None:
+        _draw(ctx.controller, ctx.window)
+
+
+def _draw(ctl, app) -> None:
     if imgui.button("Resume" if ctl.paused else "Pause", (80, 0)):
         ctl.toggle_pause()
     tooltip("space")

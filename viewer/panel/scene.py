@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import ERROR, GREY, disabled_tooltip, item_width, section, tooltip, wrapped
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import ERROR, GREY, SCENE, disabled_tooltip, item_width, tooltip, wrapped
 
 BACKENDS = ("cpu", "gpu")
 
@@ -36,17 +37,18 @@ def gpu_advice(reason: str) -> tuple[str, str]:
     return (text, "")
 
 
-class SceneSection:
+class SceneSection(PanelSection):
+    title = SCENE
+
     def __init__(self):
         self._count_choice: int | None = None
         self._count_source: tuple | None = None  # (scene, preset, target_n) the choice was taken from
 
-    def draw(self, ctl) -> None:
+    def draw(self, ctx: PanelContext) -> None:
         from sim.registry import SCENES
 
+        ctl = ctx.controller
         scene, spec = ctl.scene, ctl.spec
-        if not section("Scene"):
-            return
         if imgui.begin_combo("scene", spec.name):
             for name, other in SCENES.items():
                 if imgui.selectable(name, name == spec.name)[0]:

@@ -22,9 +22,9 @@ from imgui_bundle import imgui, implot
 
 from sim.roofline import Setup, StagePerf, analyse_stages, model_lines, percent
 from sim.userkernel.speed import live_perf
-from viewer.panel.style import GREY, section, tooltip, wrapped, wrapped_tooltip
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import GREY, SPEED_OF_LIGHT, tooltip, wrapped, wrapped_tooltip
 
-TITLE = "Speed of light"
 RECENT = 30  # frames whose median a figure takes: a switched variant shows within half a second
 COLUMNS = ("stage", "GB/s", "% copy", "GFLOP/s", "% FLOP", "bound")
 INTENSITIES = np.logspace(-3, 4, 64)  # FLOP per byte, the roofline's x axis
@@ -68,7 +68,7 @@ def rows(perfs: list[StagePerf]) -> list[tuple[str, ...]]:
 
 
 @dataclass
-class SpeedOfLightSection:
+class SpeedOfLightSection(PanelSection):
     """The section, with what it drew last (``rows``, ``note``) for the tests and the peaks it uses."""
 
     peaks_of: object = None  # device -> sim.peaks.Peaks or None; sim.peaks.current unless a test sets it
@@ -77,11 +77,14 @@ class SpeedOfLightSection:
     mine: StagePerf | None = None  # the user's kernel's figures, while it does its stage
     before: StagePerf | None = None  # the built-in's for that stage at this size, before the kernel took over
     _builtin: dict = field(default_factory=dict)  # (stage, items) -> (variant, its last figures) of a replaceable stage
+    title = SPEED_OF_LIGHT
 
-    def draw(self, ctl) -> None:
+    def shows(self, ctx: PanelContext) -> bool:
+        return ctx.scene.spec.gpu is not None
+
+    def draw(self, ctx: PanelContext) -> None:
+        ctl = ctx.controller
         scene = ctl.scene
-        if scene.spec.gpu is None or not section(TITLE):
-            return
         if not ctl.gpu.kernels_run():
             self.rows, self.note = None, f"measures the GPU's stages: {scene.spec.gpu.kernels_run_hint}"
             wrapped(GREY, self.note)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import section, tooltip
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import COUNTERS, tooltip
 
 
 def counter_lines(ctl) -> list[tuple[str, str]]:
@@ -30,11 +31,12 @@ def rate_lines(ctl, app=None) -> list[tuple[str, str]]:
     return lines
 
 
-def draw_stats_section(ctl, app=None) -> None:
-    if not section("Counters"):
-        return
-    imgui.push_text_wrap_pos(0.0)  # long values wrap instead of running under the panel's edge
-    for line, help in counter_lines(ctl) + rate_lines(ctl, app):
-        imgui.text_unformatted(line)
-        tooltip(help)
-    imgui.pop_text_wrap_pos()
+class CountersSection(PanelSection):
+    title = COUNTERS
+
+    def draw(self, ctx: PanelContext) -> None:
+        imgui.push_text_wrap_pos(0.0)  # long values wrap instead of running under the panel's edge
+        for line, help in counter_lines(ctx.controller) + rate_lines(ctx.controller, ctx.window):
+            imgui.text_unformatted(line)
+            tooltip(help)
+        imgui.pop_text_wrap_pos()

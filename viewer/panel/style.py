@@ -92,6 +92,9 @@ layout: dict[str, bool] = {}  # section title -> open; kept with the settings (t
 SECTIONS = ("Scene", "Run", "Counters", "Colour", "Record", "CUDA", "Your kernel", "Physics", "Tool",
             "Stage times (ms per frame)", "Speed of light", "Pair distances", "Display")
 FOLDED = ("Record", "Speed of light", "Display")
+# Each section's title, by name: the sections take theirs from here, and the panel lays them out in SECTIONS' order.
+(SCENE, RUN, COUNTERS, COLOUR, RECORD, CUDA, YOUR_KERNEL, PHYSICS, TOOL, STAGE_TIMES, SPEED_OF_LIGHT,
+ PAIR_DISTANCES, DISPLAY) = SECTIONS
 
 
 def open_sections(titles) -> None:
@@ -102,10 +105,11 @@ def open_sections(titles) -> None:
     layout.update({title: title in titles for title in SECTIONS})
 
 
-def section(title: str) -> bool:
-    """A panel section's header, folding; open as ``layout`` says (else open unless it is one of ``FOLDED``).
-    True when open."""
-    imgui.set_next_item_open(layout.get(title, title not in FOLDED), imgui.Cond_.once)
+def section(title: str, folded: bool | None = None) -> bool:
+    """A panel section's header, folding; open as ``layout`` says (else open unless ``folded``, by default
+    whether it is one of ``FOLDED``). True when open."""
+    folded = title in FOLDED if folded is None else folded
+    imgui.set_next_item_open(layout.get(title, not folded), imgui.Cond_.once)
     is_open = bool(imgui.collapsing_header(title))
     layout[title] = is_open
     return is_open

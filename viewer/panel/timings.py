@@ -7,14 +7,25 @@ import numpy as np
 from imgui_bundle import imgui, implot
 
 from viewer.panel.baseline import BaselineBars, draw_baseline
-from viewer.panel.style import section
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import STAGE_TIMES
 
 
-def draw_timing_section(ctl, bars: BaselineBars | None = None) -> None:
+class StageTimesSection(PanelSection):
+    """``bars``: the baseline drawn beside the live times (``Panel.baseline``)."""
+
+    title = STAGE_TIMES
+
+    def __init__(self, bars: BaselineBars):
+        self.bars = bars
+
+    def draw(self, ctx: PanelContext) -> None:
+        _draw(ctx.controller, self.bars)
+
+
+def _draw(ctl, bars: BaselineBars) -> None:
     timer = ctl.scene.timer
     names = list(timer.names)
-    if not section("Stage times (ms per frame)"):
-        return
     if implot.begin_plot("##stages", (-1, 140), implot.Flags_.no_menus | implot.Flags_.no_box_select):
         implot.setup_axes("frames ago", "ms", implot.AxisFlags_.auto_fit, 0)
         # Scale to the bulk of the data, not to one-off spikes such as the first (compiling) frame.
@@ -44,5 +55,4 @@ def draw_timing_section(ctl, bars: BaselineBars | None = None) -> None:
             imgui.table_next_column()
             imgui.text(f"{timer.median(name):.2f}")
         imgui.end_table()
-    if bars is not None:
-        draw_baseline(ctl, bars)
+    draw_baseline(ctl, bars)

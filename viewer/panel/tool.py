@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from viewer.panel.style import GREY, item_width, section, tooltip, wrapped
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import GREY, TOOL, item_width, tooltip, wrapped
 
 
 def tool_hint(ctl) -> str:
@@ -15,13 +16,18 @@ def tool_hint(ctl) -> str:
     return "off: ctrl + left drag uses it; the camera keeps the other drags"
 
 
-def draw_tool_section(ctl) -> None:
-    tool = ctl.spec.tool
-    if tool is None:
-        return
-    scene = ctl.scene
-    if not section("Tool"):
-        return
+class ToolSection(PanelSection):
+    title = TOOL
+
+    def shows(self, ctx: PanelContext) -> bool:
+        return ctx.scene.spec.tool is not None
+
+    def draw(self, ctx: PanelContext) -> None:
+        _draw(ctx.controller)
+
+
+def _draw(ctl) -> None:
+    tool, scene = ctl.spec.tool, ctl.scene
     changed, on = imgui.checkbox(f"{tool.name} tool", bool(scene.tool_on))
     if changed:
         ctl.set_tool(on)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from imgui_bundle import imgui
 
 from sim.userkernel.speed import live_perf, perf_text, sol_pct
-from viewer.panel.style import ERROR, GREY, MESSAGE, difference_table, item_width, section, tooltip, wrapped
+from viewer.panel.section import PanelContext, PanelSection
+from viewer.panel.style import ERROR, GREY, MESSAGE, YOUR_KERNEL, difference_table, item_width, tooltip, wrapped
 from viewer.panel.user_attempts import draw_attempts
 from viewer.panel.user_sanitizer import draw_sanitizer
 
@@ -96,8 +97,6 @@ def worst_rows(comparison) -> list[tuple[str, str, str, str]]:
 
 def draw_user_kernel_section(ctl, sol=None) -> None:
     spec = ctl.spec
-    if not spec.user_stages or not section("Your kernel"):
-        return
     kernel, stage = ctl.kernel, spec.user_stage()
     imgui.push_item_width(item_width())
     entered, kernel.path_text = imgui.input_text_with_hint("##kernel file", "Load kernel… (path of a .cu file)",
@@ -119,3 +118,16 @@ def draw_user_kernel_section(ctl, sol=None) -> None:
     flags = imgui.TableFlags_.borders_inner_h | imgui.TableFlags_.row_bg | imgui.TableFlags_.sizing_fixed_fit
     difference_table("worst_items", ("worst", "expected", "got", "difference"), rows, ERROR, flags)
     draw_attempts(kernel.live)
+
+
+class YourKernelSection(PanelSection):
+    title = YOUR_KERNEL
+
+    def __init__(self, sol=None):
+        self.sol = sol  # the Speed of light section: the peaks and the built-in's figures before yours
+
+    def shows(self, ctx: PanelContext) -> bool:
+        return bool(ctx.scene.spec.user_stages)
+
+    def draw(self, ctx: PanelContext) -> None:
+        draw_user_kernel_section(ctx.controller, self.sol)

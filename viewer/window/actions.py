@@ -1,11 +1,13 @@
 """The window's actions that keys and the panel start (the controller's own aside): quitting, Esc
 (help, unpin, then quit), full screen, recording (R), camera bookmarks (Ctrl+1…4 / 1…4), help, the
-default camera and screenshots (F12). ``WindowActions`` acts on the viewer it is given."""
+default camera and screenshots (F12). ``WindowActions`` holds what they switch: the help shown, a quit
+asked for, the last screenshot."""
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -13,33 +15,45 @@ from viewer.image import write_image
 from viewer.render.offscreen import Offscreen
 from viewer.render.view import default_camera
 from viewer.window import persist
+from viewer.window.geometry import WindowGeometry
+from viewer.window.pointing import WindowPicking
+from viewer.window.recording import WindowRecording
+from viewer.window.viewpoint import Viewpoint
 
 QUIT_ESCAPE_SECONDS = 3.0  # a second Esc this soon after the first quits
 
 
 class WindowActions:
-    """``viewer``: the window's state (window, context, camera, bookmarks, recording, pointing,
-    controller) and its ``draw_frame``, which a screenshot draws again offscreen."""
+    """``geometry``: the window and its sizes; ``ctx``: its GL context; ``draw_frame(target, fb_size)``: the
+    frame composed last, drawn again offscreen for a screenshot; ``screenshot_dir``: where F12 saves."""
 
-    def __init__(self, viewer):
-        self.viewer = viewer
+    def __init__(self, geometry: WindowGeometry, ctx, controller, viewpoint: Viewpoint, recording: WindowRecording,
+                 pointing: WindowPicking, draw_frame: Callable[[object, tuple[int, int]], None],
+                 screenshot_dir: Path):
+        self.geometry, self.window, self.ctx = geometry, geometry.window, ctx
+        self.controller, self.viewpoint = controller, viewpoint
+        self.recording, self.pointing = recording, pointing
+        self.draw_frame = draw_frame
+        self.screenshot_dir = Path(screenshot_dir)
+        self.show_help = False
+        self.quit_requested = False  # the window closes at the start of the next frame
+        self.last_screenshot: Path | None = None
         self.screenshot_requested = False  # F12: saved once this frame is drawn
         self._escape_at = -math.inf  # when an Esc last asked for a second one to quit
 
     @property
     def _say(self):
-        return self.viewer.controller.say
+        return self.controller.say
 
     def quit(self) -> None:
-        self.viewer.quit_requested = True
+        self.quit_requested = True
 
     def escape(self) -> None:
         """Esc: close the help, else unpin the pinned item, else ask for a second Esc, which quits."""
-        viewer = self.viewer
-        if viewer.show_help:
-            viewer.show_help = False
+        if self.show_help:
+            self.show_help = False
             self._say("help closed (F1 opens it)")
-        elif viewer.pointing.unpin(viewer):
+        elif self.pointing.unpin():
             pass
         elif time.monotonic() - self._escape_at < QUIT_ESCAPE_SECONDS:
             self.quit()
@@ -50,33 +64,33 @@ class WindowActions:
         self._escape_at = -math.inf
 
     def toggle_fullscreen(self) -> None:
-        window = self.viewer.window
-        self.viewer.controller.act("full screen", window.set_fullscreen, not window.fullscreen,
-                                   done=lambda: "full screen (F11: back)" if window.fullscreen else "windowed")
+        window = self.window
+        self.controller.act("full screen", window.set_fullscreen, not window.fullscreen,
+                            done=lambda: "full screen (F11: back)" if window.fullscreen else "windowed")
 
     def toggle_help(self) -> None:
-        self.viewer.show_help = not self.viewer.show_help
+        self.show_help = not self.show_help
 
     def reset_camera(self) -> None:
-        self.viewer.camera = default_camera(self.viewer.view.current)
+        self.viewpoint.reset()
 
     # --- recording ------------------------------------------------------------------------------------
     def toggle_recording(self) -> None:
         """R: start recording the view, or stop and save it."""
-        viewer, recording = self.viewer, self.viewer.recording
+        recording = self.recording
         if recording.active:
             self.stop_recording()
             return
-        fb_size = viewer.window.get_framebuffer_size()
-        with viewer.controller.guard("recording"):
-            path = recording.start(viewer.ctx, fb_size, viewer.covered_right(fb_size), viewer.scene.steps)
+        fb_size = self.geometry.fb_size()
+        with self.controller.guard("recording"):
+            path = recording.start(self.ctx, fb_size, self.geometry.covered_right(fb_size), self.controller.scene.steps)
             size = recording.recorder.size
             self._say(f"recording {size[0]}x{size[1]} to {path} ({recording.options.clock_text()}; R stops)")
 
     def stop_recording(self, why: str = "") -> Path | None:
         path = None
-        recording = self.viewer.recording
-        with self.viewer.controller.guard("saving the recording"):
+        recording = self.recording
+        with self.controller.guard("saving the recording"):
             recorder = recording.recorder
             path = recording.stop()
             if path is not None:
@@ -88,31 +102,31 @@ class WindowActions:
         return path
 
     def abandon_recording(self) -> None:
-        recording = self.viewer.recording
+        recording = self.recording
         recorder, recording.recorder = recording.recorder, None
         if recorder is not None:
             recorder.abort()
 
     # --- camera bookmarks --------------------------------------------------------------------------------
     def save_bookmark(self, number: str) -> None:
-        viewer = self.viewer
-        if viewer.camera is None:
+        viewpoint = self.viewpoint
+        if viewpoint.camera is None:
             self._say(f"Ctrl+{number}: a plots view has no camera to keep")
             return
-        viewer.bookmarks[number] = persist.camera_dict(viewer.camera)
+        viewpoint.bookmarks[number] = persist.camera_dict(viewpoint.camera)
         self._say(f"camera bookmark {number} saved ({number} restores it)")
 
     def restore_bookmark(self, number: str) -> None:
-        viewer = self.viewer
-        saved = viewer.bookmarks.get(number)
-        if saved is None or viewer.camera is None:
+        viewpoint = self.viewpoint
+        saved = viewpoint.bookmarks.get(number)
+        if saved is None or viewpoint.camera is None:
             self._say(f"{number}: no camera bookmark {number} yet (Ctrl+{number} saves one)")
             return
-        camera = persist.camera_from(saved, default_camera(viewer.view.current))
+        camera = persist.camera_from(saved, default_camera(viewpoint.view.current))
         if camera is None:
             self._say(f"{number}: camera bookmark {number} is damaged")
             return
-        viewer.camera = camera
+        viewpoint.camera = camera
         self._say(f"camera bookmark {number}")
 
     # --- screenshots ----------------------------------------------------------------------------------
@@ -122,7 +136,7 @@ class WindowActions:
 
     def screenshot_path(self) -> Path:
         """A new name under the viewer's ``screenshot_dir``: kernel-lab-<date>-<time>.png."""
-        folder = self.viewer.screenshot_dir
+        folder = self.screenshot_dir
         stem = f"kernel-lab-{datetime.now():%Y%m%d-%H%M%S}"
         path = folder / f"{stem}.png"
         suffix = 1
@@ -134,15 +148,14 @@ class WindowActions:
     def save_screenshot(self, fb_size: tuple[int, int], path: Path | None = None) -> Path | None:
         # Read an offscreen copy of the frame, not the window: Mesa leaves a GL error behind
         # after reading the default framebuffer.
-        viewer = self.viewer
-        with viewer.controller.guard("screenshot"):
-            target = Offscreen(viewer.ctx, fb_size)
+        with self.controller.guard("screenshot"):
+            target = Offscreen(self.ctx, fb_size)
             try:
-                viewer.draw_frame(target.fbo, fb_size)
+                self.draw_frame(target.fbo, fb_size)
                 path = write_image(path or self.screenshot_path(), target.read_rgb())
             finally:
                 target.release()
-            viewer.last_screenshot = path
+            self.last_screenshot = path
             self._say(f"screenshot: {path}")
             return path
         return None

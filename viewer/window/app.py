@@ -18,6 +18,7 @@ import moderngl
 from sim import interrupts
 from sim.contract import PointerEvent
 from viewer.frame import FrameComposer
+from viewer.keys import KeyMap
 from viewer.panel import style
 from viewer.panel.gui import Gui
 from viewer.panel.help import draw_help
@@ -28,6 +29,7 @@ from viewer.window.actions import WindowActions
 from viewer.window.controller import Controller
 from viewer.window.display import _make_window, display_problem
 from viewer.window.events import WindowEvents
+from viewer.window.geometry import WindowGeometry
 from viewer.window.icon import set_window_icon
 from viewer.window.input import ImGuiInput
 from viewer.window.loop import FrameLoop
@@ -36,6 +38,7 @@ from viewer.window.rates import RateMeter
 from viewer.window.reach import draw_tool_reach
 from viewer.window.recording import RECORDING_DIR, WindowRecording
 from viewer.window.session import SessionSettings
+from viewer.window.viewpoint import Viewpoint
 
 SCREENSHOT_DIR = Path("screenshots")
 
@@ -44,7 +47,9 @@ class Viewer:
     """The window and what it is made of, wired here: the ``controller`` (what the user does to the
     scene), the ``composer`` (a frame onto a framebuffer), ``events`` (pyglet's handlers), ``actions``
     (the window's own keys and buttons), ``loop`` (how frames follow one another), ``session`` (the
-    settings kept between sessions), ``pointing`` (picking) and ``recording`` (R).
+    settings kept between sessions), ``pointing`` (picking), ``recording`` (R), ``viewpoint`` (the camera and
+    its bookmarks) and ``geometry`` (the window's sizes and the panel's share). Each part is given the few
+    of these it acts on; the loop drives the viewer itself (``FrameHost``).
 
     ``settings``: what was saved (``viewer.settings``), applied now and updated by ``close()``;
     None starts clean and keeps the session's choices in memory only."""
@@ -59,38 +64,37 @@ class Viewer:
         self.ctx = moderngl.create_context()
         if self.ctx.version_code < 330:
             raise RuntimeError(f"OpenGL 3.3 needed, got {self.ctx.info['GL_VERSION']}")
-        self.controller = Controller(scene)
+        self.controller = controller = Controller(scene)
+        self.geometry = WindowGeometry(self.window)
         self.view = SceneView(self.ctx)
-        self.camera = None  # framed on the first view (plots have none)
+        self.viewpoint = Viewpoint(self.view)
         self.gui = Gui(self.ctx)
         self.composer = FrameComposer(self.view, self.gui)
         self.input = ImGuiInput(self.gui, lambda: self.window.get_size()[1])
         self.panel = Panel(baseline)
-        self.pointing = WindowPicking()
+        self.pointing = WindowPicking(self.view, self.viewpoint, self.geometry, self.input, controller)
         self.recording = WindowRecording(recording_dir)
-        self.show_help = False
         self.max_fps = max_fps
-        self.screenshot_dir = Path(screenshot_dir)
-        self.last_screenshot: Path | None = None
         self.frame_rate = RateMeter()
         self.render_ms = 0.0
         self.frames = 0
         self.last_tick = time.perf_counter()
         self.closed = False
-        self.quit_requested = False
         self.scene_replaced = False  # the controller switched scenes since this frame began
-        self.bookmarks: dict[str, dict] = {}  # the scene's camera bookmarks, "1".."4"
         self._interop_reported = False  # the reason for host uploads of a GPU view is said once
         self._splat_reported = False  # likewise why its items are not splatted by CUDA
         self.settings = settings if settings is not None else Settings(None)  # in memory only when None
         self.ui_scale = style.clamp_ui_scale(getattr(self.window, "scale", 1.0) or 1.0)  # the monitor's
-        self.actions = WindowActions(self)
-        self.loop = FrameLoop(self, self.settings)
-        self.session = SessionSettings(self, self.settings)
-        self.events = WindowEvents(self, self.actions)
-        self.controller.on_switch = self.session.scene_switched
-        self.controller.new_scene = self.session.new_scene
-        self.session.apply()
+        self.actions = WindowActions(self.geometry, self.ctx, controller, self.viewpoint, self.recording,
+                                     self.pointing, self.draw_frame, Path(screenshot_dir))
+        self.loop = FrameLoop(self, controller, self.actions, self.settings)
+        self.session = SessionSettings(self.settings, controller, self.window, self.viewpoint, self.recording)
+        self.events = WindowEvents(self.input, self.pointing, self.viewpoint, self.geometry, controller,
+                                   self.actions, KeyMap(controller, self.actions),
+                                   busy=lambda: self.loop.warm_up is not None)
+        controller.on_switch = self._scene_switched
+        controller.new_scene = self.session.new_scene
+        self.ui_scale = self.session.apply(self.ui_scale)
         self.window.push_handlers(self.events)  # held weakly by pyglet; the viewer holds it
 
     # --- shortcuts ------------------------------------------------------------------------
@@ -106,6 +110,56 @@ class Viewer:
     def message(self) -> str:
         return self.controller.message
 
+    @property
+    def camera(self):
+        return self.viewpoint.camera
+
+    @camera.setter
+    def camera(self, camera) -> None:
+        self.viewpoint.camera = camera
+
+    @property
+    def bookmarks(self) -> dict[str, dict]:
+        return self.viewpoint.bookmarks
+
+    @property
+    def show_help(self) -> bool:
+        return self.actions.show_help
+
+    @property
+    def quit_requested(self) -> bool:
+        return self.actions.quit_requested
+
+    @property
+    def screenshot_dir(self) -> Path:
+        return self.actions.screenshot_dir
+
+    @property
+    def last_screenshot(self) -> Path | None:
+        return self.actions.last_screenshot
+
+    @last_screenshot.setter
+    def last_screenshot(self, path: Path | None) -> None:
+        self.actions.last_screenshot = path
+
+    def covered_display(self) -> int:
+        return self.geometry.covered_display()
+
+    def covered_right(self, fb_size: tuple[int, int]) -> int:
+        return self.geometry.covered_right(fb_size)
+
+    def plots_area(self) -> tuple[float, float, float, float]:
+        return self.geometry.plots_area()
+
+    def _scene_switched(self, old, old_color_mode: str) -> None:
+        """The controller replaced the scene: its settings kept and the new one's applied, the pin and the
+        camera dropped (the new view is framed afresh), its first frame due on the worker."""
+        self.session.scene_switched(old, old_color_mode)
+        self.pointing.picking.unpin()
+        self.viewpoint.camera = None
+        self.scene_replaced = True
+        self.loop.warm_up_due = True
+
     # --- one frame --------------------------------------------------------------------------
     def tick(self) -> bool:
         """Run one frame; returns False once the window is closed."""
@@ -114,7 +168,7 @@ class Viewer:
         interrupts.check()  # a signal noted while numba ran stops the window here, between frames
         self.window.switch_to()
         self.window.dispatch_events()
-        if self.quit_requested:
+        if self.actions.quit_requested:
             self.close()
             return False
         now = time.perf_counter()
@@ -127,11 +181,11 @@ class Viewer:
         self.controller.histogram.frame(self.scene)
         start = time.perf_counter()
         self.upload()
-        fb_size = self.window.get_framebuffer_size()
+        fb_size = self.geometry.fb_size()
         if self.recording.size_changed(fb_size):
             self.actions.stop_recording("the window changed size")
         self._set_ui_scale()
-        if not self.composer.compose_ui(self.window.get_size(), fb_size, dt, self.plots_area(),
+        if not self.composer.compose_ui(self.window.get_size(), fb_size, dt, self.geometry.plots_area(),
                                         self._overlays, self._point_moved):
             return True  # the panel switched scenes: this frame's view and legend are the old one's
         recording = self.recording.active
@@ -157,12 +211,32 @@ class Viewer:
         if self.scene_replaced:
             return False
         drag = self.events.drag
-        self.pointing.update(self, fb_size, dragging=drag is not None)
-        self.pointing.draw(self, fb_size)
-        draw_tool_reach(self, fb_size, drag)
-        if self.show_help:
-            self.show_help = draw_help(self.scene.spec)
+        self.pointing.update(fb_size, dragging=drag is not None)
+        self.pointing.draw(fb_size)
+        draw_tool_reach(self.scene, self.viewpoint.camera, self.pointing.pointer, self.geometry,
+                        self.input.wants_mouse, fb_size, drag)
+        if self.actions.show_help:
+            self.actions.show_help = draw_help(self.scene.spec)
         return True
+
+    def show_initial_state(self) -> None:
+        self.window.switch_to()
+        self.upload()
+
+    def draw_busy_frame(self, dt: float, note: str, overlay) -> None:
+        """A frame while the scene is busy on the worker: its state and legend, the panel waiting (saying
+        ``note``) and ``overlay((width, height))`` over the view beside the panel; no plots (the scene steps)."""
+        fb_size = self.geometry.fb_size()
+        area = self.geometry.plots_area()
+
+        def busy(_fb_size) -> bool:
+            self.panel.draw_busy(self.controller, note)
+            overlay((area[2], area[3]))
+            return True
+
+        self.composer.compose_ui(self.window.get_size(), fb_size, dt, area, busy)
+        self.draw_frame(self.ctx.screen, fb_size)
+        self.window.flip()
 
     def _set_ui_scale(self) -> None:
         if abs(style.ui_scale() - self.ui_scale) > 1e-6 or abs(self.gui.scale - self.ui_scale) > 1e-6:
@@ -174,8 +248,8 @@ class Viewer:
         ctl = self.controller
         ctl.watch_scene()
         with ctl.guard("reading the scene"):
-            if self.view.show(ctl.scene, ctl.color_mode) or self.camera is None:
-                self.actions.reset_camera()  # another trough, box, extent or scene: frame the new one
+            if self.view.show(ctl.scene, ctl.color_mode) or self.viewpoint.camera is None:
+                self.viewpoint.reset()  # another trough, box, extent or scene: frame the new one
                 self.session.restore_pending_camera()
         feed, shown = self.view.feed, self.view.current
         if feed is not None and feed.fallback_reason and shown.on_device and not self._interop_reported:
@@ -185,25 +259,12 @@ class Viewer:
     def _drawn_noun(self) -> str:
         return self.scene.spec.words.unit if self.view.kind == "points" else "field"
 
-    def covered_display(self) -> int:
-        """Display pixels the panel covers at the right edge."""
-        return style.panel_cover()
-
-    def covered_right(self, fb_size: tuple[int, int]) -> int:
-        """Framebuffer pixels the panel covers at the right edge."""
-        scale = fb_size[0] / max(self.window.get_size()[0], 1)
-        return int(self.covered_display() * scale)
-
-    def plots_area(self) -> tuple[float, float, float, float]:
-        width, height = self.window.get_size()
-        return 0.0, 0.0, float(max(width - self.covered_display(), 1)), float(height)
-
     def _point_moved(self, target: str, x: float, y: float) -> None:
         self.controller.pointer(PointerEvent("point", x, y, target=target))
 
     def draw_frame(self, target: moderngl.Framebuffer, fb_size: tuple[int, int]) -> None:
         """The frame composed last (the view under the ImGui layer) into ``target``."""
-        self.composer.draw(target, self.camera, fb_size, self.covered_right(fb_size), ui=True)
+        self.composer.draw(target, self.viewpoint.camera, fb_size, self.geometry.covered_right(fb_size), ui=True)
         if self.view.splat_problem and not self._splat_reported:
             self._splat_reported = True
             self.controller.say(f"GPU {self._drawn_noun()} drawn as impostors: {self.view.splat_problem}")
@@ -215,7 +276,7 @@ class Viewer:
         self.loop.finish_warm_up()  # the worker steps the scene: let it finish before the scene is saved
         self.controller.kernel.drop()  # a user's kernel: its watcher and sandbox worker stop
         self.window.switch_to()
-        self.session.save()
+        self.session.save(self.ui_scale)
         if self.recording.active:  # the panel goes with the window: say on the terminal where the video went
             self.actions.stop_recording("the viewer closed")
             print(f"viewer: {self.message}", file=sys.stderr)

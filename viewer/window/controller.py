@@ -20,8 +20,8 @@ from typing import Self
 from sim.cli import UsageError
 from sim.contract import BLOCK_COLORS, PointerEvent, Words
 from sim.writer import OutputError
-from viewer.keys import key_label
-from viewer.panel.live_histogram import LiveHistogram
+from viewer.keys import BLOCK_COLORS_KEY
+from viewer.live_histogram import LiveHistogram
 from viewer.window.gpu_switches import GpuSwitches
 from viewer.window.rates import RateMeter
 from viewer.window.user_kernel import UserKernel
@@ -211,12 +211,12 @@ class Controller:
 
     def toggle_block_colors(self) -> None:
         """c: colour by CUDA block, or back to the colouring before it."""
-        label = key_label("toggle_block_colors")
+        label = BLOCK_COLORS_KEY.label
         if self.color_mode == BLOCK_COLORS:
             self._leave_block_colors()
             self.say(f"{label}: colour by {self.scene.color_modes.get(self.color_mode, self.color_mode)}")
             return
-        if not self.gpu.ready("toggle_block_colors", self.spec.block_colors, "CUDA block colouring"):
+        if not self.gpu.ready(label, self.spec.block_colors, "CUDA block colouring"):
             return
         reason = self.gpu.block_colors_reason()
         if reason is not None or BLOCK_COLORS not in self.scene.color_modes:

@@ -4,42 +4,40 @@ viewer's window; it owns the gesture of the button held down (``drag``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sim.contract import PointerEvent
 from viewer import pyglet
-from viewer.keys import dispatch_key, key
+from viewer.keys import KeyMap, key
 from viewer.window.input import BUTTON_NAMES, ORBIT, PAN, TOOL, ZOOM, gesture, scene_point
 
 EVENT_HANDLED = pyglet.event.EVENT_HANDLED
 
 
 class WindowEvents:
-    """``viewer``: the window's state (window, camera, controller, pointing, ImGui input, the frame
-    loop's warm-up); ``actions``: what keys start besides the controller's own."""
+    """``imgui_input``: ImGui's IO; ``pointing``: the picking; ``viewpoint``: the camera the drags move;
+    ``geometry``: the window's sizes; ``controller``: the scene's tool; ``actions``: Esc while busy and closing
+    the window; ``keys``: the key table bound to the controller and the actions; ``busy()``: whether the
+    scene's first frame runs on the worker thread (only quitting then)."""
 
-    def __init__(self, viewer, actions):
-        self.viewer = viewer
-        self.actions = actions
-        self.input = viewer.input
-        self.pointing = viewer.pointing
+    def __init__(self, imgui_input, pointing, viewpoint, geometry, controller, actions, keys: KeyMap,
+                 busy: Callable[[], bool]):
+        self.input, self.pointing, self.viewpoint, self.geometry = imgui_input, pointing, viewpoint, geometry
+        self.controller, self.actions, self.keys = controller, actions, keys
+        self._busy = busy
         self.drag: str | None = None  # the gesture of the button held down (a camera move or TOOL)
         self.tool_button = ""  # the button of a tool drag
-
-    @property
-    def _busy(self) -> bool:
-        """The scene's first frame runs on the worker thread: only quitting now."""
-        return self.viewer.loop.warm_up is not None
 
     # --- pyglet events -----------------------------------------------------------------------
     def on_key_press(self, symbol: int, modifiers: int):
         self.input.key(symbol, modifiers, True)
         if self.input.wants_keyboard:
             return EVENT_HANDLED  # typing into a widget; Esc leaves the widget, not the viewer
-        if self._busy:
+        if self._busy():
             if symbol == key.ESCAPE:
                 self.actions.escape()
             return EVENT_HANDLED
-        controller = self.viewer.controller
-        dispatch_key(symbol, modifiers, self.actions, controller, controller.gpu)
+        self.keys.press(symbol, modifiers)
         return EVENT_HANDLED  # also keeps pyglet from closing the window on Esc by itself
 
     def on_key_release(self, symbol: int, modifiers: int):
@@ -61,10 +59,10 @@ class WindowEvents:
         wanted = self.input.wants_mouse_at(x, y)
         self.input.mouse_button(x, y, button, True, modifiers)
         self.pointing.pointer = (x, y)
-        camera = self.viewer.camera
-        if wanted or self.drag is not None or camera is None or self._busy:
+        camera = self.viewpoint.camera
+        if wanted or self.drag is not None or camera is None or self._busy():
             return
-        scene = self.viewer.scene
+        scene = self.controller.scene
         self.drag = gesture(button, modifiers, scene.spec.tool is not None, scene.tool_on, camera.orbit_enabled)
         if button == pyglet.window.mouse.LEFT and self.drag != TOOL:
             self.pointing.pressed(x, y)  # a click (no drag) pins the item under the pointer
@@ -83,13 +81,13 @@ class WindowEvents:
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
         self.input.mouse_position(x, y)
         self.pointing.pointer = (x, y)
-        camera = self.viewer.camera
+        camera = self.viewpoint.camera
         if camera is None:
             return
         if self.drag == ORBIT:
             camera.orbit(dx, dy)
         elif self.drag == PAN:
-            camera.pan(dx, dy, self.viewer.window.get_size()[1])
+            camera.pan(dx, dy, self.geometry.size()[1])
         elif self.drag == ZOOM:
             camera.zoom(1.01 ** -dy)
         elif self.drag == TOOL:
@@ -97,21 +95,22 @@ class WindowEvents:
 
     def _send_pointer(self, kind: str, x: float, y: float, modifiers: int) -> None:
         """A tool event at window point (x, y), in scene coordinates (3D views: with the ray)."""
-        viewer, camera = self.viewer, self.viewer.camera
-        fb_size = viewer.window.get_framebuffer_size()
-        scale = fb_size[0] / max(viewer.window.get_size()[0], 1)
-        sx, sy, origin, direction = scene_point(camera, x * scale, y * scale, fb_size, viewer.covered_right(fb_size))
+        camera, geometry = self.viewpoint.camera, self.geometry
+        fb_size = geometry.fb_size()
+        scale = geometry.fb_scale(fb_size)
+        sx, sy, origin, direction = scene_point(camera, x * scale, y * scale, fb_size, geometry.covered_right(fb_size))
         ray = {"origin": tuple(map(float, origin)), "direction": tuple(map(float, direction))} \
             if camera.orbit_enabled else {}
-        viewer.controller.pointer(PointerEvent(kind, sx, sy, self.tool_button, bool(modifiers & key.MOD_SHIFT),
+        self.controller.pointer(PointerEvent(kind, sx, sy, self.tool_button, bool(modifiers & key.MOD_SHIFT),
                                                bool(modifiers & key.MOD_CTRL), **ray))
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self.input.mouse_position(x, y)
         wanted = self.input.wants_mouse_at(x, y)
         self.input.scroll(scroll_x, scroll_y)
-        if not wanted and self.viewer.camera is not None:
-            self.viewer.camera.zoom(0.9**scroll_y)
+        camera = self.viewpoint.camera
+        if not wanted and camera is not None:
+            camera.zoom(0.9**scroll_y)
 
     def on_resize(self, width, height):
         return EVENT_HANDLED  # sizes are read every frame; pyglet's own projection is not used

@@ -6,7 +6,7 @@ through the controller's message line and guarded ``act``."""
 from __future__ import annotations
 
 from sim.cli import block_text
-from viewer.keys import key_label
+from viewer.keys import BLOCK_SIZE_KEY, GPU_PHYSICS_KEY, VARIANT_KEY, VERIFY_KEY
 
 
 def _next_after(choices, current):
@@ -30,9 +30,8 @@ class GpuSwitches:
         """Why this scene cannot run on the GPU here, or None when it can."""
         return self.scene.gpu_reason or None  # gpu_status() catches CUDA errors itself
 
-    def ready(self, action: str, capability, what: str) -> bool:
-        """True when the key of ``action`` can act on this scene here; else say why."""
-        label = key_label(action)
+    def ready(self, label: str, capability, what: str) -> bool:
+        """True when the key labelled ``label`` can act on this scene here; else say why."""
         reason = self.reason()
         if reason is not None:
             self.ctl.say(f"{label}: needs a GPU: {reason}")
@@ -55,7 +54,7 @@ class GpuSwitches:
     def toggle_gpu_physics(self) -> None:
         reason = self.reason()
         if reason:
-            self.ctl.say(f"{key_label('toggle_gpu_physics')}: needs a GPU: {reason}")
+            self.ctl.say(f"{GPU_PHYSICS_KEY.label}: needs a GPU: {reason}")
             return
         self.set_backend("cpu" if self.scene.backend == "gpu" else "gpu")
 
@@ -73,7 +72,7 @@ class GpuSwitches:
     def toggle_verify(self) -> None:
         spec = self.scene.spec
         verifier = spec.verifier
-        if not self.ready("toggle_verify", verifier, "verification"):
+        if not self.ready(VERIFY_KEY.label, verifier, "verification"):
             return
         on = not self.scene.verify
         if on and not self.kernels_run():
@@ -84,7 +83,7 @@ class GpuSwitches:
 
     def cycle_variant(self) -> None:
         knobs = self.scene.spec.gpu
-        if self.ready("cycle_variant", knobs, "kernel variants"):
+        if self.ready(VARIANT_KEY.label, knobs, "kernel variants"):
             own = self.scene.knobs  # the variants and, while loaded, the user's own kernel
             self._variant(self.scene.spec.words.variant, _next_after(own.variants, own.chosen), "q: ")
 
@@ -98,7 +97,7 @@ class GpuSwitches:
 
     def cycle_block_size(self) -> None:
         knobs = self.scene.spec.gpu
-        if self.ready("cycle_block_size", knobs, "CUDA block sizes"):
+        if self.ready(BLOCK_SIZE_KEY.label, knobs, "CUDA block sizes"):
             self._block("block size", _next_after(knobs.blocks, self.scene.block), "Q: ")
 
     def set_block(self, block) -> None:

@@ -12,55 +12,55 @@ from viewer.window import persist
 
 
 class SessionSettings:
-    """``viewer``: the window's state the settings restore and capture (window, camera, bookmarks, UI
-    scale, recording options, controller, pointing, the frame loop)."""
+    """``settings``: what is kept; ``controller``: the scene the settings apply to; ``window``: the pyglet window
+    (full screen); ``viewpoint``: the camera and its bookmarks; ``recording``: its options."""
 
-    def __init__(self, viewer, settings: Settings):
-        self.viewer = viewer
-        self.settings = settings
+    def __init__(self, settings: Settings, controller, window, viewpoint, recording):
+        self.settings, self.controller, self.window = settings, controller, window
+        self.viewpoint, self.recording = viewpoint, recording
         self._pending_camera: dict | None = None  # a saved camera, applied once the view is framed
         self._switch_notice = ""  # a saved count the last switch could not use, in words
 
-    def apply(self) -> None:
+    def apply(self, ui_scale: float) -> float:
         """What was saved: the window's share now, the scene's through its setters, the camera once
-        the first view is framed."""
-        viewer, settings = self.viewer, self.settings
+        the first view is framed. Returns the UI scale to use (``ui_scale`` unless one was saved)."""
+        settings, controller = self.settings, self.controller
         window = settings.table("window")
         if "ui_scale" in window:
-            viewer.ui_scale = style.clamp_ui_scale(window["ui_scale"])
+            ui_scale = style.clamp_ui_scale(window["ui_scale"])
         style.layout.update(persist.panel_layout(settings))
-        viewer.recording.options = persist.record_options(settings)
-        self._load_scene(viewer.scene)
+        self.recording.options = persist.record_options(settings)
+        self._load_scene(controller.scene)
         if settings.notices:  # the file ignored, or a saved count (main.py said it on stderr too)
-            viewer.controller.say("; ".join(settings.notices))
+            controller.say("; ".join(settings.notices))
         if window.get("fullscreen") is True:
-            viewer.controller.act("full screen", viewer.window.set_fullscreen, True)
+            controller.act("full screen", self.window.set_fullscreen, True)
+        return ui_scale
 
     def _load_scene(self, scene) -> None:
-        viewer = self.viewer
         saved = self.settings.data.get("scenes", {}).get(scene.spec.name)
-        viewer.bookmarks = persist.saved_bookmarks(saved) if isinstance(saved, dict) else {}
+        self.viewpoint.bookmarks = persist.saved_bookmarks(saved) if isinstance(saved, dict) else {}
         self._pending_camera = None
         if not isinstance(saved, dict):
             return
-        failed = persist.apply_scene(viewer.controller, saved)
+        failed = persist.apply_scene(self.controller, saved)
         if failed:
-            viewer.controller.say("settings not applied: " + "; ".join(failed))
+            self.controller.say("settings not applied: " + "; ".join(failed))
         if saved.get("preset") == scene.preset:
             self._pending_camera = saved.get("camera")
 
     def restore_pending_camera(self) -> None:
         """The view was just framed: the saved camera of the scene, if one waits, replaces the default."""
-        viewer = self.viewer
+        viewpoint = self.viewpoint
         pending, self._pending_camera = self._pending_camera, None
-        if pending is not None and viewer.camera is not None:
-            viewer.camera = persist.camera_from(pending, viewer.camera) or viewer.camera
+        if pending is not None and viewpoint.camera is not None:
+            viewpoint.camera = persist.camera_from(pending, viewpoint.camera) or viewpoint.camera
 
     def _store_scene(self, scene, color_mode: str) -> None:
-        viewer = self.viewer
-        with viewer.controller.guard("keeping the settings"):
+        viewpoint = self.viewpoint
+        with self.controller.guard("keeping the settings"):
             self.settings.table("scenes")[scene.spec.name] = persist.capture_scene(
-                scene, color_mode, viewer.camera, viewer.bookmarks)
+                scene, color_mode, viewpoint.camera, viewpoint.bookmarks)
 
     def new_scene(self, name: str, backend: str):
         """The scene the combo switches to, started from its own saved preset and count; a saved count
@@ -77,27 +77,22 @@ class SessionSettings:
         return create_scene(name, **kwargs)
 
     def scene_switched(self, old, old_color_mode: str) -> None:
-        """The controller replaced the scene: keep the old one's settings, apply the new one's."""
-        viewer = self.viewer
+        """The controller replaced the scene (the window has dropped its camera): keep the old one's settings,
+        apply the new one's."""
         self._store_scene(old, old_color_mode)
-        viewer.pointing.picking.unpin()
-        viewer.camera = None
-        self._load_scene(viewer.scene)
-        viewer.scene_replaced = True
-        viewer.loop.warm_up_due = True
+        self._load_scene(self.controller.scene)
         notice, self._switch_notice = self._switch_notice, ""
         if notice:
             print(f"viewer: {notice}", file=sys.stderr)
-            viewer.controller.say(notice)
+            self.controller.say(notice)
 
-    def save(self) -> None:
-        viewer, settings = self.viewer, self.settings
-        self._store_scene(viewer.scene, viewer.controller.color_mode)
-        settings.data["scene"] = viewer.scene.spec.name
-        settings.data["backend"] = viewer.scene.backend
-        fullscreen = bool(viewer.window.fullscreen)
-        persist.capture_window(settings, viewer.window.get_size(), fullscreen, viewer.ui_scale,
-                               viewer.recording.options)
+    def save(self, ui_scale: float) -> None:
+        settings, controller = self.settings, self.controller
+        self._store_scene(controller.scene, controller.color_mode)
+        settings.data["scene"] = controller.scene.spec.name
+        settings.data["backend"] = controller.scene.backend
+        fullscreen = bool(self.window.fullscreen)
+        persist.capture_window(settings, self.window.get_size(), fullscreen, ui_scale, self.recording.options)
         problem = settings.save()
         if problem:
             print(f"viewer: {problem}", file=sys.stderr)

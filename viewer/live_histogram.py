@@ -1,5 +1,6 @@
-"""The panel's live distance histogram and g(r): when to recompute it, with which bucket width, and
-what to say instead when it cannot (too many points, a bad width, a failing kernel).
+"""The live pair-distance histogram and g(r) of the scene shown: its accumulation across displayed frames
+(when to recount, with which bucket width) and what to say instead when it cannot (too many points, a bad
+width, a failing kernel).
 
 A scene offers its points through the contract (``spec.histogram``, ``scene.histogram_points()``
 on its backend, ``scene.histogram_widths()``). No ImGui here: the controller owns one
