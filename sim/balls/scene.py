@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 import assets
+from sim import finite
 from sim.balls import DRIP_RATE, PARAMS, SPEC, pipeline_cpu, presets, world
 from sim.balls.items import BallInspector
 from sim.balls.passes import PassLog
@@ -317,7 +318,7 @@ class BallsScene(PointsScene, Scene):
         n = self.n
         return {"n": n, "steps": self.steps, "sim_time": self.sim_time, "tests": self.last_tests,
                 "tests_per_ball": self.last_tests / n if n else 0.0, "pairs": self.last_pairs,
-                "passes": self.pass_log.count}
+                "passes": self.pass_log.count, finite.STAT_KEY: self.suspect_note}
 
     # --- benchmarks ---------------------------------------------------------------------------------------
     def bench_mark(self):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import measure
+from sim import finite, measure
 from sim.balls import kernels, proximity_cpu, world
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
 from sim.user_stages import Values, comparison, one_per_item
@@ -113,12 +113,27 @@ class ProximityStage:
         pos, vel, _ = scene.state()
         z_max, _ = proximity_cpu.compute_keys(pos, vel, world.PAIR_LIFETIME)
         order = proximity_cpu.sort_by_zmax(z_max)
-        count = np.clip(np.asarray(outputs["count"]), 0, CAPACITY)
+        raw = np.asarray(outputs["count"])
+        count = np.clip(raw, 0, CAPACITY)
         slots = np.asarray(outputs["partners"]).reshape(-1, CAPACITY)
         balls = np.arange(count.shape[0])[:, None]
-        slots = np.where((slots >= 0) & (slots < count.shape[0]), slots, balls)  # no ball: a self-pair, dropped
+        named = (slots >= 0) & (slots < count.shape[0])
+        slots = np.where(named, slots, balls)  # no ball: a self-pair, dropped
         mine, theirs = pairs_from_lists(count, slots)
+        bad_count = count != raw
+        bad_slot = ~named & (np.arange(CAPACITY)[None, :] < count[:, None])  # only the slots its count reads
+        suspect = np.zeros(count.shape[0], bool)
+        suspect[order] = bad_count | bad_slot.any(axis=1)  # in the scene's ball order, as the marks are
+        scene.mark_suspect(suspect, garbage_note(int(bad_count.sum()), int(bad_slot.sum())))
         scene.take_pairs(np.column_stack([order[mine], order[theirs]]).astype(np.int64), comparison)
+
+
+def garbage_note(counts: int, slots: int) -> str:
+    """The statistic's text for lists a user's kernel got wrong past repair."""
+    parts = [f"{counts:,} counts outside 0..{CAPACITY} (clipped)" if counts else "",
+             f"{slots:,} partners naming no ball (dropped)" if slots else ""]
+    said = ", ".join(p for p in parts if p)
+    return f"{said}: those balls marked red" if said else finite.CLEAN
 
 
 def _few(balls: list[int], most: int = 3) -> str:

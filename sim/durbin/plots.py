@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.signal
 
+from sim import finite
 from sim.colormap import BLOCK_PALETTE, MISMATCH_RGBA
 from sim.contract import DragPoint, Plot, Series
 from sim.cuda import ceil_div
@@ -43,8 +44,9 @@ def decimate(values: np.ndarray, limit: int = POINTS) -> np.ndarray:
     padded[:n] = values
     rows = padded.reshape(buckets, width)
     base = np.arange(buckets) * width
-    lo = base + np.nanargmin(rows, axis=1)
-    hi = base + np.nanargmax(rows, axis=1)
+    missing = np.isnan(rows)  # the padding, and a user's NaN: a bucket of them only gives its first entry
+    lo = base + np.argmin(np.where(missing, np.inf, rows), axis=1)
+    hi = base + np.argmax(np.where(missing, -np.inf, rows), axis=1)
     return np.stack([np.minimum(lo, hi), np.maximum(lo, hi)], axis=1).ravel()
 
 
@@ -57,7 +59,8 @@ def drawn(values: np.ndarray, limit: int = POINTS) -> tuple[np.ndarray, np.ndarr
 def prediction_errors(alphas: np.ndarray) -> np.ndarray:
     """E_0 .. E_k: the normalised prediction-error variance of each order, E_m = prod_{j<m} (1 - alpha_j^2)
     (the recursion's betas, plus the last order's)."""
-    return np.concatenate([[1.0], np.cumprod(1.0 - np.asarray(alphas, np.float64) ** 2)])
+    with np.errstate(over="ignore", invalid="ignore"):  # a user's kernel's garbage alphas: inf and NaN, said elsewhere
+        return np.concatenate([[1.0], np.cumprod(1.0 - np.asarray(alphas, np.float64) ** 2)])
 
 
 def ar_spectrum(y: np.ndarray, error: float, bins: int = SPECTRUM_BINS) -> tuple[np.ndarray, np.ndarray]:
@@ -133,13 +136,14 @@ def y_plot(y: np.ndarray, n: int, k: int, marked: np.ndarray | None, owners: np.
     colours) a band of the CUDA block that updated each entry in step k-1."""
     x, v, items = drawn(y)
     series = [Series(f"y (k = {k:,})", x, v, "line", Y_RGBA, items=items)]
-    lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 1.0)
+    lo, hi = finite.span(v)  # a NaN or inf (a user's garbage) has no place on the axis: marked below
     span = hi - lo if hi > lo else max(abs(hi), 1.0)
     if owners is not None:
         edges = np.arange(owners.shape[0] + 1) - 0.5
         series += block_band(owners, edges, lo - 0.16 * span, lo - 0.06 * span, "CUDA block (last step)")
     if marked is not None and marked[:k].any():
         series.append(marks(np.flatnonzero(marked[:k]), y))
+    series += finite.marks(x, v, hi, items)
     bottom = lo - (0.22 if owners is not None else 0.06) * span
     return Plot("y: the predictor after k steps (T y = -r of the leading k x k system)", series, "entry i", "y[i]",
                 x_limits=(-0.5, n - 0.5), y_limits=(bottom, hi + 0.06 * span), height=0.55)
@@ -156,6 +160,7 @@ def alphas_plot(alphas: np.ndarray, n: int, kappas: np.ndarray | None, draggable
     else:
         x, v, items = drawn(alphas)
         series.append(Series("alpha", x, v, "line", ALPHA_RGBA, items=items))
+    series += finite.marks(series[-1].x, series[-1].y, 1.1, series[-1].items)
     inside = k == 0 or bool(np.all(np.abs(alphas) < 1))
     points = []
     if kappas is not None and draggable:
@@ -177,7 +182,8 @@ def beta_plot(betas: np.ndarray, n: int) -> Plot:
         pick = negative[np.linspace(0, negative.size - 1, min(negative.size, POINTS // 4)).astype(np.int64)]
         series.append(Series("beta < 0", pick.astype(np.float64), magnitude[pick], "scatter", NEGATIVE_RGBA,
                              items=pick))
-    lo, hi = float(v.min(initial=1.0)), float(v.max(initial=1.0))
+    series += finite.marks(x, v, 1.0, items)
+    lo, hi = finite.span(v, (1.0, 1.0))
     return Plot("beta: prediction-error variance", series, "step", "|beta|" if negative.size else "beta", y_log=True,
                 x_limits=(-0.5, n - 0.5), y_limits=(lo / 1.6, hi * 1.6), height=0.45)
 

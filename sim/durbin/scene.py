@@ -278,7 +278,7 @@ class DurbinScene(Scene):
         """The lpc preset's step with a batched solve computed outside the scene (a user's kernel:
         ``sim.durbin.user_stage``): every frame's y and alphas; ``comparison``
         (``sim.userkernel.adapter.Comparison``) against the CPU twin's solve marks the frames it got wrong."""
-        self.lpc.y, self.lpc.alphas = y, alphas
+        self.lpc.take(y, alphas)
         self._lpc_moved(1)
         self.checked = {}  # the scene's own check's values say nothing about this solution
         if comparison is not None:

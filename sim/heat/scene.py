@@ -283,16 +283,18 @@ class HeatScene(Scene):
         return self.readout.stats()
 
     def temperature_summary(self) -> tuple[float, float, float]:
-        """(lowest, mean, highest) cell now: a reduction where the field is (three numbers read back)."""
+        """(lowest, mean, highest) finite cell now (``field_summary``)."""
+        return self.field_summary()[:3]
+
+    def field_summary(self) -> tuple[float, float, float, int, int]:
+        """(lowest, mean, highest) finite cell now and the NaN and inf cells (a user's kernel's): a reduction
+        where the field is (three numbers read back; five more, once, when a cell is not a number)."""
         if self.gpu is None:
-            f = self.cpu.field
-            return float(f.min()), float(f.mean(dtype=np.float64)), float(f.max())
+            return summary(self.cpu.field, np)
         import cupy
 
-        f = self.gpu.field
         with cupy.cuda.Device(self.device):
-            both = cupy.stack([f.min().astype(cupy.float64), f.mean(dtype=cupy.float64), f.max().astype(cupy.float64)])
-            return tuple(float(v) for v in both.get())
+            return summary(self.gpu.field, cupy)
 
     # --- one cell, for the viewer's pointer ------------------------------------------------------
     def _cell(self, item: int) -> tuple[int, int]:
@@ -318,3 +320,22 @@ class HeatScene(Scene):
         i, j = self._cell(item)
         g, c = (float(a[j, i]) for a in self._checked)
         return [(TEMPERATURE, f"{g:.9g}", f"{c:.9g}", f"{g - c:+.3g}")]
+
+
+def summary(f, xp) -> tuple[float, float, float, int, int]:
+    """``HeatScene.temperature_summary`` of the field ``f`` with numpy or CuPy (``xp``)."""
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in the mean: answered below
+        both = xp.stack([f.min().astype(xp.float64), f.mean(dtype=xp.float64), f.max().astype(xp.float64)])
+    lo, mean, hi = (float(v) for v in (both.get() if xp is not np else both))
+    if math.isfinite(lo + mean + hi):
+        return lo, mean, hi, 0, 0
+    finite = xp.isfinite(f)
+    count = finite.sum(dtype=xp.float64)
+    five = xp.stack([xp.where(finite, f, xp.inf).min().astype(xp.float64),
+                     xp.where(finite, f, 0).sum(dtype=xp.float64) / xp.maximum(count, 1),
+                     xp.where(finite, f, -xp.inf).max().astype(xp.float64),
+                     xp.isnan(f).sum(dtype=xp.float64), xp.isinf(f).sum(dtype=xp.float64)])
+    lo, mean, hi, nan, inf = (float(v) for v in (five.get() if xp is not np else five))
+    if not count:
+        lo = mean = hi = math.nan
+    return lo, mean, hi, int(nan), int(inf)

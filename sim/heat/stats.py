@@ -9,6 +9,8 @@ from collections import deque
 
 import numpy as np
 
+from sim import finite
+
 SUMMARY_SECONDS = 0.25  # the min/mean/max reduction runs at most this often
 RATE_FRAMES = 30  # frames the cell-update rate is the median of
 BARELY = 0.01  # a step that moves cells less than this share of the way "barely moves" the field
@@ -30,7 +32,7 @@ class HeatReadout:
     def __init__(self, scene):
         self.scene = scene
         self.version = 0  # bumped by anything that changes the field
-        self._summary: tuple[int, float, str] | None = None
+        self._summary: tuple[int, float, str, str] | None = None
         self._frame_steps: deque[int] = deque()  # steps of frames whose times the timer has not read yet
         self._rates: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)  # (steps, ms) of timed frames
         self._frames_seen = 0
@@ -60,12 +62,15 @@ class HeatReadout:
                 self._rates.append((self._frame_steps.popleft(), float(ms)))
             self._frames_seen = timer.frames
 
-    def _temperature_text(self) -> str:
+    def _temperature(self) -> tuple[str, str]:
+        """(the temperature's text, the non-finite cells' statistic), from the throttled summary."""
         now = time.monotonic()
         if self._summary is None or (self._summary[0] != self.version and now - self._summary[1] >= SUMMARY_SECONDS):
-            lo, mean, hi = self.scene.temperature_summary()
-            self._summary = (self.version, now, f"min {lo:.4g}, mean {mean:.4g}, max {hi:.4g}")
-        return self._summary[2]
+            lo, mean, hi, nan, inf = self.scene.field_summary()
+            bad = finite.counts_text(nan, inf)
+            text = f"min {lo:.4g}, mean {mean:.4g}, max {hi:.4g}" + (" of the finite cells" if bad else "")
+            self._summary = (self.version, now, text, f"{bad} cells (drawn red)" if bad else finite.CLEAN)
+        return self._summary[2], self._summary[3]
 
     def cell_update_rate(self) -> float | None:
         """G cell-updates/s of the last timed frames (None before the first)."""
@@ -79,6 +84,7 @@ class HeatReadout:
     def stats(self) -> dict:
         scene = self.scene
         tfac = float(scene.sim.tfac)
+        temperature, note = self._temperature()
         return {"n": scene.n, "steps": scene.steps, "grid": f"{scene.ni:,} x {scene.nj:,} ({scene.n:,} cells)",
                 "steps_per_frame": scene.frame_steps, "factor": tfac, "pace": pace_text(tfac),
-                "cell_updates": self.cell_update_rate(), "temperature": self._temperature_text()}
+                "cell_updates": self.cell_update_rate(), "temperature": temperature, finite.STAT_KEY: note}

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from sim import finite
 from sim.contract import Box, Legend, PointerEvent
 from sim.cuda import FrameGraph
 from sim.particles import SPEC, binning_cpu, pipeline_cpu, world
@@ -257,7 +258,7 @@ class ParticlesScene(PointsScene, Scene):
         measured = self.stats_per_step if self.stats_on else None
         absmin, absavg = (measured.absmin, measured.absavg) if measured is not None else (None, None)
         return {"n": self.n, "size": self.size, "steps": self.steps, "sim_time": self.sim_time,
-                "absmin": absmin, "absavg": absavg}
+                "absmin": absmin, "absavg": absavg, finite.STAT_KEY: self.suspect_note}
 
     # --- benchmarks ------------------------------------------------------------------------------------
     def bench_figures(self, mark, wall_s: float) -> dict:

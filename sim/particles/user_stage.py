@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import measure
+from sim import finite, measure
 from sim.particles import binning_cpu, kernels, world
 from sim.particles.pipeline_cpu import HostParticles
 from sim.user_stages import Values, comparison, one_per_item
@@ -24,6 +24,28 @@ def tolerance(size: float) -> float:
     """The largest acceleration error a step can carry within the verifier's tolerance: a step moves a
     particle by a * dt^2."""
     return STEP_TOLERANCE * size / world.DT**2
+
+
+# The largest acceleration one neighbour can give: the course's force at the closest distance it allows.
+PAIR_MAX = (world.CUTOFF / world.MIN_R - 1) / (world.MIN_R * world.MASS)
+
+
+def usable(a: np.ndarray) -> np.ndarray:
+    """Accelerations the move can take: numbers no larger than every other particle at the closest
+    distance could give (a user's NaN or inf would leave the box for good, and 1e300 reflects off its
+    walls forever)."""
+    with np.errstate(invalid="ignore"):
+        return np.abs(a) <= PAIR_MAX * max(a.shape[0] - 1, 1)
+
+
+def refused_note(ax: np.ndarray, ay: np.ndarray, refused: np.ndarray) -> str:
+    """The statistic's text for the accelerations ``usable`` refused."""
+    count = int(np.count_nonzero(refused))
+    if not count:
+        return finite.CLEAN
+    what = finite.counts_text(*(sum(pair) for pair in zip(finite.counts(ax), finite.counts(ay), strict=True)))
+    why = what or "beyond any force the course allows"
+    return f"{count:,} particles' forces refused ({why}): they coast, marked red"
 
 
 class ForcesStage:
@@ -102,8 +124,11 @@ class ForcesStage:
         """The scene's move with the user's accelerations (on the host; on the GPU the moved state is loaded
         back, in the particles' own order, so the marks line up with the device's particles)."""
         p = HostParticles(*scene.gpu.host_state()) if scene.gpu is not None else scene.host
-        p.ax[:] = outputs["ax"]
-        p.ay[:] = outputs["ay"]
+        ax, ay = np.asarray(outputs["ax"], np.float64), np.asarray(outputs["ay"], np.float64)
+        refused = ~(usable(ax) & usable(ay))
+        p.ax[:] = np.where(refused, 0.0, ax)  # those coast: the move's wall loop never ends at inf or 1e300
+        p.ay[:] = np.where(refused, 0.0, ay)
+        scene.mark_suspect(refused, refused_note(ax, ay, refused))
         binning_cpu.move(p.x, p.y, p.vx, p.vy, p.ax, p.ay, scene.size)
         if scene.gpu is not None:
             scene.gpu.load_state(p.x, p.y, p.vx, p.vy)

@@ -72,7 +72,7 @@ class HistogramStage:
         return self._inputs(scene.points, scene.settings.width, scene.buckets)
 
     def apply(self, scene, outputs: Arrays, comparison: Comparison | None) -> None:
-        scene.counts = np.asarray(outputs["hist"]).astype(np.int64)
+        scene.take_counts(outputs["hist"])
         scene.reference = None  # the built-in check's CPU histogram says nothing about this one
         if comparison is not None:
             scene.record_user_check("the exact CPU histogram", comparison,
