@@ -68,7 +68,8 @@ def ar_spectrum(y: np.ndarray, error: float, bins: int = SPECTRUM_BINS) -> tuple
     mean over 0..pi is r_0 = 1 for the normalised autocorrelation the recursion solved."""
     a = np.concatenate([[1.0], np.asarray(y, np.float64)])
     nfft = max(2 * bins, 1 << int(np.ceil(np.log2(a.shape[0]))))
-    response = np.abs(np.fft.rfft(a, nfft)) ** 2
+    with np.errstate(invalid="ignore", over="ignore"):  # a NaN or inf in y: NaN power, marked where it is drawn
+        response = np.abs(np.fft.rfft(a, nfft)) ** 2
     step = max(1, (nfft // 2) // bins)
     response = response[::step]
     freq = np.arange(response.shape[0]) * step / (nfft // 2)
@@ -144,9 +145,9 @@ def y_plot(y: np.ndarray, n: int, k: int, marked: np.ndarray | None, owners: np.
     if marked is not None and marked[:k].any():
         series.append(marks(np.flatnonzero(marked[:k]), y))
     series += finite.marks(x, v, hi, items)
-    bottom = lo - (0.22 if owners is not None else 0.06) * span
+    limits = (lo - (0.22 if owners is not None else 0.06) * span, hi + 0.06 * span)
     return Plot("y: the predictor after k steps (T y = -r of the leading k x k system)", series, "entry i", "y[i]",
-                x_limits=(-0.5, n - 0.5), y_limits=(bottom, hi + 0.06 * span), height=0.55)
+                x_limits=(-0.5, n - 0.5), y_limits=limits if np.isfinite(limits).all() else None, height=0.55)
 
 
 def alphas_plot(alphas: np.ndarray, n: int, kappas: np.ndarray | None, draggable: bool) -> Plot:
@@ -184,8 +185,10 @@ def beta_plot(betas: np.ndarray, n: int) -> Plot:
                              items=pick))
     series += finite.marks(x, v, 1.0, items)
     lo, hi = finite.span(v, (1.0, 1.0))
+    with np.errstate(over="ignore"):
+        limits = (lo / 1.6, hi * 1.6)
     return Plot("beta: prediction-error variance", series, "step", "|beta|" if negative.size else "beta", y_log=True,
-                x_limits=(-0.5, n - 0.5), y_limits=(lo / 1.6, hi * 1.6), height=0.45)
+                x_limits=(-0.5, n - 0.5), y_limits=limits if np.isfinite(limits).all() else None, height=0.45)
 
 
 def spectrum_plot(y: np.ndarray, alphas: np.ndarray, noise_psd, kappas: np.ndarray | None) -> Plot:
