@@ -291,3 +291,24 @@ def test_poisoned_plots_are_drawn(name):
     pixels = render_pixels(scene, 1000, 700).astype(int)
     red = (pixels[..., 0] > 200) & (pixels[..., 1] < 60) & (pixels[..., 2] < 60)
     assert red.sum() > 20, "the red marks are drawn"
+
+
+@pytest.mark.gpu
+def test_heat_summary_on_the_gpu_counts_nan_and_inf_cells():
+    """The reduction where the field is: the finite cells' min, mean and max, and the NaN and inf ones."""
+    import cupy
+
+    scene = create_scene("heat", preset="plate", n=120 * 120, backend="gpu")
+    scene.advance_frame()
+    field = scene.gpu.field
+    field[5:9, 5:10] = cupy.nan  # 20 cells
+    field[20:23, 20:23] = cupy.inf  # 9 cells
+    field[30, 30] = -cupy.inf
+    host = scene.gpu.get()
+    finite_cells = host[np.isfinite(host)]
+    lo, mean, hi, nan, inf = scene.field_summary()
+    assert (nan, inf) == (20, 10)
+    assert (lo, hi) == (float(finite_cells.min()), float(finite_cells.max()))
+    assert mean == pytest.approx(float(finite_cells.mean(dtype=np.float64)), rel=1e-9)
+    lo, hi = data_span(field, cupy)
+    assert (lo, hi) == (float(finite_cells.min()), float(finite_cells.max()))
