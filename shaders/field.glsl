@@ -43,7 +43,7 @@ void main() {
     vec2 cells_per_pixel = max(fwidth(cell), vec2(1e-6));
     float value = texture(u_field, v_uv).r;
     vec3 colour;
-    if (isnan(value)) {
+    if (isnan(value) || isinf(value)) {  // verification's marks, and a user's NaN or inf: no place on the scale
         colour = u_highlight;
     } else {
         float span = u_range.y - u_range.x;

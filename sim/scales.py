@@ -31,17 +31,26 @@ class ColorScales:
 
 
 def data_span(values, xp=np) -> tuple[float, float]:
-    """(lowest, highest) finite value, read back in one transfer; (0, 1) when there is none, and a
-    flat range widened so that it can be divided by."""
+    """(lowest, highest) finite value, read back in one transfer (two when an inf is among them: NaN and
+    inf have no colour on the scale, the viewer marks them); (0, 1) when there is none, and a flat range
+    widened so that it can be divided by."""
     values = xp.asarray(values)
     if values.size == 0:
         return 0.0, 1.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all NaN: answered below
-        both = xp.stack([xp.nanmin(values), xp.nanmax(values)]).astype(xp.float64)
-    lo, hi = (float(v) for v in (both.get() if hasattr(both, "get") else both))
+    lo, hi = _nan_span(values, xp)
+    if (math.isinf(lo) or math.isinf(hi)) and values.dtype.kind == "f":  # an inf: the range of the rest
+        lo, hi = _nan_span(xp.where(xp.isinf(values), xp.nan, values), xp)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return 0.0, 1.0
     if hi <= lo:
         return lo, lo + max(abs(lo) * 1e-6, 1e-6)
+    return lo, hi
+
+
+def _nan_span(values, xp) -> tuple[float, float]:
+    """(nanmin, nanmax) as floats, in one transfer from the device (NaN, NaN when all are NaN)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all NaN: the caller answers
+        both = xp.stack([xp.nanmin(values), xp.nanmax(values)]).astype(xp.float64)
+    lo, hi = (float(v) for v in (both.get() if hasattr(both, "get") else both))
     return lo, hi

@@ -281,7 +281,11 @@ class Scene(SceneChecks, SceneControls):
         """A timer frame of ``steps`` steps through ``advance`` (on ``cpu_threads``); returns the steps done.
         ``at_end`` tells whether the scene did fewer than asked (nothing more to step)."""
         with numba_threads(self.cpu_threads):
-            done = self.knobs.user.advance(steps) if self.knobs.user_runs() else self.advance(steps)
+            if self.knobs.user_runs():
+                done = self.knobs.user.advance(steps)
+            else:
+                self.clear_suspect()  # the scene's own kernel: no user's output to mark
+                done = self.advance(steps)
         self.steps += done
         self.at_end = done < steps
         self.timer.frame_done()

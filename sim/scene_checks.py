@@ -9,10 +9,27 @@ import time
 
 import numpy as np
 
+from sim import finite
 from sim.checks import Verification
 
 
 class SceneChecks:
+    # Items whose values from a user's kernel were NaN, inf or garbage (a count out of range, an index that
+    # names nothing): drawn like verification's marks whether it is on or not, until the scene's own kernel
+    # steps again. ``suspect_note`` is the statistic ``sim.finite.STAT`` shows.
+    suspect: np.ndarray | None = None
+    suspect_note: str = finite.CLEAN
+
+    def mark_suspect(self, items: np.ndarray | None, note: str) -> None:
+        """A user's output just taken: ``items`` (bool, one a scene item; None: none) held NaN, inf or garbage,
+        ``note`` says what (``finite.CLEAN`` when nothing)."""
+        self.suspect = items if items is not None and items.any() else None
+        self.suspect_note = note
+
+    def clear_suspect(self) -> None:
+        if self.suspect is not None or self.suspect_note != finite.CLEAN:
+            self.mark_suspect(None, finite.CLEAN)
+
     # --- verification: the scene's checks (``sim.checks.Checks``) ------------------------------------------
     @property
     def verify(self) -> bool:
@@ -60,7 +77,11 @@ class SceneChecks:
                            unit or self.spec.words.unit)
 
     def marked(self, count: int) -> np.ndarray | None:
-        return self.checks.marked(count)
+        """Verification's differing items and the suspect ones (a user's NaN, inf or garbage), or None."""
+        checked, suspect = self.checks.marked(count), self.suspect
+        if suspect is None or suspect.shape[0] != count:
+            return checked
+        return suspect if checked is None else checked | suspect
 
     # --- items the viewer's pointer asks about: the scene's inspector (``sim.checks.Inspector``) -------------
     def describe(self, item: int) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """3D falling balls with z-sorted proximity pairs (spec: docs/specs/balls.md)."""
 
 import assets
+from sim import finite
 from sim.balls import world
 from sim.contract import (
                           BlockColoring,
@@ -45,6 +46,7 @@ SPEC = SceneSpec(
         Stat("tests_per_ball", "tests per ball", "{:.1f}"),
         Stat("pairs", "pairs", help="pairs the last proximity pass found"),
         Stat("passes", "proximity passes"),
+        finite.STAT,
     ),
     params=PARAMS + (DRIP_RATE,),
     steps_per_frame=world.STEPS_PER_PASS,

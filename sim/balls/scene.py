@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 import assets
+from sim import finite
 from sim.balls import DRIP_RATE, PARAMS, SPEC, pipeline_cpu, presets, world
 from sim.balls.items import BallInspector
 from sim.balls.passes import PassLog
@@ -219,7 +220,8 @@ class BallsScene(PointsScene, Scene):
         whose partners differ."""
         from sim.balls.user_stage import pairs as pair_list
 
-        pairs = pair_list(inputs, outputs)
+        pairs, suspect, note = pair_list(inputs, outputs)
+        self.mark_suspect(suspect, note)
         if self.backend == "gpu":
             self.gpu.set_lists(pairs)
         else:
@@ -322,7 +324,7 @@ class BallsScene(PointsScene, Scene):
         n = self.n
         return {"n": n, "steps": self.steps, "sim_time": self.sim_time, "tests": self.last_tests,
                 "tests_per_ball": self.last_tests / n if n else 0.0, "pairs": self.last_pairs,
-                "passes": self.pass_log.count}
+                "passes": self.pass_log.count, finite.STAT_KEY: self.suspect_note}
 
     # --- benchmarks ---------------------------------------------------------------------------------------
     def bench_mark(self):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim import finite
 from sim.balls import kernels, proximity_cpu, world
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
 from sim.user_stages import Values, comparison, one_per_item
@@ -120,16 +121,32 @@ def arrays(pos: np.ndarray, vel: np.ndarray) -> Arrays:
             "margin": np.float32(world.PROXIMITY_MARGIN), "k": np.int32(CAPACITY), "order": order}
 
 
-def pairs(inputs: Arrays, outputs: Arrays) -> np.ndarray:
+def pairs(inputs: Arrays, outputs: Arrays) -> tuple[np.ndarray, np.ndarray, str]:
     """The user's lists as a pair list (each pair once) of the balls the inputs were made from (``order``
-    maps the sweep's sorted index back to the ball); a slot that names no ball is dropped."""
+    maps the sweep's sorted index back to the ball), the balls whose lists held garbage (a count outside
+    0..CAPACITY, a read slot that names no ball: dropped), in the scene's order, and what was dropped."""
     order = inputs["order"]
-    count = np.clip(np.asarray(outputs["count"]), 0, CAPACITY)
+    raw = np.asarray(outputs["count"])
+    count = np.clip(raw, 0, CAPACITY)
     slots = np.asarray(outputs["partners"]).reshape(-1, CAPACITY)
     balls = np.arange(count.shape[0])[:, None]
-    slots = np.where((slots >= 0) & (slots < count.shape[0]), slots, balls)  # no ball: a self-pair, dropped
+    named = (slots >= 0) & (slots < count.shape[0])
+    slots = np.where(named, slots, balls)  # no ball: a self-pair, dropped
     mine, theirs = pairs_from_lists(count, slots)
-    return np.column_stack([order[mine], order[theirs]]).astype(np.int64)
+    bad_count = count != raw
+    bad_slot = ~named & (np.arange(CAPACITY)[None, :] < count[:, None])  # only the slots its count reads
+    suspect = np.zeros(count.shape[0], bool)
+    suspect[order] = bad_count | bad_slot.any(axis=1)
+    return (np.column_stack([order[mine], order[theirs]]).astype(np.int64), suspect,
+            garbage_note(int(bad_count.sum()), int(bad_slot.sum())))
+
+
+def garbage_note(counts: int, slots: int) -> str:
+    """The statistic's text for lists a user's kernel got wrong past repair."""
+    parts = [f"{counts:,} counts outside 0..{CAPACITY} (clipped)" if counts else "",
+             f"{slots:,} partners naming no ball (dropped)" if slots else ""]
+    said = ", ".join(p for p in parts if p)
+    return f"{said}: those balls marked red" if said else finite.CLEAN
 
 
 def _few(balls: list[int], most: int = 3) -> str:

@@ -13,6 +13,7 @@ in ``verify``, the items under the pointer in ``items``).
 """
 
 import assets
+from sim import finite
 from sim.contract import BlockColoring, GpuKnobs, Param, Preset, SceneSpec, Stat, Tool, UserStage, Verifier, Words
 
 # the single-system kernels the viewer offers (q): durbin.cu's kernel and, for the persistent one, how its
@@ -65,6 +66,7 @@ SPEC = SceneSpec(
         Stat("frame", "selected frame", "{}"),
         Stat("gain_db", "prediction gain", "{:.1f} dB", help="lpc: the selected frame's R0 / prediction error"),
         Stat("batch_ms", "batched solve", "{:.3f} ms", help="lpc: every frame's system in one call"),
+        finite.STAT,
     ),
     params=(SPEED, AR_ORDER, LPC_ORDER, FRAME, PLAY),
     count_limits=(200_000, 200_000),

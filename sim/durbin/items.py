@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim import finite
 from sim.checks import Inspector
 
 
@@ -59,13 +60,18 @@ class DurbinInspector(Inspector):
         if not 0 <= frame < mode.frames:
             raise IndexError(f"no frame {frame} (there are {mode.frames})")
         start = frame * mode.hop / mode.audio.rate
-        poles = np.abs(mode.poles(frame))
+        poles = mode.poles(frame)
+        largest = float(np.abs(poles).max(initial=0.0))
+        pole_text = mode.no_poles_reason(frame, poles) or f"{largest:.6f}" + (" (stable)" if largest < 1 else "")
+        alphas = mode.alphas[frame]
+        bad = finite.text(alphas)
+        alpha_text = "{:.4g} .. {:.4g}".format(*finite.span(alphas, (np.nan, np.nan))) + (f" ({bad})" if bad else "")
         out = {"frame": f"{frame} of {mode.frames}",
                "time": f"{start:.3f} .. {start + mode.length / mode.audio.rate:.3f} s",
                "energy R_0": f"{mode.r0[frame]:.6g}",
                "prediction gain": f"{mode.gain_db(frame):.2f} dB (order {mode.order})",
-               "largest |pole|": f"{poles.max(initial=0.0):.6f}" + (" (stable)" if poles.max(initial=0.0) < 1 else ""),
-               "alphas": f"{mode.alphas[frame].min():.4g} .. {mode.alphas[frame].max():.4g}"}
+               "largest |pole|": pole_text,
+               "alphas": alpha_text}
         owners = scene.owners()
         if owners is not None:
             out["CUDA"] = f"block {int(owners[frame])} solved it"

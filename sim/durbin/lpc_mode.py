@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from sim import finite
 from sim.colormap import MISMATCH_RGBA
 from sim.contract import DragPoint, Plot, Series
 from sim.durbin import durbin_cpu, lpc, plots
@@ -45,6 +46,7 @@ class LpcMode:
         self.order = 0
         self.r = self.r0 = None
         self.y = self.alphas = None
+        self.finite_frames = np.zeros(0, bool)  # per frame: are its y and alphas all numbers (a user's kernel's?)
         self.device_r = None  # the GPU's copy of r (CuPy), made on first use
 
     def set_order(self, order: int) -> None:
@@ -73,15 +75,29 @@ class LpcMode:
                 end.synchronize()
                 ms = cupy.cuda.get_elapsed_time(start, end)
                 copied = time.perf_counter()
-                self.y, self.alphas = y.get(stream=stream), alphas.get(stream=stream)
+                self.take(y.get(stream=stream), alphas.get(stream=stream))
                 timer.add("read back", (time.perf_counter() - copied) * 1e3)
         else:
             started = time.perf_counter()
-            self.y, self.alphas, _ = durbin_cpu.batched(self.r)
+            y, alphas, _ = durbin_cpu.batched(self.r)
             ms = (time.perf_counter() - started) * 1e3
+            self.take(y, alphas)
             timer.add("read back", 0.0)
         timer.add("recursion", ms)
         return ms
+
+    def take(self, y: np.ndarray, alphas: np.ndarray) -> None:
+        """A solution of every frame (the scene's solve or a user's kernel), its frames that hold NaN or inf
+        found once here, not by every plot."""
+        self.y, self.alphas = y, alphas
+        self.finite_frames = finite.finite_rows(y) & finite.finite_rows(alphas)
+
+    def nonfinite_note(self) -> str:
+        """The statistic's text: what the solution holds that is not a number (CLEAN when nothing)."""
+        if self.finite_frames.all():
+            return finite.CLEAN
+        frames = int(np.count_nonzero(~self.finite_frames))
+        return finite.notes({"y": finite.text(self.y), "alphas": finite.text(self.alphas)}, f"{frames:,} frames")
 
     # --- one frame -----------------------------------------------------------------------------------
     def errors(self, frame: int) -> np.ndarray:
@@ -93,18 +109,28 @@ class LpcMode:
         return float(-db(self.errors(frame)[-1]))
 
     def poles(self, frame: int) -> np.ndarray:
-        """The roots of z^p A(z) = z^p + a_1 z^(p-1) + ... + a_p; none where a coefficient is not finite (a
-        learner's kernel can leave NaN or inf: there is no polynomial to solve)."""
-        a = np.concatenate([[1.0], self.y[frame]])
-        if not np.isfinite(a).all():
-            return np.zeros(0, np.complex128)
-        with np.errstate(over="ignore", invalid="ignore"):
-            return np.roots(a)
+        """The roots of z^p A(z) = z^p + a_1 z^(p-1) + ... + a_p; none when a coefficient is not a number
+        (``np.roots`` refuses them: ``no_poles_reason`` says why)."""
+        if not self.finite_frames[frame]:
+            return np.empty(0, complex)
+        try:
+            return np.roots(np.concatenate([[1.0], self.y[frame]]))
+        except np.linalg.LinAlgError:  # finite garbage (1e300) overflows inside the eigenvalue solver
+            return np.empty(0, complex)
+
+    def no_poles_reason(self, frame: int, poles: np.ndarray | None = None) -> str:
+        """Why the frame has no poles to show ("" when it has; ``poles``: its ``poles``, when known): its
+        coefficients are not all numbers, or so large that the roots overflow."""
+        if self.finite_frames[frame]:
+            poles = self.poles(frame) if poles is None else poles
+            return "" if poles.size else "coefficients so large that the eigenvalue solver overflowed: no roots"
+        return f"a_1..a_p hold {finite.text(self.y[frame]) or 'numbers only'}, alphas " \
+               f"{finite.text(self.alphas[frame]) or 'numbers only'}: no roots of A(z)"
 
     def envelope(self, frame: int) -> np.ndarray:
         """E_p R_0 / |A(e^jw)|^2 at the display spectrum's frequencies."""
         a = np.concatenate([[1.0], self.y[frame]])
-        with np.errstate(over="ignore", invalid="ignore"):  # garbage coefficients give a NaN curve, not warnings
+        with np.errstate(invalid="ignore", over="ignore"):  # a user's NaN or inf: the plot marks it
             response = np.abs(np.fft.rfft(a, NFFT)) ** 2
             return self.errors(frame)[-1] * self.r0[frame] / np.maximum(response, 1e-300)
 
@@ -181,6 +207,10 @@ class LpcMode:
             index = np.flatnonzero(marked)
             series.append(Series("beyond tolerance", self.centres[index], np.full(index.size, 0.96 * top), "scatter",
                                  MISMATCH_RGBA, items=index))
+        if not self.finite_frames.all():
+            index = np.flatnonzero(~self.finite_frames)
+            series.append(Series(f"NaN or inf in the solution ({index.size:,} frames)", self.centres[index],
+                                 np.full(index.size, 0.9 * top), "scatter", MISMATCH_RGBA, items=index))
         points = [DragPoint("frame", float(self.centres[frame]), 0.6 * top, FRAME_RGBA)] if draggable else []
         return Plot("spectrogram (drag the yellow point to choose a frame)" if draggable else "spectrogram",
                     series, "time (s)", "frequency (kHz)", x_limits=(x0, x1),
@@ -188,34 +218,43 @@ class LpcMode:
                     height=0.45, legend="above")
 
     def frame_spectrum(self, frame: int) -> Plot:
-        return Plot(f"frame {frame}: spectrum and LPC envelope (order {self.order})", [
-            Series("|X|^2 (Hann window)", self.freq_khz, db(self.power[frame]), "line", plots.PERIODOGRAM_RGBA),
-            Series("E_p R_0 / |A|^2", self.freq_khz, db(self.envelope(frame)), "line", ENVELOPE_RGBA),
-        ], "frequency (kHz)", "dB", x_limits=(0.0, float(self.freq_khz[-1])), height=0.35, legend="above")
+        envelope = db(self.envelope(frame))
+        series = [Series("|X|^2 (Hann window)", self.freq_khz, db(self.power[frame]), "line", plots.PERIODOGRAM_RGBA),
+                  Series("E_p R_0 / |A|^2", self.freq_khz, envelope, "line", ENVELOPE_RGBA)]
+        series += finite.marks(self.freq_khz, envelope, finite.span(db(self.power[frame]))[1],
+                               label=f"envelope: {finite.text(envelope)} (not drawn)")
+        return Plot(f"frame {frame}: spectrum and LPC envelope (order {self.order})", series, "frequency (kHz)", "dB",
+                    x_limits=(0.0, float(self.freq_khz[-1])), height=0.35, legend="above")
 
     def reflection(self, frame: int) -> Plot:
         alphas = self.alphas[frame]
-        index = np.arange(alphas.shape[0])
+        index = np.arange(alphas.shape[0], dtype=np.float64)
         return Plot(f"frame {frame}: reflection coefficients", [
             Series("|kappa| < 1", np.array([-0.5, index.size - 0.5]), np.ones(2), "shaded", plots.BAND_RGBA,
                    y2=-np.ones(2)),
-            Series("alpha", index.astype(np.float64), alphas, "bars", plots.ALPHA_RGBA, width=0.7, items=None),
+            Series("alpha", index, alphas, "bars", plots.ALPHA_RGBA, width=0.7, items=None),
+            *finite.marks(index, alphas, 1.1),
         ], "order m", "alpha_m", x_limits=(-0.5, index.size - 0.5), y_limits=(-1.15, 1.15), hlines=(-1.0, 1.0),
             height=0.4, legend="above")
 
     def z_plane(self, frame: int) -> Plot:
         poles = self.poles(frame)
         theta = np.linspace(0.0, 2.0 * np.pi, 361)
-        finite = poles.size or not self.y.shape[1]
-        return Plot(f"frame {frame}: poles of 1/A(z)" + ("" if finite else " (none: a coefficient is NaN or inf)"), [
-            Series("unit circle", np.cos(theta), np.sin(theta), "line", CIRCLE_RGBA),
-            Series("poles", poles.real.copy(), poles.imag.copy(), "scatter", POLE_RGBA),
-        ], "Re z", "Im z", equal_aspect=True, x_limits=(-1.25, 1.25), y_limits=(-1.25, 1.25), height=0.6)
+        series = [Series("unit circle", np.cos(theta), np.sin(theta), "line", CIRCLE_RGBA),
+                  Series("poles", poles.real.copy(), poles.imag.copy(), "scatter", POLE_RGBA)]
+        why = self.no_poles_reason(frame, poles)
+        if why:  # a red point at the centre names the reason in the legend
+            series.append(Series(why, np.zeros(1), np.zeros(1), "scatter", MISMATCH_RGBA))
+        return Plot(f"frame {frame}: poles of 1/A(z)" + (" - none (see the legend)" if why else ""),
+                    series, "Re z", "Im z", equal_aspect=True, x_limits=(-1.25, 1.25), y_limits=(-1.25, 1.25),
+                    height=0.6)
 
     def error_by_order(self, frame: int) -> Plot:
         errors = self.errors(frame)
+        order = np.arange(errors.size, dtype=np.float64)
         return Plot(f"frame {frame}: prediction error against order", [
-            Series("E_m", np.arange(errors.size, dtype=np.float64), errors, "line", plots.BETA_RGBA),
-            Series("##E_m points", np.arange(errors.size, dtype=np.float64), errors, "scatter", plots.BETA_RGBA),
+            Series("E_m", order, errors, "line", plots.BETA_RGBA),
+            Series("##E_m points", order, errors, "scatter", plots.BETA_RGBA),
+            *finite.marks(order, errors, 1.0),  # E_0 = 1: the top of the plot
         ], "order m", "E_m", y_log=True, x_limits=(-0.5, errors.size - 0.5), height=0.2,
             legend="ne")  # E_m falls with the order: the top right is free

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.signal
 
+from sim import finite
 from sim.colormap import BLOCK_PALETTE, MISMATCH_RGBA
 from sim.contract import DragPoint, Plot, Series
 from sim.cuda import ceil_div
@@ -43,8 +44,9 @@ def decimate(values: np.ndarray, limit: int = POINTS) -> np.ndarray:
     padded[:n] = values
     rows = padded.reshape(buckets, width)
     base = np.arange(buckets) * width
-    lo = base + np.nanargmin(rows, axis=1)
-    hi = base + np.nanargmax(rows, axis=1)
+    missing = np.isnan(rows)  # the padding, and a user's NaN: a bucket of them only gives its first entry
+    lo = base + np.argmin(np.where(missing, np.inf, rows), axis=1)
+    hi = base + np.argmax(np.where(missing, -np.inf, rows), axis=1)
     return np.stack([np.minimum(lo, hi), np.maximum(lo, hi)], axis=1).ravel()
 
 
@@ -57,7 +59,8 @@ def drawn(values: np.ndarray, limit: int = POINTS) -> tuple[np.ndarray, np.ndarr
 def prediction_errors(alphas: np.ndarray) -> np.ndarray:
     """E_0 .. E_k: the normalised prediction-error variance of each order, E_m = prod_{j<m} (1 - alpha_j^2)
     (the recursion's betas, plus the last order's)."""
-    return np.concatenate([[1.0], np.cumprod(1.0 - np.asarray(alphas, np.float64) ** 2)])
+    with np.errstate(over="ignore", invalid="ignore"):  # a user's kernel's garbage alphas: inf and NaN, said elsewhere
+        return np.concatenate([[1.0], np.cumprod(1.0 - np.asarray(alphas, np.float64) ** 2)])
 
 
 def ar_spectrum(y: np.ndarray, error: float, bins: int = SPECTRUM_BINS) -> tuple[np.ndarray, np.ndarray]:
@@ -65,7 +68,8 @@ def ar_spectrum(y: np.ndarray, error: float, bins: int = SPECTRUM_BINS) -> tuple
     mean over 0..pi is r_0 = 1 for the normalised autocorrelation the recursion solved."""
     a = np.concatenate([[1.0], np.asarray(y, np.float64)])
     nfft = max(2 * bins, 1 << int(np.ceil(np.log2(a.shape[0]))))
-    response = np.abs(np.fft.rfft(a, nfft)) ** 2
+    with np.errstate(invalid="ignore", over="ignore"):  # a NaN or inf in y: NaN power, marked where it is drawn
+        response = np.abs(np.fft.rfft(a, nfft)) ** 2
     step = max(1, (nfft // 2) // bins)
     response = response[::step]
     freq = np.arange(response.shape[0]) * step / (nfft // 2)
@@ -133,16 +137,17 @@ def y_plot(y: np.ndarray, n: int, k: int, marked: np.ndarray | None, owners: np.
     colours) a band of the CUDA block that updated each entry in step k-1."""
     x, v, items = drawn(y)
     series = [Series(f"y (k = {k:,})", x, v, "line", Y_RGBA, items=items)]
-    lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 1.0)
+    lo, hi = finite.span(v)  # a NaN or inf (a user's garbage) has no place on the axis: marked below
     span = hi - lo if hi > lo else max(abs(hi), 1.0)
     if owners is not None:
         edges = np.arange(owners.shape[0] + 1) - 0.5
         series += block_band(owners, edges, lo - 0.16 * span, lo - 0.06 * span, "CUDA block (last step)")
     if marked is not None and marked[:k].any():
         series.append(marks(np.flatnonzero(marked[:k]), y))
-    bottom = lo - (0.22 if owners is not None else 0.06) * span
+    series += finite.marks(x, v, hi, items)
+    limits = (lo - (0.22 if owners is not None else 0.06) * span, hi + 0.06 * span)
     return Plot("y: the predictor after k steps (T y = -r of the leading k x k system)", series, "entry i", "y[i]",
-                x_limits=(-0.5, n - 0.5), y_limits=(bottom, hi + 0.06 * span), height=0.55)
+                x_limits=(-0.5, n - 0.5), y_limits=limits if np.isfinite(limits).all() else None, height=0.55)
 
 
 def alphas_plot(alphas: np.ndarray, n: int, kappas: np.ndarray | None, draggable: bool) -> Plot:
@@ -156,6 +161,7 @@ def alphas_plot(alphas: np.ndarray, n: int, kappas: np.ndarray | None, draggable
     else:
         x, v, items = drawn(alphas)
         series.append(Series("alpha", x, v, "line", ALPHA_RGBA, items=items))
+    series += finite.marks(series[-1].x, series[-1].y, 1.1, series[-1].items)
     inside = k == 0 or bool(np.all(np.abs(alphas) < 1))
     points = []
     if kappas is not None and draggable:
@@ -177,9 +183,12 @@ def beta_plot(betas: np.ndarray, n: int) -> Plot:
         pick = negative[np.linspace(0, negative.size - 1, min(negative.size, POINTS // 4)).astype(np.int64)]
         series.append(Series("beta < 0", pick.astype(np.float64), magnitude[pick], "scatter", NEGATIVE_RGBA,
                              items=pick))
-    lo, hi = float(v.min(initial=1.0)), float(v.max(initial=1.0))
+    series += finite.marks(x, v, 1.0, items)
+    lo, hi = finite.span(v, (1.0, 1.0))
+    with np.errstate(over="ignore"):
+        limits = (lo / 1.6, hi * 1.6)
     return Plot("beta: prediction-error variance", series, "step", "|beta|" if negative.size else "beta", y_log=True,
-                x_limits=(-0.5, n - 0.5), y_limits=(lo / 1.6, hi * 1.6), height=0.45)
+                x_limits=(-0.5, n - 0.5), y_limits=limits if np.isfinite(limits).all() else None, height=0.45)
 
 
 def spectrum_plot(y: np.ndarray, alphas: np.ndarray, noise_psd, kappas: np.ndarray | None) -> Plot:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections import deque
 
+from sim import finite
 from sim.contract import BLOCK_COLORS, PlotsView
 from sim.durbin import SPEC, plots
 
@@ -25,6 +26,7 @@ class DurbinReadout:
         self._rate: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)  # (steps, ms) of the last frames
         self._cache: tuple | None = None
         self._mode = ""  # the colour mode of the last view (the plots stage builds that one)
+        self._note: tuple[int, str] | None = None  # (version, the non-finite values' statistic)
 
     def changed(self) -> None:
         """What the plots show changed."""
@@ -81,7 +83,8 @@ class DurbinReadout:
         if scene.lpc is not None:
             mode, frame = scene.lpc, scene.frame
             out.update(frames=mode.frames, frame=f"{frame} at {mode.centres[frame]:.3f} s",
-                       gain_db=mode.gain_db(frame), batch_ms=self.last_ms, kernel=mode.kernel_text(scene.backend))
+                       gain_db=mode.gain_db(frame), batch_ms=self.last_ms, kernel=mode.kernel_text(scene.backend),
+                       nonfinite=mode.nonfinite_note())
             return out
         h, solver = scene.host, scene.solver
         k = h["y"].shape[0]
@@ -89,5 +92,13 @@ class DurbinReadout:
                    alpha_k=float(h["alphas"][k - 1]), beta_k=float(h["betas"][k - 1]),
                    us_per_step=self.last_ms * 1e3 / self.last_m if self.last_m else None,
                    steps_per_s=total_m / (total_ms * 1e-3) if total_ms > 0 else None,
-                   kernel=f"{solver.kernel}: {solver.path}" if solver.backend == "gpu" else f"CPU twin ({solver.path})")
+                   kernel=f"{solver.kernel}: {solver.path}" if solver.backend == "gpu" else f"CPU twin ({solver.path})",
+                   nonfinite=self._nonfinite_note())
         return out
+
+    def _nonfinite_note(self) -> str:
+        """What the host copies hold that is not a number, counted once per change (stats are read every frame)."""
+        if self._note is None or self._note[0] != self.version:
+            h = self.scene.host
+            self._note = (self.version, finite.notes({name: finite.text(h[name]) for name in ("y", "alphas", "betas")}))
+        return self._note[1]

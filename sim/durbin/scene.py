@@ -285,7 +285,7 @@ class DurbinScene(Scene):
     def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
         """The lpc preset's step with the user's batched solve: every frame's y and alphas; ``comparison``
         against the CPU twin's solve marks the frames it got wrong."""
-        self.lpc.y, self.lpc.alphas = np.asarray(outputs["y"]), np.asarray(outputs["alphas"])
+        self.lpc.take(np.asarray(outputs["y"]), np.asarray(outputs["alphas"]))
         self._lpc_moved(1)
         self.checked = {}  # the scene's own check's values say nothing about this solution
         if comparison is not None:

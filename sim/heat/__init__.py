@@ -9,6 +9,7 @@ command and ``bench`` the benchmark; ``scene`` the viewer scene declared here (i
 """
 
 import assets
+from sim import finite
 from sim.contract import (
     BlockColoring,
     GpuKnobs,
@@ -42,6 +43,7 @@ STATS = (
     Stat("temperature", "temperature", "{}",
          help="lowest, mean and highest cell: a reduction on the backend holding the field, at most 4 times a "
               "second (three numbers read back on the GPU)"),
+    finite.STAT,
 )
 GPU = GpuKnobs(variants=KERNELS, default_variant="temporal", blocks=BLOCK_SHAPES, default_block=(32, 8),
                fastest="temporal", kernels_run_hint="switch the physics to the GPU (a)")

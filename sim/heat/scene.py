@@ -291,17 +291,22 @@ class HeatScene(Scene):
         return self.readout.stats()
 
     def temperature_summary(self) -> tuple[float, float, float]:
-        """(lowest, mean, highest) cell now: a reduction where the field is (three numbers read back)."""
+        """(lowest, mean, highest) finite cell now (``field_summary``)."""
+        return self.field_summary()[:3]
+
+    def field_summary(self) -> tuple[float, float, float, int, int]:
+        """(lowest, mean, highest) finite cell now and the NaN and inf cells (a user's kernel's), waiting for
+        the reduction (``start_temperature_summary``)."""
         return self.start_temperature_summary().values()
 
     def start_temperature_summary(self) -> SummaryRead:
-        """The (lowest, mean, highest) reduction started where the field is: on the host done at once; on the
-        GPU queued (row by row first: a whole-array CuPy reduction of the pitched rows' strided view runs in
-        one CUDA block, about 0.1 s for 10000^2 cells) into three numbers copied to pinned host memory, read
-        once they have arrived."""
+        """The summary's reduction started where the field is: on the host done at once; on the GPU queued
+        (row by row first: a whole-array CuPy reduction of the pitched rows' strided view runs in one CUDA
+        block, about 0.1 s for 10000^2 cells) into three numbers copied to pinned host memory, read once they
+        have arrived; a NaN or inf among them (a user's kernel's cells) has the five exact numbers taken then
+        (``summary``)."""
         if self.gpu is None:
-            f = self.cpu.field
-            return SummaryRead((float(f.min()), float(f.mean(dtype=np.float64)), float(f.max())))
+            return SummaryRead(summary(self.cpu.field, np))
         import cupy
         import cupyx
 
@@ -313,7 +318,7 @@ class HeatScene(Scene):
             stream = cupy.cuda.get_current_stream()
             runtime = cupy.cuda.runtime
             runtime.memcpyAsync(host.ctypes.data, three.data.ptr, host.nbytes, runtime.memcpyDeviceToHost, stream.ptr)
-            return SummaryRead(host, stream.record(), keep=three)
+            return SummaryRead(host, stream.record(), keep=three, exact=lambda: summary(f, cupy))
 
     # --- one cell, for the viewer's pointer ------------------------------------------------------
     def _cell(self, item: int) -> tuple[int, int]:
@@ -339,3 +344,22 @@ class HeatScene(Scene):
         i, j = self._cell(item)
         g, c = (float(a[j, i]) for a in self._checked)
         return [(TEMPERATURE, f"{g:.9g}", f"{c:.9g}", f"{g - c:+.3g}")]
+
+
+def summary(f, xp) -> tuple[float, float, float, int, int]:
+    """``HeatScene.temperature_summary`` of the field ``f`` with numpy or CuPy (``xp``)."""
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in the mean: answered below
+        both = xp.stack([f.min().astype(xp.float64), f.mean(dtype=xp.float64), f.max().astype(xp.float64)])
+    lo, mean, hi = (float(v) for v in (both.get() if xp is not np else both))
+    if math.isfinite(lo + mean + hi):
+        return lo, mean, hi, 0, 0
+    finite = xp.isfinite(f)
+    count = finite.sum(dtype=xp.float64)
+    five = xp.stack([xp.where(finite, f, xp.inf).min().astype(xp.float64),
+                     xp.where(finite, f, 0).sum(dtype=xp.float64) / xp.maximum(count, 1),
+                     xp.where(finite, f, -xp.inf).max().astype(xp.float64),
+                     xp.isnan(f).sum(dtype=xp.float64), xp.isinf(f).sum(dtype=xp.float64)])
+    lo, mean, hi, nan, inf = (float(v) for v in (five.get() if xp is not np else five))
+    if not count:
+        lo = mean = hi = math.nan
+    return lo, mean, hi, int(nan), int(inf)

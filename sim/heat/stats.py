@@ -6,10 +6,13 @@ its copy has arrived, so asking never waits for the device but for a new field's
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 
 import numpy as np
+
+from sim import finite
 
 SUMMARY_SECONDS = 0.25  # the min/mean/max reduction runs at most this often
 SUMMARY_ASKS = 10  # ... and at most once in this many asks for the statistics
@@ -34,7 +37,7 @@ class HeatReadout:
     def __init__(self, scene):
         self.scene = scene
         self.version = 0  # bumped by anything that changes the field
-        self._summary_text: str | None = None  # None: none of this field yet
+        self._summary_text: tuple[str, str] | None = None  # (temperature, non-finite cells); None: not yet
         self._summary: SummaryRead | None = None  # the one in flight
         self._summarised = -1  # the field version of the last one started
         self._asks = 0  # asks since the last one started
@@ -69,7 +72,8 @@ class HeatReadout:
                 self._rates.append((self._frame_steps.popleft(), float(ms)))
             self._frames_seen = timer.frames
 
-    def _temperature_text(self) -> str:
+    def _temperature(self) -> tuple[str, str]:
+        """(the temperature's text, the non-finite cells' statistic), from the throttled summary."""
         now = time.monotonic()
         self._asks += 1
         if self._summary is not None and self._summary.ready():
@@ -90,9 +94,11 @@ class HeatReadout:
         return self._summarised != self.version and self._asks >= SUMMARY_ASKS and now - self._ready_at >= wait
 
     def _take_summary(self, now: float) -> None:
-        lo, mean, hi = self._summary.values()
+        lo, mean, hi, nan, inf = self._summary.values()
         self._summary, self._ready_at = None, now
-        self._summary_text = f"min {lo:.4g}, mean {mean:.4g}, max {hi:.4g}"
+        bad = finite.counts_text(nan, inf)
+        text = f"min {lo:.4g}, mean {mean:.4g}, max {hi:.4g}" + (" of the finite cells" if bad else "")
+        self._summary_text = text, f"{bad} cells (drawn red)" if bad else finite.CLEAN
 
     def cell_update_rate(self) -> float | None:
         """G cell-updates/s of the last timed frames (None before the first)."""
@@ -106,24 +112,29 @@ class HeatReadout:
     def stats(self) -> dict:
         scene = self.scene
         tfac = float(scene.sim.tfac)
+        temperature, note = self._temperature()
         return {"n": scene.n, "steps": scene.steps, "grid": f"{scene.ni:,} x {scene.nj:,} ({scene.n:,} cells)",
                 "steps_per_frame": scene.frame_steps, "factor": tfac, "pace": pace_text(tfac),
-                "cell_updates": self.cell_update_rate(), "temperature": self._temperature_text()}
+                "cell_updates": self.cell_update_rate(), "temperature": temperature, finite.STAT_KEY: note}
 
 
 class SummaryRead:
-    """The temperature summary on its way: three numbers now (the host's), or a pinned host copy that a CUDA
-    event says has arrived (``keep``: the device array it is copied from, alive until then)."""
+    """The field's summary on its way: five numbers now (the host's), or three in a pinned host copy that a
+    CUDA event says has arrived (``keep``: the device array it is copied from, alive until then); when one of
+    those is not a number, ``exact`` gives the five (the finite cells' and the NaN and inf counts)."""
 
-    def __init__(self, values, arrived=None, keep=None):
-        self._values, self._arrived, self._keep = values, arrived, keep
+    def __init__(self, values, arrived=None, keep=None, exact=None):
+        self._values, self._arrived, self._keep, self._exact = values, arrived, keep, exact
 
     def ready(self) -> bool:
         return self._arrived is None or bool(self._arrived.done)
 
-    def values(self) -> tuple[float, float, float]:
-        """(lowest, mean, highest), waiting for the copy if it has not arrived."""
-        if self._arrived is not None:
-            self._arrived.synchronize()
+    def values(self) -> tuple[float, float, float, int, int]:
+        """(lowest, mean, highest, NaN cells, inf cells), waiting for the copy if it has not arrived."""
+        if self._arrived is None:
+            return self._values
+        self._arrived.synchronize()
         lo, mean, hi = (float(v) for v in self._values)
-        return lo, mean, hi
+        if math.isfinite(lo + mean + hi) or self._exact is None:
+            return lo, mean, hi, 0, 0
+        return self._exact()

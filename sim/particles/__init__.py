@@ -1,6 +1,7 @@
 """2D short-range repulsion with O(n) binning (spec: docs/specs/particles.md, CS 267 Homework 2)."""
 
 import assets
+from sim import finite
 from sim.contract import (
                           BlockColoring,
                           GpuKnobs,
@@ -29,6 +30,7 @@ STATS = (
                                              "a warning below 0.4)"),
     Stat("absavg", "absavg", "{:.4f}", help="the course's mean pair distance, in cutoffs (about 0.95; a warning "
                                              "below 0.8)"),
+    finite.STAT,
 )
 GPU = GpuKnobs(variants=kernels.VARIANTS, default_variant="plain", blocks=kernels.BLOCK_SIZES,
                default_block=kernels.DEFAULT_BLOCK, fastest="plain",

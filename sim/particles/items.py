@@ -39,14 +39,14 @@ class ParticleInspector(Inspector):
         closest = (x - px) ** 2 + (y - py) ** 2
         closest[item] = np.inf
         inv = scene.nbins / scene.size
-        col, row = (min(int(v * inv), scene.nbins - 1) for v in (px, py))
+        col, row = (min(int(v * inv), scene.nbins - 1) if np.isfinite(v) else -1 for v in (px, py))
         values = {
             "particle": f"#{self.item_key(item)}",
             "position": f"({px:.6g}, {py:.6g})",
             "velocity": f"({pvx:.4g}, {pvy:.4g})  |v| {float(np.hypot(pvx, pvy)):.4g} box units/s",
             "neighbours": f"{neighbours} within the cutoff ({world.CUTOFF:g})",
             "closest": f"{float(closest.min()) ** 0.5 / world.CUTOFF:.3f} cutoffs" if scene.n > 1 else "-",
-            "bin": f"{row * scene.nbins + col} (row {row}, column {col})",
+            "bin": f"{row * scene.nbins + col} (row {row}, column {col})" if min(row, col) >= 0 else "none: NaN",
         }
         if scene.gpu is not None:
             values["CUDA"] = f"block {item // scene.block}, thread {item % scene.block} (of {scene.block})"

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from sim import finite
 from sim.contract import Box, Legend, PointerEvent
 from sim.cuda import FrameGraph
 from sim.particles import SPEC, binning_cpu, pipeline_cpu, world
@@ -176,9 +177,14 @@ class ParticlesScene(PointsScene, Scene):
     def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
         """The scene's move with the user's accelerations (on the host; on the GPU the moved state is loaded
         back, in the particles' own order, so the marks line up with the device's particles)."""
+        from sim.particles.user_stage import refused_note, usable
+
         p = HostParticles(*self.gpu.host_state()) if self.gpu is not None else self.host
-        p.ax[:] = outputs["ax"]
-        p.ay[:] = outputs["ay"]
+        ax, ay = np.asarray(outputs["ax"], np.float64), np.asarray(outputs["ay"], np.float64)
+        refused = ~(usable(ax) & usable(ay))
+        p.ax[:] = np.where(refused, 0.0, ax)  # those coast: the move's wall loop never ends at inf or 1e300
+        p.ay[:] = np.where(refused, 0.0, ay)
+        self.mark_suspect(refused, refused_note(ax, ay, refused))
         binning_cpu.move(p.x, p.y, p.vx, p.vy, p.ax, p.ay, self.size)
         if self.gpu is not None:
             self.gpu.load_state(p.x, p.y, p.vx, p.vy)
@@ -277,7 +283,7 @@ class ParticlesScene(PointsScene, Scene):
         measured = self.stats_per_step if self.stats_on else None
         absmin, absavg = (measured.absmin, measured.absavg) if measured is not None else (None, None)
         return {"n": self.n, "size": self.size, "steps": self.steps, "sim_time": self.sim_time,
-                "absmin": absmin, "absavg": absavg}
+                "absmin": absmin, "absavg": absavg, finite.STAT_KEY: self.suspect_note}
 
     # --- benchmarks ------------------------------------------------------------------------------------
     def bench_figures(self, mark, wall_s: float) -> dict:

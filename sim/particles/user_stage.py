@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim import finite
 from sim.particles import binning_cpu, kernels, world
 from sim.user_stages import Values, comparison, one_per_item
 from sim.userkernel.adapter import Arrays, Comparison, Output
@@ -23,6 +24,28 @@ def tolerance(size: float) -> float:
     """The largest acceleration error a step can carry within the verifier's tolerance: a step moves a
     particle by a * dt^2."""
     return STEP_TOLERANCE * size / world.DT**2
+
+
+# The largest acceleration one neighbour can give: the course's force at the closest distance it allows.
+PAIR_MAX = (world.CUTOFF / world.MIN_R - 1) / (world.MIN_R * world.MASS)
+
+
+def usable(a: np.ndarray) -> np.ndarray:
+    """Accelerations the move can take: numbers no larger than every other particle at the closest
+    distance could give (a user's NaN or inf would leave the box for good, and 1e300 reflects off its
+    walls forever)."""
+    with np.errstate(invalid="ignore"):
+        return np.abs(a) <= PAIR_MAX * max(a.shape[0] - 1, 1)
+
+
+def refused_note(ax: np.ndarray, ay: np.ndarray, refused: np.ndarray) -> str:
+    """The statistic's text for the accelerations ``usable`` refused."""
+    count = int(np.count_nonzero(refused))
+    if not count:
+        return finite.CLEAN
+    what = finite.counts_text(*(sum(pair) for pair in zip(finite.counts(ax), finite.counts(ay), strict=True)))
+    why = what or "beyond any force the course allows"
+    return f"{count:,} particles' forces refused ({why}): they coast, marked red"
 
 
 class ForcesStage:

@@ -1,6 +1,7 @@
 """Spatial distance histogram: all N(N-1)/2 pair distances of N points (spec: docs/specs/sdh.md)."""
 
 import assets
+from sim import finite
 from sim.contract import GpuKnobs, Param, Preset, SceneSpec, Stat, UserStage, Verifier, Words
 from sim.sdh import kernels
 
@@ -21,6 +22,7 @@ SPEC = SceneSpec(
         Stat("histogram_ms", "last histogram", "{:.2f} ms"),
         Stat("pairs_per_s", "pairs/s", "{:.3g}"),
         Stat("steps", "histograms"),
+        finite.STAT,
     ),
     params=(Param("width", "bucket width", 20.0, 5000.0, "%.1f", log=True,
                   help="the course's W: (int)(23000 * 1.732 / W) + 1 buckets"),),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import assets
+from sim import finite
 from sim.contract import Plot, PlotsView, Series
 from sim.scene import Scene
 from sim.sdh import SPEC, data, ideal, kernels, sdh_cpu
@@ -85,6 +86,7 @@ class HistogramScene(Scene):
                 counts = sdh_cpu.histogram(self.points, width, buckets)
                 ms = (time.perf_counter() - started) * 1e3
         self.counts, self.last_ms = counts, ms
+        self.clear_suspect()  # the scene's own count
         if self.verify:
             checked = time.perf_counter()
             reference = sdh_cpu.histogram(self.points, width, buckets)
@@ -114,6 +116,21 @@ class HistogramScene(Scene):
             return counts, ms
         raise gpu.KernelError(self._refused[(self.variant, width, self.block, self.n)])
 
+    def total_pairs(self) -> int:
+        """The pairs the histogram counts, exactly (a user's garbage counts would wrap an int64 sum)."""
+        return int(self.counts.sum()) if self.suspect is None else sum(self.counts.tolist())
+
+    def impossible(self, counts: np.ndarray) -> np.ndarray:
+        """Buckets whose count no histogram of these atoms can hold: below 0 or above all N(N-1)/2 pairs."""
+        return (counts < 0) | (counts > self.n * (self.n - 1) // 2)
+
+    def take_counts(self, counts: np.ndarray) -> None:
+        """A histogram counted outside the scene (a user's kernel, unsigned): its impossible buckets marked."""
+        self.counts = np.asarray(counts).astype(np.int64)  # past 2^63: negative, and so impossible
+        bad = self.impossible(self.counts)
+        self.mark_suspect(bad, f"{int(bad.sum()):,} buckets below 0 or above N(N-1)/2 (marked red)" if bad.any()
+                          else finite.CLEAN)
+
     # --- the histogram from a user's kernel (sim.sdh.user_stage) ------------------------------------------
     def user_stage_inputs(self, stage: str) -> dict:
         from sim.sdh.user_stage import arrays
@@ -121,17 +138,17 @@ class HistogramScene(Scene):
         return arrays(self.points, self.settings.width, self.buckets)
 
     def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
-        self.counts = np.asarray(outputs["hist"]).astype(np.int64)
+        self.take_counts(outputs["hist"])
         self.reference = None  # the built-in check's CPU histogram says nothing about this one
         if comparison is not None:
             self.record_user_check("the exact CPU histogram", comparison,
                                    {"buckets differing": comparison.mismatches}, unit="buckets")
 
     def stats(self) -> dict:
-        pairs = int(self.counts.sum())
+        pairs = self.total_pairs()
         return {"n": self.n, "buckets": self.counts.shape[0], "pairs": pairs, "histogram_ms": self.last_ms,
                 "pairs_per_s": pairs / (self.last_ms * 1e-3) if self.last_ms else 0.0, "steps": self.steps,
-                "sim_time": 0.0}
+                "sim_time": 0.0, finite.STAT_KEY: self.suspect_note}
 
     def ideal_pairs(self) -> np.ndarray:
         """The pairs an ideal gas of as many atoms in the atoms' cube puts in each bucket (kept while the
@@ -143,11 +160,18 @@ class HistogramScene(Scene):
 
     def view(self, color_mode: str) -> PlotsView:
         counts = self.counts.astype(np.float64)
+        bad = self.suspect if self.suspect is not None and self.suspect.shape == counts.shape else None
+        if bad is not None:  # impossible counts are not drawn (they would flatten the rest): a red mark instead
+            counts[bad] = np.nan
         width = self.settings.width
         edges = np.arange(counts.shape[0], dtype=np.float64) * width
         g = ideal.pair_correlation(counts, self.ideal_pairs())
         buckets = np.arange(counts.shape[0])
-        histogram = Plot("distance histogram", [Series("pairs", edges, counts, "stairs", items=buckets)], "r", "pairs")
+        series = [Series("pairs", edges, counts, "stairs", items=buckets)]
+        if bad is not None:
+            series += finite.marks(edges, counts, finite.span(counts)[1], buckets,
+                                   f"{int(bad.sum()):,} impossible counts (not drawn)")
+        histogram = Plot("distance histogram", series, "r", "pairs")
         rdf = Plot("g(r) against an ideal gas in the cube",
                    [Series("g(r)", edges[:g.size] + 0.5 * width, g, "line", GREEN, items=buckets[:g.size])], "r",
                    "g(r)", hlines=(1.0,))
@@ -176,7 +200,8 @@ class HistogramScene(Scene):
         return {"bucket": f"{item} of {self.counts.shape[0]}",
                 "distance": f"{item * width:.6g} .. {(item + 1) * width:.6g}{last}",
                 "pairs": f"{count:,}",
-                "share": f"{count / max(int(self.counts.sum()), 1):.4%} of all pairs",
+                "share": f"{count / max(self.total_pairs(), 1):.4%} of all pairs"
+                + (" (impossible: below 0 or above N(N-1)/2)" if self.impossible(np.int64(count)) else ""),
                 "g(r)": f"{count / expected:.4g} (an ideal gas in the cube: {expected:,.0f} pairs)" if expected > 0
                 else "-",
                 "counted on": f"{self.backend.upper()} ({self.counted_with if self.backend == 'gpu' else 'numba'})"}

@@ -40,6 +40,15 @@ def _f64(values) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.float64)
 
 
+def _limits(limits) -> tuple[float, float] | None:
+    """An axis's fixed range as floats, or None (fit the data) when it is not a finite, increasing one: a
+    range made from a user's garbage values must not take the axis with it."""
+    if not limits:
+        return None
+    lo, hi = (float(v) for v in limits)
+    return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) and lo < hi else None
+
+
 def _spec(series: Series) -> implot.Spec:
     spec = implot.Spec()
     if series.color is not None:
@@ -195,16 +204,17 @@ class PlotsRenderer:
         if not implot.begin_plot(f"{plot.title}###plot{index}", size, flags):
             return
         fit = implot.AxisFlags_.auto_fit
-        implot.setup_axes(plot.x_label, plot.y_label, 0 if plot.x_limits else fit, 0 if plot.y_limits else fit)
+        x_limits, y_limits = _limits(plot.x_limits), _limits(plot.y_limits)
+        implot.setup_axes(plot.x_label, plot.y_label, 0 if x_limits else fit, 0 if y_limits else fit)
         _legend(plot.legend)
         if plot.x_log:
             implot.setup_axis_scale(implot.ImAxis_.x1, implot.Scale_.log10)
         if plot.y_log:
             implot.setup_axis_scale(implot.ImAxis_.y1, implot.Scale_.log10)
-        if plot.x_limits:
-            implot.setup_axis_limits(implot.ImAxis_.x1, *map(float, plot.x_limits), imgui.Cond_.always)
-        if plot.y_limits:
-            implot.setup_axis_limits(implot.ImAxis_.y1, *map(float, plot.y_limits), imgui.Cond_.always)
+        if x_limits:
+            implot.setup_axis_limits(implot.ImAxis_.x1, *x_limits, imgui.Cond_.always)
+        if y_limits:
+            implot.setup_axis_limits(implot.ImAxis_.y1, *y_limits, imgui.Cond_.always)
         if plot.heatmap is not None:
             self._heatmap(plot)
         for series in plot.series:
