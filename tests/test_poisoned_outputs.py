@@ -79,10 +79,11 @@ def drive(scene, stage: str, verify: bool, poison_outputs, frames: int = FRAMES)
     the viewer's readouts; returns the last (stats, hit)."""
     adapter = adapter_of(scene.spec.name, stage)
     for _ in range(frames):
-        inputs = adapter.scene_inputs(scene)
+        inputs = scene.user_stage_inputs("proximity")
         expected = adapter.expected(inputs)
         got, hit = poison_outputs(expected)
-        adapter.apply(scene, got, adapter.compare(inputs, expected, got) if verify else None)
+        stage = scene.spec.user_stages[0].name
+        scene.apply_user_stage(stage, inputs, got, adapter.compare(inputs, expected, got) if verify else None)
         stats = readouts(scene)
         assert stats[finite.STAT_KEY] != finite.CLEAN
     return stats, hit
@@ -126,7 +127,7 @@ def test_durbin_lpc_huge_coefficients_give_no_poles_and_say_so():
     scene = create_scene("durbin", preset="lpc")
     y = scene.lpc.y.copy()
     y[:, 0] = np.finfo(np.float64).max
-    scene.take_solution(y, scene.lpc.alphas.copy())
+    scene.apply_user_stage("batched", {}, {"y": y, "alphas": scene.lpc.alphas.copy()}, None)
     z_plane = scene.view("plain").plots[1]
     assert readouts(scene)[finite.STAT_KEY] == finite.CLEAN  # finite numbers, just absurd ones
     assert all(np.isfinite(s.x).all() for s in z_plane.series)
@@ -160,7 +161,7 @@ def test_sdh_impossible_counts_are_marked_and_not_drawn(verify):
     assert marked.items.tolist() == [1, 3, 4] and "impossible" in marked.label
     assert np.isnan(histogram.series[0].y[[1, 3, 4]]).all() and bad == [1, 3, 4, 6]
     assert stats["pairs"] == sum(scene.counts.tolist()) == 400 * 399 // 2 - sum(  # exact, never a wrapped int64
-        int(c) for c in adapter_of("sdh", "histogram").expected(adapter_of("sdh", "histogram").scene_inputs(scene))[
+        int(c) for c in adapter_of("sdh", "histogram").expected(scene.user_stage_inputs("histogram"))[
             "hist"][[1, 3, 4, 6]]) + (-4 - 1 - 2 + 85)
     assert "impossible" in scene.describe(3)["share"]
     scene.advance_frame()
@@ -229,13 +230,13 @@ def test_balls_partners_that_name_no_ball_are_counted():
     scene = create_scene("balls", preset="T")
     scene.advance(7)
     adapter = adapter_of("balls", "proximity")
-    inputs = adapter.scene_inputs(scene)
+    inputs = scene.user_stage_inputs("proximity")
     expected = adapter.expected(inputs)
     k = int(inputs["k"])
     partners = expected["partners"].reshape(-1, k).copy()
     listed = np.flatnonzero(expected["count"] > 0)[:5]
     partners[listed, 0] = [-1, scene.n, scene.n + 100, 2**31 - 1, -(2**31)]
-    adapter.apply(scene, {"count": expected["count"], "partners": partners.ravel()}, None)
+    scene.apply_user_stage("proximity", inputs, {"count": expected["count"], "partners": partners.ravel()}, None)
     assert readouts(scene)[finite.STAT_KEY] == "5 partners naming no ball (dropped): those balls marked red"
     assert int(np.count_nonzero(scene.marked(scene.n))) == 5
 
@@ -259,11 +260,12 @@ def test_inf_cells_are_drawn_in_the_highlight_colour_like_nan_ones():
 
     scene = create_scene("heat", preset="plate", n=120 * 120)
     adapter = adapter_of("heat", "step")
-    out = adapter.expected(adapter.scene_inputs(scene))["tout"].copy()
+    inputs = scene.user_stage_inputs("step")
+    out = adapter.expected(inputs)["tout"].copy()
     out[30:50, 30:50] = np.inf  # cells (30..49, 30..49): inf; (70..89, 70..89): NaN; one cell absurd but finite
     out[70:90, 70:90] = np.nan
     out[100, 100] = np.finfo(np.float32).max
-    adapter.apply(scene, {"tout": out}, None)
+    scene.apply_user_stage("step", inputs, {"tout": out}, None)
     pixels = render_pixels(scene, *SIZE).astype(int)
     mark = np.array(highlight_color("inferno")) * 255
     for i, j in ((40, 40), (80, 80)):
@@ -282,12 +284,13 @@ def test_poisoned_plots_are_drawn(name):
         y = scene.lpc.y.copy()
         y[:, 2] = np.nan
         y[::3, 5] = np.inf
-        scene.take_solution(y, scene.lpc.alphas.copy())
+        scene.apply_user_stage("batched", {}, {"y": y, "alphas": scene.lpc.alphas.copy()}, None)
     else:
         scene = create_scene("sdh", n=400)
         adapter = adapter_of("sdh", "histogram")
-        hist, _ = poisoned(adapter.expected(adapter.scene_inputs(scene))["hist"], scene.counts.shape[0])
-        adapter.apply(scene, {"hist": hist}, None)
+        inputs = scene.user_stage_inputs("histogram")
+        hist, _ = poisoned(adapter.expected(inputs)["hist"], scene.counts.shape[0])
+        scene.apply_user_stage("histogram", inputs, {"hist": hist}, None)
     pixels = render_pixels(scene, 1000, 700).astype(int)
     red = (pixels[..., 0] > 200) & (pixels[..., 1] < 60) & (pixels[..., 2] < 60)
     assert red.sum() > 20, "the red marks are drawn"
