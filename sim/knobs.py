@@ -59,7 +59,7 @@ class Knobs:
     def set_variant(self, variant: str) -> None:
         if self.user is not None and variant == self.user.variant:
             self.user_chosen = True
-            self.scene._invalidate_checks()
+            self.scene.checks.clear()
             return
         self._set(self.valid_variant(variant), self.block)
         self.user_chosen = False
@@ -69,13 +69,13 @@ class Knobs:
         """Load a user's kernel (a ``LiveStage``) as a variant and choose it; the one loaded before closes."""
         self.drop()
         self.user, self.user_chosen = live, True
-        self.scene._invalidate_checks()
+        self.scene.checks.clear()
 
     def drop(self) -> None:
         """Unload the user's kernel (its watcher and sandbox close); the built-in variant runs."""
         if self.user is not None:
             self.user.close()
-            self.scene._invalidate_checks()
+            self.scene.checks.clear()
         self.user, self.user_chosen = None, False
 
     def user_runs(self) -> bool:
@@ -85,8 +85,8 @@ class Knobs:
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """The last check's rows for ``item``: the user's kernel against the CPU twin while it does the steps,
-        else the scene's own check (``Scene.describe_check``)."""
-        return self.user.describe_check(item) if self.user_runs() else self.scene.describe_check(item)
+        else the scene's own check (``Inspector.describe_check``)."""
+        return self.user.describe_check(item) if self.user_runs() else self.scene.inspector.describe_check(item)
 
     def set_block(self, block) -> None:
         self._set(self.variant, self.valid_block(block))
@@ -123,4 +123,4 @@ class Knobs:
         except Exception:
             undo()
             raise
-        scene._invalidate_checks()
+        scene.checks.clear()

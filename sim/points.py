@@ -104,4 +104,4 @@ class PointsScene:
 
         return PointsView(n, dims, surroundings, spacing, host, write, legend,
                           colormap=(legend.colormap if palette is None else "") or "viridis", palette=palette,
-                          value_range=fixed, mask=self.marked(n))
+                          value_range=fixed, mask=self.checks.marked(n))

@@ -23,13 +23,12 @@ from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
 from sim.cuda import GpuCompileError, stage_timer
 from sim.knobs import Knobs
 from sim.scales import ColorScales
-from sim.scene_checks import SceneChecks
 from sim.scene_controls import SceneControls
 from sim.threads import numba_threads, sized_threads
 from sim.timing import StageTimer
 
 
-class Scene(SceneChecks, SceneControls):
+class Scene(SceneControls):
     spec: ClassVar[SceneSpec]
     inspector_type: ClassVar[type[Inspector]] = Inspector  # what the pointer asks about items
 
@@ -51,7 +50,7 @@ class Scene(SceneChecks, SceneControls):
         for name, value in options.items():
             self.set_option(name, value, apply=False)
         self.toggles = {t.name: t.default for t in spec.toggles}
-        self.checks = Checks()  # verification: on or off, the last check and what it marked
+        self.checks = Checks(self)  # verification: on or off, the last check and what it marked
         self.tool_on = bool(spec.tool and spec.tool.default_on)
         self.tool_values = {p.name: p.lo + 0.5 * (p.hi - p.lo) for p in (spec.tool.params if spec.tool else ())}
         self.color_scales = ColorScales()  # colour mode -> range fixed from the panel
@@ -239,9 +238,6 @@ class Scene(SceneChecks, SceneControls):
 
     def _restart_timing(self) -> None:
         self.timer = stage_timer(self.backend, self.spec.stages)
-        self._invalidate_checks()
-
-    def _invalidate_checks(self) -> None:
         self.checks.clear()
 
     def finish(self) -> None:

@@ -39,7 +39,7 @@ class SceneControls:
             raise ValueError(f"{self.spec.name} has no switch {name!r}")
         self.toggles[name] = bool(on)
         self._toggle_changed(name)
-        self._invalidate_checks()
+        self.checks.clear()
 
     # --- the pointer tool ---------------------------------------------------------------------------
     def set_tool(self, on: bool) -> None:

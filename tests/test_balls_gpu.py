@@ -98,26 +98,26 @@ def test_overflowing_lists_still_hold_every_pair():
 
 def test_verification_catches_a_planted_wrong_margin():
     good = create_scene("balls", preset="t", backend="gpu")
-    good.set_verify(True)
+    good.checks.set_on(True)
     good.single_step()
-    assert good.verification.differing == 0 and good.verification.passes_checked == 1
+    assert good.checks.verification.differing == 0 and good.checks.verification.passes_checked == 1
     with cuda.planted("sim/balls/proximity.cu", "-DPLANT_MARGIN=1.0f"):
         planted = create_scene("balls", preset="t", backend="gpu")
-    planted.set_verify(True)
+    planted.checks.set_on(True)
     planted.single_step()
-    report = planted.verification
+    report = planted.checks.verification
     assert report.differing > 1000 and report.passes_mismatched == 1
     assert report.details["pairs on the GPU"] < report.details["pairs on the CPU"]
-    np.testing.assert_array_equal(planted.view("speed").mask, planted.mismatch)  # drawn red
+    np.testing.assert_array_equal(planted.view("speed").mask, planted.checks.mismatch)  # drawn red
 
 
 def test_verification_on_the_cpu_backend_with_cuda_proximity():
     scene = create_scene("balls", preset="T", backend="cpu", variant="shared")
     assert scene.gpu_kernels_run()
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     for _ in range(3):
         scene.advance_frame()
-    assert scene.verification.passes_checked == 3 and scene.verification.differing == 0
+    assert scene.checks.verification.passes_checked == 3 and scene.checks.verification.differing == 0
 
 
 def test_trajectories_agree():

@@ -124,9 +124,9 @@ def test_every_scene_runs_verifies_and_colours_by_block_on_the_gpu(spec):
         scene.set_variant(variant)
         scene.advance_frame()
     if spec.verifier:
-        scene.set_verify(True)
+        scene.checks.set_on(True)
         scene.advance_frame()
-        assert scene.verification is not None and scene.verification.differing == 0
+        assert scene.checks.verification is not None and scene.checks.verification.differing == 0
     if spec.block_colors:
         assert "block" in scene.color_modes
     for mode in scene.color_modes:

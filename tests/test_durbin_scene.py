@@ -225,30 +225,30 @@ def test_verification_marks_the_entries_of_a_planted_wrong_solver():
     scene = create_scene("durbin", preset="ar", n=40)
     scene.solver = PlantedSolver(scene.r)
     scene._read_back()
-    scene.verify = True  # the CPU stands in for the GPU here: verification runs the same checks
+    scene.checks.on = True  # the CPU stands in for the GPU here: verification runs the same checks
     scene.set_param("speed", 8.0)
     for _ in range(2):
         scene.advance_frame()
-    report = scene.verification
+    report = scene.checks.verification
     assert report is not None and report.unit == "entries" and report.passes_checked == 2
     assert report.differing > 0 and report.details["largest difference to the CPU twin"] > 1e-10
     assert report.details["largest difference to scipy"] > 1e-10 and scene.stats()["max_error"] > 1e-10
-    marked = np.flatnonzero(scene.mismatch)
+    marked = np.flatnonzero(scene.checks.mismatch)
     assert marked.size == report.differing and marked.max() < scene.solver.k
     red = series(scene.view("plain"), "y:", "beyond tolerance")
     np.testing.assert_array_equal(red.items, marked)
-    rows = scene.describe_check(int(marked[-1]))
+    rows = scene.inspector.describe_check(int(marked[-1]))
     assert [r[0] for r in rows][:2] == ["y (CPU twin)", "y (scipy)"] and rows[0][1] != rows[0][2]
-    assert scene.describe_check(int(np.flatnonzero(~scene.mismatch)[-1])) == []
+    assert scene.inspector.describe_check(int(np.flatnonzero(~scene.checks.mismatch)[-1])) == []
 
 
 def test_verification_passes_a_correct_solver_and_checks_scipy_once_while_idle():
     scene = create_scene("durbin", preset="polybench", n=200)
-    scene.verify = True
+    scene.checks.on = True
     scene.set_param("speed", 30.0)
     for _ in range(10):
         scene.advance_frame()
-    report = scene.verification
+    report = scene.checks.verification
     assert scene.solver.k == 200 and report.differing == 0 and report.passes_checked == 7
     assert report.details["largest difference to the CPU twin"] == 0.0
     assert report.details["largest difference to scipy"] < scene.tolerance
@@ -256,29 +256,29 @@ def test_verification_passes_a_correct_solver_and_checks_scipy_once_while_idle()
 
 def test_verification_beyond_the_direct_limit_reports_the_residual():
     scene = create_scene("durbin", preset="large", n=6000)
-    scene.verify = True
+    scene.checks.on = True
     scene.set_param("speed", 10_000.0)
     scene.advance_frame()
-    details = scene.verification.details
+    details = scene.checks.verification.details
     assert "relative residual |T y + r| / |r|" in details and details["relative residual |T y + r| / |r|"] < 1e-13
-    assert scene.verification.differing == 0
+    assert scene.checks.verification.differing == 0
 
 
 def test_describe_names_the_entry_its_step_and_value():
     scene = create_scene("durbin")
     run_to(scene, 8)
-    values = scene.describe(3)
+    values = scene.inspector.describe(3)
     assert values["coefficient"] == "y[3] of 64" and values["value"] == f"{scene.solver.y[3]:.12g}"
     assert values["written"].startswith("at step 3, as alpha_3 = 0.73") and "last: step 7" in values["written"]
     assert "reflection coefficient 3" in values["kappa"]
-    assert scene.describe(20)["value"] == "not computed yet: step 20 writes it"
+    assert scene.inspector.describe(20)["value"] == "not computed yet: step 20 writes it"
     with pytest.raises(IndexError):
-        scene.describe(64)
+        scene.inspector.describe(64)
     lpc_scene = create_scene("durbin", preset="lpc")
-    frame = lpc_scene.describe(30)
+    frame = lpc_scene.inspector.describe(30)
     assert frame["frame"] == f"30 of {lpc_scene.lpc.frames}" and frame["largest |pole|"].endswith("(stable)")
     with pytest.raises(IndexError):
-        lpc_scene.describe(lpc_scene.lpc.frames)
+        lpc_scene.inspector.describe(lpc_scene.lpc.frames)
 
 
 def test_block_bands_follow_the_owners():
@@ -301,7 +301,7 @@ def test_without_a_gpu_block_colours_and_verification_are_not_offered():
         pytest.skip("this machine has a GPU")
     assert scene.color_modes == {"plain": "Plain"} and scene.owners() is None
     with pytest.raises(ValueError, match="switch the recursion to the GPU"):
-        scene.set_verify(True)
+        scene.checks.set_on(True)
 
 
 def test_a_system_of_one_entry_is_refused_and_the_old_state_kept():

@@ -32,11 +32,11 @@ def y_series(scene):
 @pytest.mark.parametrize("block", [32, 256, 1024])
 def test_every_kernel_passes_verification_frame_by_frame(variant, block):
     scene = scene_on_gpu("ar", 700, variant=variant, block=block)
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     scene.set_param("speed", 97.0)
     for _ in range(9):
         scene.advance_frame()
-        report = scene.verification
+        report = scene.checks.verification
         assert report is not None and report.differing == 0, (variant, block, report)
     assert scene.solver.k == 700 and report.passes_checked >= 8
     assert report.details["largest difference to scipy"] < 1e-12
@@ -52,27 +52,27 @@ def test_every_kernel_passes_verification_frame_by_frame(variant, block):
 def test_verification_flags_a_planted_wrong_kernel(variant):
     with cuda.planted("sim/durbin/durbin.cu", PLANT):
         scene = scene_on_gpu("ar", 300, variant=variant)
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     scene.set_param("speed", 40.0)
     for _ in range(3):
         scene.advance_frame()
-    report = scene.verification
+    report = scene.checks.verification
     assert report.differing > 0 and report.details["largest difference to the CPU twin"] > 1e-11
     assert scene.stats()["max_error"] > 1e-11
-    marked = np.flatnonzero(scene.mismatch)
+    marked = np.flatnonzero(scene.checks.mismatch)
     red = next(s for s in scene.view("plain").plots[0].series if s.label == "beyond tolerance")
     np.testing.assert_array_equal(red.items, marked)
-    rows = scene.describe_check(int(marked[-1]))
+    rows = scene.inspector.describe_check(int(marked[-1]))
     assert rows and rows[0][0] == "y (CPU twin)" and rows[0][1] != rows[0][2]
 
 
 def test_the_same_kernel_without_the_plant_passes():
     scene = scene_on_gpu("ar", 300, variant="two-kernel")
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     scene.set_param("speed", 40.0)
     for _ in range(3):
         scene.advance_frame()
-    assert scene.verification.differing == 0
+    assert scene.checks.verification.differing == 0
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -89,7 +89,7 @@ def test_block_bands_and_descriptions_follow_the_solvers_layout(variant):
     np.testing.assert_array_equal(owners, expected[:k])
     bands = [s for s in scene.view("block").plots[0].series if s.style == "shaded"]
     assert len(bands) == len(np.unique(owners % len(BLOCK_PALETTE)))
-    assert f"block {owners[3]}" in scene.describe(3)["CUDA"]
+    assert f"block {owners[3]}" in scene.inspector.describe(3)["CUDA"]
 
 
 def test_backend_switches_keep_k_and_the_values():
@@ -121,9 +121,9 @@ def test_dragging_a_kappa_replays_on_the_gpu():
 def test_lpc_on_the_gpu_matches_the_cpu_twin_and_verifies(order):
     scene = scene_on_gpu("lpc")
     scene.set_param("order", order)
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     scene.advance_frame()
-    report = scene.verification
+    report = scene.checks.verification
     assert report.unit == "frames" and report.differing == 0 and report.checked == scene.lpc.frames
     y, _, _ = durbin_cpu.batched(scene.lpc.r)
     assert np.abs(scene.lpc.y - y).max() / np.abs(y).max() < 1e-9
@@ -137,20 +137,20 @@ def test_lpc_on_the_gpu_matches_the_cpu_twin_and_verifies(order):
 def test_lpc_verification_flags_a_planted_batched_kernel():
     with cuda.planted("sim/durbin/durbin.cu", PLANT):
         scene = scene_on_gpu("lpc")
-        scene.set_verify(True)
+        scene.checks.set_on(True)
         scene.advance_frame()
-    assert scene.verification.differing > 0
+    assert scene.checks.verification.differing > 0
 
 
 def test_two_hundred_thousand_entries_decimated_and_checked_by_residual():
     scene = scene_on_gpu("large")
     assert scene.r.size == 200_000
     scene.set_param("speed", 10_000.0)
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     for _ in range(3):
         scene.advance_frame()
-    assert scene.solver.k == 30_001 and scene.verification.differing == 0
-    assert scene.verification.details["relative residual |T y + r| / |r|"] < 1e-12
+    assert scene.solver.k == 30_001 and scene.checks.verification.differing == 0
+    assert scene.checks.verification.details["relative residual |T y + r| / |r|"] < 1e-12
     shown = y_series(scene)
     assert len(shown.x) <= 4000
     r = inputs.ar_autocorr(200_000, scene.kappas)

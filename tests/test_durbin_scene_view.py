@@ -78,7 +78,7 @@ def test_the_scene_in_a_window(tmp_path):
             for symbol, modifiers in ((key.A, 0), (key.V, 0), (key.C, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT)):
                 press(symbol, modifiers)
                 assert "needs a GPU" in v.message, v.message
-                assert scene.backend == "cpu" and v.controller.color_mode == "plain" and not scene.verify
+                assert scene.backend == "cpu" and v.controller.color_mode == "plain" and not scene.checks.on
         press(key.SPACE)
         assert v.paused
         k = scene.solver.k

@@ -168,7 +168,7 @@ def test_gpu_requests_without_a_gpu_say_why():
     with pytest.raises(BackendUnavailable):
         s.set_backend("gpu")
     with pytest.raises(ValueError, match="GPU"):
-        s.set_verify(True)
+        s.checks.set_on(True)
     assert "block" not in s.color_modes and s.backend == "cpu"
 
 
@@ -262,17 +262,17 @@ def test_a_cell_is_described_by_its_value_and_next_step():
     s.set_param("factor", 0.2)
     i, j = 17, 23
     item = j * s.ni + i
-    values = s.describe(item)
+    values = s.inspector.describe(item)
     assert values["cell"] == f"i {i}, j {j}"
     assert float(values["temperature"]) == pytest.approx(s.cpu.field[j, i], rel=1e-5)
     before = float(s.cpu.field[j, i])
     s.single_step()
     assert float(values["next step"].split()[0]) == pytest.approx(float(s.cpu.field[j, i]) - before, rel=1e-2)
-    assert "held" in s.describe(0)["boundary"] and "held" in s.describe(s.n - 1)["boundary"]
-    assert "CUDA" not in values and s.describe_check(item) == []
+    assert "held" in s.inspector.describe(0)["boundary"] and "held" in s.inspector.describe(s.n - 1)["boundary"]
+    assert "CUDA" not in values and s.inspector.describe_check(item) == []
     for bad in (-1, s.n):
         with pytest.raises(IndexError):
-            s.describe(bad)
+            s.inspector.describe(bad)
 
 
 @pytest.mark.parametrize("kernel, block, k", [("global", (32, 8), 1), ("shared", (64, 4), 1),

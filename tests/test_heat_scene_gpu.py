@@ -124,12 +124,12 @@ def test_the_view_writes_the_field_into_a_device_buffer():
 
 def test_verification_passes_every_correct_variant():
     s = gpu_scene("global")
-    s.set_verify(True)
+    s.checks.set_on(True)
     for variant in SPEC.gpu.variants:
         s.set_variant(variant)
-        s.set_verify(True)
+        s.checks.set_on(True)
         s.advance_frame()
-        report = s.verification
+        report = s.checks.verification
         assert report is not None and report.checked == NI * NJ and report.differing == 0, variant
         assert report.details["max error"] == 0.0 and report.details["compared"] == "bit for bit"
         assert report.details["steps checked"] == SPEC.steps_per_frame
@@ -137,10 +137,10 @@ def test_verification_passes_every_correct_variant():
 
 def test_verification_with_fma_compares_within_a_tolerance():
     s = gpu_scene("temporal", fma="on")
-    s.set_verify(True)
+    s.checks.set_on(True)
     for _ in range(3):
         s.advance_frame()
-    report = s.verification
+    report = s.checks.verification
     assert report.differing == 0 and "within" in report.details["compared"]
     assert report.details["max error"] < 1e-4
 
@@ -151,14 +151,14 @@ def test_verification_flags_a_planted_wrong_factor(variant):
 
     with cuda.planted("sim/heat/stencil.cu", "-DPLANT_FACTOR=1.001f"):
         s = gpu_scene(variant)
-        s.set_verify(True)
+        s.checks.set_on(True)
         s.advance_frame()
-        report = s.verification
+        report = s.checks.verification
         assert report.differing > NI * NJ // 2 and report.details["max error"] > 1e-3
-        marked = np.flatnonzero(s.mismatch)
+        marked = np.flatnonzero(s.checks.mismatch)
         interior = marked[(marked % NI > 0) & (marked % NI < NI - 1)]
         item = int(interior[len(interior) // 2])
-        name, gpu_text, cpu_text, _ = s.describe_check(item)[0]
+        name, gpu_text, cpu_text, _ = s.inspector.describe_check(item)[0]
         j, i = divmod(item, NI)
         assert name == "temperature" and np.float32(gpu_text) == s.gpu.get()[j, i]  # 9 digits: a float32 exactly
         assert float(cpu_text) != float(gpu_text)
@@ -166,9 +166,9 @@ def test_verification_flags_a_planted_wrong_factor(variant):
         cupy.copyto(out, cupy.float32(-1.0))  # poison with a number: the marks must be written NaN
         s.view("temperature").write(out)
         drawn = cupy.asnumpy(out).reshape(-1)
-        assert np.array_equal(np.isnan(drawn), s.mismatch)
-        assert np.array_equal(np.isnan(s.host_field().reshape(-1)), s.mismatch)
-        s.set_verify(False)
+        assert np.array_equal(np.isnan(drawn), s.checks.mismatch)
+        assert np.array_equal(np.isnan(s.host_field().reshape(-1)), s.checks.mismatch)
+        s.checks.set_on(False)
         assert not np.isnan(s.host_field()).any()
 
 
@@ -180,7 +180,7 @@ def test_block_colours_show_the_launch_s_tiles_and_cells_name_their_thread():
     tiles = s.gpu.tiles()
     assert tiles.kernel == "temporal" and tiles.k == 6 and view.tiles == tiles.for_view() and view.tiles.halo >= 6
     i, j = 200, 100
-    values = s.describe(j * NI + i)
+    values = s.inspector.describe(j * NI + i)
     (bx, by), (tx, ty) = thread_of(tiles, i, j)
     assert f"block ({bx}, {by}), thread ({tx}, {ty}) of 32x8, temporal" in values["CUDA"]
     assert float(values["temperature"]) == pytest.approx(float(s.gpu.get()[j, i]), rel=1e-5)

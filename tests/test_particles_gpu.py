@@ -111,22 +111,22 @@ def test_output_file_is_written_in_particle_order(tmp_path):
 @pytest.mark.parametrize("precision", ["fp64", "fp32"])
 def test_verification_agrees_with_a_correct_gpu_step(precision):
     scene = create_scene("particles", n=5000, seed=4, backend="gpu", precision=precision)
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     for _ in range(3):
         scene.single_step()
-    report = scene.verification
+    report = scene.checks.verification
     assert report.differing == 0 and report.passes_checked == 3 and report.checked == 5000
 
 
 def test_verification_catches_a_wrong_step():
     scene = create_scene("particles", n=5000, seed=4, backend="gpu")
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     scene.single_step()
     g = scene.gpu
     g.size = g.size * 0.9  # a planted fault: the kernel reflects off the wrong walls
     scene.single_step()
-    assert scene.verification.differing > 0
-    np.testing.assert_array_equal(scene.view("speed").mask, scene.mismatch)  # drawn red
+    assert scene.checks.verification.differing > 0
+    np.testing.assert_array_equal(scene.view("speed").mask, scene.checks.mismatch)  # drawn red
 
 
 def test_a_frame_replayed_as_a_cuda_graph_steps_like_the_eager_frames():

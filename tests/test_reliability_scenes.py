@@ -179,8 +179,8 @@ def test_a_pinned_ball_in_the_drip_stays_the_same_ball_across_proximity_passes(b
         n_before = scene.n
         item = picking.pinned_item(scene, "points")
         assert item is not None, "the pinned ball is still there"
-        assert scene.item_key(item) == key
-        assert scene.describe(item)["ball"] == f"#{key}"
+        assert scene.inspector.item_key(item) == key
+        assert scene.inspector.describe(item)["ball"] == f"#{key}"
         where = scene.state()[0][item, :3]
         assert np.linalg.norm(where - before) < 0.5, f"the pin jumped from {before} to {where}"
         before = where.copy()
@@ -266,7 +266,7 @@ def test_uniform_atoms_give_g_of_r_near_one_across_the_cube():
     assert r[-1] > 1.4 * side, "drawn out to where the far corners leave too few pairs"
     assert np.all(np.abs(g - 1.0) < 0.25), "and near 1 all the way"
     item = int(np.argmin(np.abs(r - 0.8 * side)))
-    assert float(scene.describe(item)["g(r)"].split()[0]) == pytest.approx(g[item], rel=1e-3)
+    assert float(scene.inspector.describe(item)["g(r)"].split()[0]) == pytest.approx(g[item], rel=1e-3)
 
 
 def test_uniform_points_give_g_of_r_near_one_in_the_live_histogram_2d_and_3d():

@@ -157,11 +157,11 @@ def test_what_the_viewer_reads_comes_from_objects_the_scene_holds(spec):
     assert isinstance(scene.inspector, Inspector) and scene.inspector.scene is scene
     assert isinstance(scene.color_scales, ColorScales) and ColorScales not in type(scene).__mro__
     assert isinstance(scene.checks, Checks) and Checks not in type(scene).__mro__
-    scene.verify = True
-    assert scene.checks.on and scene.marked(scene.n) is None
+    scene.checks.on = True
+    assert scene.checks.on and scene.checks.marked(scene.n) is None
     scene.set_color_range("some mode", (1, 2))
     assert scene.color_ranges["some mode"] == (1.0, 2.0) == scene.color_scales.ranges["some mode"]
-    assert scene.item_of_key(scene.item_key(0)) == 0
+    assert scene.inspector.item_of_key(scene.inspector.item_key(0)) == 0
 
 
 def test_durbin_s_plots_and_statistics_are_its_readout_s():

@@ -12,7 +12,7 @@ from gl_support import needs_egl
 from sim.backend import BackendUnavailable
 from sim.balls import pipeline_cpu, world
 from sim.balls.scene import BallsScene
-from sim.checks import Verification
+from sim.checks import Checks, Verification
 from sim.contract import BLOCK_COLORS
 from viewer.gpu.egl import VENDOR_VARIABLE, prefer_nvidia_egl
 from viewer.keys import dispatch_key, key
@@ -22,6 +22,16 @@ from viewer.window.controller import Controller
 WIDE = world.TroughWalls(800.0, -1600.0, 1600.0)
 
 
+class PretendChecks(Checks):
+    """Verification turned on shows a check that found 3 balls differing."""
+
+    def set_on(self, on):
+        super().set_on(on)
+        if on:
+            self.verification = Verification("the CPU z-sweep", 3, self.scene.n, 4.2, 7, 1,
+                                             {"pairs on the GPU": 1200, "pairs on the CPU": 1203})
+
+
 class GpuContractScene(BallsScene):
     """A small CPU balls scene that pretends a GPU is there: the GPU knobs, switches and verification
     act as the contract says; the state stays on the host and CUDA proximity runs the CPU twin."""
@@ -29,6 +39,7 @@ class GpuContractScene(BallsScene):
     def __init__(self, gpu: bool = True, n: int = 300):
         self._gpu_here = gpu
         super().__init__(preset="block", n=n, seed=2, block=256)
+        self.checks = PretendChecks(self)
         self.set_toggle("cuda_proximity", False)
 
     @property
@@ -50,11 +61,6 @@ class GpuContractScene(BallsScene):
                                                                               self.timer)
         self.thread_of = np.arange(self.n)
 
-    def set_verify(self, on):
-        super().set_verify(on)
-        if on:
-            self.verification = Verification("the CPU z-sweep", 3, self.n, 4.2, 7, 1,
-                                             {"pairs on the GPU": 1200, "pairs on the CPU": 1203})
 
 
 def press(ctl, symbol, modifiers=0):
@@ -89,10 +95,10 @@ def test_f4_toggles_cuda_proximity(ctl):
 
 
 def test_v_toggles_verification_and_says_so(ctl):
-    assert "F4" in press(ctl, key.V) and not ctl.scene.verify, "v checks CUDA work: say how to run it"
+    assert "F4" in press(ctl, key.V) and not ctl.scene.checks.on, "v checks CUDA work: say how to run it"
     press(ctl, key.F4)
-    assert press(ctl, key.V).startswith("v: verification on") and ctl.scene.verify
-    assert press(ctl, key.V) == "v: verification off" and not ctl.scene.verify
+    assert press(ctl, key.V).startswith("v: verification on") and ctl.scene.checks.on
+    assert press(ctl, key.V) == "v: verification off" and not ctl.scene.checks.on
 
 
 def test_c_colours_by_block_only_when_a_cuda_kernel_handles_the_balls(ctl):
@@ -139,7 +145,7 @@ def test_gpu_keys_say_why_when_the_scene_cannot_use_a_gpu():
         message = press(ctl, symbol, modifiers)
         assert "needs a GPU: no CUDA device in this test" in message, message
     scene = ctl.scene
-    assert (scene.backend, scene.variant, scene.block, scene.cuda_proximity, scene.verify) == \
+    assert (scene.backend, scene.variant, scene.block, scene.cuda_proximity, scene.checks.on) == \
         ("cpu", "global", 256, False, False)
 
 
@@ -260,7 +266,7 @@ def test_panel_draws_the_cuda_controls_and_verification():
         return np.any(np.abs(after[panel] - before[panel]) > 30, axis=2).sum()
 
     plain = render_pixels(scene, width, height, camera=camera, panel=True).astype(int)
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     verifying = render_pixels(scene, width, height, camera=camera, panel=True).astype(int)
     assert changed(plain, verifying) > 500, "verification counts should show in the panel"
     scene.gpu_error = "out of memory allocating 10,000,000 balls"

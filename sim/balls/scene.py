@@ -118,7 +118,7 @@ class BallsScene(PointsScene, Scene):
         self._next_id = pos.shape[0]
         self.pass_log.clear()
         self._need_pass = True
-        self._invalidate_checks()
+        self.checks.clear()
 
     def state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Host copies of (pos, vel, omega), whichever backend holds them."""
@@ -163,7 +163,7 @@ class BallsScene(PointsScene, Scene):
         if self.backend == "gpu" and self.gpu_kernels_run():
             result = self.gpu.proximity_pass(self.timer)
             self.last_tests, self.last_pairs = result.tests, result.pairs
-            if self.verify:
+            if self.checks.on:
                 self._verify(*self.gpu.host_state()[:2], *self.gpu.host_lists())
         elif self.backend == "gpu":
             self._cpu_pass_for_gpu()
@@ -227,7 +227,7 @@ class BallsScene(PointsScene, Scene):
         self.last_pairs = int(pairs.shape[0])
         self._need_pass, self._since_pass = False, 0
         if comparison is not None:
-            self.record_user_check("the CPU z-sweep", comparison,
+            self.checks.record_user("the CPU z-sweep", comparison,
                                    {"balls differing": comparison.mismatches, "compared": comparison.rule})
         self._forces_step()
 
@@ -248,7 +248,7 @@ class BallsScene(PointsScene, Scene):
             mine, theirs = pairs_from_lists(count, slots)
             host.pairs = np.column_stack([ids[mine], ids[theirs]]).astype(np.int64)
         self.last_tests, self.last_pairs = result.tests, result.pairs
-        if self.verify:
+        if self.checks.on:
             self._verify(host.pos, host.vel, *lists_from_pairs(host.pairs, self.n))
 
     def _cpu_pass_for_gpu(self) -> None:
@@ -269,7 +269,7 @@ class BallsScene(PointsScene, Scene):
         cpu_count, cpu_slots = lists_from_pairs(pairs, pos.shape[0])
         against = "the CPU grid (every pair the predicate accepts)" if self.variant == "grid" else "the CPU z-sweep"
         self.checked_lists = (count, slots, cpu_count, cpu_slots)
-        self.record_check(against, differing_items(count, slots, cpu_count, cpu_slots), started,
+        self.checks.record(against, differing_items(count, slots, cpu_count, cpu_slots), started,
                           {"pairs on the GPU": int(count.sum()) // 2, "pairs on the CPU": found})
 
     # --- what the viewer and the tests read --------------------------------------------------------------

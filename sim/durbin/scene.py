@@ -64,6 +64,7 @@ class DurbinScene(Scene):
         self._checked_version = -1  # the readout's version the last check saw
         self._stream = None  # the lpc preset's CUDA stream
         super().__init__(preset, backend, n, seed, variant, block, device)
+        self.checks.on_clear.append(self._forget_check)
 
     # --- presets ---------------------------------------------------------------------------------------
     def _load(self, preset: str, n: int | None) -> None:
@@ -135,7 +136,7 @@ class DurbinScene(Scene):
     def _move_state(self, backend: str) -> None:
         """Recursion: to the CPU the GPU's state itself; to the GPU a replay to the same k. lpc: solved again."""
         if backend == "cpu":
-            self.verify = False
+            self.checks.on = False
         if self.lpc is not None:
             self._stream = None
             self.lpc.device_r = None
@@ -181,7 +182,7 @@ class DurbinScene(Scene):
         elif name == "order" and self.lpc is not None and int(value) != self.lpc.order:
             self.lpc.set_order(int(value))
             self.lpc.solve(self.backend, StageTimer(), self.device, self._gpu_stream(self.backend))
-            self._invalidate_checks()
+            self.checks.clear()
         self.readout.changed()
         return value
 
@@ -208,7 +209,7 @@ class DurbinScene(Scene):
         self.settings.p = float(kappas.size)
         self._new_noise()
         self._read_back()
-        self._invalidate_checks()
+        self.checks.clear()
         self.readout.changed()
 
     # --- stepping ---------------------------------------------------------------------------------------------
@@ -250,7 +251,8 @@ class DurbinScene(Scene):
             self._read_back()
             self.timer.add("read back", (time.perf_counter() - copied) * 1e3)
             self.readout.changed()
-        if self.verify and (steps > 0 or self._checked_version != self.readout.version or self.verification is None):
+        stale = self._checked_version != self.readout.version or self.checks.verification is None
+        if self.checks.on and (steps > 0 or stale):
             self._verify(before if steps > 0 else None)
         self.readout.timed_plots()
         return steps
@@ -260,12 +262,12 @@ class DurbinScene(Scene):
         ms = mode.solve(self.backend, self.timer, self.device, self._gpu_stream(self.backend))
         self.readout.solved(mode.frames, ms, steps=False)
         self._lpc_moved(move)
-        if self.verify:
+        if self.checks.on:
             started = time.perf_counter()
             beyond, details, twin, reference = mode.check()
             self.checked = {"twin": twin, "scipy": reference, "gpu": mode.y.copy()}
             self.max_error = details["largest difference to scipy"]
-            self.record_check("the CPU twin's batched solve and scipy.linalg.solve_toeplitz", beyond, started,
+            self.checks.record("the CPU twin's batched solve and scipy.linalg.solve_toeplitz", beyond, started,
                               details, unit="frames")
         self.readout.timed_plots()
 
@@ -289,7 +291,7 @@ class DurbinScene(Scene):
         self._lpc_moved(1)
         self.checked = {}  # the scene's own check's values say nothing about this solution
         if comparison is not None:
-            self.record_user_check("the CPU twin's batched solve", comparison,
+            self.checks.record_user("the CPU twin's batched solve", comparison,
                                    {"max error": comparison.max_abs, "compared": comparison.rule}, unit="frames")
         self.readout.timed_plots()
 
@@ -307,12 +309,11 @@ class DurbinScene(Scene):
         started = time.perf_counter()
         beyond, details, self.checked, self.max_error = verify.recursion(self.r, self.host, before, self.tolerance)
         self._checked_version = self.readout.version
-        self.record_check("the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started,
+        self.checks.record("the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started,
                           details, unit="entries")
         self.readout.forget()
 
-    def _invalidate_checks(self) -> None:
-        super()._invalidate_checks()
+    def _forget_check(self) -> None:
         self.checked = {}
         self.max_error = None
         self.readout.forget()

@@ -85,7 +85,7 @@ class ParticlesScene(PointsScene, Scene):
         else:
             self.host, self.gpu = HostParticles(*self.gpu.host_state()), None
         self._stats = DistanceStats()
-        self.verify = False
+        self.checks.on = False
 
     def _apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
@@ -113,7 +113,7 @@ class ParticlesScene(PointsScene, Scene):
     # --- stepping ---------------------------------------------------------------------------------
     def advance(self, steps: int) -> int:
         """``steps`` steps; a displayed frame's on the GPU with the "graph" toggle on replayed as one CUDA graph."""
-        if steps != self.spec.steps_per_frame or self.gpu is None or not self.toggles["graph"] or self.verify:
+        if steps != self.spec.steps_per_frame or self.gpu is None or not self.toggles["graph"] or self.checks.on:
             for _ in range(steps):
                 self._step()
             return steps
@@ -129,7 +129,7 @@ class ParticlesScene(PointsScene, Scene):
 
     def _step(self) -> None:
         if self.gpu is not None:
-            before = self.gpu.sorted_host_state() if self.verify else None
+            before = self.gpu.sorted_host_state() if self.checks.on else None
             self.gpu.step(self.timer)
             if before is not None:
                 self._verify(before)
@@ -160,7 +160,7 @@ class ParticlesScene(PointsScene, Scene):
         cpu_by_id = np.empty((4, n))
         cpu_by_id[:, ids] = np.stack([cpu.x, cpu.y, cpu.vx, cpu.vy])
         self.checked = (gpu_by_id, cpu_by_id, gids)
-        self.record_check("the CPU step from the same state", distance > tolerance, started,
+        self.checks.record("the CPU step from the same state", distance > tolerance, started,
                           {"largest difference": float(distance.max(initial=0.0))})
 
     def host_positions(self) -> tuple[np.ndarray, np.ndarray]:
@@ -184,7 +184,7 @@ class ParticlesScene(PointsScene, Scene):
             self.gpu.load_state(p.x, p.y, p.vx, p.vy)
         self.checked = None  # the built-in check's states say nothing about this step
         if comparison is not None:
-            self.record_user_check("the CPU twin's forces from the same positions", comparison,
+            self.checks.record_user("the CPU twin's forces from the same positions", comparison,
                                    {"largest difference": comparison.max_abs})
 
     # --- the push tool ---------------------------------------------------------------------------

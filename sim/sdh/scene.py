@@ -19,6 +19,7 @@ import assets
 from sim.contract import Plot, PlotsView, Series
 from sim.scene import Scene
 from sim.sdh import SPEC, data, ideal, kernels, sdh_cpu
+from sim.sdh.items import BucketInspector
 
 GREEN = (0.35, 0.8, 0.45, 1.0)
 
@@ -30,6 +31,7 @@ class HistogramSettings:
 
 class HistogramScene(Scene):
     spec = SPEC
+    inspector_type = BucketInspector
     default_seed = 1
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
@@ -85,12 +87,12 @@ class HistogramScene(Scene):
                 counts = sdh_cpu.histogram(self.points, width, buckets)
                 ms = (time.perf_counter() - started) * 1e3
         self.counts, self.last_ms = counts, ms
-        if self.verify:
+        if self.checks.on:
             checked = time.perf_counter()
             reference = sdh_cpu.histogram(self.points, width, buckets)
             differ = counts != reference
             self.reference = reference
-            self.record_check("the exact CPU histogram", differ, checked,
+            self.checks.record("the exact CPU histogram", differ, checked,
                               {"pairs differing": int(np.abs(counts - reference).sum())}, unit="buckets")
 
     def _gpu_histogram(self, gpu, width: float, buckets: int) -> tuple[np.ndarray, float]:
@@ -124,7 +126,7 @@ class HistogramScene(Scene):
         self.counts = np.asarray(outputs["hist"]).astype(np.int64)
         self.reference = None  # the built-in check's CPU histogram says nothing about this one
         if comparison is not None:
-            self.record_user_check("the exact CPU histogram", comparison,
+            self.checks.record_user("the exact CPU histogram", comparison,
                                    {"buckets differing": comparison.mismatches}, unit="buckets")
 
     def stats(self) -> dict:
@@ -156,35 +158,3 @@ class HistogramScene(Scene):
     @property
     def color_modes(self) -> dict[str, str]:
         return {"counts": "Counts"}
-
-    # --- one bucket, for the viewer's pointer (items are buckets) -------------------------------------------
-    def item_of_key(self, key: int) -> int | None:
-        return int(key) if 0 <= int(key) < self.counts.shape[0] else None
-
-    def is_marked(self, item: int) -> bool:
-        mismatch = self.mismatch
-        return bool(self.verify and mismatch is not None and 0 <= item < mismatch.shape[0] and mismatch[item])
-
-    def describe(self, item: int) -> dict[str, str]:
-        item = int(item)
-        if not 0 <= item < self.counts.shape[0]:
-            raise IndexError(f"no bucket {item} (there are {self.counts.shape[0]})")
-        width = self.settings.width
-        count = int(self.counts[item])
-        expected = float(self.ideal_pairs()[item])
-        last = " and beyond (far corners)" if item == self.counts.shape[0] - 1 else ""
-        return {"bucket": f"{item} of {self.counts.shape[0]}",
-                "distance": f"{item * width:.6g} .. {(item + 1) * width:.6g}{last}",
-                "pairs": f"{count:,}",
-                "share": f"{count / max(int(self.counts.sum()), 1):.4%} of all pairs",
-                "g(r)": f"{count / expected:.4g} (an ideal gas in the cube: {expected:,.0f} pairs)" if expected > 0
-                else "-",
-                "counted on": f"{self.backend.upper()} ({self.counted_with if self.backend == 'gpu' else 'numba'})"}
-
-    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
-        """The bucket's count from the GPU kernel and from the exact CPU histogram."""
-        reference = self.reference
-        if reference is None or not self.is_marked(item) or item >= reference.shape[0]:
-            return []
-        gpu, cpu = int(self.counts[item]), int(reference[item])
-        return [("pairs", f"{gpu:,}", f"{cpu:,}", f"{gpu - cpu:+,}")]

@@ -114,7 +114,7 @@ class LiveStage:
         block = scene.block if scene.block is not None else adapter.default_block()
         got = self.sandbox.run(self.build, inputs, block)
         comparison = None
-        if scene.verify:
+        if scene.checks.on:
             started = time.perf_counter()
             expected = adapter.expected(inputs)
             comparison = adapter.compare(inputs, expected, got.outputs)

@@ -25,7 +25,7 @@ def draw_color_section(ctl, shown=None, legend: Legend | None = None) -> None:
     modes = scene.color_modes
     if legend is None:
         legend = getattr(shown, "legend", None)
-    marks = scene.verify and spec.verifier is not None
+    marks = scene.checks.on and spec.verifier is not None
     if not (modes or spec.block_colors is not None or legend is not None or marks):
         return
     if not section("Colour"):

@@ -56,16 +56,16 @@ def draw_gpu_section(ctl, feed=None) -> None:
     imgui.pop_item_width()
 
     if spec.verifier is not None:
-        imgui.begin_disabled(not kernels_run and not scene.verify)  # on can always go off
-        changed = imgui.checkbox("verify against the CPU", bool(scene.verify))[0]
+        imgui.begin_disabled(not kernels_run and not scene.checks.on)  # on can always go off
+        changed = imgui.checkbox("verify against the CPU", bool(scene.checks.on))[0]
         imgui.end_disabled()
         if changed:
             ctl.gpu.toggle_verify()
         disabled_tooltip(f"v: {spec.verifier.checks}; {spec.verifier.mismatch}" + ctl.gpu.variant_note())
-        if scene.verify:
+        if scene.checks.on:
             imgui.same_line()
             imgui.text_colored(BLINK[int(time.monotonic() * 4) % 2], "VERIFYING")  # 2 blinks/s
-            draw_verification(scene.verification, ctl.words.unit)
+            draw_verification(scene.checks.verification, ctl.words.unit)
     if feed is not None and feed.path is not None:
         if feed.fallback_reason:
             imgui.text_colored(GREY, "view drawn through host copies")

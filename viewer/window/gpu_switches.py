@@ -75,11 +75,11 @@ class GpuSwitches:
         verifier = spec.verifier
         if not self.ready("toggle_verify", verifier, "verification"):
             return
-        on = not self.scene.verify
+        on = not self.scene.checks.on
         if on and not self.kernels_run():
             self.ctl.say(f"v: verification checks the GPU kernels' work: {spec.gpu.kernels_run_hint}")
             return
-        self.ctl.act("verification", self.scene.set_verify, on,
+        self.ctl.act("verification", self.scene.checks.set_on, on,
                      done=f"v: verification on: {verifier.checks}" if on else "v: verification off")
 
     def cycle_variant(self) -> None:
