@@ -266,7 +266,7 @@ def cmd_bench(args) -> int:
         for name, value in config.items():
             setattr(args, name, value)
         scene = make_scene(args)
-        knob = f" {scene.variant} block {cli.block_text(scene.block)}" if scene.gpu_kernels_run() else ""
+        knob = f" {scene.knobs.variant} block {cli.block_text(scene.knobs.block)}" if scene.gpu_kernels_run() else ""
         label = f"[{i}/{len(configs)}] {scene.preset} n={scene.n:,} {scene.backend}{knob}"
         print(f"{label} ...", file=sys.stderr, flush=True)
         records.append(bench.run(scene, steps=args.steps, warmup=args.warmup))

@@ -62,7 +62,7 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
     spec = scene.spec
     per_frame = spec.steps_per_frame
     for name, on in spec.bench_toggles:
-        scene.set_toggle(name, on)
+        scene.controls.set_toggle(name, on)
     with Progress(f"{spec.name} warm-up", warmup, "steps", show=warmup > 0) as bar:
         for _ in range(warmup):
             scene.single_step()
@@ -115,7 +115,8 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
     }
     record.update(scene.bench_figures(mark, wall))
     gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
-    record["speed_of_light"] = speed_of_light(spec, Setup(record["n"], 1.0, scene.variant, scene.block, scene.options,
+    knobs = scene.knobs
+    record["speed_of_light"] = speed_of_light(spec, Setup(record["n"], 1.0, knobs.variant, knobs.block, knobs.options,
                                                           scene.preset, record["stats"]), record["stage_ms"], gpu,
                                               scene.device)
     return record
@@ -133,8 +134,8 @@ def configuration(scene) -> dict:
     spec = scene.spec
     gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
     return {"scene": spec.name, "preset": scene.preset, "n": scene.n, "backend": scene.backend,
-            "variant": scene.variant if (gpu or (spec.gpu and spec.gpu.cpu_variants)) else None,
-            "block": _block_json(scene.block) if gpu else None, "options": dict(scene.options)}
+            "variant": scene.knobs.variant if (gpu or (spec.gpu and spec.gpu.cpu_variants)) else None,
+            "block": _block_json(scene.knobs.block) if gpu else None, "options": dict(scene.knobs.options)}
 
 
 def configurations(args, spec) -> list[dict]:

@@ -3,7 +3,7 @@
 ``Knobs`` checks each choice against the scene's spec (``SceneSpec.gpu``, ``SceneSpec.options``) and
 applies it through the scene's ``_apply_gpu_knobs`` hook: a kernel that does not compile takes the GPU
 off and the state on to the CPU (``Scene.gpu_failed``), anything else refused puts the knob back. The
-scene holds one (``Scene.knobs``); its ``variant``, ``block``, ``options`` and setters are these.
+scene holds one (``Scene.knobs``): read and set the knobs here.
 
 A user's own kernel (``sim.userkernel.live.LiveStage``) is one more variant while it is loaded, named
 after its file: chosen, it does the scene's steps (``Scene.run_frame``) while the scene's GPU kernels
@@ -77,6 +77,11 @@ class Knobs:
             self.user.close()
             self.scene.checks.clear()
         self.user, self.user_chosen = None, False
+
+    def block_colors_available(self) -> bool:
+        """Whether the view can colour items by the CUDA block that handled them now."""
+        scene = self.scene
+        return scene.spec.block_colors is not None and scene.gpu_kernels_run() and not scene.gpu_reason
 
     def user_runs(self) -> bool:
         """Whether the user's kernel does the scene's steps now: chosen, built and not failed, while the

@@ -20,15 +20,15 @@ from sim.backend import BackendUnavailable, choose_backend, gpu_status
 from sim.checks import Checks, Inspector
 from sim.cli import Refused, count_text
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
+from sim.controls import Controls
 from sim.cuda import GpuCompileError, stage_timer
 from sim.knobs import Knobs
 from sim.scales import ColorScales
-from sim.scene_controls import SceneControls
 from sim.threads import numba_threads, sized_threads
 from sim.timing import StageTimer
 
 
-class Scene(SceneControls):
+class Scene:
     spec: ClassVar[SceneSpec]
     inspector_type: ClassVar[type[Inspector]] = Inspector  # what the pointer asks about items
 
@@ -48,11 +48,9 @@ class Scene(SceneControls):
         if unknown:
             raise ValueError(f"{spec.name} has no option {sorted(unknown)[0]!r}")
         for name, value in options.items():
-            self.set_option(name, value, apply=False)
-        self.toggles = {t.name: t.default for t in spec.toggles}
+            self.knobs.set_option(name, value, apply=False)
+        self.controls = Controls(self)  # toggles, the pointer tool, the sliders
         self.checks = Checks(self)  # verification: on or off, the last check and what it marked
-        self.tool_on = bool(spec.tool and spec.tool.default_on)
-        self.tool_values = {p.name: p.lo + 0.5 * (p.hi - p.lo) for p in (spec.tool.params if spec.tool else ())}
         self.color_scales = ColorScales()  # colour mode -> range fixed from the panel
         self.backend, self.backend_note = choose_backend(backend, self.supported_backends)
         self.timer: StageTimer = stage_timer(self.backend, spec.stages)
@@ -94,7 +92,7 @@ class Scene(SceneControls):
     @property
     def color_modes(self) -> dict[str, str]:
         """Colour modes (mode -> label); "block" (``BLOCK_COLORS``) when block colouring is available now."""
-        return {BLOCK_COLORS: "CUDA block"} if self.block_colors_available() else {}
+        return {BLOCK_COLORS: "CUDA block"} if self.knobs.block_colors_available() else {}
 
     # --- optional hooks, one per capability -------------------------------------------------------
     def _apply_gpu_knobs(self) -> None:
@@ -103,9 +101,6 @@ class Scene(SceneControls):
     def gpu_kernels_run(self) -> bool:
         """Do the scene's CUDA kernels handle it now (what q, Q, v and c act on)?"""
         return self.backend == "gpu"
-
-    def block_colors_available(self) -> bool:
-        return self.spec.block_colors is not None and self.gpu_kernels_run() and not self.gpu_reason
 
     def pointer(self, event: PointerEvent) -> None:
         """A pointer event for the scene's tool (``spec.tool``)."""
@@ -119,8 +114,16 @@ class Scene(SceneControls):
         """(smallest, largest, default) bucket width that suits the scene's points."""
         raise NotImplementedError
 
-    def _toggle_changed(self, name: str) -> None:
-        """A toggle changed value."""
+    def toggle_changed(self, name: str) -> None:
+        """A toggle (``controls.toggles``) changed value."""
+
+    def param_changed(self, name: str, value: float) -> float:
+        """A slider's new value (clamped to its range) is in ``settings``: act on it; returns the value kept."""
+        return value
+
+    def tool_reach(self) -> float | None:
+        """How far the tool acts around the pointer, in scene units; None when it has no such reach."""
+        return None
 
     def user_stage_inputs(self, stage: str) -> dict:
         """A replaceable stage's inputs (``spec.user_stages``, named ``stage``) at the scene's state, as its
@@ -146,15 +149,6 @@ class Scene(SceneControls):
     def bench_lines(record: dict) -> list[str]:
         """Those figures of a benchmark record as lines of the bench table."""
         return []
-
-    # --- colour scales ---------------------------------------------------------------------------------
-    @property
-    def color_ranges(self) -> dict[str, tuple[float, float]]:
-        """Colour mode -> the range fixed from the panel; modes not in it take the data's own."""
-        return self.color_scales.ranges
-
-    def set_color_range(self, mode: str, span: tuple[float, float] | None) -> None:
-        self.color_scales.set(mode, span)
 
     # --- presets and counts ----------------------------------------------------------------------
     @property

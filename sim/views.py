@@ -42,7 +42,7 @@ class Legend:
     """What a colour means: a colour bar from ``lo`` to ``hi`` in ``unit``.
 
     ``lo`` and ``hi`` are the range the colours are made with: the range fixed from the panel
-    (``Scene.set_color_range``), else the data's own, which the viewer takes every frame and puts in
+    (``Scene.color_scales``), else the data's own, which the viewer takes every frame and puts in
     the legend it shows. ``colormap``: the map ("" = the view's). ``categorical``: the colours name
     categories (CUDA blocks, bins), ``lo``..``hi`` counts them and no range can be fixed.
     """

@@ -177,7 +177,7 @@ def test_block_colours_follow_the_block_size():
     scene = create_scene("balls", preset="T", backend="gpu", block=32)
     scene.single_step()
     small = scene.view("block").host()[1]
-    scene.set_block(256)
+    scene.knobs.set_block(256)
     scene.single_step()
     large = scene.view("block").host()[1]
     assert len(np.unique(small[:256])) == 8, "eight blocks of 32 in the first 256 balls"
@@ -218,7 +218,7 @@ def test_a_failed_compile_on_the_gpu_moves_the_state_to_the_cpu():
     broken = pathlib.Path(__file__).parent / "data" / "proximity.cu"
     with cuda.replaced_source("sim/balls/proximity.cu", broken), \
             pytest.raises(BackendUnavailable, match=r"tests/data/proximity\.cu\(\d+\)"):
-        scene.set_variant("shared")
+        scene.knobs.set_variant("shared")
     assert scene.backend == "cpu" and scene.gpu_reason
     np.testing.assert_array_equal(np.sort(scene.pos, axis=0), np.sort(before, axis=0))
     scene.advance_frame()

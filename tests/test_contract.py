@@ -121,7 +121,7 @@ def test_every_scene_runs_verifies_and_colours_by_block_on_the_gpu(spec):
     scene = small_scene(spec, spec.start_preset, backend="gpu")
     assert scene.backend == "gpu" and scene.gpu_kernels_run()
     for variant in spec.gpu.variants:
-        scene.set_variant(variant)
+        scene.knobs.set_variant(variant)
         scene.advance_frame()
     if spec.verifier:
         scene.checks.set_on(True)

@@ -196,8 +196,8 @@ def heat_on_fake_gpu(failure):
     return scene
 
 
-KNOBS = {"fma on": lambda scene: scene.set_option("fma", "on"),
-         "variant temporal": lambda scene: scene.set_variant("temporal")}
+KNOBS = {"fma on": lambda scene: scene.knobs.set_option("fma", "on"),
+         "variant temporal": lambda scene: scene.knobs.set_variant("temporal")}
 
 
 @pytest.mark.parametrize("knob", KNOBS)
@@ -219,5 +219,5 @@ def test_a_knob_the_gpu_refuses_is_put_back_on_the_scene_and_the_gpu_alike(knob)
     scene = heat_on_fake_gpu("refused")
     with pytest.raises(cuda.KernelError, match="refuses"):
         KNOBS[knob](scene)
-    assert scene.backend == "gpu" and (scene.options["fma"], scene.variant) == ("off", "global")
+    assert scene.backend == "gpu" and (scene.knobs.options["fma"], scene.knobs.variant) == ("off", "global")
     assert (scene.gpu.fma, scene.gpu.kernel) == (False, "global")

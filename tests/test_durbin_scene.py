@@ -36,7 +36,7 @@ def test_registered_with_its_commands_builds_and_bench():
 @pytest.mark.parametrize("preset, n", [("ar", None), ("ar", 5), ("polybench", 300), ("large", 3000), ("lpc", None)])
 def test_every_preset_loads_steps_and_draws(preset, n):
     scene = create_scene("durbin", preset=preset, n=n)
-    scene.set_param("speed", 50.0) if scene.lpc is None else None
+    scene.controls.set_param("speed", 50.0) if scene.lpc is None else None
     for _ in range(3):
         scene.advance_frame()
     steps = min(150, scene.r.size - 1) if scene.lpc is None else int(3 * scene.settings.play)  # a step: k -> k + 1
@@ -84,7 +84,7 @@ def test_the_plots_show_the_solvers_values():
 
 def test_large_systems_are_decimated_keeping_their_extremes():
     scene = create_scene("durbin", preset="large", n=50_000)
-    scene.set_param("speed", 10_000.0)
+    scene.controls.set_param("speed", 10_000.0)
     scene.advance_frame()
     view = scene.view("plain")
     y = series(view, "y:", "y (k = 10,001)")
@@ -149,7 +149,7 @@ def test_dragging_a_kappa_changes_the_spectrum_and_replays_to_the_same_k():
     scene.pointer(PointerEvent("point", 0.0, -3.0, target="kappa0"))
     assert scene.kappas[0] == -0.99, "kept inside the unit interval"
     scene.pointer(PointerEvent("point", 0.0, 0.5, target="kappa9"))  # no such point: nothing changes
-    scene.set_tool(False)
+    scene.controls.set_tool(False)
     scene.pointer(PointerEvent("point", 0.0, 0.5, target="kappa0"))
     assert scene.kappas[0] == -0.99 and scene.view("plain").plots[1].drag_points == []
 
@@ -157,9 +157,9 @@ def test_dragging_a_kappa_changes_the_spectrum_and_replays_to_the_same_k():
 def test_the_ar_order_slider_adds_and_removes_kappas():
     scene = create_scene("durbin")
     assert [p.name for p in scene.params] == ["speed", "p"]
-    scene.set_param("p", 6.4)
+    scene.controls.set_param("p", 6.4)
     assert scene.kappas.size == 6 and np.all(scene.kappas[4:] == 0) and scene.settings.p == 6
-    scene.set_param("p", 2)
+    scene.controls.set_param("p", 2)
     np.testing.assert_array_equal(scene.kappas, [-0.79, 0.5])
     assert len(scene.view("plain").plots[1].drag_points) == 2
     assert [p.name for p in create_scene("durbin", preset="large", n=10_000).params] == ["speed"]
@@ -196,10 +196,10 @@ def test_lpc_frame_drag_order_slider_and_play():
     scene = create_scene("durbin", preset="lpc")
     scene.pointer(PointerEvent("point", 1.0, 3.0, target="frame"))
     assert scene.frame == scene.lpc.nearest_frame(1.0) and abs(scene.lpc.centres[scene.frame] - 1.0) < 0.01
-    scene.set_param("order", 40)
+    scene.controls.set_param("order", 40)
     assert scene.lpc.y.shape == (scene.lpc.frames, 40) and scene.n == scene.lpc.frames * 40
     assert series(scene.view("plain"), f"frame {scene.frame}: reflection", "alpha").y.size == 40
-    scene.set_param("play", 1.0)
+    scene.controls.set_param("play", 1.0)
     before = scene.frame
     scene.advance_frame()
     assert scene.frame == before + 1
@@ -226,7 +226,7 @@ def test_verification_marks_the_entries_of_a_planted_wrong_solver():
     scene.solver = PlantedSolver(scene.r)
     scene._read_back()
     scene.checks.on = True  # the CPU stands in for the GPU here: verification runs the same checks
-    scene.set_param("speed", 8.0)
+    scene.controls.set_param("speed", 8.0)
     for _ in range(2):
         scene.advance_frame()
     report = scene.checks.verification
@@ -245,7 +245,7 @@ def test_verification_marks_the_entries_of_a_planted_wrong_solver():
 def test_verification_passes_a_correct_solver_and_checks_scipy_once_while_idle():
     scene = create_scene("durbin", preset="polybench", n=200)
     scene.checks.on = True
-    scene.set_param("speed", 30.0)
+    scene.controls.set_param("speed", 30.0)
     for _ in range(10):
         scene.advance_frame()
     report = scene.checks.verification
@@ -257,7 +257,7 @@ def test_verification_passes_a_correct_solver_and_checks_scipy_once_while_idle()
 def test_verification_beyond_the_direct_limit_reports_the_residual():
     scene = create_scene("durbin", preset="large", n=6000)
     scene.checks.on = True
-    scene.set_param("speed", 10_000.0)
+    scene.controls.set_param("speed", 10_000.0)
     scene.advance_frame()
     details = scene.checks.verification.details
     assert "relative residual |T y + r| / |r|" in details and details["relative residual |T y + r| / |r|"] < 1e-13
@@ -313,7 +313,7 @@ def test_a_system_of_one_entry_is_refused_and_the_old_state_kept():
 
 def test_scipy_agrees_with_the_view_of_a_finished_ar_system():
     scene = create_scene("durbin", preset="ar", n=300)
-    scene.set_param("speed", 1000.0)
+    scene.controls.set_param("speed", 1000.0)
     scene.advance_frame()
     y = series(scene.view("plain"), "y:", "y (k = 300)").y
     reference = scipy.linalg.solve_toeplitz(inputs.toeplitz_column(scene.r), -scene.r)
@@ -357,7 +357,7 @@ def test_the_planted_wrong_kernel_compiles_and_differs(build):
 
 def test_reset_restarts_the_recursion_and_keeps_the_sliders():
     scene = create_scene("durbin")
-    scene.set_param("speed", 3.0)
+    scene.controls.set_param("speed", 3.0)
     scene.pointer(PointerEvent("point", 1.0, 0.2, target="kappa1"))
     run_to(scene, 9)
     scene.reset()
@@ -366,7 +366,7 @@ def test_reset_restarts_the_recursion_and_keeps_the_sliders():
     scene.load_preset("polybench")
     assert scene.settings.speed == 2.0, "another preset brings its own speed"
     lpc_scene = create_scene("durbin", preset="lpc")
-    lpc_scene.set_param("order", 24)
+    lpc_scene.controls.set_param("order", 24)
     lpc_scene.reset()
     assert lpc_scene.lpc.order == 24
 

@@ -33,7 +33,7 @@ def y_series(scene):
 def test_every_kernel_passes_verification_frame_by_frame(variant, block):
     scene = scene_on_gpu("ar", 700, variant=variant, block=block)
     scene.checks.set_on(True)
-    scene.set_param("speed", 97.0)
+    scene.controls.set_param("speed", 97.0)
     for _ in range(9):
         scene.advance_frame()
         report = scene.checks.verification
@@ -53,7 +53,7 @@ def test_verification_flags_a_planted_wrong_kernel(variant):
     with cuda.planted("sim/durbin/durbin.cu", PLANT):
         scene = scene_on_gpu("ar", 300, variant=variant)
     scene.checks.set_on(True)
-    scene.set_param("speed", 40.0)
+    scene.controls.set_param("speed", 40.0)
     for _ in range(3):
         scene.advance_frame()
     report = scene.checks.verification
@@ -69,7 +69,7 @@ def test_verification_flags_a_planted_wrong_kernel(variant):
 def test_the_same_kernel_without_the_plant_passes():
     scene = scene_on_gpu("ar", 300, variant="two-kernel")
     scene.checks.set_on(True)
-    scene.set_param("speed", 40.0)
+    scene.controls.set_param("speed", 40.0)
     for _ in range(3):
         scene.advance_frame()
     assert scene.checks.verification.differing == 0
@@ -78,7 +78,7 @@ def test_the_same_kernel_without_the_plant_passes():
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_block_bands_and_descriptions_follow_the_solvers_layout(variant):
     scene = scene_on_gpu("ar", 500, variant=variant, block=64)
-    scene.set_param("speed", 123.0)
+    scene.controls.set_param("speed", 123.0)
     scene.advance_frame()
     k = scene.solver.k
     assert "block" in scene.color_modes
@@ -94,7 +94,7 @@ def test_block_bands_and_descriptions_follow_the_solvers_layout(variant):
 
 def test_backend_switches_keep_k_and_the_values():
     scene = scene_on_gpu("ar", 400)
-    scene.set_param("speed", 150.0)
+    scene.controls.set_param("speed", 150.0)
     scene.advance_frame()
     k, y = scene.solver.k, scene.host["y"].copy()
     scene.set_backend("cpu")
@@ -103,8 +103,8 @@ def test_backend_switches_keep_k_and_the_values():
     scene.advance_frame()
     scene.set_backend("gpu")
     assert scene.solver.backend == "gpu" and scene.solver.k == k + 150
-    scene.set_variant("two-kernel")
-    scene.set_block(128)
+    scene.knobs.set_variant("two-kernel")
+    scene.knobs.set_block(128)
     assert scene.solver.kernel == "two-kernel" and scene.solver.k == k + 150
 
 
@@ -120,7 +120,7 @@ def test_dragging_a_kappa_replays_on_the_gpu():
 @pytest.mark.parametrize("order", [16, 40, 64])
 def test_lpc_on_the_gpu_matches_the_cpu_twin_and_verifies(order):
     scene = scene_on_gpu("lpc")
-    scene.set_param("order", order)
+    scene.controls.set_param("order", order)
     scene.checks.set_on(True)
     scene.advance_frame()
     report = scene.checks.verification
@@ -145,7 +145,7 @@ def test_lpc_verification_flags_a_planted_batched_kernel():
 def test_two_hundred_thousand_entries_decimated_and_checked_by_residual():
     scene = scene_on_gpu("large")
     assert scene.r.size == 200_000
-    scene.set_param("speed", 10_000.0)
+    scene.controls.set_param("speed", 10_000.0)
     scene.checks.set_on(True)
     for _ in range(3):
         scene.advance_frame()

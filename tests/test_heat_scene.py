@@ -136,8 +136,8 @@ def test_the_viewer_refuses_the_large_preset_on_the_cpu_on_its_message_line_with
 
 def test_a_frame_is_the_slider_s_steps_and_a_single_step_is_one():
     s = scene("seed")
-    s.set_param("factor", 0.2)
-    s.set_param("steps_per_frame", 7.4)
+    s.controls.set_param("factor", 0.2)
+    s.controls.set_param("steps_per_frame", 7.4)
     start = s.cpu.field.copy()
     s.advance_frame()
     s.single_step()
@@ -150,15 +150,15 @@ def test_a_frame_is_the_slider_s_steps_and_a_single_step_is_one():
 
 def test_another_preset_brings_its_sliders_and_a_reset_keeps_them():
     s = scene("seed")
-    s.set_param("factor", 0.1)
-    s.set_param("steps_per_frame", 3)
+    s.controls.set_param("factor", 0.1)
+    s.controls.set_param("steps_per_frame", 3)
     s.reset()
-    assert s.param_value("factor") == pytest.approx(0.1) and s.frame_steps == 3
+    assert s.controls.param_value("factor") == pytest.approx(0.1) and s.frame_steps == 3
     s.load_preset("plate", 900)
-    assert s.param_value("factor") == pytest.approx(0.2) and s.frame_steps == SPEC.steps_per_frame
+    assert s.controls.param_value("factor") == pytest.approx(0.2) and s.frame_steps == SPEC.steps_per_frame
     assert s.cpu.tfac == np.float32(0.2)
-    s.set_param("factor", 1.0)  # clamped below the stability limit
-    assert s.param_value("factor") < 0.25 and s.cpu.tfac < 0.25
+    s.controls.set_param("factor", 1.0)  # clamped below the stability limit
+    assert s.controls.param_value("factor") < 0.25 and s.cpu.tfac < 0.25
 
 
 def test_gpu_requests_without_a_gpu_say_why():
@@ -187,7 +187,7 @@ def test_painting_changes_the_field_where_painted_and_nowhere_else(button, value
     s = scene("seed", n=200 * 150)
     before = s.cpu.field.copy()
     assert not np.any((before == 0) | (before == 100)), "the random field holds neither painted value"
-    s.set_tool_value("radius", 6.0)
+    s.controls.set_tool_value("radius", 6.0)
     start, end = (30.0, 40.0), (150.0, 100.0)
     s.pointer(event("press", *start, button))
     s.pointer(event("drag", *end, button))  # one fast drag event across 134 cells
@@ -207,8 +207,8 @@ def test_painting_changes_the_field_where_painted_and_nowhere_else(button, value
 
 def test_a_press_paints_one_disc_of_the_tool_s_temperature_and_the_middle_button_nothing():
     s = scene("seed", n=100 * 100)
-    s.set_tool_value("radius", 3.0)
-    s.set_tool_value("temperature", 55.0)
+    s.controls.set_tool_value("radius", 3.0)
+    s.controls.set_tool_value("temperature", 55.0)
     before = s.cpu.field.copy()
     s.pointer(event("press", 50.2, 60.7))
     disc = segment_distance(s.ni, s.nj, (50.2, 60.7), (50.2, 60.7)) <= 3.0
@@ -223,7 +223,7 @@ def test_a_press_paints_one_disc_of_the_tool_s_temperature_and_the_middle_button
 
 def test_the_smallest_brush_paints_the_cell_under_the_pointer():
     s = scene("seed", n=50 * 50)
-    s.set_tool_value("radius", 0.0)  # clamped to the smallest brush
+    s.controls.set_tool_value("radius", 0.0)  # clamped to the smallest brush
     for x, y in ((10.01, 10.01), (20.99, 30.5), (40.5, 40.99)):
         s.pointer(PointerEvent("press", x, y))
         assert s.cpu.field[int(y), int(x)] == 100.0
@@ -233,7 +233,7 @@ def test_the_smallest_brush_paints_the_cell_under_the_pointer():
 
 def test_the_view_hands_over_the_twin_s_field_in_cell_units():
     s = scene("seed", n=300 * 200)
-    s.set_param("factor", 0.2)
+    s.controls.set_param("factor", 0.2)
     s.advance_frame()
     view = s.view("temperature")
     values = view.host()
@@ -242,7 +242,7 @@ def test_the_view_hands_over_the_twin_s_field_in_cell_units():
     assert view.shape == (s.nj, s.ni) == values.shape and values.dtype == np.float32
     assert view.extent == (0.0, 0.0, float(s.ni), float(s.nj)) and view.write is None
     assert view.value_range == (0.0, 100.0) and view.colormap == "inferno" and view.legend.label == "temperature"
-    assert s.color_ranges["temperature"] == (0.0, 100.0), "the colours span the DLI's temperatures"
+    assert s.color_scales.ranges["temperature"] == (0.0, 100.0), "the colours span the DLI's temperatures"
     assert view.tiles is None and list(s.color_modes) == ["temperature"]
 
 
@@ -259,7 +259,7 @@ def test_stats_read_the_field():
 
 def test_a_cell_is_described_by_its_value_and_next_step():
     s = scene("seed", n=60 * 40)
-    s.set_param("factor", 0.2)
+    s.controls.set_param("factor", 0.2)
     i, j = 17, 23
     item = j * s.ni + i
     values = s.inspector.describe(item)
@@ -344,11 +344,11 @@ def test_the_field_is_drawn_and_painting_shows():
     before = render_pixels(s, *SIZE).astype(int)
     background = np.all(np.abs(before - np.array(BACKGROUND) * 255) <= 2, axis=2)
     assert 0.2 < np.mean(~background) < 0.95, "the field covers part of the picture"
-    s.set_tool_value("radius", 10.0)
-    s.set_tool_value("temperature", 100.0)
+    s.controls.set_tool_value("radius", 10.0)
+    s.controls.set_tool_value("temperature", 100.0)
     s.pointer(event("press", 60, 40))
     s.pointer(event("drag", 60, 80))
-    s.set_tool_value("radius", 8.0)
+    s.controls.set_tool_value("radius", 8.0)
     s.pointer(event("press", 90, 90, "right"))
     after = render_pixels(s, *SIZE).astype(int)
     hot, cold = ramp("inferno")[-1] * 255, ramp("inferno")[0] * 255
@@ -395,7 +395,7 @@ def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
     try:
         for _ in range(3):
             assert v.tick()
-        assert v.view.kind == "field" and not v.scene.tool_on
+        assert v.view.kind == "field" and not v.scene.controls.tool_on
         v.controller.set_tool(True)
         steps = v.scene.steps
         v.tick()
@@ -403,7 +403,7 @@ def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
         v.controller.paused = True
         v.tick()
         before = v.scene.cpu.field.copy()
-        radius = v.scene.tool_values["radius"]
+        radius = v.scene.controls.tool_values["radius"]
         far = np.ones_like(before, bool)
         for button, (i0, j0), (i1, j1), value in ((mouse.LEFT, (40, 100), (160, 100), 100.0),
                                                    (mouse.RIGHT, (100, 40), (100, 160), 0.0)):

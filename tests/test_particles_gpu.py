@@ -132,7 +132,7 @@ def test_verification_catches_a_wrong_step():
 def test_a_frame_replayed_as_a_cuda_graph_steps_like_the_eager_frames():
     eager = create_scene("particles", n=20000, seed=6, backend="gpu")
     graphed = create_scene("particles", n=20000, seed=6, backend="gpu")
-    graphed.set_toggle("graph", True)
+    graphed.controls.set_toggle("graph", True)
     for _ in range(4):
         eager.advance_frame()
         graphed.advance_frame()

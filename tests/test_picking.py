@@ -447,7 +447,7 @@ def test_gpu_tooltip_values_come_from_the_device_state(window):
         assert v.pointing.picking.used == DEVICE_RAY
         check_tooltip_is_the_state(v, v.pointing.picking.hovered)
         assert v.pointing.picking.hovered == item
-        assert v.pointing.hover_report.values["CUDA"].startswith(f"block {item // v.scene.block}, thread ")
+        assert v.pointing.hover_report.values["CUDA"].startswith(f"block {item // v.scene.knobs.block}, thread ")
 
 
 @pytest.mark.gpu

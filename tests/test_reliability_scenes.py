@@ -145,7 +145,7 @@ def _pin(scene, item: int):
 def _drip_with_drops(backend: str = "cpu", cuda_proximity: bool = True):
     """The drip preset topped up and losing balls over the trough's ends (a drop at most passes)."""
     scene = create_scene("balls", preset="drip", n=300, backend=backend)
-    scene.set_toggle("cuda_proximity", cuda_proximity)
+    scene.controls.set_toggle("cuda_proximity", cuda_proximity)
     while scene.n < 300 or scene.pass_log.count < 400:
         scene.single_step()
     return scene

@@ -85,7 +85,7 @@ def test_headless_window_and_bench_reach_the_same_state(spec):
     assert record["steps"] == -(-STEPS // frame) * frame and benched.steps == 2 + record["steps"]
     again = new_scene(spec)
     for name, on in spec.bench_toggles:
-        again.set_toggle(name, on)
+        again.controls.set_toggle(name, on)
     progress.run_steps(again, benched.steps)
     assert_same_state(again, benched)
 
@@ -110,7 +110,7 @@ def test_every_run_stops_where_the_recursion_ends():
     timing = progress.run_steps(headless, 50)
     assert timing.steps == headless.steps == 9 and headless.solver.k == 10 and headless.at_end
     window = create_scene("durbin", preset="ar", n=10)
-    window.set_param("speed", 4.0)
+    window.controls.set_param("speed", 4.0)
     assert scripted_run(window, 50) == 3  # 4 + 4 + 1 steps: the third frame did fewer than asked
     assert_same_state(headless, window)
     benched = create_scene("durbin", preset="ar", n=10)
@@ -159,8 +159,8 @@ def test_what_the_viewer_reads_comes_from_objects_the_scene_holds(spec):
     assert isinstance(scene.checks, Checks) and Checks not in type(scene).__mro__
     scene.checks.on = True
     assert scene.checks.on and scene.checks.marked(scene.n) is None
-    scene.set_color_range("some mode", (1, 2))
-    assert scene.color_ranges["some mode"] == (1.0, 2.0) == scene.color_scales.ranges["some mode"]
+    scene.color_scales.set("some mode", (1, 2))
+    assert scene.color_scales.ranges["some mode"] == (1.0, 2.0) == scene.color_scales.ranges["some mode"]
     assert scene.inspector.item_of_key(scene.inspector.item_key(0)) == 0
 
 

@@ -52,7 +52,7 @@ def test_the_fastest_kernel_is_the_default_and_narrow_widths_fall_back_with_a_re
     scene.timer = StageTimer(SPEC.stages)  # the host clock for the stand-in's CUDA events
     scene.single_step()
     assert stand_in[-1] == ("tensor", 500.0) and scene.counted_with == "tensor" and not scene.backend_note
-    scene.set_param("width", 100.0)  # below the tensor kernel's width: 1,543 buckets, 2.4 million counters
+    scene.controls.set_param("width", 100.0)  # below the tensor kernel's width: 1,543 buckets, 2.4 million counters
     scene.checks.on = True
     scene.single_step()
     assert stand_in[-1] == ("fast", 100.0) and scene.counted_with == "fast"
@@ -63,7 +63,7 @@ def test_the_fastest_kernel_is_the_default_and_narrow_widths_fall_back_with_a_re
     assert scene.inspector.describe(3)["counted on"] == "GPU (fast)"
     scene.single_step()  # the refusal is remembered: the tensor kernel is not tried again at this width
     assert stand_in[-1] == ("fast", 100.0)
-    scene.set_param("width", 600.0)
+    scene.controls.set_param("width", 600.0)
     scene.single_step()
     assert stand_in[-1] == ("tensor", 600.0) and not scene.backend_note
 

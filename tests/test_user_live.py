@@ -169,16 +169,16 @@ def test_the_kernel_is_a_variant_q_reaches_and_leaves(tmp_path):
     live.take(Reload(live.source))
     knobs = scene.knobs
     assert knobs.variants == (*SPEC.gpu.variants, "my_step.cu") and knobs.chosen == "my_step.cu"
-    scene.set_variant("global")
-    assert knobs.chosen == "global" == scene.variant and not knobs.user_runs()
+    scene.knobs.set_variant("global")
+    assert knobs.chosen == "global" == scene.knobs.variant and not knobs.user_runs()
     scene.run_frame(1)
     assert live.sandbox.runs == [], "a built-in variant chosen: the scene's own kernel steps"
-    scene.set_variant("my_step.cu")
-    assert knobs.chosen == "my_step.cu" and scene.variant == "global", "the built-in one stays the reference"
+    scene.knobs.set_variant("my_step.cu")
+    assert knobs.chosen == "my_step.cu" and scene.knobs.variant == "global", "the built-in one stays the reference"
     scene.run_frame(1)
     assert live.sandbox.runs == [GOOD]
     with pytest.raises(ValueError, match="my_step.cu"):
-        scene.set_variant("mine.cu")
+        scene.knobs.set_variant("mine.cu")
     scene.knobs.drop()
     assert knobs.variants == SPEC.gpu.variants and knobs.chosen == "global" and live.sandbox.closed
 

@@ -40,7 +40,7 @@ class GpuContractScene(BallsScene):
         self._gpu_here = gpu
         super().__init__(preset="block", n=n, seed=2, block=256)
         self.checks = PretendChecks(self)
-        self.set_toggle("cuda_proximity", False)
+        self.controls.set_toggle("cuda_proximity", False)
 
     @property
     def gpu_reason(self) -> str:
@@ -57,7 +57,7 @@ class GpuContractScene(BallsScene):
 
     def _gpu_pass_for_cpu(self):
         host = self.host
-        host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(host.pos, host.vel, self.variant,
+        host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(host.pos, host.vel, self.knobs.variant,
                                                                               self.timer)
         self.thread_of = np.arange(self.n)
 
@@ -75,7 +75,7 @@ def ctl():
 
 def test_q_cycles_the_variants_and_says_which(ctl):
     seen = [press(ctl, key.Q) for _ in range(4)]
-    assert ctl.scene.variant == "global"
+    assert ctl.scene.knobs.variant == "global"
     assert [m.split()[3] for m in seen] == ["texture", "shared", "grid", "global"]
     assert seen[0].startswith("q: proximity variant texture")
     assert "F4" in seen[0], "the variant is only used with CUDA proximity on: say so"
@@ -86,7 +86,7 @@ def test_q_cycles_the_variants_and_says_which(ctl):
 def test_shift_q_cycles_block_sizes_and_wraps(ctl):
     sizes = [int(press(ctl, key.Q, key.MOD_SHIFT).split()[-1]) for _ in range(6)]
     assert sizes == [512, 1024, 32, 64, 128, 256]
-    assert ctl.scene.block == 256
+    assert ctl.scene.knobs.block == 256
 
 
 def test_f4_toggles_cuda_proximity(ctl):
@@ -113,7 +113,7 @@ def test_c_colours_by_block_only_when_a_cuda_kernel_handles_the_balls(ctl):
 def test_block_colours_end_when_the_gpu_kernels_stop(ctl):
     press(ctl, key.F4)
     press(ctl, key.C)
-    ctl.scene.toggles["cuda_proximity"] = False  # e.g. switched off from elsewhere
+    ctl.scene.controls.toggles["cuda_proximity"] = False  # e.g. switched off from elsewhere
     ctl.watch_scene()
     assert ctl.color_mode != BLOCK_COLORS and "off" in ctl.message
 
@@ -131,7 +131,7 @@ def test_scene_errors_become_messages(ctl):
     def broken(_):
         raise RuntimeError("out of memory")
 
-    ctl.scene.set_variant = broken
+    ctl.scene.knobs.set_variant = broken
     press(ctl, key.Q)
     assert "failed" in ctl.message and "out of memory" in ctl.message
     ctl.gpu.set_block(3)
@@ -145,7 +145,7 @@ def test_gpu_keys_say_why_when_the_scene_cannot_use_a_gpu():
         message = press(ctl, symbol, modifiers)
         assert "needs a GPU: no CUDA device in this test" in message, message
     scene = ctl.scene
-    assert (scene.backend, scene.variant, scene.block, scene.cuda_proximity, scene.checks.on) == \
+    assert (scene.backend, scene.knobs.variant, scene.knobs.block, scene.cuda_proximity, scene.checks.on) == \
         ("cpu", "global", 256, False, False)
 
 
@@ -257,7 +257,7 @@ def test_panel_draws_the_cuda_controls_and_verification():
     from viewer.panel.style import PANEL_WIDTH
 
     scene = GpuContractScene()
-    scene.set_toggle("cuda_proximity", True)
+    scene.controls.set_toggle("cuda_proximity", True)
     width, height = 1024, 900
     camera = OrbitCamera.for_trough(scene.trough)
     panel = np.s_[:, width - PANEL_WIDTH : width]

@@ -50,25 +50,25 @@ class BallsScene(PointsScene, Scene):
 
     # --- what runs where ----------------------------------------------------------------------
     def gpu_kernels_run(self) -> bool:
-        return self.toggles["cuda_proximity"] and not self.gpu_reason
+        return self.controls.toggles["cuda_proximity"] and not self.gpu_reason
 
     @property
     def cuda_proximity(self) -> bool:
-        return self.toggles["cuda_proximity"]
+        return self.controls.toggles["cuda_proximity"]
 
-    def _toggle_changed(self, name: str) -> None:
+    def toggle_changed(self, name: str) -> None:
         self._need_pass = True
 
     def _apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
-            self.gpu.set_variant(self.variant)
-            self.gpu.set_block(self.block)
+            self.gpu.set_variant(self.knobs.variant)
+            self.gpu.set_block(self.knobs.block)
         self._need_pass = True
 
     def _new_gpu(self, pos, vel, omega, trough, ids=None):
         from sim.balls.gpu import BallsGpu
 
-        return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device, ids)
+        return BallsGpu(pos, vel, omega, self.knobs.variant, self.knobs.block, trough.fallen_y, self.device, ids)
 
     def _move_state(self, backend: str) -> None:
         if backend == "gpu":
@@ -176,7 +176,7 @@ class BallsScene(PointsScene, Scene):
             else:
                 host = self.host
                 host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(
-                    host.pos, host.vel, self.variant, self.timer)
+                    host.pos, host.vel, self.knobs.variant, self.timer)
         self.pass_log.append(self.last_tests, self.last_pairs)
 
     def _drip(self, seconds: float = world.PAIR_LIFETIME) -> None:
@@ -259,15 +259,16 @@ class BallsScene(PointsScene, Scene):
             if not keep.all():
                 pos, vel, omega = pos[keep], vel[keep], omega[keep]
                 self.gpu.load(pos, vel, omega, self.gpu.host_ids()[keep])
-        pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(pos, vel, self.variant, self.timer)
+        pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(pos, vel, self.knobs.variant, self.timer)
         self.gpu.set_lists(pairs)
 
     def _verify(self, pos, vel, count, slots) -> None:
         """Per ball: the GPU's partners against the CPU twin's from the same state."""
         started = time.perf_counter()
-        pairs, _, found = pipeline_cpu.proximity(pos, vel, self.variant)
+        pairs, _, found = pipeline_cpu.proximity(pos, vel, self.knobs.variant)
         cpu_count, cpu_slots = lists_from_pairs(pairs, pos.shape[0])
-        against = "the CPU grid (every pair the predicate accepts)" if self.variant == "grid" else "the CPU z-sweep"
+        grid = self.knobs.variant == "grid"
+        against = "the CPU grid (every pair the predicate accepts)" if grid else "the CPU z-sweep"
         self.checked_lists = (count, slots, cpu_count, cpu_slots)
         self.checks.record(against, differing_items(count, slots, cpu_count, cpu_slots), started,
                           {"pairs on the GPU": int(count.sum()) // 2, "pairs on the CPU": found})
@@ -304,7 +305,7 @@ class BallsScene(PointsScene, Scene):
     def fill_points(self, xp, pos_out, quantity_out, mode: str) -> None:
         """On the GPU one kernel (render.cu) writes both; on the CPU its twin (render_cpu.py)."""
         if self.backend == "gpu":
-            self.gpu.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.block)
+            self.gpu.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.knobs.block)
             return
         pos_out[:] = self.host.pos
         self.fill_quantity(mode, xp, quantity_out)

@@ -71,7 +71,7 @@ class DensityScene(ParticlesScene):
     def view(self, color_mode: str) -> FieldView:
         cells = self.cells
         top = float(max(1, math.ceil(3.0 * self.n / cells**2)))  # three times the mean count
-        span = self.color_ranges.get(color_mode)  # fixed from the panel, else the counts' own range
+        span = self.color_scales.ranges.get(color_mode)  # fixed from the panel, else the counts' own range
         return FieldView(
             shape=(cells, cells), extent=(0.0, 0.0, self.size, self.size), value_range=span,
             legend=Legend("density", *(span or (0.0, top)), "particles per cell"),

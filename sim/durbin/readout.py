@@ -55,13 +55,13 @@ class DurbinReadout:
     def view(self, color_mode: str) -> PlotsView:
         scene = self.scene
         self._mode = color_mode
-        key = (self.version, color_mode, scene.tool_on, scene.checks.on, id(scene.checks.verification))
+        key = (self.version, color_mode, scene.controls.tool_on, scene.checks.on, id(scene.checks.verification))
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         owners = scene.owners() if color_mode == BLOCK_COLORS else None
         if scene.lpc is not None:
             marked = scene.checks.mismatch if scene.checks.on and scene.checks.mismatch is not None else None
-            view = PlotsView(scene.lpc.plots(scene.frame, marked, owners, scene.tool_on), columns=2)
+            view = PlotsView(scene.lpc.plots(scene.frame, marked, owners, scene.controls.tool_on), columns=2)
         else:
             h, n = scene.host, scene.r.size
             k = h["y"].shape[0]

@@ -104,15 +104,15 @@ class DurbinScene(Scene):
     @property
     def draggable(self) -> bool:
         """Whether the kappas are drag points now (editable, the drag tool on)."""
-        return self.editable and self.tool_on
+        return self.editable and self.controls.tool_on
 
     def _new_solver(self, r: np.ndarray, backend: str, k: int):
         """A solver of T y = -r on ``backend`` advanced to k entries (a replay: the new state is its own)."""
         if backend == "gpu":
             from sim.durbin import gpu
 
-            kernel, path = VARIANTS[self.variant]
-            solver = gpu.DurbinGpu(r, kernel, block=self.block, device=self.device, path=path)
+            kernel, path = VARIANTS[self.knobs.variant]
+            solver = gpu.DurbinGpu(r, kernel, block=self.knobs.block, device=self.device, path=path)
         else:
             solver = durbin_cpu.DurbinCpu(r)
         solver.step(k - 1)
@@ -171,8 +171,7 @@ class DurbinScene(Scene):
             return LPC_ORDER, frame, PLAY
         return (SPEED, AR_ORDER) if self.editable else (SPEED,)
 
-    def set_param(self, name: str, value: float) -> float:
-        value = super().set_param(name, value)
+    def param_changed(self, name: str, value: float) -> float:
         if name in ("p", "order", "frame"):
             value = float(round(value))
             setattr(self.settings, name, value)
@@ -189,7 +188,7 @@ class DurbinScene(Scene):
     # --- the drag points -----------------------------------------------------------------------------------
     def pointer(self, event: PointerEvent) -> None:
         """A moved drag point: a reflection coefficient (its height, kept inside +-0.99) or the lpc frame."""
-        if event.kind != "point" or not self.tool_on:
+        if event.kind != "point" or not self.controls.tool_on:
             return
         if event.target.startswith("kappa") and self.editable:
             i = int(event.target[len("kappa"):])
@@ -336,7 +335,7 @@ class DurbinScene(Scene):
 
     def owners(self) -> np.ndarray | None:
         """The CUDA block behind each entry (the last step's update) or frame (lpc); None on the CPU."""
-        if not self.block_colors_available():
+        if not self.knobs.block_colors_available():
             return None
         if self.lpc is None:
             k = self.host["y"].shape[0]

@@ -64,16 +64,16 @@ class HeatScene(Scene):
             raise ValueError("k (steps per launch) applies to the temporal kernel only (add --variant temporal)")
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
         self.checks.on_clear.append(self._forget_check)
-        self.color_ranges.update({TEMPERATURE: TEMPERATURE_RANGE, BLOCK_COLORS: TEMPERATURE_RANGE})
+        self.color_scales.ranges.update({TEMPERATURE: TEMPERATURE_RANGE, BLOCK_COLORS: TEMPERATURE_RANGE})
 
     # --- state -----------------------------------------------------------------------------------
     @property
     def k(self) -> int:
-        return int(self.options["k"])
+        return int(self.knobs.options["k"])
 
     @property
     def fma(self) -> bool:
-        return self.options["fma"] == "on"
+        return self.knobs.options["fma"] == "on"
 
     @property
     def sim(self):
@@ -107,7 +107,7 @@ class HeatScene(Scene):
         self.ni, self.nj = ni, nj
         if new:
             self.settings = HeatSettings(factor, float(SPEC.steps_per_frame))
-            self.tool_values.update(radius=max(1.5, round(min(ni, nj) / 40, 1)), temperature=100.0)
+            self.controls.tool_values.update(radius=max(1.5, round(min(ni, nj) / 40, 1)), temperature=100.0)
         self._changed(fresh=True)
 
     def _new_gpu(self, field, tfac: float, compile_now: bool = True):
@@ -116,8 +116,8 @@ class HeatScene(Scene):
         under its warm-up screen)."""
         from sim.heat.gpu import HeatGpu
 
-        sim = HeatGpu(field, device=self.device, kernel=self.variant, block=self.block, k=self.k, fma=self.fma,
-                      tfac=tfac)
+        sim = HeatGpu(field, device=self.device, kernel=self.knobs.variant, block=self.knobs.block, k=self.k,
+                      fma=self.fma, tfac=tfac)
         if compile_now:
             sim.launch_info()
         return sim
@@ -138,11 +138,10 @@ class HeatScene(Scene):
 
     def _apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
-            self.gpu.configure(kernel=self.variant, block=self.block, k=self.k, fma=self.fma)
+            self.gpu.configure(kernel=self.knobs.variant, block=self.knobs.block, k=self.k, fma=self.fma)
             self.gpu.launch_info()
 
-    def set_param(self, name: str, value: float) -> float:
-        value = super().set_param(name, value)
+    def param_changed(self, name: str, value: float) -> float:
         if name == "factor":
             self.sim.tfac = np.float32(value)
         return value
@@ -230,7 +229,7 @@ class HeatScene(Scene):
 
     # --- the paint tool --------------------------------------------------------------------------
     def tool_reach(self) -> float:
-        return self.tool_values["radius"]  # cells, one scene unit each
+        return self.controls.tool_values["radius"]  # cells, one scene unit each
 
     def pointer(self, event: PointerEvent) -> None:
         """Left drag paints the tool's temperature, right drag 0, along the whole path of the drag."""
@@ -239,8 +238,8 @@ class HeatScene(Scene):
             return
         here = (event.x - 0.5, event.y - 0.5)  # the scene's x, y to cell indices (cell i's centre is i + 0.5)
         start = self._stroke if event.kind == "drag" and self._stroke is not None else here
-        value = self.tool_values["temperature"] if event.button == "left" else 0.0
-        self.paint_stroke(start, here, self.tool_values["radius"], value)
+        value = self.controls.tool_values["temperature"] if event.button == "left" else 0.0
+        self.paint_stroke(start, here, self.controls.tool_values["radius"], value)
         self._stroke = here
 
     def paint_stroke(self, start: tuple[float, float], end: tuple[float, float], radius: float, value: float) -> None:
@@ -281,7 +280,7 @@ class HeatScene(Scene):
 
     def view(self, color_mode: str) -> FieldView:
         tiles = self.gpu.tiles().for_view() if color_mode == BLOCK_COLORS and self.gpu is not None else None
-        span = self.color_ranges.get(color_mode)  # 0..100 until the panel says otherwise
+        span = self.color_scales.ranges.get(color_mode)  # 0..100 until the panel says otherwise
         return FieldView(shape=(self.nj, self.ni), extent=(0.0, 0.0, float(self.ni), float(self.nj)),
                          value_range=span, legend=Legend(TEMPERATURE, *(span or TEMPERATURE_RANGE)),
                          host=self.host_field, write=self._write if self.gpu is not None else None,

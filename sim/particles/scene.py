@@ -43,20 +43,20 @@ class ParticlesScene(PointsScene, Scene):
         self._graph_of = None  # the ParticlesGpu it was captured from
         self.checked = None  # the last check's GPU and CPU state by particle id, for describe_check
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
-        self.tool_values.update(radius=0.05, strength=1.0)
+        self.controls.tool_values.update(radius=0.05, strength=1.0)
 
     @property
     def stats_on(self) -> bool:
         """Are the course's distance statistics measured each step?"""
-        return self.toggles["statistics"]
+        return self.controls.toggles["statistics"]
 
-    def _toggle_changed(self, name: str) -> None:
+    def toggle_changed(self, name: str) -> None:
         if name == "statistics" and self.gpu is not None:  # a kernel option: rebuild, keep the state
             self.gpu = self._new_gpu(*self.gpu.host_state())
 
     @property
     def precision(self) -> str:
-        return self.options["precision"]
+        return self.knobs.options["precision"]
 
     # --- state ------------------------------------------------------------------------------
     def _load(self, preset: str, n: int | None) -> None:
@@ -74,8 +74,8 @@ class ParticlesScene(PointsScene, Scene):
     def _new_gpu(self, x, y, vx, vy, size=None):
         from sim.particles.gpu import ParticlesGpu
 
-        return ParticlesGpu(x, y, vx, vy, size or self.size, self.variant, self.precision, self.block, self.stats_on,
-                            device=self.device)
+        return ParticlesGpu(x, y, vx, vy, size or self.size, self.knobs.variant, self.precision, self.knobs.block,
+                            self.stats_on, device=self.device)
 
     def _move_state(self, backend: str) -> None:
         """Move the state across without a reset (the distance statistics start over)."""
@@ -113,7 +113,8 @@ class ParticlesScene(PointsScene, Scene):
     # --- stepping ---------------------------------------------------------------------------------
     def advance(self, steps: int) -> int:
         """``steps`` steps; a displayed frame's on the GPU with the "graph" toggle on replayed as one CUDA graph."""
-        if steps != self.spec.steps_per_frame or self.gpu is None or not self.toggles["graph"] or self.checks.on:
+        graph = self.gpu is not None and self.controls.toggles["graph"]
+        if steps != self.spec.steps_per_frame or not graph or self.checks.on:
             for _ in range(steps):
                 self._step()
             return steps
@@ -189,7 +190,7 @@ class ParticlesScene(PointsScene, Scene):
 
     # --- the push tool ---------------------------------------------------------------------------
     def tool_reach(self) -> float:
-        return self.tool_values["radius"] * self.size
+        return self.controls.tool_values["radius"] * self.size
 
     def pointer(self, event: PointerEvent) -> None:
         """A left drag gives the particles within the push radius the pointer's velocity."""
@@ -200,7 +201,7 @@ class ParticlesScene(PointsScene, Scene):
             self._drag = None
             return
         frame_seconds = self.spec.steps_per_frame * self.spec.dt
-        strength = self.tool_values["strength"]
+        strength = self.controls.tool_values["strength"]
         dvx, dvy = ((event.x - self._drag[0]) / frame_seconds * strength,
                     (event.y - self._drag[1]) / frame_seconds * strength)
         speed = float(np.hypot(dvx, dvy))
@@ -283,7 +284,8 @@ class ParticlesScene(PointsScene, Scene):
     def bench_figures(self, mark, wall_s: float) -> dict:
         """The CS 267 report's Fermi GPU time for this size (1000 steps), where it gave one, and whether
         the timed frames were replayed as CUDA graphs (the "graph" toggle)."""
-        return {"fermi_s": FERMI_SECONDS.get(self.n), "cuda_graph": self.gpu is not None and self.toggles["graph"]}
+        graph = self.gpu is not None and self.controls.toggles["graph"]
+        return {"fermi_s": FERMI_SECONDS.get(self.n), "cuda_graph": graph}
 
     @staticmethod
     def bench_lines(record: dict) -> list[str]:

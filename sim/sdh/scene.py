@@ -99,22 +99,24 @@ class HistogramScene(Scene):
         """The chosen kernel's histogram or, where it cannot count at this width and block (gpu.KernelError,
         remembered so it is not retried every step), the next in kernels.FASTEST_FIRST's order that can."""
         order = kernels.FASTEST_FIRST
-        tried = [self.variant, *(order[order.index(self.variant) + 1:] if self.variant in order else ())]
+        chosen = self.knobs.variant
+        tried = [chosen, *(order[order.index(chosen) + 1:] if chosen in order else ())]
         for kernel in tried:
-            key = (kernel, width, self.block, self.n)
+            key = (kernel, width, self.knobs.block, self.n)
             if key in self._refused:
                 continue
             try:
-                counts, ms = gpu.histogram(self.device_points, width, buckets, kernel, self.block, device=self.device)
+                counts, ms = gpu.histogram(self.device_points, width, buckets, kernel, self.knobs.block,
+                                           device=self.device)
             except gpu.KernelError as exc:
                 self._refused[key] = str(exc)
                 continue
             self.counted_with = kernel
-            why = self._refused.get((self.variant, width, self.block, self.n))
-            self.backend_note = (f"{self.variant} cannot count at width {width:g}: {why}; counted with {kernel}"
-                                 if kernel != self.variant else self._backend_note)
+            why = self._refused.get((self.knobs.variant, width, self.knobs.block, self.n))
+            self.backend_note = (f"{self.knobs.variant} cannot count at width {width:g}: {why}; counted with {kernel}"
+                                 if kernel != self.knobs.variant else self._backend_note)
             return counts, ms
-        raise gpu.KernelError(self._refused[(self.variant, width, self.block, self.n)])
+        raise gpu.KernelError(self._refused[(self.knobs.variant, width, self.knobs.block, self.n)])
 
     # --- the histogram from a user's kernel (sim.sdh.user_stage) ------------------------------------------
     def user_stage_inputs(self, stage: str) -> dict:

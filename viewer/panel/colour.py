@@ -127,7 +127,7 @@ def draw_legend(legend: Legend, colormap: str, width: float | None = None) -> No
 def _range_controls(ctl, legend: Legend) -> None:
     """Automatic (the data's range, every frame) or fixed (typed or dragged here)."""
     mode = ctl.color_mode
-    fixed = ctl.scene.color_ranges.get(mode)
+    fixed = ctl.scene.color_scales.ranges.get(mode)
     if imgui.radio_button("automatic", fixed is None) and fixed is not None:
         ctl.set_color_range(mode, None)
     tooltip("the colours span the data's range, taken again every frame")

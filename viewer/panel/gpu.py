@@ -22,7 +22,7 @@ def draw_gpu_section(ctl, feed=None) -> None:
     if not section("CUDA"):
         return
     for toggle in spec.toggles:
-        if toggle.gpu_only and imgui.checkbox(toggle.label, bool(scene.toggles[toggle.name]))[0]:
+        if toggle.gpu_only and imgui.checkbox(toggle.label, bool(scene.controls.toggles[toggle.name]))[0]:
             ctl.toggle(toggle.name)
         if toggle.gpu_only:
             tooltip((f"{toggle.key}: " if toggle.key else "") + toggle.help)
@@ -31,9 +31,9 @@ def draw_gpu_section(ctl, feed=None) -> None:
     imgui.push_item_width(item_width())
     for option in spec.options:
         imgui.begin_disabled(option.gpu_only and not kernels_run)
-        if imgui.begin_combo(option.name, scene.options[option.name]):
+        if imgui.begin_combo(option.name, scene.knobs.options[option.name]):
             for choice in option.choices:
-                if imgui.selectable(choice, choice == scene.options[option.name])[0]:
+                if imgui.selectable(choice, choice == scene.knobs.options[option.name])[0]:
                     ctl.set_option(option.name, choice)
             imgui.end_combo()
         imgui.end_disabled()
@@ -47,9 +47,9 @@ def draw_gpu_section(ctl, feed=None) -> None:
         imgui.end_combo()
     imgui.end_disabled()
     disabled_tooltip(f"q: {ctl.words.variant}" + ctl.gpu.variant_note())
-    if imgui.begin_combo("block size", block_text(scene.block)):
+    if imgui.begin_combo("block size", block_text(scene.knobs.block)):
         for block in spec.gpu.blocks:
-            if imgui.selectable(block_text(block), block == scene.block)[0]:
+            if imgui.selectable(block_text(block), block == scene.knobs.block)[0]:
                 ctl.gpu.set_block(block)
         imgui.end_combo()
     tooltip("Q: threads per CUDA block")

@@ -10,7 +10,7 @@ from viewer.panel.style import GREY, item_width, section, tooltip, wrapped
 
 def tool_hint(ctl) -> str:
     """Which gestures reach the tool now, and which the camera keeps."""
-    if ctl.scene.tool_on:
+    if ctl.scene.controls.tool_on:
         return "on: left and right drags use it; middle or shift + left drag pans, the wheel zooms"
     return "off: ctrl + left drag uses it; the camera keeps the other drags"
 
@@ -22,7 +22,7 @@ def draw_tool_section(ctl) -> None:
     scene = ctl.scene
     if not section("Tool"):
         return
-    changed, on = imgui.checkbox(f"{tool.name} tool", bool(scene.tool_on))
+    changed, on = imgui.checkbox(f"{tool.name} tool", bool(scene.controls.tool_on))
     if changed:
         ctl.set_tool(on)
     tooltip(tool.help)
@@ -31,7 +31,7 @@ def draw_tool_section(ctl) -> None:
     imgui.push_item_width(item_width())
     for param in tool.params:
         flags = imgui.SliderFlags_.logarithmic if param.log else 0
-        value = float(scene.tool_values[param.name])
+        value = float(scene.controls.tool_values[param.name])
         moved, new = imgui.slider_float(param.label, value, param.lo, param.hi, param.fmt, flags)
         if moved:
             ctl.set_tool_value(param.name, new)

@@ -22,7 +22,7 @@ def draw_tool_reach(viewer, fb_size: tuple[int, int], drag: str | None) -> None:
     if scene.spec.tool is None or camera is None or pointer is None:
         return
     width = viewer.window.get_size()[0]
-    hovering = (drag is None and scene.tool_on and not viewer.input.wants_mouse
+    hovering = (drag is None and scene.controls.tool_on and not viewer.input.wants_mouse
                 and pointer[0] < width - viewer.covered_display())
     reach = scene.tool_reach()
     if not (hovering or drag == TOOL) or not reach:
