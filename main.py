@@ -275,7 +275,7 @@ def cmd_bench(args) -> int:
         del scene
         bench.release_memory()
     report = bench.report(s.name, records)
-    bench.publish(report, bench.table(report, load(s.scene).bench_lines), args.json, args.baseline)
+    bench.publish(report, bench.table(report, load(s.scene).bench_type.lines), args.json, args.baseline)
     return 0
 
 

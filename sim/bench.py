@@ -7,7 +7,7 @@ record (every scene without a benchmark of its own) has scene, preset, n (the me
 over the timed frames), backend, variant, block, options, steps, wall_s, stage_ms (median per
 stage, amortised per step) and stage_ms_err, step_ms, step_ms_err and repeats (the timed frames),
 l2_flushed, item_steps_per_s and ``<one>_steps_per_s`` (e.g. ball_steps_per_s), steps_per_s, stats
-(the scene's statistics after the run), whatever the scene adds through ``bench_figures()`` (the
+(the scene's statistics after the run), whatever the scene adds through its ``bench_type`` (the
 balls' passes, tests_per_s) and speed_of_light (stage -> gbs, copy_pct, gflops, flop_pct, intensity,
 bound, sol_ms: ``sim.roofline``). Every bench times through ``sim.measure``: a figure's ``<figure>_err``
 is the half-width of its median's 95% interval (None below 6 repeats), ``repeats`` how many it took.
@@ -65,7 +65,7 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
         scene.controls.set_toggle(name, on)
     with Progress(f"{spec.name} warm-up", warmup, "steps", show=warmup > 0) as bar:
         for _ in range(warmup):
-            scene.single_step()
+            scene.run_frame(1)
             bar.advance(1)
             interrupts.check()
     scene.finish()
@@ -73,7 +73,8 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
     scene.timer.clear()
     frames = max(1, ceil_div(steps, per_frame))
     progress = progress or frames_callback(f"{spec.name} timed frames")  # a bar on a terminal
-    mark = scene.bench_mark()
+    figures = scene.bench_type(scene)
+    figures.start()
     counts = []
     done = 0
 
@@ -113,7 +114,7 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
                                if scene.backend == "gpu" else None),
         "stats": {k: v for k, v in scene.stats().items() if isinstance(v, (int, float, str))},
     }
-    record.update(scene.bench_figures(mark, wall))
+    record.update(figures.figures(wall))
     gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
     knobs = scene.knobs
     record["speed_of_light"] = speed_of_light(spec, Setup(record["n"], 1.0, knobs.variant, knobs.block, knobs.options,

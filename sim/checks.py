@@ -47,7 +47,8 @@ class Checks:
         if on and spec.verifier is None:
             raise ValueError(f"the {spec.name} scene has no verification")
         if on and not self.scene.gpu_kernels_run():
-            raise ValueError(f"verification checks the GPU's work against the CPU: {spec.gpu.kernels_run_hint}")
+            hint = spec.gpu.kernels_run_hint if spec.gpu else "this scene has no GPU kernels"
+            raise ValueError(f"verification checks the GPU's work against the CPU: {hint}")
         self.on = bool(on)
         self.clear()
 

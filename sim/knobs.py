@@ -1,7 +1,7 @@
 """A scene's GPU knobs: the kernel variant, the CUDA block and the construction options it runs with.
 
 ``Knobs`` checks each choice against the scene's spec (``SceneSpec.gpu``, ``SceneSpec.options``) and
-applies it through the scene's ``_apply_gpu_knobs`` hook: a kernel that does not compile takes the GPU
+applies it through the scene's ``apply_gpu_knobs`` hook: a kernel that does not compile takes the GPU
 off and the state on to the CPU (``Scene.gpu_failed``), anything else refused puts the knob back. The
 scene holds one (``Scene.knobs``): read and set the knobs here.
 
@@ -12,14 +12,20 @@ run and it has a build that has not failed; ``variant`` stays the built-in one t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sim.backend import BackendUnavailable
 from sim.cuda import GpuCompileError
 
+if TYPE_CHECKING:
+    from sim.scene import Scene
+    from sim.userkernel.live import LiveStage
+
 
 class Knobs:
-    def __init__(self, scene, variant: str | None, block):
+    def __init__(self, scene: Scene, variant: str | None, block):
         self.scene = scene
-        self.user = None  # a user's own kernel (sim.userkernel.live.LiveStage) while one is loaded
+        self.user: LiveStage | None = None  # a user's own kernel while one is loaded
         self.user_chosen = False
         spec = scene.spec
         gpu = spec.gpu
@@ -36,10 +42,11 @@ class Knobs:
     @property
     def chosen(self) -> str:
         """The variant chosen: the user's kernel's name, else ``variant``."""
-        return self.user.variant if self.user_chosen else self.variant
+        return self.user.variant if self.user_chosen and self.user is not None else self.variant
 
     def valid_variant(self, variant: str) -> str:
-        if variant not in self.scene.spec.gpu.variants:
+        gpu = self.scene.spec.gpu
+        if gpu is None or variant not in gpu.variants:
             raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(self.variants)})")
         return variant
 
@@ -86,12 +93,14 @@ class Knobs:
     def user_runs(self) -> bool:
         """Whether the user's kernel does the scene's steps now: chosen, built and not failed, while the
         scene's GPU kernels run (it replaces one of them)."""
-        return self.user_chosen and self.user.runs and self.scene.gpu_kernels_run()
+        return self.user_chosen and self.user is not None and self.user.runs and self.scene.gpu_kernels_run()
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """The last check's rows for ``item``: the user's kernel against the CPU twin while it does the steps,
         else the scene's own check (``Inspector.describe_check``)."""
-        return self.user.describe_check(item) if self.user_runs() else self.scene.inspector.describe_check(item)
+        user = self.user
+        return user.describe_check(item) if user is not None and self.user_runs() else \
+            self.scene.inspector.describe_check(item)
 
     def set_block(self, block) -> None:
         self._set(self.variant, self.valid_block(block))
@@ -111,7 +120,7 @@ class Knobs:
             raise ValueError(f"{self.scene.spec.name} has no option {name!r}")
         if value not in option.choices:
             raise ValueError(f"unknown {name} {value!r} (choose from {', '.join(option.choices)})")
-        before = self.options.get(name)
+        before = self.options[name]
         self.options[name] = value
         if apply:
             self.apply(lambda: self.options.__setitem__(name, before))
@@ -122,7 +131,7 @@ class Knobs:
         the knob back (``undo``) and raises."""
         scene = self.scene
         try:
-            scene._apply_gpu_knobs()
+            scene.apply_gpu_knobs()
         except GpuCompileError as exc:
             raise BackendUnavailable(scene.gpu_failed(exc)) from None
         except Exception:

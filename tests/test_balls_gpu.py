@@ -78,7 +78,7 @@ def test_variant_equals_its_cpu_twin_on_random_clouds(variant, block, n, box):
 @pytest.mark.parametrize("preset, tests, pairs", [("T", 29155, 1666), ("t", 746025, 15190)])
 def test_lattice_first_pass_is_exact(variant, preset, tests, pairs):
     scene = create_scene("balls", preset=preset, backend="gpu", variant=variant, block=64)
-    scene.single_step()
+    scene.run_frame(1)
     assert scene.pass_log[0][1] == pairs
     if variant != "grid":
         assert scene.pass_log[0][0] == tests
@@ -99,12 +99,12 @@ def test_overflowing_lists_still_hold_every_pair():
 def test_verification_catches_a_planted_wrong_margin():
     good = create_scene("balls", preset="t", backend="gpu")
     good.checks.set_on(True)
-    good.single_step()
+    good.run_frame(1)
     assert good.checks.verification.differing == 0 and good.checks.verification.passes_checked == 1
     with cuda.planted("sim/balls/proximity.cu", "-DPLANT_MARGIN=1.0f"):
         planted = create_scene("balls", preset="t", backend="gpu")
     planted.checks.set_on(True)
-    planted.single_step()
+    planted.run_frame(1)
     report = planted.checks.verification
     assert report.differing > 1000 and report.passes_mismatched == 1
     assert report.details["pairs on the GPU"] < report.details["pairs on the CPU"]
@@ -175,10 +175,10 @@ def test_presets_run_on_the_gpu(preset):
 
 def test_block_colours_follow_the_block_size():
     scene = create_scene("balls", preset="T", backend="gpu", block=32)
-    scene.single_step()
+    scene.run_frame(1)
     small = scene.view("block").host()[1]
     scene.knobs.set_block(256)
-    scene.single_step()
+    scene.run_frame(1)
     large = scene.view("block").host()[1]
     assert len(np.unique(small[:256])) == 8, "eight blocks of 32 in the first 256 balls"
     assert len(np.unique(large[:256])) == 1, "one block of 256"

@@ -163,7 +163,7 @@ def test_the_pass_count_and_bench_figures_outlive_the_bounded_history():
     assert scene.stats()["passes"] == 10 and record["pass_count"] == 5
     assert len(record["passes"]) == 3 and record["passes"][-1] == {"tests": scene.last_tests, "pairs": scene.last_pairs}
     assert record["tests_per_s"] * record["wall_s"] >= 5 * min(p["tests"] for p in record["passes"])
-    line = " ".join(scene.bench_lines(record))
+    line = " ".join(scene.bench_type.lines(record))
     assert "5 passes" in line and "oldest kept pass" in line
 
 

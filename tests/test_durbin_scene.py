@@ -19,7 +19,7 @@ def series(view, plot_title: str, label: str) -> Series:
 
 def run_to(scene, k: int) -> None:
     while scene.solver.k < k:
-        scene.single_step()
+        scene.run_frame(1)
 
 
 def test_registered_with_its_commands_builds_and_bench():
@@ -58,7 +58,7 @@ def test_speed_below_one_steps_every_few_frames_and_s_steps_once():
     for _ in range(8):
         scene.advance_frame()
     assert scene.solver.k == 3
-    scene.single_step()
+    scene.run_frame(1)
     assert scene.solver.k == 4
 
 

@@ -111,7 +111,7 @@ def test_backend_switches_keep_k_and_the_values():
 def test_dragging_a_kappa_replays_on_the_gpu():
     scene = scene_on_gpu("ar")
     for _ in range(10):
-        scene.single_step()
+        scene.run_frame(1)
     scene.pointer(PointerEvent("point", 1.0, -0.4, target="kappa1"))
     assert scene.solver.backend == "gpu" and scene.solver.k == 11
     assert scene.host["alphas"][1] == pytest.approx(-0.4, abs=1e-12)

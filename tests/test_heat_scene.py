@@ -140,12 +140,27 @@ def test_a_frame_is_the_slider_s_steps_and_a_single_step_is_one():
     s.controls.set_param("steps_per_frame", 7.4)
     start = s.cpu.field.copy()
     s.advance_frame()
-    s.single_step()
+    s.run_frame(1)
     assert s.steps == 8 and s.stats()["steps_per_frame"] == 7
     twin = HeatCpu(start, 0.2)
     twin.advance(8)
     np.testing.assert_array_equal(s.cpu.field, twin.field)
     assert s.readout.cell_update_rate() > 0
+
+
+def test_the_cell_update_rate_is_of_the_timer_s_frames_and_a_reload_starts_it_afresh():
+    s = scene("seed")
+    s.controls.set_param("steps_per_frame", 5)
+    s.advance_frame()
+    s.run_frame(1)
+    assert s.timer.steps_history().tolist() == [5, 1], "the timer keeps each frame's steps beside its times"
+    times = s.timer.history("step")
+    want = SMALL * float(np.median([5 / times[0], 1 / times[1]])) * 1e3 / 1e9
+    assert s.readout.cell_update_rate() == pytest.approx(want)
+    s.reset()  # a new timer: no rate until a frame of it is timed
+    assert s.timer.steps_history().size == 0 and s.readout.cell_update_rate() is None
+    s.run_frame(3)
+    assert s.timer.steps_history().tolist() == [3] and s.readout.cell_update_rate() > 0
 
 
 def test_another_preset_brings_its_sliders_and_a_reset_keeps_them():
@@ -266,7 +281,7 @@ def test_a_cell_is_described_by_its_value_and_next_step():
     assert values["cell"] == f"i {i}, j {j}"
     assert float(values["temperature"]) == pytest.approx(s.cpu.field[j, i], rel=1e-5)
     before = float(s.cpu.field[j, i])
-    s.single_step()
+    s.run_frame(1)
     assert float(values["next step"].split()[0]) == pytest.approx(float(s.cpu.field[j, i]) - before, rel=1e-2)
     assert "held" in s.inspector.describe(0)["boundary"] and "held" in s.inspector.describe(s.n - 1)["boundary"]
     assert "CUDA" not in values and s.inspector.describe_check(item) == []

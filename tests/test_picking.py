@@ -337,7 +337,7 @@ def window(tmp_path):
 def balls_with_known_state(backend="cpu"):
     scene = create_scene("balls", preset="block", n=len(KNOWN), backend=backend)  # no dripper adding balls
     scene.set_state(KNOWN, VELOCITIES)
-    scene.single_step()  # a proximity pass
+    scene.run_frame(1)  # a proximity pass
     return scene
 
 

@@ -166,7 +166,7 @@ def test_what_the_viewer_reads_comes_from_objects_the_scene_holds(spec):
 
 def test_durbin_s_plots_and_statistics_are_its_readout_s():
     scene = create_scene("durbin")
-    scene.single_step()
+    scene.run_frame(1)
     assert scene.view("plain") is scene.readout.view("plain") and scene.stats() == scene.readout.stats()
     assert scene.stats()["k"] == "2 of 64" and scene.stats()["steps"] == 1
 
@@ -174,7 +174,7 @@ def test_durbin_s_plots_and_statistics_are_its_readout_s():
 def test_heat_s_statistics_are_its_readout_s():
     scene = create_scene("heat", n=300)
     scene.advance_frame()
-    scene.single_step()
+    scene.run_frame(1)
     stats = scene.stats()
     assert stats == scene.readout.stats() and stats["steps"] == scene.frame_steps + 1
     assert stats["cell_updates"] > 0 and stats["temperature"].startswith("min ")

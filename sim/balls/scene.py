@@ -22,7 +22,7 @@ import numpy as np
 import assets
 from sim.balls import DRIP_RATE, PARAMS, SPEC, pipeline_cpu, presets, world
 from sim.balls.items import BallInspector
-from sim.balls.passes import PassLog
+from sim.balls.passes import PassFigures, PassLog
 from sim.balls.pipeline_cpu import HostBalls
 from sim.balls.render_cpu import QUANTITY_MODES, UNIFORM_PALETTE, UNITS, mapped_values
 from sim.contract import Legend, Trough
@@ -34,6 +34,7 @@ from sim.scene import Scene
 class BallsScene(PointsScene, Scene):
     spec = SPEC
     inspector_type = BallInspector
+    bench_type = PassFigures
     uniform_palette = UNIFORM_PALETTE
     serial_items = 4096  # the T and drip presets (a step under a millisecond); t (8575) and block use all
 
@@ -59,7 +60,7 @@ class BallsScene(PointsScene, Scene):
     def toggle_changed(self, name: str) -> None:
         self._need_pass = True
 
-    def _apply_gpu_knobs(self) -> None:
+    def apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
             self.gpu.set_variant(self.knobs.variant)
             self.gpu.set_block(self.knobs.block)
@@ -70,7 +71,7 @@ class BallsScene(PointsScene, Scene):
 
         return BallsGpu(pos, vel, omega, self.knobs.variant, self.knobs.block, trough.fallen_y, self.device, ids)
 
-    def _move_state(self, backend: str) -> None:
+    def move_state(self, backend: str) -> None:
         if backend == "gpu":
             host = self.host
             self.gpu = self._new_gpu(host.pos, host.vel, host.omega, self.trough, host.ids)
@@ -85,7 +86,7 @@ class BallsScene(PointsScene, Scene):
     def params(self):
         return PARAMS + ((DRIP_RATE,) if self.preset == "drip" else ())
 
-    def _load(self, preset: str, n: int | None) -> None:
+    def load_state(self, preset: str, n: int | None) -> None:
         drop = presets.build(preset, n, np.random.default_rng(self.seed))
         omega = np.zeros_like(drop.pos)
         if self.backend == "gpu":
@@ -324,29 +325,6 @@ class BallsScene(PointsScene, Scene):
         return {"n": n, "steps": self.steps, "sim_time": self.sim_time, "tests": self.last_tests,
                 "tests_per_ball": self.last_tests / n if n else 0.0, "pairs": self.last_pairs,
                 "passes": self.pass_log.count}
-
-    # --- benchmarks ---------------------------------------------------------------------------------------
-    def bench_mark(self):
-        return self.pass_log.mark()
-
-    def bench_figures(self, mark, wall_s: float) -> dict:
-        """The timed proximity passes (each one's tests and pairs, the latest ones as far as the history
-        holds them; ``pass_count`` all of them) and tests per second."""
-        count, tests, kept = self.pass_log.since(mark)
-        return {"passes": [{"tests": t, "pairs": p} for t, p in kept], "pass_count": count,
-                "tests_per_s": tests / wall_s}
-
-    @staticmethod
-    def bench_lines(record: dict) -> list[str]:
-        passes = record["passes"]
-        if not passes:
-            return []
-        tests = sum(p["tests"] for p in passes) / len(passes)
-        pairs = sum(p["pairs"] for p in passes) / len(passes)
-        first = "first timed" if len(passes) == record["pass_count"] else "oldest kept"
-        return [f"per pass: {tests:.0f} tests, {pairs:.0f} pairs on average ({tests / max(record['n'], 1):.1f} "
-                f"tests per ball); {first} pass {passes[0]['tests']} tests, {passes[0]['pairs']} pairs; "
-                f"{record['pass_count']} passes; tests/s {record['tests_per_s']:.4g}"]
 
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):

@@ -67,7 +67,7 @@ class DurbinScene(Scene):
         self.checks.on_clear.append(self._forget_check)
 
     # --- presets ---------------------------------------------------------------------------------------
-    def _load(self, preset: str, n: int | None) -> None:
+    def load_state(self, preset: str, n: int | None) -> None:
         table = assets.presets("durbin")[preset]
         fresh = preset != self.preset  # a reset (the same preset) keeps the sliders
         if "sound" in table:
@@ -133,7 +133,7 @@ class DurbinScene(Scene):
         return self._stream
 
     # --- where it runs -----------------------------------------------------------------------------------
-    def _move_state(self, backend: str) -> None:
+    def move_state(self, backend: str) -> None:
         """Recursion: to the CPU the GPU's state itself; to the GPU a replay to the same k. lpc: solved again."""
         if backend == "cpu":
             self.checks.on = False
@@ -153,7 +153,7 @@ class DurbinScene(Scene):
             self._read_back()
         self.readout.changed()
 
-    def _apply_gpu_knobs(self) -> None:
+    def apply_gpu_knobs(self) -> None:
         if self.solver is not None and self.solver.backend == "gpu":
             self.solver = self._new_solver(self.r, "gpu", self.solver.k)
             self._read_back()

@@ -88,7 +88,7 @@ class HeatScene(Scene):
     def frame_steps(self) -> int:
         return max(1, int(round(self.settings.steps_per_frame)))
 
-    def _load(self, preset: str, n: int | None) -> None:
+    def load_state(self, preset: str, n: int | None) -> None:
         table = preset_table(preset)
         ni, nj = grid_shape(table, n)
         _, most = self.count_range
@@ -122,7 +122,7 @@ class HeatScene(Scene):
             sim.launch_info()
         return sim
 
-    def _move_state(self, backend: str) -> None:
+    def move_state(self, backend: str) -> None:
         if backend == "gpu":
             self.gpu = self._new_gpu(self.cpu.field, self.cpu.tfac)
             self.cpu = None
@@ -136,7 +136,7 @@ class HeatScene(Scene):
             self.checks.on = False
         self._changed(fresh=True)
 
-    def _apply_gpu_knobs(self) -> None:
+    def apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
             self.gpu.configure(kernel=self.knobs.variant, block=self.knobs.block, k=self.k, fma=self.fma)
             self.gpu.launch_info()
@@ -152,10 +152,6 @@ class HeatScene(Scene):
     def _forget_check(self) -> None:
         self.checked = self._marked_device = None
 
-    def _restart_timing(self) -> None:
-        super()._restart_timing()
-        self.readout.restart()
-
     # --- stepping --------------------------------------------------------------------------------
     def advance(self, steps: int) -> int:
         self.readout.take_frame_times()
@@ -168,17 +164,12 @@ class HeatScene(Scene):
                 self.gpu_failed(exc)
                 before = None
         if self.cpu is not None:
-            with self.timer.stage("step"):  # on cpu_threads: run_frame sets them
+            with self.timer.stage("step"):  # on the threads run_frame sets
                 self.cpu.advance(steps)
         self._changed()
         if before is not None:
             self._verify(before, steps)
         return steps
-
-    def run_frame(self, steps: int) -> int:
-        done = super().run_frame(steps)
-        self.readout.stepped(done)  # each timer frame's steps, whichever kernel did them (a user's too)
-        return done
 
     def _verify(self, before: np.ndarray, steps: int) -> None:
         """The same steps on the CPU twin from the field the GPU started from; compared bit for bit

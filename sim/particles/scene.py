@@ -21,6 +21,7 @@ from sim.particles.kernels import GRAPH_STAGE
 from sim.particles.pipeline_cpu import HostParticles
 from sim.points import PointsScene
 from sim.scene import Scene
+from sim.scene_bench import BenchFigures
 from sim.timing import NULL_TIMER
 
 UNIFORM_PALETTE = np.array([[0.3, 0.7, 0.95]], np.float32)
@@ -28,9 +29,26 @@ FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report'
 MAX_PUSH_SPEED = 5.0  # box units per second: a push never launches particles across the box at once
 
 
+class ParticleFigures(BenchFigures):
+    """The CS 267 report's Fermi GPU time for this size (1000 steps), where it gave one, and whether the timed
+    frames were replayed as CUDA graphs (the "graph" toggle)."""
+
+    def figures(self, wall_s: float) -> dict:
+        scene = self.scene
+        graph = scene.gpu is not None and scene.controls.toggles["graph"]
+        return {"fermi_s": FERMI_SECONDS.get(scene.n), "cuda_graph": graph}
+
+    @staticmethod
+    def lines(record: dict) -> list[str]:
+        fermi = record.get("fermi_s")
+        lines = ["each frame's ten steps replayed as one CUDA graph"] if record.get("cuda_graph") else []
+        return lines + ([f"the CS 267 report's Fermi GPU: {fermi:.2f} s for 1000 steps"] if fermi else [])
+
+
 class ParticlesScene(PointsScene, Scene):
     spec = SPEC
     inspector_type = ParticleInspector
+    bench_type = ParticleFigures
     uniform_palette = UNIFORM_PALETTE
     default_seed = 1
 
@@ -59,7 +77,7 @@ class ParticlesScene(PointsScene, Scene):
         return self.knobs.options["precision"]
 
     # --- state ------------------------------------------------------------------------------
-    def _load(self, preset: str, n: int | None) -> None:
+    def load_state(self, preset: str, n: int | None) -> None:
         n = n or self.spec.preset(preset).count
         x, y, vx, vy = INITS[preset](n, self.seed)
         size = world.box_size(n)
@@ -77,7 +95,7 @@ class ParticlesScene(PointsScene, Scene):
         return ParticlesGpu(x, y, vx, vy, size or self.size, self.knobs.variant, self.precision, self.knobs.block,
                             self.stats_on, device=self.device)
 
-    def _move_state(self, backend: str) -> None:
+    def move_state(self, backend: str) -> None:
         """Move the state across without a reset (the distance statistics start over)."""
         if backend == "gpu":
             h = self.host
@@ -87,7 +105,7 @@ class ParticlesScene(PointsScene, Scene):
         self._stats = DistanceStats()
         self.checks.on = False
 
-    def _apply_gpu_knobs(self) -> None:
+    def apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
             self.gpu = self._new_gpu(*self.gpu.host_state())
 
@@ -279,19 +297,6 @@ class ParticlesScene(PointsScene, Scene):
         absmin, absavg = (measured.absmin, measured.absavg) if measured is not None else (None, None)
         return {"n": self.n, "size": self.size, "steps": self.steps, "sim_time": self.sim_time,
                 "absmin": absmin, "absavg": absavg}
-
-    # --- benchmarks ------------------------------------------------------------------------------------
-    def bench_figures(self, mark, wall_s: float) -> dict:
-        """The CS 267 report's Fermi GPU time for this size (1000 steps), where it gave one, and whether
-        the timed frames were replayed as CUDA graphs (the "graph" toggle)."""
-        graph = self.gpu is not None and self.controls.toggles["graph"]
-        return {"fermi_s": FERMI_SECONDS.get(self.n), "cuda_graph": graph}
-
-    @staticmethod
-    def bench_lines(record: dict) -> list[str]:
-        fermi = record.get("fermi_s")
-        lines = ["each frame's ten steps replayed as one CUDA graph"] if record.get("cuda_graph") else []
-        return lines + ([f"the CS 267 report's Fermi GPU: {fermi:.2f} s for 1000 steps"] if fermi else [])
 
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):

@@ -45,7 +45,7 @@ class HistogramScene(Scene):
         super().__init__(preset, backend, n, seed, variant, block, device)
         self._backend_note = self.backend_note  # the note of the backend choice; a fallback's note replaces it
 
-    def _load(self, preset: str, n: int | None) -> None:
+    def load_state(self, preset: str, n: int | None) -> None:
         table = assets.presets("sdh")[preset]
         self.points = data.atoms(n or table["count"], self.seed)
         self.device_points = None
@@ -53,7 +53,7 @@ class HistogramScene(Scene):
         self.counts = np.zeros(data.bucket_count(self.settings.width), np.int64)
         self.last_ms = 0.0
 
-    def _move_state(self, backend: str) -> None:
+    def move_state(self, backend: str) -> None:
         self.device_points = None  # copied to the device at the next step
 
     @property

@@ -119,7 +119,7 @@ class Controller:
         self.paused = True
         if render_ms is not None:
             self.scene.timer.add("render", render_ms)
-        self.step_failed = not self.act("single step", self.scene.single_step,
+        self.step_failed = not self.act("single step", self.scene.run_frame, 1,
                                         done=lambda: f"one step: step {self.scene.steps}")
 
     def reset(self) -> None:
