@@ -250,7 +250,7 @@ def cmd_bench(request) -> int:
     records = []
     for i, config in enumerate(configs, 1):
         scene = make_scene(configured(request, s, config))
-        knob = f" {scene.variant} block {cli.block_text(scene.block)}" if scene.gpu_kernels_run() else ""
+        knob = f" {scene.knobs.variant} block {cli.block_text(scene.knobs.block)}" if scene.gpu_kernels_run() else ""
         label = f"[{i}/{len(configs)}] {scene.preset} n={scene.n:,} {scene.backend}{knob}"
         print(f"{label} ...", file=sys.stderr, flush=True)
         records.append(bench.run(scene, steps=request.steps, warmup=request.warmup))
@@ -259,7 +259,7 @@ def cmd_bench(request) -> int:
         del scene
         bench.release_memory()
     report = bench.report(s.name, records)
-    bench.publish(report, bench.table(report, load(s.scene).bench_lines), request.json, request.baseline)
+    bench.publish(report, bench.table(report, load(s.scene).bench_type.lines), request.json, request.baseline)
     return 0
 
 

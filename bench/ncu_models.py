@@ -92,9 +92,9 @@ def profile_window(spec: SceneSpec, case: NcuCase):
     scene = spec.create(preset=case.preset, n=case.count, backend="gpu", variant=case.variant, block=case.block,
                         **dict(case.options))
     for toggle, on in case.toggles:
-        scene.set_toggle(toggle, on)
+        scene.controls.set_toggle(toggle, on)
     for name, value in case.params:
-        scene.set_param(name, value)
+        scene.controls.set_param(name, value)
     for _ in range(3):  # compiles, fills the pools, settles the clocks
         scene.run_frame(case.steps)
     scene.finish()

@@ -7,7 +7,7 @@ record (every scene without a benchmark of its own) has scene, preset, n (the me
 over the timed frames), backend, variant, block, options, steps, wall_s, stage_ms (median per
 stage, amortised per step) and stage_ms_err, step_ms, step_ms_err and repeats (the timed frames),
 l2_flushed, item_steps_per_s and ``<one>_steps_per_s`` (e.g. ball_steps_per_s), steps_per_s, stats
-(the scene's statistics after the run), whatever the scene adds through ``bench_figures()`` (the
+(the scene's statistics after the run), whatever the scene adds through its ``bench_type`` (the
 balls' passes, tests_per_s) and speed_of_light (stage -> gbs, copy_pct, gflops, flop_pct, intensity,
 bound, sol_ms: ``sim.roofline``). Every bench times through ``sim.measure``: a figure's ``<figure>_err``
 is the half-width of its median's 95% interval (None below 6 repeats), ``repeats`` how many it took.
@@ -63,10 +63,10 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
     spec = scene.spec
     per_frame = spec.steps_per_frame
     for name, on in spec.bench_toggles:
-        scene.set_toggle(name, on)
+        scene.controls.set_toggle(name, on)
     with Progress(f"{spec.name} warm-up", warmup, "steps", show=warmup > 0) as bar:
         for _ in range(warmup):
-            scene.single_step()
+            scene.run_frame(1)
             bar.advance(1)
             interrupts.check()
     scene.finish()
@@ -74,7 +74,8 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
     scene.timer.clear()
     frames = max(1, ceil_div(steps, per_frame))
     progress = progress or frames_callback(f"{spec.name} timed frames")  # a bar on a terminal
-    mark = scene.bench_mark()
+    figures = scene.bench_type(scene)
+    figures.start()
     counts = []
     done = 0
 
@@ -114,9 +115,10 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
                                if scene.backend == "gpu" else None),
         "stats": {k: v for k, v in scene.stats().items() if isinstance(v, (int, float, str))},
     }
-    record.update(scene.bench_figures(mark, wall))
+    record.update(figures.figures(wall))
     gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
-    record["speed_of_light"] = speed_of_light(spec, Setup(record["n"], 1.0, scene.variant, scene.block, scene.options,
+    knobs = scene.knobs
+    record["speed_of_light"] = speed_of_light(spec, Setup(record["n"], 1.0, knobs.variant, knobs.block, knobs.options,
                                                           scene.preset, record["stats"]), record["stage_ms"], gpu,
                                               scene.device)
     return record
@@ -134,8 +136,8 @@ def configuration(scene) -> dict:
     spec = scene.spec
     gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
     return {"scene": spec.name, "preset": scene.preset, "n": scene.n, "backend": scene.backend,
-            "variant": scene.variant if (gpu or (spec.gpu and spec.gpu.cpu_variants)) else None,
-            "block": _block_json(scene.block) if gpu else None, "options": dict(scene.options)}
+            "variant": scene.knobs.variant if (gpu or (spec.gpu and spec.gpu.cpu_variants)) else None,
+            "block": _block_json(scene.knobs.block) if gpu else None, "options": dict(scene.knobs.options)}
 
 
 def configurations(request: BenchRequest, spec) -> list[dict]:

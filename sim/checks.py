@@ -4,9 +4,17 @@ viewer's pointer."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from sim import finite
+
+if TYPE_CHECKING:
+    from sim.scene import Scene
 
 
 @dataclass
@@ -25,20 +33,60 @@ class Verification:
 
 class Checks:
     """Verification (``v``): whether it is on, the last check's result and the items it marked. The scene
-    holds one (``Scene.checks``; its ``verify``, ``verification`` and ``mismatch`` are these)."""
+    holds one (``Scene.checks``); a scene that keeps more of a check (the values it compared, for
+    ``Inspector.describe_check``) forgets it in a function it adds to ``on_clear``."""
 
-    def __init__(self):
+    def __init__(self, scene: Scene):
+        self.scene = scene
         self.on = False
         self.verification: Verification | None = None
         self.mismatch: np.ndarray | None = None  # items that differ in the last check (device order)
+        self.on_clear: list[Callable[[], None]] = []  # what else forgets the last check with ``clear``
+        # Items whose values from a user's kernel were NaN, inf or garbage (a count out of range, an index that
+        # names nothing): drawn like verification's marks whether it is on or not, until the scene's own
+        # kernel steps again. ``suspect_note`` is the statistic ``sim.finite.STAT`` shows.
+        self.suspect: np.ndarray | None = None
+        self.suspect_note: str = finite.CLEAN
+
+    def mark_suspect(self, items: np.ndarray | None, note: str) -> None:
+        """A user's output just taken: ``items`` (bool, one a scene item; None: none) held NaN, inf or garbage,
+        ``note`` says what (``finite.CLEAN`` when nothing)."""
+        self.suspect = items if items is not None and items.any() else None
+        self.suspect_note = note
+
+    def clear_suspect(self) -> None:
+        if self.suspect is not None or self.suspect_note != finite.CLEAN:
+            self.mark_suspect(None, finite.CLEAN)
+
+    def set_on(self, on: bool) -> None:
+        """Turn verification on or off; on needs the scene's verifier and its GPU kernels running."""
+        spec = self.scene.spec
+        if on and spec.verifier is None:
+            raise ValueError(f"the {spec.name} scene has no verification")
+        if on and not self.scene.gpu_kernels_run():
+            hint = spec.gpu.kernels_run_hint if spec.gpu else "this scene has no GPU kernels"
+            raise ValueError(f"verification checks the GPU's work against the CPU: {hint}")
+        self.on = bool(on)
+        self.clear()
 
     def clear(self) -> None:
         """What the last check found no longer holds (a new state, another kernel)."""
         self.verification = None
         self.mismatch = None
+        for forget in self.on_clear:
+            forget()
 
-    def record(self, against: str, mismatch: np.ndarray, check_ms: float, details: dict, unit: str) -> None:
-        """Keep one check's result: ``mismatch`` marks the differing ``unit``; it took ``check_ms``."""
+    def record(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None,
+               unit: str = "") -> None:
+        """Keep one check's result: ``mismatch`` marks the differing items (``unit``: what they are, the
+        scene's items by default), ``started`` is its ``time.perf_counter()`` start."""
+        self._keep(against, mismatch, (time.perf_counter() - started) * 1e3, details, unit)
+
+    def record_user(self, against: str, comparison, details: dict | None = None, unit: str = "") -> None:
+        """Keep the check of a user's kernel (``sim.userkernel.adapter.Comparison``, timed by ``LiveStage``)."""
+        self._keep(against, comparison.mismatch, comparison.check_ms, details, unit)
+
+    def _keep(self, against: str, mismatch: np.ndarray, check_ms: float, details: dict | None, unit: str) -> None:
         differing = int(np.count_nonzero(mismatch))
         before = self.verification
         self.mismatch = mismatch
@@ -47,13 +95,16 @@ class Checks:
             check_ms=float(check_ms),
             passes_checked=(before.passes_checked if before else 0) + 1,
             passes_mismatched=(before.passes_mismatched if before else 0) + (differing > 0),
-            details=details, unit=unit)
+            details=details or {}, unit=unit or self.scene.spec.words.unit)
 
     def marked(self, count: int) -> np.ndarray | None:
-        """The last check's differing items when verification is on and they match ``count`` items."""
-        if self.on and self.mismatch is not None and self.mismatch.shape[0] == count:
-            return self.mismatch
-        return None
+        """The last check's differing items when verification is on and they match ``count`` items, and the
+        suspect ones (a user's NaN, inf or garbage); None when neither."""
+        checked = self.mismatch if self.on and self.mismatch is not None and self.mismatch.shape[0] == count else None
+        suspect = self.suspect
+        if suspect is None or suspect.shape[0] != count:
+            return checked
+        return suspect if checked is None else checked | suspect
 
 
 class Described:
@@ -76,10 +127,9 @@ class Described:
 class Inspector:
     """The items the viewer's pointer asks about (hover tooltip, pinned item), for a scene whose items are
     its indices. A scene with more to say hands out its own (``Scene.inspector_type``), built on the
-    scene's public state; the scene's ``describe``, ``describe_check``, ``item_key``, ``item_of_key`` and
-    ``is_marked`` ask it."""
+    scene's public state. The viewer asks it (``Scene.inspector``)."""
 
-    def __init__(self, scene):
+    def __init__(self, scene: Scene):
         self.scene = scene
 
     def describe(self, item: int) -> dict[str, str]:
@@ -117,5 +167,5 @@ class Inspector:
 
     def is_marked(self, item: int) -> bool:
         """Whether the last check marked ``item`` (verification on)."""
-        marked = self.scene.marked(self.scene.n)
+        marked = self.scene.checks.marked(self.scene.n)
         return bool(marked is not None and 0 <= item < marked.shape[0] and bool(marked[item]))

@@ -311,7 +311,7 @@ class EventStageTimer(StageTimer):
     def __init__(self, stages: tuple[str, ...] = (), history: int = 240):
         super().__init__(stages, history)
         self._events: list[tuple[str, object, object]] = []
-        self._pending: deque[tuple[list, dict[str, float]]] = deque()
+        self._pending: deque[tuple[list, dict[str, float], int]] = deque()
 
     @contextmanager
     def stage(self, name: str):
@@ -327,8 +327,8 @@ class EventStageTimer(StageTimer):
             self._ensure(name)
             self._events.append((name, start, end))
 
-    def frame_done(self) -> None:
-        self._pending.append((self._events, self._current))
+    def frame_done(self, steps: int = 0) -> None:
+        self._pending.append((self._events, self._current, steps))
         self._events, self._current = [], {}
         self._resolve(wait=False)
 
@@ -336,7 +336,7 @@ class EventStageTimer(StageTimer):
         import cupy
 
         while self._pending:
-            events, host = self._pending[0]
+            events, host, steps = self._pending[0]
             if events and not wait and not events[-1][2].done:
                 return
             if events:
@@ -345,7 +345,7 @@ class EventStageTimer(StageTimer):
             for name, start, end in events:
                 host[name] = host.get(name, 0.0) + cupy.cuda.get_elapsed_time(start, end)
             self._current = host
-            super().frame_done()
+            super().frame_done(steps)
 
     def flush(self) -> None:
         self._resolve(wait=True)

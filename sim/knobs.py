@@ -1,9 +1,9 @@
 """A scene's GPU knobs: the kernel variant, the CUDA block and the construction options it runs with.
 
 ``Knobs`` checks each choice against the scene's spec (``SceneSpec.gpu``, ``SceneSpec.options``) and
-applies it through the scene's ``_apply_gpu_knobs`` hook: a kernel that does not compile takes the GPU
+applies it through the scene's ``apply_gpu_knobs`` hook: a kernel that does not compile takes the GPU
 off and the state on to the CPU (``Scene.gpu_failed``), anything else refused puts the knob back. The
-scene holds one (``Scene.knobs``); its ``variant``, ``block``, ``options`` and setters are these.
+scene holds one (``Scene.knobs``): read and set the knobs here.
 
 A user's own kernel (``sim.userkernel.live.LiveStage``) is one more variant while it is loaded, named
 after its file: chosen, it does the scene's steps (``Scene.run_frame``) while the scene's GPU kernels
@@ -12,14 +12,20 @@ run and it has a build that has not failed; ``variant`` stays the built-in one t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sim.backend import BackendUnavailable
 from sim.cuda import GpuCompileError
 
+if TYPE_CHECKING:
+    from sim.scene import Scene
+    from sim.userkernel.live import LiveStage
+
 
 class Knobs:
-    def __init__(self, scene, variant: str | None, block):
+    def __init__(self, scene: Scene, variant: str | None, block):
         self.scene = scene
-        self.user = None  # a user's own kernel (sim.userkernel.live.LiveStage) while one is loaded
+        self.user: LiveStage | None = None  # a user's own kernel while one is loaded
         self.user_chosen = False
         spec = scene.spec
         gpu = spec.gpu
@@ -36,10 +42,11 @@ class Knobs:
     @property
     def chosen(self) -> str:
         """The variant chosen: the user's kernel's name, else ``variant``."""
-        return self.user.variant if self.user_chosen else self.variant
+        return self.user.variant if self.user_chosen and self.user is not None else self.variant
 
     def valid_variant(self, variant: str) -> str:
-        if variant not in self.scene.spec.gpu.variants:
+        gpu = self.scene.spec.gpu
+        if gpu is None or variant not in gpu.variants:
             raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(self.variants)})")
         return variant
 
@@ -59,7 +66,7 @@ class Knobs:
     def set_variant(self, variant: str) -> None:
         if self.user is not None and variant == self.user.variant:
             self.user_chosen = True
-            self.scene._invalidate_checks()
+            self.scene.checks.clear()
             return
         self._set(self.valid_variant(variant), self.block)
         self.user_chosen = False
@@ -69,24 +76,31 @@ class Knobs:
         """Load a user's kernel (a ``LiveStage``) as a variant and choose it; the one loaded before closes."""
         self.drop()
         self.user, self.user_chosen = live, True
-        self.scene._invalidate_checks()
+        self.scene.checks.clear()
 
     def drop(self) -> None:
         """Unload the user's kernel (its watcher and sandbox close); the built-in variant runs."""
         if self.user is not None:
             self.user.close()
-            self.scene._invalidate_checks()
+            self.scene.checks.clear()
         self.user, self.user_chosen = None, False
+
+    def block_colors_available(self) -> bool:
+        """Whether the view can colour items by the CUDA block that handled them now."""
+        scene = self.scene
+        return scene.spec.block_colors is not None and scene.gpu_kernels_run() and not scene.gpu_reason
 
     def user_runs(self) -> bool:
         """Whether the user's kernel does the scene's steps now: chosen, built and not failed, while the
         scene's GPU kernels run (it replaces one of them)."""
-        return self.user_chosen and self.user.runs and self.scene.gpu_kernels_run()
+        return self.user_chosen and self.user is not None and self.user.runs and self.scene.gpu_kernels_run()
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """The last check's rows for ``item``: the user's kernel against the CPU twin while it does the steps,
-        else the scene's own check (``Scene.describe_check``)."""
-        return self.user.describe_check(item) if self.user_runs() else self.scene.describe_check(item)
+        else the scene's own check (``Inspector.describe_check``)."""
+        user = self.user
+        return user.describe_check(item) if user is not None and self.user_runs() else \
+            self.scene.inspector.describe_check(item)
 
     def set_block(self, block) -> None:
         self._set(self.variant, self.valid_block(block))
@@ -106,7 +120,7 @@ class Knobs:
             raise ValueError(f"{self.scene.spec.name} has no option {name!r}")
         if value not in option.choices:
             raise ValueError(f"unknown {name} {value!r} (choose from {', '.join(option.choices)})")
-        before = self.options.get(name)
+        before = self.options[name]
         self.options[name] = value
         if apply:
             self.apply(lambda: self.options.__setitem__(name, before))
@@ -117,10 +131,10 @@ class Knobs:
         the knob back (``undo``) and raises."""
         scene = self.scene
         try:
-            scene._apply_gpu_knobs()
+            scene.apply_gpu_knobs()
         except GpuCompileError as exc:
             raise BackendUnavailable(scene.gpu_failed(exc)) from None
         except Exception:
             undo()
             raise
-        scene._invalidate_checks()
+        scene.checks.clear()

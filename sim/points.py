@@ -58,7 +58,7 @@ class PointsScene:
     # --- shared ------------------------------------------------------------------------------------
     def fill_quantity(self, mode: str, xp, out) -> None:
         if mode == BLOCK_COLORS:
-            out[:] = self.block_threads(xp) // self.block
+            out[:] = self.block_threads(xp) // self.knobs.block
         elif mode == UNIFORM:
             out[:] = 0
         else:
@@ -69,9 +69,9 @@ class PointsScene:
         if mode not in self.color_modes:
             raise ValueError(f"unknown colour mode {mode!r} (choose from {', '.join(self.color_modes)})")
         if mode == BLOCK_COLORS:
-            blocks = max(ceil_div(self.n, self.block), 1)
+            blocks = max(ceil_div(self.n, self.knobs.block), 1)
             return Legend(f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)", 0, blocks - 1,
-                          f"blocks of {self.block} threads", colormap="block", categorical=True), BLOCK_PALETTE
+                          f"blocks of {self.knobs.block} threads", colormap="block", categorical=True), BLOCK_PALETTE
         if mode == UNIFORM:
             return None, self.uniform_palette
         legend = self.mode_legend(mode)
@@ -79,7 +79,7 @@ class PointsScene:
 
     def view(self, color_mode: str) -> PointsView:
         legend, palette = self.coloring(color_mode)
-        fixed = self.color_ranges.get(color_mode) if palette is None else None
+        fixed = self.color_scales.ranges.get(color_mode) if palette is None else None
         if fixed is not None:
             legend = replace(legend, lo=fixed[0], hi=fixed[1])
         dims, surroundings, spacing = self.points_frame()
@@ -104,4 +104,4 @@ class PointsScene:
 
         return PointsView(n, dims, surroundings, spacing, host, write, legend,
                           colormap=(legend.colormap if palette is None else "") or "viridis", palette=palette,
-                          value_range=fixed, mask=self.marked(n))
+                          value_range=fixed, mask=self.checks.marked(n))

@@ -223,7 +223,7 @@ def run_steps(scene, steps: int, after_step=None, label: str | None = None) -> R
     with CompileWatch() as watch, Progress(label or scene.spec.name, steps, "steps") as bar:
         for i in range(steps):
             start = time.perf_counter()
-            if not scene.single_step():
+            if not scene.run_frame(1):
                 break
             timing.steps += 1
             stepped = time.perf_counter()

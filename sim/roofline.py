@@ -64,7 +64,8 @@ class Setup:
 
     @classmethod
     def of_scene(cls, scene, steps: float) -> Setup:
-        return cls(scene.n, steps, scene.variant, scene.block, dict(scene.options), scene.preset, scene.stats())
+        knobs = scene.knobs
+        return cls(scene.n, steps, knobs.variant, knobs.block, dict(knobs.options), scene.preset, scene.stats())
 
 
 def models(spec: SceneSpec, setup: Setup) -> dict[str, StageModel]:

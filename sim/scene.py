@@ -5,33 +5,37 @@ advances it in named, timed stages through one hook, ``advance(steps) -> steps d
 the steps and closes the timer frames, so that a headless run, the window, a benchmark and a scripted
 run reach the same state after the same steps (a step is the spec's unit: durbin's is one recursion
 step k -> k + 1). The base class holds the shared mechanisms: presets and item counts, backend
-switching without a reset, a failed GPU compile moving the state to the CPU, the GPU knobs
-(``sim.knobs``: kernel variant, block, options), toggles, sliders; verification and the items the
-pointer asks about (``sim.checks``), colour scales (``sim.scales``); the checks' and the settings' methods
-are in ``sim.scene_checks`` and ``sim.scene_controls``. A scene class sets ``spec`` (its
-``SceneSpec``) and implements the hooks marked below.
+switching without a reset, a failed GPU compile moving the state to the CPU. What the user sets and
+asks is in the parts it composes, which callers use directly: ``knobs`` (``sim.knobs``: kernel variant,
+block, options), ``controls`` (``sim.controls``: toggles, the pointer tool, sliders), ``checks`` and
+``inspector`` (``sim.checks``: verification, the items the pointer asks about), ``color_scales``
+(``sim.scales``). A scene class sets ``spec`` (its ``SceneSpec``), implements the abstract hooks and
+overrides the optional ones its capabilities need.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 from sim.backend import BackendUnavailable, choose_backend, gpu_status
 from sim.checks import Checks, Inspector
 from sim.cli import Refused, count_text
 from sim.contract import BLOCK_COLORS, Param, PointerEvent, SceneSpec, View
+from sim.controls import Controls
 from sim.cuda import GpuCompileError, stage_timer
 from sim.knobs import Knobs
 from sim.scales import ColorScales
-from sim.scene_checks import SceneChecks
-from sim.scene_controls import SceneControls
+from sim.scene_bench import BenchFigures
 from sim.threads import numba_threads, sized_threads
 from sim.timing import StageTimer
 
 
-class Scene(SceneChecks, SceneControls):
+class Scene(ABC):
     spec: ClassVar[SceneSpec]
     inspector_type: ClassVar[type[Inspector]] = Inspector  # what the pointer asks about items
+    bench_type: ClassVar[type[BenchFigures]] = BenchFigures  # the scene's own figures in a benchmark record
+    settings: Any  # the sliders' values (``params``), one attribute each: the scene's own dataclass
 
     def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None,
                  seed: int | None = None, variant: str | None = None, block: Any = None, device: int = 0,
@@ -49,11 +53,9 @@ class Scene(SceneChecks, SceneControls):
         if unknown:
             raise ValueError(f"{spec.name} has no option {sorted(unknown)[0]!r}")
         for name, value in options.items():
-            self.set_option(name, value, apply=False)
-        self.toggles = {t.name: t.default for t in spec.toggles}
-        self.checks = Checks()  # verification: on or off, the last check and what it marked
-        self.tool_on = bool(spec.tool and spec.tool.default_on)
-        self.tool_values = {p.name: p.lo + 0.5 * (p.hi - p.lo) for p in (spec.tool.params if spec.tool else ())}
+            self.knobs.set_option(name, value, apply=False)
+        self.controls = Controls(self)  # toggles, the pointer tool, the sliders
+        self.checks = Checks(self)  # verification: on or off, the last check and what it marked
         self.color_scales = ColorScales()  # colour mode -> range fixed from the panel
         self.backend, self.backend_note = choose_backend(backend, self.supported_backends)
         self.timer: StageTimer = stage_timer(self.backend, spec.stages)
@@ -65,48 +67,47 @@ class Scene(SceneChecks, SceneControls):
     serial_items = 0  # problems up to this many items step on one core (sim/threads.py)
 
     # --- hooks a scene implements ------------------------------------------------------------
-    def _load(self, preset: str, n: int | None) -> None:
+    @abstractmethod
+    def load_state(self, preset: str, n: int | None) -> None:
         """Build the preset's state with ``n`` items (None: the preset's own count) on
         ``self.backend``. On failure (ValueError, MemoryError) the current state must be kept."""
-        raise NotImplementedError
 
+    @abstractmethod
     def advance(self, steps: int) -> int:
         """Up to ``steps`` physics steps, their stages timed with ``self.timer.stage(name)``; 0 does none but
         what a displayed frame also does (plots, a check). Returns the steps done: fewer where the scene has
         reached its end (durbin at k = N). The base counts them and closes the timer frame."""
-        raise NotImplementedError
 
-    def _move_state(self, backend: str) -> None:
+    @abstractmethod
+    def move_state(self, backend: str) -> None:
         """Move the state to ``backend`` without a reset."""
-        raise NotImplementedError
 
     @property
+    @abstractmethod
     def n(self) -> int:
-        raise NotImplementedError
+        """The items the state holds now."""
 
+    @abstractmethod
     def stats(self) -> dict:
         """The values of ``spec.stats`` by key (plus "n", "steps", "sim_time")."""
-        raise NotImplementedError
 
+    @abstractmethod
     def view(self, color_mode: str) -> View:
         """What to draw now, coloured by ``color_mode``."""
-        raise NotImplementedError
 
     @property
     def color_modes(self) -> dict[str, str]:
         """Colour modes (mode -> label); "block" (``BLOCK_COLORS``) when block colouring is available now."""
-        return {BLOCK_COLORS: "CUDA block"} if self.block_colors_available() else {}
+        return {BLOCK_COLORS: "CUDA block"} if self.knobs.block_colors_available() else {}
 
     # --- optional hooks, one per capability -------------------------------------------------------
-    def _apply_gpu_knobs(self) -> None:
-        """Variant or block changed: rebuild what depends on them (GPU knobs)."""
+    def apply_gpu_knobs(self) -> None:
+        """Variant, block or an option changed (``knobs``): rebuild what depends on them (none by default)."""
+        return None
 
     def gpu_kernels_run(self) -> bool:
         """Do the scene's CUDA kernels handle it now (what q, Q, v and c act on)?"""
         return self.backend == "gpu"
-
-    def block_colors_available(self) -> bool:
-        return self.spec.block_colors is not None and self.gpu_kernels_run() and not self.gpu_reason
 
     def pointer(self, event: PointerEvent) -> None:
         """A pointer event for the scene's tool (``spec.tool``)."""
@@ -120,8 +121,17 @@ class Scene(SceneChecks, SceneControls):
         """(smallest, largest, default) bucket width that suits the scene's points."""
         raise NotImplementedError
 
-    def _toggle_changed(self, name: str) -> None:
-        """A toggle changed value."""
+    def toggle_changed(self, name: str) -> None:
+        """A toggle (``controls.toggles``) changed value (the scene reads toggles as it steps by default)."""
+        return None
+
+    def param_changed(self, name: str, value: float) -> float:
+        """A slider's new value (clamped to its range) is in ``settings``: act on it; returns the value kept."""
+        return value
+
+    def tool_reach(self) -> float | None:
+        """How far the tool acts around the pointer, in scene units; None when it has no such reach."""
+        return None
 
     def user_stage_inputs(self, stage: str) -> dict:
         """A replaceable stage's inputs (``spec.user_stages``, named ``stage``) at the scene's state, as its
@@ -134,28 +144,6 @@ class Scene(SceneChecks, SceneControls):
         moves on with them); ``comparison`` (``sim.userkernel.adapter.Comparison``, None without verification)
         against the CPU twin's is kept as the check that marks the items it got wrong."""
         raise NotImplementedError
-
-    def bench_mark(self):
-        """Taken before a benchmark's timed frames; ``bench_figures`` compares against it."""
-        return None
-
-    def bench_figures(self, mark, wall_s: float) -> dict:
-        """The scene's own figures for a benchmark record (timed frames took ``wall_s``)."""
-        return {}
-
-    @staticmethod
-    def bench_lines(record: dict) -> list[str]:
-        """Those figures of a benchmark record as lines of the bench table."""
-        return []
-
-    # --- colour scales ---------------------------------------------------------------------------------
-    @property
-    def color_ranges(self) -> dict[str, tuple[float, float]]:
-        """Colour mode -> the range fixed from the panel; modes not in it take the data's own."""
-        return self.color_scales.ranges
-
-    def set_color_range(self, mode: str, span: tuple[float, float] | None) -> None:
-        self.color_scales.set(mode, span)
 
     # --- presets and counts ----------------------------------------------------------------------
     @property
@@ -181,7 +169,7 @@ class Scene(SceneChecks, SceneControls):
             if not lo <= int(n) <= hi:
                 raise Refused(f"{self.spec.words.one} count {count_text(int(n))} out of range {lo}..{hi:,} on the "
                               f"{self.backend.upper()}")
-        self._load(name, None if n is None else int(n))
+        self.load_state(name, None if n is None else int(n))
         self.preset = name
         self.target_n = int(n) if n is not None else (preset.count or self.n)
         self.steps = 0
@@ -216,7 +204,7 @@ class Scene(SceneChecks, SceneControls):
         if backend == "gpu" and self.gpu_reason:
             raise BackendUnavailable(f"GPU backend unavailable: {self.gpu_reason}")
         try:
-            self._move_state(backend)
+            self.move_state(backend)
         except MemoryError as exc:
             raise BackendUnavailable(str(exc)) from None
         except Exception as exc:  # a kernel that does not compile disables the GPU, not the scene
@@ -232,16 +220,13 @@ class Scene(SceneChecks, SceneControls):
         if isinstance(exc, GpuCompileError):
             self.gpu_error = str(exc)
             if self.backend == "gpu":
-                self._move_state("cpu")
+                self.move_state("cpu")
                 self.backend = "cpu"
                 self._restart_timing()
         return str(exc)
 
     def _restart_timing(self) -> None:
         self.timer = stage_timer(self.backend, self.spec.stages)
-        self._invalidate_checks()
-
-    def _invalidate_checks(self) -> None:
         self.checks.clear()
 
     def finish(self) -> None:
@@ -258,11 +243,6 @@ class Scene(SceneChecks, SceneControls):
         return self.steps * self.spec.dt
 
     @property
-    def cpu_threads(self) -> int:
-        """Threads the CPU kernels step on: one up to ``serial_items``, else all the caller allows."""
-        return sized_threads(self.n, self.serial_items)
-
-    @property
     def frame_steps(self) -> float:
         """Steps a displayed frame advances; a fraction carries over to the next frames (a step every few)."""
         return self.spec.steps_per_frame
@@ -274,20 +254,20 @@ class Scene(SceneChecks, SceneControls):
         self._frame_carry -= steps
         return self.run_frame(steps if most is None else min(steps, most))
 
-    def single_step(self) -> int:
-        return self.run_frame(1)
-
     def run_frame(self, steps: int) -> int:
-        """A timer frame of ``steps`` steps through ``advance`` (on ``cpu_threads``); returns the steps done.
-        ``at_end`` tells whether the scene did fewer than asked (nothing more to step)."""
-        with numba_threads(self.cpu_threads):
-            if self.knobs.user_runs():
-                done = self.knobs.user.advance(steps)
+        """A timer frame of ``steps`` steps through ``advance`` (or a user's kernel: ``knobs``); returns the
+        steps done, which the timer keeps beside the frame's times. The CPU kernels step on one thread up to
+        ``serial_items``, else on all the caller allows. ``at_end`` tells whether the scene did fewer than asked
+        (nothing more to step)."""
+        with numba_threads(sized_threads(self.n, self.serial_items)):
+            user = self.knobs.user
+            if user is not None and self.knobs.user_runs():
+                done = user.advance(steps)
             else:
-                self.clear_suspect()  # the scene's own kernel: no user's output to mark
+                self.checks.clear_suspect()  # the scene's own kernel: no user's output to mark
                 done = self.advance(steps)
         self.steps += done
         self.at_end = done < steps
-        self.timer.frame_done()
+        self.timer.frame_done(done)
         return done
 

@@ -1,8 +1,8 @@
 """Named stage timings per displayed frame, with a short history for plots.
 
 A scene wraps each stage of its step in ``with timer.stage("forces"):``; stages that run
-several times in one frame (six physics steps) add up. ``frame_done()`` closes the frame and
-pushes its totals into the history. The CPU backend uses the host clock; a GPU backend records
+several times in one frame (six physics steps) add up. ``frame_done(steps)`` closes the frame and
+pushes its totals, and the steps it did, into the history. The CPU backend uses the host clock; a GPU backend records
 CUDA events instead and reads them a frame late (see ``EventStageTimer`` when it exists).
 """
 
@@ -23,6 +23,7 @@ class StageTimer:
         self._history = history
         self._series: dict[str, deque] = {n: deque(maxlen=history) for n in self.names}
         self._current: dict[str, float] = {}
+        self._steps: deque[int] = deque(maxlen=history)  # each frame's steps, beside its times
         self.frames = 0
 
     @property
@@ -48,10 +49,11 @@ class StageTimer:
         self._ensure(name)
         self._current[name] = self._current.get(name, 0.0) + ms
 
-    def frame_done(self) -> None:
-        """Close the current frame: every known stage gets a value (0 if it did not run)."""
+    def frame_done(self, steps: int = 0) -> None:
+        """Close the current frame of ``steps`` steps: every known stage gets a value (0 if it did not run)."""
         for name in self.names:
             self._series[name].append(self._current.get(name, 0.0))
+        self._steps.append(int(steps))
         self._current = {}
         self.frames += 1
 
@@ -63,6 +65,10 @@ class StageTimer:
         """The last frames' milliseconds for one stage, oldest first."""
         return np.asarray(self._series.get(name, ()), dtype=np.float64)
 
+    def steps_history(self) -> np.ndarray:
+        """The last frames' steps (``frame_done``), oldest first, beside ``history``'s times."""
+        return np.asarray(self._steps, dtype=np.int64)
+
     def median(self, name: str) -> float:
         h = self.history(name)
         return float(np.median(h)) if h.size else 0.0
@@ -73,6 +79,7 @@ class StageTimer:
     def clear(self) -> None:
         for s in self._series.values():
             s.clear()
+        self._steps.clear()
         self._current = {}
         self.frames = 0
 

@@ -5,7 +5,7 @@ their surroundings), ``FieldView`` (a 2D scalar grid, colour-mapped) or ``PlotsV
 charts, no 3D view). Views hand over arrays on the host or write straight into device arrays
 that alias the viewer's GL buffers (CUDA–GL interop: no host copy).
 
-Items: what the user can point at and ask about (``Scene.describe``). A points view's item is its
+Items: what the user can point at and ask about (``Inspector.describe``). A points view's item is its
 index in the view's arrays; a field's is its cell, ``row * columns + column`` (row 0 at the bottom);
 a plot's points name theirs in ``Series.items``.
 
@@ -42,7 +42,7 @@ class Legend:
     """What a colour means: a colour bar from ``lo`` to ``hi`` in ``unit``.
 
     ``lo`` and ``hi`` are the range the colours are made with: the range fixed from the panel
-    (``Scene.set_color_range``), else the data's own, which the viewer takes every frame and puts in
+    (``Scene.color_scales``), else the data's own, which the viewer takes every frame and puts in
     the legend it shows. ``colormap``: the map ("" = the view's). ``categorical``: the colours name
     categories (CUDA blocks, bins), ``lo``..``hi`` counts them and no range can be fixed.
     """
@@ -137,7 +137,7 @@ class Series:
     color: tuple[float, float, float, float] | None = None
     width: float = 0.67  # bar width in x units
     y2: np.ndarray | None = None  # for "shaded": the lower edge
-    items: np.ndarray | None = None  # the scene's item of each point (hover and pin: ``Scene.describe``)
+    items: np.ndarray | None = None  # the scene's item of each point (hover and pin: ``Inspector.describe``)
 
 
 @dataclass

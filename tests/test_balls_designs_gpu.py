@@ -153,10 +153,10 @@ def test_scene_runs_two_passes_from_a_landing_state_and_verifies():
     pos, vel, _ = start.state()
     scene = create_scene("balls", preset="t", backend="gpu")
     scene.set_state(pos, vel)
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     for _ in range(2):
         scene.advance_frame()
-    assert scene.verification.passes_checked == 2 and scene.verification.differing == 0
+    assert scene.checks.verification.passes_checked == 2 and scene.checks.verification.differing == 0
     for a in scene.state():
         assert np.isfinite(a).all()
 

@@ -78,7 +78,7 @@ def test_variant_equals_its_cpu_twin_on_random_clouds(variant, block, n, box):
 @pytest.mark.parametrize("preset, tests, pairs", [("T", 29155, 1666), ("t", 746025, 15190)])
 def test_lattice_first_pass_is_exact(variant, preset, tests, pairs):
     scene = create_scene("balls", preset=preset, backend="gpu", variant=variant, block=64)
-    scene.single_step()
+    scene.run_frame(1)
     assert scene.pass_log[0][1] == pairs
     if variant != "grid":
         assert scene.pass_log[0][0] == tests
@@ -98,26 +98,26 @@ def test_overflowing_lists_still_hold_every_pair():
 
 def test_verification_catches_a_planted_wrong_margin():
     good = create_scene("balls", preset="t", backend="gpu")
-    good.set_verify(True)
-    good.single_step()
-    assert good.verification.differing == 0 and good.verification.passes_checked == 1
+    good.checks.set_on(True)
+    good.run_frame(1)
+    assert good.checks.verification.differing == 0 and good.checks.verification.passes_checked == 1
     with cuda.planted("sim/balls/proximity.cu", "-DPLANT_MARGIN=1.0f"):
         planted = create_scene("balls", preset="t", backend="gpu")
-    planted.set_verify(True)
-    planted.single_step()
-    report = planted.verification
+    planted.checks.set_on(True)
+    planted.run_frame(1)
+    report = planted.checks.verification
     assert report.differing > 1000 and report.passes_mismatched == 1
     assert report.details["pairs on the GPU"] < report.details["pairs on the CPU"]
-    np.testing.assert_array_equal(planted.view("speed").mask, planted.mismatch)  # drawn red
+    np.testing.assert_array_equal(planted.view("speed").mask, planted.checks.mismatch)  # drawn red
 
 
 def test_verification_on_the_cpu_backend_with_cuda_proximity():
     scene = create_scene("balls", preset="T", backend="cpu", variant="shared")
     assert scene.gpu_kernels_run()
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     for _ in range(3):
         scene.advance_frame()
-    assert scene.verification.passes_checked == 3 and scene.verification.differing == 0
+    assert scene.checks.verification.passes_checked == 3 and scene.checks.verification.differing == 0
 
 
 def test_trajectories_agree():
@@ -175,10 +175,10 @@ def test_presets_run_on_the_gpu(preset):
 
 def test_block_colours_follow_the_block_size():
     scene = create_scene("balls", preset="T", backend="gpu", block=32)
-    scene.single_step()
+    scene.run_frame(1)
     small = scene.view("block").host()[1]
-    scene.set_block(256)
-    scene.single_step()
+    scene.knobs.set_block(256)
+    scene.run_frame(1)
     large = scene.view("block").host()[1]
     assert len(np.unique(small[:256])) == 8, "eight blocks of 32 in the first 256 balls"
     assert len(np.unique(large[:256])) == 1, "one block of 256"
@@ -218,7 +218,7 @@ def test_a_failed_compile_on_the_gpu_moves_the_state_to_the_cpu():
     broken = pathlib.Path(__file__).parent / "data" / "proximity.cu"
     with cuda.replaced_source("sim/balls/proximity.cu", broken), \
             pytest.raises(BackendUnavailable, match=r"tests/data/proximity\.cu\(\d+\)"):
-        scene.set_variant("shared")
+        scene.knobs.set_variant("shared")
     assert scene.backend == "cpu" and scene.gpu_reason
     np.testing.assert_array_equal(np.sort(scene.pos, axis=0), np.sort(before, axis=0))
     scene.advance_frame()

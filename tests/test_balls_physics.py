@@ -13,7 +13,7 @@ def scene_with(balls, velocities=None, **params):
     vel = np.zeros_like(pos) if velocities is None else np.array(velocities, np.float32)
     scene.set_state(pos, vel)
     for name, value in params.items():
-        scene.set_param(name, value)
+        scene.controls.set_param(name, value)
     return scene
 
 
@@ -107,8 +107,8 @@ def test_drip_fills_towards_the_ball_count_without_overlaps():
 
 def test_sliders_clamp_and_ignore_junk():
     scene = create_scene("balls", preset="T")
-    assert scene.set_param("gravity", 1e9) == 30.0
-    assert scene.set_param("gravity", float("nan")) == 30.0
-    assert scene.set_param("friction", "abc") == scene.param_value("friction")
+    assert scene.controls.set_param("gravity", 1e9) == 30.0
+    assert scene.controls.set_param("gravity", float("nan")) == 30.0
+    assert scene.controls.set_param("friction", "abc") == scene.controls.param_value("friction")
     scene.advance_frame()
     assert np.isfinite(scene.pos).all()

@@ -80,7 +80,7 @@ def lattice_counts(tiers):
 def test_lattice_first_pass_counts(preset, tiers):
     scene = create_scene("balls", preset=preset)
     assert scene.n == 1715 * tiers
-    scene.single_step()
+    scene.run_frame(1)
     assert scene.pass_log[0] == lattice_counts(tiers)
     assert lattice_counts(1) == (29155, 1666) and lattice_counts(5) == (746025, 15190)
 

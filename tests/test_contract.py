@@ -48,6 +48,27 @@ def check_view(scene, mode: str) -> None:
                 assert len(series.x) == len(series.y) and np.isfinite(np.asarray(series.y, float)).all()
 
 
+def test_the_scene_base_is_narrow():
+    """What the user sets and asks is in the parts the scene composes (knobs, controls, checks, inspector),
+    not flattened back onto the scene: the base's own names stay few."""
+    public = [name for name in dir(Scene) if not name.startswith("_")]
+    assert len(public) <= 35, f"{len(public)} public names on Scene: {public}"
+    assert not hasattr(Scene, "set_verify") and not hasattr(Scene, "variant") and not hasattr(Scene, "describe")
+    assert Scene.__abstractmethods__ == {"load_state", "advance", "move_state", "n", "stats", "view"}
+    with pytest.raises(TypeError, match="abstract"):
+        Scene()
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_a_scene_overrides_no_private_name_of_the_base(spec):
+    """A scene writes the base's declared hooks (public), never its private mechanisms."""
+    cls = load(spec.scene)
+    private = {name for name, value in vars(Scene).items()  # its methods and properties (not ABC's bookkeeping)
+               if name.startswith("_") and not name.endswith("__") and (callable(value) or isinstance(value, property))}
+    overridden = {name for klass in cls.__mro__[:cls.__mro__.index(Scene)] for name in vars(klass) if name in private}
+    assert not overridden, f"{cls.__name__} overrides the base's private {sorted(overridden)}"
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
 def test_spec_is_complete(spec):
     assert spec.name in SCENES and spec.words.unit and spec.title and spec.stages and spec.stats
@@ -55,7 +76,7 @@ def test_spec_is_complete(spec):
     spec.preset(spec.start_preset)
     cls = load(spec.scene)
     assert issubclass(cls, Scene) and cls.spec is spec
-    for hook in ("_load", "advance", "_move_state", "stats", "view", "n"):
+    for hook in ("load_state", "advance", "move_state", "stats", "view", "n"):
         assert getattr(cls, hook) is not getattr(Scene, hook), f"{spec.name} must implement {hook}"
     if spec.gpu:
         assert spec.kernels, "a scene with GPU knobs lists its CUDA builds"
@@ -121,12 +142,12 @@ def test_every_scene_runs_verifies_and_colours_by_block_on_the_gpu(spec):
     scene = small_scene(spec, spec.start_preset, backend="gpu")
     assert scene.backend == "gpu" and scene.gpu_kernels_run()
     for variant in spec.gpu.variants:
-        scene.set_variant(variant)
+        scene.knobs.set_variant(variant)
         scene.advance_frame()
     if spec.verifier:
-        scene.set_verify(True)
+        scene.checks.set_on(True)
         scene.advance_frame()
-        assert scene.verification is not None and scene.verification.differing == 0
+        assert scene.checks.verification is not None and scene.checks.verification.differing == 0
     if spec.block_colors:
         assert "block" in scene.color_modes
     for mode in scene.color_modes:

@@ -163,7 +163,7 @@ def test_the_pass_count_and_bench_figures_outlive_the_bounded_history():
     assert scene.stats()["passes"] == 10 and record["pass_count"] == 5
     assert len(record["passes"]) == 3 and record["passes"][-1] == {"tests": scene.last_tests, "pairs": scene.last_pairs}
     assert record["tests_per_s"] * record["wall_s"] >= 5 * min(p["tests"] for p in record["passes"])
-    line = " ".join(scene.bench_lines(record))
+    line = " ".join(scene.bench_type.lines(record))
     assert "5 passes" in line and "oldest kept pass" in line
 
 
@@ -196,8 +196,8 @@ def heat_on_fake_gpu(failure):
     return scene
 
 
-KNOBS = {"fma on": lambda scene: scene.set_option("fma", "on"),
-         "variant temporal": lambda scene: scene.set_variant("temporal")}
+KNOBS = {"fma on": lambda scene: scene.knobs.set_option("fma", "on"),
+         "variant temporal": lambda scene: scene.knobs.set_variant("temporal")}
 
 
 @pytest.mark.parametrize("knob", KNOBS)
@@ -219,5 +219,5 @@ def test_a_knob_the_gpu_refuses_is_put_back_on_the_scene_and_the_gpu_alike(knob)
     scene = heat_on_fake_gpu("refused")
     with pytest.raises(cuda.KernelError, match="refuses"):
         KNOBS[knob](scene)
-    assert scene.backend == "gpu" and (scene.options["fma"], scene.variant) == ("off", "global")
+    assert scene.backend == "gpu" and (scene.knobs.options["fma"], scene.knobs.variant) == ("off", "global")
     assert (scene.gpu.fma, scene.gpu.kernel) == (False, "global")

@@ -19,7 +19,7 @@ def series(view, plot_title: str, label: str) -> Series:
 
 def run_to(scene, k: int) -> None:
     while scene.solver.k < k:
-        scene.single_step()
+        scene.run_frame(1)
 
 
 def test_registered_with_its_commands_builds_and_bench():
@@ -36,7 +36,7 @@ def test_registered_with_its_commands_builds_and_bench():
 @pytest.mark.parametrize("preset, n", [("ar", None), ("ar", 5), ("polybench", 300), ("large", 3000), ("lpc", None)])
 def test_every_preset_loads_steps_and_draws(preset, n):
     scene = create_scene("durbin", preset=preset, n=n)
-    scene.set_param("speed", 50.0) if scene.lpc is None else None
+    scene.controls.set_param("speed", 50.0) if scene.lpc is None else None
     for _ in range(3):
         scene.advance_frame()
     steps = min(150, scene.r.size - 1) if scene.lpc is None else int(3 * scene.settings.play)  # a step: k -> k + 1
@@ -58,7 +58,7 @@ def test_speed_below_one_steps_every_few_frames_and_s_steps_once():
     for _ in range(8):
         scene.advance_frame()
     assert scene.solver.k == 3
-    scene.single_step()
+    scene.run_frame(1)
     assert scene.solver.k == 4
 
 
@@ -84,7 +84,7 @@ def test_the_plots_show_the_solvers_values():
 
 def test_large_systems_are_decimated_keeping_their_extremes():
     scene = create_scene("durbin", preset="large", n=50_000)
-    scene.set_param("speed", 10_000.0)
+    scene.controls.set_param("speed", 10_000.0)
     scene.advance_frame()
     view = scene.view("plain")
     y = series(view, "y:", "y (k = 10,001)")
@@ -149,7 +149,7 @@ def test_dragging_a_kappa_changes_the_spectrum_and_replays_to_the_same_k():
     scene.pointer(PointerEvent("point", 0.0, -3.0, target="kappa0"))
     assert scene.kappas[0] == -0.99, "kept inside the unit interval"
     scene.pointer(PointerEvent("point", 0.0, 0.5, target="kappa9"))  # no such point: nothing changes
-    scene.set_tool(False)
+    scene.controls.set_tool(False)
     scene.pointer(PointerEvent("point", 0.0, 0.5, target="kappa0"))
     assert scene.kappas[0] == -0.99 and scene.view("plain").plots[1].drag_points == []
 
@@ -157,9 +157,9 @@ def test_dragging_a_kappa_changes_the_spectrum_and_replays_to_the_same_k():
 def test_the_ar_order_slider_adds_and_removes_kappas():
     scene = create_scene("durbin")
     assert [p.name for p in scene.params] == ["speed", "p"]
-    scene.set_param("p", 6.4)
+    scene.controls.set_param("p", 6.4)
     assert scene.kappas.size == 6 and np.all(scene.kappas[4:] == 0) and scene.settings.p == 6
-    scene.set_param("p", 2)
+    scene.controls.set_param("p", 2)
     np.testing.assert_array_equal(scene.kappas, [-0.79, 0.5])
     assert len(scene.view("plain").plots[1].drag_points) == 2
     assert [p.name for p in create_scene("durbin", preset="large", n=10_000).params] == ["speed"]
@@ -196,10 +196,10 @@ def test_lpc_frame_drag_order_slider_and_play():
     scene = create_scene("durbin", preset="lpc")
     scene.pointer(PointerEvent("point", 1.0, 3.0, target="frame"))
     assert scene.frame == scene.lpc.nearest_frame(1.0) and abs(scene.lpc.centres[scene.frame] - 1.0) < 0.01
-    scene.set_param("order", 40)
+    scene.controls.set_param("order", 40)
     assert scene.lpc.y.shape == (scene.lpc.frames, 40) and scene.n == scene.lpc.frames * 40
     assert series(scene.view("plain"), f"frame {scene.frame}: reflection", "alpha").y.size == 40
-    scene.set_param("play", 1.0)
+    scene.controls.set_param("play", 1.0)
     before = scene.frame
     scene.advance_frame()
     assert scene.frame == before + 1
@@ -225,30 +225,30 @@ def test_verification_marks_the_entries_of_a_planted_wrong_solver():
     scene = create_scene("durbin", preset="ar", n=40)
     scene.solver = PlantedSolver(scene.r)
     scene._read_back()
-    scene.verify = True  # the CPU stands in for the GPU here: verification runs the same checks
-    scene.set_param("speed", 8.0)
+    scene.checks.on = True  # the CPU stands in for the GPU here: verification runs the same checks
+    scene.controls.set_param("speed", 8.0)
     for _ in range(2):
         scene.advance_frame()
-    report = scene.verification
+    report = scene.checks.verification
     assert report is not None and report.unit == "entries" and report.passes_checked == 2
     assert report.differing > 0 and report.details["largest difference to the CPU twin"] > 1e-10
     assert report.details["largest difference to scipy"] > 1e-10 and scene.stats()["max_error"] > 1e-10
-    marked = np.flatnonzero(scene.mismatch)
+    marked = np.flatnonzero(scene.checks.mismatch)
     assert marked.size == report.differing and marked.max() < scene.solver.k
     red = series(scene.view("plain"), "y:", "beyond tolerance")
     np.testing.assert_array_equal(red.items, marked)
-    rows = scene.describe_check(int(marked[-1]))
+    rows = scene.inspector.describe_check(int(marked[-1]))
     assert [r[0] for r in rows][:2] == ["y (CPU twin)", "y (scipy)"] and rows[0][1] != rows[0][2]
-    assert scene.describe_check(int(np.flatnonzero(~scene.mismatch)[-1])) == []
+    assert scene.inspector.describe_check(int(np.flatnonzero(~scene.checks.mismatch)[-1])) == []
 
 
 def test_verification_passes_a_correct_solver_and_checks_scipy_once_while_idle():
     scene = create_scene("durbin", preset="polybench", n=200)
-    scene.verify = True
-    scene.set_param("speed", 30.0)
+    scene.checks.on = True
+    scene.controls.set_param("speed", 30.0)
     for _ in range(10):
         scene.advance_frame()
-    report = scene.verification
+    report = scene.checks.verification
     assert scene.solver.k == 200 and report.differing == 0 and report.passes_checked == 7
     assert report.details["largest difference to the CPU twin"] == 0.0
     assert report.details["largest difference to scipy"] < scene.tolerance
@@ -256,29 +256,29 @@ def test_verification_passes_a_correct_solver_and_checks_scipy_once_while_idle()
 
 def test_verification_beyond_the_direct_limit_reports_the_residual():
     scene = create_scene("durbin", preset="large", n=6000)
-    scene.verify = True
-    scene.set_param("speed", 10_000.0)
+    scene.checks.on = True
+    scene.controls.set_param("speed", 10_000.0)
     scene.advance_frame()
-    details = scene.verification.details
+    details = scene.checks.verification.details
     assert "relative residual |T y + r| / |r|" in details and details["relative residual |T y + r| / |r|"] < 1e-13
-    assert scene.verification.differing == 0
+    assert scene.checks.verification.differing == 0
 
 
 def test_describe_names_the_entry_its_step_and_value():
     scene = create_scene("durbin")
     run_to(scene, 8)
-    values = scene.describe(3)
+    values = scene.inspector.describe(3)
     assert values["coefficient"] == "y[3] of 64" and values["value"] == f"{scene.solver.y[3]:.12g}"
     assert values["written"].startswith("at step 3, as alpha_3 = 0.73") and "last: step 7" in values["written"]
     assert "reflection coefficient 3" in values["kappa"]
-    assert scene.describe(20)["value"] == "not computed yet: step 20 writes it"
+    assert scene.inspector.describe(20)["value"] == "not computed yet: step 20 writes it"
     with pytest.raises(IndexError):
-        scene.describe(64)
+        scene.inspector.describe(64)
     lpc_scene = create_scene("durbin", preset="lpc")
-    frame = lpc_scene.describe(30)
+    frame = lpc_scene.inspector.describe(30)
     assert frame["frame"] == f"30 of {lpc_scene.lpc.frames}" and frame["largest |pole|"].endswith("(stable)")
     with pytest.raises(IndexError):
-        lpc_scene.describe(lpc_scene.lpc.frames)
+        lpc_scene.inspector.describe(lpc_scene.lpc.frames)
 
 
 def test_block_bands_follow_the_owners():
@@ -301,7 +301,7 @@ def test_without_a_gpu_block_colours_and_verification_are_not_offered():
         pytest.skip("this machine has a GPU")
     assert scene.color_modes == {"plain": "Plain"} and scene.owners() is None
     with pytest.raises(ValueError, match="switch the recursion to the GPU"):
-        scene.set_verify(True)
+        scene.checks.set_on(True)
 
 
 def test_a_system_of_one_entry_is_refused_and_the_old_state_kept():
@@ -313,7 +313,7 @@ def test_a_system_of_one_entry_is_refused_and_the_old_state_kept():
 
 def test_scipy_agrees_with_the_view_of_a_finished_ar_system():
     scene = create_scene("durbin", preset="ar", n=300)
-    scene.set_param("speed", 1000.0)
+    scene.controls.set_param("speed", 1000.0)
     scene.advance_frame()
     y = series(scene.view("plain"), "y:", "y (k = 300)").y
     reference = scipy.linalg.solve_toeplitz(inputs.toeplitz_column(scene.r), -scene.r)
@@ -357,7 +357,7 @@ def test_the_planted_wrong_kernel_compiles_and_differs(build):
 
 def test_reset_restarts_the_recursion_and_keeps_the_sliders():
     scene = create_scene("durbin")
-    scene.set_param("speed", 3.0)
+    scene.controls.set_param("speed", 3.0)
     scene.pointer(PointerEvent("point", 1.0, 0.2, target="kappa1"))
     run_to(scene, 9)
     scene.reset()
@@ -366,7 +366,7 @@ def test_reset_restarts_the_recursion_and_keeps_the_sliders():
     scene.load_preset("polybench")
     assert scene.settings.speed == 2.0, "another preset brings its own speed"
     lpc_scene = create_scene("durbin", preset="lpc")
-    lpc_scene.set_param("order", 24)
+    lpc_scene.controls.set_param("order", 24)
     lpc_scene.reset()
     assert lpc_scene.lpc.order == 24
 

@@ -32,11 +32,11 @@ def y_series(scene):
 @pytest.mark.parametrize("block", [32, 256, 1024])
 def test_every_kernel_passes_verification_frame_by_frame(variant, block):
     scene = scene_on_gpu("ar", 700, variant=variant, block=block)
-    scene.set_verify(True)
-    scene.set_param("speed", 97.0)
+    scene.checks.set_on(True)
+    scene.controls.set_param("speed", 97.0)
     for _ in range(9):
         scene.advance_frame()
-        report = scene.verification
+        report = scene.checks.verification
         assert report is not None and report.differing == 0, (variant, block, report)
     assert scene.solver.k == 700 and report.passes_checked >= 8
     assert report.details["largest difference to scipy"] < 1e-12
@@ -52,33 +52,33 @@ def test_every_kernel_passes_verification_frame_by_frame(variant, block):
 def test_verification_flags_a_planted_wrong_kernel(variant):
     with cuda.planted("sim/durbin/durbin.cu", PLANT):
         scene = scene_on_gpu("ar", 300, variant=variant)
-    scene.set_verify(True)
-    scene.set_param("speed", 40.0)
+    scene.checks.set_on(True)
+    scene.controls.set_param("speed", 40.0)
     for _ in range(3):
         scene.advance_frame()
-    report = scene.verification
+    report = scene.checks.verification
     assert report.differing > 0 and report.details["largest difference to the CPU twin"] > 1e-11
     assert scene.stats()["max_error"] > 1e-11
-    marked = np.flatnonzero(scene.mismatch)
+    marked = np.flatnonzero(scene.checks.mismatch)
     red = next(s for s in scene.view("plain").plots[0].series if s.label == "beyond tolerance")
     np.testing.assert_array_equal(red.items, marked)
-    rows = scene.describe_check(int(marked[-1]))
+    rows = scene.inspector.describe_check(int(marked[-1]))
     assert rows and rows[0][0] == "y (CPU twin)" and rows[0][1] != rows[0][2]
 
 
 def test_the_same_kernel_without_the_plant_passes():
     scene = scene_on_gpu("ar", 300, variant="two-kernel")
-    scene.set_verify(True)
-    scene.set_param("speed", 40.0)
+    scene.checks.set_on(True)
+    scene.controls.set_param("speed", 40.0)
     for _ in range(3):
         scene.advance_frame()
-    assert scene.verification.differing == 0
+    assert scene.checks.verification.differing == 0
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_block_bands_and_descriptions_follow_the_solvers_layout(variant):
     scene = scene_on_gpu("ar", 500, variant=variant, block=64)
-    scene.set_param("speed", 123.0)
+    scene.controls.set_param("speed", 123.0)
     scene.advance_frame()
     k = scene.solver.k
     assert "block" in scene.color_modes
@@ -89,12 +89,12 @@ def test_block_bands_and_descriptions_follow_the_solvers_layout(variant):
     np.testing.assert_array_equal(owners, expected[:k])
     bands = [s for s in scene.view("block").plots[0].series if s.style == "shaded"]
     assert len(bands) == len(np.unique(owners % len(BLOCK_PALETTE)))
-    assert f"block {owners[3]}" in scene.describe(3)["CUDA"]
+    assert f"block {owners[3]}" in scene.inspector.describe(3)["CUDA"]
 
 
 def test_backend_switches_keep_k_and_the_values():
     scene = scene_on_gpu("ar", 400)
-    scene.set_param("speed", 150.0)
+    scene.controls.set_param("speed", 150.0)
     scene.advance_frame()
     k, y = scene.solver.k, scene.host["y"].copy()
     scene.set_backend("cpu")
@@ -103,15 +103,15 @@ def test_backend_switches_keep_k_and_the_values():
     scene.advance_frame()
     scene.set_backend("gpu")
     assert scene.solver.backend == "gpu" and scene.solver.k == k + 150
-    scene.set_variant("two-kernel")
-    scene.set_block(128)
+    scene.knobs.set_variant("two-kernel")
+    scene.knobs.set_block(128)
     assert scene.solver.kernel == "two-kernel" and scene.solver.k == k + 150
 
 
 def test_dragging_a_kappa_replays_on_the_gpu():
     scene = scene_on_gpu("ar")
     for _ in range(10):
-        scene.single_step()
+        scene.run_frame(1)
     scene.pointer(PointerEvent("point", 1.0, -0.4, target="kappa1"))
     assert scene.solver.backend == "gpu" and scene.solver.k == 11
     assert scene.host["alphas"][1] == pytest.approx(-0.4, abs=1e-12)
@@ -120,10 +120,10 @@ def test_dragging_a_kappa_replays_on_the_gpu():
 @pytest.mark.parametrize("order", [16, 40, 64])
 def test_lpc_on_the_gpu_matches_the_cpu_twin_and_verifies(order):
     scene = scene_on_gpu("lpc")
-    scene.set_param("order", order)
-    scene.set_verify(True)
+    scene.controls.set_param("order", order)
+    scene.checks.set_on(True)
     scene.advance_frame()
-    report = scene.verification
+    report = scene.checks.verification
     assert report.unit == "frames" and report.differing == 0 and report.checked == scene.lpc.frames
     y, _, _ = durbin_cpu.batched(scene.lpc.r)
     assert np.abs(scene.lpc.y - y).max() / np.abs(y).max() < 1e-9
@@ -137,20 +137,20 @@ def test_lpc_on_the_gpu_matches_the_cpu_twin_and_verifies(order):
 def test_lpc_verification_flags_a_planted_batched_kernel():
     with cuda.planted("sim/durbin/durbin.cu", PLANT):
         scene = scene_on_gpu("lpc")
-        scene.set_verify(True)
+        scene.checks.set_on(True)
         scene.advance_frame()
-    assert scene.verification.differing > 0
+    assert scene.checks.verification.differing > 0
 
 
 def test_two_hundred_thousand_entries_decimated_and_checked_by_residual():
     scene = scene_on_gpu("large")
     assert scene.r.size == 200_000
-    scene.set_param("speed", 10_000.0)
-    scene.set_verify(True)
+    scene.controls.set_param("speed", 10_000.0)
+    scene.checks.set_on(True)
     for _ in range(3):
         scene.advance_frame()
-    assert scene.solver.k == 30_001 and scene.verification.differing == 0
-    assert scene.verification.details["relative residual |T y + r| / |r|"] < 1e-12
+    assert scene.solver.k == 30_001 and scene.checks.verification.differing == 0
+    assert scene.checks.verification.details["relative residual |T y + r| / |r|"] < 1e-12
     shown = y_series(scene)
     assert len(shown.x) <= 4000
     r = inputs.ar_autocorr(200_000, scene.kappas)

@@ -28,7 +28,7 @@ def test_the_scene_draws_headless(preset):
 
     scene = create_scene("durbin", preset=preset)
     for _ in range(6):
-        scene.single_step()
+        scene.run_frame(1)
     pixels = render_pixels(scene, 1000, 700).astype(int)
     off = np.any(np.abs(pixels - np.array(BACKGROUND) * 255) > 12, axis=2)
     assert off.mean() > 0.5, "the plots cover the area"
@@ -39,7 +39,7 @@ def test_the_scene_draws_headless(preset):
 def test_dragging_a_coefficient_with_the_mouse_changes_the_spectrum():
     scene = create_scene("durbin")
     for _ in range(8):
-        scene.single_step()
+        scene.run_frame(1)
     before, kappa = spectrum(scene), scene.kappas[1]
     ctl = drag_plot_point(scene, "kappa1", [(0, 12 * step) for step in range(1, 6)], (1000, 700), "plain")  # down
     assert ctl.message == "", "no pointer error"
@@ -78,7 +78,7 @@ def test_the_scene_in_a_window(tmp_path):
             for symbol, modifiers in ((key.A, 0), (key.V, 0), (key.C, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT)):
                 press(symbol, modifiers)
                 assert "needs a GPU" in v.message, v.message
-                assert scene.backend == "cpu" and v.controller.color_mode == "plain" and not scene.verify
+                assert scene.backend == "cpu" and v.controller.color_mode == "plain" and not scene.checks.on
         press(key.SPACE)
         assert v.paused
         k = scene.solver.k

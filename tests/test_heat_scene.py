@@ -136,11 +136,11 @@ def test_the_viewer_refuses_the_large_preset_on_the_cpu_on_its_message_line_with
 
 def test_a_frame_is_the_slider_s_steps_and_a_single_step_is_one():
     s = scene("seed")
-    s.set_param("factor", 0.2)
-    s.set_param("steps_per_frame", 7.4)
+    s.controls.set_param("factor", 0.2)
+    s.controls.set_param("steps_per_frame", 7.4)
     start = s.cpu.field.copy()
     s.advance_frame()
-    s.single_step()
+    s.run_frame(1)
     assert s.steps == 8 and s.stats()["steps_per_frame"] == 7
     twin = HeatCpu(start, 0.2)
     twin.advance(8)
@@ -148,17 +148,32 @@ def test_a_frame_is_the_slider_s_steps_and_a_single_step_is_one():
     assert s.readout.cell_update_rate() > 0
 
 
+def test_the_cell_update_rate_is_of_the_timer_s_frames_and_a_reload_starts_it_afresh():
+    s = scene("seed")
+    s.controls.set_param("steps_per_frame", 5)
+    s.advance_frame()
+    s.run_frame(1)
+    assert s.timer.steps_history().tolist() == [5, 1], "the timer keeps each frame's steps beside its times"
+    times = s.timer.history("step")
+    want = SMALL * float(np.median([5 / times[0], 1 / times[1]])) * 1e3 / 1e9
+    assert s.readout.cell_update_rate() == pytest.approx(want)
+    s.reset()  # a new timer: no rate until a frame of it is timed
+    assert s.timer.steps_history().size == 0 and s.readout.cell_update_rate() is None
+    s.run_frame(3)
+    assert s.timer.steps_history().tolist() == [3] and s.readout.cell_update_rate() > 0
+
+
 def test_another_preset_brings_its_sliders_and_a_reset_keeps_them():
     s = scene("seed")
-    s.set_param("factor", 0.1)
-    s.set_param("steps_per_frame", 3)
+    s.controls.set_param("factor", 0.1)
+    s.controls.set_param("steps_per_frame", 3)
     s.reset()
-    assert s.param_value("factor") == pytest.approx(0.1) and s.frame_steps == 3
+    assert s.controls.param_value("factor") == pytest.approx(0.1) and s.frame_steps == 3
     s.load_preset("plate", 900)
-    assert s.param_value("factor") == pytest.approx(0.2) and s.frame_steps == SPEC.steps_per_frame
+    assert s.controls.param_value("factor") == pytest.approx(0.2) and s.frame_steps == SPEC.steps_per_frame
     assert s.cpu.tfac == np.float32(0.2)
-    s.set_param("factor", 1.0)  # clamped below the stability limit
-    assert s.param_value("factor") < 0.25 and s.cpu.tfac < 0.25
+    s.controls.set_param("factor", 1.0)  # clamped below the stability limit
+    assert s.controls.param_value("factor") < 0.25 and s.cpu.tfac < 0.25
 
 
 def test_gpu_requests_without_a_gpu_say_why():
@@ -168,7 +183,7 @@ def test_gpu_requests_without_a_gpu_say_why():
     with pytest.raises(BackendUnavailable):
         s.set_backend("gpu")
     with pytest.raises(ValueError, match="GPU"):
-        s.set_verify(True)
+        s.checks.set_on(True)
     assert "block" not in s.color_modes and s.backend == "cpu"
 
 
@@ -187,7 +202,7 @@ def test_painting_changes_the_field_where_painted_and_nowhere_else(button, value
     s = scene("seed", n=200 * 150)
     before = s.cpu.field.copy()
     assert not np.any((before == 0) | (before == 100)), "the random field holds neither painted value"
-    s.set_tool_value("radius", 6.0)
+    s.controls.set_tool_value("radius", 6.0)
     start, end = (30.0, 40.0), (150.0, 100.0)
     s.pointer(event("press", *start, button))
     s.pointer(event("drag", *end, button))  # one fast drag event across 134 cells
@@ -207,8 +222,8 @@ def test_painting_changes_the_field_where_painted_and_nowhere_else(button, value
 
 def test_a_press_paints_one_disc_of_the_tool_s_temperature_and_the_middle_button_nothing():
     s = scene("seed", n=100 * 100)
-    s.set_tool_value("radius", 3.0)
-    s.set_tool_value("temperature", 55.0)
+    s.controls.set_tool_value("radius", 3.0)
+    s.controls.set_tool_value("temperature", 55.0)
     before = s.cpu.field.copy()
     s.pointer(event("press", 50.2, 60.7))
     disc = segment_distance(s.ni, s.nj, (50.2, 60.7), (50.2, 60.7)) <= 3.0
@@ -223,7 +238,7 @@ def test_a_press_paints_one_disc_of_the_tool_s_temperature_and_the_middle_button
 
 def test_the_smallest_brush_paints_the_cell_under_the_pointer():
     s = scene("seed", n=50 * 50)
-    s.set_tool_value("radius", 0.0)  # clamped to the smallest brush
+    s.controls.set_tool_value("radius", 0.0)  # clamped to the smallest brush
     for x, y in ((10.01, 10.01), (20.99, 30.5), (40.5, 40.99)):
         s.pointer(PointerEvent("press", x, y))
         assert s.cpu.field[int(y), int(x)] == 100.0
@@ -233,7 +248,7 @@ def test_the_smallest_brush_paints_the_cell_under_the_pointer():
 
 def test_the_view_hands_over_the_twin_s_field_in_cell_units():
     s = scene("seed", n=300 * 200)
-    s.set_param("factor", 0.2)
+    s.controls.set_param("factor", 0.2)
     s.advance_frame()
     view = s.view("temperature")
     values = view.host()
@@ -242,7 +257,7 @@ def test_the_view_hands_over_the_twin_s_field_in_cell_units():
     assert view.shape == (s.nj, s.ni) == values.shape and values.dtype == np.float32
     assert view.extent == (0.0, 0.0, float(s.ni), float(s.nj)) and view.write is None
     assert view.value_range == (0.0, 100.0) and view.colormap == "inferno" and view.legend.label == "temperature"
-    assert s.color_ranges["temperature"] == (0.0, 100.0), "the colours span the DLI's temperatures"
+    assert s.color_scales.ranges["temperature"] == (0.0, 100.0), "the colours span the DLI's temperatures"
     assert view.tiles is None and list(s.color_modes) == ["temperature"]
 
 
@@ -259,20 +274,20 @@ def test_stats_read_the_field():
 
 def test_a_cell_is_described_by_its_value_and_next_step():
     s = scene("seed", n=60 * 40)
-    s.set_param("factor", 0.2)
+    s.controls.set_param("factor", 0.2)
     i, j = 17, 23
     item = j * s.ni + i
-    values = s.describe(item)
+    values = s.inspector.describe(item)
     assert values["cell"] == f"i {i}, j {j}"
     assert float(values["temperature"]) == pytest.approx(s.cpu.field[j, i], rel=1e-5)
     before = float(s.cpu.field[j, i])
-    s.single_step()
+    s.run_frame(1)
     assert float(values["next step"].split()[0]) == pytest.approx(float(s.cpu.field[j, i]) - before, rel=1e-2)
-    assert "held" in s.describe(0)["boundary"] and "held" in s.describe(s.n - 1)["boundary"]
-    assert "CUDA" not in values and s.describe_check(item) == []
+    assert "held" in s.inspector.describe(0)["boundary"] and "held" in s.inspector.describe(s.n - 1)["boundary"]
+    assert "CUDA" not in values and s.inspector.describe_check(item) == []
     for bad in (-1, s.n):
         with pytest.raises(IndexError):
-            s.describe(bad)
+            s.inspector.describe(bad)
 
 
 @pytest.mark.parametrize("kernel, block, k", [("global", (32, 8), 1), ("shared", (64, 4), 1),
@@ -344,11 +359,11 @@ def test_the_field_is_drawn_and_painting_shows():
     before = render_pixels(s, *SIZE).astype(int)
     background = np.all(np.abs(before - np.array(BACKGROUND) * 255) <= 2, axis=2)
     assert 0.2 < np.mean(~background) < 0.95, "the field covers part of the picture"
-    s.set_tool_value("radius", 10.0)
-    s.set_tool_value("temperature", 100.0)
+    s.controls.set_tool_value("radius", 10.0)
+    s.controls.set_tool_value("temperature", 100.0)
     s.pointer(event("press", 60, 40))
     s.pointer(event("drag", 60, 80))
-    s.set_tool_value("radius", 8.0)
+    s.controls.set_tool_value("radius", 8.0)
     s.pointer(event("press", 90, 90, "right"))
     after = render_pixels(s, *SIZE).astype(int)
     hot, cold = ramp("inferno")[-1] * 255, ramp("inferno")[0] * 255
@@ -395,7 +410,7 @@ def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
     try:
         for _ in range(3):
             assert v.tick()
-        assert v.view.kind == "field" and not v.scene.tool_on
+        assert v.view.kind == "field" and not v.scene.controls.tool_on
         v.controller.set_tool(True)
         steps = v.scene.steps
         v.tick()
@@ -403,7 +418,7 @@ def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
         v.controller.paused = True
         v.tick()
         before = v.scene.cpu.field.copy()
-        radius = v.scene.tool_values["radius"]
+        radius = v.scene.controls.tool_values["radius"]
         far = np.ones_like(before, bool)
         for button, (i0, j0), (i1, j1), value in ((mouse.LEFT, (40, 100), (160, 100), 100.0),
                                                    (mouse.RIGHT, (100, 40), (100, 160), 0.0)):

@@ -31,7 +31,7 @@ def gpu_scene(variant="temporal", block=(32, 8), factor=0.2, **options):
     s = create_scene("heat", preset="seed", n=NI * NJ, backend="gpu", seed=fresh_seed(), variant=variant,
                      block=block, **options)
     assert (s.ni, s.nj) == (NI, NJ) and s.backend == "gpu"
-    s.set_param("factor", factor)
+    s.controls.set_param("factor", factor)
     return s
 
 
@@ -56,9 +56,9 @@ def test_frames_equal_the_cpu_twin_bit_for_bit(variant, block, k):
     s = gpu_scene(variant, block, **options)
     start = s.host_field().copy()
     assert start.std() > 10, "a random field, not zeros"
-    s.set_param("steps_per_frame", 11)  # not a multiple of k: the last launch is shorter
+    s.controls.set_param("steps_per_frame", 11)  # not a multiple of k: the last launch is shorter
     s.advance_frame()
-    s.single_step()
+    s.run_frame(1)
     s.finish()
     np.testing.assert_array_equal(s.gpu.get(), twin_after(start, s.gpu.tfac, 12))
     assert s.steps == 12
@@ -68,16 +68,16 @@ def test_switching_variant_block_k_and_backend_keeps_the_field():
     s = gpu_scene("global")
     start = s.host_field().copy()
     s.advance_frame()
-    s.set_variant("temporal")
-    s.set_option("k", "4")
+    s.knobs.set_variant("temporal")
+    s.knobs.set_option("k", "4")
     s.advance_frame()
-    s.set_block((64, 8))
-    s.set_variant("pitched")
+    s.knobs.set_block((64, 8))
+    s.knobs.set_variant("pitched")
     s.advance_frame()
     s.set_backend("cpu")
     s.advance_frame()
     s.set_backend("gpu")
-    s.set_variant("shared")
+    s.knobs.set_variant("shared")
     s.advance_frame()
     s.finish()
     np.testing.assert_array_equal(s.gpu.get(), twin_after(start, s.gpu.tfac, 5 * SPEC.steps_per_frame))
@@ -91,8 +91,8 @@ def test_painting_on_the_gpu_changes_the_same_cells_as_on_the_cpu(button):
     before = cpu.cpu.field.copy()
     np.testing.assert_array_equal(gpu.gpu.get(), before)
     for s in (gpu, cpu):
-        s.set_tool_value("radius", 4.3)
-        s.set_tool_value("temperature", 77.0)
+        s.controls.set_tool_value("radius", 4.3)
+        s.controls.set_tool_value("temperature", 77.0)
         s.pointer(PointerEvent("press", 20.3, 30.9, button=button))
         s.pointer(PointerEvent("drag", 250.7, 140.2, button=button))  # one fast drag: no gaps either way
         s.pointer(PointerEvent("drag", 260.0, 20.0, button=button))
@@ -124,12 +124,12 @@ def test_the_view_writes_the_field_into_a_device_buffer():
 
 def test_verification_passes_every_correct_variant():
     s = gpu_scene("global")
-    s.set_verify(True)
+    s.checks.set_on(True)
     for variant in SPEC.gpu.variants:
-        s.set_variant(variant)
-        s.set_verify(True)
+        s.knobs.set_variant(variant)
+        s.checks.set_on(True)
         s.advance_frame()
-        report = s.verification
+        report = s.checks.verification
         assert report is not None and report.checked == NI * NJ and report.differing == 0, variant
         assert report.details["max error"] == 0.0 and report.details["compared"] == "bit for bit"
         assert report.details["steps checked"] == SPEC.steps_per_frame
@@ -137,10 +137,10 @@ def test_verification_passes_every_correct_variant():
 
 def test_verification_with_fma_compares_within_a_tolerance():
     s = gpu_scene("temporal", fma="on")
-    s.set_verify(True)
+    s.checks.set_on(True)
     for _ in range(3):
         s.advance_frame()
-    report = s.verification
+    report = s.checks.verification
     assert report.differing == 0 and "within" in report.details["compared"]
     assert report.details["max error"] < 1e-4
 
@@ -151,14 +151,14 @@ def test_verification_flags_a_planted_wrong_factor(variant):
 
     with cuda.planted("sim/heat/stencil.cu", "-DPLANT_FACTOR=1.001f"):
         s = gpu_scene(variant)
-        s.set_verify(True)
+        s.checks.set_on(True)
         s.advance_frame()
-        report = s.verification
+        report = s.checks.verification
         assert report.differing > NI * NJ // 2 and report.details["max error"] > 1e-3
-        marked = np.flatnonzero(s.mismatch)
+        marked = np.flatnonzero(s.checks.mismatch)
         interior = marked[(marked % NI > 0) & (marked % NI < NI - 1)]
         item = int(interior[len(interior) // 2])
-        name, gpu_text, cpu_text, _ = s.describe_check(item)[0]
+        name, gpu_text, cpu_text, _ = s.inspector.describe_check(item)[0]
         j, i = divmod(item, NI)
         assert name == "temperature" and np.float32(gpu_text) == s.gpu.get()[j, i]  # 9 digits: a float32 exactly
         assert float(cpu_text) != float(gpu_text)
@@ -166,9 +166,9 @@ def test_verification_flags_a_planted_wrong_factor(variant):
         cupy.copyto(out, cupy.float32(-1.0))  # poison with a number: the marks must be written NaN
         s.view("temperature").write(out)
         drawn = cupy.asnumpy(out).reshape(-1)
-        assert np.array_equal(np.isnan(drawn), s.mismatch)
-        assert np.array_equal(np.isnan(s.host_field().reshape(-1)), s.mismatch)
-        s.set_verify(False)
+        assert np.array_equal(np.isnan(drawn), s.checks.mismatch)
+        assert np.array_equal(np.isnan(s.host_field().reshape(-1)), s.checks.mismatch)
+        s.checks.set_on(False)
         assert not np.isnan(s.host_field()).any()
 
 
@@ -180,11 +180,11 @@ def test_block_colours_show_the_launch_s_tiles_and_cells_name_their_thread():
     tiles = s.gpu.tiles()
     assert tiles.kernel == "temporal" and tiles.k == 6 and view.tiles == tiles.for_view() and view.tiles.halo >= 6
     i, j = 200, 100
-    values = s.describe(j * NI + i)
+    values = s.inspector.describe(j * NI + i)
     (bx, by), (tx, ty) = thread_of(tiles, i, j)
     assert f"block ({bx}, {by}), thread ({tx}, {ty}) of 32x8, temporal" in values["CUDA"]
     assert float(values["temperature"]) == pytest.approx(float(s.gpu.get()[j, i]), rel=1e-5)
-    s.set_variant("global")
+    s.knobs.set_variant("global")
     assert s.view(BLOCK_COLORS).tiles.size == (32, 8) and s.view(BLOCK_COLORS).tiles.halo == 1
 
 
@@ -241,7 +241,7 @@ def test_the_summary_of_a_pitched_field_is_read_when_it_arrives():
 
 def test_the_large_preset_runs_on_the_gpu():
     s = create_scene("heat", preset="large", backend="gpu")
-    assert (s.ni, s.nj) == (10000, 10000) and s.variant == "temporal" and s.k == 7
+    assert (s.ni, s.nj) == (10000, 10000) and s.knobs.variant == "temporal" and s.k == 7
     start = s.gpu.get()
     np.testing.assert_array_equal(start[:2], rand_field(10000, 2, 1))
     s.advance_frame()

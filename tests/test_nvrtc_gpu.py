@@ -47,10 +47,10 @@ def test_the_heat_plate_verifies_for_400_steps(variant):
     """The default preset: the cold plate's far cells fall through the subnormals within 60 steps."""
     s = create_scene("heat", preset="plate", backend="gpu", variant=variant)
     assert s.backend == "gpu" and s.preset == "plate"
-    s.set_verify(True)
+    s.checks.set_on(True)
     for _ in range(400):
         s.advance(1)
-    report = s.verification
+    report = s.checks.verification
     assert report.passes_checked == 400 and report.passes_mismatched == 0, (variant, report)
     field = s.host_field()
     tiny = (field != 0) & (np.abs(field) < np.finfo(np.float32).tiny)

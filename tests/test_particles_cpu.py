@@ -55,7 +55,7 @@ def test_binned_step_is_bit_identical_to_the_starter(n):
     scene = create_scene("particles", n=n, seed=int(np.random.default_rng().integers(1, 1 << 30)))
     x, y, vx, vy = (a.copy() for a in (scene.x, scene.y, scene.vx, scene.vy))
     for step in range(120):
-        scene.single_step()
+        scene.run_frame(1)
         starter_step(x, y, vx, vy, scene.size)
         if step % 20 == 19:
             for ours, theirs in ((scene.x, x), (scene.y, y), (scene.vx, vx), (scene.vy, vy)):
@@ -65,7 +65,7 @@ def test_binned_step_is_bit_identical_to_the_starter(n):
 def test_distance_statistics_in_the_course_bands():
     scene = create_scene("particles", n=1000, seed=1)
     for _ in range(1000):
-        scene.single_step()
+        scene.run_frame(1)
     stats = scene.stats_per_step
     assert 0.6 < stats.absmin < 0.9 and 0.9 < stats.absavg < 1.0
     assert stats.warnings() == []

@@ -19,7 +19,7 @@ def trajectory(path, **kwargs):
     with open(path, "w") as f:
         writer = TrajectoryWriter(f, scene.n, scene.size)
         for step in range(1000):
-            scene.single_step()
+            scene.run_frame(1)
             if step % SAVE_EVERY == 0:
                 writer.frame(*scene.host_positions())
     return path, scene
@@ -46,7 +46,7 @@ def test_course_check_passes_against_the_cpu(tmp_path, cpu_trajectory, variant):
 def test_binning_keeps_every_particle_once_in_bin_order(variant, n):
     scene = create_scene("particles", n=n, seed=3, backend="gpu", variant=variant, block=128)
     for _ in range(7):
-        scene.single_step()
+        scene.run_frame(1)
     g = scene.gpu
     order = g.bin_order.get()
     assert sorted(order.tolist()) == list(range(n)), "each slot read exactly once"
@@ -80,8 +80,8 @@ def test_fp32_stays_close_for_a_few_steps():
     cpu = create_scene("particles", n=3000, seed=5)
     gpu = create_scene("particles", n=3000, seed=5, backend="gpu", precision="fp32")
     for _ in range(10):
-        cpu.single_step()
-        gpu.single_step()
+        cpu.run_frame(1)
+        gpu.run_frame(1)
     gx, gy = gpu.host_positions()
     assert np.hypot(cpu.x - gx, cpu.y - gy).mean() < 1e-5
 
@@ -89,11 +89,11 @@ def test_fp32_stays_close_for_a_few_steps():
 def test_backend_switch_keeps_the_particles():
     scene = create_scene("particles", n=2000, seed=9)
     for _ in range(5):
-        scene.single_step()
+        scene.run_frame(1)
     before = (scene.x.copy(), scene.y.copy())
     scene.set_backend("gpu")
     np.testing.assert_array_equal(scene.host_positions()[0], before[0])
-    scene.single_step()
+    scene.run_frame(1)
     scene.set_backend("cpu")
     assert scene.n == 2000 and np.isfinite(scene.x).all()
 
@@ -111,28 +111,28 @@ def test_output_file_is_written_in_particle_order(tmp_path):
 @pytest.mark.parametrize("precision", ["fp64", "fp32"])
 def test_verification_agrees_with_a_correct_gpu_step(precision):
     scene = create_scene("particles", n=5000, seed=4, backend="gpu", precision=precision)
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     for _ in range(3):
-        scene.single_step()
-    report = scene.verification
+        scene.run_frame(1)
+    report = scene.checks.verification
     assert report.differing == 0 and report.passes_checked == 3 and report.checked == 5000
 
 
 def test_verification_catches_a_wrong_step():
     scene = create_scene("particles", n=5000, seed=4, backend="gpu")
-    scene.set_verify(True)
-    scene.single_step()
+    scene.checks.set_on(True)
+    scene.run_frame(1)
     g = scene.gpu
     g.size = g.size * 0.9  # a planted fault: the kernel reflects off the wrong walls
-    scene.single_step()
-    assert scene.verification.differing > 0
-    np.testing.assert_array_equal(scene.view("speed").mask, scene.mismatch)  # drawn red
+    scene.run_frame(1)
+    assert scene.checks.verification.differing > 0
+    np.testing.assert_array_equal(scene.view("speed").mask, scene.checks.mismatch)  # drawn red
 
 
 def test_a_frame_replayed_as_a_cuda_graph_steps_like_the_eager_frames():
     eager = create_scene("particles", n=20000, seed=6, backend="gpu")
     graphed = create_scene("particles", n=20000, seed=6, backend="gpu")
-    graphed.set_toggle("graph", True)
+    graphed.controls.set_toggle("graph", True)
     for _ in range(4):
         eager.advance_frame()
         graphed.advance_frame()

@@ -4,6 +4,7 @@ it and Esc unpins; a field's cell and a plot's bucket are picked; under verifica
 a marked item shows the GPU and CPU values side by side (GPU tests: the CUDA ray test over CUDA-written
 buffers, a planted kernel fault)."""
 
+import types
 from contextlib import contextmanager
 
 import numpy as np
@@ -198,9 +199,7 @@ class _Arriving:
         return self._values
 
 
-class _DeviceScene:
-    verify = False
-
+class _DeviceInspector:
     def __init__(self):
         self.asked = []
 
@@ -210,6 +209,13 @@ class _DeviceScene:
 
     def describe(self, item):
         raise AssertionError("a device scene's tooltip must not be described at once")
+
+
+class _DeviceScene:
+    def __init__(self):
+        self.checks = types.SimpleNamespace(on=False)
+        self.inspector = _DeviceInspector()
+        self.asked = self.inspector.asked
 
 
 def test_a_device_scene_s_tooltip_shows_a_frame_late_and_never_waits():
@@ -237,7 +243,7 @@ def test_a_scene_without_prefetch_is_described_at_once():
 
     scene = create_scene("heat", preset="plate", n=400)
     rep = LateReports().report(scene, 7, "hover")
-    assert rep is not None and rep.values == scene.describe(7)
+    assert rep is not None and rep.values == scene.inspector.describe(7)
     assert LateReports().report(scene, 10**9, "hover").error, "a bad item is an error in the report"
 
 
@@ -257,10 +263,10 @@ def test_every_scene_describes_its_items(name):
     preset = spec.preset(spec.start_preset)
     scene = spec.create(preset=preset.name, n=300 if preset.count is not None else None)
     scene.advance_frame()
-    values = scene.describe(0)
+    values = scene.inspector.describe(0)
     assert values and all(isinstance(k, str) and isinstance(v, str) and v for k, v in values.items())
-    assert scene.describe_check(0) == [], "nothing marked without verification"
-    assert scene.item_of_key(scene.item_key(0)) == 0
+    assert scene.inspector.describe_check(0) == [], "nothing marked without verification"
+    assert scene.inspector.item_of_key(scene.inspector.item_key(0)) == 0
 
 
 # --- in a window ---------------------------------------------------------------------------------------------
@@ -331,14 +337,14 @@ def window(tmp_path):
 def balls_with_known_state(backend="cpu"):
     scene = create_scene("balls", preset="block", n=len(KNOWN), backend=backend)  # no dripper adding balls
     scene.set_state(KNOWN, VELOCITIES)
-    scene.single_step()  # a proximity pass
+    scene.run_frame(1)  # a proximity pass
     return scene
 
 
 def check_tooltip_is_the_state(v, item):
     report = v.pointing.hover_report
     assert report is not None and report.item == item and not report.error
-    assert report.values == v.scene.describe(item)
+    assert report.values == v.scene.inspector.describe(item)
     pos, vel, _ = v.scene.state()
     assert numbers(report.values["position"]) == pytest.approx(pos[item, :3].tolist(), rel=1e-5, abs=1e-5)
     assert numbers(report.values["velocity"]) == pytest.approx(vel[item, :3].tolist(), rel=1e-5, abs=1e-5)
@@ -364,10 +370,11 @@ def test_a_click_pins_the_ball_and_esc_unpins_it(window):
     click(v, target)
     assert v.pointing.picking.pinned is not None and "pinned ball #1" in v.message
     hover(v, (20, 680))
-    assert v.pointing.pinned_report.values == v.scene.describe(1), "the pinned window stays"
+    assert v.pointing.pinned_report.values == v.scene.inspector.describe(1), "the pinned window stays"
     v.controller.paused = False
     v.tick()
-    assert v.pointing.pinned_report.values["position"] == v.scene.describe(1)["position"], "followed as it moves"
+    moved = v.scene.inspector.describe(1)["position"]
+    assert v.pointing.pinned_report.values["position"] == moved, "followed as it moves"
     press_key(v, key.ESCAPE)
     assert v.pointing.picking.pinned is None and not v.closed and v.message == "unpinned"
 
@@ -418,9 +425,9 @@ def test_a_marked_particle_shows_gpu_and_cpu_values_side_by_side(window):
     gpu = cpu.copy()
     gpu[0, 7] += 1e-3  # particle 7 moved differently "on the GPU"
     scene.checked = (gpu, cpu, np.arange(n))
-    scene.mismatch = np.zeros(n, bool)
-    scene.mismatch[7] = True
-    scene.verify = True
+    scene.checks.mismatch = np.zeros(n, bool)
+    scene.checks.mismatch[7] = True
+    scene.checks.on = True
     v = window(scene)
     hover(v, window_point(v, (scene.x[7], scene.y[7], 0.0)), ticks=3)
     assert v.pointing.picking.hovered == 7
@@ -440,7 +447,7 @@ def test_gpu_tooltip_values_come_from_the_device_state(window):
         assert v.pointing.picking.used == DEVICE_RAY
         check_tooltip_is_the_state(v, v.pointing.picking.hovered)
         assert v.pointing.picking.hovered == item
-        assert v.pointing.hover_report.values["CUDA"].startswith(f"block {item // v.scene.block}, thread ")
+        assert v.pointing.hover_report.values["CUDA"].startswith(f"block {item // v.scene.knobs.block}, thread ")
 
 
 @pytest.mark.gpu
@@ -449,10 +456,10 @@ def test_a_planted_gpu_fault_shows_both_values_in_the_tooltip(window):
 
     with cuda.planted("sim/balls/proximity.cu", "-DPLANT_MARGIN=1.0f"):
         scene = create_scene("balls", preset="t", backend="gpu", variant="global")
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     for _ in range(3):
         scene.advance_frame()
-    marked = np.flatnonzero(scene.mismatch)
+    marked = np.flatnonzero(scene.checks.mismatch)
     assert marked.size, "the wrong margin makes the GPU miss pairs"
     v = window(scene)
     pos = scene.state()[0]
@@ -486,7 +493,7 @@ def test_a_gpu_ball_is_described_from_one_gather():
         if scene.inspector._gather is not None:
             for words in scene.inspector._gather.host:
                 words[:] = np.nan
-        got = scene.prefetch(item).values()
+        got = scene.inspector.prefetch(item).values()
         partners = slots[: count[item], item]
         velocity = vel[item].copy()
         velocity[3] = 0.0

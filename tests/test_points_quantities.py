@@ -154,10 +154,10 @@ def test_particle_bins_are_categories_apart_in_colour():
 def test_verification_marks_are_the_views_mask():
     scene = create_scene("particles", n=500)
     assert scene.view("speed").mask is None
-    scene.verify = True  # as set_verify does on a GPU
+    scene.checks.on = True  # as checks.set_on does on a GPU
     differing = np.zeros(scene.n, bool)
     differing[::7] = True
-    scene.record_check("the CPU", differing, time.perf_counter())
+    scene.checks.record("the CPU", differing, time.perf_counter())
     for mode in ("speed", "bin", "uniform"):
         np.testing.assert_array_equal(scene.view(mode).mask, differing)
 
@@ -233,5 +233,5 @@ def test_the_panel_shows_the_colour_marked_points_are_drawn_in():
         return int(np.all(np.abs(pixels - RED * 255) <= 1, axis=2).sum())
 
     assert red_in_panel() == 0
-    scene.verify = True  # as set_verify does where the GPU kernels run
+    scene.checks.on = True  # as checks.set_on does where the GPU kernels run
     assert red_in_panel() >= 64, "a swatch of the mismatch colour beside what a marked ball means"

@@ -115,8 +115,8 @@ def test_durbin_lpc_poles_and_plots_take_nan_and_inf(verify):
     assert "none" in z_plane.title and red_series(z_plane)[0].label.startswith(f"a_1..a_p hold {scene.lpc.order} NaN")
     assert red_series(spectrogram)[0].items.tolist() == np.flatnonzero(hit).tolist()
     assert red_series(spectrum) and "NaN" in red_series(spectrum)[0].label
-    assert "no roots" in scene.describe(shown)["largest |pole|"]
-    assert scene.describe(shown - 1)["largest |pole|"].endswith("(stable)")  # a frame the kernel got right
+    assert "no roots" in scene.inspector.describe(shown)["largest |pole|"]
+    assert scene.inspector.describe(shown - 1)["largest |pole|"].endswith("(stable)")  # a frame the kernel got right
     before = scene.settings.frame
     scene.run_frame(1)  # the scene's own solve: every frame numbers again
     assert scene.settings.frame != before and scene.stats()[finite.STAT_KEY] == finite.CLEAN
@@ -163,7 +163,7 @@ def test_sdh_impossible_counts_are_marked_and_not_drawn(verify):
     assert stats["pairs"] == sum(scene.counts.tolist()) == 400 * 399 // 2 - sum(  # exact, never a wrapped int64
         int(c) for c in adapter_of("sdh", "histogram").expected(scene.user_stage_inputs("histogram"))[
             "hist"][[1, 3, 4, 6]]) + (-4 - 1 - 2 + 85)
-    assert "impossible" in scene.describe(3)["share"]
+    assert "impossible" in scene.inspector.describe(3)["share"]
     scene.advance_frame()
     assert scene.stats()[finite.STAT_KEY] == finite.CLEAN and scene.stats()["pairs"] == 400 * 399 // 2
 

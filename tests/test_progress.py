@@ -99,7 +99,7 @@ class CompilingScene:
         self.kernel = fresh_kernel
         self.steps = 0
 
-    def single_step(self):
+    def run_frame(self, steps):
         self.kernel(self.steps)
         self.steps += 1
         return 1

@@ -301,10 +301,10 @@ def test_the_scene_combo_restores_each_scenes_own_preset_and_parameters(tmp_path
         assert v.scene.spec.name == "balls" and v.scene.preset == "T", "the saved preset, not drip"
         fresh_t = create_scene("balls", preset="T")
         for param in v.scene.params:
-            expected = 4.5 if param.name == "gravity" else fresh_t.param_value(param.name)
-            assert v.scene.param_value(param.name) == pytest.approx(expected), param.name
+            expected = 4.5 if param.name == "gravity" else fresh_t.controls.param_value(param.name)
+            assert v.scene.controls.param_value(param.name) == pytest.approx(expected), param.name
         v.controller.switch_scene("heat")
-        assert v.scene.param_value("factor") == pytest.approx(0.1)
+        assert v.scene.controls.param_value("factor") == pytest.approx(0.1)
     finally:
         v.close()
     saved = Settings.load()
@@ -337,11 +337,11 @@ def test_saved_parameters_stay_with_their_preset():
     from viewer.window.persist import apply_scene
 
     scene = create_scene("balls", preset="drip")
-    drip_friction = scene.param_value("friction")
+    drip_friction = scene.controls.param_value("friction")
     assert apply_scene(Controller(scene), {"preset": "T", "params": {"friction": 2.0, "gravity": 3.0}}) == []
-    assert scene.param_value("friction") == drip_friction and scene.param_value("gravity") != 3.0
+    assert scene.controls.param_value("friction") == drip_friction and scene.controls.param_value("gravity") != 3.0
     apply_scene(Controller(scene), {"preset": "drip", "params": {"gravity": 3.0}})
-    assert scene.param_value("gravity") == pytest.approx(3.0)
+    assert scene.controls.param_value("gravity") == pytest.approx(3.0)
 
 
 # --- deeply nested files: refused by the reader in one line ---------------------------------------------------

@@ -50,7 +50,7 @@ def test_a_headless_recording_ends_on_the_final_state(tmp_path):
     scene = create_scene("balls", preset="T", seed=3)
     recording = HeadlessRecording(scene, tmp_path / "v.mp4", (160, 120), every=20)
     for _ in range(30):
-        scene.single_step()
+        scene.run_frame(1)
         recording.after_step(scene)
     path = recording.stop()
     frames = decode(path)

@@ -27,7 +27,7 @@ def test_lpc_plots_hand_over_finite_arrays_of_the_right_length_frame_after_frame
     order = scene.lpc.order
     frames = set()
     for _ in range(40):
-        scene.single_step()
+        scene.run_frame(1)
         spectrogram, z_plane, spectrum, reflection, errors = scene.view("plain").plots
         frames.add(scene.frame)
         for plot in (spectrogram, z_plane, spectrum, reflection, errors):
@@ -122,7 +122,7 @@ def test_lpc_recording_draws_the_spectrum_on_its_axes_in_every_frame():
     with HeadlessRenderer(1280, 800) as renderer:
         drawn = []
         for _ in range(4):
-            scene.single_step()
+            scene.run_frame(1)
             renderer.render(scene)
             spectrum = renderer.pixels()[380:600, 40:630].astype(int)  # the spectrum plot (left column, middle)
             on_curve = np.abs(spectrum - envelope).max(axis=2) < 40
@@ -145,9 +145,9 @@ def _pin(scene, item: int):
 def _drip_with_drops(backend: str = "cpu", cuda_proximity: bool = True):
     """The drip preset topped up and losing balls over the trough's ends (a drop at most passes)."""
     scene = create_scene("balls", preset="drip", n=300, backend=backend)
-    scene.set_toggle("cuda_proximity", cuda_proximity)
+    scene.controls.set_toggle("cuda_proximity", cuda_proximity)
     while scene.n < 300 or scene.pass_log.count < 400:
-        scene.single_step()
+        scene.run_frame(1)
     return scene
 
 
@@ -174,13 +174,13 @@ def test_a_pinned_ball_in_the_drip_stays_the_same_ball_across_proximity_passes(b
     n_before = scene.n
     dropped = 0
     for _ in range(60 * 6):  # 60 proximity passes
-        scene.single_step()
+        scene.run_frame(1)
         dropped += max(0, n_before - scene.n)
         n_before = scene.n
         item = picking.pinned_item(scene, "points")
         assert item is not None, "the pinned ball is still there"
-        assert scene.item_key(item) == key
-        assert scene.describe(item)["ball"] == f"#{key}"
+        assert scene.inspector.item_key(item) == key
+        assert scene.inspector.describe(item)["ball"] == f"#{key}"
         where = scene.state()[0][item, :3]
         assert np.linalg.norm(where - before) < 0.5, f"the pin jumped from {before} to {where}"
         before = where.copy()
@@ -195,7 +195,7 @@ def test_dripped_balls_get_ids_no_ball_has_had():
     assert ids.max() >= scene.n, "balls were dropped and new ones dripped after them"
     first = set(ids.tolist())
     for _ in range(60 * 6):
-        scene.single_step()
+        scene.run_frame(1)
     new = set(scene.host.ids.tolist()) - first
     assert new and min(new) > max(first), "a new ball never takes a dropped ball's id"
 
@@ -256,7 +256,7 @@ def test_uniform_atoms_give_g_of_r_near_one_across_the_cube():
     from sim.sdh import data
 
     scene = create_scene("sdh", n=5000)
-    scene.single_step()
+    scene.run_frame(1)
     _, rdf = scene.view("plain").plots
     r, g = rdf.series[0].x, rdf.series[0].y
     side = data.BOX_SIZE
@@ -266,7 +266,7 @@ def test_uniform_atoms_give_g_of_r_near_one_across_the_cube():
     assert r[-1] > 1.4 * side, "drawn out to where the far corners leave too few pairs"
     assert np.all(np.abs(g - 1.0) < 0.25), "and near 1 all the way"
     item = int(np.argmin(np.abs(r - 0.8 * side)))
-    assert float(scene.describe(item)["g(r)"].split()[0]) == pytest.approx(g[item], rel=1e-3)
+    assert float(scene.inspector.describe(item)["g(r)"].split()[0]) == pytest.approx(g[item], rel=1e-3)
 
 
 def test_uniform_points_give_g_of_r_near_one_in_the_live_histogram_2d_and_3d():

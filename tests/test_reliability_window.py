@@ -179,7 +179,7 @@ def test_a_lone_esc_long_ago_does_not_arm_the_quit(window, monkeypatch):
 
 def test_a_plain_click_on_the_heat_plate_pins_a_cell_and_paints_nothing(window):
     v = window(create_scene("heat", preset="plate", n=4096))
-    assert not v.scene.tool_on, "the paint tool starts off"
+    assert not v.scene.controls.tool_on, "the paint tool starts off"
     before = v.scene.host_field().copy()
     _click(v, 200, 300)
     np.testing.assert_array_equal(v.scene.host_field(), before)

@@ -52,7 +52,7 @@ def test_every_scene_models_its_own_state_after_a_few_frames(name):
 
 def test_durbin_recursion_of_a_frame_counts_the_entries_its_steps_touch():
     scene = SCENES["durbin"].create(preset="large", n=3000)
-    scene.set_param("speed", 100)
+    scene.controls.set_param("speed", 100)
     for _ in range(3):
         scene.advance_frame()
     k = scene.stats()["entries"]

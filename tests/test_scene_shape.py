@@ -83,7 +83,7 @@ def test_headless_window_and_bench_reach_the_same_state(spec):
     assert record["steps"] == -(-STEPS // frame) * frame and benched.steps == 2 + record["steps"]
     again = new_scene(spec)
     for name, on in spec.bench_toggles:
-        again.set_toggle(name, on)
+        again.controls.set_toggle(name, on)
     progress.run_steps(again, benched.steps)
     assert_same_state(again, benched)
 
@@ -108,7 +108,7 @@ def test_every_run_stops_where_the_recursion_ends():
     timing = progress.run_steps(headless, 50)
     assert timing.steps == headless.steps == 9 and headless.solver.k == 10 and headless.at_end
     window = create_scene("durbin", preset="ar", n=10)
-    window.set_param("speed", 4.0)
+    window.controls.set_param("speed", 4.0)
     assert scripted_run(window, 50) == 3  # 4 + 4 + 1 steps: the third frame did fewer than asked
     assert_same_state(headless, window)
     benched = create_scene("durbin", preset="ar", n=10)
@@ -155,16 +155,16 @@ def test_what_the_viewer_reads_comes_from_objects_the_scene_holds(spec):
     assert isinstance(scene.inspector, Inspector) and scene.inspector.scene is scene
     assert isinstance(scene.color_scales, ColorScales) and ColorScales not in type(scene).__mro__
     assert isinstance(scene.checks, Checks) and Checks not in type(scene).__mro__
-    scene.verify = True
-    assert scene.checks.on and scene.marked(scene.n) is None
-    scene.set_color_range("some mode", (1, 2))
-    assert scene.color_ranges["some mode"] == (1.0, 2.0) == scene.color_scales.ranges["some mode"]
-    assert scene.item_of_key(scene.item_key(0)) == 0
+    scene.checks.on = True
+    assert scene.checks.on and scene.checks.marked(scene.n) is None
+    scene.color_scales.set("some mode", (1, 2))
+    assert scene.color_scales.ranges["some mode"] == (1.0, 2.0) == scene.color_scales.ranges["some mode"]
+    assert scene.inspector.item_of_key(scene.inspector.item_key(0)) == 0
 
 
 def test_durbin_s_plots_and_statistics_are_its_readout_s():
     scene = create_scene("durbin")
-    scene.single_step()
+    scene.run_frame(1)
     assert scene.view("plain") is scene.readout.view("plain") and scene.stats() == scene.readout.stats()
     assert scene.stats()["k"] == "2 of 64" and scene.stats()["steps"] == 1
 
@@ -172,7 +172,7 @@ def test_durbin_s_plots_and_statistics_are_its_readout_s():
 def test_heat_s_statistics_are_its_readout_s():
     scene = create_scene("heat", n=300)
     scene.advance_frame()
-    scene.single_step()
+    scene.run_frame(1)
     stats = scene.stats()
     assert stats == scene.readout.stats() and stats["steps"] == scene.frame_steps + 1
     assert stats["cell_updates"] > 0 and stats["temperature"].startswith("min ")

@@ -50,21 +50,21 @@ def test_the_fastest_kernel_is_the_default_and_narrow_widths_fall_back_with_a_re
 
     scene = HistogramScene(backend="gpu", n=2000)
     scene.timer = StageTimer(SPEC.stages)  # the host clock for the stand-in's CUDA events
-    scene.single_step()
+    scene.run_frame(1)
     assert stand_in[-1] == ("tensor", 500.0) and scene.counted_with == "tensor" and not scene.backend_note
-    scene.set_param("width", 100.0)  # below the tensor kernel's width: 1,543 buckets, 2.4 million counters
-    scene.verify = True
-    scene.single_step()
+    scene.controls.set_param("width", 100.0)  # below the tensor kernel's width: 1,543 buckets, 2.4 million counters
+    scene.checks.on = True
+    scene.run_frame(1)
     assert stand_in[-1] == ("fast", 100.0) and scene.counted_with == "fast"
     assert "tensor cannot count at width 100" in scene.backend_note and "counted with fast" in scene.backend_note
     assert "above 170" in scene.backend_note
-    assert scene.verification is None or not scene.mismatch.any()
+    assert scene.checks.verification is None or not scene.checks.mismatch.any()
     np.testing.assert_array_equal(scene.counts, sdh_cpu.histogram(scene.points, 100.0, data.bucket_count(100.0)))
-    assert scene.describe(3)["counted on"] == "GPU (fast)"
-    scene.single_step()  # the refusal is remembered: the tensor kernel is not tried again at this width
+    assert scene.inspector.describe(3)["counted on"] == "GPU (fast)"
+    scene.run_frame(1)  # the refusal is remembered: the tensor kernel is not tried again at this width
     assert stand_in[-1] == ("fast", 100.0)
-    scene.set_param("width", 600.0)
-    scene.single_step()
+    scene.controls.set_param("width", 600.0)
+    scene.run_frame(1)
     assert stand_in[-1] == ("tensor", 600.0) and not scene.backend_note
 
 

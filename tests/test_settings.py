@@ -145,8 +145,8 @@ def test_the_window_restores_what_it_saved(tmp_path):
     style.layout.clear()
     w = open_viewer(create_scene("balls", preset="T"), saved, tmp_path)
     try:
-        assert w.scene.param_value("gravity") == pytest.approx(4.5)
-        assert w.controller.color_mode == "height" and w.scene.color_ranges["height"] == (-10.0, 5.0)
+        assert w.scene.controls.param_value("gravity") == pytest.approx(4.5)
+        assert w.controller.color_mode == "height" and w.scene.color_scales.ranges["height"] == (-10.0, 5.0)
         assert w.view.legend.lo == -10.0 and w.view.legend.hi == 5.0
         np.testing.assert_allclose(w.camera.target, camera[0])
         assert (w.camera.distance, w.camera.yaw, w.camera.pitch) == pytest.approx(camera[1:])
@@ -200,6 +200,6 @@ def test_switching_scenes_keeps_each_scenes_sliders(tmp_path):
         v.tick()
         v.controller.switch_scene("balls")
         v.tick()
-        assert v.scene.param_value("friction") == pytest.approx(0.5)
+        assert v.scene.controls.param_value("friction") == pytest.approx(0.5)
     finally:
         v.close()

@@ -13,7 +13,7 @@ def threads_while_stepping(scene, monkeypatch) -> set[int]:
     monkeypatch.setattr(scene, "_step", lambda: (seen.add(numba.get_num_threads()), step()))
     before = numba.get_num_threads()
     scene.advance_frame()
-    scene.single_step()
+    scene.run_frame(1)
     assert numba.get_num_threads() == before, "the caller's setting comes back"
     return seen
 

@@ -355,10 +355,10 @@ def test_the_scene_takes_a_step_from_outside_and_marks_the_cells_it_got_wrong():
     expected = stage.expected(inputs)
     got = {"tout": expected["tout"].copy()}
     got["tout"][3, 4] += 1.0
-    scene.verify = True  # what the viewer turns on for a user's kernel
+    scene.checks.on = True  # what the viewer turns on for a user's kernel
     scene.apply_user_stage("step", inputs, got, stage.compare(inputs, expected, got))
     assert np.array_equal(scene.cpu.field, got["tout"])
-    assert scene.verification.differing == 1 and scene.is_marked(3 * scene.ni + 4)
+    assert scene.checks.verification.differing == 1 and scene.inspector.is_marked(3 * scene.ni + 4)
     shown = scene.host_field()
     assert np.isnan(shown[3, 4]) and np.isnan(shown).sum() == 1
     scene.advance(1)  # the twin carries on from the user's field, both buffers (the ring) alike

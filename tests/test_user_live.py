@@ -32,7 +32,7 @@ def live_scene(path, sandbox=None, watch=False):
     scene = PretendGpuHeat()
     live = LiveStage(scene, user_source.load(path, SPEC, "step"), sandbox or FakeSandbox())
     scene.knobs.use(live)
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     if watch:
         live.watch()
     return scene, live
@@ -59,7 +59,7 @@ def test_a_save_while_the_scene_runs_swaps_the_kernel_and_keeps_the_state(kernel
         scene.run_frame(1)
         assert live.sandbox.runs[-1] == WRONG and scene.steps == steps + 1
         assert live.comparison.mismatches == 1 and live.first_divergence == steps + 1
-        assert scene.marked(scene.n)[7] and scene.is_marked(7), "the wrong cell is marked red"
+        assert scene.checks.marked(scene.n)[7] and scene.inspector.is_marked(7), "the wrong cell is marked red"
     finally:
         scene.knobs.drop()
     assert live.sandbox.closed and not live.watcher._thread.is_alive()
@@ -148,19 +148,20 @@ def test_the_check_time_is_the_twin_and_the_comparison_not_the_kernel_or_the_sce
     scene, live = live_scene(write(tmp_path / "my_step.cu", SLOW), FakeSandbox(slow_s=0.2))
     live.take(Reload(live.source))
     scene.run_frame(1)
-    assert 80 <= scene.verification.check_ms < 250, "the CPU twin's 50 ms and the comparison's 30, without the 200s"
-    assert live.comparison.check_ms == scene.verification.check_ms
+    check_ms = scene.checks.verification.check_ms
+    assert 80 <= check_ms < 250, "the CPU twin's 50 ms and the comparison's 30, without the 200s"
+    assert live.comparison.check_ms == scene.checks.verification.check_ms
 
 
 def test_without_verification_the_kernel_still_steps_the_scene(tmp_path):
     scene, live = live_scene(write(tmp_path / "my_step.cu", WRONG))
-    scene.set_verify(False)
+    scene.checks.set_on(False)
     live.take(Reload(live.source))
     start = scene.cpu.field.copy()
     scene.run_frame(1)
     expected = twin_steps(start, scene.cpu.tfac, 1)
     assert scene.cpu.field.reshape(-1)[7] == expected.reshape(-1)[7] + 1, "the state moves on with the user's result"
-    assert live.comparison is None and live.first_divergence is None and scene.verification is None
+    assert live.comparison is None and live.first_divergence is None and scene.checks.verification is None
 
 
 def test_the_kernel_is_a_variant_q_reaches_and_leaves(tmp_path):
@@ -168,16 +169,16 @@ def test_the_kernel_is_a_variant_q_reaches_and_leaves(tmp_path):
     live.take(Reload(live.source))
     knobs = scene.knobs
     assert knobs.variants == (*SPEC.gpu.variants, "my_step.cu") and knobs.chosen == "my_step.cu"
-    scene.set_variant("global")
-    assert knobs.chosen == "global" == scene.variant and not knobs.user_runs()
+    scene.knobs.set_variant("global")
+    assert knobs.chosen == "global" == scene.knobs.variant and not knobs.user_runs()
     scene.run_frame(1)
     assert live.sandbox.runs == [], "a built-in variant chosen: the scene's own kernel steps"
-    scene.set_variant("my_step.cu")
-    assert knobs.chosen == "my_step.cu" and scene.variant == "global", "the built-in one stays the reference"
+    scene.knobs.set_variant("my_step.cu")
+    assert knobs.chosen == "my_step.cu" and scene.knobs.variant == "global", "the built-in one stays the reference"
     scene.run_frame(1)
     assert live.sandbox.runs == [GOOD]
     with pytest.raises(ValueError, match="my_step.cu"):
-        scene.set_variant("mine.cu")
+        scene.knobs.set_variant("mine.cu")
     scene.knobs.drop()
     assert knobs.variants == SPEC.gpu.variants and knobs.chosen == "global" and live.sandbox.closed
 
@@ -214,7 +215,7 @@ def gpu_heat_live(tmp_path, text: str):
     scene = create_scene("heat", backend="gpu", preset="seed", n=120_000)  # random: a mistake shows at once
     live = LiveStage(scene, user_source.load(path, HEAT, "step"))
     scene.knobs.use(live)
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     live.take(Reload(live.source, tuple(user_source.compile_check(live.source))))
     assert live.build is not None, [str(d) for d in live.diagnostics]
     return scene, live
@@ -249,7 +250,7 @@ def test_a_planted_mistake_is_marked_from_the_first_step(tmp_path):
         scene.run_frame(2)
         assert live.error is None and live.comparison.mismatches > 0 and live.first_divergence == 1
         wrong = live.comparison.worst[0].index
-        assert scene.is_marked(wrong) and live.describe_check(wrong)
+        assert scene.inspector.is_marked(wrong) and live.describe_check(wrong)
     finally:
         scene.knobs.drop()
 

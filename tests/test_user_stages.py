@@ -174,8 +174,8 @@ def test_sdh_scene_takes_the_users_counts_and_marks_the_wrong_bins():
     result = adapter.compare(inputs, expected, {"hist": got})
     scene.apply_user_stage("histogram", inputs, {"hist": got}, result)
     assert scene.counts.dtype == np.int64 and scene.counts[5] == int(expected["hist"][5]) + 2
-    assert np.flatnonzero(scene.mismatch).tolist() == [5]
-    assert scene.verification.unit == "buckets" and scene.verification.differing == 1
+    assert np.flatnonzero(scene.checks.mismatch).tolist() == [5]
+    assert scene.checks.verification.unit == "buckets" and scene.checks.verification.differing == 1
 
 
 def test_durbin_expected_is_the_twin_and_solves_each_system():
@@ -238,7 +238,7 @@ def test_durbin_scene_solves_its_frames_with_the_users_result():
     scene.apply_user_stage("batched", inputs, got, result)
     assert scene.lpc.y[3, 1] == 0.0 and scene.checked == {}
     assert int(scene.settings.frame) == (frame + 1) % scene.lpc.frames  # a step moves the selected frame on
-    assert np.flatnonzero(scene.mismatch).tolist() == [3] and scene.verification.unit == "frames"
+    assert np.flatnonzero(scene.checks.mismatch).tolist() == [3] and scene.checks.verification.unit == "frames"
 
 
 def starter_forces(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -307,13 +307,13 @@ def test_particles_scene_moves_with_the_users_forces():
     twin = pipeline_cpu.stepped_copy(*before, scene.size, scene.nbins)
     np.testing.assert_array_equal(scene.x, twin.x)
     np.testing.assert_array_equal(scene.vy, twin.vy)
-    assert scene.verification.differing == 0
+    assert scene.checks.verification.differing == 0
     inputs = scene.user_stage_inputs("forces")
     expected = adapter.expected(inputs)
     got = {k: v.copy() for k, v in expected.items()}
     got["ax"][9] += 100.0
     scene.apply_user_stage("forces", inputs, got, adapter.compare(inputs, expected, got))
-    assert np.flatnonzero(scene.mismatch).tolist() == [9] and scene.verification.unit == "particles"
+    assert np.flatnonzero(scene.checks.mismatch).tolist() == [9] and scene.checks.verification.unit == "particles"
 
 
 def pair_set(pairs) -> set[tuple[int, int]]:
@@ -383,7 +383,7 @@ def test_balls_scene_steps_on_the_users_pairs():
     expected = adapter.expected(inputs)
     scene.apply_user_stage("proximity", inputs, expected, adapter.compare(inputs, expected, expected))
     assert pair_set(scene.pairs) == pair_set(pairs) and len(pairs) > 100
-    assert scene.verification.differing == 0 and scene.mismatch.shape == (scene.n,)
+    assert scene.checks.verification.differing == 0 and scene.checks.mismatch.shape == (scene.n,)
     twin.host.pairs = pairs  # the scene's own step on the same pairs
     pipeline_cpu.step(twin.host, twin.settings, twin.trough, twin.spec.dt)
     np.testing.assert_array_equal(scene.pos, twin.pos)

@@ -49,7 +49,7 @@ def fake_sandbox(monkeypatch):
 @pytest.fixture
 def ctl(fake_sandbox):
     ctl = Controller(PretendGpuHeat())
-    ctl.scene.set_verify(True)
+    ctl.scene.checks.set_on(True)
     yield ctl
     ctl.kernel.drop()
 

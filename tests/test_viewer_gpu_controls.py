@@ -12,7 +12,7 @@ from gl_support import needs_egl
 from sim.backend import BackendUnavailable
 from sim.balls import pipeline_cpu, world
 from sim.balls.scene import BallsScene
-from sim.checks import Verification
+from sim.checks import Checks, Verification
 from sim.contract import BLOCK_COLORS
 from viewer.gpu.egl import VENDOR_VARIABLE, prefer_nvidia_egl
 from viewer.keys import KeyMap, key
@@ -22,6 +22,16 @@ from viewer.window.controller import Controller
 WIDE = world.TroughWalls(800.0, -1600.0, 1600.0)
 
 
+class PretendChecks(Checks):
+    """Verification turned on shows a check that found 3 balls differing."""
+
+    def set_on(self, on):
+        super().set_on(on)
+        if on:
+            self.verification = Verification("the CPU z-sweep", 3, self.scene.n, 4.2, 7, 1,
+                                             {"pairs on the GPU": 1200, "pairs on the CPU": 1203})
+
+
 class GpuContractScene(BallsScene):
     """A small CPU balls scene that pretends a GPU is there: the GPU knobs, switches and verification
     act as the contract says; the state stays on the host and CUDA proximity runs the CPU twin."""
@@ -29,7 +39,8 @@ class GpuContractScene(BallsScene):
     def __init__(self, gpu: bool = True, n: int = 300):
         self._gpu_here = gpu
         super().__init__(preset="block", n=n, seed=2, block=256)
-        self.set_toggle("cuda_proximity", False)
+        self.checks = PretendChecks(self)
+        self.controls.set_toggle("cuda_proximity", False)
 
     @property
     def gpu_reason(self) -> str:
@@ -46,15 +57,10 @@ class GpuContractScene(BallsScene):
 
     def _gpu_pass_for_cpu(self):
         host = self.host
-        host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(host.pos, host.vel, self.variant,
+        host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(host.pos, host.vel, self.knobs.variant,
                                                                               self.timer)
         self.thread_of = np.arange(self.n)
 
-    def set_verify(self, on):
-        super().set_verify(on)
-        if on:
-            self.verification = Verification("the CPU z-sweep", 3, self.n, 4.2, 7, 1,
-                                             {"pairs on the GPU": 1200, "pairs on the CPU": 1203})
 
 
 def press(ctl, symbol, modifiers=0):
@@ -69,7 +75,7 @@ def ctl():
 
 def test_q_cycles_the_variants_and_says_which(ctl):
     seen = [press(ctl, key.Q) for _ in range(4)]
-    assert ctl.scene.variant == "global"
+    assert ctl.scene.knobs.variant == "global"
     assert [m.split()[3] for m in seen] == ["texture", "shared", "grid", "global"]
     assert seen[0].startswith("q: proximity variant texture")
     assert "F4" in seen[0], "the variant is only used with CUDA proximity on: say so"
@@ -80,7 +86,7 @@ def test_q_cycles_the_variants_and_says_which(ctl):
 def test_shift_q_cycles_block_sizes_and_wraps(ctl):
     sizes = [int(press(ctl, key.Q, key.MOD_SHIFT).split()[-1]) for _ in range(6)]
     assert sizes == [512, 1024, 32, 64, 128, 256]
-    assert ctl.scene.block == 256
+    assert ctl.scene.knobs.block == 256
 
 
 def test_f4_toggles_cuda_proximity(ctl):
@@ -89,10 +95,10 @@ def test_f4_toggles_cuda_proximity(ctl):
 
 
 def test_v_toggles_verification_and_says_so(ctl):
-    assert "F4" in press(ctl, key.V) and not ctl.scene.verify, "v checks CUDA work: say how to run it"
+    assert "F4" in press(ctl, key.V) and not ctl.scene.checks.on, "v checks CUDA work: say how to run it"
     press(ctl, key.F4)
-    assert press(ctl, key.V).startswith("v: verification on") and ctl.scene.verify
-    assert press(ctl, key.V) == "v: verification off" and not ctl.scene.verify
+    assert press(ctl, key.V).startswith("v: verification on") and ctl.scene.checks.on
+    assert press(ctl, key.V) == "v: verification off" and not ctl.scene.checks.on
 
 
 def test_c_colours_by_block_only_when_a_cuda_kernel_handles_the_balls(ctl):
@@ -107,7 +113,7 @@ def test_c_colours_by_block_only_when_a_cuda_kernel_handles_the_balls(ctl):
 def test_block_colours_end_when_the_gpu_kernels_stop(ctl):
     press(ctl, key.F4)
     press(ctl, key.C)
-    ctl.scene.toggles["cuda_proximity"] = False  # e.g. switched off from elsewhere
+    ctl.scene.controls.toggles["cuda_proximity"] = False  # e.g. switched off from elsewhere
     ctl.watch_scene()
     assert ctl.color_mode != BLOCK_COLORS and "off" in ctl.message
 
@@ -125,7 +131,7 @@ def test_scene_errors_become_messages(ctl):
     def broken(_):
         raise RuntimeError("out of memory")
 
-    ctl.scene.set_variant = broken
+    ctl.scene.knobs.set_variant = broken
     press(ctl, key.Q)
     assert "failed" in ctl.message and "out of memory" in ctl.message
     ctl.gpu.set_block(3)
@@ -139,7 +145,7 @@ def test_gpu_keys_say_why_when_the_scene_cannot_use_a_gpu():
         message = press(ctl, symbol, modifiers)
         assert "needs a GPU: no CUDA device in this test" in message, message
     scene = ctl.scene
-    assert (scene.backend, scene.variant, scene.block, scene.cuda_proximity, scene.verify) == \
+    assert (scene.backend, scene.knobs.variant, scene.knobs.block, scene.cuda_proximity, scene.checks.on) == \
         ("cpu", "global", 256, False, False)
 
 
@@ -251,7 +257,7 @@ def test_panel_draws_the_cuda_controls_and_verification():
     from viewer.panel.style import PANEL_WIDTH
 
     scene = GpuContractScene()
-    scene.set_toggle("cuda_proximity", True)
+    scene.controls.set_toggle("cuda_proximity", True)
     width, height = 1024, 900
     camera = OrbitCamera.for_trough(scene.trough)
     panel = np.s_[:, width - PANEL_WIDTH : width]
@@ -260,7 +266,7 @@ def test_panel_draws_the_cuda_controls_and_verification():
         return np.any(np.abs(after[panel] - before[panel]) > 30, axis=2).sum()
 
     plain = render_pixels(scene, width, height, camera=camera, panel=True).astype(int)
-    scene.set_verify(True)
+    scene.checks.set_on(True)
     verifying = render_pixels(scene, width, height, camera=camera, panel=True).astype(int)
     assert changed(plain, verifying) > 500, "verification counts should show in the panel"
     scene.gpu_error = "out of memory allocating 10,000,000 balls"

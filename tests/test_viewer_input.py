@@ -129,7 +129,7 @@ def _pushed(v, start, end):
     """(near the drag's end, far from its whole path) masks, and the velocities now."""
     scene = v.scene
     (x0, y0), (x1, y1) = _scene_xy(v, *start), _scene_xy(v, *end)
-    reach = scene.tool_values["radius"] * scene.size
+    reach = scene.controls.tool_values["radius"] * scene.size
     near = np.hypot(scene.x - x1, scene.y - y1) <= reach
     # Distance to the segment start -> end: every drag event pushes around its own position.
     along = np.clip(((scene.x - x0) * (x1 - x0) + (scene.y - y0) * (y1 - y0)) / ((x1 - x0) ** 2 + (y1 - y0) ** 2),
@@ -160,7 +160,7 @@ def test_with_the_tool_on_a_left_drag_pushes_the_particles_under_the_pointer(vie
 @pytest.mark.window
 @needs_display
 def test_with_the_tool_off_left_drag_pans_and_ctrl_drag_pushes(viewer):
-    assert not viewer.scene.tool_on, "the push tool starts off"
+    assert not viewer.scene.controls.tool_on, "the push tool starts off"
     before = np.column_stack([viewer.scene.vx, viewer.scene.vy]).copy()
     target = viewer.camera.target.copy()
     _drag(viewer, (200, 300), (240, 300))

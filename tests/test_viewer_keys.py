@@ -123,10 +123,10 @@ def test_gpu_switches_explain_without_changing_anything(controller):
 
 def test_bad_values_become_messages(controller):
     name = controller.scene.params[0].name
-    before = controller.scene.param_value(name)
+    before = controller.scene.controls.param_value(name)
     for bad in (math.nan, "junk", None):
         controller.set_param(name, bad)
-        assert controller.scene.param_value(name) == before
+        assert controller.scene.controls.param_value(name) == before
     controller.set_param(name, 1e300)
     assert "out of range" in controller.message
     controller.load_preset("nope")

@@ -30,7 +30,7 @@ def _shown_legend(scene, mode: str):
 @needs_egl
 @pytest.mark.parametrize("mode, unit", [("speed", "units/s"), ("height", "units (y)"), ("pairs", "partners")])
 def test_ball_legends_span_the_data(balls, mode, unit):
-    balls.set_color_range(mode, None)
+    balls.color_scales.set(mode, None)
     legend = _shown_legend(balls, mode)
     values = mapped_values(balls, mode, np)
     assert (legend.lo, legend.hi) == pytest.approx((float(values.min()), float(values.max())))
@@ -43,16 +43,16 @@ def test_a_fixed_range_changes_the_colours_and_the_legend(balls):
     from viewer.headless import render_pixels
 
     auto = render_pixels(balls, 320, 200, color_mode="speed")
-    balls.set_color_range("speed", (0.0, 100.0))
+    balls.color_scales.set("speed", (0.0, 100.0))
     try:
         legend = _shown_legend(balls, "speed")
         assert (legend.lo, legend.hi) == (0.0, 100.0) and balls.view("speed").value_range == (0.0, 100.0)
         fixed = render_pixels(balls, 320, 200, color_mode="speed")
         assert np.abs(fixed.astype(int) - auto.astype(int)).max() > 40
     finally:
-        balls.set_color_range("speed", None)
+        balls.color_scales.set("speed", None)
     with pytest.raises(ValueError):
-        balls.set_color_range("speed", (5.0, 5.0))
+        balls.color_scales.set("speed", (5.0, 5.0))
 
 
 @needs_egl
@@ -79,7 +79,7 @@ def test_a_fields_range_is_the_data_or_the_fixed_one():
         legend = renderer.view.legend
         assert (legend.lo, legend.hi) == (float(counts.min()), float(counts.max()))
         assert legend.unit == "particles per cell" and legend.colormap == "inferno"
-        scene.set_color_range("count", (0.0, 50.0))
+        scene.color_scales.set("count", (0.0, 50.0))
         renderer.render(scene)
         assert renderer.view.field.value_range == (0.0, 50.0) and renderer.view.legend.hi == 50.0
 

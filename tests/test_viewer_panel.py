@@ -56,18 +56,18 @@ def test_tool_hint_follows_the_tool_switch():
     ctl = Controller(create_scene("particles", n=500))
     assert "ctrl + left drag" in tool_hint(ctl)
     ctl.set_tool(True)
-    assert ctl.scene.tool_on and "left and right drags use it" in tool_hint(ctl)
+    assert ctl.scene.controls.tool_on and "left and right drags use it" in tool_hint(ctl)
     assert ctl.message.startswith("push tool on")
     ctl.set_tool_value("radius", 99.0)
-    assert ctl.scene.tool_values["radius"] == pytest.approx(0.3), "clamped to the slider's range"
+    assert ctl.scene.controls.tool_values["radius"] == pytest.approx(0.3), "clamped to the slider's range"
 
 
 def test_the_precision_option_goes_through_the_controller():
     ctl = Controller(create_scene("particles", n=500))
     ctl.set_option("precision", "fp32")
-    assert ctl.scene.options["precision"] == "fp32" and ctl.message == "precision fp32"
+    assert ctl.scene.knobs.options["precision"] == "fp32" and ctl.message == "precision fp32"
     ctl.set_option("precision", "fp128")
-    assert "failed" in ctl.message and ctl.scene.options["precision"] == "fp32"
+    assert "failed" in ctl.message and ctl.scene.knobs.options["precision"] == "fp32"
 
 
 @needs_egl

@@ -140,7 +140,7 @@ def test_window_keys_that_need_a_gpu_or_the_balls_say_so(viewer):
         pytest.skip("this machine runs the scene on a GPU")
     press(viewer, key.Q)
     assert viewer.message.startswith("q: needs a GPU")
-    assert viewer.scene.variant == "plain" and viewer.scene.backend == "cpu"
+    assert viewer.scene.knobs.variant == "plain" and viewer.scene.backend == "cpu"
 
 
 @pytest.mark.window

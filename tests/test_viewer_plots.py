@@ -27,7 +27,7 @@ class PlotDemo(Scene):
         self.events: list[PointerEvent] = []
         super().__init__()
 
-    def _load(self, preset, n):
+    def load_state(self, preset, n):
         pass
 
     def advance(self, steps):
@@ -35,7 +35,7 @@ class PlotDemo(Scene):
             pass
         return steps
 
-    def _move_state(self, backend):
+    def move_state(self, backend):
         pass
 
     @property

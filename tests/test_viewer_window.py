@@ -161,11 +161,11 @@ def test_f1_toggles_help(viewer):
 
 def test_bad_slider_values_do_not_crash(viewer):
     ensure_running(viewer)
-    saved = {p.name: viewer.scene.param_value(p.name) for p in viewer.scene.params}
+    saved = {p.name: viewer.scene.controls.param_value(p.name) for p in viewer.scene.params}
     for param in viewer.scene.params:
         for bad in (math.nan, math.inf, -math.inf, 1e308, -1e308, "junk", None):
             viewer.controller.set_param(param.name, bad)
-            value = viewer.scene.param_value(param.name)
+            value = viewer.scene.controls.param_value(param.name)
             assert math.isfinite(value) and param.lo <= value <= param.hi
         assert viewer.tick()
     viewer.controller.set_count(-10**12)  # clamped to the smallest count

@@ -68,7 +68,7 @@ class PretendGpuHeat(HeatScene):
         self.cpu.field[...] = outputs["out"]
         self._changed()
         if comparison is not None:
-            self.record_user_check("CPU twin from the same input", comparison)
+            self.checks.record_user("CPU twin from the same input", comparison)
 
 
 class StepStage:

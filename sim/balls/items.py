@@ -130,7 +130,8 @@ class BallInspector(Inspector):
         }
         thread = self._thread(item)
         if thread is not None:
-            values["CUDA"] = f"block {thread // scene.block}, thread {thread % scene.block} (of {scene.block})"
+            block = scene.knobs.block
+            values["CUDA"] = f"block {thread // block}, thread {thread % block} (of {block})"
         return values
 
     def _thread(self, item: int) -> int | None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import deque
 from itertools import islice
 
+from sim.scene_bench import BenchFigures
+
 HISTORY = 100_000  # passes kept: at six steps a pass and 60 frames of 6 steps a second, about 28 minutes
 
 
@@ -38,3 +40,28 @@ class PassLog:
         count, tests = self.count - mark[0], self.tests - mark[1]
         kept = min(count, len(self.recent))
         return count, tests, list(islice(self.recent, len(self.recent) - kept, None))
+
+
+class PassFigures(BenchFigures):
+    """A benchmark's timed proximity passes (``BallsScene.bench_type``): each one's tests and pairs, the latest
+    ones as far as the history holds them (``pass_count`` all of them), and tests per second."""
+
+    def start(self) -> None:
+        self.mark = self.scene.pass_log.mark()
+
+    def figures(self, wall_s: float) -> dict:
+        count, tests, kept = self.scene.pass_log.since(self.mark)
+        return {"passes": [{"tests": t, "pairs": p} for t, p in kept], "pass_count": count,
+                "tests_per_s": tests / wall_s}
+
+    @staticmethod
+    def lines(record: dict) -> list[str]:
+        passes = record["passes"]
+        if not passes:
+            return []
+        tests = sum(p["tests"] for p in passes) / len(passes)
+        pairs = sum(p["pairs"] for p in passes) / len(passes)
+        first = "first timed" if len(passes) == record["pass_count"] else "oldest kept"
+        return [f"per pass: {tests:.0f} tests, {pairs:.0f} pairs on average ({tests / max(record['n'], 1):.1f} "
+                f"tests per ball); {first} pass {passes[0]['tests']} tests, {passes[0]['pairs']} pairs; "
+                f"{record['pass_count']} passes; tests/s {record['tests_per_s']:.4g}"]

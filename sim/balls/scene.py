@@ -23,7 +23,7 @@ import assets
 from sim import finite
 from sim.balls import DRIP_RATE, PARAMS, SPEC, pipeline_cpu, presets, world
 from sim.balls.items import BallInspector
-from sim.balls.passes import PassLog
+from sim.balls.passes import PassFigures, PassLog
 from sim.balls.pipeline_cpu import HostBalls
 from sim.balls.render_cpu import QUANTITY_MODES, UNIFORM_PALETTE, UNITS, mapped_values
 from sim.contract import Legend, Trough
@@ -35,6 +35,7 @@ from sim.scene import Scene
 class BallsScene(PointsScene, Scene):
     spec = SPEC
     inspector_type = BallInspector
+    bench_type = PassFigures
     uniform_palette = UNIFORM_PALETTE
     serial_items = 4096  # the T and drip presets (a step under a millisecond); t (8575) and block use all
 
@@ -51,27 +52,27 @@ class BallsScene(PointsScene, Scene):
 
     # --- what runs where ----------------------------------------------------------------------
     def gpu_kernels_run(self) -> bool:
-        return self.toggles["cuda_proximity"] and not self.gpu_reason
+        return self.controls.toggles["cuda_proximity"] and not self.gpu_reason
 
     @property
     def cuda_proximity(self) -> bool:
-        return self.toggles["cuda_proximity"]
+        return self.controls.toggles["cuda_proximity"]
 
-    def _toggle_changed(self, name: str) -> None:
+    def toggle_changed(self, name: str) -> None:
         self._need_pass = True
 
-    def _apply_gpu_knobs(self) -> None:
+    def apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
-            self.gpu.set_variant(self.variant)
-            self.gpu.set_block(self.block)
+            self.gpu.set_variant(self.knobs.variant)
+            self.gpu.set_block(self.knobs.block)
         self._need_pass = True
 
     def _new_gpu(self, pos, vel, omega, trough, ids=None):
         from sim.balls.gpu import BallsGpu
 
-        return BallsGpu(pos, vel, omega, self.variant, self.block, trough.fallen_y, self.device, ids)
+        return BallsGpu(pos, vel, omega, self.knobs.variant, self.knobs.block, trough.fallen_y, self.device, ids)
 
-    def _move_state(self, backend: str) -> None:
+    def move_state(self, backend: str) -> None:
         if backend == "gpu":
             host = self.host
             self.gpu = self._new_gpu(host.pos, host.vel, host.omega, self.trough, host.ids)
@@ -86,7 +87,7 @@ class BallsScene(PointsScene, Scene):
     def params(self):
         return PARAMS + ((DRIP_RATE,) if self.preset == "drip" else ())
 
-    def _load(self, preset: str, n: int | None) -> None:
+    def load_state(self, preset: str, n: int | None) -> None:
         drop = presets.build(preset, n, np.random.default_rng(self.seed))
         omega = np.zeros_like(drop.pos)
         if self.backend == "gpu":
@@ -119,7 +120,7 @@ class BallsScene(PointsScene, Scene):
         self._next_id = pos.shape[0]
         self.pass_log.clear()
         self._need_pass = True
-        self._invalidate_checks()
+        self.checks.clear()
 
     def state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Host copies of (pos, vel, omega), whichever backend holds them."""
@@ -164,7 +165,7 @@ class BallsScene(PointsScene, Scene):
         if self.backend == "gpu" and self.gpu_kernels_run():
             result = self.gpu.proximity_pass(self.timer)
             self.last_tests, self.last_pairs = result.tests, result.pairs
-            if self.verify:
+            if self.checks.on:
                 self._verify(*self.gpu.host_state()[:2], *self.gpu.host_lists())
         elif self.backend == "gpu":
             self._cpu_pass_for_gpu()
@@ -177,7 +178,7 @@ class BallsScene(PointsScene, Scene):
             else:
                 host = self.host
                 host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(
-                    host.pos, host.vel, self.variant, self.timer)
+                    host.pos, host.vel, self.knobs.variant, self.timer)
         self.pass_log.append(self.last_tests, self.last_pairs)
 
     def _drip(self, seconds: float = world.PAIR_LIFETIME) -> None:
@@ -221,7 +222,7 @@ class BallsScene(PointsScene, Scene):
         from sim.balls.user_stage import pairs as pair_list
 
         pairs, suspect, note = pair_list(inputs, outputs)
-        self.mark_suspect(suspect, note)
+        self.checks.mark_suspect(suspect, note)
         if self.backend == "gpu":
             self.gpu.set_lists(pairs)
         else:
@@ -229,7 +230,7 @@ class BallsScene(PointsScene, Scene):
         self.last_pairs = int(pairs.shape[0])
         self._need_pass, self._since_pass = False, 0
         if comparison is not None:
-            self.record_user_check("the CPU z-sweep", comparison,
+            self.checks.record_user("the CPU z-sweep", comparison,
                                    {"balls differing": comparison.mismatches, "compared": comparison.rule})
         self._forces_step()
 
@@ -250,7 +251,7 @@ class BallsScene(PointsScene, Scene):
             mine, theirs = pairs_from_lists(count, slots)
             host.pairs = np.column_stack([ids[mine], ids[theirs]]).astype(np.int64)
         self.last_tests, self.last_pairs = result.tests, result.pairs
-        if self.verify:
+        if self.checks.on:
             self._verify(host.pos, host.vel, *lists_from_pairs(host.pairs, self.n))
 
     def _cpu_pass_for_gpu(self) -> None:
@@ -261,17 +262,18 @@ class BallsScene(PointsScene, Scene):
             if not keep.all():
                 pos, vel, omega = pos[keep], vel[keep], omega[keep]
                 self.gpu.load(pos, vel, omega, self.gpu.host_ids()[keep])
-        pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(pos, vel, self.variant, self.timer)
+        pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(pos, vel, self.knobs.variant, self.timer)
         self.gpu.set_lists(pairs)
 
     def _verify(self, pos, vel, count, slots) -> None:
         """Per ball: the GPU's partners against the CPU twin's from the same state."""
         started = time.perf_counter()
-        pairs, _, found = pipeline_cpu.proximity(pos, vel, self.variant)
+        pairs, _, found = pipeline_cpu.proximity(pos, vel, self.knobs.variant)
         cpu_count, cpu_slots = lists_from_pairs(pairs, pos.shape[0])
-        against = "the CPU grid (every pair the predicate accepts)" if self.variant == "grid" else "the CPU z-sweep"
+        grid = self.knobs.variant == "grid"
+        against = "the CPU grid (every pair the predicate accepts)" if grid else "the CPU z-sweep"
         self.checked_lists = (count, slots, cpu_count, cpu_slots)
-        self.record_check(against, differing_items(count, slots, cpu_count, cpu_slots), started,
+        self.checks.record(against, differing_items(count, slots, cpu_count, cpu_slots), started,
                           {"pairs on the GPU": int(count.sum()) // 2, "pairs on the CPU": found})
 
     # --- what the viewer and the tests read --------------------------------------------------------------
@@ -306,7 +308,7 @@ class BallsScene(PointsScene, Scene):
     def fill_points(self, xp, pos_out, quantity_out, mode: str) -> None:
         """On the GPU one kernel (render.cu) writes both; on the CPU its twin (render_cpu.py)."""
         if self.backend == "gpu":
-            self.gpu.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.block)
+            self.gpu.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.knobs.block)
             return
         pos_out[:] = self.host.pos
         self.fill_quantity(mode, xp, quantity_out)
@@ -324,30 +326,7 @@ class BallsScene(PointsScene, Scene):
         n = self.n
         return {"n": n, "steps": self.steps, "sim_time": self.sim_time, "tests": self.last_tests,
                 "tests_per_ball": self.last_tests / n if n else 0.0, "pairs": self.last_pairs,
-                "passes": self.pass_log.count, finite.STAT_KEY: self.suspect_note}
-
-    # --- benchmarks ---------------------------------------------------------------------------------------
-    def bench_mark(self):
-        return self.pass_log.mark()
-
-    def bench_figures(self, mark, wall_s: float) -> dict:
-        """The timed proximity passes (each one's tests and pairs, the latest ones as far as the history
-        holds them; ``pass_count`` all of them) and tests per second."""
-        count, tests, kept = self.pass_log.since(mark)
-        return {"passes": [{"tests": t, "pairs": p} for t, p in kept], "pass_count": count,
-                "tests_per_s": tests / wall_s}
-
-    @staticmethod
-    def bench_lines(record: dict) -> list[str]:
-        passes = record["passes"]
-        if not passes:
-            return []
-        tests = sum(p["tests"] for p in passes) / len(passes)
-        pairs = sum(p["pairs"] for p in passes) / len(passes)
-        first = "first timed" if len(passes) == record["pass_count"] else "oldest kept"
-        return [f"per pass: {tests:.0f} tests, {pairs:.0f} pairs on average ({tests / max(record['n'], 1):.1f} "
-                f"tests per ball); {first} pass {passes[0]['tests']} tests, {passes[0]['pairs']} pairs; "
-                f"{record['pass_count']} passes; tests/s {record['tests_per_s']:.4g}"]
+                "passes": self.pass_log.count, finite.STAT_KEY: self.checks.suspect_note}
 
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):

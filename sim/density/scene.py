@@ -16,6 +16,7 @@ import numpy as np
 
 from sim.contract import FieldView, Legend
 from sim.density import SPEC
+from sim.density.items import CellInspector
 from sim.particles import world
 from sim.particles.scene import ParticlesScene
 
@@ -25,6 +26,7 @@ MIN_CELLS, MAX_CELLS = 8, 256
 
 class DensityScene(ParticlesScene):
     spec = SPEC
+    inspector_type = CellInspector
 
     @property
     def cells(self) -> int:
@@ -44,7 +46,7 @@ class DensityScene(ParticlesScene):
         if out is None:
             out = xp.empty((cells, cells), xp.float32)
         out[...] = counts
-        marked = self.marked(self.n)
+        marked = self.checks.marked(self.n)
         if marked is not None:
             out.reshape(-1)[index[xp.asarray(marked)]] = xp.nan
         return out
@@ -69,7 +71,7 @@ class DensityScene(ParticlesScene):
     def view(self, color_mode: str) -> FieldView:
         cells = self.cells
         top = float(max(1, math.ceil(3.0 * self.n / cells**2)))  # three times the mean count
-        span = self.color_ranges.get(color_mode)  # fixed from the panel, else the counts' own range
+        span = self.color_scales.ranges.get(color_mode)  # fixed from the panel, else the counts' own range
         return FieldView(
             shape=(cells, cells), extent=(0.0, 0.0, self.size, self.size), value_range=span,
             legend=Legend("density", *(span or (0.0, top)), "particles per cell"),
@@ -78,56 +80,3 @@ class DensityScene(ParticlesScene):
 
     def stats(self) -> dict:
         return {**super().stats(), "grid": f"{self.cells} x {self.cells} cells"}
-
-    # --- one cell, for the viewer's pointer (items are cells, not particles) ------------------------------
-    def item_key(self, item: int) -> int:
-        return int(item)
-
-    def item_of_key(self, key: int) -> int | None:
-        return int(key) if 0 <= int(key) < self.cells**2 else None
-
-    def is_marked(self, item: int) -> bool:
-        return bool(self.describe_check(item))
-
-    def _in_cell(self, cell: int, x, y):
-        """Which of the points (x, y) lie in ``cell`` (numpy or CuPy, as x is)."""
-        cells = self.cells
-        row, col = divmod(int(cell), cells)
-        scale = cells / self.size
-        return ((x * scale).astype(np.int64).clip(0, cells - 1) == col) & \
-            ((y * scale).astype(np.int64).clip(0, cells - 1) == row)
-
-    def describe(self, item: int) -> dict[str, str]:
-        cells = self.cells
-        item = int(item)
-        if not 0 <= item < cells * cells:
-            raise IndexError(f"no cell {item} (the grid has {cells} x {cells})")
-        row, col = divmod(item, cells)
-        width = self.size / cells
-        x, y, vx, vy = self.arrays()
-        inside = self._in_cell(item, x, y)
-        count = int(inside.sum())
-        speed = float((((vx * vx + vy * vy) ** 0.5) * inside).sum()) / count if count else 0.0
-        return {
-            "cell": f"row {row}, column {col}",
-            "x": f"{col * width:.4g} .. {(col + 1) * width:.4g}",
-            "y": f"{row * width:.4g} .. {(row + 1) * width:.4g}",
-            "particles": f"{count} ({count / max(self.n / cells**2, 1e-12):.2f} x the mean)",
-            "mean speed": f"{speed:.4g} box units/s" if count else "-",
-        }
-
-    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
-        """The cell's particle count after the last step on the GPU and on the CPU, and which of its
-        particles moved differently."""
-        if self.checked is None or self.marked(self.n) is None or not 0 <= int(item) < self.cells**2:
-            return []
-        gpu, cpu, gids = self.checked
-        marked_ids = gids[self.mismatch]
-        in_gpu, in_cpu = self._in_cell(item, gpu[0], gpu[1]), self._in_cell(item, cpu[0], cpu[1])
-        differing = sorted(int(k) for k in marked_ids if in_gpu[k] or in_cpu[k])
-        if not differing:
-            return []
-        shown = ", ".join(f"#{k}" for k in differing[:8]) + (", …" if len(differing) > 8 else "")
-        g, c = int(in_gpu.sum()), int(in_cpu.sum())
-        return [("particles", str(g), str(c), f"{g - c:+d}"),
-                ("differing particles", "", "", f"{len(differing)}: {shown}")]

@@ -18,8 +18,8 @@ class DurbinInspector(Inspector):
 
     def is_marked(self, item: int) -> bool:
         scene = self.scene
-        mismatch = scene.mismatch
-        return bool(scene.verify and mismatch is not None and 0 <= item < mismatch.shape[0] and mismatch[item])
+        mismatch = scene.checks.mismatch
+        return bool(scene.checks.on and mismatch is not None and 0 <= item < mismatch.shape[0] and mismatch[item])
 
     def describe(self, item: int) -> dict[str, str]:
         scene = self.scene

@@ -57,19 +57,19 @@ class DurbinReadout:
     def view(self, color_mode: str) -> PlotsView:
         scene = self.scene
         self._mode = color_mode
-        key = (self.version, color_mode, scene.tool_on, scene.verify, id(scene.verification))
+        key = (self.version, color_mode, scene.controls.tool_on, scene.checks.on, id(scene.checks.verification))
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         owners = scene.owners() if color_mode == BLOCK_COLORS else None
         if scene.lpc is not None:
-            marked = scene.mismatch if scene.verify and scene.mismatch is not None else None
-            view = PlotsView(scene.lpc.plots(scene.frame, marked, owners, scene.tool_on), columns=2)
+            marked = scene.checks.mismatch if scene.checks.on and scene.checks.mismatch is not None else None
+            view = PlotsView(scene.lpc.plots(scene.frame, marked, owners, scene.controls.tool_on), columns=2)
         else:
             h, n = scene.host, scene.r.size
             k = h["y"].shape[0]
             right = plots.spectrum_plot(h["y"], h["alphas"], scene.noise_psd, scene.kappas) \
                 if scene.kappas is not None else plots.input_plot(scene.r)
-            view = PlotsView([plots.y_plot(h["y"], n, k, scene.marked(n), owners),
+            view = PlotsView([plots.y_plot(h["y"], n, k, scene.checks.marked(n), owners),
                               plots.alphas_plot(h["alphas"], n, scene.kappas, scene.draggable),
                               plots.beta_plot(h["betas"], n), right], columns=2)
         self._cache = (key, view)
@@ -78,7 +78,7 @@ class DurbinReadout:
     def stats(self) -> dict:
         scene = self.scene
         out = {stat.key: None for stat in SPEC.stats}  # a figure of the other mode prints as "-"
-        out.update(n=scene.n, steps=scene.steps, sim_time=0.0, max_error=scene.max_error if scene.verify else None)
+        out.update(n=scene.n, steps=scene.steps, sim_time=0.0, max_error=scene.max_error if scene.checks.on else None)
         total_m, total_ms = sum(m for m, _ in self._rate), sum(ms for _, ms in self._rate)
         if scene.lpc is not None:
             mode, frame = scene.lpc, scene.frame

@@ -64,9 +64,10 @@ class DurbinScene(Scene):
         self._checked_version = -1  # the readout's version the last check saw
         self._stream = None  # the lpc preset's CUDA stream
         super().__init__(preset, backend, n, seed, variant, block, device)
+        self.checks.on_clear.append(self._forget_check)
 
     # --- presets ---------------------------------------------------------------------------------------
-    def _load(self, preset: str, n: int | None) -> None:
+    def load_state(self, preset: str, n: int | None) -> None:
         table = assets.presets("durbin")[preset]
         fresh = preset != self.preset  # a reset (the same preset) keeps the sliders
         if "sound" in table:
@@ -103,15 +104,15 @@ class DurbinScene(Scene):
     @property
     def draggable(self) -> bool:
         """Whether the kappas are drag points now (editable, the drag tool on)."""
-        return self.editable and self.tool_on
+        return self.editable and self.controls.tool_on
 
     def _new_solver(self, r: np.ndarray, backend: str, k: int):
         """A solver of T y = -r on ``backend`` advanced to k entries (a replay: the new state is its own)."""
         if backend == "gpu":
             from sim.durbin import gpu
 
-            kernel, path = VARIANTS[self.variant]
-            solver = gpu.DurbinGpu(r, kernel, block=self.block, device=self.device, path=path)
+            kernel, path = VARIANTS[self.knobs.variant]
+            solver = gpu.DurbinGpu(r, kernel, block=self.knobs.block, device=self.device, path=path)
         else:
             solver = durbin_cpu.DurbinCpu(r)
         solver.step(k - 1)
@@ -132,10 +133,10 @@ class DurbinScene(Scene):
         return self._stream
 
     # --- where it runs -----------------------------------------------------------------------------------
-    def _move_state(self, backend: str) -> None:
+    def move_state(self, backend: str) -> None:
         """Recursion: to the CPU the GPU's state itself; to the GPU a replay to the same k. lpc: solved again."""
         if backend == "cpu":
-            self.verify = False
+            self.checks.on = False
         if self.lpc is not None:
             self._stream = None
             self.lpc.device_r = None
@@ -152,7 +153,7 @@ class DurbinScene(Scene):
             self._read_back()
         self.readout.changed()
 
-    def _apply_gpu_knobs(self) -> None:
+    def apply_gpu_knobs(self) -> None:
         if self.solver is not None and self.solver.backend == "gpu":
             self.solver = self._new_solver(self.r, "gpu", self.solver.k)
             self._read_back()
@@ -170,8 +171,7 @@ class DurbinScene(Scene):
             return LPC_ORDER, frame, PLAY
         return (SPEED, AR_ORDER) if self.editable else (SPEED,)
 
-    def set_param(self, name: str, value: float) -> float:
-        value = super().set_param(name, value)
+    def param_changed(self, name: str, value: float) -> float:
         if name in ("p", "order", "frame"):
             value = float(round(value))
             setattr(self.settings, name, value)
@@ -181,14 +181,14 @@ class DurbinScene(Scene):
         elif name == "order" and self.lpc is not None and int(value) != self.lpc.order:
             self.lpc.set_order(int(value))
             self.lpc.solve(self.backend, StageTimer(), self.device, self._gpu_stream(self.backend))
-            self._invalidate_checks()
+            self.checks.clear()
         self.readout.changed()
         return value
 
     # --- the drag points -----------------------------------------------------------------------------------
     def pointer(self, event: PointerEvent) -> None:
         """A moved drag point: a reflection coefficient (its height, kept inside +-0.99) or the lpc frame."""
-        if event.kind != "point" or not self.tool_on:
+        if event.kind != "point" or not self.controls.tool_on:
             return
         if event.target.startswith("kappa") and self.editable:
             i = int(event.target[len("kappa"):])
@@ -208,7 +208,7 @@ class DurbinScene(Scene):
         self.settings.p = float(kappas.size)
         self._new_noise()
         self._read_back()
-        self._invalidate_checks()
+        self.checks.clear()
         self.readout.changed()
 
     # --- stepping ---------------------------------------------------------------------------------------------
@@ -250,7 +250,8 @@ class DurbinScene(Scene):
             self._read_back()
             self.timer.add("read back", (time.perf_counter() - copied) * 1e3)
             self.readout.changed()
-        if self.verify and (steps > 0 or self._checked_version != self.readout.version or self.verification is None):
+        stale = self._checked_version != self.readout.version or self.checks.verification is None
+        if self.checks.on and (steps > 0 or stale):
             self._verify(before if steps > 0 else None)
         self.readout.timed_plots()
         return steps
@@ -260,12 +261,12 @@ class DurbinScene(Scene):
         ms = mode.solve(self.backend, self.timer, self.device, self._gpu_stream(self.backend))
         self.readout.solved(mode.frames, ms, steps=False)
         self._lpc_moved(move)
-        if self.verify:
+        if self.checks.on:
             started = time.perf_counter()
             beyond, details, twin, reference = mode.check()
             self.checked = {"twin": twin, "scipy": reference, "gpu": mode.y.copy()}
             self.max_error = details["largest difference to scipy"]
-            self.record_check("the CPU twin's batched solve and scipy.linalg.solve_toeplitz", beyond, started,
+            self.checks.record("the CPU twin's batched solve and scipy.linalg.solve_toeplitz", beyond, started,
                               details, unit="frames")
         self.readout.timed_plots()
 
@@ -289,7 +290,7 @@ class DurbinScene(Scene):
         self._lpc_moved(1)
         self.checked = {}  # the scene's own check's values say nothing about this solution
         if comparison is not None:
-            self.record_user_check("the CPU twin's batched solve", comparison,
+            self.checks.record_user("the CPU twin's batched solve", comparison,
                                    {"max error": comparison.max_abs, "compared": comparison.rule}, unit="frames")
         self.readout.timed_plots()
 
@@ -307,12 +308,11 @@ class DurbinScene(Scene):
         started = time.perf_counter()
         beyond, details, self.checked, self.max_error = verify.recursion(self.r, self.host, before, self.tolerance)
         self._checked_version = self.readout.version
-        self.record_check("the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started,
+        self.checks.record("the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started,
                           details, unit="entries")
         self.readout.forget()
 
-    def _invalidate_checks(self) -> None:
-        super()._invalidate_checks()
+    def _forget_check(self) -> None:
         self.checked = {}
         self.max_error = None
         self.readout.forget()
@@ -335,7 +335,7 @@ class DurbinScene(Scene):
 
     def owners(self) -> np.ndarray | None:
         """The CUDA block behind each entry (the last step's update) or frame (lpc); None on the CPU."""
-        if not self.block_colors_available():
+        if not self.knobs.block_colors_available():
             return None
         if self.lpc is None:
             k = self.host["y"].shape[0]

@@ -1,10 +1,12 @@
-"""One cell as the viewer's pointer shows it: its temperature and what the next step does to it, and
-the CUDA block and thread that write it under a launch's geometry (``kernels.LaunchTiles``; no GPU needed)."""
+"""One cell as the viewer's pointer shows it (``HeatInspector``): its temperature and what the next step
+does to it, and the CUDA block and thread that write it under a launch's geometry (``kernels.LaunchTiles``;
+no GPU needed)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from sim.checks import Inspector
 from sim.heat.kernels import COLS, LaunchTiles
 
 
@@ -37,3 +39,34 @@ def thread_text(tiles: LaunchTiles, i: int, j: int) -> str:
     if tiles.kernel == "temporal":
         text += f" (k {tiles.k}: the warp streams {tiles.warp_h} rows, {COLS} columns a lane)"
     return text
+
+
+class HeatInspector(Inspector):
+    """A cell under the viewer's pointer (``HeatScene.inspector``); items are cells, ``row * ni + column``."""
+
+    def cell(self, item: int) -> tuple[int, int]:
+        scene = self.scene
+        item = int(item)
+        if not 0 <= item < scene.n:
+            raise IndexError(f"no cell {item} (the grid has {scene.ni:,} x {scene.nj:,})")
+        j, i = divmod(item, scene.ni)
+        return i, j
+
+    def describe(self, item: int) -> dict[str, str]:
+        scene = self.scene
+        i, j = self.cell(item)
+        near = scene.sim.field[max(j - 1, 0):j + 2, max(i - 1, 0):i + 2]
+        near = near.get() if hasattr(near, "get") else np.array(near)  # 3x3 cells at most, never the field
+        values = {"cell": f"i {i}, j {j}", **cell_values(near, i, j, scene.ni, scene.nj, scene.sim.tfac)}
+        if scene.gpu is not None:
+            values["CUDA"] = thread_text(scene.gpu.tiles(), i, j)
+        return values
+
+    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
+        """The cell after the last checked frame on the GPU and on the CPU from the same field."""
+        checked = self.scene.checked
+        if checked is None or not self.is_marked(item):
+            return []
+        i, j = self.cell(item)
+        g, c = (float(a[j, i]) for a in checked)
+        return [("temperature", f"{g:.9g}", f"{c:.9g}", f"{g - c:+.3g}")]

@@ -21,7 +21,7 @@ from sim.cli import Refused
 from sim.contract import BLOCK_COLORS, FieldView, Legend, PointerEvent
 from sim.cuda import GpuCompileError
 from sim.heat import SPEC
-from sim.heat.cells import cell_values, thread_text
+from sim.heat.cells import HeatInspector
 from sim.heat.presets import grid_shape, initial_field, preset_table
 from sim.heat.stats import HeatReadout, SummaryRead
 from sim.heat.stencil_cpu import HeatCpu
@@ -42,6 +42,7 @@ class HeatSettings:
 
 class HeatScene(Scene):
     spec = SPEC
+    inspector_type = HeatInspector
     default_seed = 1  # glibc srand(1): the DLI's field (it never calls srand)
     # 4M cells step on one core (a 10-step frame at 1000x1000: ~1.5 ms), the other left to the renderer
     serial_items = 1 << 22
@@ -53,7 +54,7 @@ class HeatScene(Scene):
         self.ni = self.nj = 0
         self.settings = HeatSettings(0.0, float(SPEC.steps_per_frame))
         self._stroke: tuple[float, float] | None = None  # the last painted point of a drag
-        self._checked = None  # the last check's (GPU, CPU) fields, for describe_check
+        self.checked = None  # the last check's (GPU, CPU) fields, for describe_check
         self._marked_device = None  # flat indices of the differing cells, on the device
         self.readout = HeatReadout(self)  # the statistics
         start = preset or SPEC.default_preset
@@ -62,16 +63,17 @@ class HeatScene(Scene):
         if options.get("k") is not None and (variant or SPEC.gpu.default_variant) != "temporal":
             raise ValueError("k (steps per launch) applies to the temporal kernel only (add --variant temporal)")
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
-        self.color_ranges.update({TEMPERATURE: TEMPERATURE_RANGE, BLOCK_COLORS: TEMPERATURE_RANGE})
+        self.checks.on_clear.append(self._forget_check)
+        self.color_scales.ranges.update({TEMPERATURE: TEMPERATURE_RANGE, BLOCK_COLORS: TEMPERATURE_RANGE})
 
     # --- state -----------------------------------------------------------------------------------
     @property
     def k(self) -> int:
-        return int(self.options["k"])
+        return int(self.knobs.options["k"])
 
     @property
     def fma(self) -> bool:
-        return self.options["fma"] == "on"
+        return self.knobs.options["fma"] == "on"
 
     @property
     def sim(self):
@@ -86,7 +88,7 @@ class HeatScene(Scene):
     def frame_steps(self) -> int:
         return max(1, int(round(self.settings.steps_per_frame)))
 
-    def _load(self, preset: str, n: int | None) -> None:
+    def load_state(self, preset: str, n: int | None) -> None:
         table = preset_table(preset)
         ni, nj = grid_shape(table, n)
         _, most = self.count_range
@@ -105,7 +107,7 @@ class HeatScene(Scene):
         self.ni, self.nj = ni, nj
         if new:
             self.settings = HeatSettings(factor, float(SPEC.steps_per_frame))
-            self.tool_values.update(radius=max(1.5, round(min(ni, nj) / 40, 1)), temperature=100.0)
+            self.controls.tool_values.update(radius=max(1.5, round(min(ni, nj) / 40, 1)), temperature=100.0)
         self._changed(fresh=True)
 
     def _new_gpu(self, field, tfac: float, compile_now: bool = True):
@@ -114,13 +116,13 @@ class HeatScene(Scene):
         under its warm-up screen)."""
         from sim.heat.gpu import HeatGpu
 
-        sim = HeatGpu(field, device=self.device, kernel=self.variant, block=self.block, k=self.k, fma=self.fma,
-                      tfac=tfac)
+        sim = HeatGpu(field, device=self.device, kernel=self.knobs.variant, block=self.knobs.block, k=self.k,
+                      fma=self.fma, tfac=tfac)
         if compile_now:
             sim.launch_info()
         return sim
 
-    def _move_state(self, backend: str) -> None:
+    def move_state(self, backend: str) -> None:
         if backend == "gpu":
             self.gpu = self._new_gpu(self.cpu.field, self.cpu.tfac)
             self.cpu = None
@@ -131,16 +133,15 @@ class HeatScene(Scene):
                                  "or load fewer cells")
             self.cpu = HeatCpu(self.gpu.get(), self.gpu.tfac)
             self.gpu = None
-            self.verify = False
+            self.checks.on = False
         self._changed(fresh=True)
 
-    def _apply_gpu_knobs(self) -> None:
+    def apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
-            self.gpu.configure(kernel=self.variant, block=self.block, k=self.k, fma=self.fma)
+            self.gpu.configure(kernel=self.knobs.variant, block=self.knobs.block, k=self.k, fma=self.fma)
             self.gpu.launch_info()
 
-    def set_param(self, name: str, value: float) -> float:
-        value = super().set_param(name, value)
+    def param_changed(self, name: str, value: float) -> float:
         if name == "factor":
             self.sim.tfac = np.float32(value)
         return value
@@ -148,18 +149,13 @@ class HeatScene(Scene):
     def _changed(self, fresh: bool = False) -> None:
         self.readout.changed(fresh)
 
-    def _invalidate_checks(self) -> None:
-        super()._invalidate_checks()
-        self._checked = self._marked_device = None
-
-    def _restart_timing(self) -> None:
-        super()._restart_timing()
-        self.readout.restart()
+    def _forget_check(self) -> None:
+        self.checked = self._marked_device = None
 
     # --- stepping --------------------------------------------------------------------------------
     def advance(self, steps: int) -> int:
         self.readout.take_frame_times()
-        before = self.gpu.get() if self.gpu is not None and self.verify else None
+        before = self.gpu.get() if self.gpu is not None and self.checks.on else None
         if self.gpu is not None:
             try:
                 with self.timer.stage("step"):
@@ -168,17 +164,12 @@ class HeatScene(Scene):
                 self.gpu_failed(exc)
                 before = None
         if self.cpu is not None:
-            with self.timer.stage("step"):  # on cpu_threads: run_frame sets them
+            with self.timer.stage("step"):  # on the threads run_frame sets
                 self.cpu.advance(steps)
         self._changed()
         if before is not None:
             self._verify(before, steps)
         return steps
-
-    def run_frame(self, steps: int) -> int:
-        done = super().run_frame(steps)
-        self.readout.stepped(done)  # each timer frame's steps, whichever kernel did them (a user's too)
-        return done
 
     def _verify(self, before: np.ndarray, steps: int) -> None:
         """The same steps on the CPU twin from the field the GPU started from; compared bit for bit
@@ -198,12 +189,12 @@ class HeatScene(Scene):
         error = float(np.max(np.abs(gpu - cpu), initial=np.float32(0)))
         mismatch = differ.reshape(-1)
         self._mark(mismatch, (gpu, cpu))
-        self.record_check("the CPU steps from the same field", mismatch, started,
+        self.checks.record("the CPU steps from the same field", mismatch, started,
                           {"max error": error, "steps checked": steps, "compared": compared})
 
     def _mark(self, mismatch: np.ndarray, checked=None) -> None:
         """Keep a check's differing cells (flat) for the view: NaN on the host, a device index list on the GPU."""
-        self._checked = checked
+        self.checked = checked
         if mismatch.any() and self.gpu is not None:
             import cupy
 
@@ -223,13 +214,13 @@ class HeatScene(Scene):
         self.sim.load(outputs["tout"])
         if comparison is not None:
             self._mark(comparison.mismatch)
-            self.record_user_check("the CPU step from the same field", comparison,
+            self.checks.record_user("the CPU step from the same field", comparison,
                                    {"max error": comparison.max_abs, "steps checked": 1, "compared": comparison.rule})
         self._changed()
 
     # --- the paint tool --------------------------------------------------------------------------
     def tool_reach(self) -> float:
-        return self.tool_values["radius"]  # cells, one scene unit each
+        return self.controls.tool_values["radius"]  # cells, one scene unit each
 
     def pointer(self, event: PointerEvent) -> None:
         """Left drag paints the tool's temperature, right drag 0, along the whole path of the drag."""
@@ -238,8 +229,8 @@ class HeatScene(Scene):
             return
         here = (event.x - 0.5, event.y - 0.5)  # the scene's x, y to cell indices (cell i's centre is i + 0.5)
         start = self._stroke if event.kind == "drag" and self._stroke is not None else here
-        value = self.tool_values["temperature"] if event.button == "left" else 0.0
-        self.paint_stroke(start, here, self.tool_values["radius"], value)
+        value = self.controls.tool_values["temperature"] if event.button == "left" else 0.0
+        self.paint_stroke(start, here, self.controls.tool_values["radius"], value)
         self._stroke = here
 
     def paint_stroke(self, start: tuple[float, float], end: tuple[float, float], radius: float, value: float) -> None:
@@ -261,7 +252,7 @@ class HeatScene(Scene):
     def host_field(self) -> np.ndarray:
         """The field (nj, ni) float32 on the host: the CPU twin's buffer itself, or a copy (from the device)
         with the cells the last check marked set to NaN."""
-        marked = self.marked(self.n)
+        marked = self.checks.marked(self.n)
         if self.gpu is None and marked is None:
             return self.cpu.field
         values = self.gpu.get() if self.gpu is not None else self.cpu.field.copy()
@@ -272,7 +263,7 @@ class HeatScene(Scene):
     def _write(self, out) -> None:
         """GPU: the field into ``out`` (CuPy (nj, ni) float32, a mapped GL buffer), device to device."""
         self.gpu.write_into(out)
-        if self._marked_device is not None and self.marked(self.n) is not None:
+        if self._marked_device is not None and self.checks.marked(self.n) is not None:
             import cupy
 
             with cupy.cuda.Device(self.device):
@@ -280,7 +271,7 @@ class HeatScene(Scene):
 
     def view(self, color_mode: str) -> FieldView:
         tiles = self.gpu.tiles().for_view() if color_mode == BLOCK_COLORS and self.gpu is not None else None
-        span = self.color_ranges.get(color_mode)  # 0..100 until the panel says otherwise
+        span = self.color_scales.ranges.get(color_mode)  # 0..100 until the panel says otherwise
         return FieldView(shape=(self.nj, self.ni), extent=(0.0, 0.0, float(self.ni), float(self.nj)),
                          value_range=span, legend=Legend(TEMPERATURE, *(span or TEMPERATURE_RANGE)),
                          host=self.host_field, write=self._write if self.gpu is not None else None,
@@ -319,31 +310,6 @@ class HeatScene(Scene):
             runtime = cupy.cuda.runtime
             runtime.memcpyAsync(host.ctypes.data, three.data.ptr, host.nbytes, runtime.memcpyDeviceToHost, stream.ptr)
             return SummaryRead(host, stream.record(), keep=three, exact=lambda: summary(f, cupy))
-
-    # --- one cell, for the viewer's pointer ------------------------------------------------------
-    def _cell(self, item: int) -> tuple[int, int]:
-        item = int(item)
-        if not 0 <= item < self.n:
-            raise IndexError(f"no cell {item} (the grid has {self.ni:,} x {self.nj:,})")
-        j, i = divmod(item, self.ni)
-        return i, j
-
-    def describe(self, item: int) -> dict[str, str]:
-        i, j = self._cell(item)
-        near = self.sim.field[max(j - 1, 0):j + 2, max(i - 1, 0):i + 2]
-        near = near.get() if hasattr(near, "get") else np.array(near)  # 3x3 cells at most, never the field
-        values = {"cell": f"i {i}, j {j}", **cell_values(near, i, j, self.ni, self.nj, self.sim.tfac)}
-        if self.gpu is not None:
-            values["CUDA"] = thread_text(self.gpu.tiles(), i, j)
-        return values
-
-    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
-        """The cell after the last checked frame on the GPU and on the CPU from the same field."""
-        if self._checked is None or not self.is_marked(item):
-            return []
-        i, j = self._cell(item)
-        g, c = (float(a[j, i]) for a in self._checked)
-        return [(TEMPERATURE, f"{g:.9g}", f"{c:.9g}", f"{g - c:+.3g}")]
 
 
 def summary(f, xp) -> tuple[float, float, float, int, int]:

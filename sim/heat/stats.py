@@ -43,8 +43,8 @@ class HeatReadout:
         self._asks = 0  # asks since the last one started
         self._ready_at = 0.0  # when the last one arrived (time.monotonic)
         self._cost_s = 0.0  # host time the last one's start took (the whole reduction on the CPU)
-        self._frame_steps: deque[int] = deque()  # steps of frames whose times the timer has not read yet
         self._rates: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)  # (steps, ms) of timed frames
+        self._timer = None  # the scene's timer the rates are of (a preset, a backend bring a new one)
         self._frames_seen = 0
 
     def changed(self, fresh: bool = False) -> None:
@@ -53,23 +53,17 @@ class HeatReadout:
         if fresh:
             self._summary_text = self._summary = None
 
-    def restart(self) -> None:
-        """A new timer: no frame times yet."""
-        self._frame_steps.clear()
-        self._rates.clear()
-        self._frames_seen = 0
-
-    def stepped(self, steps: int) -> None:
-        """A timer frame of ``steps`` steps, timed once the timer has it."""
-        self._frame_steps.append(steps)
-
     def take_frame_times(self) -> None:
-        """The step rates of the frames whose times the timer has now (GPU frames are read a frame or so late)."""
+        """The step rates of the frames whose times the timer has now (GPU frames are read a frame or so late),
+        from each frame's steps (whichever kernel did them, a user's too) and its "step" time."""
         timer = self.scene.timer
+        if timer is not self._timer or timer.frames < self._frames_seen:  # a new timer, or one cleared
+            self._timer, self._frames_seen = timer, 0
+            self._rates.clear()
         resolved = timer.frames - self._frames_seen
         if resolved > 0:
-            for ms in timer.history("step")[-resolved:]:
-                self._rates.append((self._frame_steps.popleft(), float(ms)))
+            steps, times = timer.steps_history()[-resolved:], timer.history("step")[-resolved:]
+            self._rates.extend((int(s), float(ms)) for s, ms in zip(steps, times, strict=False))
             self._frames_seen = timer.frames
 
     def _temperature(self) -> tuple[str, str]:

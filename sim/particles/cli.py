@@ -135,7 +135,7 @@ def simulate(scene, steps: int, need: resources.Estimate, stream=None) -> float:
     start = time.perf_counter()
     with resources.Progress("particles", steps, "steps", show=need.long) as progress:
         for step in range(steps):
-            scene.single_step()
+            scene.run_frame(1)
             if writer is not None and step % SAVE_EVERY == 0:
                 writer.frame(*scene.host_positions())
             progress.advance(1)

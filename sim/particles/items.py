@@ -49,7 +49,8 @@ class ParticleInspector(Inspector):
             "bin": f"{row * scene.nbins + col} (row {row}, column {col})" if min(row, col) >= 0 else "none: NaN",
         }
         if scene.gpu is not None:
-            values["CUDA"] = f"block {item // scene.block}, thread {item % scene.block} (of {scene.block})"
+            block = scene.knobs.block
+            values["CUDA"] = f"block {item // block}, thread {item % block} (of {block})"
         return values
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:

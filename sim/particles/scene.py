@@ -22,6 +22,7 @@ from sim.particles.kernels import GRAPH_STAGE
 from sim.particles.pipeline_cpu import HostParticles
 from sim.points import PointsScene
 from sim.scene import Scene
+from sim.scene_bench import BenchFigures
 from sim.timing import NULL_TIMER
 
 UNIFORM_PALETTE = np.array([[0.3, 0.7, 0.95]], np.float32)
@@ -29,9 +30,26 @@ FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report'
 MAX_PUSH_SPEED = 5.0  # box units per second: a push never launches particles across the box at once
 
 
+class ParticleFigures(BenchFigures):
+    """The CS 267 report's Fermi GPU time for this size (1000 steps), where it gave one, and whether the timed
+    frames were replayed as CUDA graphs (the "graph" toggle)."""
+
+    def figures(self, wall_s: float) -> dict:
+        scene = self.scene
+        graph = scene.gpu is not None and scene.controls.toggles["graph"]
+        return {"fermi_s": FERMI_SECONDS.get(scene.n), "cuda_graph": graph}
+
+    @staticmethod
+    def lines(record: dict) -> list[str]:
+        fermi = record.get("fermi_s")
+        lines = ["each frame's ten steps replayed as one CUDA graph"] if record.get("cuda_graph") else []
+        return lines + ([f"the CS 267 report's Fermi GPU: {fermi:.2f} s for 1000 steps"] if fermi else [])
+
+
 class ParticlesScene(PointsScene, Scene):
     spec = SPEC
     inspector_type = ParticleInspector
+    bench_type = ParticleFigures
     uniform_palette = UNIFORM_PALETTE
     default_seed = 1
 
@@ -44,23 +62,23 @@ class ParticlesScene(PointsScene, Scene):
         self._graph_of = None  # the ParticlesGpu it was captured from
         self.checked = None  # the last check's GPU and CPU state by particle id, for describe_check
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
-        self.tool_values.update(radius=0.05, strength=1.0)
+        self.controls.tool_values.update(radius=0.05, strength=1.0)
 
     @property
     def stats_on(self) -> bool:
         """Are the course's distance statistics measured each step?"""
-        return self.toggles["statistics"]
+        return self.controls.toggles["statistics"]
 
-    def _toggle_changed(self, name: str) -> None:
+    def toggle_changed(self, name: str) -> None:
         if name == "statistics" and self.gpu is not None:  # a kernel option: rebuild, keep the state
             self.gpu = self._new_gpu(*self.gpu.host_state())
 
     @property
     def precision(self) -> str:
-        return self.options["precision"]
+        return self.knobs.options["precision"]
 
     # --- state ------------------------------------------------------------------------------
-    def _load(self, preset: str, n: int | None) -> None:
+    def load_state(self, preset: str, n: int | None) -> None:
         n = n or self.spec.preset(preset).count
         x, y, vx, vy = INITS[preset](n, self.seed)
         size = world.box_size(n)
@@ -75,10 +93,10 @@ class ParticlesScene(PointsScene, Scene):
     def _new_gpu(self, x, y, vx, vy, size=None):
         from sim.particles.gpu import ParticlesGpu
 
-        return ParticlesGpu(x, y, vx, vy, size or self.size, self.variant, self.precision, self.block, self.stats_on,
-                            device=self.device)
+        return ParticlesGpu(x, y, vx, vy, size or self.size, self.knobs.variant, self.precision, self.knobs.block,
+                            self.stats_on, device=self.device)
 
-    def _move_state(self, backend: str) -> None:
+    def move_state(self, backend: str) -> None:
         """Move the state across without a reset (the distance statistics start over)."""
         if backend == "gpu":
             h = self.host
@@ -86,9 +104,9 @@ class ParticlesScene(PointsScene, Scene):
         else:
             self.host, self.gpu = HostParticles(*self.gpu.host_state()), None
         self._stats = DistanceStats()
-        self.verify = False
+        self.checks.on = False
 
-    def _apply_gpu_knobs(self) -> None:
+    def apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
             self.gpu = self._new_gpu(*self.gpu.host_state())
 
@@ -114,7 +132,8 @@ class ParticlesScene(PointsScene, Scene):
     # --- stepping ---------------------------------------------------------------------------------
     def advance(self, steps: int) -> int:
         """``steps`` steps; a displayed frame's on the GPU with the "graph" toggle on replayed as one CUDA graph."""
-        if steps != self.spec.steps_per_frame or self.gpu is None or not self.toggles["graph"] or self.verify:
+        graph = self.gpu is not None and self.controls.toggles["graph"]
+        if steps != self.spec.steps_per_frame or not graph or self.checks.on:
             for _ in range(steps):
                 self._step()
             return steps
@@ -130,7 +149,7 @@ class ParticlesScene(PointsScene, Scene):
 
     def _step(self) -> None:
         if self.gpu is not None:
-            before = self.gpu.sorted_host_state() if self.verify else None
+            before = self.gpu.sorted_host_state() if self.checks.on else None
             self.gpu.step(self.timer)
             if before is not None:
                 self._verify(before)
@@ -161,7 +180,7 @@ class ParticlesScene(PointsScene, Scene):
         cpu_by_id = np.empty((4, n))
         cpu_by_id[:, ids] = np.stack([cpu.x, cpu.y, cpu.vx, cpu.vy])
         self.checked = (gpu_by_id, cpu_by_id, gids)
-        self.record_check("the CPU step from the same state", distance > tolerance, started,
+        self.checks.record("the CPU step from the same state", distance > tolerance, started,
                           {"largest difference": float(distance.max(initial=0.0))})
 
     def host_positions(self) -> tuple[np.ndarray, np.ndarray]:
@@ -184,18 +203,18 @@ class ParticlesScene(PointsScene, Scene):
         refused = ~(usable(ax) & usable(ay))
         p.ax[:] = np.where(refused, 0.0, ax)  # those coast: the move's wall loop never ends at inf or 1e300
         p.ay[:] = np.where(refused, 0.0, ay)
-        self.mark_suspect(refused, refused_note(ax, ay, refused))
+        self.checks.mark_suspect(refused, refused_note(ax, ay, refused))
         binning_cpu.move(p.x, p.y, p.vx, p.vy, p.ax, p.ay, self.size)
         if self.gpu is not None:
             self.gpu.load_state(p.x, p.y, p.vx, p.vy)
         self.checked = None  # the built-in check's states say nothing about this step
         if comparison is not None:
-            self.record_user_check("the CPU twin's forces from the same positions", comparison,
+            self.checks.record_user("the CPU twin's forces from the same positions", comparison,
                                    {"largest difference": comparison.max_abs})
 
     # --- the push tool ---------------------------------------------------------------------------
     def tool_reach(self) -> float:
-        return self.tool_values["radius"] * self.size
+        return self.controls.tool_values["radius"] * self.size
 
     def pointer(self, event: PointerEvent) -> None:
         """A left drag gives the particles within the push radius the pointer's velocity."""
@@ -206,7 +225,7 @@ class ParticlesScene(PointsScene, Scene):
             self._drag = None
             return
         frame_seconds = self.spec.steps_per_frame * self.spec.dt
-        strength = self.tool_values["strength"]
+        strength = self.controls.tool_values["strength"]
         dvx, dvy = ((event.x - self._drag[0]) / frame_seconds * strength,
                     (event.y - self._drag[1]) / frame_seconds * strength)
         speed = float(np.hypot(dvx, dvy))
@@ -283,19 +302,7 @@ class ParticlesScene(PointsScene, Scene):
         measured = self.stats_per_step if self.stats_on else None
         absmin, absavg = (measured.absmin, measured.absavg) if measured is not None else (None, None)
         return {"n": self.n, "size": self.size, "steps": self.steps, "sim_time": self.sim_time,
-                "absmin": absmin, "absavg": absavg, finite.STAT_KEY: self.suspect_note}
-
-    # --- benchmarks ------------------------------------------------------------------------------------
-    def bench_figures(self, mark, wall_s: float) -> dict:
-        """The CS 267 report's Fermi GPU time for this size (1000 steps), where it gave one, and whether
-        the timed frames were replayed as CUDA graphs (the "graph" toggle)."""
-        return {"fermi_s": FERMI_SECONDS.get(self.n), "cuda_graph": self.gpu is not None and self.toggles["graph"]}
-
-    @staticmethod
-    def bench_lines(record: dict) -> list[str]:
-        fermi = record.get("fermi_s")
-        lines = ["each frame's ten steps replayed as one CUDA graph"] if record.get("cuda_graph") else []
-        return lines + ([f"the CS 267 report's Fermi GPU: {fermi:.2f} s for 1000 steps"] if fermi else [])
+                "absmin": absmin, "absavg": absavg, finite.STAT_KEY: self.checks.suspect_note}
 
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):

@@ -20,6 +20,7 @@ from sim import finite
 from sim.contract import Plot, PlotsView, Series
 from sim.scene import Scene
 from sim.sdh import SPEC, data, ideal, kernels, sdh_cpu
+from sim.sdh.items import BucketInspector
 
 GREEN = (0.35, 0.8, 0.45, 1.0)
 
@@ -31,6 +32,7 @@ class HistogramSettings:
 
 class HistogramScene(Scene):
     spec = SPEC
+    inspector_type = BucketInspector
     default_seed = 1
 
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
@@ -44,7 +46,7 @@ class HistogramScene(Scene):
         super().__init__(preset, backend, n, seed, variant, block, device)
         self._backend_note = self.backend_note  # the note of the backend choice; a fallback's note replaces it
 
-    def _load(self, preset: str, n: int | None) -> None:
+    def load_state(self, preset: str, n: int | None) -> None:
         table = assets.presets("sdh")[preset]
         self.points = data.atoms(n or table["count"], self.seed)
         self.device_points = None
@@ -52,7 +54,7 @@ class HistogramScene(Scene):
         self.counts = np.zeros(data.bucket_count(self.settings.width), np.int64)
         self.last_ms = 0.0
 
-    def _move_state(self, backend: str) -> None:
+    def move_state(self, backend: str) -> None:
         self.device_points = None  # copied to the device at the next step
 
     @property
@@ -86,39 +88,41 @@ class HistogramScene(Scene):
                 counts = sdh_cpu.histogram(self.points, width, buckets)
                 ms = (time.perf_counter() - started) * 1e3
         self.counts, self.last_ms = counts, ms
-        self.clear_suspect()  # the scene's own count
-        if self.verify:
+        self.checks.clear_suspect()  # the scene's own count
+        if self.checks.on:
             checked = time.perf_counter()
             reference = sdh_cpu.histogram(self.points, width, buckets)
             differ = counts != reference
             self.reference = reference
-            self.record_check("the exact CPU histogram", differ, checked,
+            self.checks.record("the exact CPU histogram", differ, checked,
                               {"pairs differing": int(np.abs(counts - reference).sum())}, unit="buckets")
 
     def _gpu_histogram(self, gpu, width: float, buckets: int) -> tuple[np.ndarray, float]:
         """The chosen kernel's histogram or, where it cannot count at this width and block (gpu.KernelError,
         remembered so it is not retried every step), the next in kernels.FASTEST_FIRST's order that can."""
         order = kernels.FASTEST_FIRST
-        tried = [self.variant, *(order[order.index(self.variant) + 1:] if self.variant in order else ())]
+        chosen = self.knobs.variant
+        tried = [chosen, *(order[order.index(chosen) + 1:] if chosen in order else ())]
         for kernel in tried:
-            key = (kernel, width, self.block, self.n)
+            key = (kernel, width, self.knobs.block, self.n)
             if key in self._refused:
                 continue
             try:
-                counts, ms = gpu.histogram(self.device_points, width, buckets, kernel, self.block, device=self.device)
+                counts, ms = gpu.histogram(self.device_points, width, buckets, kernel, self.knobs.block,
+                                           device=self.device)
             except gpu.KernelError as exc:
                 self._refused[key] = str(exc)
                 continue
             self.counted_with = kernel
-            why = self._refused.get((self.variant, width, self.block, self.n))
-            self.backend_note = (f"{self.variant} cannot count at width {width:g}: {why}; counted with {kernel}"
-                                 if kernel != self.variant else self._backend_note)
+            why = self._refused.get((self.knobs.variant, width, self.knobs.block, self.n))
+            self.backend_note = (f"{self.knobs.variant} cannot count at width {width:g}: {why}; counted with {kernel}"
+                                 if kernel != self.knobs.variant else self._backend_note)
             return counts, ms
-        raise gpu.KernelError(self._refused[(self.variant, width, self.block, self.n)])
+        raise gpu.KernelError(self._refused[(self.knobs.variant, width, self.knobs.block, self.n)])
 
     def total_pairs(self) -> int:
         """The pairs the histogram counts, exactly (a user's garbage counts would wrap an int64 sum)."""
-        return int(self.counts.sum()) if self.suspect is None else sum(self.counts.tolist())
+        return int(self.counts.sum()) if self.checks.suspect is None else sum(self.counts.tolist())
 
     def impossible(self, counts: np.ndarray) -> np.ndarray:
         """Buckets whose count no histogram of these atoms can hold: below 0 or above all N(N-1)/2 pairs."""
@@ -128,7 +132,7 @@ class HistogramScene(Scene):
         """A histogram counted outside the scene (a user's kernel, unsigned): its impossible buckets marked."""
         self.counts = np.asarray(counts).astype(np.int64)  # past 2^63: negative, and so impossible
         bad = self.impossible(self.counts)
-        self.mark_suspect(bad, f"{int(bad.sum()):,} buckets below 0 or above N(N-1)/2 (marked red)" if bad.any()
+        self.checks.mark_suspect(bad, f"{int(bad.sum()):,} buckets below 0 or above N(N-1)/2 (marked red)" if bad.any()
                           else finite.CLEAN)
 
     # --- the histogram from a user's kernel (sim.sdh.user_stage) ------------------------------------------
@@ -141,14 +145,14 @@ class HistogramScene(Scene):
         self.take_counts(outputs["hist"])
         self.reference = None  # the built-in check's CPU histogram says nothing about this one
         if comparison is not None:
-            self.record_user_check("the exact CPU histogram", comparison,
+            self.checks.record_user("the exact CPU histogram", comparison,
                                    {"buckets differing": comparison.mismatches}, unit="buckets")
 
     def stats(self) -> dict:
         pairs = self.total_pairs()
         return {"n": self.n, "buckets": self.counts.shape[0], "pairs": pairs, "histogram_ms": self.last_ms,
                 "pairs_per_s": pairs / (self.last_ms * 1e-3) if self.last_ms else 0.0, "steps": self.steps,
-                "sim_time": 0.0, finite.STAT_KEY: self.suspect_note}
+                "sim_time": 0.0, finite.STAT_KEY: self.checks.suspect_note}
 
     def ideal_pairs(self) -> np.ndarray:
         """The pairs an ideal gas of as many atoms in the atoms' cube puts in each bucket (kept while the
@@ -160,7 +164,8 @@ class HistogramScene(Scene):
 
     def view(self, color_mode: str) -> PlotsView:
         counts = self.counts.astype(np.float64)
-        bad = self.suspect if self.suspect is not None and self.suspect.shape == counts.shape else None
+        suspect = self.checks.suspect
+        bad = suspect if suspect is not None and suspect.shape == counts.shape else None
         if bad is not None:  # impossible counts are not drawn (they would flatten the rest): a red mark instead
             counts[bad] = np.nan
         width = self.settings.width
@@ -180,36 +185,3 @@ class HistogramScene(Scene):
     @property
     def color_modes(self) -> dict[str, str]:
         return {"counts": "Counts"}
-
-    # --- one bucket, for the viewer's pointer (items are buckets) -------------------------------------------
-    def item_of_key(self, key: int) -> int | None:
-        return int(key) if 0 <= int(key) < self.counts.shape[0] else None
-
-    def is_marked(self, item: int) -> bool:
-        mismatch = self.mismatch
-        return bool(self.verify and mismatch is not None and 0 <= item < mismatch.shape[0] and mismatch[item])
-
-    def describe(self, item: int) -> dict[str, str]:
-        item = int(item)
-        if not 0 <= item < self.counts.shape[0]:
-            raise IndexError(f"no bucket {item} (there are {self.counts.shape[0]})")
-        width = self.settings.width
-        count = int(self.counts[item])
-        expected = float(self.ideal_pairs()[item])
-        last = " and beyond (far corners)" if item == self.counts.shape[0] - 1 else ""
-        return {"bucket": f"{item} of {self.counts.shape[0]}",
-                "distance": f"{item * width:.6g} .. {(item + 1) * width:.6g}{last}",
-                "pairs": f"{count:,}",
-                "share": f"{count / max(self.total_pairs(), 1):.4%} of all pairs"
-                + (" (impossible: below 0 or above N(N-1)/2)" if self.impossible(np.int64(count)) else ""),
-                "g(r)": f"{count / expected:.4g} (an ideal gas in the cube: {expected:,.0f} pairs)" if expected > 0
-                else "-",
-                "counted on": f"{self.backend.upper()} ({self.counted_with if self.backend == 'gpu' else 'numba'})"}
-
-    def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
-        """The bucket's count from the GPU kernel and from the exact CPU histogram."""
-        reference = self.reference
-        if reference is None or not self.is_marked(item) or item >= reference.shape[0]:
-            return []
-        gpu, cpu = int(self.counts[item]), int(reference[item])
-        return [("pairs", f"{gpu:,}", f"{cpu:,}", f"{gpu - cpu:+,}")]

@@ -114,11 +114,11 @@ class LiveStage:
         """One step of the scene, the ``number``-th since its preset loaded, with the user's kernel."""
         scene, adapter = self.scene, self.adapter
         inputs = scene.user_stage_inputs(self.stage.name)
-        block = scene.block if scene.block is not None else adapter.default_block()
+        block = scene.knobs.block if scene.knobs.block is not None else adapter.default_block()
         self.launch = (block, adapter.launch(inputs, block)[2])
         got = self.sandbox.run(self.build, inputs, block)
         comparison = None
-        if scene.verify:
+        if scene.checks.on:
             started = time.perf_counter()
             expected = adapter.expected(inputs)
             comparison = adapter.compare(inputs, expected, got.outputs)
@@ -141,7 +141,7 @@ class LiveStage:
             return False
         inputs = {name: value.copy() if isinstance(value, np.ndarray) else value
                   for name, value in self.scene.user_stage_inputs(self.stage.name).items()}
-        block = self.scene.block if self.scene.block is not None else self.adapter.default_block()
+        block = self.scene.knobs.block if self.scene.knobs.block is not None else self.adapter.default_block()
         return self.sanitizer.start(self.build, inputs, block, tool, size=self.scene.n)
 
     def occupancy(self):

@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     result = measure(scene, width, height, args.frames, args.warmup, headless, args.record, args.pick, opened)
     feed = result["feed"] + (f" (interop unavailable: {result['fallback']})" if result["fallback"] else "")
     unit = spec.words.unit
-    variant = f", {scene.variant} variant" if spec.gpu else ""
+    variant = f", {scene.knobs.variant} variant" if spec.gpu else ""
     end = f", {scene.n:,} at the end" if scene.n != started_with else ""
     print(f"{started_with:,} {unit}{end} ({scene.preset} preset{variant}, {spec.steps_per_frame} steps a frame), "
           f"{scene.backend}, {width}x{height} {result['surface']} on {result['renderer']}; "
@@ -353,7 +353,7 @@ def write_report(path: str, scene, n: int, width: int, height: int, frames: int,
     from sim.writer import write_text
 
     record = {"scene": scene.spec.name, "preset": scene.preset, "n": n, "n_end": scene.n, "backend": scene.backend,
-              "variant": scene.variant if scene.spec.gpu else None, "width": width, "height": height,
+              "variant": scene.knobs.variant if scene.spec.gpu else None, "width": width, "height": height,
               "frames": frames,
               **{k: v for k, v in result.items() if v is None or isinstance(v, int | float | str | dict)}}
     write_text(path, json.dumps(bench.report("frame", [record]), indent=2) + "\n", "JSON file")

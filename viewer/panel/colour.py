@@ -28,7 +28,7 @@ class ColourSection(PanelSection):
     def shows(self, ctx: PanelContext) -> bool:
         scene, spec = ctx.scene, ctx.scene.spec
         return bool(scene.color_modes or spec.block_colors is not None or _legend(ctx) is not None
-                    or scene.verify and spec.verifier is not None)
+                    or scene.checks.on and spec.verifier is not None)
 
     def draw(self, ctx: PanelContext) -> None:
         _draw(ctx.controller, ctx.shown, _legend(ctx))
@@ -41,7 +41,7 @@ def _legend(ctx: PanelContext) -> Legend | None:
 def _draw(ctl, shown, legend: Legend | None) -> None:
     scene, spec = ctl.scene, ctl.spec
     modes = scene.color_modes
-    marks = scene.verify and spec.verifier is not None
+    marks = scene.checks.on and spec.verifier is not None
     if modes or spec.block_colors is not None:
         _mode_combo(ctl, modes)
     if legend is not None:
@@ -139,7 +139,7 @@ def draw_legend(legend: Legend, colormap: str, width: float | None = None) -> No
 def _range_controls(ctl, legend: Legend) -> None:
     """Automatic (the data's range, every frame) or fixed (typed or dragged here)."""
     mode = ctl.color_mode
-    fixed = ctl.scene.color_ranges.get(mode)
+    fixed = ctl.scene.color_scales.ranges.get(mode)
     if imgui.radio_button("automatic", fixed is None) and fixed is not None:
         ctl.set_color_range(mode, None)
     tooltip("the colours span the data's range, taken again every frame")

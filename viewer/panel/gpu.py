@@ -30,7 +30,7 @@ class CudaSection(PanelSection):
 def _draw(ctl, feed) -> None:
     scene, spec = ctl.scene, ctl.spec
     for toggle in spec.toggles:
-        if toggle.gpu_only and imgui.checkbox(toggle.label, bool(scene.toggles[toggle.name]))[0]:
+        if toggle.gpu_only and imgui.checkbox(toggle.label, bool(scene.controls.toggles[toggle.name]))[0]:
             ctl.toggle(toggle.name)
         if toggle.gpu_only:
             tooltip((f"{toggle.key}: " if toggle.key else "") + toggle.help)
@@ -39,9 +39,9 @@ def _draw(ctl, feed) -> None:
     imgui.push_item_width(item_width())
     for option in spec.options:
         imgui.begin_disabled(option.gpu_only and not kernels_run)
-        if imgui.begin_combo(option.name, scene.options[option.name]):
+        if imgui.begin_combo(option.name, scene.knobs.options[option.name]):
             for choice in option.choices:
-                if imgui.selectable(choice, choice == scene.options[option.name])[0]:
+                if imgui.selectable(choice, choice == scene.knobs.options[option.name])[0]:
                     ctl.set_option(option.name, choice)
             imgui.end_combo()
         imgui.end_disabled()
@@ -55,25 +55,25 @@ def _draw(ctl, feed) -> None:
         imgui.end_combo()
     imgui.end_disabled()
     disabled_tooltip(f"q: {ctl.words.variant}" + ctl.gpu.variant_note())
-    if imgui.begin_combo("block size", block_text(scene.block)):
+    if imgui.begin_combo("block size", block_text(scene.knobs.block)):
         for block in spec.gpu.blocks:
-            if imgui.selectable(block_text(block), block == scene.block)[0]:
+            if imgui.selectable(block_text(block), block == scene.knobs.block)[0]:
                 ctl.gpu.set_block(block)
         imgui.end_combo()
     tooltip("Q: threads per CUDA block")
     imgui.pop_item_width()
 
     if spec.verifier is not None:
-        imgui.begin_disabled(not kernels_run and not scene.verify)  # on can always go off
-        changed = imgui.checkbox("verify against the CPU", bool(scene.verify))[0]
+        imgui.begin_disabled(not kernels_run and not scene.checks.on)  # on can always go off
+        changed = imgui.checkbox("verify against the CPU", bool(scene.checks.on))[0]
         imgui.end_disabled()
         if changed:
             ctl.gpu.toggle_verify()
         disabled_tooltip(f"v: {spec.verifier.checks}; {spec.verifier.mismatch}" + ctl.gpu.variant_note())
-        if scene.verify:
+        if scene.checks.on:
             imgui.same_line()
             imgui.text_colored(BLINK[int(time.monotonic() * 4) % 2], "VERIFYING")  # 2 blinks/s
-            draw_verification(scene.verification, ctl.words.unit)
+            draw_verification(scene.checks.verification, ctl.words.unit)
     if feed is not None and feed.path is not None:
         if feed.fallback_reason:
             imgui.text_colored(GREY, "view drawn through host copies")

@@ -38,6 +38,6 @@ def _draw(ctl) -> None:
         tooltip(param.help)
     imgui.pop_item_width()
     for toggle in switches:
-        if imgui.checkbox(toggle.label, bool(scene.toggles[toggle.name]))[0]:
+        if imgui.checkbox(toggle.label, bool(scene.controls.toggles[toggle.name]))[0]:
             ctl.toggle(toggle.name)
         tooltip((f"{toggle.key}: " if toggle.key else "") + toggle.help)

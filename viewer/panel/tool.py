@@ -11,7 +11,7 @@ from viewer.panel.style import GREY, TOOL, item_width, tooltip, wrapped
 
 def tool_hint(ctl) -> str:
     """Which gestures reach the tool now, and which the camera keeps."""
-    if ctl.scene.tool_on:
+    if ctl.scene.controls.tool_on:
         return "on: left and right drags use it; middle or shift + left drag pans, the wheel zooms"
     return "off: ctrl + left drag uses it; the camera keeps the other drags"
 
@@ -28,7 +28,7 @@ class ToolSection(PanelSection):
 
 def _draw(ctl) -> None:
     tool, scene = ctl.spec.tool, ctl.scene
-    changed, on = imgui.checkbox(f"{tool.name} tool", bool(scene.tool_on))
+    changed, on = imgui.checkbox(f"{tool.name} tool", bool(scene.controls.tool_on))
     if changed:
         ctl.set_tool(on)
     tooltip(tool.help)
@@ -37,7 +37,7 @@ def _draw(ctl) -> None:
     imgui.push_item_width(item_width())
     for param in tool.params:
         flags = imgui.SliderFlags_.logarithmic if param.log else 0
-        value = float(scene.tool_values[param.name])
+        value = float(scene.controls.tool_values[param.name])
         moved, new = imgui.slider_float(param.label, value, param.lo, param.hi, param.fmt, flags)
         if moved:
             ctl.set_tool_value(param.name, new)

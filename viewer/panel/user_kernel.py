@@ -59,13 +59,13 @@ def kernel_lines(ctl, sol=None) -> list[tuple[str, str]]:
     if live.error:
         lines.append(("error", f"sandbox: {live.error}"))
     lines += [("error", text) for text in live.overflow]
-    comparison = live.comparison if ctl.scene.verify else None
+    comparison = live.comparison if ctl.scene.checks.on else None
     if comparison is not None:
         wrong, items = comparison.mismatches, comparison.mismatch.shape[0]
         lines.append(("error" if wrong else "good",
                       f"{wrong:,} of {items:,} {live.adapter.item}s wrong ({comparison.rule}); "
                       f"max abs {comparison.max_abs:.3g}, max rel {comparison.max_rel:.3g}"))
-    elif ctl.scene.knobs.user_runs() and not ctl.scene.verify:
+    elif ctl.scene.knobs.user_runs() and not ctl.scene.checks.on:
         lines.append(("note", "verification off (v): the results are not compared with the CPU twin"))
     if live.first_divergence is not None:
         lines.append(("error", f"first diverged from the CPU twin at step {live.first_divergence:,}"))
@@ -113,7 +113,7 @@ def draw_user_kernel_section(ctl, sol=None) -> None:
     for kind, text in kernel_lines(ctl, sol):
         wrapped(COLOURS[kind], text)
     draw_sanitizer(kernel, COLOURS, wrapped)
-    comparison = kernel.live.comparison if ctl.scene.verify else None
+    comparison = kernel.live.comparison if ctl.scene.checks.on else None
     rows = worst_rows(comparison) if comparison is not None else []
     flags = imgui.TableFlags_.borders_inner_h | imgui.TableFlags_.row_bg | imgui.TableFlags_.sizing_fixed_fit
     difference_table("worst_items", ("worst", "expected", "got", "difference"), rows, ERROR, flags)

@@ -104,7 +104,7 @@ class Picking:
         """Pin the hovered item; returns it (None when nothing is under the pointer)."""
         if self.hovered is None:
             return None
-        self.pinned = Pinned(scene.item_key(self.hovered), self.hovered_kind, scene)
+        self.pinned = Pinned(scene.inspector.item_key(self.hovered), self.hovered_kind, scene)
         return self.hovered
 
     def unpin(self) -> bool:
@@ -121,7 +121,7 @@ class Picking:
         if pinned.scene is not scene or pinned.kind != kind:
             self.pinned = None
             return None
-        item = scene.item_of_key(pinned.key)
+        item = scene.inspector.item_of_key(pinned.key)
         if item is None:
             self.pinned = None
         return item

@@ -1,8 +1,8 @@
 """What the viewer shows of a picked item, inside the ImGui frame: the hover tooltip, the pinned
 item's window and its highlight in the view.
 
-The values are the scene's (``Scene.describe``: label -> text, in the scene's order). Under
-verification, an item the last check marked also shows ``Scene.describe_check``: its GPU and CPU
+The values are the scene's (``Inspector.describe``: label -> text, in the scene's order). Under
+verification, an item the last check marked also shows ``Inspector.describe_check``: its GPU and CPU
 values side by side with their difference (while a user's own kernel does the steps, its values against
 the CPU twin's: ``Knobs.describe_check`` chooses).
 """
@@ -36,8 +36,8 @@ class ItemReport:
 def report(scene, item: int) -> ItemReport:
     """The scene's description of ``item`` (a failure becomes the report's error, never an exception)."""
     try:
-        values = dict(scene.describe(item))
-        check = list(scene.knobs.describe_check(item)) if scene.verify else []
+        values = dict(scene.inspector.describe(item))
+        check = list(scene.knobs.describe_check(item)) if scene.checks.on else []
     except Exception as exc:  # noqa: BLE001  a scene that cannot describe must not take the viewer down
         if not isinstance(exc, IndexError):
             traceback.print_exception(exc)
@@ -46,7 +46,7 @@ def report(scene, item: int) -> ItemReport:
 
 
 class LateReports:
-    """Reports of items whose scene reads their values from the device (``Scene.prefetch``): asked for
+    """Reports of items whose scene reads their values from the device (``Inspector.prefetch``): asked for
     and shown once they have arrived, usually a frame later, so a tooltip never waits for the device.
     The newest arrival is shown (it names its item: under a moving stream of balls it is the one that
     was under the pointer a frame ago); a new request goes out when the last one has arrived. Other
@@ -58,7 +58,7 @@ class LateReports:
 
     def report(self, scene, item: int, slot: str) -> ItemReport | None:
         """The newest report that has arrived for ``slot`` (None before the first)."""
-        if scene.verify:  # the GPU / CPU rows come from the last check, read at once anyway
+        if scene.checks.on:  # the GPU / CPU rows come from the last check, read at once anyway
             return report(scene, item)
         asked = self._asked.get(slot)
         if asked is not None and not asked.ready():
@@ -66,7 +66,7 @@ class LateReports:
         if asked is not None:
             self._shown[slot] = ItemReport(asked.item, dict(asked.values()))
         try:
-            described = scene.prefetch(item)
+            described = scene.inspector.prefetch(item)
         except Exception:  # noqa: BLE001  report() says what went wrong
             self.forget(slot)
             return report(scene, item)

@@ -8,7 +8,7 @@ set up here, ``view.host()`` is uploaded and the reason kept in ``fallback_reaso
 
 The colour map is the view's (``FieldView.colormap``, from assets/colormaps.toml); NaN cells are
 drawn in a highlight colour far from every colour of the map. The map spans the range fixed from
-the panel (``Scene.color_ranges``), else the values' own range, taken every frame (on the GPU two
+the panel (``Scene.color_scales``), else the values' own range, taken every frame (on the GPU two
 numbers come back, not the field). In block-colour mode the view's
 tiles (``FieldView.tiles``) are outlined, their halos tinted.
 """

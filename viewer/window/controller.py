@@ -119,7 +119,7 @@ class Controller:
         self.paused = True
         if render_ms is not None:
             self.scene.timer.add("render", render_ms)
-        self.step_failed = not self.act("single step", self.scene.single_step,
+        self.step_failed = not self.act("single step", self.scene.run_frame, 1,
                                         done=lambda: f"one step: step {self.scene.steps}")
 
     def reset(self) -> None:
@@ -159,8 +159,9 @@ class Controller:
         if reason:
             self.say(f"{label}: needs a GPU: {reason}")
             return
-        on = not self.scene.toggles[name]
-        self.act(toggle.label, self.scene.set_toggle, name, on, done=f"{label}: {toggle.label} {'on' if on else 'off'}")
+        controls = self.scene.controls
+        on = not controls.toggles[name]
+        self.act(toggle.label, controls.set_toggle, name, on, done=f"{label}: {toggle.label} {'on' if on else 'off'}")
 
     def set_count(self, n: int) -> None:
         """Reload the current preset with ``n`` items."""
@@ -177,7 +178,7 @@ class Controller:
 
     def param_value(self, name: str) -> float | None:
         with self.guard(f"reading {name}"):
-            return float(self.scene.param_value(name))
+            return float(self.scene.controls.param_value(name))
         return None
 
     def set_param(self, name: str, value: float) -> None:
@@ -188,12 +189,12 @@ class Controller:
             return
         applied = None
         with self.guard(f"setting {name}"):
-            applied = self.scene.set_param(name, value)
+            applied = self.scene.controls.set_param(name, value)
         if applied is not None and not (math.isfinite(value) and math.isclose(applied, value, rel_tol=1e-6)):
             self.say(f"{name}: {value:g} is out of range; using {applied:g}")
 
     def set_option(self, name: str, value: str) -> None:
-        self.act(f"{name} {value}", self.scene.set_option, name, value, done=f"{name} {value}")
+        self.act(f"{name} {value}", self.scene.knobs.set_option, name, value, done=f"{name} {value}")
 
     def stats(self) -> dict:
         with self.guard("stats"):
@@ -236,11 +237,11 @@ class Controller:
         """Fix the colour range of ``mode`` (None: automatic, the data's own)."""
         if span is None:
             done = "colour range automatic: the data's own"
-        elif mode not in self.scene.color_ranges:
+        elif mode not in self.scene.color_scales.ranges:
             done = f"colour range fixed at {span[0]:.4g} .. {span[1]:.4g}"
         else:
             done = None  # dragging a fixed range: the panel shows it
-        self.act("colour range", self.scene.set_color_range, mode, span, done=done)
+        self.act("colour range", self.scene.color_scales.set, mode, span, done=done)
 
     def replace_scene(self, scene) -> None:
         self.scene = scene
@@ -259,7 +260,7 @@ class Controller:
         if error and error != self._reported_gpu_error:
             self.say(f"GPU disabled, physics on the CPU: {error}")
         self._reported_gpu_error = error
-        if self.color_mode == BLOCK_COLORS and not self.scene.block_colors_available():
+        if self.color_mode == BLOCK_COLORS and not self.scene.knobs.block_colors_available():
             self._leave_block_colors()
             if not error:
                 self.say(f"CUDA block colouring off: no CUDA kernel handles the {self.words.unit} now")
@@ -288,7 +289,8 @@ class Controller:
 
     def set_tool(self, on: bool) -> None:
         tool = self.spec.tool
-        self.act("tool", self.scene.set_tool, on, done=lambda: f"{tool.name} tool {'on' if on else 'off'}: {tool.help}")
+        self.act("tool", self.scene.controls.set_tool, on,
+                 done=lambda: f"{tool.name} tool {'on' if on else 'off'}: {tool.help}")
 
     def set_tool_value(self, name: str, value: float) -> None:
-        self.act(f"setting {name}", self.scene.set_tool_value, name, value)
+        self.act(f"setting {name}", self.scene.controls.set_tool_value, name, value)

@@ -63,7 +63,8 @@ class WindowEvents:
         if wanted or self.drag is not None or camera is None or self._busy():
             return
         scene = self.controller.scene
-        self.drag = gesture(button, modifiers, scene.spec.tool is not None, scene.tool_on, camera.orbit_enabled)
+        tool = scene.spec.tool is not None
+        self.drag = gesture(button, modifiers, tool, scene.controls.tool_on, camera.orbit_enabled)
         if button == pyglet.window.mouse.LEFT and self.drag != TOOL:
             self.pointing.pressed(x, y)  # a click (no drag) pins the item under the pointer
         if self.drag == TOOL:

@@ -74,11 +74,11 @@ class GpuSwitches:
         verifier = spec.verifier
         if not self.ready(VERIFY_KEY.label, verifier, "verification"):
             return
-        on = not self.scene.verify
+        on = not self.scene.checks.on
         if on and not self.kernels_run():
             self.ctl.say(f"v: verification checks the GPU kernels' work: {spec.gpu.kernels_run_hint}")
             return
-        self.ctl.act("verification", self.scene.set_verify, on,
+        self.ctl.act("verification", self.scene.checks.set_on, on,
                      done=f"v: verification on: {verifier.checks}" if on else "v: verification off")
 
     def cycle_variant(self) -> None:
@@ -92,20 +92,20 @@ class GpuSwitches:
 
     def _variant(self, what: str, variant: str, label: str = "") -> None:
         words = self.scene.spec.words
-        self.ctl.act(what, self.scene.set_variant, variant,
+        self.ctl.act(what, self.scene.knobs.set_variant, variant,
                      done=lambda: f"{label}{words.variant} {self.scene.knobs.chosen}{self.variant_note()}")
 
     def cycle_block_size(self) -> None:
         knobs = self.scene.spec.gpu
         if self.ready(BLOCK_SIZE_KEY.label, knobs, "CUDA block sizes"):
-            self._block("block size", _next_after(knobs.blocks, self.scene.block), "Q: ")
+            self._block("block size", _next_after(knobs.blocks, self.scene.knobs.block), "Q: ")
 
     def set_block(self, block) -> None:
         self._block(f"block size {block_text(block)}", block)
 
     def _block(self, what: str, block, label: str = "") -> None:
-        self.ctl.act(what, self.scene.set_block, block,
-                     done=lambda: f"{label}block size {block_text(self.scene.block)}")
+        self.ctl.act(what, self.scene.knobs.set_block, block,
+                     done=lambda: f"{label}block size {block_text(self.scene.knobs.block)}")
 
     # --- colouring by CUDA block -----------------------------------------------------------------
     def block_colors_reason(self) -> str | None:
@@ -116,6 +116,6 @@ class GpuSwitches:
             return "needs a GPU: " + reason
         if spec.block_colors is None:
             return f"the {spec.name} scene has no CUDA block colouring"
-        if not self.scene.block_colors_available():
+        if not self.scene.knobs.block_colors_available():
             return f"no CUDA kernel handles the {spec.words.unit} now: {spec.gpu.kernels_run_hint}"
         return None

@@ -44,17 +44,17 @@ def capture_scene(scene, color_mode: str, camera: OrbitCamera | None, bookmarks:
     """What is kept of the scene the window shows."""
     spec = scene.spec
     saved = {"preset": scene.preset, "color_mode": color_mode,
-             "params": {p.name: float(scene.param_value(p.name)) for p in scene.params},
-             "toggles": dict(scene.toggles), "options": dict(scene.options),
-             "color_ranges": {mode: list(span) for mode, span in scene.color_ranges.items()},
+             "params": {p.name: float(scene.controls.param_value(p.name)) for p in scene.params},
+             "toggles": dict(scene.controls.toggles), "options": dict(scene.knobs.options),
+             "color_ranges": {mode: list(span) for mode, span in scene.color_scales.ranges.items()},
              "bookmarks": {k: v for k, v in bookmarks.items() if k in _bookmark_names()}}
     if scene.takes_count:
         saved["count"] = int(scene.target_n)
     if spec.gpu is not None:
-        saved["variant"] = scene.variant
-        saved["block"] = list(scene.block) if isinstance(scene.block, tuple) else int(scene.block)
+        saved["variant"] = scene.knobs.variant
+        saved["block"] = list(scene.knobs.block) if isinstance(scene.knobs.block, tuple) else int(scene.knobs.block)
     if spec.tool is not None:
-        saved["tool"] = {**scene.tool_values, "on": bool(scene.tool_on)}
+        saved["tool"] = {**scene.controls.tool_values, "on": bool(scene.controls.tool_on)}
     if camera is not None:
         saved["camera"] = camera_dict(camera)
     return saved
@@ -77,35 +77,37 @@ def apply_scene(ctl, saved: dict) -> list[str]:
             failed.append(f"{what} ({str(exc).strip() or type(exc).__name__})")
 
     if spec.gpu is not None:
-        if isinstance(saved.get("variant"), str) and saved["variant"] != scene.variant:
-            attempt(f"variant {saved['variant']}", lambda: scene.set_variant(saved["variant"]))
+        if isinstance(saved.get("variant"), str) and saved["variant"] != scene.knobs.variant:
+            attempt(f"variant {saved['variant']}", lambda: scene.knobs.set_variant(saved["variant"]))
         block = saved.get("block")
         block = tuple(block) if isinstance(block, list) else block
-        if block is not None and block != scene.block:
-            attempt(f"block {block}", lambda: scene.set_block(block))
+        if block is not None and block != scene.knobs.block:
+            attempt(f"block {block}", lambda: scene.knobs.set_block(block))
     for name, value in _table(saved, "options").items():
-        if name in scene.options and value != scene.options[name]:
-            attempt(f"{name} {value}", lambda name=name, value=value: scene.set_option(name, value))
+        if name in scene.knobs.options and value != scene.knobs.options[name]:
+            attempt(f"{name} {value}", lambda name=name, value=value: scene.knobs.set_option(name, value))
     gpu_here = not scene.gpu_reason
     for toggle in spec.toggles:
         value = _table(saved, "toggles").get(toggle.name)
-        if isinstance(value, bool) and value != scene.toggles[toggle.name] and (gpu_here or not toggle.gpu_only):
-            attempt(toggle.label, lambda toggle=toggle, value=value: scene.set_toggle(toggle.name, value))
+        changed = value != scene.controls.toggles[toggle.name]
+        if isinstance(value, bool) and changed and (gpu_here or not toggle.gpu_only):
+            attempt(toggle.label, lambda toggle=toggle, value=value: scene.controls.set_toggle(toggle.name, value))
     names = {p.name for p in scene.params}
     params = _table(saved, "params") if saved.get("preset") == scene.preset else {}  # a preset's, not another's
     for name, value in params.items():
         if name in names and _number(value):
-            attempt(name, lambda name=name, value=value: scene.set_param(name, float(value)))
+            attempt(name, lambda name=name, value=value: scene.controls.set_param(name, float(value)))
     if spec.tool is not None:
         tool = _table(saved, "tool")
         for param in spec.tool.params:
             if _number(tool.get(param.name)):
-                attempt(param.name, lambda param=param: scene.set_tool_value(param.name, float(tool[param.name])))
+                attempt(param.name,
+                        lambda param=param: scene.controls.set_tool_value(param.name, float(tool[param.name])))
         if isinstance(tool.get("on"), bool):
-            attempt("tool", lambda: scene.set_tool(tool["on"]))
+            attempt("tool", lambda: scene.controls.set_tool(tool["on"]))
     for mode, span in _table(saved, "color_ranges").items():
         if mode in scene.color_modes and isinstance(span, list) and len(span) == 2 and all(map(_number, span)):
-            attempt(f"{mode} range", lambda mode=mode, span=span: scene.set_color_range(mode, tuple(span)))
+            attempt(f"{mode} range", lambda mode=mode, span=span: scene.color_scales.set(mode, tuple(span)))
     mode = saved.get("color_mode")
     if isinstance(mode, str) and mode in scene.color_modes:
         ctl.set_color_mode(mode)

@@ -22,7 +22,7 @@ def draw_tool_reach(scene, camera, pointer: tuple[float, float] | None, geometry
     gesture of the button held down, if any."""
     if scene.spec.tool is None or camera is None or pointer is None:
         return
-    hovering = drag is None and scene.tool_on and not panel_takes_mouse and geometry.over_view(pointer[0])
+    hovering = drag is None and scene.controls.tool_on and not panel_takes_mouse and geometry.over_view(pointer[0])
     reach = scene.tool_reach()
     if not (hovering or drag == TOOL) or not reach:
         return
