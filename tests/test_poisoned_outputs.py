@@ -199,14 +199,14 @@ def test_particles_refuse_forces_no_pair_could_give_and_keep_moving(verify):
 
     stats, hit = drive(scene, "forces", verify, spoil)
     assert stats[finite.STAT_KEY] == "4 particles' forces refused (1 NaN, 2 inf): they coast, marked red"
-    assert np.flatnonzero(scene.marked(scene.n)).tolist() == np.flatnonzero(hit).tolist()
+    assert np.flatnonzero(scene.checks.marked(scene.n)).tolist() == np.flatnonzero(hit).tolist()
     assert scene.view(next(iter(scene.color_modes))).mask[hit].all()
     x, y, vx, vy = scene.arrays()
     assert all(np.isfinite(a).all() for a in (x, y, vx, vy))
     assert ((x >= 0) & (x <= scene.size)).all()
     steps = scene.steps
     scene.advance_frame()  # the scene's own step: the marks go
-    assert scene.steps > steps and scene.marked(scene.n) is None
+    assert scene.steps > steps and scene.checks.marked(scene.n) is None
     assert scene.stats()[finite.STAT_KEY] == finite.CLEAN
 
 
@@ -220,7 +220,7 @@ def test_balls_garbage_lists_mark_their_balls(verify):
 
     stats, hit = drive(scene, "proximity", verify, spoil)
     assert stats[finite.STAT_KEY].startswith("4 counts outside 0..32 (clipped), ")  # the huge ones read 32 slots
-    assert int(np.count_nonzero(scene.marked(scene.n))) == 4
+    assert int(np.count_nonzero(scene.checks.marked(scene.n))) == 4
     steps = scene.steps
     scene.advance_frame()
     assert scene.steps > steps and scene.stats()[finite.STAT_KEY] == finite.CLEAN
@@ -238,7 +238,7 @@ def test_balls_partners_that_name_no_ball_are_counted():
     partners[listed, 0] = [-1, scene.n, scene.n + 100, 2**31 - 1, -(2**31)]
     scene.apply_user_stage("proximity", inputs, {"count": expected["count"], "partners": partners.ravel()}, None)
     assert readouts(scene)[finite.STAT_KEY] == "5 partners naming no ball (dropped): those balls marked red"
-    assert int(np.count_nonzero(scene.marked(scene.n))) == 5
+    assert int(np.count_nonzero(scene.checks.marked(scene.n))) == 5
 
 
 def test_finite_helpers():

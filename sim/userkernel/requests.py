@@ -35,7 +35,8 @@ class KernelBenchRequest:
 @dataclass(frozen=True)
 class CheckRequest:
     """``check SCENE --kernel-file FILE``: the kernel graded against the CPU twin (or run once under
-    compute-sanitizer: ``sanitize``, the tool)."""
+    compute-sanitizer: ``sanitize``, the tool), and what the compiler made of it written out (``ptx``,
+    ``sass``)."""
 
     scene: str
     kernel_file: str
@@ -48,3 +49,5 @@ class CheckRequest:
     json: str | None
     baseline: dict | None
     sanitize: str | None
+    ptx: str | None  # write the PTX here
+    sass: str | None  # write the SASS here
