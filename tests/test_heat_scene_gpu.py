@@ -224,7 +224,8 @@ def test_the_summary_of_a_pitched_field_is_read_when_it_arrives():
     read = s.start_temperature_summary()
     field = s.gpu.get()  # waits for the stream, so the copy queued before it has arrived
     assert read.ready()
-    lo, mean, hi = read.values()
+    lo, mean, hi, nan, inf = read.values()
+    assert (nan, inf) == (0, 0)
     assert (lo, hi) == (float(field.min()), float(field.max()))
     assert mean == pytest.approx(float(field.mean(dtype=np.float64)), rel=1e-9)
     first = s.stats()["temperature"]

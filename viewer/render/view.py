@@ -25,8 +25,8 @@ from viewer.render.points import IMPOSTORS, SPLAT, PointsRenderer, points_camera
 __all__ = ["BACKGROUND", "IMPOSTORS", "LIGHT_DIR_VIEW", "SPLAT", "SceneView", "default_camera"]
 
 BACKGROUND = (0.075, 0.085, 0.105)
-FAULTED = "a kernel faulted on this GPU: CUDA–GL interop is off for this session (after a fault, GL draws of " \
-          "CUDA-written data stall or come out wrong)"
+FAULTED = "a kernel faulted on this GPU: CUDA–GL interop is off for this session; GL draws on this GPU may " \
+          "still stall or come out wrong until it is reset (check --sanitize names a bad access before it faults)"
 # The light hangs above-left of the camera and moves with it, so the visible side is always lit.
 LIGHT_DIR_VIEW = np.array([-0.35, 0.75, 0.55]) / np.linalg.norm([-0.35, 0.75, 0.55])
 
