@@ -343,3 +343,11 @@ def test_the_sanitized_runs_outputs_have_no_pads_and_initcheck_leaves_them_unwri
     assert Guarded(np, "tout", (2, 3), np.float32, "unset", pad=0).whole.size == 6
     with pytest.raises(ValueError, match="an unset output has no pads"):
         Guarded(np, "tout", (2, 3), np.float32, "unset")
+
+
+def test_a_newer_releases_access_at_line_is_read_as_the_address():
+    older = sample("memcheck_past_end")
+    newer = older.replace("Address 0x", "Access at 0x")
+    assert newer != older
+    assert [(f.address, f.problem, f.nearest) for f in parse(newer).findings] == \
+        [(f.address, f.problem, f.nearest) for f in parse(older).findings]
