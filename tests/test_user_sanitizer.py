@@ -345,9 +345,26 @@ def test_the_sanitized_runs_outputs_have_no_pads_and_initcheck_leaves_them_unwri
         Guarded(np, "tout", (2, 3), np.float32, "unset")
 
 
-def test_a_newer_releases_access_at_line_is_read_as_the_address():
+CUDA13_PAST_END = """========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at step+0x420 in heat_past_end.cu:39
+=========     by thread (1,4,0) in block (0,8,0)
+=========     Access to 0x7fd1aca1db64 is out of bounds
+=========     and is 5 bytes after the nearest allocation at 0x7fd1aca16e00 of size 28,000 bytes
+=========
+========= ERROR SUMMARY: 1 error
+"""  # as compute-sanitizer of the CUDA 13 toolkit wrote it on an H200
+
+
+def test_cuda_13s_access_to_line_is_read_as_the_address():
+    (finding,) = parse(CUDA13_PAST_END).findings
+    assert (finding.address, finding.problem) == (0x7FD1ACA1DB64, "is out of bounds")
+    assert finding.nearest == Nearest(5, "after", 0x7FD1ACA16E00, 28_000)
+
+
+def test_an_older_releases_lines_read_alike():
     older = sample("memcheck_past_end")
-    newer = older.replace("Address 0x", "Access at 0x")
+    newer = older.replace("Address 0x", "Access to 0x")
     assert newer != older
     assert [(f.address, f.problem, f.nearest) for f in parse(newer).findings] == \
         [(f.address, f.problem, f.nearest) for f in parse(older).findings]

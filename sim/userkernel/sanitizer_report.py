@@ -37,14 +37,14 @@ _HAZARDS = re.compile(rf"\[(?P<hazards>{_NUMBER}) hazards?\]\s*$")
 _ACCESS = re.compile(r"(?P<access>Read|Write) access at (?P<at>.*?)(?=\s+and (?:Read|Write) access at |$)")
 _RACE = re.compile(r"^(?P<severity>error|warning|info): race reported between (?P<rest>.*)$", re.IGNORECASE)
 _THREAD = re.compile(r"^by thread (?P<thread>\([\d, ]+\)) in block (?P<block>\([\d, ]+\))")
-# "Address 0x... is out of bounds" (older releases), "Access at 0x... is out of bounds" (CUDA 12 and later)
-_ADDRESS = re.compile(r"^(?:Address|Access at) (?P<address>0x[0-9a-fA-F]+)(?: (?P<problem>.*))?$")
+# "Access to 0x... is out of bounds" (CUDA 13's compute-sanitizer), "Address 0x... is ..." (older releases)
+_ADDRESS = re.compile(r"^(?:Address|Access (?:to|at)) (?P<address>0x[0-9a-fA-F]+)(?: (?P<problem>.*))?$")
 _NEAREST = re.compile(rf"^and is (?P<distance>{_NUMBER}) bytes? (?P<side>after|before) the nearest allocation at "
                       rf"(?P<start>0x[0-9a-fA-F]+) of size (?P<size>{_NUMBER}) bytes?")
 _SUMMARY = re.compile(rf"^(?:ERROR SUMMARY: (?P<errors>{_NUMBER}) errors?|RACECHECK SUMMARY: (?P<hazards>{_NUMBER}) "
                       rf"hazards? displayed)")
-_CONTINUED = re.compile(r"^(?:and |at |by thread |Address |Access at |Device Frame|Host Frame|Saved host backtrace|"
-                        r"Current Value|(?:Read|Write) Thread|Default timeout)")
+_CONTINUED = re.compile(r"^(?:and |at |by thread |Address |Access (?:to|at) |Device Frame|Host Frame|"
+                        r"Saved host backtrace|Current Value|(?:Read|Write) Thread|Default timeout)")
 _CATEGORIES = ((re.compile(r"^(?:Potential )?invalid __\w+__ ", re.IGNORECASE), "memory"),
                (re.compile(r"^Malloc/Free error", re.IGNORECASE), "memory"),
                (re.compile(r"^Uninitialized __\w+__ memory", re.IGNORECASE), "init"),
