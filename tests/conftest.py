@@ -5,6 +5,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import warnings
 from typing import NamedTuple
 
@@ -23,9 +24,36 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 def pytest_configure(config):
     """Ctrl-C tests need SIGINT delivered: a run started in the background of a script inherits it
-    ignored (and passes that on to every program it starts), so the tests restore Python's handler."""
+    ignored (and passes that on to every program it starts), so the tests restore Python's handler. A
+    worker of a parallel run (pytest-xdist) gets an X server of its own."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("DISPLAY"):
+        own_display(config)
+
+
+def own_display(config) -> None:
+    """Window tests move the pointer and type with xdotool, and with no window manager focus follows the
+    pointer: two workers' windows on one screen take each other's keys. Each worker starts its own Xvfb
+    (as xvfb-run does: no window manager, the same screen) and its windows and commands use it."""
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        return
+    for number in range(100 + os.getpid() % 400, 600):
+        if os.path.exists(f"/tmp/.X11-unix/X{number}") or os.path.exists(f"/tmp/.X{number}-lock"):
+            continue
+        server = subprocess.Popen([xvfb, f":{number}", "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):  # up within 10 s, or it lost the number to another server: try the next
+            if os.path.exists(f"/tmp/.X11-unix/X{number}") or server.poll() is not None:
+                break
+            time.sleep(0.1)
+        if server.poll() is None and os.path.exists(f"/tmp/.X11-unix/X{number}"):
+            os.environ["DISPLAY"] = f":{number}"
+            os.environ.pop("XAUTHORITY", None)  # xvfb-run's cookie is for its own display
+            config.add_cleanup(server.terminate)
+            return
+        server.kill()
 
 
 def asks_for_faults(config, item) -> bool:
