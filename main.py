@@ -2,7 +2,7 @@
 
 ``view``, ``run`` and ``bench`` work for every scene in ``sim.registry`` with that scene's
 defaults; ``template`` and ``check`` serve your own kernel; the course-compatible commands come from
-the scene packages. The arguments are ``sim.arguments``'s (``python main.py --help`` shows examples);
+the scene packages. The arguments are ``sim.cmdline.arguments``'s (``python main.py --help`` shows examples);
 the commands are here.
 """
 
@@ -41,17 +41,17 @@ def _missing_dependency(name: str) -> str:
 
 
 try:
-    from sim import cli, interrupts, stdout
-    from sim.arguments import DEFAULT_SCENE, DEFAULT_SIZE, build_parser, placed, request_of, user_bench
-    from sim.backend import BackendUnavailable
-    from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+    from sim.cmdline import cli, interrupts, stdout
+    from sim.cmdline.arguments import DEFAULT_SCENE, DEFAULT_SIZE, build_parser, placed, request_of, user_bench
+    from sim.cmdline.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+    from sim.cmdline.requests import BenchRequest, RunRequest, SceneRequest, ViewRequest, frozen_mapping
+    from sim.cmdline.writer import OutputError
     from sim.contract import load
+    from sim.gpu.backend import BackendUnavailable
     from sim.mpi import ranks, world
     from sim.registry import SCENES, course_commands, spec
-    from sim.requests import BenchRequest, RunRequest, SceneRequest, ViewRequest, frozen_mapping
     from sim.userkernel import commands as user_kernel
     from sim.userkernel.requests import KernelBenchRequest
-    from sim.writer import OutputError
 except KeyboardInterrupt:  # Ctrl-C while the modules load
     print("kernel-lab: interrupted while starting", file=sys.stderr)
     sys.exit(130)
@@ -99,8 +99,8 @@ def refuse_unused(request: SceneRequest, s, scene) -> None:
 def check_resources(request: SceneRequest, s, steps: int = 0) -> None:
     """Refuse (exit 2, with the estimate) a scene that cannot fit this machine, or ``steps`` of it that
     could not finish, before building it."""
-    from sim import resources
-    from sim.backend import gpu_status
+    from sim.cmdline import resources
+    from sim.gpu.backend import gpu_status
 
     preset_name = request.preset or s.default_preset
     preset = s.preset(preset_name) if preset_name else None
@@ -169,7 +169,7 @@ def cmd_view(request: ViewRequest) -> int:
 
 
 def cmd_run(request: RunRequest) -> int:
-    from sim import progress
+    from sim.cmdline import progress
 
     if request.screenshot is not None:
         from viewer.image import check_image_target
@@ -231,8 +231,8 @@ def cmd_run(request: RunRequest) -> int:
 def cmd_bench(request) -> int:
     """``bench``: your kernel (KernelBenchRequest), the scene's own bench (its request) or the timed frames
     of any scene (BenchRequest); over MPI ranks, the scene's scaling runs."""
-    from sim import bench
-    from sim.writer import check_target
+    from sim.cmdline import bench
+    from sim.cmdline.writer import check_target
 
     if isinstance(request, KernelBenchRequest):
         return user_kernel.run_bench(request)
@@ -264,7 +264,7 @@ def cmd_bench(request) -> int:
 
 
 def configured(request: BenchRequest, s, config: dict) -> SceneRequest:
-    """The scene of one of ``bench``'s configurations (``sim.bench.configurations``)."""
+    """The scene of one of ``bench``'s configurations (``sim.cmdline.bench.configurations``)."""
     return SceneRequest(request.scene, request.backend, config["preset"], config["count"], config["variant"],
                         config["block"], request.seed, frozen_mapping({o.name: config[o.name] for o in s.options}))
 
@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     commands = {**COMMANDS, **{c.name: c.run for c in course_commands()}}
-    from sim import progress
+    from sim.cmdline import progress
     from sim.mpi import links
 
     progress.set_quiet(getattr(args, "quiet", False))  # every command but view takes --quiet

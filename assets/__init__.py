@@ -42,8 +42,8 @@ def toml(name: str) -> dict:
 
 
 def _parsed(where: Path) -> dict:
-    from sim.cli import UsageError
-    from sim.reader import read_toml
+    from sim.cmdline.cli import UsageError
+    from sim.cmdline.reader import read_toml
 
     try:
         return read_toml(where, "data file", SIZE_LIMIT)
@@ -121,7 +121,7 @@ def _colours(value, channels: int, least: int) -> bool:
         isinstance(c, list) and len(c) == channels and all(_real(x) and 0 <= x <= 1 for x in c) for c in value))
 
 
-# What sim/colormap.py reads: (table, field, colours a colour has, the least count; 0: one colour, not a list)
+# What sim/framework/colormap.py reads: (table, field, colours a colour has, the least count; 0: one colour, not a list)
 COLOUR_FIELDS = (("viridis", "stops", 3, 2), ("inferno", "stops", 3, 2), ("block", "palette", 3, 1),
                  ("marks", "mismatch", 4, 0))
 
@@ -129,7 +129,7 @@ COLOUR_FIELDS = (("viridis", "stops", 3, 2), ("inferno", "stops", 3, 2), ("block
 @functools.cache
 def colormaps() -> dict:
     """assets/colormaps.toml, checked: every colour map has two or more RGB stops in 0..1, the palette and
-    marks what sim/colormap.py reads; AssetError naming the table and field otherwise."""
+    marks what sim/framework/colormap.py reads; AssetError naming the table and field otherwise."""
     where = _located("colormaps.toml")
     maps = _parsed(where)
     wanted = {(table, field): (channels, least) for table, field, channels, least in COLOUR_FIELDS}

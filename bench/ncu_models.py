@@ -87,7 +87,7 @@ def run_stage(stage_id: str, folder: Path) -> None:
 
 def profile_window(spec: SceneSpec, case: NcuCase):
     """Build the case's scene on the GPU, warm it up, profile one window of its stage; the stage's model of it."""
-    from sim.roofline import Setup, models
+    from sim.gpu.roofline import Setup, models
 
     scene = spec.create(preset=case.preset, n=case.count, backend="gpu", variant=case.variant, block=case.block,
                         **dict(case.options))

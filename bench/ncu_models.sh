@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The speed-of-light models (sim.roofline, each scene's kernels.models) against Nsight Compute: every GPU
+# The speed-of-light models (sim.gpu.roofline, each scene's kernels.models) against Nsight Compute: every GPU
 # stage's headline configuration, one window of the stage profiled (DRAM bytes read and written, SASS
 # instructions and FLOP counts), then the table of model vs ncu per stage (bench/ncu_models.py).
 # Usage: bash bench/ncu_models.sh [OUT_DIR]   (default $OUT, else /tmp/out; bench/device.sh passes /tmp/out)

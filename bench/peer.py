@@ -1,4 +1,4 @@
-"""Run a peer yardstick with its timing done by the product's harness (sim.measure).
+"""Run a peer yardstick with its timing done by the product's harness (sim.gpu.measure).
 
     python3 bench/peer.py PEERS_DIR/peer_heat.py --n 10000 --json OUT.json   (the peer's own options)
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sim import measure as harness  # noqa: E402
+from sim.gpu import measure as harness  # noqa: E402
 
 CLOCKS = {"events": lambda: harness.EventClock(), "host": lambda: harness.HostClock()}
 STEP_WARMUP = 10  # the peers' own warm-up steps
@@ -126,7 +126,7 @@ def add_errors(path: str, wrap: Wrap, timings: list) -> None:
             if figure in row and isinstance(row[figure], (int, float)):
                 row[f"{figure}_err"] = None if timing.error is None else row[figure] * timing.error / timing.median
         row["repeats"] = timing.repeats
-    report["timed_by"] = "sim.measure"
+    report["timed_by"] = "sim.gpu.measure"
     with open(path, "w") as f:
         json.dump(report, f, indent=1)
 

@@ -9,7 +9,7 @@ GPU call), prints one table (figure, now, baseline and where it came from, ratio
 and how many times faster the product is), writes OUT_DIR/regress.json (the figures, device,
 commit, date: commit it as bench/results/<model>-regress.json) and exits 1 when any figure is more
 than 7% (--limit 1.07) slower than its baseline beyond the error: when now - baseline exceeds 7% of the
-baseline plus the combined error (the sum of the two 95% half-widths that sim.measure reports as
+baseline plus the combined error (the sum of the two 95% half-widths that sim.gpu.measure reports as
 ``<figure>_err``; a record without one, from before the harness, counts as exact: error 0). Exit 2 when a
 figure could not be measured. A bench run again in another process (``<workload>-runN.json``: the frame, which
 is mostly host work) counts by its best run.
@@ -18,7 +18,7 @@ A baseline is the newest committed record of the same figure on the same device 
 regress files under --results, then any other committed benchmark JSON there that holds a record
 of the headline's configuration (the files are sorted by their own date field). A figure with no
 baseline on this GPU model is reported, not gated. The benches report medians of repeated timings
-after warm-up (sim.measure); the 7% stands for the drift between calls (clocks, another card of the same
+after warm-up (sim.gpu.measure); the 7% stands for the drift between calls (clocks, another card of the same
 model) that the error of one call does not see.
 """
 
@@ -37,12 +37,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from sim import baseline, registry  # noqa: E402  the rule of bench --baseline; the scenes' gate runs
-from sim.bench import git_commit  # noqa: E402  the commit every bench JSON records
-from sim.cli import UsageError  # noqa: E402
+from sim import registry  # noqa: E402  the rule of bench --baseline; the scenes' gate runs
+from sim.cmdline import baseline
+from sim.cmdline.bench import git_commit  # noqa: E402  the commit every bench JSON records
+from sim.cmdline.cli import UsageError  # noqa: E402
+from sim.cmdline.reader import read_json  # noqa: E402  regular files only, bounded, nesting checked
+from sim.cmdline.writer import OutputError, check_target, write_text  # noqa: E402  atomic, never through a link
 from sim.contract import GateFigure, GateRun, SceneSpec, load  # noqa: E402
-from sim.reader import read_json  # noqa: E402  regular files only, bounded, nesting checked
-from sim.writer import OutputError, check_target, write_text  # noqa: E402  atomic, never through a link
 
 Record = dict
 
@@ -179,7 +180,7 @@ def _best(records, pick, ms, err=lambda r: None) -> tuple[float, float] | None:
 
 def verdict(now: float, now_err: float, old: float, old_err: float, limit: float) -> str:
     """SLOWER when now - old exceeds (limit - 1) of old plus the combined error; faster the other way
-    (``sim.baseline.verdict``, the rule of ``bench --baseline``, with the gate's slack)."""
+    (``sim.cmdline.baseline.verdict``, the rule of ``bench --baseline``, with the gate's slack)."""
     found = baseline.verdict(now, now_err, old, old_err, slack=limit - 1)
     return {"slower": "SLOWER", "faster": "faster"}.get(found, "same")
 

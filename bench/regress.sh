@@ -2,7 +2,7 @@
 # The regression gate: every workload's headline configuration, and its peer, in one GPU call, then
 # bench/regress.py's table against the newest committed figures of the same GPU model. Exit 1 when a
 # figure is more than 7% slower beyond the error (the benches' and the peers' timings all come from
-# sim.measure: median ± 95% error), 2 when one could not be measured. Run it after every change a GPU path
+# sim.gpu.measure: median ± 95% error), 2 when one could not be measured. Run it after every change a GPU path
 # can reach (the CUDA layer, a launcher, a shared header, the render path) and commit OUT_DIR/regress.json
 # as bench/results/<model>-regress.json.
 #   bench/regress.sh OUT_DIR [PEERS_DIR]     (bench/device.sh regress: with the carried wheels and EGL)

@@ -37,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import viewer  # noqa: E402, F401  first: picks NVIDIA's EGL before any context loads libEGL
-from sim import create_scene, cuda  # noqa: E402
+from sim import create_scene  # noqa: E402
+from sim.gpu import cuda
 from viewer.headless import HeadlessRecording, render_image  # noqa: E402
 from viewer.render.camera import OrbitCamera  # noqa: E402
 

@@ -2,10 +2,10 @@
 
 A scene package (``sim/<name>/``) declares one ``SceneSpec`` in its ``__init__.py``: plain data
 (words, presets, parameters, stages, statistics, optional capabilities) and dotted paths to the
-code (the scene class, its CUDA builds and their stage models (``sim.roofline``), its course commands,
+code (the scene class, its CUDA builds and their stage models (``sim.gpu.roofline``), its course commands,
 its own benchmark, its benchmark cases: the regression gate's headline runs and the Nsight Compute model
 cases), imported only when used. ``sim.registry`` lists the specs; the viewer, the CLI,
-the benchmarks and the contract test read nothing else. The scene class implements ``sim.scene.Scene``.
+the benchmarks and the contract test read nothing else. The scene class implements ``sim.framework.scene.Scene``.
 
 Optional capabilities are typed fields, ``None`` when a scene lacks them: GPU knobs (variants and
 block shapes), a verifier (GPU checked against the CPU), block colouring, a pointer tool, a source
@@ -13,7 +13,7 @@ of points for the live distance histogram. A scene that declares one implements 
 (tests/test_contract.py checks it).
 
 The views (``PointsView``, ``FieldView``, ``PlotsView`` and what they hold) and ``PointerEvent`` are
-defined in ``sim.views`` and re-exported here: the whole contract imports from this one module.
+defined in ``sim.framework.views`` and re-exported here: the whole contract imports from this one module.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sim.views import (
+from sim.framework.views import (
     Box,
     DragPoint,
     FieldView,
@@ -42,7 +42,7 @@ __all__ = [
     "BLOCK_COLORS", "BlockColoring", "GateFigure", "GatePeer", "GateRun", "GpuKnobs", "HistogramSource", "NcuCase",
     "Option", "Param", "Preset", "SceneSpec", "Stat", "Toggle", "Tool", "UserStage", "Verifier", "ViewKind", "Words",
     "load",
-    # views and pointer events (sim.views)
+    # views and pointer events (sim.framework.views)
     "Box", "DragPoint", "FieldView", "Legend", "Plot", "PlotsView", "PointerEvent", "PointsView", "Series",
     "Tiles", "Trough", "View",
 ]
@@ -234,13 +234,13 @@ class NcuCase:
     variant: str = ""
     block: Any = None
     steps: int = 1  # steps a frame
-    window: int = 1  # the steps one profiled window covers (the model's ``sim.roofline.Setup``)
+    window: int = 1  # the steps one profiled window covers (the model's ``sim.gpu.roofline.Setup``)
     options: Fields = ()  # construction options (``Option``)
     toggles: tuple[tuple[str, bool], ...] = ()
     params: tuple[tuple[str, float], ...] = ()
     whole_frame: bool = False  # the scene adds the stage's time itself: a whole frame is profiled
     name: str = ""  # the case's name after "<scene>." (default the stage's)
-    # or a window of the case's own: "module:function", f(profiled) -> sim.roofline.StageModel, where
+    # or a window of the case's own: "module:function", f(profiled) -> sim.gpu.roofline.StageModel, where
     # ``profiled(True)`` is a context manager around the profiled launches
     profile: str = ""
 
@@ -273,7 +273,7 @@ class SceneSpec:
     count_limits: tuple[int, int] = (1, 1)  # most items on the CPU, on the GPU
     min_count: int = 1  # fewest items a preset that takes a count can run with
     bytes_per_item: tuple[int, int] = (0, 0)  # host, device: the memory estimate before a scene is built
-    # the time estimate of run and bench (sim.resources.scene_estimate): units of work a second on one CPU
+    # the time estimate of run and bench (sim.cmdline.resources.scene_estimate): units of work a second on one CPU
     # thread and on the GPU (0: a step costs only resources.STEP_SECONDS), and what a step's work grows with
     pace: tuple[float, float] = (0.0, 0.0)
     step_work: Literal["items", "pairs", "recursion"] = "items"
@@ -288,7 +288,7 @@ class SceneSpec:
     tool: Tool | None = None
     histogram: HistogramSource | None = None
     kernels: str = ""  # "sim.balls.kernels:builds": every CUDA build its launchers make
-    # "sim.balls.kernels:models": each stage's bytes and arithmetic, f(sim.roofline.Setup) -> {stage: StageModel}
+    # "sim.balls.kernels:models": each stage's bytes and arithmetic, f(sim.gpu.roofline.Setup) -> {stage: StageModel}
     models: str = ""
     commands: str = ""  # "sim.particles.cli:COMMANDS": course-compatible subcommands
     bench: str = ""  # "sim.sdh.bench:COMMAND": a benchmark of its own instead of timed frames
@@ -322,5 +322,5 @@ class SceneSpec:
         return self.bench_preset or self.default_preset
 
     def create(self, **kwargs):
-        """A new scene (``sim.scene.Scene``) of this kind."""
+        """A new scene (``sim.framework.scene.Scene``) of this kind."""
         return load(self.scene)(**kwargs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sim import interrupts
+from sim.cmdline import interrupts
 
 RAND_MAX = 2147483647
 

@@ -5,12 +5,12 @@ Adding a scene: its package under sim/ declares a ``SceneSpec`` (``SPEC``); add 
 
 from __future__ import annotations
 
-from sim import peaks, render_builds
 from sim.balls import SPEC as BALLS
 from sim.contract import SceneSpec, load
-from sim.cuda import Build
 from sim.density import SPEC as DENSITY
 from sim.durbin import SPEC as DURBIN
+from sim.gpu import peaks, render_builds
+from sim.gpu.cuda import Build
 from sim.heat import SPEC as HEAT
 from sim.particles import SPEC as PARTICLES
 from sim.sdh import SPEC as SDH
@@ -33,12 +33,12 @@ def spec(name: str) -> SceneSpec:
 
 
 def create_scene(name: str = "balls", **kwargs):
-    """A new scene by name (keyword arguments as ``sim.scene.Scene`` takes them)."""
+    """A new scene by name (keyword arguments as ``sim.framework.scene.Scene`` takes them)."""
     return spec(name).create(**kwargs)
 
 
 def course_commands() -> list:
-    """The course-compatible subcommands every scene package contributes (``sim.cli.Command``)."""
+    """The course-compatible subcommands every scene package contributes (``sim.cmdline.cli.Command``)."""
     return [command for s in SCENES.values() if s.commands for command in load(s.commands)]
 
 

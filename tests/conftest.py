@@ -86,7 +86,7 @@ def deselect_fault_tests(config, items) -> None:
 def pytest_collection_modifyitems(config, items):
     """GPU tests run only where CuPy sees a device (pytest -m gpu on the GPU machine); tests that make a
     kernel fault run only when asked for (pytest -m gpu_fault)."""
-    from sim.backend import gpu_status
+    from sim.gpu.backend import gpu_status
 
     deselect_fault_tests(config, items)
     status = gpu_status()
@@ -101,7 +101,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(autouse=True)
 def not_quiet():
     """Every test starts and ends with progress bars allowed (a --quiet command in-process sets it)."""
-    from sim import progress
+    from sim.cmdline import progress
 
     progress.set_quiet(False)
     yield

@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from sim import backend
+from sim.gpu import backend
 
 
 class FakeDriver:

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from test_balls_proximity import all_pairs_brute_force as brute_force_pairs
 
-from sim import create_scene, cuda
+from sim import create_scene
 from sim.balls import grid_cpu, proximity_cpu, world
+from sim.gpu import cuda
 from sim.pairs import differing_items as _differing_balls
 from sim.pairs import lists_from_pairs as _lists_from_pairs
 
@@ -196,7 +197,7 @@ def test_too_many_balls_keeps_the_scene(monkeypatch):
 
 
 def test_a_kernel_that_does_not_compile_disables_the_gpu_not_the_scene():
-    from sim.backend import BackendUnavailable
+    from sim.gpu.backend import BackendUnavailable
 
     scene = create_scene("balls", preset="T")
     with cuda.planted("sim/balls/proximity.cu", "-DPLANT_MARGIN=("), \
@@ -209,7 +210,7 @@ def test_a_kernel_that_does_not_compile_disables_the_gpu_not_the_scene():
 
 
 def test_a_failed_compile_on_the_gpu_moves_the_state_to_the_cpu():
-    from sim.backend import BackendUnavailable
+    from sim.gpu.backend import BackendUnavailable
 
     scene = create_scene("balls", preset="T", backend="gpu")
     for _ in range(5):
@@ -227,7 +228,7 @@ def test_a_failed_compile_on_the_gpu_moves_the_state_to_the_cpu():
 
 @pytest.mark.parametrize("mode", ["speed", "height", "pairs", "uniform", "block"])
 def test_points_kernel_matches_its_numpy_twin(mode):
-    """render.cu writes positions and the quantity of each mode as sim.points and render_cpu.py do."""
+    """render.cu writes positions and the quantity of each mode as sim.framework.points and render_cpu.py do."""
     import cupy
 
     scene = create_scene("balls", preset="t", backend="gpu", block=64)

@@ -61,7 +61,8 @@ def test_two_balls_collide_and_separate():
 
 
 def test_benchmark_pile_settles():
-    # two tiers of the benchmark lattice (t has five): a pile, small enough to step on one core (sim/threads.py);
+    # two tiers of the benchmark lattice (t has five): a pile, small enough to step on one core
+    # (sim/cmdline/threads.py);
     # t's 8575 balls step on every thread, where a busy 2-core machine spends 10 ms a launch in numba's workers
     scene = create_scene("balls", preset="block", n=2 * 1715)
     assert scene.pos[:, 1].max() > 2.0 * scene.pos[:, 3].max(), "a second tier above the first"

@@ -1,4 +1,4 @@
-"""sim.baseline: ``bench ... --baseline OLD.json`` (the A/B text, bad files) and the matching of a record to
+"""sim.cmdline.baseline: ``bench ... --baseline OLD.json`` (the A/B text, bad files) and the matching of a record to
 the viewer's live configuration, on fake records."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import os
 import pytest
 
 import main
-from sim import baseline, bench
-from sim.cli import UsageError
+from sim.cmdline import baseline, bench
+from sim.cmdline.cli import UsageError
 
 
 def report(records, device="NVIDIA H100", commit="abc"):
@@ -87,7 +87,7 @@ def test_every_bench_shape_compares(old, new, config, figure):
 def test_the_table_then_the_comparison_and_the_exit_code_is_the_bench_s(tmp_path, capsys, monkeypatch):
     old = tmp_path / "old.json"
     old.write_text(json.dumps(report([frames_record(1.0, 0.01)])))
-    monkeypatch.setattr("sim.bench.git_commit", lambda: "new")
+    monkeypatch.setattr("sim.cmdline.bench.git_commit", lambda: "new")
     bench.publish(report([frames_record(2.0, 0.01)]), "THE TABLE", None, baseline.load(str(old)))
     out = capsys.readouterr().out
     assert out.startswith("THE TABLE\n") and f"against the baseline {old}" in out and "slower" in out

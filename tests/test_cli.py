@@ -69,7 +69,7 @@ def test_unwritable_json_path_exits_2(cli, tmp_path):
 
 
 def test_gpu_request_without_gpu_says_why(cli):
-    from sim.backend import gpu_status
+    from sim.gpu.backend import gpu_status
 
     if gpu_status().available:
         pytest.skip("this machine has a GPU")
@@ -156,7 +156,7 @@ def test_headless_screenshot_without_display(tmp_path):
 
 
 def test_bench_records_the_commit_named_for_a_copied_tree(monkeypatch):
-    from sim.bench import git_commit
+    from sim.cmdline.bench import git_commit
 
     monkeypatch.setenv("KERNEL_LAB_COMMIT", "0123456789ab")
     assert git_commit() == "0123456789ab"

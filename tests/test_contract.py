@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from sim.contract import FieldView, GateRun, NcuCase, PlotsView, PointsView, SceneSpec, load
+from sim.framework.scene import Scene
 from sim.registry import SCENES
-from sim.scene import Scene
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SPECS = list(SCENES.values())

@@ -1,4 +1,4 @@
-"""The CUDA layer without a GPU (sim/cuda.py): a fake module loader stands in for CuPy's RawModule.
+"""The CUDA layer without a GPU (sim/gpu/cuda.py): a fake module loader stands in for CuPy's RawModule.
 
 A launcher asks for its kernels every frame: once compiled, asking again must be a dictionary lookup
 (no file read, no header digest); a test's planted options or replaced source must still reach the
@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from sim import cuda
+from sim.gpu import cuda
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONTACT = cuda.Build("sim/balls/contact.cu", ("--fmad=false",), ("step",))
@@ -150,8 +150,8 @@ def test_sim_lists_and_finds_every_build_without_the_viewer():
 def test_the_pass_count_and_bench_figures_outlive_the_bounded_history():
     """The balls' history keeps the latest passes only (a scene runs for hours): the count keeps
     counting, and a benchmark marked after the history filled still sees its own passes."""
-    from sim import bench
     from sim.balls.passes import PassLog
+    from sim.cmdline import bench
     from sim.registry import create_scene
 
     scene = create_scene("balls", preset="T")
@@ -202,7 +202,7 @@ KNOBS = {"fma on": lambda scene: scene.knobs.set_option("fma", "on"),
 
 @pytest.mark.parametrize("knob", KNOBS)
 def test_a_knob_whose_kernel_does_not_compile_takes_the_gpu_off_whichever_knob(knob):
-    from sim.backend import BackendUnavailable
+    from sim.gpu.backend import BackendUnavailable
 
     scene = heat_on_fake_gpu("compile")
     field = scene.host_field().copy()

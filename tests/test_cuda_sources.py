@@ -14,8 +14,8 @@ import pytest
 
 nvrtc = pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
 
-from sim import cuda  # noqa: E402
-from sim import nvrtc as sim_nvrtc  # noqa: E402
+from sim.gpu import cuda  # noqa: E402
+from sim.gpu import nvrtc as sim_nvrtc  # noqa: E402
 from sim.registry import all_builds  # noqa: E402
 
 BUILDS = all_builds()
@@ -81,7 +81,7 @@ def fresh_digest():
 
 
 def test_a_header_edit_changes_the_text_the_kernel_cache_keys_on(tmp_path, monkeypatch, fresh_digest):
-    """The cubin cache (sim.cubins) keys on the source text it is given; a .cu that includes an edited header
+    """The cubin cache (sim.gpu.cubins) keys on the source text it is given; a .cu that includes an edited header
     must hand it a different text (in the next process), or the kernel compiled from the old header
     comes back."""
     (tmp_path / "common").mkdir()

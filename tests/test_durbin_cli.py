@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.signal import lfilter
 
-from sim.backend import gpu_status
+from sim.gpu.backend import gpu_status
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from sim import cuda
 from sim.durbin import durbin_cpu, inputs
+from sim.gpu import cuda
 
 pytestmark = pytest.mark.gpu
 SINGLE = [("two-kernel", None, None), ("persistent", None, None), ("persistent", "cluster", None),

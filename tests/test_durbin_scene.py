@@ -325,7 +325,7 @@ def test_backend_switch_without_a_gpu_is_refused_and_keeps_the_state():
     if not scene.gpu_reason:
         pytest.skip("this machine has a GPU")
     run_to(scene, 5)
-    from sim.backend import BackendUnavailable
+    from sim.gpu.backend import BackendUnavailable
 
     with pytest.raises(BackendUnavailable):
         scene.set_backend("gpu")
@@ -344,7 +344,7 @@ def test_the_planted_wrong_kernel_compiles_and_differs(build):
     pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
     from test_cuda_sources import compile_cubin
 
-    from sim import cuda
+    from sim.gpu import cuda
 
     source = cuda.source_text(build.source)
     plain = compile_cubin(source, build.source, build.all_options())

@@ -6,10 +6,10 @@ against the CPU twin, and N = 200,000."""
 import numpy as np
 import pytest
 
-from sim import cuda
-from sim.colormap import BLOCK_PALETTE
 from sim.contract import PointerEvent
 from sim.durbin import SPEC, durbin_cpu, inputs, layout
+from sim.framework.colormap import BLOCK_PALETTE
+from sim.gpu import cuda
 from sim.registry import create_scene
 
 pytestmark = pytest.mark.gpu

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import main
-from sim.backend import gpu_status
+from sim.gpu.backend import gpu_status
 from sim.heat import course
 from sim.heat.stencil_cpu import HeatCpu
 

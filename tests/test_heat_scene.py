@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from sim.backend import BackendUnavailable
 from sim.contract import PointerEvent
+from sim.gpu.backend import BackendUnavailable
 from sim.heat import SPEC, course, kernels
 from sim.heat.cells import thread_of
 from sim.heat.presets import grid_shape, initial_field, preset_table, rand_field
@@ -110,7 +110,7 @@ def test_the_large_preset_is_for_the_gpu():
 
 @pytest.mark.parametrize("gpu", ["", "no NVIDIA GPU driver on this machine (libcuda.so.1 not found)"])
 def test_the_large_preset_on_the_cpu_advises_the_gpu_only_where_there_is_one(monkeypatch, gpu):
-    from sim.cli import Refused
+    from sim.cmdline.cli import Refused
     from sim.heat.scene import HeatScene
 
     monkeypatch.setattr(HeatScene, "gpu_reason", property(lambda self: gpu))
@@ -316,7 +316,7 @@ def test_the_planted_factor_compiles_for_every_heat_build():
     pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
     from test_cuda_sources import compile_cubin
 
-    from sim import cuda
+    from sim.gpu import cuda
 
     with cuda.planted("sim/heat/stencil.cu", "-DPLANT_FACTOR=1.001f"):
         for build in (kernels.simple(), kernels.temporal(256)):

@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from sim import cuda
 from sim.contract import BLOCK_COLORS, PointerEvent
+from sim.gpu import cuda
 from sim.heat import SPEC
 from sim.heat.cells import thread_of
 from sim.heat.presets import rand_field

@@ -1,4 +1,4 @@
-"""sim.measure: the harness's stopping rule, its interval for the median, and the L2 flush between repeats,
+"""sim.gpu.measure: the harness's stopping rule, its interval for the median, and the L2 flush between repeats,
 on a fake clock (no GPU)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-from sim import measure
-from sim.measure import HostClock, Timing, summarise
+from sim.gpu import measure
+from sim.gpu.measure import HostClock, Timing, summarise
 
 
 class FakeTime:
@@ -153,7 +153,7 @@ def test_timing_scaled_fields_and_text():
 
 
 def test_no_flush_where_the_working_set_exceeds_l2(monkeypatch):
-    monkeypatch.setattr("sim.cuda.device_properties", lambda device: {"l2CacheSize": 50 << 20})
+    monkeypatch.setattr("sim.gpu.cuda.device_properties", lambda device: {"l2CacheSize": 50 << 20})
     assert measure.l2_flush(60 << 20) is None  # evicts itself
     assert measure.l2_flush(None) is None  # not known
 
@@ -162,7 +162,7 @@ def test_no_flush_where_the_working_set_exceeds_l2(monkeypatch):
 def test_event_clock_and_l2_flush_on_the_device():
     import cupy
 
-    from sim.cuda import device_properties
+    from sim.gpu.cuda import device_properties
 
     a = cupy.zeros(1 << 20, cupy.float32)  # 4 MB: fits in L2
     flush = measure.l2_flush(a.nbytes)
@@ -173,7 +173,7 @@ def test_event_clock_and_l2_flush_on_the_device():
 
 
 def test_timed_frames_record_the_error_and_the_frame_count(capsys):
-    from sim import bench
+    from sim.cmdline import bench
     from sim.registry import SCENES
 
     scene = SCENES["balls"].create(preset="T", backend="cpu")
@@ -187,7 +187,7 @@ def test_timed_frames_record_the_error_and_the_frame_count(capsys):
 
 
 def test_the_bench_table_says_what_the_step_time_and_the_pace_each_measure():
-    from sim import bench
+    from sim.cmdline import bench
     from sim.registry import SCENES
 
     scene = SCENES["balls"].create(preset="T", backend="cpu")
@@ -203,7 +203,7 @@ def test_the_bench_table_says_what_the_step_time_and_the_pace_each_measure():
 
 
 def test_heat_records_keep_their_fields_and_gain_the_error():
-    from sim import bench
+    from sim.cmdline import bench
     from sim.heat import bench as heat_bench
 
     timing = summarise([100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 100.2])
@@ -217,7 +217,7 @@ def test_heat_records_keep_their_fields_and_gain_the_error():
 
 
 def test_durbin_scipy_figures_carry_seconds_per_step_and_their_error():
-    from sim import bench
+    from sim.cmdline import bench
     from sim.durbin import bench as durbin_bench
     from sim.durbin.bench_timing import seconds
     from sim.durbin.single_bench import _scipy_single

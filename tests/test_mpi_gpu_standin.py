@@ -171,12 +171,12 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
     """GpuRank over ``comm`` on numpy with the stand-in kernels (or, with ``gpu``, CuPy and binning.cu on
     the rank's GPU): (state on rank 0 or None, rank, particle count after each step, largest difference
     of a step from a CPU step from the same state (verify))."""
+    from sim.gpu.timing import StageTimer
     from sim.mpi.links import HostLink
     from sim.particles import world
     from sim.particles.ranks import gather_state
     from sim.particles.ranks_gpu import GpuRank, bins_per_side, rows_of
     from sim.particles.strips import Strips
-    from sim.timing import StageTimer
 
     x, y, vx, vy = initial(n, seed, kicks, KICK_VX_DIVISOR)
     size = world.box_size(n)

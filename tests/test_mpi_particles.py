@@ -38,8 +38,8 @@ def initial(n: int, seed: int, kicks: dict[int, float], vx_divisor: float = 2.0)
 
 def serial(n: int, steps: int, seed: int, kicks: dict[int, float], vx_divisor: float = 2.0) -> np.ndarray:
     """x, y, vx, vy after ``steps`` steps of one CPU process from ``initial``."""
+    from sim.gpu.timing import NULL_TIMER
     from sim.particles import binning_cpu, pipeline_cpu, world
-    from sim.timing import NULL_TIMER
 
     p = pipeline_cpu.HostParticles(*initial(n, seed, kicks, vx_divisor))
     size = world.box_size(n)

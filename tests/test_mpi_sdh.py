@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from mpi_support import run
 
-from sim.cuda import ceil_div
+from sim.gpu.cuda import ceil_div
 from sim.sdh.bands import pairs_before, share_pairs, shares
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

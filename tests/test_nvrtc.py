@@ -1,4 +1,4 @@
-"""The one NVRTC driver (sim/nvrtc.py) and its cubin cache (sim/cubins.py), without a GPU: the float mode
+"""The one NVRTC driver (sim/gpu/nvrtc.py) and its cubin cache (sim/gpu/cubins.py), without a GPU: the float mode
 (no FTZ in what the GPU builds get), the cache, a compile bounded in time and stopped by a signal, and a
 user's file whose include, name, encoding or inline asm used to defeat the compile or its messages."""
 
@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
 
-from sim import cubins, cuda, nvrtc  # noqa: E402
+from sim.gpu import cubins, cuda, nvrtc  # noqa: E402
 from sim.heat import SPEC as HEAT  # noqa: E402
 from sim.userkernel import source as user_source  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""GPU builds keep float32 subnormals as their CPU twins do (sim/nvrtc.py, sim.cuda.load_module): a loaded
+"""GPU builds keep float32 subnormals as their CPU twins do (sim/gpu/nvrtc.py, sim.gpu.cuda.load_module): a loaded
 module computes 1e-38f * 0.5f = 5e-39 bit for bit with numpy, the PTX of what is loaded has no .ftz.
 instruction, and the heat plate, whose cold field decays into subnormals, verifies for 400 steps in
 every GPU variant (CuPy's own compile flushed them: 344 of 400 passes mismatched)."""
@@ -6,7 +6,7 @@ every GPU variant (CuPy's own compile flushed them: 344 of 400 passes mismatched
 import numpy as np
 import pytest
 
-from sim import cuda, nvrtc
+from sim.gpu import cuda, nvrtc
 from sim.heat import SPEC
 from sim.registry import create_scene
 

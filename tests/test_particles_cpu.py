@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from sim import create_scene
+from sim.gpu.timing import NULL_TIMER
 from sim.particles import binning_cpu, pipeline_cpu, world
 from sim.particles.distances import DistanceStats
 from sim.particles.init import init_2020, init_legacy
 from sim.particles.pipeline_cpu import HostParticles
-from sim.timing import NULL_TIMER
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

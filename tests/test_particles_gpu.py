@@ -158,8 +158,8 @@ def _poison(g) -> None:
 def test_each_step_equals_the_cpu_twin_from_fresh_random_states(variant, block, precision):
     """Random positions (clumped, so that many pairs interact, some closer than min_r) and velocities;
     each GPU step against binning_cpu's step from the same state, the GPU's outputs poisoned first."""
+    from sim.gpu.timing import NULL_TIMER
     from sim.particles.gpu import ParticlesGpu
-    from sim.timing import NULL_TIMER
 
     rng = np.random.default_rng()
     n = int(rng.integers(2000, 6000))

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from sim import peaks
-from sim.peaks import Peaks
+from sim.gpu import peaks
+from sim.gpu.peaks import Peaks
 
 H100 = {"name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "sm_clock_mhz": 1980, "mem_clock_mhz": 2619,
         "ecc": "Enabled"}

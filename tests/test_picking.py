@@ -115,7 +115,7 @@ def test_a_device_pick_is_launched_inside_the_next_mapping_of_the_items_and_read
     from types import SimpleNamespace
 
     from sim.contract import Box
-    from sim.views import PointsView
+    from sim.framework.views import PointsView
     from viewer.pick.picker import Picking
     from viewer.render.points.feed import DEVICE, PointsFeed
 
@@ -452,7 +452,7 @@ def test_gpu_tooltip_values_come_from_the_device_state(window):
 
 @pytest.mark.gpu
 def test_a_planted_gpu_fault_shows_both_values_in_the_tooltip(window):
-    from sim import cuda
+    from sim.gpu import cuda
 
     with cuda.planted("sim/balls/proximity.cu", "-DPLANT_MARGIN=1.0f"):
         scene = create_scene("balls", preset="t", backend="gpu", variant="global")

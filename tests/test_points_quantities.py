@@ -14,8 +14,8 @@ import pytest
 from gl_support import HostOnly, needs_egl
 
 from sim import create_scene
-from sim.colormap import BLOCK_PALETTE, MISMATCH_RGBA, colormap, spread
 from sim.contract import BLOCK_COLORS, Legend, PointsView, Trough
+from sim.framework.colormap import BLOCK_PALETTE, MISMATCH_RGBA, colormap, spread
 from viewer.render.camera import OrbitCamera
 
 SIZE = (240, 160)

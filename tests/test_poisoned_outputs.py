@@ -11,10 +11,11 @@ import pytest
 from gl_support import needs_egl
 from test_heat_scene import SIZE, cell_pixel
 
-from sim import create_scene, finite
-from sim.colormap import MISMATCH_RGBA
+from sim import create_scene
+from sim.framework import finite
+from sim.framework.colormap import MISMATCH_RGBA
+from sim.framework.scales import data_span
 from sim.registry import SCENES
-from sim.scales import data_span
 from viewer.pick.tooltip import report
 
 FRAMES = 3

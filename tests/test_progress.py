@@ -14,7 +14,7 @@ from pathlib import Path
 import numba
 from streams import Terminal
 
-from sim import progress
+from sim.cmdline import progress
 
 ROOT = Path(__file__).resolve().parent.parent
 

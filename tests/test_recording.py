@@ -65,7 +65,7 @@ def test_an_abandoned_recording_keeps_the_previous_file(tmp_path):
     ("v.mp4", (65, 64), "even width and height"), ("missing/v.mp4", (64, 64), "does not exist"),
 ])
 def test_bad_targets_are_refused(tmp_path, name, size, message):
-    from sim.cli import UsageError
+    from sim.cmdline.cli import UsageError
 
     with pytest.raises(UsageError, match=message):
         check_video_target(tmp_path / name, size)

@@ -193,7 +193,7 @@ def main():
 
 
 def test_a_peer_runs_through_the_harness_and_its_rows_gain_the_error(tmp_path, monkeypatch):
-    from sim import measure
+    from sim.gpu import measure
 
     spec_ = importlib.util.spec_from_file_location("peer_harness", os.path.join(ROOT, "bench", "peer.py"))
     peer = importlib.util.module_from_spec(spec_)
@@ -207,7 +207,7 @@ def test_a_peer_runs_through_the_harness_and_its_rows_gain_the_error(tmp_path, m
     out = tmp_path / "peer-sdh.json"
     assert peer.main([str(script), "--sizes", "10,20", "--json", str(out)]) == 0
     report = json.loads(out.read_text())
-    assert report["timed_by"] == "sim.measure" and [r["n"] for r in report["results"]] == [10, 20]
+    assert report["timed_by"] == "sim.gpu.measure" and [r["n"] for r in report["results"]] == [10, 20]
     for row in report["results"]:
         assert row["repeats"] >= 6 and row["kernel_ms"] > 0 and 0 <= row["kernel_ms_err"] < row["kernel_ms"]
     assert len(flushes) == sum(r["repeats"] for r in report["results"]) and set(flushes) == {1000}
@@ -215,7 +215,7 @@ def test_a_peer_runs_through_the_harness_and_its_rows_gain_the_error(tmp_path, m
 
 
 def with_errors(reports: dict[str, dict], relative: float) -> dict[str, dict]:
-    """Every figure of the reports given an error of ``relative`` of it, as sim.measure writes them."""
+    """Every figure of the reports given an error of ``relative`` of it, as sim.gpu.measure writes them."""
     for rep in reports.values():
         for r in rep["results"]:
             for name in ("step_ms", "kernel_ms", "ms_per_step", "us_per_step", "s", "frame_ms", "pick_frame_ms"):

@@ -8,7 +8,7 @@ import pytest
 from streams import Terminal
 
 import main
-from sim import progress, resources
+from sim.cmdline import progress, resources
 
 
 def run(capsys, *argv):
@@ -214,7 +214,7 @@ def test_sizes_read_their_sides_like_counts(capsys):
     err = usage_error(capsys, "bench", "durbin", "--batch", "1e300x32")
     assert "argument --batch: --batch 1e+300x32 out of range 2..1,073,741,824" in err
     assert "--size 8x800 out of range 16..16,384" in usage_error(capsys, "run", "balls", "--size", "8x800")
-    from sim import cli
+    from sim.cmdline import cli
 
     assert cli.size("100kx32", 2, 1 << 30, "--batch") == (100_000, 32)
 
@@ -284,7 +284,7 @@ def test_run_particles_prints_the_measured_statistics(capsys):
     ["bench", "heat", "--kernel-file", "mine.cu"], ["run", "--steps", "2", "nope"], ["bench", "--help"],
 ])
 def test_finding_the_scene_takes_two_look_ahead_parsers_at_most(monkeypatch, argv):
-    from sim import cli
+    from sim.cmdline import cli
 
     made = []
     start = cli.ProbeParser.__init__

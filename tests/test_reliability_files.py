@@ -14,9 +14,9 @@ import pytest
 
 import assets
 import main
-from sim.cli import UsageError
-from sim.reader import open_input, read_input
-from sim.writer import check_target
+from sim.cmdline.cli import UsageError
+from sim.cmdline.reader import open_input, read_input
+from sim.cmdline.writer import check_target
 from viewer.settings import FOLDER_VARIABLE, SIZE_LIMIT, Settings, settings_path
 from viewer.window.app import display_problem
 
@@ -425,7 +425,7 @@ def test_a_damaged_colour_map_file_stops_with_one_line_where_it_is_read(tmp_path
     package = tmp_path / "assets"
     shutil.copytree(ROOT / "assets", package, ignore=shutil.ignore_patterns("__pycache__", "fonts", "sounds"))
     (package / "colormaps.toml").write_text("[viridis]\nstops = 3\n")
-    code = f"import sys; sys.path[:0] = [{str(tmp_path)!r}, {str(ROOT)!r}]; import sim.colormap"
+    code = f"import sys; sys.path[:0] = [{str(tmp_path)!r}, {str(ROOT)!r}]; import sim.framework.colormap"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 1 and "Traceback" not in out.stderr and "KeyError" not in out.stderr
     assert out.stderr.strip().startswith(f"kernel-lab: data file {str(package / 'colormaps.toml')!r}: [viridis] stops")

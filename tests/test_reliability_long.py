@@ -1,5 +1,5 @@
 """Long runs: every run, course command and benchmark estimates its time and memory before any work
-(sim/resources.py) and refuses what could not finish (more than a week) or cannot fit, exit 2 with
+(sim/cmdline/resources.py) and refuses what could not finish (more than a week) or cannot fit, exit 2 with
 the estimate; a long run shows progress on a terminal."""
 
 import io
@@ -8,7 +8,7 @@ import pytest
 from streams import Terminal
 
 import main
-from sim import progress, resources
+from sim.cmdline import progress, resources
 from sim.registry import SCENES
 
 WEEK = "past the 7 days a run may take"
@@ -224,8 +224,8 @@ def test_bench_durbin_refuses_sizes_and_batches_beyond_reach(capsys, room_16gb):
 
 def test_the_mpi_scaling_tables_refuse_runs_that_could_not_finish():
     """mpiexec -n 4 ... bench particles: every rank count's runs, checked on every rank before any runs."""
+    from sim.cmdline.requests import BenchRequest, frozen_mapping
     from sim.particles import ranks_bench
-    from sim.requests import BenchRequest, frozen_mapping
 
     def request(steps: int) -> BenchRequest:
         return BenchRequest("particles", "cpu", None, None, None, None, None, frozen_mapping({"precision": None}),

@@ -13,7 +13,7 @@ from gl_support import needs_egl
 
 import main
 from sim import create_scene
-from sim.writer import OutputError
+from sim.cmdline.writer import OutputError
 from viewer.keys import key
 from viewer.record import video
 from viewer.record.recorder import REAL_TIME, STEPS, RecordOptions

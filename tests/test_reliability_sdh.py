@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from streams import Terminal
 
-from sim import resources
-from sim.cli import UsageError
+from sim.cmdline import resources
+from sim.cmdline.cli import UsageError
 from sim.sdh import data, sdh_cpu
 from tests.test_sdh_cpu import brute_force
 
@@ -148,7 +148,7 @@ def test_atoms_unchanged_by_the_in_place_scaling():
     np.testing.assert_array_equal(data.atoms(1000), expected)
 
 
-# --- sim/resources.py ------------------------------------------------------------------------------
+# --- sim/cmdline/resources.py ------------------------------------------------------------------------------
 def test_check_refuses_past_memory_and_disk_and_quotes_the_estimate(tmp_path):
     with pytest.raises(UsageError, match=r"needs about 1e\+03 PB of memory"):
         resources.check(resources.Estimate("a run", memory=10**18))
@@ -191,7 +191,7 @@ def test_gpu_path_of_the_command_with_a_stand_in_device(monkeypatch, capsys):
     import argparse
     import types
 
-    from sim import backend
+    from sim.gpu import backend
     from sim.sdh import cli as sdh_cli
     from sim.sdh.kernels import KERNELS
 

@@ -67,7 +67,7 @@ NUMBA_LOOP = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, {root!r})
     import numba, numpy as np
-    from sim import interrupts
+    from sim.cmdline import interrupts
 
     @numba.njit(parallel=True, cache=True)  # compiled by the first test's process, loaded by the others
     def work(a):
@@ -175,8 +175,8 @@ def test_sighup_stops_a_balls_benchmark_with_129():
 KILLED_WRITER = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {root!r})
-    from sim import interrupts
-    from sim.writer import atomic_output
+    from sim.cmdline import interrupts
+    from sim.cmdline.writer import atomic_output
     with interrupts.stopping(together=True), atomic_output(sys.argv[1]) as f:
         f.write("x" * 1_000_000)
         print("writing", flush=True)

@@ -1,5 +1,5 @@
 """Standard output that cannot be written (closed, a full device): one line on stderr and exit 1, no traceback
-and no "Exception ignored" from the interpreter's last flush (sim/stdout.py, at main's edge)."""
+and no "Exception ignored" from the interpreter's last flush (sim/cmdline/stdout.py, at main's edge)."""
 
 from __future__ import annotations
 

@@ -354,7 +354,7 @@ class _Scene:
 
 
 def _one_item(radius: float, surroundings, dims: int):
-    from sim.views import PointsView
+    from sim.framework.views import PointsView
 
     positions = np.array([[0.5, 0.5, 0.0, radius]], np.float32)
     white = np.ones((1, 3), np.float32)
@@ -362,7 +362,7 @@ def _one_item(radius: float, surroundings, dims: int):
 
 
 def test_a_2d_disc_is_at_least_three_pixels_across_and_a_3d_ball_keeps_its_size(gl):
-    from sim.views import Box, Trough
+    from sim.framework.views import Box, Trough
     from viewer.render.camera import OrbitCamera
 
     disc = _one_item(0.0005, Box(1.0), 2)  # 0.15 pixels across its radius at this zoom

@@ -1,4 +1,4 @@
-"""The one output writer (sim/writer.py): what it refuses, what it never replaces, what it cleans up."""
+"""The one output writer (sim/cmdline/writer.py): what it refuses, what it never replaces, what it cleans up."""
 
 import errno
 import os
@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
-from sim import writer
-from sim.cli import UsageError
-from sim.writer import OutputError, atomic_output, check_target, write_bytes, write_text
+from sim.cmdline import writer
+from sim.cmdline.cli import UsageError
+from sim.cmdline.writer import OutputError, atomic_output, check_target, write_bytes, write_text
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -178,7 +178,7 @@ def test_round_trip_text_and_bytes(tmp_path):
 SLOW_WRITER = textwrap.dedent("""
     import signal, sys, time
     sys.path.insert(0, {root!r})
-    from sim.writer import atomic_output
+    from sim.cmdline.writer import atomic_output
     if sys.argv[2] == "ignore-hup":
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # like nohup
     try:

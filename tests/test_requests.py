@@ -1,5 +1,5 @@
 """The commands' input is a frozen request built once from the parsed command line: no module below
-main.py names argparse's Namespace (but sim/arguments.py, which builds the requests from it) or writes
+main.py names argparse's Namespace (but sim/cmdline/arguments.py, which builds the requests from it) or writes
 to a command's arguments, and every request type is a frozen dataclass whose fields its parser fills."""
 
 import argparse
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from sim import cli, requests
-from sim.arguments import build_parser
+from sim.cmdline import cli, requests
+from sim.cmdline.arguments import build_parser
 from sim.registry import SCENES, course_commands
 from sim.userkernel import requests as user_requests
 
 ROOT = Path(__file__).resolve().parent.parent
-EDGE = {Path("sim/arguments.py")}  # where a parsed namespace becomes a request
+EDGE = {Path("sim/cmdline/arguments.py")}  # where a parsed namespace becomes a request
 ARGUMENT_NAMES = {"args", "request", "namespace"}
 
 

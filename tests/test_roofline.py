@@ -4,9 +4,19 @@
 import pytest
 
 from sim.contract import load
-from sim.peaks import Peaks
+from sim.gpu.peaks import Peaks
+from sim.gpu.roofline import (
+    Setup,
+    StageModel,
+    analyse,
+    analyse_stages,
+    bound,
+    figures,
+    model_lines,
+    models,
+    record_lines,
+)
 from sim.registry import SCENES
-from sim.roofline import Setup, StageModel, analyse, analyse_stages, bound, figures, model_lines, models, record_lines
 
 PEAKS = Peaks("test GPU", copy_gbs=3000.0, fp32_gflops=60_000.0, fp64_gflops=30_000.0, link_gbs=50.0,
               sources={"copy": "measured", "fp32": "measured", "fp64": "measured", "link": "measured"})
@@ -233,7 +243,7 @@ def test_bench_on_the_cpu_has_rates_per_stage_and_a_cpu_fingerprint(tmp_path, ca
 
 
 def test_gpu_bench_table_prints_the_fingerprint_and_peaks():
-    from sim.bench import table
+    from sim.cmdline.bench import table
 
     rep = {"workload": "heat", "device": "NVIDIA H100 80GB HBM3", "commit": "abc", "date": "2026-11-25",
            "fingerprint": {"kind": "gpu", "name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15",
@@ -254,10 +264,10 @@ def test_sdh_bench_records_and_prints_the_histograms_speed_of_light(monkeypatch,
     import sys
     import types
 
-    from sim import backend
-    from sim import peaks as peaks_module
-    from sim.cli import parsed
-    from sim.measure import Timing
+    from sim.cmdline.cli import parsed
+    from sim.gpu import backend
+    from sim.gpu import peaks as peaks_module
+    from sim.gpu.measure import Timing
     from sim.sdh import bench, sdh_cpu
     from sim.sdh.kernels import KERNELS
 
@@ -268,7 +278,7 @@ def test_sdh_bench_records_and_prints_the_histograms_speed_of_light(monkeypatch,
     monkeypatch.setitem(sys.modules, "sim.sdh.gpu", fake)
     monkeypatch.setattr("sim.sdh.gpu", fake, raising=False)
     monkeypatch.setattr(backend, "gpu_status", lambda: backend.GpuStatus(True, "stand-in"))
-    monkeypatch.setattr("sim.bench.release_memory", lambda: None)
+    monkeypatch.setattr("sim.cmdline.bench.release_memory", lambda: None)
     monkeypatch.setattr(peaks_module, "current", lambda device=0: PEAKS)
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)
@@ -289,8 +299,8 @@ def test_sdh_bench_records_and_prints_the_histograms_speed_of_light(monkeypatch,
 
 
 def test_durbin_batch_and_single_records_get_the_recursions_figures(monkeypatch):
-    from sim import peaks as peaks_module
     from sim.durbin.bench import add_speed_of_light
+    from sim.gpu import peaks as peaks_module
 
     monkeypatch.setattr(peaks_module, "current", lambda device=0: PEAKS)
     batch = {"kind": "batch", "backend": "gpu", "systems": 100_000, "order": 32, "method": "batched-register",
@@ -399,7 +409,7 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
 ])
 def test_no_gpu_stage_claims_more_than_the_device_can_do(name, preset, n, variant, options):
     """A model that puts a stage above the measured copy or FLOP peak counts bytes or FLOP that never happen."""
-    from sim import peaks
+    from sim.gpu import peaks
     from sim.registry import create_scene
     from viewer.panel.speed_of_light import scene_perf
 

@@ -1,4 +1,4 @@
-"""common/scan.cuh's prefix sums (sim.cuda.CountScan) against numpy's cumsum, the CPU twin, on fresh
+"""common/scan.cuh's prefix sums (sim.gpu.cuda.CountScan) against numpy's cumsum, the CPU twin, on fresh
 random counts over poisoned outputs: every length class (within a round, a tile, many tiles, ragged
 ends), with and without clearing the counts, and a length known only on the device (run with
 pytest -m gpu)."""
@@ -6,7 +6,7 @@ pytest -m gpu)."""
 import numpy as np
 import pytest
 
-from sim import cuda
+from sim.gpu import cuda
 from sim.particles import kernels
 
 pytestmark = pytest.mark.gpu

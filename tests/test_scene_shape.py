@@ -6,7 +6,7 @@ and the same state (what every colour mode of its view shows, bit for bit)."""
 import numpy as np
 import pytest
 
-from sim import bench, progress
+from sim.cmdline import bench, progress
 from sim.contract import FieldView, PointsView
 from sim.registry import SCENES, create_scene
 from viewer.window.controller import Controller
@@ -144,9 +144,9 @@ def test_each_scene_s_presets_live_in_its_folder_and_are_packaged():
 
 @pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
 def test_what_the_viewer_reads_comes_from_objects_the_scene_holds(spec):
-    from sim.checks import Checks, Inspector
     from sim.contract import load
-    from sim.scales import ColorScales
+    from sim.framework.checks import Checks, Inspector
+    from sim.framework.scales import ColorScales
 
     held = ("items", "readout", "stats")
     mixed = [c.__name__ for c in load(spec.scene).__mro__ if c.__module__.rsplit(".", 1)[-1] in held]

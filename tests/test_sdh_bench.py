@@ -7,9 +7,9 @@ import json
 import sys
 import types
 
-from sim import backend
-from sim.cli import parsed
-from sim.measure import Timing
+from sim.cmdline.cli import parsed
+from sim.gpu import backend
+from sim.gpu.measure import Timing
 from sim.sdh import bench, sdh_cpu
 from sim.sdh.kernels import KERNELS
 
@@ -29,7 +29,7 @@ def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path,
     monkeypatch.setitem(sys.modules, "sim.sdh.gpu", fake)
     monkeypatch.setattr("sim.sdh.gpu", fake, raising=False)
     monkeypatch.setattr(backend, "gpu_status", lambda: backend.GpuStatus(True, "stand-in"))
-    monkeypatch.setattr("sim.bench.release_memory", lambda: None)
+    monkeypatch.setattr("sim.cmdline.bench.release_memory", lambda: None)
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)
     parser.add_argument("--json")

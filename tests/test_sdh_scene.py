@@ -8,7 +8,7 @@ import types
 import numpy as np
 import pytest
 
-from sim import backend
+from sim.gpu import backend
 from sim.sdh import SPEC, data, kernels, sdh_cpu
 
 SHARED = 232_448  # an H100's or H200's opt-in shared memory per block
@@ -38,7 +38,7 @@ def stand_in(monkeypatch):
     monkeypatch.setattr("sim.sdh.gpu", fake_gpu, raising=False)
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
     monkeypatch.setattr(backend, "gpu_status", lambda: backend.GpuStatus(True, "stand-in"))
-    monkeypatch.setattr("sim.scene.gpu_status", lambda: backend.GpuStatus(True, "stand-in"), raising=False)
+    monkeypatch.setattr("sim.framework.scene.gpu_status", lambda: backend.GpuStatus(True, "stand-in"), raising=False)
     return launched
 
 
@@ -46,7 +46,7 @@ def test_the_fastest_kernel_is_the_default_and_narrow_widths_fall_back_with_a_re
     from sim.sdh.scene import HistogramScene
 
     assert SPEC.gpu.default_variant == SPEC.gpu.fastest == "tensor" == kernels.FASTEST_FIRST[0]
-    from sim.cuda import StageTimer
+    from sim.gpu.cuda import StageTimer
 
     scene = HistogramScene(backend="gpu", n=2000)
     scene.timer = StageTimer(SPEC.stages)  # the host clock for the stand-in's CUDA events

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from sim import create_scene
+from sim.cmdline.requests import SceneRequest, ViewRequest
 from sim.registry import SCENES
-from sim.requests import SceneRequest, ViewRequest
 from viewer.settings import FOLDER_VARIABLE, VERSION, Settings, settings_path
 from viewer.window.app import display_problem
 

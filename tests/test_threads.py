@@ -3,7 +3,7 @@
 import numba
 
 from sim import create_scene
-from sim.threads import sized_threads
+from sim.cmdline.threads import sized_threads
 
 
 def threads_while_stepping(scene, monkeypatch) -> set[int]:

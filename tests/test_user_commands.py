@@ -10,7 +10,7 @@ import pytest
 from test_user_kernels import heat_source
 
 import main
-from sim.cuda import source_path
+from sim.gpu.cuda import source_path
 from sim.heat.user_stage import StepStage
 from sim.registry import SCENES
 from sim.userkernel import commands as user_commands
@@ -122,7 +122,7 @@ def test_a_compile_error_exits_2_with_file_line_and_runs_nothing(my_step, capsys
 
 @pytest.mark.parametrize("command", ["check", "bench"])
 def test_a_good_kernel_on_a_machine_without_a_gpu_exits_3_saying_so(my_step, capsys, command):
-    from sim.backend import gpu_status
+    from sim.gpu.backend import gpu_status
 
     if gpu_status().available:
         pytest.skip("this machine has a GPU")
@@ -153,7 +153,7 @@ def test_check_refuses_bad_input_with_exit_2(my_step, capsys, extra, words):
 ])
 def test_check_refuses_sizes_and_seeds_past_this_machine_before_making_anything(my_step, capsys, monkeypatch,
                                                                                  extra, words):
-    from sim import resources
+    from sim.cmdline import resources
 
     monkeypatch.setattr(resources, "available_memory", lambda: 8 << 30)
     monkeypatch.setattr(user_commands.Sandbox, "__init__", lambda *a: pytest.fail("refused before the sandbox"))
@@ -173,7 +173,7 @@ def test_check_refuses_a_run_past_a_week(tmp_path, capsys):
 
 
 def test_a_long_check_is_announced_with_its_estimate(my_step, capsys, monkeypatch):
-    from sim import resources
+    from sim.cmdline import resources
     from sim.userkernel.estimate import check_estimate
 
     stage = SCENES["heat"].user_stage(None)

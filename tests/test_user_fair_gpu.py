@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from test_user_stages import adapter_of
 
-from sim import cuda
+from sim.gpu import cuda
 from sim.registry import SCENES
 
 REPEATS = 50

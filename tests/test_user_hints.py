@@ -10,7 +10,7 @@ import pytest
 from test_user_commands import TwinBox
 
 import main
-from sim.cuda import source_path
+from sim.gpu.cuda import source_path
 from sim.userkernel import commands as user_commands
 from sim.userkernel import hints
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.cli import UsageError
+from sim.cmdline.cli import UsageError
 from sim.contract import SceneSpec, UserStage, Words
-from sim.cuda import Build, source_path
+from sim.gpu.cuda import Build, source_path
 from sim.heat import SPEC as HEAT
 from sim.heat import user_stage as heat_stage
 from sim.heat.scene import HeatScene
@@ -178,7 +178,7 @@ def plain_source(tmp_path):
 
 
 def test_without_a_gpu_the_sandbox_says_so_and_does_not_hang(plain_source):
-    from sim.backend import gpu_status
+    from sim.gpu.backend import gpu_status
 
     if gpu_status().available:
         pytest.skip("this machine has a GPU")

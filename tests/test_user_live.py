@@ -1,4 +1,4 @@
-"""A user's own kernel in the live scene, sim side (sim.userkernel.live, sim.knobs): the lockstep step,
+"""A user's own kernel in the live scene, sim side (sim.userkernel.live, sim.framework.knobs): the lockstep step,
 hot reload with the state kept, the last good build through compile errors, the reference after a
 sandbox error, the comparison the panel shows. A fake sandbox runs the CPU twin (tests/user_fakes.py);
 the real one, with heat's template, runs on a GPU at the end."""
@@ -222,7 +222,7 @@ def gpu_heat_live(tmp_path, text: str):
 
 
 def heat_file(name: str) -> str:
-    from sim.cuda import source_path
+    from sim.gpu.cuda import source_path
     from sim.heat import SPEC as HEAT
 
     if name == "template":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import main
-from sim.cuda import source_path
+from sim.gpu.cuda import source_path
 from sim.registry import SCENES
 from sim.userkernel import signature
 from sim.userkernel import source as user_source

@@ -11,12 +11,12 @@ import pytest
 from test_user_commands import TwinBox
 
 import main
-from sim import nvrtc
-from sim.cuda import source_path
+from sim.gpu import nvrtc
+from sim.gpu.cuda import source_path
+from sim.gpu.peaks import Peaks
+from sim.gpu.roofline import models
 from sim.heat import SPEC as HEAT
-from sim.peaks import Peaks
 from sim.registry import SCENES
-from sim.roofline import models
 from sim.userkernel import codegen, footprint, speed
 from sim.userkernel import commands as user_commands
 from sim.userkernel import source as user_source

@@ -11,7 +11,7 @@ from test_user_speed import PEAKS
 from user_fakes import GOOD, FakeSandbox, PretendGpuHeat, wait_for, write
 
 import sim.userkernel.live
-from sim.roofline import Setup, analyse, models
+from sim.gpu.roofline import Setup, analyse, models
 from viewer.panel.speed_of_light import SpeedOfLightSection, recent_ms, scene_perf
 from viewer.panel.user_kernel import kernel_lines
 from viewer.window.controller import Controller

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim import cuda
+from sim.framework.user_stages import Values, comparison, differences, item_rows
+from sim.gpu import cuda
 from sim.registry import SCENES
-from sim.user_stages import Values, comparison, differences, item_rows
 
 DATA = Path(__file__).parent / "data" / "user_kernels"  # planted wrong kernels: <scene>_<what>.cu
 

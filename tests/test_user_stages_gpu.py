@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_user_stages import DATA, STAGES, adapter_of
 
-from sim import cuda
+from sim.gpu import cuda
 from sim.registry import SCENES
 
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from gl_support import needs_egl
 
-from sim.backend import BackendUnavailable
 from sim.balls import pipeline_cpu, world
 from sim.balls.scene import BallsScene
-from sim.checks import Checks, Verification
 from sim.contract import BLOCK_COLORS
+from sim.framework.checks import Checks, Verification
+from sim.gpu.backend import BackendUnavailable
 from viewer.gpu.egl import VENDOR_VARIABLE, prefer_nvidia_egl
 from viewer.keys import KeyMap, key
 from viewer.render.camera import OrbitCamera

@@ -12,7 +12,7 @@ import pytest
 from gl_support import HostOnly
 
 import viewer  # noqa: F401  first: it picks NVIDIA's EGL before any context loads libEGL
-from sim.backend import gpu_status
+from sim.gpu.backend import gpu_status
 
 pytestmark = pytest.mark.gpu
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from gl_support import needs_egl
 
-from sim.checks import Verification
 from sim.contract import Legend
+from sim.framework.checks import Verification
 from sim.registry import SCENES, create_scene
 from viewer.panel.colour import legend_text
 from viewer.panel.gpu import verification_lines

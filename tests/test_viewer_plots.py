@@ -6,7 +6,7 @@ import pytest
 from gl_support import drag_plot_point, needs_egl
 
 from sim.contract import DragPoint, Plot, PlotsView, PointerEvent, Preset, SceneSpec, Series, Stat, Words
-from sim.scene import Scene
+from sim.framework.scene import Scene
 from viewer.render.view import BACKGROUND
 
 pytestmark = needs_egl

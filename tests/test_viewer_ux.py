@@ -57,8 +57,8 @@ def test_pictures_take_the_format_their_extension_names(tmp_path, suffix, magic)
 
 
 def test_other_picture_formats_are_refused(tmp_path):
-    from sim.cli import UsageError
-    from sim.writer import OutputError
+    from sim.cmdline.cli import UsageError
+    from sim.cmdline.writer import OutputError
     from viewer.image import check_image_target
 
     with pytest.raises(UsageError, match="choose .png"):

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from sim.contract import UserStage
+from sim.framework.user_stages import Values
 from sim.heat import SPEC as HEAT
 from sim.heat.kernels import simple
 from sim.heat.scene import HeatScene
 from sim.heat.stencil_cpu import HeatCpu
-from sim.user_stages import Values
 from sim.userkernel import sandbox
 from sim.userkernel.adapter import Comparison, Output, Worst
 

@@ -2,7 +2,7 @@
 
 The viewer holds no physics and names no scene: it reads a scene only through the contract
 (``sim.contract``: the scene's ``SceneSpec`` and the view it returns each frame), draws that view,
-and sends the user's settings back through the ``sim.scene.Scene`` methods. Rooms:
+and sends the user's settings back through the ``sim.framework.scene.Scene`` methods. Rooms:
 ``window/`` (the window, keys, input, the controller), ``panel/`` (the ImGui panel and its
 sections), ``render/`` (one renderer per view kind: points, field, plots), ``gpu/`` (CUDA–GL
 interop, EGL), ``headless.py`` (pictures without a window), ``bench/`` (frame and render timings).

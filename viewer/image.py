@@ -1,7 +1,7 @@
 """Pictures (screenshots, headless renders) written by Pillow in the format their extension names.
 
 PNG, JPEG and WebP; any other extension is refused before the work (``check_image_target``: exit 2
-on the command line). Every picture is written atomically through ``sim.writer``: a reader sees the
+on the command line). Every picture is written atomically through ``sim.cmdline.writer``: a reader sees the
 previous file or the whole new one.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.cli import UsageError
-from sim.writer import OutputError, check_target, make_folder, write_bytes
+from sim.cmdline.cli import UsageError
+from sim.cmdline.writer import OutputError, check_target, make_folder, write_bytes
 
 FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".webp": "WEBP"}
 JPEG_QUALITY = 92

@@ -2,7 +2,7 @@
 
 One TOML file, ``settings.toml`` in the user's config folder (``platformdirs.user_config_dir
 ("kernel-lab")``; ``KERNEL_LAB_CONFIG_DIR`` names another folder, as tests do), read with tomllib
-and written atomically with tomli-w through ``sim.writer``. ``python main.py view --no-settings``
+and written atomically with tomli-w through ``sim.cmdline.writer``. ``python main.py view --no-settings``
 starts clean and saves nothing.
 
 Kept: the scene and backend; per scene its preset and count, variant, block, options, switches,
@@ -20,9 +20,9 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from sim.cli import UsageError
-from sim.reader import read_toml
-from sim.writer import OutputError, write_text
+from sim.cmdline.cli import UsageError
+from sim.cmdline.reader import read_toml
+from sim.cmdline.writer import OutputError, write_text
 
 VERSION = 1
 FOLDER_VARIABLE = "KERNEL_LAB_CONFIG_DIR"
@@ -116,7 +116,7 @@ class Settings:
 
     # --- the command line's share: what a scene is created with -------------------------------------
     def filled(self, request, scenes: dict):
-        """``view``'s request (``sim.requests.ViewRequest``) with what the command line left unset (None)
+        """``view``'s request (``sim.cmdline.requests.ViewRequest``) with what the command line left unset (None)
         taken from the file: the scene, its preset and count, the backend (a saved GPU backend starts as
         "auto": the CPU when no GPU is there now) and the window size."""
         scene, size = request.scene, request.size
@@ -161,7 +161,7 @@ class Settings:
         return notice
 
     def forget_count(self, scene, reason) -> str:
-        """A scene (``sim.requests.SceneRequest``) that would not start with the count ``filled`` took from
+        """A scene (``sim.cmdline.requests.SceneRequest``) that would not start with the count ``filled`` took from
         the file: say so, to start it with the preset's count instead; "" when the count was not the file's."""
         filled, self._filled_count = self._filled_count, None
         if filled is None or filled != (scene.scene, scene.count):

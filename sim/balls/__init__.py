@@ -1,7 +1,6 @@
 """3D falling balls with z-sorted proximity pairs (spec: docs/specs/balls.md)."""
 
 import assets
-from sim import finite
 from sim.balls import world
 from sim.contract import (
                           BlockColoring,
@@ -16,6 +15,7 @@ from sim.contract import (
                           Verifier,
                           Words,
 )
+from sim.framework import finite
 
 PARAMS = (
     Param("gravity", "gravity", 0.0, 30.0, "%.2f", help="acceleration along -y"),

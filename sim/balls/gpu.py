@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import cupy
 import numpy as np
 
-from sim import cuda
 from sim.balls import kernels, world
-from sim.cuda import grid_for
+from sim.gpu import cuda
+from sim.gpu.cuda import grid_for
 from sim.pairs import lists_from_pairs
 
 VARIANTS = world.PROXIMITY_VARIANTS

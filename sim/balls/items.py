@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.balls.kernels import INSPECT, INSPECT_HEAD, INSPECT_PER_PARTNER
-from sim.checks import Described, Inspector
+from sim.framework.checks import Described, Inspector
 
 RING = 8  # pinned copies in flight: the viewer reads each a frame or two after asking
 
@@ -28,7 +28,7 @@ class DeviceGather:
         """Gather ball ``item`` of the GPU state and start its copy; (the host words, the event after the copy)."""
         import cupy
 
-        from sim import cuda
+        from sim.gpu import cuda
 
         cuda.kernel(INSPECT, gpu.device)((1,), (128,), (gpu.pos, gpu.vel, gpu.spin_yz, gpu.ids, gpu.count, gpu.partners,
                                                         np.int64(gpu.stride), np.int32(gpu.capacity), np.int32(item),

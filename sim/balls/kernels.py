@@ -5,7 +5,7 @@ gather of one ball's description."""
 from __future__ import annotations
 
 from sim.balls import world
-from sim.cuda import SCAN_KERNELS, Build
+from sim.gpu.cuda import SCAN_KERNELS, Build
 
 PROXIMITY_GRID = ("sweep", "reorder", "grid_bounds", "grid_setup", "grid_count", "grid_scatter", *SCAN_KERNELS)
 PROXIMITY_SWEEP = ("sweep", "reorder", "sweep_keys")
@@ -39,14 +39,14 @@ def builds() -> list[Build]:
     return proximity_builds + [STEP, STEP_BOUNDS, RENDER, INSPECT]
 
 
-# --- speed of light (sim.roofline): per ball --------------------------------------------------------------
+# --- speed of light (sim.gpu.roofline): per ball --------------------------------------------------------------
 STATE_BYTES = 40  # float4 pos, float4 vel, float2 spin y, z (gpu.py)
 
 
 def models(setup) -> dict:
     """Per ball: the sort and the proximity pass once every STEPS_PER_PASS steps, the step every step.
     Partner figures come from the last pass (``pairs``, ``tests_per_ball``; none yet: a ball alone)."""
-    from sim.roofline import StageModel
+    from sim.gpu.roofline import StageModel
 
     n = max(setup.n, 1)
     passes = setup.steps / world.STEPS_PER_PASS

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import deque
 from itertools import islice
 
-from sim.scene_bench import BenchFigures
+from sim.framework.scene_bench import BenchFigures
 
 HISTORY = 100_000  # passes kept: at six steps a pass and 60 frames of 6 steps a second, about 28 minutes
 

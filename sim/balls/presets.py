@@ -12,7 +12,7 @@ import numpy as np
 
 import assets
 from sim.balls import world
-from sim.cuda import ceil_div
+from sim.gpu.cuda import ceil_div
 
 BLOCK_TIERS = 16  # the block preset widens its trough so that its lattice is about this many tiers
 

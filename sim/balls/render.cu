@@ -1,5 +1,5 @@
 // The balls' points on the GPU, written straight into the mapped OpenGL buffers in one pass:
-// positions and the quantity of the colour mode (the twin of render_cpu.py and sim/points.py).
+// positions and the quantity of the colour mode (the twin of render_cpu.py and sim/framework/points.py).
 // The quantity is 32 bits per ball: speed, height (y) or partners as float bits, the CUDA block
 // (thread index // block) as an integer, 0 for one colour. The viewer colours it.
 

@@ -20,16 +20,16 @@ import time
 import numpy as np
 
 import assets
-from sim import finite
 from sim.balls import DRIP_RATE, PARAMS, SPEC, pipeline_cpu, presets, world
 from sim.balls.items import BallInspector
 from sim.balls.passes import PassFigures, PassLog
 from sim.balls.pipeline_cpu import HostBalls
 from sim.balls.render_cpu import QUANTITY_MODES, UNIFORM_PALETTE, UNITS, mapped_values
 from sim.contract import Legend, Trough
+from sim.framework import finite
+from sim.framework.points import PointsScene
+from sim.framework.scene import Scene
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
-from sim.points import PointsScene
-from sim.scene import Scene
 
 
 class BallsScene(PointsScene, Scene):
@@ -297,7 +297,7 @@ class BallsScene(PointsScene, Scene):
         modes = {"speed": "Speed", "height": "Height", "pairs": "Proximity pairs per ball", "uniform": "Uniform"}
         return {**modes, **super().color_modes}
 
-    # --- the view (sim.points) ------------------------------------------------------------------
+    # --- the view (sim.framework.points) ------------------------------------------------------------------
     def points_frame(self) -> tuple[int, Trough, float]:
         t = self.trough
         return 3, Trough(t.radius, t.z_min, t.z_max), float(assets.presets("balls")[self.preset]["radius"])

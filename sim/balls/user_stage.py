@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import finite
 from sim.balls import kernels, proximity_cpu, world
+from sim.framework import finite
+from sim.framework.user_stages import Values, comparison, one_per_item
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
-from sim.user_stages import Values, comparison, one_per_item
 from sim.userkernel.adapter import Arrays, Comparison, Output
 
 CAPACITY = 32  # partners a ball's list holds (the grader's balls have about 3)
@@ -91,7 +91,7 @@ class ProximityStage:
         its counts zeroed before each launch, untimed, as the user's are: the keys, sort and reorder the
         user's kernel is handed done, and the pass's read-back of its totals, are left out."""
         from sim.balls.gpu import BallsGpu
-        from sim.cuda import KernelError
+        from sim.gpu.cuda import KernelError
         from sim.userkernel.timing import Launch, zero
 
         try:
@@ -105,7 +105,7 @@ class ProximityStage:
     def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
         """The speed-of-light model's setup (``sim.balls.kernels.models``): one pass over these balls (a pass
         serves STEPS_PER_PASS steps), their partners the CPU twin's (``expected``) when known."""
-        from sim.roofline import Setup
+        from sim.gpu.roofline import Setup
 
         pairs = int(np.asarray(expected["count"]).sum()) // 2 if expected is not None else 0
         return Setup(int(inputs["n"]), float(world.STEPS_PER_PASS), variant, int(block), stats={"pairs": pairs})

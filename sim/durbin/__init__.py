@@ -13,8 +13,8 @@ in ``verify``, the items under the pointer in ``items``).
 """
 
 import assets
-from sim import finite
 from sim.contract import BlockColoring, GpuKnobs, Param, Preset, SceneSpec, Stat, Tool, UserStage, Verifier, Words
+from sim.framework import finite
 
 # the single-system kernels the viewer offers (q): durbin.cu's kernel and, for the persistent one, how its
 # blocks exchange each step (None: the cluster of 16 up to N = 65536, the grid beyond, as measured)

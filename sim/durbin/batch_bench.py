@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import measure
 from sim.durbin import inputs
 from sim.durbin.bench_timing import seconds, timed
+from sim.gpu import measure
 
 
 def batch_input(systems: int, order: int, seed: int = 1) -> np.ndarray:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from sim import cuda
-from sim.cuda import KernelError, ceil_div, device_properties
 from sim.durbin import kernels
 from sim.durbin.gpu import DTYPES, check_block
+from sim.gpu import cuda
+from sim.gpu.cuda import KernelError, ceil_div, device_properties
 
 MAX_ORDER = 1024
 

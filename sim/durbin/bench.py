@@ -19,17 +19,18 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from sim import baseline, measure
-from sim.cli import Command, count_text
+from sim.cmdline import baseline
+from sim.cmdline.cli import Command, count_text
 from sim.durbin.batch_bench import batch_records
 from sim.durbin.single_bench import BENCH_KERNELS, SCIPY_CAP, kernel_and_path, probe_records, single_records
-from sim.roofline import Setup, record_lines
+from sim.gpu import measure
+from sim.gpu.roofline import Setup, record_lines
 
 
 def run(sizes, kernels=BENCH_KERNELS, blocks=(256,), batch=None, precision="fp64", probe=True, log=None) -> dict:
     """The report for single systems of ``sizes`` (each kernel x block) and, with ``batch`` = (systems,
     order), the batched solvers."""
-    from sim import bench
+    from sim.cmdline import bench
 
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     kernels = list(BENCH_KERNELS) if list(kernels) == ["all"] else list(kernels)
@@ -48,7 +49,7 @@ def run(sizes, kernels=BENCH_KERNELS, blocks=(256,), batch=None, precision="fp64
 def add_speed_of_light(record: dict) -> None:
     """The roofline figures of the product's GPU solves (a single system's whole recursion, a batch's solve);
     scipy and the peer's CuPy loop are not the models' kernels."""
-    from sim import bench
+    from sim.cmdline import bench
     from sim.durbin import SPEC
 
     if record["backend"] != "gpu" or "skipped" in record or record["method"] == "cupy-vectorised":
@@ -91,7 +92,7 @@ def table(report: dict) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from sim.cli import blocks, counts, items, size
+    from sim.cmdline.cli import blocks, counts, items, size
 
     p.add_argument("--sizes", type=lambda text: counts(text, 2, "N"), default=[4000, 20000, 200000],
                    help="comma-separated N (>= 2) of the single systems (default 4000,20000,200000)")
@@ -120,7 +121,7 @@ class DurbinBenchRequest:
 
 def check_arguments(request: DurbinBenchRequest) -> None:
     """Every value checked before looking for a GPU: a bad one is named (exit 2), not reported as "no GPU"."""
-    from sim.cli import UsageError, block_text
+    from sim.cmdline.cli import UsageError, block_text
 
     for name in [] if request.kernel == ["all"] else request.kernel:
         try:
@@ -133,9 +134,9 @@ def check_arguments(request: DurbinBenchRequest) -> None:
 
 
 def check_resources(request: DurbinBenchRequest) -> None:
-    """Refuse (exit 2) runs that cannot fit or could not finish (``sim.resources``), at the durbin scene's pace
+    """Refuse (exit 2) runs that cannot fit or could not finish (``sim.cmdline.resources``), at the durbin scene's pace
     and memory per entry: scipy up to SCIPY_CAP, each kernel and block's untimed and timed runs, the batch."""
-    from sim import resources
+    from sim.cmdline import resources
     from sim.durbin import SPEC
     from sim.durbin.cli import solve_seconds
 
@@ -144,7 +145,7 @@ def check_resources(request: DurbinBenchRequest) -> None:
     kernels = len(BENCH_KERNELS) if list(request.kernel) == ["all"] else len(request.kernel)
     each = []
     for n in request.sizes:
-        runs = kernels * len(request.block) * 2  # sim.measure's warm-up and first timed run; more within its budget
+        runs = kernels * len(request.block) * 2  # sim.gpu.measure's warm-up and first timed run; more within its budget
         each.append(resources.Estimate(f"bench durbin: N = {count_text(n)} x {runs} runs on the GPU",
                                        memory=host * n, gpu_memory=device * n,
                                        seconds=min(n, SCIPY_CAP) ** 2 / cpu_pace + runs * solve_seconds(n, True)))
@@ -159,9 +160,9 @@ def check_resources(request: DurbinBenchRequest) -> None:
 def run_command(request: DurbinBenchRequest) -> int:
     """``bench durbin``: the report of ``run`` as a table (and JSON with --json); the kernels need a GPU.
     Sizes whose estimate exceeds this machine's memory or a week are refused first (exit 2)."""
-    from sim import bench
-    from sim.backend import BackendUnavailable, gpu_status
-    from sim.cli import UsageError
+    from sim.cmdline import bench
+    from sim.cmdline.cli import UsageError
+    from sim.gpu.backend import BackendUnavailable, gpu_status
 
     check_arguments(request)
     check_resources(request)
@@ -181,18 +182,18 @@ BENCH = Command("bench durbin", "time the recursion's kernels (single systems, p
 
 
 def main(argv=None) -> int:
-    from sim.writer import check_target
+    from sim.cmdline.writer import check_target
 
     p = argparse.ArgumentParser(prog="python -m sim.durbin.bench", description=__doc__.splitlines()[0])
     add_arguments(p)
     p.add_argument("--json", metavar="FILE")
     baseline.add_option(p)
-    from sim.cli import parsed
+    from sim.cmdline.cli import parsed
 
     request = parsed(DurbinBenchRequest, p.parse_args(argv), scene="durbin")
-    from sim.backend import BackendUnavailable
-    from sim.cli import EXIT_USAGE, UsageError
-    from sim.writer import OutputError
+    from sim.cmdline.cli import EXIT_USAGE, UsageError
+    from sim.cmdline.writer import OutputError
+    from sim.gpu.backend import BackendUnavailable
 
     try:
         if request.json and request.json != "-":

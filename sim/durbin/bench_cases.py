@@ -37,7 +37,7 @@ def profile_batched(profiled):
 
     from sim.durbin import SPEC, batched_gpu
     from sim.durbin.batch_bench import batch_input
-    from sim.roofline import Setup, models
+    from sim.gpu.roofline import Setup, models
 
     r = cupy.asarray(batch_input(SYSTEMS, ORDER))
     for _ in range(3):

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim import interrupts
-from sim.cli import Command, UsageError, count, count_text, number
+from sim.cmdline import interrupts
+from sim.cmdline.cli import Command, UsageError, count, count_text, number
 from sim.durbin.inputs import DATASETS, DEFAULT_DATASET, INPUTS, VERSIONS
 
 KERNEL_CHOICES = ("two-kernel", "persistent", "persistent-cluster", "persistent-grid")
@@ -123,9 +123,9 @@ def memory_check(n: int, backend: str, precision: str) -> None:
 
 
 def solve_seconds(n: int, gpu: bool) -> float:
-    """A whole recursion of N at the durbin scene's pace (``sim.resources``): on the CPU one thread's
+    """A whole recursion of N at the durbin scene's pace (``sim.cmdline.resources``): on the CPU one thread's
     N^2 multiply-adds, on the GPU a launch's latency a step besides."""
-    from sim import resources
+    from sim.cmdline import resources
     from sim.durbin import SPEC
 
     work = resources.step_work("recursion", n, n)
@@ -134,7 +134,7 @@ def solve_seconds(n: int, gpu: bool) -> float:
 
 def time_check(n: int, backend: str, kernels: int):
     """Refuse (exit 2) a size that could not finish; the estimate (a long run says so)."""
-    from sim import resources
+    from sim.cmdline import resources
 
     gpu = backend == "gpu"
     need = resources.Estimate(f"durbin: N = {n:,} on the {backend.upper()}",
@@ -144,7 +144,7 @@ def time_check(n: int, backend: str, kernels: int):
 
 
 def run(request: DurbinRequest) -> int:
-    from sim import resources
+    from sim.cmdline import resources
     from sim.durbin import durbin_cpu, inputs, polybench
 
     n, how = size_of(request)
@@ -154,7 +154,7 @@ def run(request: DurbinRequest) -> int:
         raise UsageError("--compare with --version 3.2 compares the GPU with the CPU twin (3.2 solves no Toeplitz "
                          "system): add --backend gpu, or use --version 4")
     if request.backend == "gpu":
-        from sim.backend import BackendUnavailable, gpu_status
+        from sim.gpu.backend import BackendUnavailable, gpu_status
 
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
@@ -268,8 +268,8 @@ def add_lpc_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_lpc(request: LpcRequest) -> int:
+    from sim.cmdline.writer import atomic_output, check_target
     from sim.durbin import lpc
-    from sim.writer import atomic_output, check_target
 
     if request.output:
         check_target(request.output, "--output", inputs=[request.file])
@@ -279,7 +279,7 @@ def run_lpc(request: LpcRequest) -> int:
     length, hop, frames = lpc.frame_geometry(audio.samples.size, audio.rate, request.frame_ms, request.order)
     lpc.check_memory(frames * (3 * request.order + 3 + length) * 8, f"{frames:,} frames of order {request.order}")
     if request.backend == "gpu":
-        from sim.backend import BackendUnavailable, gpu_status
+        from sim.gpu.backend import BackendUnavailable, gpu_status
 
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")

@@ -42,7 +42,7 @@ __device__ __forceinline__ real first_alpha(real r0) {
 #endif
 }
 // where C starts the dot product: 3.2 sums into sum[0][k] = r[k], 4.x from 0.0.
-// PLANT_DOT_START=X (tests only, through sim.cuda.planted; never in a build the product makes): every
+// PLANT_DOT_START=X (tests only, through sim.gpu.cuda.planted; never in a build the product makes): every
 // dot product starts X off, a wrong kernel that verification must catch.
 __device__ __forceinline__ real dot_start(real rk) {
 #if defined(PLANT_DOT_START) && defined(V32)

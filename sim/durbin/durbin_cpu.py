@@ -16,7 +16,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from sim import interrupts
+from sim.cmdline import interrupts
 
 CHUNK_WORK = 30_000_000  # multiply-adds per numba call (~0.05 s): Ctrl-C is seen between calls
 

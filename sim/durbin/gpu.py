@@ -20,10 +20,10 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from sim import cuda
-from sim.cuda import KernelError, ceil_div, device_properties
 from sim.durbin import kernels, layout
 from sim.durbin.durbin_cpu import first_alpha
+from sim.gpu import cuda
+from sim.gpu.cuda import KernelError, ceil_div, device_properties
 
 GRAPH_STEPS = 2048  # two-kernel steps per CUDA graph
 REGION = 512  # grid path: steps per half of the flag ring (slots are 2 * REGION deep)

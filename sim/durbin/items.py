@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import finite
-from sim.checks import Inspector
+from sim.framework import finite
+from sim.framework.checks import Inspector
 
 
 class DurbinInspector(Inspector):

@@ -6,7 +6,7 @@ x {fp64, fp32} x {PolyBench 4.x, 3.2}. All build with --fmad=false: the updates 
 
 from __future__ import annotations
 
-from sim.cuda import Build
+from sim.gpu.cuda import Build
 
 SOURCE = "sim/durbin/durbin.cu"
 KERNELS = ("two-kernel", "persistent")  # single-system kernels the CLI offers
@@ -53,7 +53,7 @@ def builds() -> list[Build]:
     return out
 
 
-# --- speed of light (sim.roofline) -------------------------------------------------------------------------
+# --- speed of light (sim.gpu.roofline) -------------------------------------------------------------------------
 def models(setup) -> dict:
     """The recursion per entry-step (the lpc preset: per system), the read back and the plots per entry.
 
@@ -61,7 +61,7 @@ def models(setup) -> dict:
     0..j-1 in each step j: s (k - (s + 1) / 2) entry-steps. The lpc preset solves every frame's system once
     a displayed frame.
     """
-    from sim.roofline import StageModel
+    from sim.gpu.roofline import StageModel
 
     real = 4.0 if setup.options.get("precision") == "fp32" else 8.0
     kind = "fp32" if real == 4.0 else "fp64"

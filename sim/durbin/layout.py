@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.cuda import ceil_div
+from sim.gpu.cuda import ceil_div
 
 PERSISTENT_STATIC_SMEM = 6144  # bytes of static shared memory the persistent kernel uses besides its rings
 

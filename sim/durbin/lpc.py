@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim import interrupts
-from sim.cli import UsageError, count_text
+from sim.cmdline import interrupts
+from sim.cmdline.cli import UsageError, count_text
 
 MAX_FRAME_MS = 60_000.0  # a minute: far past any analysis frame; inf or 1e306 would overflow the frame length
 RECORD = [("start", np.int64), ("r0", np.float64), ("error", np.float64)]  # + a, k, r (order,) each
@@ -33,7 +33,7 @@ class Audio:
 
 def read_wav(path: str) -> Audio:
     """A mono PCM WAV (8, 16, 24 or 32-bit) in a regular file; UsageError for anything else."""
-    from sim.reader import open_input
+    from sim.cmdline.reader import open_input
 
     try:
         with open_input(path, "WAV file") as f, wave.open(f, "rb") as w:

@@ -13,10 +13,10 @@ import time
 
 import numpy as np
 
-from sim import finite
-from sim.colormap import MISMATCH_RGBA
 from sim.contract import DragPoint, Plot, Series
 from sim.durbin import durbin_cpu, lpc, plots
+from sim.framework import finite
+from sim.framework.colormap import MISMATCH_RGBA
 
 NFFT = 512  # the display spectra's FFT length (a 20 ms frame at 16 kHz is 320 samples)
 FLOOR_DB = 90.0  # the spectrogram shows this many dB under its loudest bin

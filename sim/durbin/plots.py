@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.signal
 
-from sim import finite
-from sim.colormap import BLOCK_PALETTE, MISMATCH_RGBA
 from sim.contract import DragPoint, Plot, Series
-from sim.cuda import ceil_div
+from sim.framework import finite
+from sim.framework.colormap import BLOCK_PALETTE, MISMATCH_RGBA
+from sim.gpu.cuda import ceil_div
 
 POINTS = 4000  # most points a drawn series keeps
 BAR_LIMIT = 256  # alphas as bars up to this many, a line beyond

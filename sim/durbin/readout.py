@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from sim import finite
 from sim.contract import BLOCK_COLORS, PlotsView
 from sim.durbin import SPEC, plots
+from sim.framework import finite
 
 RATE_FRAMES = 60  # frames over which steps/s is measured
 

@@ -28,8 +28,8 @@ from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, 
 from sim.durbin.items import DurbinInspector
 from sim.durbin.lpc_mode import LpcMode
 from sim.durbin.readout import DurbinReadout
-from sim.scene import Scene
-from sim.timing import StageTimer
+from sim.framework.scene import Scene
+from sim.gpu.timing import StageTimer
 
 KAPPA_LIMIT = 0.99  # a dragged reflection coefficient stays inside (-0.99, 0.99)
 DRAG_LIMIT = 8192  # the kappas can be dragged up to this N (each drag replays the recursion to k)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import interrupts, measure
+from sim.cmdline import interrupts
 from sim.durbin import inputs
 from sim.durbin.bench_timing import seconds, timed
+from sim.gpu import measure
 
 SCIPY_CAP = 20_000  # scipy is O(N^2): timed up to here, extrapolated (marked) beyond
 BENCH_KERNELS = ("two-kernel", "persistent-cluster", "persistent-grid")
@@ -31,7 +32,7 @@ def kernel_and_path(name: str) -> tuple[str, str | None]:
 
 
 def time_solver(r, kernel: str, path, block: int, precision: str, blocks=None):
-    """(``sim.measure``'s timing in seconds by CUDA events, y on the host, solver) for the whole recursion,
+    """(``sim.gpu.measure``'s timing in seconds by CUDA events, y on the host, solver) for the whole recursion,
     warmed up, reset before each run; the L2 cache flushed between runs where the system fits in it."""
     from sim.durbin import SPEC, gpu
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.durbin import durbin_cpu, inputs, kernels
-from sim.user_stages import Values, comparison, exact_wrong, one_per_item
+from sim.framework.user_stages import Values, comparison, exact_wrong, one_per_item
 from sim.userkernel.adapter import Arrays, Comparison, Output
 
 ORDER = 24  # the grader's systems: an LPC-like order (10 to 50), within the register kernel's 32
@@ -80,7 +80,7 @@ class BatchedStage:
     def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
         """The speed-of-light model's setup (``sim.durbin.kernels.models``): the lpc preset's solve of these
         systems, one a frame."""
-        from sim.roofline import Setup
+        from sim.gpu.roofline import Setup
 
         systems, order = inputs["r"].shape
         return Setup(systems * order, 1.0, variant, block, {"precision": "fp64"}, "lpc", {"frames": systems})

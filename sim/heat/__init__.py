@@ -9,7 +9,6 @@ command and ``bench`` the benchmark; ``scene`` the viewer scene declared here (i
 """
 
 import assets
-from sim import finite
 from sim.contract import (
     BlockColoring,
     GpuKnobs,
@@ -23,6 +22,7 @@ from sim.contract import (
     Verifier,
     Words,
 )
+from sim.framework import finite
 from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
 
 PRESETS = tuple(Preset(name, p["description"], p.get("count"), p.get("key"))

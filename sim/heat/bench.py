@@ -4,7 +4,7 @@ beside the single-sweep bandwidth floor measured in the same run and the seed's 
 The floor is 8 bytes per cell update (one read, one write) at the device-to-device copy rate:
 no kernel that re-reads the field once a step beats it; the temporal kernel (k steps a launch) is
 meant to. Each configuration runs once untimed (compilation, clocks), then at least ``repeats`` timed runs
-from the initial field through ``sim.measure`` (more until the median is known to 1% or its time budget
+from the initial field through ``sim.gpu.measure`` (more until the median is known to 1% or its time budget
 ends); the median counts, with its error. Every result is compared bit for bit with the first
 configuration of its size (the builds without --fma are all exact).
 
@@ -18,11 +18,12 @@ import functools
 import sys
 from dataclasses import dataclass
 
-from sim import baseline, cli, interrupts, measure
-from sim.cli import Command, UsageError, count_text
+from sim.cmdline import baseline, cli, interrupts
+from sim.cmdline.cli import Command, UsageError, count_text
+from sim.gpu import measure
+from sim.gpu.roofline import Setup, record_lines
 from sim.heat import course
 from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
-from sim.roofline import Setup, record_lines
 
 SEED_N, SEED_STEPS = 10000, 5000
 SEED_T4_S = {"global": 21.75, "shared": 32.24, "pitched": 30.20}  # the seed's Tesla T4, 10000^2 x 5000 steps
@@ -31,7 +32,7 @@ COPY_BYTES = 1 << 30  # each buffer of the copy that measures the floor
 
 def copy_rate(device: int = 0, repeats: int = 10) -> float:
     """Device-to-device copy rate in bytes/s, counting bytes read and written (the median of at least
-    ``repeats`` copies, through ``sim.measure``)."""
+    ``repeats`` copies, through ``sim.gpu.measure``)."""
     import cupy
 
     with cupy.cuda.Device(device):
@@ -51,11 +52,11 @@ def configurations(kernels, blocks, ks) -> list[tuple[str, tuple[int, int], int 
 
 def run(sizes, steps: int, kernels=KERNELS, blocks=BLOCK_SHAPES, ks=(8,), fma: bool = False, progress: bool = True,
         repeats: int = 3, device: int = 0) -> dict:
-    """Time every configuration on n x n grids for each n in ``sizes``; the report of ``sim.bench.report``
+    """Time every configuration on n x n grids for each n in ``sizes``; the report of ``sim.cmdline.bench.report``
     with the copy rate added. KernelError (ValueError) before any timing for a shape a variant cannot run."""
     import cupy
 
-    from sim import bench
+    from sim.cmdline import bench
     from sim.heat import SPEC, gpu
 
     configs = configurations(kernels, blocks, ks)
@@ -188,10 +189,10 @@ class HeatBenchRequest:
 
 
 def check_resources(request: HeatBenchRequest, kernels: list[str]) -> None:
-    """Refuse (exit 2) grids that cannot fit or runs that could not finish (``sim.resources``, at the heat
+    """Refuse (exit 2) grids that cannot fit or runs that could not finish (``sim.cmdline.resources``, at the heat
     scene's pace): every configuration's untimed and timed runs on each grid; the initial field while
     glibc rand() is drawn, the device's buffers."""
-    from sim import resources
+    from sim.cmdline import resources
     from sim.heat import SPEC
 
     runs = len(configurations(kernels, request.block, request.k)) * (1 + request.repeats)
@@ -204,8 +205,8 @@ def check_resources(request: HeatBenchRequest, kernels: list[str]) -> None:
 
 
 def run_command(request: HeatBenchRequest) -> int:
-    from sim import bench
-    from sim.backend import BackendUnavailable, gpu_status
+    from sim.cmdline import bench
+    from sim.gpu.backend import BackendUnavailable, gpu_status
 
     kernels = cli.choices(cli.items(request.kernel), KERNELS, "kernel")
     bad = [k for k in request.k if not 1 <= k <= K_MAX]
@@ -217,7 +218,7 @@ def run_command(request: HeatBenchRequest) -> int:
         if width * height > 1024:
             raise UsageError(f"block {width}x{height} has {width * height} threads: at most 1024")
     if request.json and request.json != "-":
-        from sim.writer import check_target
+        from sim.cmdline.writer import check_target
 
         check_target(request.json, "JSON file")
     check_resources(request, kernels)
@@ -245,7 +246,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON to FILE, or - for stdout")
     baseline.add_option(parser)
     request = cli.parsed(HeatBenchRequest, parser.parse_args(argv), scene="heat")
-    from sim.backend import BackendUnavailable
+    from sim.gpu.backend import BackendUnavailable
 
     try:
         return run_command(request)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.checks import Inspector
+from sim.framework.checks import Inspector
 from sim.heat.kernels import COLS, LaunchTiles
 
 

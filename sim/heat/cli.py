@@ -4,7 +4,7 @@ Prints the three initial cells the DLI prints (``T[0] T[4500] T[6700]``; a cell 
 prints ``-``), the launch grid of each GPU run (blocks across x by blocks down y) and each run's
 time; ``--compare`` runs the CPU reference too and prints the course's max-error verdict (exit 1
 past 0.0005). Bad input exits 2 before any work, and so does a grid or a number of steps whose
-estimate (``sim.resources``) exceeds this machine's memory or a week; a run estimated past
+estimate (``sim.cmdline.resources``) exceeds this machine's memory or a week; a run estimated past
 ``resources.NOTICE_SECONDS`` says how long it will take and shows progress. Ctrl-C stops within a
 second (exit 130) and writes nothing.
 """
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim import cli, resources
-from sim.cli import Command, UsageError, count_text
+from sim.cmdline import cli, resources
+from sim.cmdline.cli import Command, UsageError, count_text
 from sim.heat import SPEC, course
 
 KERNEL_CHOICES = ("global", "shared", "pitched", "temporal", "all")
@@ -88,7 +88,7 @@ def check_arguments(request: HeatRequest) -> None:
     if request.k is not None and request.kernel not in ("temporal", "all"):
         raise UsageError("--k applies to the temporal kernel only (add --kernel temporal)")
     if request.output is not None:
-        from sim.writer import check_target
+        from sim.cmdline.writer import check_target
 
         check_target(request.output, "output file")
 
@@ -121,7 +121,7 @@ def run(request: HeatRequest) -> int:
 
 def steps_callback(label: str, need: resources.Estimate):
     """``progress(done, steps)`` for the stencil's chunks: a bar on a terminal when the run is long."""
-    from sim.progress import frames_callback
+    from sim.cmdline.progress import frames_callback
 
     return frames_callback(label, "steps", show=need.long)
 
@@ -145,7 +145,7 @@ def run_cpu(request: HeatRequest, need: resources.Estimate) -> int:
 
 
 def run_gpu(request: HeatRequest) -> int:
-    from sim.backend import BackendUnavailable, gpu_status
+    from sim.gpu.backend import BackendUnavailable, gpu_status
 
     kernels_ = ["global", "shared", "pitched", "temporal"] if request.kernel == "all" else [request.kernel or "global"]
     block = request.block or DEFAULT_BLOCK
@@ -211,7 +211,7 @@ def finish(request: HeatRequest, field: np.ndarray) -> None:
         values = field.astype(np.float64)
         print(f"sum {values.sum():.6f} min {values.min():.6f} max {values.max():.6f}")
     if request.output is not None:
-        from sim.writer import write_bytes
+        from sim.cmdline.writer import write_bytes
 
         write_bytes(request.output, np.ascontiguousarray(field, dtype="<f4").tobytes(), "output file")
 

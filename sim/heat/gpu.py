@@ -18,8 +18,9 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from sim import cuda, interrupts
-from sim.cuda import KernelError, ceil_div, device_properties
+from sim.cmdline import interrupts
+from sim.gpu import cuda
+from sim.gpu.cuda import KernelError, ceil_div, device_properties
 from sim.heat import kernels
 from sim.heat.course import TFAC
 from sim.heat.kernels import K_MAX, KERNELS

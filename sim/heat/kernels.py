@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cuda import Build, ceil_div
+from sim.gpu.cuda import Build, ceil_div
 
 SOURCE = "sim/heat/stencil.cu"
 KERNELS = ("global", "shared", "pitched", "temporal")
@@ -142,10 +142,10 @@ def band_rows(ni: int, nj: int, block: tuple[int, int], k: int, slots: int) -> i
     return rows
 
 
-# --- speed of light (sim.roofline): per cell and step -------------------------------------------------------
+# --- speed of light (sim.gpu.roofline): per cell and step -------------------------------------------------------
 def models(setup) -> dict:
     """The step per cell-update: float32 cells, ``setup.steps`` steps over ``setup.n`` cells."""
-    from sim.roofline import StageModel
+    from sim.gpu.roofline import StageModel
 
     kernel = setup.variant or "temporal"
     k = int(setup.options.get("k", 1)) if kernel == "temporal" else 1

@@ -17,15 +17,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cli import Refused
+from sim.cmdline.cli import Refused
 from sim.contract import BLOCK_COLORS, FieldView, Legend, PointerEvent
-from sim.cuda import GpuCompileError
+from sim.framework.scene import Scene
+from sim.gpu.cuda import GpuCompileError
 from sim.heat import SPEC
 from sim.heat.cells import HeatInspector
 from sim.heat.presets import grid_shape, initial_field, preset_table
 from sim.heat.stats import HeatReadout, SummaryRead
 from sim.heat.stencil_cpu import HeatCpu
-from sim.scene import Scene
 
 TEMPERATURE = "temperature"
 TEMPERATURE_RANGE = (0.0, 100.0)  # the DLI's temperatures: what the colours span until the panel says otherwise

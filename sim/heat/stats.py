@@ -12,7 +12,7 @@ from collections import deque
 
 import numpy as np
 
-from sim import finite
+from sim.framework import finite
 
 SUMMARY_SECONDS = 0.25  # the min/mean/max reduction runs at most this often
 SUMMARY_ASKS = 10  # ... and at most once in this many asks for the statistics

@@ -5,7 +5,7 @@
 //   -DTEMPORAL_THREADS=N   step_temporal_1 .. step_temporal_<K_MAX> instead, __launch_bounds__(N)
 //   --fmad=false           every build the product makes by default: no contraction, so every
 //                          variant is bit-identical to the CPU twin; --fmad=true is the --fma option
-//   -DPLANT_FACTOR=F       tests only (sim.cuda.planted, never in a build the product makes): every
+//   -DPLANT_FACTOR=F       tests only (sim.gpu.cuda.planted, never in a build the product makes): every
 //                          variant multiplies tfac by F, a wrong kernel that verification must catch
 //
 // Layout: row j of the field starts at j * stride (elements). global and shared run on dense rows

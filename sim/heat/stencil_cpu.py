@@ -17,7 +17,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from sim import interrupts
+from sim.cmdline import interrupts
 
 CHUNK_SECONDS = 0.2
 FIRST_GUESS = 2e8  # cell updates per second before the first chunk is measured

@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from sim.cuda import ceil_div
+from sim.framework.user_stages import Values, comparison
+from sim.gpu.cuda import ceil_div
 from sim.heat import kernels
-from sim.user_stages import Values, comparison
 from sim.userkernel.adapter import Comparison, Output
 
 ASPECT = 4 / 3  # the shape a cell count is laid out as
@@ -92,15 +92,15 @@ class StepStage:
     def model_setup(self, inputs: dict, variant: str, block, expected=None):
         """The speed-of-light model's setup (``sim.heat.kernels.models``) for one step of ``variant`` on these
         cells: the temporal kernel at its default k, as its built-in column times it."""
+        from sim.gpu.roofline import Setup
         from sim.heat import DEFAULT_K
-        from sim.roofline import Setup
 
         options = {"k": DEFAULT_K} if variant == "temporal" else {}
         return Setup(int(inputs["tin"].size), 1.0, variant, tuple(block), options)
 
 
 def compare_fields(expected: np.ndarray, got: np.ndarray) -> Comparison:
-    """Bit for bit, cell by cell (``sim.user_stages.comparison``): the worst cells by absolute difference, a
+    """Bit for bit, cell by cell (``sim.framework.user_stages.comparison``): the worst cells by absolute difference, a
     NaN (such as a cell never written) first."""
     ni = expected.shape[1]
     want, have = expected.reshape(-1), got.reshape(-1)

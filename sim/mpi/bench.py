@@ -19,11 +19,11 @@ import sys
 
 import numpy as np
 
-from sim import bench
-from sim.backend import BackendUnavailable, gpu_status
-from sim.cli import UsageError
+from sim.cmdline import bench
+from sim.cmdline.cli import UsageError
 from sim.contract import SceneSpec, load
-from sim.cuda import device_properties
+from sim.gpu.backend import BackendUnavailable, gpu_status
+from sim.gpu.cuda import device_properties
 from sim.mpi import end, gpu_of
 from sim.mpi.links import HostLink, gpu_link
 from sim.mpi.tables import Columns, table

@@ -33,8 +33,8 @@ import traceback
 
 import numpy as np
 
-from sim import interrupts
-from sim.cli import EXIT_INTERRUPTED, EXIT_USAGE
+from sim.cmdline import interrupts
+from sim.cmdline.cli import EXIT_INTERRUPTED, EXIT_USAGE
 from sim.mpi.comm import LaunchError, launched_size, world
 
 TAIL_CHARS = 64 * 1024  # of a non-root rank's stderr, kept for its failure message
@@ -204,7 +204,7 @@ def _report(comm, code: int) -> None:
 
 def _share_cores(comm) -> None:
     """Ranks on one host share its cores: each rank's numba threads get an equal part."""
-    from sim.resources import cpu_threads
+    from sim.cmdline.resources import cpu_threads
 
     try:
         import numba

@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from sim.cli import UsageError
+from sim.cmdline.cli import UsageError
 from sim.mpi.comm import Comm
 
 TRANSPORTS = ("nccl", "cuda-mpi", "host")

@@ -1,7 +1,6 @@
 """2D short-range repulsion with O(n) binning (spec: docs/specs/particles.md, CS 267 Homework 2)."""
 
 import assets
-from sim import finite
 from sim.contract import (
                           BlockColoring,
                           GpuKnobs,
@@ -17,6 +16,7 @@ from sim.contract import (
                           Verifier,
                           Words,
 )
+from sim.framework import finite
 from sim.particles import kernels, world
 
 PRESETS = tuple(Preset(name, p["description"], p.get("count"), p.get("key"))

@@ -2,7 +2,7 @@
 writes the trajectory file) and ``particles-check`` (the 2020+ checker).
 
 Refused before any work (exit 2): a seed outside 0..2^32-1, an unknown --init, --variant or --precision
-when the GPU kernels will not run, an output path sim.writer refuses, and a run whose memory or output
+when the GPU kernels will not run, an output path sim.cmdline.writer refuses, and a run whose memory or output
 size exceeds what this machine has. A run estimated past ``resources.NOTICE_SECONDS`` says how long it
 will take and shows progress; Ctrl-C stops it between steps (a step of 2M particles takes about 0.4 s
 here) with exit 130, the previous output kept.
@@ -14,9 +14,10 @@ import argparse
 import time
 from dataclasses import dataclass
 
-from sim import cli, interrupts, mpi, resources
-from sim.cli import Command, UsageError
-from sim.cuda import ceil_div
+from sim import mpi
+from sim.cmdline import cli, interrupts, resources
+from sim.cmdline.cli import Command, UsageError
+from sim.gpu.cuda import ceil_div
 from sim.particles import SPEC, ranks
 
 PARTICLE_STEPS_PER_SECOND_PER_THREAD, GPU_PARTICLE_STEPS_PER_SECOND = SPEC.pace  # the scene's (run and bench)
@@ -62,7 +63,7 @@ def add_particles_arguments(p: argparse.ArgumentParser) -> None:
 
 def _on_gpu(request: ParticlesRequest) -> bool:
     """Will the GPU kernels run? UsageError for GPU-only options that would be ignored."""
-    from sim.backend import gpu_status
+    from sim.gpu.backend import gpu_status
 
     on_gpu = request.backend == "gpu" or (request.backend == "auto" and gpu_status().available)
     given = [name for name in GPU_ONLY if getattr(request, name) is not None]
@@ -95,9 +96,9 @@ def estimate(request: ParticlesRequest, on_gpu: bool) -> resources.Estimate:
 
 
 def run_particles(request: ParticlesRequest) -> int:
+    from sim.cmdline.writer import atomic_output, check_target
     from sim.particles.init import INITS
     from sim.registry import create_scene
-    from sim.writer import atomic_output, check_target
 
     init = cli.choice(request.init, tuple(INITS), "init")
     on_gpu = _on_gpu(request)

@@ -7,7 +7,7 @@ and the occupied bins' counts cleared). The next step reads its particle and its
 that index and writes the moved state at its own slot, so the state arrays are in the order the last
 step wrote them (``bin_order`` sorts them), not bin order: no pass writes the state in bin order.
 Variants:
-- "plain": forces read the state arrays; the scan of common/scan.cuh (sim.cuda.CountScan);
+- "plain": forces read the state arrays; the scan of common/scan.cuh (sim.gpu.cuda.CountScan);
 - "tiled": each block stages its neighbourhood in shared memory;
 - "blockscan": plain forces with the report's three-launch scan;
 - "texture": plain, with positions and velocities fetched through texture objects.
@@ -19,8 +19,8 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from sim import cuda
-from sim.cuda import ceil_div, grid_for
+from sim.gpu import cuda
+from sim.gpu.cuda import ceil_div, grid_for
 from sim.particles import kernels, world
 
 VARIANTS = kernels.VARIANTS

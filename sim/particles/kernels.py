@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from sim.cuda import SCAN_KERNELS, Build
+from sim.gpu.cuda import SCAN_KERNELS, Build
 
 VARIANTS = ("plain", "tiled", "blockscan", "texture")
 RANK_VARIANTS = ("plain", "tiled", "blockscan")  # texture reads from the start of a buffer; ranks start mid-buffer
@@ -43,11 +43,11 @@ def builds() -> list[Build]:
     return every_block + every_kind + ranks + [step("tiled", "fp64", 1024, True)]
 
 
-# --- speed of light (sim.roofline): per particle and step ----------------------------------------------------
+# --- speed of light (sim.gpu.roofline): per particle and step ----------------------------------------------------
 def models(setup) -> dict:
     """Per particle-step, at the course's density (a box of side sqrt(DENSITY n): 1 / DENSITY a unit area)."""
+    from sim.gpu.roofline import StageModel
     from sim.particles import world
-    from sim.roofline import StageModel
 
     real = 8.0 if setup.options.get("precision", "fp64") == "fp64" else 4.0
     state = 4 * real  # REAL2 pos, REAL2 vel

@@ -14,9 +14,9 @@ import os
 
 import numpy as np
 
-from sim import interrupts
-from sim.cli import UsageError
-from sim.reader import open_input
+from sim.cmdline import interrupts
+from sim.cmdline.cli import UsageError
+from sim.cmdline.reader import open_input
 
 CHUNK_LINES = 65536  # particles parsed at a time: 1 MB of coordinates
 MAX_LINE = 4096  # bytes; a course line is about 20

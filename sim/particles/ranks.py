@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim import cli, mpi, resources
-from sim.backend import BackendUnavailable, gpu_status
-from sim.cli import UsageError
+from sim import mpi
+from sim.cmdline import cli, resources
+from sim.cmdline.cli import UsageError
+from sim.cmdline.writer import atomic_output
+from sim.gpu.backend import BackendUnavailable, gpu_status
 from sim.mpi.links import HostLink, gpu_link
 from sim.particles import world
 from sim.particles.distances import DistanceStats
@@ -28,7 +30,6 @@ from sim.particles.kernels import VARIANTS
 from sim.particles.output import TrajectoryWriter
 from sim.particles.ranks_gpu import GpuRank, bins_per_side, rows_of
 from sim.particles.strips import Strips
-from sim.writer import atomic_output
 
 if TYPE_CHECKING:  # the request type only: no import cycle
     from sim.particles.cli import ParticlesRequest

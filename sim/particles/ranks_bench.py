@@ -13,17 +13,18 @@ import time
 
 import numpy as np
 
-from sim import cli, mpi, resources
-from sim.backend import choose_backend
-from sim.cli import UsageError
+from sim import mpi
+from sim.cmdline import cli, resources
+from sim.cmdline.cli import UsageError
+from sim.cmdline.requests import BenchRequest
 from sim.contract import SceneSpec
-from sim.cuda import stage_timer
+from sim.gpu.backend import choose_backend
+from sim.gpu.cuda import stage_timer
 from sim.mpi.bench import Ranks, finish, rank_counts, rank_device, say, sync
 from sim.mpi.tables import SAME, Columns
 from sim.particles import binning_cpu, pipeline_cpu, world
 from sim.particles.init import INITS
 from sim.particles.ranks import check_ranks, gather_state, start_rank
-from sim.requests import BenchRequest
 
 STAGE_KEYS = ("forces+move", "bin", "ghosts", "counts", "migrate")
 EXCHANGE = ("ghosts", "counts", "migrate")

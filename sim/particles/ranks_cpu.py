@@ -18,9 +18,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from sim.gpu.timing import StageTimer
 from sim.particles import binning_cpu
 from sim.particles.strips import Strips
-from sim.timing import StageTimer
 
 STAGES = ("ghosts", "forces+move", "migrate")
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import cuda
-from sim.cuda import ceil_div, grid_for
+from sim.gpu import cuda
+from sim.gpu.cuda import ceil_div, grid_for
 from sim.particles import kernels as builds
 from sim.particles import world
 from sim.particles.strips import Strips

@@ -11,19 +11,19 @@ import time
 
 import numpy as np
 
-from sim import finite
 from sim.contract import Box, Legend, PointerEvent
-from sim.cuda import FrameGraph
+from sim.framework import finite
+from sim.framework.points import PointsScene
+from sim.framework.scene import Scene
+from sim.framework.scene_bench import BenchFigures
+from sim.gpu.cuda import FrameGraph
+from sim.gpu.timing import NULL_TIMER
 from sim.particles import SPEC, binning_cpu, pipeline_cpu, world
 from sim.particles.distances import DistanceStats
 from sim.particles.init import INITS
 from sim.particles.items import ParticleInspector
 from sim.particles.kernels import GRAPH_STAGE
 from sim.particles.pipeline_cpu import HostParticles
-from sim.points import PointsScene
-from sim.scene import Scene
-from sim.scene_bench import BenchFigures
-from sim.timing import NULL_TIMER
 
 UNIFORM_PALETTE = np.array([[0.3, 0.7, 0.95]], np.float32)
 FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report's GPU, whole run, 1000 steps
@@ -250,7 +250,7 @@ class ParticlesScene(PointsScene, Scene):
     def color_modes(self) -> dict[str, str]:
         return {"speed": "Speed", "bin": "Bin", "uniform": "Uniform", **super().color_modes}
 
-    # --- the view (sim.points) ------------------------------------------------------------------
+    # --- the view (sim.framework.points) ------------------------------------------------------------------
     @property
     def points_on_device(self) -> bool:
         return self.gpu is not None

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import finite
+from sim.framework import finite
+from sim.framework.user_stages import Values, comparison, one_per_item
 from sim.particles import binning_cpu, kernels, world
-from sim.user_stages import Values, comparison, one_per_item
 from sim.userkernel.adapter import Arrays, Comparison, Output
 
 STEP_TOLERANCE = 1e-12  # of the box side: the scene's fp64 verifier after a step (ParticlesScene._verify)
@@ -111,7 +111,7 @@ class ForcesStage:
 
     def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
         """The speed-of-light model's setup (``sim.particles.kernels.models``): one step of these particles."""
-        from sim.roofline import Setup
+        from sim.gpu.roofline import Setup
 
         return Setup(int(inputs["n"]), 1.0, variant, int(block), {"precision": "fp64"})
 

@@ -1,8 +1,8 @@
 """Spatial distance histogram: all N(N-1)/2 pair distances of N points (spec: docs/specs/sdh.md)."""
 
 import assets
-from sim import finite
 from sim.contract import GpuKnobs, Param, Preset, SceneSpec, Stat, UserStage, Verifier, Words
+from sim.framework import finite
 from sim.sdh import kernels
 
 SPEC = SceneSpec(

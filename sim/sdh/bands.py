@@ -19,8 +19,9 @@ import time
 
 import numpy as np
 
-from sim import cuda, interrupts
-from sim.cuda import ceil_div
+from sim.cmdline import interrupts
+from sim.gpu import cuda
+from sim.gpu.cuda import ceil_div
 from sim.sdh import kernels
 from sim.sdh.kernels import rows_per_block
 

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim import cli, mpi, resources
-from sim.cli import UsageError
+from sim import mpi
+from sim.cmdline import cli, resources
+from sim.cmdline.cli import UsageError
 from sim.mpi.bench import Ranks, finish, rank_counts, rank_device, say
 from sim.mpi.tables import SAME, Columns
 from sim.sdh import bands, data

@@ -1,4 +1,4 @@
-"""``bench sdh``: CUDA-event kernel times of the histogram kernels (``sim.measure``: median ± error), every
+"""``bench sdh``: CUDA-event kernel times of the histogram kernels (``sim.gpu.measure``: median ± error), every
 kernel's counts checked against the first one's and against N(N-1)/2 during the run (a kernel that
 disagrees is reported, still timed, and makes the run exit 1). Sizes whose memory or time estimate
 (the ``sdh`` command's) exceeds this machine or a week are refused before any runs, exit 2.
@@ -14,10 +14,11 @@ import sys
 
 import numpy as np
 
-from sim import cli, interrupts, measure, resources
-from sim.cli import Command, UsageError
+from sim.cmdline import cli, interrupts, resources
+from sim.cmdline.cli import Command, UsageError
 from sim.contract import SceneSpec
-from sim.roofline import Setup, record_lines
+from sim.gpu import measure
+from sim.gpu.roofline import Setup, record_lines
 from sim.sdh import bands_bench
 from sim.sdh.cli import DEFAULT_BLOCK
 
@@ -73,12 +74,12 @@ def check_arguments(request: SdhBenchRequest) -> SdhBenchRequest:
 
 
 def run(request: SdhBenchRequest) -> int:
-    from sim import bench
+    from sim.cmdline import bench
 
     request = check_arguments(request)
     if request.backend == "cpu":  # the CPU histogram's scaling table: the one-rank row in one process
         return bands_bench.run(request)
-    from sim.backend import BackendUnavailable, gpu_status
+    from sim.gpu.backend import BackendUnavailable, gpu_status
     from sim.sdh import SPEC, data
     from sim.sdh.cli import histogram_estimate
     from sim.sdh.kernels import KERNELS

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim import cli, interrupts, mpi, resources
-from sim.cli import Command, UsageError
+from sim import mpi
+from sim.cmdline import cli, interrupts, resources
+from sim.cmdline.cli import Command, UsageError
 from sim.mpi.links import HostLink, gpu_link
 from sim.sdh import bands
 
@@ -157,7 +158,7 @@ def histogram_estimate(n: int, buckets: int, backend: str, kernels=(), compare: 
 def run(request: SdhRequest) -> int:
     buckets, kernels, block = _checked(request)
     if request.backend == "gpu":
-        from sim.backend import BackendUnavailable, gpu_status
+        from sim.gpu.backend import BackendUnavailable, gpu_status
 
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import interrupts
-from sim.cli import UsageError
+from sim.cmdline import interrupts
+from sim.cmdline.cli import UsageError
 
 BOX_SIZE = 23000.0
 MAX_BUCKETS = 1_000_000  # more would print megabytes of zeros and thrash the per-thread histograms

@@ -5,8 +5,8 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from sim import cuda
-from sim.cuda import KernelError, ceil_div, device_properties
+from sim.gpu import cuda
+from sim.gpu.cuda import KernelError, ceil_div, device_properties
 from sim.sdh import kernels, squares
 from sim.sdh.kernels import KERNELS, rows_per_block
 
@@ -112,9 +112,10 @@ def histogram(points, width: float, buckets: int, kernel: str = "fast", block: i
 
 def measured_histogram(points, width: float, buckets: int, kernel: str = "fast", block: int = 256,
                        device: int = 0):
-    """(counts int64, ``sim.measure.Timing`` of the kernel in milliseconds): the benchmark's harness, the
+    """(counts int64, ``sim.gpu.measure.Timing`` of the kernel in milliseconds): the benchmark's harness, the
     L2 cache flushed between runs where the atoms and counters fit in it."""
-    from sim import interrupts, measure
+    from sim.cmdline import interrupts
+    from sim.gpu import measure
 
     with cupy.cuda.Device(device):
         run, hist, working_set = launcher(points, width, buckets, kernel, block, device)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.checks import Inspector
+from sim.framework.checks import Inspector
 
 
 class BucketInspector(Inspector):

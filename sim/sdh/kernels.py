@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from sim.cuda import Build
+from sim.gpu.cuda import Build
 
 TENSOR_ROWS = 32  # rows of A a warp of the tensor kernel holds (sdh/tensor.cuh's ROW_GROUPS = 4 groups of 8)
 KERNELS = ("naive", "naive-priv", "tiled", "tiled-priv", "fast", "tensor")
@@ -56,14 +56,14 @@ def builds() -> list[Build]:
     return course + [histogram("fast", b, lanes) for b in BLOCK_SIZES for lanes in (True, False)] + tensor
 
 
-# --- speed of light (sim.roofline): per pair -------------------------------------------------------------
+# --- speed of light (sim.gpu.roofline): per pair -------------------------------------------------------------
 L2_BYTES = 50 << 20  # an H100's L2: later atoms re-read by every block stay there while they fit
 ATOM_BYTES = {"fast": 24 + 16, "tensor": 24 + 72}  # + float32 copies (float4) / the tensor's qa, qb, cj rows
 
 
 def models(setup) -> dict:
     """The histogram per pair: N(N-1)/2 pairs a histogram, ``setup.steps`` histograms."""
-    from sim.roofline import StageModel
+    from sim.gpu.roofline import StageModel
 
     n, kernel = max(setup.n, 2), setup.variant or "tensor"
     pairs = n * (n - 1) / 2

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 import assets
-from sim import finite
 from sim.contract import Plot, PlotsView, Series
-from sim.scene import Scene
+from sim.framework import finite
+from sim.framework.scene import Scene
 from sim.sdh import SPEC, data, ideal, kernels, sdh_cpu
 from sim.sdh.items import BucketInspector
 

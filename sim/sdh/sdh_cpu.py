@@ -18,7 +18,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from sim import interrupts
+from sim.cmdline import interrupts
 from sim.sdh import SPEC
 
 PAIRS_PER_SECOND_PER_THREAD = SPEC.pace[0]  # the scene's pace (run and bench estimate with it too)
@@ -75,7 +75,7 @@ def tile_pairs(n: int, first: int, last: int, lo: int, hi: int) -> int:
 def histogram(points: np.ndarray, width: float, buckets: int, progress=None) -> np.ndarray:
     """Counts (int64, ``buckets``) of all pair distances.
 
-    ``progress``: None, or an object with ``advance(pairs)`` (``sim.resources.Progress``), told after
+    ``progress``: None, or an object with ``advance(pairs)`` (``sim.cmdline.resources.Progress``), told after
     each tile; True makes one that shows progress on stderr.
     """
     p = np.ascontiguousarray(points, np.float64)
@@ -84,7 +84,7 @@ def histogram(points: np.ndarray, width: float, buckets: int, progress=None) -> 
     hist = np.zeros((parts, buckets), np.int64)
     own = progress is True
     if own:
-        from sim.resources import Progress
+        from sim.cmdline.resources import Progress
 
         progress = Progress("CPU histogram", n * (n - 1) // 2, "pairs")
     progress = progress or None

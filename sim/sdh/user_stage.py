@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.framework.user_stages import Values, comparison, exact_wrong, one_per_item
 from sim.sdh import data, kernels, sdh_cpu
-from sim.user_stages import Values, comparison, exact_wrong, one_per_item
 from sim.userkernel.adapter import Arrays, Comparison, Output
 
 WIDTH = 500.0  # the course preset's bucket width: 80 buckets in the course's cube
@@ -65,7 +65,7 @@ class HistogramStage:
 
     def model_setup(self, inputs: Arrays, variant: str, block, expected=None):
         """The speed-of-light model's setup (``sim.sdh.kernels.models``): one histogram of these atoms."""
-        from sim.roofline import Setup
+        from sim.gpu.roofline import Setup
 
         return Setup(int(inputs["n"]), 1.0, variant, int(block), stats={"buckets": int(inputs["nb"])})
 

@@ -21,7 +21,7 @@ comparison, how the scene hands its state in and takes the result back) is that 
   bounded, its report read and placed at the user's lines (``sanitizer_report``): ``check --sanitize``
   (``sanitize_check``) and the panel's "Run one step under the sanitizer";
 - ``speed``: each variant's GB/s, GFLOP/s and % of the peaks and of the speed-of-light limit, from the
-  stage's roofline model (``sim.roofline``) at the setup its adapter gives (``model_setup``);
+  stage's roofline model (``sim.gpu.roofline``) at the setup its adapter gives (``model_setup``);
 - ``footprint`` and ``codegen``: what ptxas made of the kernel (registers, shared and local memory), the
   theoretical occupancy at the chosen block, and the PTX and SASS (``check --ptx/--sass``);
 - ``commands``: the ``template``, ``check`` and ``bench --kernel-file`` commands main.py dispatches to.

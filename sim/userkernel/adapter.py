@@ -53,7 +53,8 @@ class Comparison:
     max_rel: float  # largest |got - expected| / max(|expected|, tiny)
     worst: list[Worst] = field(default_factory=list)  # the worst few, largest difference first
     rule: str = "exact"  # how they were compared, in words: "exact", "rtol 1e-5, atol 1e-6", "as sets"
-    values: list = field(default_factory=list)  # the outputs compared (sim.user_stages.Values): one item's rows
+    # the outputs compared (sim.framework.user_stages.Values): one item's rows
+    values: list = field(default_factory=list)
     check_ms: float = 0.0  # the CPU twin's run and the comparison (``LiveStage.step`` times them)
 
     @property
@@ -69,7 +70,7 @@ class StageAdapter(Protocol):
     """One scene's replaceable stage. Instances are cheap and stateless (built with no arguments)."""
 
     item: str  # what one compared item is, singular: "cell", "particle", "bin", "coefficient", "ball"
-    reference: Any  # sim.cuda.Build: the built-in build whose NVRTC options a user's build shares
+    reference: Any  # sim.gpu.cuda.Build: the built-in build whose NVRTC options a user's build shares
     builtin: tuple[str, ...]  # built-in variants timed beside the user's kernel (bench, check)
 
     def sizes(self) -> tuple[int, ...]:

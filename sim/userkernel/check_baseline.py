@@ -1,18 +1,19 @@
 """``check --baseline OLD.json``: each case of this check beside the same case (size and seed) of an earlier
 ``check --json`` (``grader.record``'s JSON): the kernel's ms then and now, their ratio, correct then and now.
 
-``load`` reads and checks the file as ``sim.baseline`` does a bench report (``sim.reader.read_json``, each
-field a comparison reads checked once, a UsageError naming the file, case and field); ``same_stage``
-refuses a baseline of another scene or stage before anything runs; ``comparison`` is the text.
+``load`` reads and checks the file as ``sim.cmdline.baseline`` does a bench report
+(``sim.cmdline.reader.read_json``, each field a comparison reads checked once, a UsageError naming the file,
+case and field); ``same_stage`` refuses a baseline of another scene or stage before anything runs;
+``comparison`` is the text.
 """
 
 from __future__ import annotations
 
 import math
 
-from sim.baseline import SIZE_LIMIT
-from sim.cli import UsageError
-from sim.reader import read_json
+from sim.cmdline.baseline import SIZE_LIMIT
+from sim.cmdline.cli import UsageError
+from sim.cmdline.reader import read_json
 
 
 def _whole(value, least: int) -> bool:

@@ -2,7 +2,7 @@
 registers, shared and local memory (``sim.userkernel.footprint``), the dynamic shared memory of the
 stage's launch, and the theoretical occupancy at the chosen block on the target; the PTX (``check
 --ptx FILE``) and the SASS (``check --sass FILE``, through ``cuobjdump`` or ``nvdisasm``, which come
-with the CUDA toolkit) written through ``sim.writer``.
+with the CUDA toolkit) written through ``sim.cmdline.writer``.
 
 The target is the GPU's architecture and its own SM limits when one is here, else ``sm_90`` and the
 table's (``footprint.LIMITS``): a machine without a GPU still says what the kernel costs an SM.
@@ -32,13 +32,13 @@ class Target:
 
 def target() -> Target:
     """The GPU's architecture and SM limits when a GPU is here, else sm_90 and the table's."""
-    from sim.backend import gpu_status
+    from sim.gpu.backend import gpu_status
     from sim.userkernel.source import ARCH
 
     status = gpu_status()
     if status.available:
-        from sim.cuda import device_properties
-        from sim.nvrtc import arch_for
+        from sim.gpu.cuda import device_properties
+        from sim.gpu.nvrtc import arch_for
 
         props = device_properties(0)
         arch = arch_for(f"{props['major']}{props['minor']}")
@@ -120,8 +120,8 @@ def sass(cubin: bytes, tool: list[str]) -> str:
 
 def write_listings(src, ptx_path: str | None, sass_path: str | None, arch: str) -> list[str]:
     """Write the PTX and the SASS where asked; a line each for what was written or why not (stderr)."""
+    from sim.cmdline.writer import write_text
     from sim.userkernel import source
-    from sim.writer import write_text
 
     said = []
     if ptx_path:

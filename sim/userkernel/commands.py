@@ -19,8 +19,8 @@ import os
 import shlex
 import sys
 
-from sim import cli
-from sim.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
+from sim.cmdline import cli
+from sim.cmdline.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
 from sim.userkernel import check_baseline, codegen, grader, sanitize_check, speed
 from sim.userkernel.hints import hints
 from sim.userkernel.requests import CheckRequest, KernelBenchRequest, TemplateRequest
@@ -64,8 +64,8 @@ def add_template_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_template(args: TemplateRequest) -> int:
-    from sim.cuda import source_path
-    from sim.writer import check_target, write_text
+    from sim.cmdline.writer import check_target, write_text
+    from sim.gpu.cuda import source_path
 
     s = _spec(args.scene)
     stage = _stage(s, args.stage)
@@ -124,8 +124,8 @@ def _block(adapter, given, stage):
 
 def _load(args: CheckRequest | KernelBenchRequest):
     """The source, its adapter and the block, checked before any work (UsageError)."""
+    from sim.cmdline.writer import check_target
     from sim.userkernel import source as user_source
-    from sim.writer import check_target
 
     s = _spec(args.scene)
     src = user_source.load(args.kernel_file, s, args.stage)
@@ -192,8 +192,8 @@ def _seeds(text: str) -> int:
 
 
 def run_check(args: CheckRequest) -> int:
-    from sim import progress, resources
-    from sim.bench import git_commit, publish
+    from sim.cmdline import progress, resources
+    from sim.cmdline.bench import git_commit, publish
     from sim.userkernel.estimate import check_estimate
 
     src, adapter, block = _load(args)
@@ -257,7 +257,7 @@ def run_bench(args: KernelBenchRequest) -> int:
 
     import numpy as np
 
-    from sim.bench import git_commit, publish
+    from sim.cmdline.bench import git_commit, publish
 
     src, adapter, block = _load(args)
     tgt = codegen.target()
@@ -302,7 +302,7 @@ def run_bench(args: KernelBenchRequest) -> int:
     report = {"device": result.device, "commit": git_commit(),
               "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
               "workload": workload, "file": src.name, "size": size, "block": block_field, "correct": correct,
-              # each record names its configuration (sim.baseline.KEYS): --baseline compares record by record
+              # each record names its configuration (sim.cmdline.baseline.KEYS): --baseline compares record by record
               "results": [{"stage": workload, "n": size, "variant": name, "block": block_field,
                            "median_ms": medians[name], "ms": ms} for name, ms in times.items()],
               "compiled": built.json}

@@ -1,4 +1,4 @@
-"""What ``check`` will need, from its sizes and seeds, before it makes any input: ``sim.resources``'s
+"""What ``check`` will need, from its sizes and seeds, before it makes any input: ``sim.cmdline.resources``'s
 estimate, refusal and notice, as every other command has.
 
 Memory: the first seed's inputs of every size are made before anything runs and kept; a case adds a copy
@@ -6,7 +6,7 @@ of its inputs (sent to the sandbox), the CPU twin's outputs and the kernel's, an
 per item, the timings). The bytes of a size are measured on two small inputs of the stage (an input's
 bytes grow linearly with its items: arrays of them, and a few fixed ones). Time: at least CASE_SECONDS a
 case (the sandbox's launches and the built-ins'), its bytes made, moved and compared at HOST_BYTES_PER_S,
-and the CPU twin's work at the scene's pace (``sim.resources.step_work``: pairs grow as the square).
+and the CPU twin's work at the scene's pace (``sim.cmdline.resources.step_work``: pairs grow as the square).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from sim import resources
-from sim.cli import count_text
+from sim.cmdline import resources
+from sim.cmdline.cli import count_text
 
 CASE_SECONDS = 0.01  # the least a case costs: a sandbox round trip, the kernel's and the built-ins' launches
 CASE_BYTES = 8 << 10  # a case's kept result besides its flag per item: timings, the worst items, the record

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sim.cuda import ceil_div
+from sim.gpu.cuda import ceil_div
 
 WARP = 32
 

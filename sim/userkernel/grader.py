@@ -4,7 +4,7 @@
 timed repeats after a warm-up, the built-in variants on the same inputs), ``table`` and ``details``
 print what it found, ``record`` is the JSON. ``check`` exits 0 when every case is correct, 1 when any
 is wrong (a mismatch, a write out of bounds, a fault, a time-out), 2 for bad input or a compile
-error, 3 when the kernel compiled but there is no GPU to run it on (``sim.cli``'s exit codes).
+error, 3 when the kernel compiled but there is no GPU to run it on (``sim.cmdline.cli``'s exit codes).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim import interrupts
+from sim.cmdline import interrupts
 from sim.userkernel.adapter import Comparison
 from sim.userkernel.sandbox import RunResult, SandboxError
 
@@ -30,7 +30,7 @@ class Case:
     result: RunResult | None = None
     error: str = ""  # a fault or a time-out, in one line
     unstable: bool = False  # wrong, and a second run of the same inputs was wrong at other items
-    speed: dict = field(default_factory=dict)  # variant -> its sim.roofline.StagePerf (sim.userkernel.speed)
+    speed: dict = field(default_factory=dict)  # variant -> its sim.gpu.roofline.StagePerf (sim.userkernel.speed)
 
     @property
     def correct(self) -> bool:

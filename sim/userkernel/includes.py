@@ -13,15 +13,15 @@ import re
 import stat
 from pathlib import Path
 
-from sim.cli import UsageError
-from sim.reader import describe_mode, read_input
+from sim.cmdline.cli import UsageError
+from sim.cmdline.reader import describe_mode, read_input
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*(?:"([^"\n]+)"|<([^>\n]+)>)', re.MULTILINE)
 MAX_FILES = 256  # headers looked at for one kernel file
 
 
 def _folders(source) -> list[Path]:
-    from sim.cuda import INCLUDE_DIR
+    from sim.gpu.cuda import INCLUDE_DIR
 
     return [Path(source.name).parent, INCLUDE_DIR, Path.cwd()]
 

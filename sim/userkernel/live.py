@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from sim.contract import load
-from sim.user_stages import item_rows
+from sim.framework.user_stages import item_rows
 from sim.userkernel.attempts import Attempts
 from sim.userkernel.sandbox import Sandbox, SandboxError
 from sim.userkernel.sanitizer import Background
@@ -169,7 +169,7 @@ class LiveStage:
     # --- one item, for the viewer's pointer --------------------------------------------------------
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """For an item the last check found wrong: (output, your kernel's values, the CPU twin's, difference)
-        rows (``sim.user_stages.item_rows``)."""
+        rows (``sim.framework.user_stages.item_rows``)."""
         if self.comparison is None:
             return []
         compared, asked, rows = self._described

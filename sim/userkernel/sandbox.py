@@ -203,13 +203,13 @@ _modules: dict[tuple[str, tuple[str, ...]], object] = {}  # the worker's loaded 
 
 
 def _kernel(source: UserSource):
-    """The user's entry kernel, compiled once per source text (``sim.cuda.load_module``: NVRTC for this
+    """The user's entry kernel, compiled once per source text (``sim.gpu.cuda.load_module``: NVRTC for this
     device, the CPU check's float mode, the cubin cache); SandboxError("compile") with file:line."""
     import cupy
 
-    from sim.cubins import BuildFailed
-    from sim.cuda import load_module
-    from sim.nvrtc import CompileStopped, arch_for
+    from sim.gpu.cubins import BuildFailed
+    from sim.gpu.cuda import load_module
+    from sim.gpu.nvrtc import CompileStopped, arch_for
     from sim.userkernel.source import failed_build, options
 
     key = (source.compiled_text(), options(source))
@@ -238,7 +238,7 @@ def _device_errors():
 def _builtin(adapter, variant: str, inputs: dict, block, repeats: int) -> list[float]:
     """A built-in variant's milliseconds, timed as the user's kernel is (``timing``), or [] where it cannot
     run with this block (a temporal kernel takes whole warps across)."""
-    from sim.cuda import KernelError
+    from sim.gpu.cuda import KernelError
 
     try:
         return timing.milliseconds(adapter.builtin_launch(variant, inputs, block), repeats)
@@ -250,9 +250,9 @@ def run_job(conn, source: UserSource, inputs: dict, block, repeats: int, builtin
     """One request in the worker: compile, one checked launch on guarded outputs (timed too), timed repeats
     queued back to back after a warm-up, built-in variants. ``conn`` hears the phase ("kernel" while the
     user's kernel runs: the caller's time limit)."""
-    from sim import measure
-    from sim.backend import gpu_status
     from sim.contract import load
+    from sim.gpu import measure
+    from sim.gpu.backend import gpu_status
 
     status = gpu_status()
     if not status.available:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import datetime
 import sys
 
-from sim import cli
-from sim.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
+from sim.cmdline import cli
+from sim.cmdline.cli import EXIT_FAILED, EXIT_NO_GPU, EXIT_USAGE, UsageError
 from sim.userkernel import sanitizer
 from sim.userkernel.sanitizer import SanitizerError
 
@@ -60,7 +60,7 @@ def run(args, src, adapter, block, compiles) -> int:
             return EXIT_NO_GPU
         print(f"kernel-lab check: {exc}", file=sys.stderr)
         return EXIT_USAGE if exc.kind in ("compile", "missing") else EXIT_FAILED
-    from sim.bench import git_commit, publish
+    from sim.cmdline.bench import git_commit, publish
 
     found = outcome.hazards
     lines = [f"compute-sanitizer {tool} on {outcome.device or 'the GPU'}: {src.scene} {src.stage.name}, {src.name}, "

@@ -72,7 +72,7 @@ def main(request: str, result: str) -> None:
     with open(request, "rb") as file:
         source, inputs, block, tool = pickle.load(file)
     answer = {"status": "ok", "message": "", "device": "", "buffers": {}, "launch_error": ""}
-    from sim.backend import gpu_status
+    from sim.gpu.backend import gpu_status
     from sim.userkernel.sandbox import SandboxError
 
     status = gpu_status()

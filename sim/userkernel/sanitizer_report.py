@@ -16,7 +16,7 @@ lines that say where. The shapes read here (the Compute Sanitizer manual's, olde
     Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) ...          a CUDA API call that failed (a consequence)
     ERROR SUMMARY: 3 errors / RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warning)
 
-A location names the file as the ``#line`` directive did (``sim.nvrtc.line_name``), or only its base name
+A location names the file as the ``#line`` directive did (``sim.gpu.nvrtc.line_name``), or only its base name
 (the tool strips paths by default): both are the user's file when they match it.
 """
 
@@ -26,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from sim.nvrtc import line_name
+from sim.gpu.nvrtc import line_name
 from sim.userkernel.source import Diagnostic, shown
 
 _PREFIX = re.compile(r"^=+ ?")

@@ -5,11 +5,11 @@ name ``file:line`` and show the offending line.
     source = load("my_step.cu", spec)            # UsageError with one line: missing, a folder, binary, huge
     compile_check(source)                        # [] when it compiles and defines the stage's entry kernel
 
-The text handed to NVRTC starts with a ``#line`` directive naming the file (``sim.nvrtc.line_name``: the
+The text handed to NVRTC starts with a ``#line`` directive naming the file (``sim.gpu.nvrtc.line_name``: the
 name as given, any character PTX cannot carry made ``_``), and every message is mapped back to the file
 as the user gave it: ``my_step.cu:12: error: ...``, ptxas's too (an inline ``asm`` at its own line,
 through the PTX's ``.loc``). Compiling needs no GPU: a machine without one still reports compile
-errors, as CI does. It runs in a child process with a time limit and a memory cap (``sim.nvrtc``), and
+errors, as CI does. It runs in a child process with a time limit and a memory cap (``sim.gpu.nvrtc``), and
 an ``#include`` of something that is not a regular file (a FIFO would never end) is refused first.
 """
 
@@ -20,13 +20,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sim import nvrtc
-from sim.cli import UsageError
+from sim.cmdline.cli import UsageError
+from sim.cmdline.reader import read_input
 from sim.contract import SceneSpec, UserStage
 from sim.contract import load as load_object
-from sim.cuda import headers_digest
-from sim.nvrtc import line_name, ptxas_messages
-from sim.reader import read_input
+from sim.gpu import nvrtc
+from sim.gpu.cuda import headers_digest
+from sim.gpu.nvrtc import line_name, ptxas_messages
 from sim.userkernel import includes, signature
 from sim.userkernel.footprint import Footprint
 from sim.userkernel.footprint import parse as parse_footprint
@@ -218,7 +218,7 @@ def failed_build(log: str, source: UserSource, arch: str = ARCH, stop=None) -> l
 def compile_check(source: UserSource, arch: str = ARCH, stop=None) -> list[Diagnostic]:
     """Compile the file with NVRTC (no GPU needed) for ``arch``: its errors and warnings, and an error
     when it compiles but does not define the stage's entry kernel (``extern "C"``, so its name is kept).
-    The compile is bounded (``sim.nvrtc``: a limit it goes over is an error at line 1); ``stop``, a
+    The compile is bounded (``sim.gpu.nvrtc``: a limit it goes over is an error at line 1); ``stop``, a
     threading.Event, ends it early (``nvrtc.CompileStopped``)."""
     return check_build(source, arch, stop).diagnostics
 

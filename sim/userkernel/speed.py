@@ -6,7 +6,7 @@ keyed by the user stage's name: heat ``step``, sdh ``histogram``, balls ``proxim
 ``forces``, durbin ``batched``), at the setup the stage's adapter gives for the inputs
 (``StageAdapter.model_setup``: the size, the variant, the block). Each variant is figured with its own
 model (the user's kernel with its file's name: the algorithm's bytes, no variant's tricks), as the
-section does. Without peaks (no GPU, as on the CPU) the figures are rates alone (``sim.roofline``'s
+section does. Without peaks (no GPU, as on the CPU) the figures are rates alone (``sim.gpu.roofline``'s
 rates-only form).
 """
 
@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sim.roofline import OPERATIONS, TRAFFIC, StagePerf, analyse, figure_header, figure_text, models, percent
+from sim.gpu.roofline import OPERATIONS, TRAFFIC, StagePerf, analyse, figure_header, figure_text, models, percent
 
 
 def device_peaks(device: int = 0):
-    """The device's peaks (``sim.peaks.current``: cached, else measured once), or None without a GPU."""
-    from sim.backend import gpu_status
+    """The device's peaks (``sim.gpu.peaks.current``: cached, else measured once), or None without a GPU."""
+    from sim.gpu.backend import gpu_status
 
     if not gpu_status().available:
         return None
-    from sim import peaks
+    from sim.gpu import peaks
 
     return peaks.current(device)
 
@@ -103,7 +103,7 @@ def live_perf(scene, ms: float, peaks) -> StagePerf | None:
     "Speed of light" section reads it) with the stage's model at the scene's setup, the variant its file's."""
     from dataclasses import replace
 
-    from sim.roofline import Setup
+    from sim.gpu.roofline import Setup
 
     live = scene.knobs.user
     if live is None or ms <= 0:

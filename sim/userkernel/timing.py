@@ -2,7 +2,7 @@
 
 A column is fair when it times the same work the same way: the launch(es) that do what the stage does,
 on the same inputs, prepared beforehand (kernels looked up, arguments built, buffers allocated, inputs
-sorted or binned: none of it timed), after a warm-up, between CUDA events (``sim.measure.samples``).
+sorted or binned: none of it timed), after a warm-up, between CUDA events (``sim.gpu.measure.samples``).
 An accumulator the stage starts from zero (a histogram, partner counts) is cleared before each launch,
 untimed, for both. A stage's adapter says what its built-in variants' launches are (``Launch``); the
 sandbox times them here, beside the user's kernel.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sim import measure
+from sim.gpu import measure
 
 
 @dataclass(frozen=True)

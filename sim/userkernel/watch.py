@@ -13,7 +13,7 @@ import os
 import threading
 from dataclasses import dataclass
 
-from sim.cli import UsageError
+from sim.cmdline.cli import UsageError
 
 POLL_S = 0.25
 
@@ -88,7 +88,7 @@ class SourceWatcher:
         return self._check(text)
 
     def _check(self, text) -> Reload:
-        from sim.nvrtc import CompileStopped
+        from sim.gpu.nvrtc import CompileStopped
         from sim.userkernel import source
 
         try:

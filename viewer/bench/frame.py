@@ -21,7 +21,7 @@ the plain pass; ``--pick`` adds a pass that picks the item under the view's cent
 the window does when the pointer moves (the CUDA ray test on the device path, the ray test on the host
 path, then the item's description) and reports what it adds per frame.
 
-Each pass is timed by ``sim.measure`` on the host clock (a frame ends with the GL finish): at least
+Each pass is timed by ``sim.gpu.measure`` on the host clock (a frame ends with the GL finish): at least
 ``--frames`` frames, more until the median is known to 1% or the budget ends; median ± error (frames).
 """
 
@@ -36,8 +36,8 @@ from collections.abc import Callable
 import moderngl
 import numpy as np
 
-from sim import interrupts
-from sim import measure as harness
+from sim.cmdline import interrupts
+from sim.gpu import measure as harness
 from sim.registry import SCENES
 from viewer.bench.panel_layer import CHOICES, PanelLayer, label, sections
 from viewer.frame import FrameComposer, Surface, offscreen_surface
@@ -90,7 +90,7 @@ def time_frames(scene, composer: FrameComposer, surface: Surface, size: tuple[in
                 warmup: int = 0, before_draw: Callable[[], None] | None = None,
                 panel: PanelLayer | None = None) -> tuple[harness.Timing, np.ndarray]:
     """(the whole frame's timing in ms, (frames, 3) milliseconds: physics, the view into the GL buffers,
-    drawing), whole frames timed by ``sim.measure`` on the host clock: at least ``frames`` after ``warmup``.
+    drawing), whole frames timed by ``sim.gpu.measure`` on the host clock: at least ``frames`` after ``warmup``.
 
     With ``split`` False nothing waits inside a frame, so the device's physics and interop work
     spills into the later columns: only the whole frame counts then. ``before_draw`` runs between the
@@ -266,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--panel", default="all", metavar="SECTIONS",
                         help=f"the panel over the view with these sections open: {', '.join(CHOICES)} (no panel) or "
                              "a comma list of section titles (default all: every section open)")
-    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE (sim.bench's report)")
+    parser.add_argument("--json", metavar="FILE",
+                        help="also write the figures as JSON to FILE (sim.cmdline.bench's report)")
     args = parser.parse_args(argv)
     if args.n < 1 or args.frames < 1 or args.warmup < 0:
         parser.error("-n and --frames must be at least 1, --warmup at least 0")
@@ -275,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     if args.record is not None:
-        from sim.cli import UsageError
+        from sim.cmdline.cli import UsageError
         from viewer.record.video import check_video_target
 
         try:
@@ -283,8 +284,8 @@ def main(argv: list[str] | None = None) -> int:
         except UsageError as exc:
             parser.error(str(exc))
     if args.json is not None:
-        from sim.cli import UsageError
-        from sim.writer import check_target
+        from sim.cmdline.cli import UsageError
+        from sim.cmdline.writer import check_target
 
         try:
             check_target(args.json, "JSON file")
@@ -294,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     from viewer.window.app import display_problem
 
     headless = args.headless or display_problem() is not None
-    from sim.backend import BackendUnavailable
+    from sim.gpu.backend import BackendUnavailable
 
     spec = SCENES[args.scene]
     knobs = {"variant": args.variant or timed_variant(spec)} if spec.gpu else {}
@@ -345,12 +346,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_report(path: str, scene, n: int, width: int, height: int, frames: int, result: dict) -> None:
-    """The figures as sim.bench's report: one record, the scene's knobs (``n``: the count at the start, the
+    """The figures as sim.cmdline.bench's report: one record, the scene's knobs (``n``: the count at the start, the
     configuration timed; ``n_end`` the count at the end) and every number measured."""
     import json
 
-    from sim import bench
-    from sim.writer import write_text
+    from sim.cmdline import bench
+    from sim.cmdline.writer import write_text
 
     record = {"scene": scene.spec.name, "preset": scene.preset, "n": n, "n_end": scene.n, "backend": scene.backend,
               "variant": scene.knobs.variant if scene.spec.gpu else None, "width": width, "height": height,

@@ -1,7 +1,7 @@
 """A/B in the window: a baseline benchmark JSON (``bench ... --json``) loaded in the stage times section,
 its stage times drawn as ghost bars beside the live ones.
 
-The baseline's record is the one closest to the live configuration (``sim.baseline.closest``: the same
+The baseline's record is the one closest to the live configuration (``sim.cmdline.baseline.closest``: the same
 scene and backend, then variant, block, preset, options and the nearest count); the line above the bars
 says which it is and in what it differs when inexact. Times are per physics step (a bench record's
 ``stage_ms`` are; the live ones are Speed of light's: the median of the last frames that ran a stage, over
@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from sim import baseline
-from sim.bench import configuration
-from sim.cli import UsageError
+from sim.cmdline import baseline
+from sim.cmdline.bench import configuration
+from sim.cmdline.cli import UsageError
 from viewer.panel.speed_of_light import recent_ms
 from viewer.panel.style import GREY, tooltip, wrapped
 
@@ -25,7 +25,7 @@ BAR_WIDTH = 0.38
 
 
 class BaselineBars:
-    """The loaded baseline (a report of ``sim.baseline.load``), the file field's text, and the bars."""
+    """The loaded baseline (a report of ``sim.cmdline.baseline.load``), the file field's text, and the bars."""
 
     def __init__(self, report: dict | None = None):
         self.report = report

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from sim.colormap import BLOCK_PALETTE, stops
 from sim.contract import BLOCK_COLORS, FieldView, Legend, PointsView
+from sim.framework.colormap import BLOCK_PALETTE, stops
 from viewer.panel.section import PanelContext, PanelSection
 from viewer.panel.style import COLOUR, GREY, disabled_tooltip, item_width, tooltip, ui_scale, wrapped
 from viewer.render.colormaps import highlight_color

@@ -8,7 +8,7 @@ import time
 
 from imgui_bundle import imgui
 
-from sim.cli import block_text
+from sim.cmdline.cli import block_text
 from viewer.panel.section import PanelContext, PanelSection
 from viewer.panel.style import CUDA, ERROR, GREY, disabled_tooltip, item_width, tooltip
 

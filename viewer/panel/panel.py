@@ -40,7 +40,7 @@ class Panel:
     def __init__(self, baseline: dict | None = None):
         self.scene_section = SceneSection()
         self.speed_of_light = SpeedOfLightSection()
-        self.baseline = BaselineBars(baseline)  # a report of sim.baseline.load (view --baseline), or None
+        self.baseline = BaselineBars(baseline)  # a report of sim.cmdline.baseline.load (view --baseline), or None
         self.sections = in_panel_order([
             self.scene_section, RunSection(), CountersSection(), ColourSection(), RecordSection(), CudaSection(),
             YourKernelSection(self.speed_of_light), PhysicsSection(), ToolSection(), StageTimesSection(self.baseline),

@@ -18,7 +18,7 @@ def gpu_advice(reason: str) -> tuple[str, str]:
     if "cupy is not installed" in lowered:
         return (text.split(";")[0], "Install the GPU extra: .venv/bin/pip install -e '.[gpu]' (NVIDIA driver R580+ "
                                     "for CUDA 13; with a CUDA 12 driver install cupy-cuda12x instead).")
-    if "no nvidia gpu" in lowered:  # no driver, or a driver without a GPU (sim.backend.nvidia_driver_problem)
+    if "no nvidia gpu" in lowered:  # no driver, or a driver without a GPU (sim.gpu.backend.nvidia_driver_problem)
         return ("no NVIDIA GPU or driver was found",
                 "Everything runs on the CPU backend; the GPU controls need an NVIDIA GPU and its driver.")
     if "nvidia driver did not start" in lowered:

@@ -1,9 +1,9 @@
 """The panel's "Speed of light": how close each GPU stage is to what the device can do.
 
-Per stage (the scene's models, ``sim.roofline``, over the median of the last frames' stage times): GB/s and
+Per stage (the scene's models, ``sim.gpu.roofline``, over the median of the last frames' stage times): GB/s and
 % of the device's copy peak, GFLOP/s and % of its FLOP peak, and what bounds it (the stage's name tells the
 model behind them and its speed-of-light time when hovered); a log-log roofline with
-the memory and compute roofs from the device's peaks (``sim.peaks``) and a point per stage, which moves as
+the memory and compute roofs from the device's peaks (``sim.gpu.peaks``) and a point per stage, which moves as
 the variant, the block size or the size change; and where the peaks came from. The section measures GPU
 stages only: on the CPU it says how to run them on the GPU.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from sim.roofline import Setup, StagePerf, analyse_stages, model_lines, percent
+from sim.gpu.roofline import Setup, StagePerf, analyse_stages, model_lines, percent
 from sim.userkernel.speed import live_perf
 from viewer.panel.section import PanelContext, PanelSection
 from viewer.panel.style import GREY, SPEED_OF_LIGHT, tooltip, wrapped, wrapped_tooltip
@@ -71,7 +71,7 @@ def rows(perfs: list[StagePerf]) -> list[tuple[str, ...]]:
 class SpeedOfLightSection(PanelSection):
     """The section, with what it drew last (``rows``, ``note``) for the tests and the peaks it uses."""
 
-    peaks_of: object = None  # device -> sim.peaks.Peaks or None; sim.peaks.current unless a test sets it
+    peaks_of: object = None  # device -> sim.gpu.peaks.Peaks or None; sim.gpu.peaks.current unless a test sets it
     rows: list | None = None
     note: str = ""
     mine: StagePerf | None = None  # the user's kernel's figures, while it does its stage
@@ -124,7 +124,7 @@ class SpeedOfLightSection(PanelSection):
 
     def peaks(self, device: int):
         if self.peaks_of is None:
-            from sim import peaks
+            from sim.gpu import peaks
 
             self.peaks_of = peaks.current
         return self.peaks_of(device)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import cuda
-from sim.render_builds import RAY_TEST
+from sim.gpu import cuda
+from sim.gpu.render_builds import RAY_TEST
 
 BLOCK = 256
 NOTHING = np.uint64(0xFFFFFFFFFFFFFFFF)

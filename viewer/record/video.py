@@ -7,7 +7,7 @@ of the GIL while FFmpeg converts and encodes) fed by a bounded queue, so the fra
 over pixels: ``write`` waits for room (every frame counts: headless runs), ``offer`` never waits (a
 window: a picture the queue has no room for is dropped and the newest waiting one is shown for its
 time instead, so the video keeps its length). The file is written through
-``sim.writer.atomic_output``: a temporary file renamed into place by ``close()``, removed by
+``sim.cmdline.writer.atomic_output``: a temporary file renamed into place by ``close()``, removed by
 ``abort()``, on any error or when no frame came, so a reader never sees half a video and a video
 without a frame never replaces a file.
 """
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.cli import UsageError
-from sim.writer import OutputError, atomic_output, check_target
+from sim.cmdline.cli import UsageError
+from sim.cmdline.writer import OutputError, atomic_output, check_target
 
 EXTENSIONS = (".mp4",)
 CODEC = "libx264"

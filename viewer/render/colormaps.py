@@ -7,7 +7,7 @@ from __future__ import annotations
 import moderngl
 import numpy as np
 
-from sim.colormap import colormap, stops
+from sim.framework.colormap import colormap, stops
 
 RAMP_SIZE = 256
 # Highlight candidates for NaN cells: the one farthest from the colour map is used.

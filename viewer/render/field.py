@@ -21,7 +21,7 @@ import moderngl
 import numpy as np
 
 from sim.contract import FieldView, Legend
-from sim.scales import data_span
+from sim.framework.scales import data_span
 from viewer.gpu.interop import GLBufferRegistration, InteropError, InteropFeed, cupy_view, current_stream_ptr
 from viewer.render.camera import OrbitCamera
 from viewer.render.colormaps import ColourTexture, highlight_color

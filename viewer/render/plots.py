@@ -16,8 +16,8 @@ from collections.abc import Callable
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from sim.colormap import stops
 from sim.contract import Plot, PlotsView, Series
+from sim.framework.colormap import stops
 
 HEATMAP_COLORMAP = "inferno"
 LEGEND_CORNERS = {"nw": implot.Location_.north_west, "ne": implot.Location_.north_east,

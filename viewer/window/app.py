@@ -15,7 +15,7 @@ from pathlib import Path
 
 import moderngl
 
-from sim import interrupts
+from sim.cmdline import interrupts
 from sim.contract import PointerEvent
 from viewer.frame import FrameComposer
 from viewer.keys import KeyMap
@@ -300,7 +300,7 @@ def main(scene, width: int = 1280, height: int = 800, steps: int | None = None,
     saves the window to ``screenshot`` if given (its path printed, like headless runs do), and
     closes (status 1 if a step or the picture failed). ``settings``: restored now, saved on exit.
     ``kernel``: a user's own kernel (``sim.userkernel.source.UserSource``) to run as the scene's variant.
-    ``baseline``: a benchmark report (``sim.baseline.load``) drawn as ghost bars beside the stage times.
+    ``baseline``: a benchmark report (``sim.cmdline.baseline.load``) drawn as ghost bars beside the stage times.
     """
     problem = display_problem()
     if problem:

@@ -1,7 +1,7 @@
 """What the user can do to the simulation, from the panel, the keyboard or the pointer.
 
 The controller reads the scene only through the contract: its ``SceneSpec`` (words, presets,
-toggles and their keys, GPU knobs, verifier, block colouring, tool) and the ``sim.scene.Scene``
+toggles and their keys, GPU knobs, verifier, block colouring, tool) and the ``sim.framework.scene.Scene``
 methods. Every action catches the scene's exceptions and turns them into the panel's message
 line (``act``, ``guard``): a bad value or a failing step never takes the viewer down. The switches
 that need a GPU (backend, verification, variant, block size) are its ``gpu``, a
@@ -17,9 +17,9 @@ import traceback
 from collections.abc import Callable
 from typing import Self
 
-from sim.cli import UsageError
+from sim.cmdline.cli import UsageError
+from sim.cmdline.writer import OutputError
 from sim.contract import BLOCK_COLORS, PointerEvent, Words
-from sim.writer import OutputError
 from viewer.keys import BLOCK_COLORS_KEY
 from viewer.live_histogram import LiveHistogram
 from viewer.window.gpu_switches import GpuSwitches

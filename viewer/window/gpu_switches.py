@@ -5,7 +5,7 @@ through the controller's message line and guarded ``act``."""
 
 from __future__ import annotations
 
-from sim.cli import block_text
+from sim.cmdline.cli import block_text
 from viewer.keys import BLOCK_SIZE_KEY, GPU_PHYSICS_KEY, VARIANT_KEY, VERIFY_KEY
 
 

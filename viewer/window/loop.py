@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from sim import interrupts
+from sim.cmdline import interrupts
 from viewer.settings import Settings
 from viewer.window.startup import WarmUp, draw_compile_box
 

@@ -16,7 +16,7 @@ import traceback
 from datetime import datetime
 from pathlib import Path
 
-from sim.writer import OutputError, make_folder
+from sim.cmdline.writer import OutputError, make_folder
 from viewer.record.recorder import Recorder, RecordOptions
 from viewer.record.video import even_size
 from viewer.render.offscreen import Offscreen

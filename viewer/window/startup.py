@@ -10,7 +10,7 @@ import time
 
 from imgui_bundle import imgui
 
-from sim.progress import CompileWatch
+from sim.cmdline.progress import CompileWatch
 from viewer.panel.style import GREY
 
 

@@ -15,8 +15,8 @@ from dataclasses import replace
 import moderngl
 import numpy as np
 
-from sim.colormap import MISMATCH_RGBA
 from sim.contract import Legend, PointsView
+from sim.framework.colormap import MISMATCH_RGBA
 from viewer.render.colormaps import ColourTexture
 
 MARKED = 0xFFFFFFFF

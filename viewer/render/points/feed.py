@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from sim.contract import PointsView
-from sim.scales import data_span
+from sim.framework.scales import data_span
 from viewer.gpu.interop import GLBufferRegistration, InteropError, InteropFeed, cupy_view, current_stream_ptr
 from viewer.render.points.colours import MARKED
 from viewer.render.points.spheres import SphereRenderer

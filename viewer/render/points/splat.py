@@ -14,8 +14,8 @@ from __future__ import annotations
 import moderngl
 import numpy as np
 
-from sim import cuda
-from sim.render_builds import SPLAT
+from sim.gpu import cuda
+from sim.gpu.render_builds import SPLAT
 from viewer.gpu.interop import GLBufferRegistration, RegistrationHolder, cupy_view, current_stream_ptr
 from viewer.render.points.colours import PointColours
 from viewer.render.points.spheres import BYTES_PER_ITEM, QUANTITY_BYTES, SphereRenderer

@@ -1,0 +1,178 @@
+"""Speed of light: what a stage must move and compute, against what the device can do.
+
+Each scene declares a model per stage (``SceneSpec.models``: ``models(setup) -> {stage: StageModel}``,
+beside its builds in ``kernels.py``): per unit of work (an item, a pair, an item-step, a system) the
+bytes the algorithm must move at the least, the DRAM bytes the chosen variant moves, and the
+arithmetic it does; ``units`` is how many units the timed window covers. ``analyse`` turns a model,
+the window's milliseconds and the device's peaks (``sim.gpu.peaks``) into the roofline's figures: GB/s and
+% of the copy peak, GFLOP/s and % of the FLOP peak, and what bounds the stage.
+
+Plain data, no GPU: the viewer's "Speed of light" section and the benchmarks' columns share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sim.contract import SceneSpec, load
+
+FlopKind = Literal["fp32", "fp64", "fp64-tensor", "int"]
+Where = Literal["device", "link", "host"]  # DRAM of the GPU, the host<->device link, the host alone
+BOUND_SHARE = 60.0  # % of a peak from which that peak bounds the stage
+
+
+@dataclass(frozen=True)
+class StageModel:
+    """One stage's work: bytes and operations per unit, and the units in the timed window."""
+
+    bytes_min: float  # the algorithm's least DRAM traffic per unit, one step at a time
+    bytes_actual: float  # what this variant moves through DRAM per unit (what ncu's dram__bytes counts)
+    flops: float  # arithmetic per unit (``flop_kind``; integer ops for "int")
+    units: float  # units the timed window covers
+    per: str  # what a unit is: "item", "pair", "item-step", "entry-step", "system"
+    flop_kind: FlopKind = "fp32"
+    where: Where = "device"
+    note: str = ""
+
+    @property
+    def total_bytes(self) -> float:
+        return self.bytes_actual * self.units
+
+    @property
+    def total_flops(self) -> float:
+        return self.flops * self.units
+
+    @property
+    def intensity(self) -> float:
+        """FLOP per DRAM byte (the roofline's x axis)."""
+        return self.flops / self.bytes_actual if self.bytes_actual > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a model reads: the scene's size and knobs, and the steps the timed window covers."""
+
+    n: int
+    steps: float = 1.0  # steps the timed milliseconds cover (bench: 1, per step; the viewer: a frame's)
+    variant: str = ""
+    block: Any = None
+    options: Mapping[str, str] = field(default_factory=dict)
+    preset: str = ""
+    stats: Mapping[str, Any] = field(default_factory=dict)  # the scene's statistics (pairs, k, buckets, ...)
+
+    @classmethod
+    def of_scene(cls, scene, steps: float) -> Setup:
+        knobs = scene.knobs
+        return cls(scene.n, steps, knobs.variant, knobs.block, dict(knobs.options), scene.preset, scene.stats())
+
+
+def models(spec: SceneSpec, setup: Setup) -> dict[str, StageModel]:
+    """The spec's stage models for ``setup`` (empty when the scene declares none)."""
+    return load(spec.models)(setup) if spec.models else {}
+
+
+@dataclass(frozen=True)
+class StagePerf:
+    """A stage's place on the roofline."""
+
+    stage: str
+    ms: float
+    gbs: float  # DRAM (or link) GB/s the model's actual bytes make in ``ms``
+    copy_pct: float | None  # % of the copy peak (None: no peak applies, host work)
+    gflops: float
+    flop_pct: float | None
+    intensity: float  # FLOP per byte
+    bound: str  # "memory", "arithmetic", "latency"; "" where no peak applies
+    min_ms: float | None  # the speed-of-light time: the least bytes at the copy peak or the FLOPs at theirs
+    model: StageModel | None = None  # what the figures come from
+
+    def as_json(self) -> dict:
+        return {"gbs": self.gbs, "copy_pct": self.copy_pct, "gflops": self.gflops, "flop_pct": self.flop_pct,
+                "intensity": self.intensity, "bound": self.bound, "sol_ms": self.min_ms}
+
+
+def bound(copy_pct: float | None, flop_pct: float | None) -> str:
+    """What limits a stage: the peak it reaches at least 60% of (the nearer one if both), else latency."""
+    if copy_pct is None or flop_pct is None:
+        return ""
+    if max(copy_pct, flop_pct) < BOUND_SHARE:
+        return "latency"
+    return "memory" if copy_pct >= flop_pct else "arithmetic"
+
+
+def analyse(stage: str, model: StageModel, ms: float, peaks) -> StagePerf:
+    """The figures of ``stage`` timed at ``ms`` for its window; ``peaks`` (``sim.gpu.peaks.Peaks``) or None."""
+    seconds = ms * 1e-3
+    gbs = model.total_bytes / seconds / 1e9 if seconds > 0 else 0.0
+    gflops = model.total_flops / seconds / 1e9 if seconds > 0 else 0.0
+    byte_peak = flop_peak = None
+    if peaks is not None and model.where != "host":
+        byte_peak = peaks.link_gbs if model.where == "link" else peaks.copy_gbs
+        flop_peak = peaks.flop_peak(model.flop_kind)
+    copy_pct = 100.0 * gbs / byte_peak if byte_peak else None
+    flop_pct = 100.0 * gflops / flop_peak if flop_peak else None
+    min_ms = None
+    if byte_peak and flop_peak:
+        least = min(model.bytes_min, model.bytes_actual)  # a variant that fuses steps beats the step's least
+        min_ms = 1e3 * max(least * model.units / (byte_peak * 1e9), model.total_flops / (flop_peak * 1e9))
+    return StagePerf(stage, ms, gbs, copy_pct, gflops, flop_pct, model.intensity, bound(copy_pct, flop_pct), min_ms,
+                     model)
+
+
+def analyse_stages(spec: SceneSpec, setup: Setup, stage_ms: Mapping[str, float], peaks) -> list[StagePerf]:
+    """Every modelled stage with a time (> 0) in ``stage_ms``, in its order (a timer's: the spec's stages,
+    then those a scene times now and then, such as a frame replayed as one CUDA graph)."""
+    stage_models = models(spec, setup)
+    return [analyse(name, stage_models[name], ms, peaks) for name, ms in stage_ms.items()
+            if name in stage_models and ms > 0.0]
+
+
+def figures(spec: SceneSpec, setup: Setup, stage_ms: Mapping[str, float], peaks) -> dict[str, dict]:
+    """The benchmark record's ``speed_of_light``: stage -> its figures (JSON)."""
+    return {perf.stage: perf.as_json() for perf in analyse_stages(spec, setup, stage_ms, peaks)}
+
+
+OPERATIONS = {"fp32": "FP32 FLOP", "fp64": "FP64 FLOP", "fp64-tensor": "FP64 tensor-core FLOP", "int": "integer ops"}
+TRAFFIC = {"device": "through DRAM", "link": "over the host link", "host": "on the host"}
+
+
+def model_lines(perf: StagePerf) -> list[str]:
+    """The model behind a stage's figures, in words: its time against its speed of light, its bytes and
+    operations per unit, the units timed and the model's note."""
+    lines = [f"{perf.ms:.4g} ms now" + (f", {perf.min_ms:.4g} ms at the speed of light" if perf.min_ms else "")]
+    m = perf.model
+    if m is not None:
+        lines += [f"per {m.per}: {m.bytes_actual:,.4g} B {TRAFFIC[m.where]} ({m.bytes_min:,.4g} B the least), "
+                  f"{m.flops:,.4g} {OPERATIONS[m.flop_kind]}",
+                  f"{m.units:,.0f} {m.per}s in the timed steps"]
+        if m.note:
+            lines.append(m.note)
+    return lines
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}%"
+
+
+def figure_text(fig: Mapping[str, Any], rates_only: bool = False) -> str:
+    """One stage's figures as the tables print them: GB/s, % of copy, GFLOP/s, % of FLOP peak, bound;
+    ``rates_only`` (no peaks, as on the CPU): GB/s and GFLOP/s alone."""
+    if rates_only:
+        return f"{fig['gbs']:>9.1f} GB/s  {fig['gflops']:>9.1f} GFLOP/s"
+    return (f"{fig['gbs']:>9.1f} GB/s {percent(fig['copy_pct']):>5}  {fig['gflops']:>9.1f} GFLOP/s "
+            f"{percent(fig['flop_pct']):>5}  {fig['bound'] or '-'}")
+
+
+def figure_header(rates_only: bool = False) -> str:
+    """The heads over ``figure_text``'s columns."""
+    if rates_only:
+        return f"{'memory':>14}  {'compute':>17}  speed of light: rates only (no peaks on the CPU: no % or bound)"
+    return f"{'memory':>14} {'%copy':>5}  {'compute':>17} {'%peak':>5}  bound (speed of light)"
+
+
+def record_lines(record: Mapping[str, Any]) -> list[str]:
+    """A benchmark record's speed-of-light lines, one per stage (none when it has no figures)."""
+    return [f"speed of light {stage:<16}{figure_text(fig)}"
+            for stage, fig in record.get("speed_of_light", {}).items()]
