@@ -1,11 +1,11 @@
 import contextlib
 import io
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
-import time
 import warnings
 from typing import NamedTuple
 
@@ -35,25 +35,30 @@ def pytest_configure(config):
 def own_display(config) -> None:
     """Window tests move the pointer and type with xdotool, and with no window manager focus follows the
     pointer: two workers' windows on one screen take each other's keys. Each worker starts its own Xvfb
-    (as xvfb-run does: no window manager, the same screen) and its windows and commands use it."""
+    (as xvfb-run does: no window manager, the same screen), on a display number the server picks itself
+    (``-displayfd``: no two servers race for one), and its windows and commands use it."""
     xvfb = shutil.which("Xvfb")
     if xvfb is None:
         return
-    for number in range(100 + os.getpid() % 400, 600):
-        if os.path.exists(f"/tmp/.X11-unix/X{number}") or os.path.exists(f"/tmp/.X{number}-lock"):
-            continue
-        server = subprocess.Popen([xvfb, f":{number}", "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(100):  # up within 10 s, or it lost the number to another server: try the next
-            if os.path.exists(f"/tmp/.X11-unix/X{number}") or server.poll() is not None:
+    read, write = os.pipe()
+    server = subprocess.Popen([xvfb, "-displayfd", str(write), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
+                              pass_fds=(write,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    os.close(write)
+    number = b""
+    with os.fdopen(read, "rb") as said:
+        while select.select([said], [], [], 30)[0]:  # the number and a newline once it listens
+            chunk = os.read(said.fileno(), 16)
+            number += chunk
+            if not chunk or number.endswith(b"\n"):
                 break
-            time.sleep(0.1)
-        if server.poll() is None and os.path.exists(f"/tmp/.X11-unix/X{number}"):
-            os.environ["DISPLAY"] = f":{number}"
-            os.environ.pop("XAUTHORITY", None)  # xvfb-run's cookie is for its own display
-            config.add_cleanup(server.terminate)
-            return
+    if server.poll() is None and number.strip().isdigit():
+        os.environ["DISPLAY"] = f":{int(number)}"
+        os.environ.pop("XAUTHORITY", None)  # xvfb-run's cookie is for its own display
+        config.add_cleanup(server.terminate)
+    else:
         server.kill()
+
 
 
 def asks_for_faults(config, item) -> bool:

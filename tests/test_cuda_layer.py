@@ -133,7 +133,7 @@ def test_sim_lists_and_finds_every_build_without_the_viewer():
     """A fresh interpreter: other tests import the viewer into this one."""
     code = (
         "import sys\n"
-        "from sim import cuda, registry\n"
+        "from sim import registry\nfrom sim.gpu import cuda\n"
         "builds = registry.all_builds()\n"
         "sources = {b.source for b in builds}\n"
         "assert 'viewer/render/points/splat.cu' in sources and set(cuda.all_sources()) <= sources\n"
