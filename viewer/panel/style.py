@@ -115,8 +115,8 @@ def section(title: str, folded: bool | None = None) -> bool:
     return is_open
 
 
-def difference_table(table_id: str, headings: tuple[str, ...], rows, colour, flags: int) -> None:
-    """A table of compared values, a row per item: the last column (the difference) in ``colour``."""
+def text_table(table_id: str, headings: tuple[str, ...], rows, flags: int, coloured: int, colour_of) -> None:
+    """A table of text, a row per item: column ``coloured`` in ``colour_of(text)``, the rest plain."""
     if not rows or not imgui.begin_table(table_id, len(headings), flags):
         return
     for heading in headings:
@@ -126,8 +126,13 @@ def difference_table(table_id: str, headings: tuple[str, ...], rows, colour, fla
         imgui.table_next_row()
         for i, text in enumerate(row):
             imgui.table_next_column()
-            if i == len(headings) - 1:
-                imgui.text_colored(colour, text)
+            if i == coloured:
+                imgui.text_colored(colour_of(text), text)
             else:
                 imgui.text_unformatted(text)
     imgui.end_table()
+
+
+def difference_table(table_id: str, headings: tuple[str, ...], rows, colour, flags: int) -> None:
+    """A table of compared values, a row per item: the last column (the difference) in ``colour``."""
+    text_table(table_id, headings, rows, flags, len(headings) - 1, lambda _text: colour)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from imgui_bundle import imgui, implot
 
-from viewer.panel.style import ERROR, GREY, wrapped
+from viewer.panel.style import ERROR, GREY, text_table, wrapped
 
 SHOWN = 8  # the newest attempts in the table; the plot has them all
 GOOD = imgui.ImVec4(0.45, 0.85, 0.5, 1.0)
@@ -43,19 +43,7 @@ def draw_attempts(live) -> None:
     older = len(attempts.items) - len(rows)
     wrapped(GREY, f"attempts this session: {attempts.count}" + (f" (the newest {len(rows)} below)" if older else ""))
     flags = imgui.TableFlags_.borders_inner_h | imgui.TableFlags_.row_bg | imgui.TableFlags_.sizing_fixed_fit
-    if imgui.begin_table("attempts", len(headings), flags):
-        for heading in headings:
-            imgui.table_setup_column(heading)
-        imgui.table_headers_row()
-        for row in rows:
-            imgui.table_next_row()
-            for i, text in enumerate(row):
-                imgui.table_next_column()
-                if i == 2:
-                    imgui.text_colored(_colour(text), text)
-                else:
-                    imgui.text_unformatted(text)
-        imgui.end_table()
+    text_table("attempts", headings, rows, flags, 2, _colour)  # the verdict coloured
     xs, ys = attempts.series()
     if xs.size and implot.begin_plot("##attempts_ms", (-1, 110), implot.Flags_.no_menus | implot.Flags_.no_box_select):
         fit = implot.AxisFlags_.auto_fit
