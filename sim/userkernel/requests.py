@@ -19,8 +19,8 @@ class TemplateRequest:
 
 
 @dataclass(frozen=True)
-class KernelBenchRequest:
-    """``bench SCENE --kernel-file FILE``: the kernel timed beside the built-in variants."""
+class KernelRequest:
+    """What ``check`` and ``bench --kernel-file`` both take: the kernel, its stage and launch, the output."""
 
     scene: str
     kernel_file: str
@@ -33,21 +33,18 @@ class KernelBenchRequest:
 
 
 @dataclass(frozen=True)
-class CheckRequest:
+class KernelBenchRequest(KernelRequest):
+    """``bench SCENE --kernel-file FILE``: the kernel timed beside the built-in variants."""
+
+
+@dataclass(frozen=True)
+class CheckRequest(KernelRequest):
     """``check SCENE --kernel-file FILE``: the kernel graded against the CPU twin (or run once under
     compute-sanitizer: ``sanitize``, the tool), and what the compiler made of it written out (``ptx``,
     ``sass``)."""
 
-    scene: str
-    kernel_file: str
-    stage: str | None
-    block: Block | None
-    repeats: int
-    time_limit: float
     sizes: list[int] | None
     seeds: int
-    json: str | None
-    baseline: dict | None
     sanitize: str | None
     ptx: str | None  # write the PTX here
     sass: str | None  # write the SASS here
