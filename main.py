@@ -44,10 +44,9 @@ try:
     from sim.cmdline import cli, interrupts, stdout
     from sim.cmdline.arguments import DEFAULT_SCENE, DEFAULT_SIZE, build_parser, placed, request_of, user_bench
     from sim.cmdline.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
-    from sim.cmdline.requests import BenchRequest, RunRequest, SceneRequest, ViewRequest, frozen_mapping
+    from sim.cmdline.requests import RunRequest, ViewRequest
     from sim.cmdline.scenes import make_scene
     from sim.cmdline.writer import OutputError
-    from sim.contract import load
     from sim.gpu.backend import BackendUnavailable
     from sim.mpi import ranks, world
     from sim.registry import SCENES, course_commands, spec
@@ -166,9 +165,8 @@ def cmd_run(request: RunRequest) -> int:
 
 # --- bench ---------------------------------------------------------------------------------------
 def cmd_bench(request) -> int:
-    """``bench``: your kernel (KernelBenchRequest), the scene's own bench (its request) or the timed frames
-    of any scene (BenchRequest); over MPI ranks, the scene's scaling runs."""
-    from sim.cmdline import bench
+    """``bench``: your kernel (KernelBenchRequest) or the scene's benchmark (``SceneSpec.bench``: the timed frames
+    unless it declares its own); over MPI ranks, the same benchmark's scaling runs."""
     from sim.cmdline.writer import check_target
 
     if isinstance(request, KernelBenchRequest):
@@ -180,30 +178,7 @@ def cmd_bench(request) -> int:
         from sim.mpi import bench as scaling
 
         return scaling.run(request, s)
-    if s.bench:
-        return cli.load_command(s.bench).run(request)
-    configs = bench.configurations(request, s)
-    bench.check_resources(request, s, configs)
-    records = []
-    for i, config in enumerate(configs, 1):
-        scene = make_scene(configured(request, s, config))
-        knob = f" {scene.knobs.variant} block {cli.block_text(scene.knobs.block)}" if scene.gpu_kernels_run() else ""
-        label = f"[{i}/{len(configs)}] {scene.preset} n={scene.n:,} {scene.backend}{knob}"
-        print(f"{label} ...", file=sys.stderr, flush=True)
-        records.append(bench.run(scene, steps=request.steps, warmup=request.warmup))
-        print(f"{label}: {records[-1]['step_ms']:.4f} ms/step (median stages), {records[-1]['item_steps_per_s']:.3g} "
-              f"{s.words.one}-steps/s (over the wall time)", file=sys.stderr, flush=True)
-        del scene
-        bench.release_memory()
-    report = bench.report(s.name, records)
-    bench.publish(report, bench.table(report, load(s.scene).bench_type.lines), request.json, request.baseline)
-    return 0
-
-
-def configured(request: BenchRequest, s, config: dict) -> SceneRequest:
-    """The scene of one of ``bench``'s configurations (``sim.cmdline.bench.configurations``)."""
-    return SceneRequest(request.scene, request.backend, config["preset"], config["count"], config["variant"],
-                        config["block"], request.seed, frozen_mapping({o.name: config[o.name] for o in s.options}))
+    return s.benchmark().run(request)
 
 
 COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench, "template": user_kernel.run_template,

@@ -3,9 +3,10 @@
 A scene package (``sim/<name>/``) declares one ``SceneSpec`` in its ``__init__.py``: plain data
 (words, presets, parameters, stages, statistics, optional capabilities) and dotted paths to the
 code (the scene class, its CUDA builds and their stage models (``sim.gpu.roofline``), its course commands,
-its own benchmark, its benchmark cases: the regression gate's headline runs and the Nsight Compute model
-cases), imported only when used. ``sim.registry`` lists the specs; the viewer, the CLI,
-the benchmarks and the contract test read nothing else. The scene class implements ``sim.framework.scene.Scene``.
+its benchmark (``Bench``: the timed frames unless it declares its own), its benchmark cases: the regression
+gate's headline runs and the Nsight Compute model cases), imported only when used. ``sim.registry`` lists the
+specs; the viewer, the CLI, the benchmarks and the contract test read nothing else. The scene class implements
+``sim.framework.scene.Scene``.
 
 Optional capabilities are typed fields, ``None`` when a scene lacks them: GPU knobs (variants and
 block shapes), a verifier (GPU checked against the CPU), block colouring, a pointer tool, a source
@@ -18,7 +19,9 @@ defined in ``sim.framework.views`` and re-exported here: the whole contract impo
 
 from __future__ import annotations
 
+import argparse
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -39,9 +42,9 @@ from sim.framework.views import (
 
 __all__ = [
     # declarations
-    "BLOCK_COLORS", "BlockColoring", "GateFigure", "GatePeer", "GateRun", "GpuKnobs", "HistogramSource", "NcuCase",
-    "Option", "Param", "Preset", "SceneSpec", "Stat", "Toggle", "Tool", "UserStage", "Verifier", "ViewKind", "Words",
-    "load",
+    "BLOCK_COLORS", "TIMED_FRAMES", "Bench", "BlockColoring", "GateFigure", "GatePeer", "GateRun", "GpuKnobs",
+    "HistogramSource", "NcuCase", "Option", "Param", "Preset", "SceneSpec", "Stat", "Toggle", "Tool", "UserStage",
+    "Verifier", "ViewKind", "Words", "load",
     # views and pointer events (sim.framework.views)
     "Box", "DragPoint", "FieldView", "Legend", "Plot", "PlotsView", "PointerEvent", "PointsView", "Series",
     "Tiles", "Trough", "View",
@@ -182,6 +185,29 @@ class HistogramSource:
     dims: int  # 3 for volumes, 2 for the plane
 
 
+# --- the benchmark (``SceneSpec.bench``) ---------------------------------------------------------------------------
+TIMED_FRAMES = "sim.cmdline.timed_frames:BENCH"  # the benchmark every scene has unless it declares its own
+
+
+@dataclass(frozen=True)
+class Bench:
+    """``bench SCENE``: how a scene is benchmarked, one interface for every scene. ``SceneSpec.bench`` names it; the
+    default, ``TIMED_FRAMES``, builds every configuration of the comma-separated presets, counts, variants, blocks and
+    options and times its frames headless. A scene whose benchmark is more (heat's kernel x block x k sweep against
+    the copy floor, sdh's histogram kernels, durbin's single and batched systems beside scipy) declares its own.
+
+    ``add_arguments(parser, scene, positional)`` adds the bench's options (and, ``positional``, the scene's name;
+    --json, --baseline and --quiet are the command's own); ``request`` is the frozen dataclass the parsed arguments
+    fill (``sim.cmdline.arguments.request_of``). ``run(request)`` times in one process and returns the exit code;
+    ``over_ranks(request, spec)`` runs the same request under ``mpiexec -n R`` as strong and weak scaling over the
+    ranks (``sim.mpi.bench``; None: the bench runs in one process only)."""
+
+    add_arguments: Callable[[argparse.ArgumentParser, str, bool], None]
+    request: type
+    run: Callable[[Any], int]
+    over_ranks: Callable[[Any, SceneSpec], int] | None = None
+
+
 # --- benchmark cases (``SceneSpec.gate``, ``SceneSpec.ncu``): what bench/regress.py and bench/ncu_models.py run
 Fields = tuple[tuple[str, Any], ...]  # (name, value) pairs
 
@@ -291,7 +317,7 @@ class SceneSpec:
     # "sim.balls.kernels:models": each stage's bytes and arithmetic, f(sim.gpu.roofline.Setup) -> {stage: StageModel}
     models: str = ""
     commands: str = ""  # "sim.particles.cli:COMMANDS": course-compatible subcommands
-    bench: str = ""  # "sim.sdh.bench:COMMAND": a benchmark of its own instead of timed frames
+    bench: str = TIMED_FRAMES  # "sim.sdh.bench:BENCH": its benchmark (``Bench``)
     # "sim.particles.ranks_bench:scaling": bench over MPI ranks, f(args, spec) -> exit code (none: refused there)
     scaling_bench: str = ""
     user_stages: tuple[UserStage, ...] = ()  # stages a user's own kernel can replace
@@ -320,6 +346,10 @@ class SceneSpec:
     def start_preset(self) -> str:
         """The preset bench starts from."""
         return self.bench_preset or self.default_preset
+
+    def benchmark(self) -> Bench:
+        """What ``bench`` runs for this scene."""
+        return load(self.bench)
 
     def create(self, **kwargs):
         """A new scene (``sim.framework.scene.Scene``) of this kind."""

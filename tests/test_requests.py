@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.cmdline import cli, requests
-from sim.cmdline.arguments import build_parser
+from sim.cmdline import requests
+from sim.cmdline.arguments import build_parser, request_of, scene_fields
 from sim.registry import SCENES, course_commands
 from sim.userkernel import requests as user_requests
 
@@ -68,7 +68,7 @@ def request_types() -> list[type]:
     found = {cls for module in (requests, user_requests) for _, cls in inspect.getmembers(module, inspect.isclass)
              if cls.__module__ == module.__name__}
     found |= {c.request for c in course_commands()}
-    found |= {cli.load_command(s.bench).request for s in SCENES.values() if s.bench}
+    found |= {s.benchmark().request for s in SCENES.values()}
     return sorted(found, key=lambda cls: cls.__qualname__)
 
 
@@ -91,7 +91,10 @@ def test_a_course_command_s_parser_fills_each_field_of_its_request(command):
     assert {f.name for f in dataclasses.fields(command.request)} <= destinations(build_parser(), command.name)
 
 
-@pytest.mark.parametrize("scene", [s.name for s in SCENES.values() if s.bench])
-def test_an_own_bench_s_parser_fills_each_field_of_its_request(scene):
-    request = cli.load_command(SCENES[scene].bench).request
-    assert {f.name for f in dataclasses.fields(request)} <= destinations(build_parser(scene), "bench")
+@pytest.mark.parametrize("scene", list(SCENES))
+def test_a_bench_s_parser_fills_each_field_of_its_request(scene):
+    request, parser = SCENES[scene].benchmark().request, build_parser(scene)
+    args = parser.parse_args(["bench", scene])
+    parsed = {f.name for f in dataclasses.fields(request)} - set(scene_fields(request, args, scene))
+    assert parsed <= destinations(parser, "bench")
+    assert isinstance(request_of(args, scene), request)

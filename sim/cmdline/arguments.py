@@ -5,11 +5,12 @@ the frozen request a parsed command line makes (``request``). ``main.py`` dispat
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from sim.cmdline import cli
 from sim.cmdline.baseline import add_option as add_baseline
 from sim.cmdline.cli import UsageError
-from sim.cmdline.requests import BenchRequest, RunRequest, SceneRequest, ViewRequest, frozen_mapping
+from sim.cmdline.requests import RunRequest, SceneRequest, ViewRequest, frozen_mapping
 from sim.registry import SCENES, course_commands, spec
 from sim.userkernel import commands as user_kernel
 from sim.userkernel.requests import CheckRequest, KernelBenchRequest, TemplateRequest
@@ -91,8 +92,7 @@ def add_scene_args(p: argparse.ArgumentParser, scene: str, many: bool = False, p
     s = spec(scene)
     some = "comma-separated " if many else ""
     if positional:
-        p.add_argument("scene", nargs="?", default=DEFAULT_SCENE,
-                       help=f"scene: {', '.join(SCENES)} (default {DEFAULT_SCENE})")
+        add_scene_name(p)
     start = s.start_preset if many else s.default_preset  # bench times its own; view and run open the same
     p.add_argument("--preset", type=cli.items if many else str,
                    help=f"{some}initial state of {scene} (default {start}): "
@@ -113,6 +113,23 @@ def add_scene_args(p: argparse.ArgumentParser, scene: str, many: bool = False, p
         p.add_argument(f"--{option.name}", type=cli.items if many else str,
                        help=f"{some}{option.help}: {', '.join(option.choices)} (default {option.default})")
     p.add_argument("--seed", type=cli.seed, help="random seed of the initial state, 0..2^32-1")
+
+
+def add_scene_name(p: argparse.ArgumentParser, default_shown: bool = True) -> None:
+    """The scene's name, a positional argument (``placed`` finds it among the options)."""
+    p.add_argument("scene", nargs="?", default=DEFAULT_SCENE,
+                   help=f"scene: {', '.join(SCENES)}" + (f" (default {DEFAULT_SCENE})" if default_shown else ""))
+
+
+def own_bench_arguments(add_options):
+    """A scene's own benchmark's ``add_arguments`` (``sim.contract.Bench``): the scene's name where ``positional``,
+    then ``add_options(parser)``, the options alone (``python -m sim.heat.bench`` takes them too)."""
+    def add_arguments(p: argparse.ArgumentParser, scene: str, positional: bool = True) -> None:
+        if positional:
+            add_scene_name(p, default_shown=False)
+        add_options(p)
+
+    return add_arguments
 
 
 def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParser,
@@ -184,21 +201,11 @@ def add_run_arguments(run: argparse.ArgumentParser, scene: str, positional: bool
 
 def add_bench_arguments(bench: argparse.ArgumentParser, scene: str, kernel_file: bool = False,
                         positional: bool = True) -> None:
-    """The bench of your kernel (``kernel_file``), the scene's own bench, or the timed frames of any scene."""
-    own = spec(scene).bench
+    """The bench of your kernel (``kernel_file``) or the scene's benchmark (``SceneSpec.bench``)."""
     if kernel_file:
         user_kernel.add_bench_arguments(bench)
-    elif own:
-        if positional:
-            bench.add_argument("scene", nargs="?", default=DEFAULT_SCENE, help=f"scene: {', '.join(SCENES)}")
-        cli.load_command(own).add_arguments(bench)
     else:
-        add_scene_args(bench, scene, many=True, positional=positional)
-        bench.add_argument("--steps", type=cli.positive_int, default=600,
-                           help="timed physics steps, at least (default 600; more frames until the median is known "
-                                "to 1%% or the time budget ends)")
-        bench.add_argument("--warmup", type=cli.non_negative_int, default=12,
-                           help="untimed steps first (compilation; default 12)")
+        spec(scene).benchmark().add_arguments(bench, scene, positional)
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
     add_baseline(bench)
     add_quiet(bench)
@@ -231,11 +238,8 @@ def request_of(args: argparse.Namespace, scene: str):
     if args.command == "bench":
         if getattr(args, "kernel_file", None) is not None:
             return cli.parsed(KernelBenchRequest, args)
-        own = spec(args.scene).bench
-        if own:
-            return cli.parsed(cli.load_command(own).request, args)
-        return cli.parsed(BenchRequest, args, variant=getattr(args, "variant", None),
-                          block=getattr(args, "block", None), options=_options(args, scene))
+        request = spec(args.scene).benchmark().request
+        return cli.parsed(request, args, **scene_fields(request, args, scene))
     if args.command == "template":
         return cli.parsed(TemplateRequest, args)
     if args.command == "check":
@@ -247,10 +251,18 @@ def scene_request(args: argparse.Namespace, scene: str, **computed) -> SceneRequ
     """The scene of ``view`` or ``run`` as given (``computed``: values worked out instead)."""
     return cli.parsed(SceneRequest, args, **{"variant": getattr(args, "variant", None),
                                              "block": getattr(args, "block", None),
-                                             "options": _options(args, scene), **computed})
+                                             "options": given_options(args, scene), **computed})
 
 
-def _options(args: argparse.Namespace, scene: str):
+def scene_fields(request: type, args: argparse.Namespace, scene: str) -> dict:
+    """The fields of ``request`` the parser of ``scene`` leaves to be worked out: the scene's options as one mapping
+    (``options``), and ``variant`` and ``block`` (None) where the scene has no GPU knobs."""
+    names = {f.name for f in dataclasses.fields(request)}
+    found = {"options": given_options(args, scene)} if "options" in names else {}
+    return found | {name: None for name in ("variant", "block") if name in names and not hasattr(args, name)}
+
+
+def given_options(args: argparse.Namespace, scene: str):
     """The scene's own options the parser of ``scene`` took (None where not given)."""
     return frozen_mapping({option.name: getattr(args, option.name, None) for option in spec(scene).options})
 

@@ -210,10 +210,3 @@ class ProbeParser(argparse.ArgumentParser):
 
     def print_help(self, file=None):
         pass
-
-
-def load_command(path: str) -> Command:
-    """A Command by dotted path ("sim.sdh.bench:BENCH")."""
-    from sim.contract import load
-
-    return load(path)

@@ -20,7 +20,9 @@ import sys
 from dataclasses import dataclass
 
 from sim.cmdline import baseline
-from sim.cmdline.cli import Command, count_text
+from sim.cmdline.arguments import own_bench_arguments
+from sim.cmdline.cli import count_text
+from sim.contract import Bench
 from sim.durbin.batch_bench import batch_records
 from sim.durbin.single_bench import BENCH_KERNELS, SCIPY_CAP, kernel_and_path, probe_records, single_records
 from sim.gpu import measure
@@ -177,8 +179,7 @@ def run_command(request: DurbinBenchRequest) -> int:
     return 0
 
 
-BENCH = Command("bench durbin", "time the recursion's kernels (single systems, probes, batched) beside scipy",
-                add_arguments, run_command, request=DurbinBenchRequest)
+BENCH = Bench(own_bench_arguments(add_arguments), DurbinBenchRequest, run_command)  # the durbin scene's benchmark
 
 
 def main(argv=None) -> int:

@@ -19,7 +19,9 @@ import sys
 from dataclasses import dataclass
 
 from sim.cmdline import baseline, cli, interrupts
-from sim.cmdline.cli import Command, UsageError, count_text
+from sim.cmdline.arguments import own_bench_arguments
+from sim.cmdline.cli import UsageError, count_text
+from sim.contract import Bench
 from sim.gpu import measure
 from sim.gpu.roofline import Setup, record_lines
 from sim.heat import course
@@ -235,8 +237,7 @@ def run_command(request: HeatBenchRequest) -> int:
     return 0 if all(r["exact"] for r in report["results"]) or request.fma else 1
 
 
-BENCH = Command("bench heat", "time the heat kernels against the single-sweep floor", add_arguments, run_command,
-                request=HeatBenchRequest)
+BENCH = Bench(own_bench_arguments(add_arguments), HeatBenchRequest, run_command)  # the heat scene's benchmark
 
 
 def main(argv=None) -> int:

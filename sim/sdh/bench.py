@@ -15,8 +15,9 @@ import sys
 import numpy as np
 
 from sim.cmdline import cli, interrupts, resources
-from sim.cmdline.cli import Command, UsageError
-from sim.contract import SceneSpec
+from sim.cmdline.arguments import own_bench_arguments
+from sim.cmdline.cli import UsageError
+from sim.contract import Bench, SceneSpec
 from sim.gpu import measure
 from sim.gpu.roofline import Setup, record_lines
 from sim.sdh import bands_bench
@@ -139,4 +140,4 @@ def scaling(request: SdhBenchRequest, spec: SceneSpec) -> int:
     return bands_bench.run(check_arguments(request))
 
 
-BENCH = Command("bench sdh", "time the histogram kernels", add_arguments, run, request=SdhBenchRequest)
+BENCH = Bench(own_bench_arguments(add_arguments), SdhBenchRequest, run)  # the sdh scene's benchmark
