@@ -317,9 +317,7 @@ class SceneSpec:
     # "sim.balls.kernels:models": each stage's bytes and arithmetic, f(sim.gpu.roofline.Setup) -> {stage: StageModel}
     models: str = ""
     commands: str = ""  # "sim.particles.cli:COMMANDS": course-compatible subcommands
-    bench: str = TIMED_FRAMES  # "sim.sdh.bench:BENCH": its benchmark (``Bench``)
-    # "sim.particles.ranks_bench:scaling": bench over MPI ranks, f(args, spec) -> exit code (none: refused there)
-    scaling_bench: str = ""
+    bench: str = TIMED_FRAMES  # "sim.sdh.bench:BENCH": its benchmark (``Bench``), in one process and over MPI ranks
     user_stages: tuple[UserStage, ...] = ()  # stages a user's own kernel can replace
     gate: str = ""  # "sim.balls.bench_cases:GATE": the regression gate's runs (GateRun) of the scene's headlines
     ncu: str = ""  # "sim.balls.bench_cases:NCU": each GPU stage's Nsight Compute case (NcuCase)

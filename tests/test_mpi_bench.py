@@ -3,6 +3,7 @@ efficiency), run on CPU ranks here and on GPUs by pytest -m gpu."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 import sys
@@ -10,6 +11,8 @@ import types
 
 import pytest
 from mpi_support import run
+
+from sim.heat.bench import BENCH as HEAT_BENCH
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -72,19 +75,20 @@ def _two_ranks(monkeypatch):
 
 
 def declared(args, spec) -> int:
-    """A scaling bench a spec names (tests/test_mpi_bench.py:declared)."""
+    """Scaling runs a benchmark declares (``HEAT_OVER_RANKS``)."""
     print(f"scaling {spec.name} over ranks, sizes {args.sizes}")
     return 7
 
 
-def test_bench_over_ranks_runs_the_scaling_bench_the_spec_declares(monkeypatch, capsys):
-    import dataclasses
+HEAT_OVER_RANKS = dataclasses.replace(HEAT_BENCH, over_ranks=declared)  # the heat scene's benchmark, with scaling runs
 
+
+def test_bench_over_ranks_runs_the_scaling_runs_the_benchmark_declares(monkeypatch, capsys):
     from sim import registry
 
     main = _two_ranks(monkeypatch)
     monkeypatch.setitem(registry.SCENES, "heat", dataclasses.replace(registry.SCENES["heat"],
-                                                                     scaling_bench="test_mpi_bench:declared"))
+                                                                     bench="test_mpi_bench:HEAT_OVER_RANKS"))
     assert main.main(["bench", "heat", "--sizes", "64"]) == 7
     assert "scaling heat over ranks, sizes [64]" in capsys.readouterr().out
     assert main.main(["bench", "heat", "--sizes", "64", "--baseline",
@@ -95,7 +99,7 @@ def test_bench_over_ranks_runs_the_scaling_bench_the_spec_declares(monkeypatch, 
             in capsys.readouterr().err)
 
 
-def test_density_shares_the_particles_physics_but_not_their_scaling_bench(monkeypatch, capsys):
+def test_density_shares_the_particles_physics_but_not_their_scaling_runs(monkeypatch, capsys):
     main = _two_ranks(monkeypatch)
     assert main.main(["bench", "density"]) == 2
     assert "bench density runs in one process; over MPI ranks: bench particles or bench sdh" in capsys.readouterr().err

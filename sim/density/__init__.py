@@ -6,7 +6,7 @@ The particles, their presets, GPU kernels, tool and checks are the particles sce
 
 import dataclasses
 
-from sim.contract import Stat, Verifier
+from sim.contract import TIMED_FRAMES, Stat, Verifier
 from sim.particles import SPEC as PARTICLES
 
 SPEC = dataclasses.replace(
@@ -22,7 +22,7 @@ SPEC = dataclasses.replace(
     block_colors=None,  # the force kernels' blocks handle particles, not cells of this grid
     kernels=PARTICLES.kernels,  # the same CUDA builds (the registry lists them once)
     commands="",  # and the course commands
-    scaling_bench="",  # and the scaling over MPI ranks stay with particles
+    bench=TIMED_FRAMES,  # and the scaling over MPI ranks stay with particles: its bench is the timed frames alone
     gate="",  # as do the regression gate's headline
     ncu="",  # and the Nsight Compute cases of the shared kernels
 )

@@ -8,7 +8,7 @@
 - links.py     moving arrays: numpy over MPI; CuPy over NCCL, a CUDA-aware MPI, or through the host
 - launch.py    every rank runs the command line; rank 0 prints; a failure ends the whole job
 - bench.py     strong and weak scaling over 1, 2, 4 ... R ranks in one launch, the scene's own runs
-               (its spec's ``scaling_bench``); tables.py prints them
+               (its benchmark's ``over_ranks``); tables.py prints them
 
 What each scene splits over ranks lives in its folder: sim/sdh/bands.py (the triangle of pairs in bands
 balanced by pair count), sim/particles/ranks*.py and strips.py (strips of bin rows, ghosts, migration).

@@ -5,8 +5,8 @@ communicator of their own while the others wait. Strong scaling: each size of ``
 whole problem; weak scaling: the smallest size is the work per rank. With one rank the product's
 one-process code runs, so the speedups are against what one GPU (or the CPU) does alone.
 
-A scene that splits its work over ranks names its runs in its spec (``scaling_bench``: a function of
-the bench's arguments and the spec); this module holds what every scene's runs share: the
+A scene that splits its work over ranks runs its benchmark's request over them (``sim.contract.Bench.over_ranks``:
+a function of the request and the spec); this module holds what every scene's runs share: the
 sub-communicators, the efficiencies, the device of each rank and the published report (tables.py).
 
 Records (JSON ``results``): scaling, n, ranks, the total time, speedup and efficiency against one rank,
@@ -21,7 +21,7 @@ import numpy as np
 
 from sim.cmdline import bench
 from sim.cmdline.cli import UsageError
-from sim.contract import SceneSpec, load
+from sim.contract import SceneSpec
 from sim.gpu.backend import BackendUnavailable, gpu_status
 from sim.gpu.cuda import device_properties
 from sim.mpi import end, gpu_of
@@ -31,15 +31,16 @@ from sim.registry import SCENES
 
 
 def run(request, spec: SceneSpec) -> int:
-    """``bench`` over several ranks: the scene's scaling runs (each takes its scene's bench request, with
-    ``baseline`` and ``json``); a scene without any is refused (exit 2)."""
-    if not spec.scaling_bench:
-        over = " or ".join(f"bench {s.name}" for s in SCENES.values() if s.scaling_bench)
+    """``bench`` over several ranks: the scene's benchmark's scaling runs (``over_ranks``: its request, with
+    ``baseline`` and ``json``); a benchmark without any is refused (exit 2)."""
+    over_ranks = spec.benchmark().over_ranks
+    if over_ranks is None:
+        over = " or ".join(f"bench {s.name}" for s in SCENES.values() if s.benchmark().over_ranks)
         raise UsageError(f"bench {spec.name} runs in one process; over MPI ranks: {over}")
     if request.baseline is not None:
         raise UsageError("--baseline compares one process's configurations with an earlier JSON; the scaling "
                          "tables over MPI ranks have nothing to compare it with: leave it out")
-    return load(spec.scaling_bench)(request, spec)
+    return over_ranks(request, spec)
 
 
 def rank_counts(size: int) -> list[int]:

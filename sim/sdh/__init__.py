@@ -46,7 +46,6 @@ SPEC = SceneSpec(
     ncu="sim.sdh.bench_cases:NCU",
     commands="sim.sdh.cli:COMMANDS",
     bench="sim.sdh.bench:BENCH",
-    scaling_bench="sim.sdh.bench:scaling",
     user_stages=(UserStage(
         name="histogram",
         summary="count every pair of atoms into the bucket of its distance",

@@ -2,7 +2,7 @@
 kernel's counts checked against the first one's and against N(N-1)/2 during the run (a kernel that
 disagrees is reported, still timed, and makes the run exit 1). Sizes whose memory or time estimate
 (the ``sdh`` command's) exceeds this machine or a week are refused before any runs, exit 2.
-Over MPI ranks (``scaling``, the spec's scaling bench) and with ``--backend cpu``: the scaling tables of
+Over MPI ranks (``scaling``, the bench's ``over_ranks``) and with ``--backend cpu``: the scaling tables of
 bands_bench.py."""
 
 from __future__ import annotations
@@ -136,8 +136,9 @@ def table(rep: dict) -> str:
 
 
 def scaling(request: SdhBenchRequest, spec: SceneSpec) -> int:
-    """Strong and weak scaling over MPI ranks (the spec's ``scaling_bench``)."""
+    """Strong and weak scaling over MPI ranks (``BENCH.over_ranks``)."""
     return bands_bench.run(check_arguments(request))
 
 
-BENCH = Bench(own_bench_arguments(add_arguments), SdhBenchRequest, run)  # the sdh scene's benchmark
+# the sdh scene's benchmark: its kernels in one process, the scaling tables over MPI ranks
+BENCH = Bench(own_bench_arguments(add_arguments), SdhBenchRequest, run, over_ranks=scaling)
