@@ -219,8 +219,7 @@ def test_heat_records_keep_their_fields_and_gain_the_error():
 def test_durbin_scipy_figures_carry_seconds_per_step_and_their_error():
     from sim.cmdline import bench
     from sim.durbin import bench as durbin_bench
-    from sim.durbin.bench_timing import seconds
-    from sim.durbin.single_bench import _scipy_single
+    from sim.durbin.bench_runs import _scipy_single, seconds
 
     timing, y = _scipy_single(400)
     assert y.shape == (400,) and timing.repeats >= 1 and timing.median > 0

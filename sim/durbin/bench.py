@@ -9,8 +9,7 @@ Report: {"device", "commit", "date", "workload": "durbin", "results": [record, .
 "kind" (single, probe, batch), the method or kernel, seconds, and per single system us_per_step and
 its error against scipy (rel_err) or, above the scipy cap, the FFT residual (residual).
 
-The single systems and probes are timed in sim/durbin/single_bench.py, the batch in sim/durbin/batch_bench.py;
-here: the report, its table and the command.
+The runs are timed in sim/durbin/bench_runs.py; here: the report, its table and the command (the scene's ``Bench``).
 """
 
 from __future__ import annotations
@@ -23,8 +22,14 @@ from sim.cmdline import baseline
 from sim.cmdline.arguments import own_bench_arguments
 from sim.cmdline.cli import count_text
 from sim.contract import Bench
-from sim.durbin.batch_bench import batch_records
-from sim.durbin.single_bench import BENCH_KERNELS, SCIPY_CAP, kernel_and_path, probe_records, single_records
+from sim.durbin.bench_runs import (
+    BENCH_KERNELS,
+    SCIPY_CAP,
+    batch_records,
+    kernel_and_path,
+    probe_records,
+    single_records,
+)
 from sim.gpu import measure
 from sim.gpu.roofline import Setup, record_lines
 

@@ -36,7 +36,7 @@ def profile_batched(profiled):
     import cupy
 
     from sim.durbin import SPEC, batched_gpu
-    from sim.durbin.batch_bench import batch_input
+    from sim.durbin.bench_runs import batch_input
     from sim.gpu.roofline import Setup, models
 
     r = cupy.asarray(batch_input(SYSTEMS, ORDER))
