@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from sim.contract import FieldView, GateRun, NcuCase, PlotsView, PointsView, SceneSpec, load
+from sim.contract import Bench, FieldView, GateRun, NcuCase, PlotsView, PointsView, SceneSpec, load
 from sim.framework.scene import Scene
 from sim.registry import SCENES
 
@@ -91,6 +91,9 @@ def test_spec_is_complete(spec):
         assert cls.apply_user_stage is not Scene.apply_user_stage
     for command in load(spec.commands) if spec.commands else ():
         assert command.name and callable(command.run) and callable(command.add_arguments)
+    benchmark = spec.benchmark()  # the timed frames unless the scene declares its own
+    assert isinstance(benchmark, Bench) and callable(benchmark.run) and callable(benchmark.add_arguments)
+    assert benchmark.over_ranks is None or callable(benchmark.over_ranks)
     options = {o.name for o in spec.options}
     for run in load(spec.gate) if spec.gate else ():  # the regression gate's runs (bench/regress.py)
         assert isinstance(run, GateRun) and run.label and run.figures and "--json" not in run.args

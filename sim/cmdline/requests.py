@@ -61,7 +61,7 @@ class RunRequest:
 
 @dataclass(frozen=True)
 class BenchRequest:
-    """``bench`` of a scene without a benchmark of its own: the comma-separated lists of presets, counts,
+    """The timed frames' ``bench`` (``sim.cmdline.timed_frames``): the comma-separated lists of presets, counts,
     variants, blocks and the scene's options (``options``; None where not given), every combination timed."""
 
     scene: str
