@@ -3,6 +3,8 @@ options given, refused where they do not apply, and the resources checked before
 
 from __future__ import annotations
 
+from typing import Any
+
 from sim.cmdline.cli import UsageError
 from sim.cmdline.requests import SceneRequest
 from sim.gpu.backend import BackendUnavailable
@@ -11,7 +13,7 @@ from sim.registry import spec
 
 def scene_kwargs(request: SceneRequest, s) -> dict:
     """Keyword arguments for the scene from the common options; options that do not apply are refused."""
-    kwargs = {"backend": request.backend}
+    kwargs: dict[str, Any] = {"backend": request.backend}
     for name in ("preset", "seed"):
         if getattr(request, name) is not None:
             kwargs[name] = getattr(request, name)
