@@ -3,12 +3,19 @@ distances, pairs and g(r), and under verification its GPU and exact CPU counts. 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.framework.checks import Inspector
 
+if TYPE_CHECKING:
+    from sim.sdh.scene import HistogramScene
+
 
 class BucketInspector(Inspector):
+    scene: HistogramScene
+
     def item_of_key(self, key: int) -> int | None:
         return int(key) if 0 <= int(key) < self.scene.counts.shape[0] else None
 
