@@ -74,7 +74,7 @@ class BallsScene(PointsScene, Scene):
 
     def move_state(self, backend: str) -> None:
         if backend == "gpu":
-            host = self.host
+            host = self.cpu_balls
             self.gpu = self._new_gpu(host.pos, host.vel, host.omega, self.trough, host.ids)
             self.host = None
         else:
@@ -126,7 +126,14 @@ class BallsScene(PointsScene, Scene):
         """Host copies of (pos, vel, omega), whichever backend holds them."""
         if self.backend == "gpu":
             return self.gpu.host_state()
-        return self.host.pos.copy(), self.host.vel.copy(), self.host.omega.copy()
+        return self.cpu_balls.pos.copy(), self.cpu_balls.vel.copy(), self.cpu_balls.omega.copy()
+
+    @property
+    def cpu_balls(self) -> HostBalls:
+        """The state on the CPU backend (``host``), there whenever the balls are not on the GPU."""
+        if self.host is None:
+            raise RuntimeError("the balls are on the GPU")
+        return self.host
 
     # the CPU state by name, for tests and the CPU pipeline
     pos = property(lambda self: self.host.pos)
@@ -136,7 +143,7 @@ class BallsScene(PointsScene, Scene):
 
     @property
     def n(self) -> int:
-        return self.gpu.n if self.backend == "gpu" else self.host.n
+        return self.gpu.n if self.backend == "gpu" else self.cpu_balls.n
 
     # --- stepping -----------------------------------------------------------------------------------
     def advance(self, steps: int) -> int:
@@ -155,7 +162,7 @@ class BallsScene(PointsScene, Scene):
                 self.gpu.step(self.settings, self.trough, self.settings.zeta(), self.spec.dt,
                               before_pass=self._since_pass + 1 >= world.STEPS_PER_PASS)
             else:
-                pipeline_cpu.step(self.host, self.settings, self.trough, self.spec.dt)
+                pipeline_cpu.step(self.cpu_balls, self.settings, self.trough, self.spec.dt)
         self._since_pass += 1
 
     def _proximity_pass(self) -> None:
@@ -170,13 +177,13 @@ class BallsScene(PointsScene, Scene):
         elif self.backend == "gpu":
             self._cpu_pass_for_gpu()
         else:
-            keep = self.host.pos[:, 1] >= self.trough.fallen_y
+            keep = self.cpu_balls.pos[:, 1] >= self.trough.fallen_y
             if not keep.all():
-                self.host = self.host.kept(keep)
+                self.host = self.cpu_balls.kept(keep)
             if self.gpu_kernels_run():
                 self._gpu_pass_for_cpu()
             else:
-                host = self.host
+                host = self.cpu_balls
                 host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(
                     host.pos, host.vel, self.knobs.variant, self.timer)
         self.pass_log.append(self.last_tests, self.last_pairs)
@@ -195,7 +202,7 @@ class BallsScene(PointsScene, Scene):
                 if self.backend == "gpu":
                     self.gpu.append(new, vel, ids)
                 else:
-                    self.host = self.host.appended(new, vel, ids)
+                    self.host = self.cpu_balls.appended(new, vel, ids)
 
     # --- a proximity pass found outside the scene, every step (a user's kernel: sim.balls.user_stage) -------------
     def user_stage_inputs(self, stage: str) -> dict:
@@ -210,10 +217,10 @@ class BallsScene(PointsScene, Scene):
             if not keep.all():
                 self.gpu.load(pos[keep], vel[keep], omega[keep], self.gpu.host_ids()[keep])
             return arrays(pos[keep], vel[keep])
-        keep = self.host.pos[:, 1] >= self.trough.fallen_y
+        keep = self.cpu_balls.pos[:, 1] >= self.trough.fallen_y
         if not keep.all():
-            self.host = self.host.kept(keep)
-        return arrays(self.host.pos, self.host.vel)
+            self.host = self.cpu_balls.kept(keep)
+        return arrays(self.cpu_balls.pos, self.cpu_balls.vel)
 
     def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
         """One step on the user's pair lists (the balls have not moved since ``user_stage_inputs``): the pass's
@@ -226,7 +233,7 @@ class BallsScene(PointsScene, Scene):
         if self.backend == "gpu":
             self.gpu.set_lists(pairs)
         else:
-            self.host.pairs = pairs
+            self.cpu_balls.pairs = pairs
         self.last_pairs = int(pairs.shape[0])
         self._need_pass, self._since_pass = False, 0
         if comparison is not None:
@@ -236,7 +243,7 @@ class BallsScene(PointsScene, Scene):
 
     def _gpu_pass_for_cpu(self) -> None:
         """CPU physics, CUDA proximity (the seed's set-up): copy the state over, the pairs back."""
-        host = self.host
+        host = self.cpu_balls
         with self.timer.stage("sort"):
             if self.gpu is None:
                 self.gpu = self._new_gpu(host.pos, host.vel, host.omega, self.trough)
@@ -278,7 +285,7 @@ class BallsScene(PointsScene, Scene):
 
     # --- what the viewer and the tests read --------------------------------------------------------------
     def positions(self) -> np.ndarray:
-        return self.gpu.pos[: self.n].get() if self.backend == "gpu" else self.host.pos
+        return self.gpu.pos[: self.n].get() if self.backend == "gpu" else self.cpu_balls.pos
 
     def kinetic_energy(self) -> float:
         pos, vel, _ = self.state()
@@ -290,7 +297,7 @@ class BallsScene(PointsScene, Scene):
         if self.backend == "gpu":
             counts = self.gpu.count[: self.n]
             return counts if xp is not np else counts.get()
-        return np.bincount(self.host.pairs.ravel(), minlength=self.n)[: self.n]
+        return np.bincount(self.cpu_balls.pairs.ravel(), minlength=self.n)[: self.n]
 
     @property
     def color_modes(self) -> dict[str, str]:
@@ -310,7 +317,7 @@ class BallsScene(PointsScene, Scene):
         if self.backend == "gpu":
             self.gpu.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.knobs.block)
             return
-        pos_out[:] = self.host.pos
+        pos_out[:] = self.cpu_balls.pos
         self.fill_quantity(mode, xp, quantity_out)
 
     def fill_own(self, mode: str, xp, out) -> None:
@@ -330,7 +337,7 @@ class BallsScene(PointsScene, Scene):
 
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):
-        points = self.gpu.pos[: self.n, :3] if self.backend == "gpu" else self.host.pos[:, :3]
+        points = self.gpu.pos[: self.n, :3] if self.backend == "gpu" else self.cpu_balls.pos[:, :3]
         return points.astype(np.float64), 3
 
     def histogram_widths(self) -> tuple[float, float, float]:
