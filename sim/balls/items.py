@@ -58,7 +58,7 @@ class BallInspector(Inspector):
         fallen ones (the balls after them move up); the id stays with the ball."""
         scene = self.scene
         if scene.backend == "gpu":
-            return int(scene.gpu.ids[int(item)].get())
+            return int(scene.gpu_balls.ids[int(item)].get())
         return int(scene.cpu_balls.ids[int(item)])
 
     def item_of_key(self, key: int) -> int | None:
@@ -66,7 +66,7 @@ class BallInspector(Inspector):
         if scene.backend == "gpu":
             import cupy
 
-            found = cupy.flatnonzero(scene.gpu.ids[: scene.n] == int(key))[:1].get()
+            found = cupy.flatnonzero(scene.gpu_balls.ids[: scene.n] == int(key))[:1].get()
         else:
             found = np.flatnonzero(scene.cpu_balls.ids == int(key))[:1]
         return int(found[0]) if found.size else None
@@ -79,17 +79,18 @@ class BallInspector(Inspector):
         if scene.backend == "gpu":
             import cupy
 
-            return [int(v) for v in scene.gpu.ids[cupy.asarray(indices)].get()]
+            return [int(v) for v in scene.gpu_balls.ids[cupy.asarray(indices)].get()]
         return [int(v) for v in scene.cpu_balls.ids[indices]]
 
     def prefetch(self, item: int) -> Described | None:
         """On the GPU, one launch gathers the ball's values, its partners' ids and positions into a few
         words (inspect.cu) and one copy starts them to pinned host memory; None on the CPU."""
-        scene = self.scene
-        if scene.backend != "gpu":
-            return None
+        return self._request(item) if self.scene.backend == "gpu" else None
+
+    def _request(self, item: int) -> Described:
+        """``prefetch`` on the GPU."""
         item = self._checked(item)
-        gpu = scene.gpu
+        gpu = self.scene.gpu_balls
         if self._gather is None or self._gather.capacity < gpu.capacity:
             self._gather = DeviceGather(gpu.capacity)
         words, arrived = self._gather.request(gpu, item)
@@ -98,7 +99,7 @@ class BallInspector(Inspector):
     def describe(self, item: int) -> dict[str, str]:
         scene = self.scene
         if scene.backend == "gpu":
-            return self.prefetch(item).values()
+            return self._request(item).values()
         item = self._checked(item)
         host, pairs = scene.cpu_balls, scene.cpu_balls.pairs
         partners = np.concatenate([pairs[pairs[:, 0] == item, 1], pairs[pairs[:, 1] == item, 0]])

@@ -38,7 +38,7 @@ class BucketInspector(Inspector):
                 "distance": f"{item * width:.6g} .. {(item + 1) * width:.6g}{last}",
                 "pairs": f"{count:,}",
                 "share": f"{count / max(scene.total_pairs(), 1):.4%} of all pairs"
-                + (" (impossible: below 0 or above N(N-1)/2)" if scene.impossible(np.int64(count)) else ""),
+                + (" (impossible: below 0 or above N(N-1)/2)" if scene.impossible(np.array(count, np.int64)) else ""),
                 "g(r)": f"{count / expected:.4g} (an ideal gas in the cube: {expected:,.0f} pairs)" if expected > 0
                 else "-",
                 "counted on": f"{scene.backend.upper()} ({scene.counted_with if scene.backend == 'gpu' else 'numba'})"}
