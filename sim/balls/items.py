@@ -138,7 +138,7 @@ class BallInspector(Inspector):
         }
         thread = self._thread(item)
         if thread is not None:
-            block = scene.threads_per_block
+            block = scene.knobs.threads
             values["CUDA"] = f"block {thread // block}, thread {thread % block} (of {block})"
         return values
 

@@ -68,13 +68,13 @@ class BallsScene(PointsScene, Scene):
     def apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
             self.gpu_balls.set_variant(self.knobs.variant)
-            self.gpu_balls.set_block(self.threads_per_block)
+            self.gpu_balls.set_block(self.knobs.threads)
         self._need_pass = True
 
     def _new_gpu(self, pos, vel, omega, trough, ids=None):
         from sim.balls.gpu import BallsGpu
 
-        return BallsGpu(pos, vel, omega, self.knobs.variant, self.threads_per_block, trough.fallen_y, self.device, ids)
+        return BallsGpu(pos, vel, omega, self.knobs.variant, self.knobs.threads, trough.fallen_y, self.device, ids)
 
     def move_state(self, backend: str) -> None:
         if backend == "gpu":
@@ -326,7 +326,7 @@ class BallsScene(PointsScene, Scene):
     def fill_points(self, xp, pos_out, quantity_out, mode: str) -> None:
         """On the GPU one kernel (render.cu) writes both; on the CPU its twin (render_cpu.py)."""
         if self.backend == "gpu":
-            self.gpu_balls.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.threads_per_block)
+            self.gpu_balls.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.knobs.threads)
             return
         pos_out[:] = self.cpu_balls.pos
         self.fill_quantity(mode, xp, quantity_out)

@@ -63,7 +63,7 @@ class DurbinInspector(Inspector):
 
     def _describe_frame(self, frame: int) -> dict[str, str]:
         scene = self.scene
-        mode = scene.lpc
+        mode = scene.lpc_mode
         if not 0 <= frame < mode.frames:
             raise IndexError(f"no frame {frame} (there are {mode.frames})")
         start = frame * mode.hop / mode.audio.rate

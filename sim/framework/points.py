@@ -12,7 +12,6 @@ marks as the view's mask. The viewer does the colouring.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import cast
 
 import numpy as np
 
@@ -59,14 +58,9 @@ class PointsScene(Scene):
         return xp.arange(self.n, dtype=xp.int32)
 
     # --- shared ------------------------------------------------------------------------------------
-    @property
-    def threads_per_block(self) -> int:
-        """The CUDA block knob: a points scene's kernels run one-dimensional blocks."""
-        return cast(int, self.knobs.block)
-
     def fill_quantity(self, mode: str, xp, out) -> None:
         if mode == BLOCK_COLORS:
-            out[:] = self.block_threads(xp) // self.threads_per_block
+            out[:] = self.block_threads(xp) // self.knobs.threads
         elif mode == UNIFORM:
             out[:] = 0
         else:
@@ -77,7 +71,7 @@ class PointsScene(Scene):
         if mode not in self.color_modes:
             raise ValueError(f"unknown colour mode {mode!r} (choose from {', '.join(self.color_modes)})")
         if mode == BLOCK_COLORS:
-            block = self.threads_per_block
+            block = self.knobs.threads
             blocks = max(ceil_div(self.n, block), 1)
             return Legend(f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)", 0, blocks - 1,
                           f"blocks of {block} threads", colormap="block", categorical=True), BLOCK_PALETTE

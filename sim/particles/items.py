@@ -56,7 +56,7 @@ class ParticleInspector(Inspector):
             "bin": f"{row * scene.nbins + col} (row {row}, column {col})" if min(row, col) >= 0 else "none: NaN",
         }
         if scene.gpu is not None:
-            block = scene.threads_per_block
+            block = scene.knobs.threads
             values["CUDA"] = f"block {item // block}, thread {item % block} (of {block})"
         return values
 
