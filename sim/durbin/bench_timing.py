@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sim.cmdline import interrupts
 from sim.gpu import measure
 
 
-def timed(fn, clock, **options) -> tuple[measure.Timing, object]:
+def timed(fn, clock, **options) -> tuple[measure.Timing, Any]:
     """(``sim.gpu.measure``'s timing of ``fn`` in seconds, what its last call returned), stopping on Ctrl-C."""
     timing, last = measure.measure_returning(fn, clock, between=interrupts.check, **options)
     return timing.scaled(1e-3), last
