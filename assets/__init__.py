@@ -54,12 +54,12 @@ def _parsed(where: Path) -> dict:
 
 
 def _located(name: str) -> Path:
-    return Path(importlib.resources.files(__name__).joinpath(name))
+    return Path(str(importlib.resources.files(__name__).joinpath(name)))
 
 
 def _presets_file(scene: str) -> Path:
     """Beside the scene's code: a new workload is one folder."""
-    return Path(importlib.resources.files(f"sim.{scene}").joinpath("presets.toml"))
+    return Path(str(importlib.resources.files(f"sim.{scene}").joinpath("presets.toml")))
 
 
 @functools.cache

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import cupy
 import numpy as np
@@ -95,10 +96,10 @@ class BallsGpu:
         self.summary = cupy.zeros(4, cupy.uint64)  # fallen, longest list on overflow, tests, pairs
         # each ball's id through every reorder and drop
         self.ids = cupy.arange(n, dtype=cupy.int32) if ids is None else cupy.asarray(ids, cupy.int32)
-        self.textures = {}
+        self.textures: dict[tuple[int, int], Any] = {}  # CuPy texture objects by (pointer, bytes)
         self._bounds_of = None  # the state whose bounds the last step took (step(before_pass=True))
         self._cell_count = None  # the grid's cell counts, kept zero between passes
-        self._scan = None  # their prefix sum (CountScan), kept while the cell count and kernels stay
+        self._scan: cuda.CountScan | None = None  # their prefix sum, kept while the cell count and kernels stay
         self._warp_boxes = None  # the step's per-warp boxes before a pass
         self._bounds = cupy.empty(8, cupy.int32)  # the box they fold into
         self._order = None  # a grid pass's order (sorted index -> previous) from its scatter to its search

@@ -3,10 +3,15 @@ under verification its partners on the GPU beside the CPU twin's (``BallsScene.i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.balls.kernels import INSPECT, INSPECT_HEAD, INSPECT_PER_PARTNER
 from sim.framework.checks import Described, Inspector
+
+if TYPE_CHECKING:
+    from sim.balls.scene import BallsScene
 
 RING = 8  # pinned copies in flight: the viewer reads each a frame or two after asking
 
@@ -43,6 +48,8 @@ class DeviceGather:
 
 
 class BallInspector(Inspector):
+    scene: BallsScene
+
     def __init__(self, scene):
         super().__init__(scene)
         self._gather: DeviceGather | None = None  # made on the first GPU description
@@ -51,17 +58,17 @@ class BallInspector(Inspector):
         fallen ones (the balls after them move up); the id stays with the ball."""
         scene = self.scene
         if scene.backend == "gpu":
-            return int(scene.gpu.ids[int(item)].get())
-        return int(scene.host.ids[int(item)])
+            return int(scene.gpu_balls.ids[int(item)].get())
+        return int(scene.cpu_balls.ids[int(item)])
 
     def item_of_key(self, key: int) -> int | None:
         scene = self.scene
         if scene.backend == "gpu":
             import cupy
 
-            found = cupy.flatnonzero(scene.gpu.ids[: scene.n] == int(key))[:1].get()
+            found = cupy.flatnonzero(scene.gpu_balls.ids[: scene.n] == int(key))[:1].get()
         else:
-            found = np.flatnonzero(scene.host.ids == int(key))[:1]
+            found = np.flatnonzero(scene.cpu_balls.ids == int(key))[:1]
         return int(found[0]) if found.size else None
 
     def _keys(self, indices) -> list[int]:
@@ -72,17 +79,18 @@ class BallInspector(Inspector):
         if scene.backend == "gpu":
             import cupy
 
-            return [int(v) for v in scene.gpu.ids[cupy.asarray(indices)].get()]
-        return [int(v) for v in scene.host.ids[indices]]
+            return [int(v) for v in scene.gpu_balls.ids[cupy.asarray(indices)].get()]
+        return [int(v) for v in scene.cpu_balls.ids[indices]]
 
     def prefetch(self, item: int) -> Described | None:
         """On the GPU, one launch gathers the ball's values, its partners' ids and positions into a few
         words (inspect.cu) and one copy starts them to pinned host memory; None on the CPU."""
-        scene = self.scene
-        if scene.backend != "gpu":
-            return None
+        return self._request(item) if self.scene.backend == "gpu" else None
+
+    def _request(self, item: int) -> Described:
+        """``prefetch`` on the GPU."""
         item = self._checked(item)
-        gpu = scene.gpu
+        gpu = self.scene.gpu_balls
         if self._gather is None or self._gather.capacity < gpu.capacity:
             self._gather = DeviceGather(gpu.capacity)
         words, arrived = self._gather.request(gpu, item)
@@ -91,9 +99,9 @@ class BallInspector(Inspector):
     def describe(self, item: int) -> dict[str, str]:
         scene = self.scene
         if scene.backend == "gpu":
-            return self.prefetch(item).values()
+            return self._request(item).values()
         item = self._checked(item)
-        host, pairs = scene.host, scene.host.pairs
+        host, pairs = scene.cpu_balls, scene.cpu_balls.pairs
         partners = np.concatenate([pairs[pairs[:, 0] == item, 1], pairs[pairs[:, 1] == item, 0]])
         return self._values(item, int(host.ids[item]), host.pos[item], host.vel[item], host.omega[item],
                             host.pos[partners], self._keys(partners))
@@ -130,7 +138,7 @@ class BallInspector(Inspector):
         }
         thread = self._thread(item)
         if thread is not None:
-            block = scene.knobs.block
+            block = scene.knobs.threads
             values["CUDA"] = f"block {thread // block}, thread {thread % block} (of {block})"
         return values
 

@@ -22,7 +22,7 @@ class HostBalls:
     pos: np.ndarray
     vel: np.ndarray
     omega: np.ndarray
-    ids: np.ndarray | None = None
+    ids: np.ndarray = None  # type: ignore[assignment]  # None: each ball's index (__post_init__)
     force: np.ndarray = field(init=False)
     torque: np.ndarray = field(init=False)
     pairs: np.ndarray = field(init=False)

@@ -106,7 +106,7 @@ class Dripper:
         drop = self.speed * age + 0.5 * gravity * age**2
         taken = np.column_stack([self.recent[:, 0], self.height - drop, self.recent[:, 1]])
         clearance2 = (2.2 * self.radius) ** 2
-        out = []
+        out: list[np.ndarray] = []
         for _ in range(4 * count):  # rejection sampling; give up on a crowded emitter
             if len(out) == count:
                 break
@@ -139,13 +139,13 @@ class Drop:
 def build(name: str, n: int | None, rng: np.random.Generator) -> Drop:
     """The state of preset ``name`` (sim/balls/presets.toml) with ``n`` balls where it takes a count."""
     table = assets.presets("balls")[name]
-    kind, radius, count = table["build"], float(table["radius"]), n or table.get("count")
+    kind, radius = table["build"], float(table["radius"])
     trough = world.TroughWalls()
     dripper = None
     if kind == "lattice":
         pos, vel = lattice(int(table["tiers"]), radius, rng=rng)
     elif kind == "block":
-        pos, vel, trough = block(count, rng)
+        pos, vel, trough = block(n or int(table["count"]), rng)
     elif kind == "drip":  # starts empty: the dripper fills it
         pos, vel = np.empty((0, 4), np.float32), np.empty((0, 4), np.float32)
         dripper = Dripper(radius, rng)

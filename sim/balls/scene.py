@@ -16,6 +16,7 @@ over for the pass, pairs copied back). ``variant`` picks the proximity algorithm
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +32,9 @@ from sim.framework.points import PointsScene
 from sim.framework.scene import Scene
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
 
+if TYPE_CHECKING:
+    from sim.balls.gpu import BallsGpu
+
 
 class BallsScene(PointsScene, Scene):
     spec = SPEC
@@ -42,7 +46,7 @@ class BallsScene(PointsScene, Scene):
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0, **options):
         self.settings = world.BallSettings()
         self.pass_log = PassLog()
-        self.gpu = None  # BallsGpu holding the state (backend "gpu") or lent for CUDA proximity
+        self.gpu: BallsGpu | None = None  # BallsGpu holding the state (backend "gpu") or lent for CUDA proximity
         self.host: HostBalls | None = None  # the state on the CPU backend
         self.thread_of: np.ndarray | None = None  # CPU physics with CUDA proximity: ball -> thread
         self.last_tests = self.last_pairs = 0
@@ -63,22 +67,22 @@ class BallsScene(PointsScene, Scene):
 
     def apply_gpu_knobs(self) -> None:
         if self.gpu is not None:
-            self.gpu.set_variant(self.knobs.variant)
-            self.gpu.set_block(self.knobs.block)
+            self.gpu_balls.set_variant(self.knobs.variant)
+            self.gpu_balls.set_block(self.knobs.threads)
         self._need_pass = True
 
     def _new_gpu(self, pos, vel, omega, trough, ids=None):
         from sim.balls.gpu import BallsGpu
 
-        return BallsGpu(pos, vel, omega, self.knobs.variant, self.knobs.block, trough.fallen_y, self.device, ids)
+        return BallsGpu(pos, vel, omega, self.knobs.variant, self.knobs.threads, trough.fallen_y, self.device, ids)
 
     def move_state(self, backend: str) -> None:
         if backend == "gpu":
-            host = self.host
+            host = self.cpu_balls
             self.gpu = self._new_gpu(host.pos, host.vel, host.omega, self.trough, host.ids)
             self.host = None
         else:
-            self.host = HostBalls(*self.gpu.host_state(), self.gpu.host_ids())
+            self.host = HostBalls(*self.gpu_balls.host_state(), self.gpu_balls.host_ids())
             self.gpu = None
         self._need_pass = True
 
@@ -113,7 +117,7 @@ class BallsScene(PointsScene, Scene):
         if not (np.isfinite(pos).all() and np.isfinite(vel).all()) or (pos[:, 3] <= 0).any():
             raise ValueError("ball state must be finite with positive radii")
         if self.backend == "gpu":
-            self.gpu.load(pos, vel, np.zeros_like(pos))
+            self.gpu_balls.load(pos, vel, np.zeros_like(pos))
         else:
             self.host = HostBalls(pos, vel, np.zeros_like(pos))
         self.steps = 0
@@ -125,8 +129,22 @@ class BallsScene(PointsScene, Scene):
     def state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Host copies of (pos, vel, omega), whichever backend holds them."""
         if self.backend == "gpu":
-            return self.gpu.host_state()
-        return self.host.pos.copy(), self.host.vel.copy(), self.host.omega.copy()
+            return self.gpu_balls.host_state()
+        return self.cpu_balls.pos.copy(), self.cpu_balls.vel.copy(), self.cpu_balls.omega.copy()
+
+    @property
+    def gpu_balls(self) -> BallsGpu:
+        """The state on the GPU (``gpu``): there on the GPU backend and while CUDA proximity runs."""
+        if self.gpu is None:
+            raise RuntimeError("the balls have no GPU state")
+        return self.gpu
+
+    @property
+    def cpu_balls(self) -> HostBalls:
+        """The state on the CPU backend (``host``), there whenever the balls are not on the GPU."""
+        if self.host is None:
+            raise RuntimeError("the balls are on the GPU")
+        return self.host
 
     # the CPU state by name, for tests and the CPU pipeline
     pos = property(lambda self: self.host.pos)
@@ -136,7 +154,7 @@ class BallsScene(PointsScene, Scene):
 
     @property
     def n(self) -> int:
-        return self.gpu.n if self.backend == "gpu" else self.host.n
+        return self.gpu_balls.n if self.backend == "gpu" else self.cpu_balls.n
 
     # --- stepping -----------------------------------------------------------------------------------
     def advance(self, steps: int) -> int:
@@ -152,10 +170,10 @@ class BallsScene(PointsScene, Scene):
     def _forces_step(self) -> None:
         with self.timer.stage("forces+integrate"):
             if self.backend == "gpu":
-                self.gpu.step(self.settings, self.trough, self.settings.zeta(), self.spec.dt,
+                self.gpu_balls.step(self.settings, self.trough, self.settings.zeta(), self.spec.dt,
                               before_pass=self._since_pass + 1 >= world.STEPS_PER_PASS)
             else:
-                pipeline_cpu.step(self.host, self.settings, self.trough, self.spec.dt)
+                pipeline_cpu.step(self.cpu_balls, self.settings, self.trough, self.spec.dt)
         self._since_pass += 1
 
     def _proximity_pass(self) -> None:
@@ -163,20 +181,20 @@ class BallsScene(PointsScene, Scene):
         self._since_pass = 0
         self._drip()
         if self.backend == "gpu" and self.gpu_kernels_run():
-            result = self.gpu.proximity_pass(self.timer)
+            result = self.gpu_balls.proximity_pass(self.timer)
             self.last_tests, self.last_pairs = result.tests, result.pairs
             if self.checks.on:
-                self._verify(*self.gpu.host_state()[:2], *self.gpu.host_lists())
+                self._verify(*self.gpu_balls.host_state()[:2], *self.gpu_balls.host_lists())
         elif self.backend == "gpu":
             self._cpu_pass_for_gpu()
         else:
-            keep = self.host.pos[:, 1] >= self.trough.fallen_y
+            keep = self.cpu_balls.pos[:, 1] >= self.trough.fallen_y
             if not keep.all():
-                self.host = self.host.kept(keep)
+                self.host = self.cpu_balls.kept(keep)
             if self.gpu_kernels_run():
                 self._gpu_pass_for_cpu()
             else:
-                host = self.host
+                host = self.cpu_balls
                 host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(
                     host.pos, host.vel, self.knobs.variant, self.timer)
         self.pass_log.append(self.last_tests, self.last_pairs)
@@ -193,9 +211,9 @@ class BallsScene(PointsScene, Scene):
                 ids = np.arange(self._next_id, self._next_id + new.shape[0], dtype=np.int64)
                 self._next_id += new.shape[0]
                 if self.backend == "gpu":
-                    self.gpu.append(new, vel, ids)
+                    self.gpu_balls.append(new, vel, ids)
                 else:
-                    self.host = self.host.appended(new, vel, ids)
+                    self.host = self.cpu_balls.appended(new, vel, ids)
 
     # --- a proximity pass found outside the scene, every step (a user's kernel: sim.balls.user_stage) -------------
     def user_stage_inputs(self, stage: str) -> dict:
@@ -205,15 +223,15 @@ class BallsScene(PointsScene, Scene):
 
         self._drip(self.spec.dt)
         if self.backend == "gpu":
-            pos, vel, omega = self.gpu.host_state()
+            pos, vel, omega = self.gpu_balls.host_state()
             keep = pos[:, 1] >= self.trough.fallen_y
             if not keep.all():
-                self.gpu.load(pos[keep], vel[keep], omega[keep], self.gpu.host_ids()[keep])
+                self.gpu_balls.load(pos[keep], vel[keep], omega[keep], self.gpu_balls.host_ids()[keep])
             return arrays(pos[keep], vel[keep])
-        keep = self.host.pos[:, 1] >= self.trough.fallen_y
+        keep = self.cpu_balls.pos[:, 1] >= self.trough.fallen_y
         if not keep.all():
-            self.host = self.host.kept(keep)
-        return arrays(self.host.pos, self.host.vel)
+            self.host = self.cpu_balls.kept(keep)
+        return arrays(self.cpu_balls.pos, self.cpu_balls.vel)
 
     def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
         """One step on the user's pair lists (the balls have not moved since ``user_stage_inputs``): the pass's
@@ -224,9 +242,9 @@ class BallsScene(PointsScene, Scene):
         pairs, suspect, note = pair_list(inputs, outputs)
         self.checks.mark_suspect(suspect, note)
         if self.backend == "gpu":
-            self.gpu.set_lists(pairs)
+            self.gpu_balls.set_lists(pairs)
         else:
-            self.host.pairs = pairs
+            self.cpu_balls.pairs = pairs
         self.last_pairs = int(pairs.shape[0])
         self._need_pass, self._since_pass = False, 0
         if comparison is not None:
@@ -236,16 +254,16 @@ class BallsScene(PointsScene, Scene):
 
     def _gpu_pass_for_cpu(self) -> None:
         """CPU physics, CUDA proximity (the seed's set-up): copy the state over, the pairs back."""
-        host = self.host
+        host = self.cpu_balls
         with self.timer.stage("sort"):
             if self.gpu is None:
                 self.gpu = self._new_gpu(host.pos, host.vel, host.omega, self.trough)
             else:
-                self.gpu.load(host.pos, host.vel, host.omega)
-        result = self.gpu.proximity_pass(self.timer)
+                self.gpu_balls.load(host.pos, host.vel, host.omega)
+        result = self.gpu_balls.proximity_pass(self.timer)
         with self.timer.stage("proximity"):
-            count, slots = self.gpu.host_lists()
-            ids = self.gpu.ids[: self.gpu.n].get()
+            count, slots = self.gpu_balls.host_lists()
+            ids = self.gpu_balls.ids[: self.gpu_balls.n].get()
             self.thread_of = np.empty_like(ids)
             self.thread_of[ids] = np.arange(ids.shape[0], dtype=ids.dtype)
             mine, theirs = pairs_from_lists(count, slots)
@@ -257,13 +275,13 @@ class BallsScene(PointsScene, Scene):
     def _cpu_pass_for_gpu(self) -> None:
         """GPU physics, CPU proximity: copy the state over, the pair lists back."""
         with self.timer.stage("sort"):
-            pos, vel, omega = self.gpu.host_state()
+            pos, vel, omega = self.gpu_balls.host_state()
             keep = pos[:, 1] >= self.trough.fallen_y
             if not keep.all():
                 pos, vel, omega = pos[keep], vel[keep], omega[keep]
-                self.gpu.load(pos, vel, omega, self.gpu.host_ids()[keep])
+                self.gpu_balls.load(pos, vel, omega, self.gpu_balls.host_ids()[keep])
         pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(pos, vel, self.knobs.variant, self.timer)
-        self.gpu.set_lists(pairs)
+        self.gpu_balls.set_lists(pairs)
 
     def _verify(self, pos, vel, count, slots) -> None:
         """Per ball: the GPU's partners against the CPU twin's from the same state."""
@@ -278,7 +296,7 @@ class BallsScene(PointsScene, Scene):
 
     # --- what the viewer and the tests read --------------------------------------------------------------
     def positions(self) -> np.ndarray:
-        return self.gpu.pos[: self.n].get() if self.backend == "gpu" else self.host.pos
+        return self.gpu_balls.pos[: self.n].get() if self.backend == "gpu" else self.cpu_balls.pos
 
     def kinetic_energy(self) -> float:
         pos, vel, _ = self.state()
@@ -288,9 +306,9 @@ class BallsScene(PointsScene, Scene):
     def pair_counts(self, xp=np):
         """Proximity partners per ball in the current pair list."""
         if self.backend == "gpu":
-            counts = self.gpu.count[: self.n]
+            counts = self.gpu_balls.count[: self.n]
             return counts if xp is not np else counts.get()
-        return np.bincount(self.host.pairs.ravel(), minlength=self.n)[: self.n]
+        return np.bincount(self.cpu_balls.pairs.ravel(), minlength=self.n)[: self.n]
 
     @property
     def color_modes(self) -> dict[str, str]:
@@ -308,9 +326,9 @@ class BallsScene(PointsScene, Scene):
     def fill_points(self, xp, pos_out, quantity_out, mode: str) -> None:
         """On the GPU one kernel (render.cu) writes both; on the CPU its twin (render_cpu.py)."""
         if self.backend == "gpu":
-            self.gpu.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.knobs.block)
+            self.gpu_balls.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.knobs.threads)
             return
-        pos_out[:] = self.host.pos
+        pos_out[:] = self.cpu_balls.pos
         self.fill_quantity(mode, xp, quantity_out)
 
     def fill_own(self, mode: str, xp, out) -> None:
@@ -330,7 +348,7 @@ class BallsScene(PointsScene, Scene):
 
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):
-        points = self.gpu.pos[: self.n, :3] if self.backend == "gpu" else self.host.pos[:, :3]
+        points = self.gpu_balls.pos[: self.n, :3] if self.backend == "gpu" else self.cpu_balls.pos[:, :3]
         return points.astype(np.float64), 3
 
     def histogram_widths(self) -> tuple[float, float, float]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Callable
 
 from sim.cmdline import cli
 from sim.cmdline.baseline import add_option as add_baseline
@@ -83,7 +84,7 @@ def _scene_name_at(argv: list[str]) -> int | None:
     """Where a scene's name stands, preferring one that is not right after an option (its value, then)."""
     names = [i for i in range(1, len(argv)) if argv[i] in SCENES and "--" not in argv[1:i]]
     loose = [i for i in names if not (argv[i - 1].startswith("-") and "=" not in argv[i - 1])]
-    return (loose or names or [None])[0]
+    return next(iter(loose or names), None)
 
 
 def add_scene_args(p: argparse.ArgumentParser, scene: str, many: bool = False, positional: bool = True) -> None:
@@ -211,7 +212,8 @@ def add_bench_arguments(bench: argparse.ArgumentParser, scene: str, kernel_file:
     add_quiet(bench)
 
 
-ARGUMENTS = {"view": add_view_arguments, "run": add_run_arguments, "bench": add_bench_arguments}
+ARGUMENTS: dict[str, Callable[..., None]] = {
+    "view": add_view_arguments, "run": add_run_arguments, "bench": add_bench_arguments}
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:

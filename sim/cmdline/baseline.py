@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import TypeGuard
 
 from sim.cmdline.cli import UsageError
 from sim.cmdline.reader import read_json
@@ -128,7 +129,7 @@ def describe(record: dict) -> str:
     return "  ".join(parts)
 
 
-def _number(value) -> bool:
+def _number(value) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 

@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -154,13 +155,13 @@ def configurations(request: BenchRequest, spec) -> list[dict]:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     knobs = spec.gpu
-    axes = {"preset": presets, "count": request.count or [None],
+    axes: dict[str, list[Any]] = {"preset": presets, "count": request.count or [None],
             "variant": cli.choices(request.variant, knobs.variants, "variant") if knobs and request.variant else [None],
             "block": request.block if knobs and request.block else [None]}
     for option in spec.options:
         given = request.options.get(option.name)
         axes[option.name] = cli.choices(given, option.choices, option.name) if given else [None]
-    configs = [{}]
+    configs: list[dict[str, Any]] = [{}]
     for name, values in axes.items():
         configs = [{**c, name: v} for c in configs for v in values]
     return configs

@@ -118,7 +118,8 @@ def removed_on_signal(path: str) -> Iterator[None]:
     finally:
         _temporaries.discard(path)
         if guard is not None:
-            guard.stdin.close()  # the block is over: the file was renamed into place or is removed next
+            if guard.stdin is not None:  # always: the guard reads a pipe
+                guard.stdin.close()  # the block is over: the file was renamed into place or is removed next
             guard.wait()
 
 

@@ -48,7 +48,7 @@ class Progress:
     def __init__(self, label: str, total: float, unit: str = "", show: bool = True, stream=None):
         self.label, self.total, self.unit = label, _whole(max(float(total), 1.0)), unit
         self.stream = sys.stderr if stream is None else stream
-        self.done = 0
+        self.done: float = 0
         self.bar = None
         if show and shown(self.stream):
             from tqdm import tqdm

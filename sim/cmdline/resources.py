@@ -189,7 +189,7 @@ def check_in_turn(estimates: list[Estimate], what: str, stream=None) -> None:
         check(dataclasses.replace(estimates[0], memory=0, gpu_memory=0, disk=0), stream)
 
 
-def step_work(kind: str, n: int, steps: int) -> float:
+def step_work(kind: str, n: float, steps: int) -> float:
     """Units of work of ``steps`` steps of a scene of ``n`` items: each step touches every item
     ("items"), every pair ("pairs"), or a recursion's first n steps touch every item and later
     ones nothing ("recursion")."""

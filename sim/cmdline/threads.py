@@ -23,7 +23,7 @@ def sized_threads(items: int, serial_items: int) -> int:
 def numba_threads(count: int):
     """numba's parallel loops on ``count`` threads while the block runs (this thread's setting)."""
     before = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(count, numba.config.NUMBA_NUM_THREADS)))
+    numba.set_num_threads(max(1, min(count, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]  # set at import
     try:
         yield
     finally:

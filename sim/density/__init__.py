@@ -8,6 +8,7 @@ import dataclasses
 
 from sim.contract import TIMED_FRAMES, Stat, Verifier
 from sim.particles import SPEC as PARTICLES
+from sim.particles import VERIFIER as PARTICLES_VERIFIER
 
 SPEC = dataclasses.replace(
     PARTICLES,
@@ -16,7 +17,7 @@ SPEC = dataclasses.replace(
     view="field",
     scene="sim.density.scene:DensityScene",
     stats=PARTICLES.stats + (Stat("grid", "grid", "{}", help="the density grid: cells about two cutoffs wide"),),
-    verifier=Verifier(checks=PARTICLES.verifier.checks,
+    verifier=Verifier(checks=PARTICLES_VERIFIER.checks,
                       mismatch="cells holding a particle whose step differs from the CPU's are drawn in the "
                                "highlight colour"),
     block_colors=None,  # the force kernels' blocks handle particles, not cells of this grid

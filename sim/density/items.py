@@ -4,12 +4,19 @@ the GPU's step and the CPU's. Items are cells (``row * cells + column``), not pa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.framework.checks import Inspector
 
+if TYPE_CHECKING:
+    from sim.density.scene import DensityScene
+
 
 class CellInspector(Inspector):
+    scene: DensityScene
+
     def item_key(self, item: int) -> int:
         return int(item)
 

@@ -34,7 +34,8 @@ from sim.gpu import measure
 from sim.gpu.roofline import Setup, record_lines
 
 
-def run(sizes, kernels=BENCH_KERNELS, blocks=(256,), batch=None, precision="fp64", probe=True, log=None) -> dict:
+def run(sizes, kernels=BENCH_KERNELS, blocks=(256,), batch: tuple[int, int] | None = None, precision="fp64",
+        probe=True, log=None) -> dict:
     """The report for single systems of ``sizes`` (each kernel x block) and, with ``batch`` = (systems,
     order), the batched solvers."""
     from sim.cmdline import bench

@@ -69,7 +69,7 @@ def single_records(sizes, kernels, blocks, precision, log) -> list[dict]:
     import scipy.linalg
 
     records = []
-    scipy_s: dict[int, float] = {}
+    scipy_s: dict[int, measure.Timing] = {}
     for n in sizes:
         r = inputs.ar_autocorr(n, inputs.PEER_KAPPAS)
         reference = None

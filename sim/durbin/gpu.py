@@ -29,7 +29,7 @@ GRAPH_STEPS = 2048  # two-kernel steps per CUDA graph
 REGION = 512  # grid path: steps per half of the flag ring (slots are 2 * REGION deep)
 CLUSTER_PAIRS = 2048  # auto: a cluster while each block owns at most this many pairs (N <= 65536 on 16 blocks;
 # measured on an H100: the cluster of 16 beats the grid there, 2.4 against 3.2 us a step at N = 65536)
-SENTINEL = {"fp64": np.uint64(0x7FF4DEAD0000BEEF), "fp32": np.uint32(0x7FA0BEEF)}
+SENTINEL: dict[str, np.unsignedinteger] = {"fp64": np.uint64(0x7FF4DEAD0000BEEF), "fp32": np.uint32(0x7FA0BEEF)}
 DTYPES = {"fp64": np.float64, "fp32": np.float32}
 MAX_GRID = 256  # the grid path's blocks: warp 0 polls 8 slots a lane (durbin.cu POLL_PER_LANE)
 

@@ -4,13 +4,20 @@ or a frame (lpc), and under verification its GPU, CPU-twin and scipy values side
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.framework import finite
 from sim.framework.checks import Inspector
 
+if TYPE_CHECKING:
+    from sim.durbin.scene import DurbinScene
+
 
 class DurbinInspector(Inspector):
+    scene: DurbinScene
+
     def item_of_key(self, key: int) -> int | None:
         scene = self.scene
         count = scene.lpc.frames if scene.lpc is not None else scene.r.size
@@ -56,7 +63,7 @@ class DurbinInspector(Inspector):
 
     def _describe_frame(self, frame: int) -> dict[str, str]:
         scene = self.scene
-        mode = scene.lpc
+        mode = scene.lpc_mode
         if not 0 <= frame < mode.frames:
             raise IndexError(f"no frame {frame} (there are {mode.frames})")
         start = frame * mode.hop / mode.audio.rate

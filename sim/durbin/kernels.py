@@ -61,10 +61,10 @@ def models(setup) -> dict:
     0..j-1 in each step j: s (k - (s + 1) / 2) entry-steps. The lpc preset solves every frame's system once
     a displayed frame.
     """
-    from sim.gpu.roofline import StageModel
+    from sim.gpu.roofline import FlopKind, StageModel
 
     real = 4.0 if setup.options.get("precision") == "fp32" else 8.0
-    kind = "fp32" if real == 4.0 else "fp64"
+    kind: FlopKind = "fp32" if real == 4.0 else "fp64"
     if setup.preset == "lpc":
         systems = max(int(setup.stats.get("frames") or 1), 1)
         order = max(setup.n // systems, 1)

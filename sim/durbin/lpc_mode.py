@@ -10,6 +10,7 @@ the reflection coefficients, the poles of A(z) and the prediction error of every
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +35,11 @@ class LpcMode:
     """The sound, its frames' display spectra and right-hand sides at the current order, and the last
     batched solution (y, alphas per frame, on the host)."""
 
+    r: np.ndarray  # per frame: the right-hand side at ``order`` (``set_order``)
+    r0: np.ndarray  # per frame: its energy R_0
+    y: np.ndarray  # per frame: the last solution (``take``)
+    alphas: np.ndarray
+
     def __init__(self, path: str, frame_ms: float):
         self.audio = lpc.read_wav(path)
         rate = self.audio.rate
@@ -44,10 +50,8 @@ class LpcMode:
         self.freq_khz = np.arange(NFFT // 2 + 1) * rate / NFFT / 1000.0
         self.centres = (np.arange(self.frames) * self.hop + self.length / 2) / rate  # seconds
         self.order = 0
-        self.r = self.r0 = None
-        self.y = self.alphas = None
         self.finite_frames = np.zeros(0, bool)  # per frame: are its y and alphas all numbers (a user's kernel's?)
-        self.device_r = None  # the GPU's copy of r (CuPy), made on first use
+        self.device_r: Any = None  # the GPU's copy of r (CuPy), made on first use
 
     def set_order(self, order: int) -> None:
         """The frames' right-hand sides at ``order`` (the solution waits for the next ``solve``)."""

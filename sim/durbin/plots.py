@@ -114,7 +114,7 @@ def block_band(owners: np.ndarray, x: np.ndarray, bottom: float, top: float, lab
         owners, x = owners[starts], np.append(x[starts], x[-1])
     colours = owners % len(BLOCK_PALETTE)
     edges = np.repeat(x, 2)[1:-1]  # each span's left and right edge
-    series = []
+    series: list[Series] = []
     for colour in np.unique(colours):
         on = np.repeat(colours == colour, 2)
         name = label if not series else f"##block colour {colour}"

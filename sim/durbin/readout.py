@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from typing import Any
 
 from sim.contract import BLOCK_COLORS, PlotsView
 from sim.durbin import SPEC, plots
@@ -77,7 +78,7 @@ class DurbinReadout:
 
     def stats(self) -> dict:
         scene = self.scene
-        out = {stat.key: None for stat in SPEC.stats}  # a figure of the other mode prints as "-"
+        out: dict[str, Any] = {stat.key: None for stat in SPEC.stats}  # a figure of the other mode prints as "-"
         out.update(n=scene.n, steps=scene.steps, sim_time=0.0, max_error=scene.max_error if scene.checks.on else None)
         total_m, total_ms = sum(m for m, _ in self._rate), sum(ms for _, ms in self._rate)
         if scene.lpc is not None:

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 import assets
 from sim.contract import Param, PlotsView, PointerEvent
 from sim.durbin import AR_ORDER, FRAME, LPC_ORDER, PLAY, SPEC, SPEED, VARIANTS, durbin_cpu, inputs, plots, verify
+from sim.durbin.durbin_cpu import DurbinCpu
 from sim.durbin.items import DurbinInspector
 from sim.durbin.lpc_mode import LpcMode
 from sim.durbin.readout import DurbinReadout
@@ -33,6 +35,9 @@ from sim.gpu.timing import StageTimer
 
 KAPPA_LIMIT = 0.99  # a dragged reflection coefficient stays inside (-0.99, 0.99)
 DRAG_LIMIT = 8192  # the kappas can be dragged up to this N (each drag replays the recursion to k)
+
+if TYPE_CHECKING:
+    from sim.durbin.gpu import DurbinGpu
 
 
 @dataclass
@@ -52,7 +57,7 @@ class DurbinScene(Scene):
     def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
         self.settings = DurbinSettings()
         self.solver = None  # the recursion's DurbinCpu or gpu.DurbinGpu (None in the lpc preset)
-        self.lpc: LpcMode | None = None
+        self.lpc: LpcMode | None = None  # the lpc preset's frames (None in the other presets)
         self.host: dict[str, np.ndarray] = {}  # y, alphas, betas after k steps, on the host
         self.r = np.zeros(0)
         self.kappas: np.ndarray | None = None  # the AR process's reflection coefficients (AR inputs)
@@ -112,7 +117,8 @@ class DurbinScene(Scene):
             from sim.durbin import gpu
 
             kernel, path = VARIANTS[self.knobs.variant]
-            solver = gpu.DurbinGpu(r, kernel, block=self.knobs.block, device=self.device, path=path)
+            solver: DurbinCpu | DurbinGpu = gpu.DurbinGpu(r, kernel, block=self.knobs.threads, device=self.device,
+                                                          path=path)
         else:
             solver = durbin_cpu.DurbinCpu(r)
         solver.step(k - 1)
@@ -190,7 +196,7 @@ class DurbinScene(Scene):
         """A moved drag point: a reflection coefficient (its height, kept inside +-0.99) or the lpc frame."""
         if event.kind != "point" or not self.controls.tool_on:
             return
-        if event.target.startswith("kappa") and self.editable:
+        if event.target.startswith("kappa") and self.editable and self.kappas is not None:  # editable: kappas
             i = int(event.target[len("kappa"):])
             if 0 <= i < self.kappas.size:
                 kappas = self.kappas.copy()
@@ -256,8 +262,15 @@ class DurbinScene(Scene):
         self.readout.timed_plots()
         return steps
 
+    @property
+    def lpc_mode(self) -> LpcMode:
+        """``lpc`` where the lpc preset is loaded (its steps, plots and user stage)."""
+        if self.lpc is None:
+            raise ValueError("the batched stage solves the lpc preset's frames: load the lpc preset")
+        return self.lpc
+
     def _lpc_step(self, move: int) -> None:
-        mode = self.lpc
+        mode = self.lpc_mode
         ms = mode.solve(self.backend, self.timer, self.device, self._gpu_stream(self.backend))
         self.readout.solved(mode.frames, ms, steps=False)
         self._lpc_moved(move)
@@ -272,21 +285,19 @@ class DurbinScene(Scene):
 
     def _lpc_moved(self, move: int) -> None:
         """A new solution: the selected frame ``move`` frames on, the plots to redo."""
-        self.settings.frame = float((int(self.settings.frame) + move) % self.lpc.frames)
+        self.settings.frame = float((int(self.settings.frame) + move) % self.lpc_mode.frames)
         self.readout.changed()
 
     def user_stage_inputs(self, stage: str) -> dict:
         """The lpc preset's frames, one system a frame (a user's kernel: ``sim.durbin.user_stage``)."""
         from sim.durbin.user_stage import arrays
 
-        if self.lpc is None:
-            raise ValueError("the batched stage solves the lpc preset's frames: load the lpc preset")
-        return arrays(self.lpc.r)
+        return arrays(self.lpc_mode.r)
 
     def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
         """The lpc preset's step with the user's batched solve: every frame's y and alphas; ``comparison``
         against the CPU twin's solve marks the frames it got wrong."""
-        self.lpc.take(np.asarray(outputs["y"]), np.asarray(outputs["alphas"]))
+        self.lpc_mode.take(np.asarray(outputs["y"]), np.asarray(outputs["alphas"]))
         self._lpc_moved(1)
         self.checked = {}  # the scene's own check's values say nothing about this solution
         if comparison is not None:

@@ -10,6 +10,8 @@ over as ``arrays`` lays them out (``DurbinScene.user_stage_inputs``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from sim.durbin import durbin_cpu, inputs, kernels
@@ -60,7 +62,7 @@ class BatchedStage:
         labels = {"y": "coefficient", "alphas": "alpha"}
         values = [Values(expected[name].ravel(), np.asarray(got[name]).ravel(),
                          exact_wrong(expected[name], np.asarray(got[name])).ravel(), every // order,
-                         lambda k, what=what: f"system {k // order} {what} {k % order}", name)
+                         _coefficient_label(what, order), name)
                   for name, what in labels.items()]
         values.append(Values(expected["betas"], np.asarray(got["betas"]),
                              exact_wrong(expected["betas"], np.asarray(got["betas"])), np.arange(systems),
@@ -90,3 +92,8 @@ def arrays(r: np.ndarray) -> Arrays:
     """The stage's inputs for the right-hand sides ``r``, one system a row."""
     r = np.ascontiguousarray(r, np.float64)
     return {"r": r, "systems": np.int32(r.shape[0]), "order": np.int32(r.shape[1])}
+
+
+def _coefficient_label(what: str, order: int) -> Callable[[int], str]:
+    """Value k's label: its system and its index there."""
+    return lambda k: f"system {k // order} {what} {k % order}"

@@ -12,7 +12,7 @@ run and it has a build that has not failed; ``variant`` stays the built-in one t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sim.gpu.backend import BackendUnavailable
 from sim.gpu.cuda import GpuCompileError
@@ -38,6 +38,12 @@ class Knobs:
         """What q cycles: the spec's variants, and the user's own kernel while one is loaded."""
         gpu = self.scene.spec.gpu
         return (gpu.variants if gpu else ()) + ((self.user.variant,) if self.user is not None else ())
+
+    @property
+    def threads(self) -> int:
+        """The block as threads, for a scene whose kernels run one-dimensional blocks (a spec with GPU knobs
+        whose blocks are thread counts)."""
+        return cast(int, self.block)
 
     @property
     def chosen(self) -> str:

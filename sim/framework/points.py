@@ -15,16 +15,18 @@ from dataclasses import replace
 
 import numpy as np
 
-from sim.contract import BLOCK_COLORS, Box, Legend, PointsView, Trough
+from sim.contract import BLOCK_COLORS, Box, Legend, PointsView, Trough, View
 from sim.framework.colormap import BLOCK_PALETTE, spread
+from sim.framework.scene import Scene
 from sim.gpu.cuda import ceil_div
 
 UNIFORM = "uniform"
 
 
-class PointsScene:
-    """Mixed into a ``Scene`` whose view is points. Hooks: ``uniform_palette`` ((1, 3) RGB, the
-    uniform mode's colour), ``points_frame``, ``mode_legend``, ``fill_points`` and ``fill_own``."""
+class PointsScene(Scene):
+    """The base of a ``Scene`` whose view is points (a subclass may draw another view, e.g. a field).
+    Hooks: ``uniform_palette`` ((1, 3) RGB, the uniform mode's colour), ``points_frame``, ``mode_legend``,
+    ``fill_points`` and ``fill_own``."""
 
     uniform_palette: np.ndarray
 
@@ -58,7 +60,7 @@ class PointsScene:
     # --- shared ------------------------------------------------------------------------------------
     def fill_quantity(self, mode: str, xp, out) -> None:
         if mode == BLOCK_COLORS:
-            out[:] = self.block_threads(xp) // self.knobs.block
+            out[:] = self.block_threads(xp) // self.knobs.threads
         elif mode == UNIFORM:
             out[:] = 0
         else:
@@ -69,18 +71,19 @@ class PointsScene:
         if mode not in self.color_modes:
             raise ValueError(f"unknown colour mode {mode!r} (choose from {', '.join(self.color_modes)})")
         if mode == BLOCK_COLORS:
-            blocks = max(ceil_div(self.n, self.knobs.block), 1)
+            block = self.knobs.threads
+            blocks = max(ceil_div(self.n, block), 1)
             return Legend(f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)", 0, blocks - 1,
-                          f"blocks of {self.knobs.block} threads", colormap="block", categorical=True), BLOCK_PALETTE
+                          f"blocks of {block} threads", colormap="block", categorical=True), BLOCK_PALETTE
         if mode == UNIFORM:
             return None, self.uniform_palette
         legend = self.mode_legend(mode)
         return legend, spread(legend.colormap) if legend.categorical else None
 
-    def view(self, color_mode: str) -> PointsView:
+    def view(self, color_mode: str) -> View:
         legend, palette = self.coloring(color_mode)
         fixed = self.color_scales.ranges.get(color_mode) if palette is None else None
-        if fixed is not None:
+        if fixed is not None and legend is not None:  # a legend whenever values are coloured
             legend = replace(legend, lo=fixed[0], hi=fixed[1])
         dims, surroundings, spacing = self.points_frame()
         n, dtype = self.n, np.float32 if palette is None else np.int32
@@ -102,6 +105,7 @@ class PointsScene:
             self.fill_points(cupy, pos, quantity, color_mode)
             return pos.get(), quantity.get()
 
+        own_colormap = legend.colormap if legend is not None and palette is None else ""
         return PointsView(n, dims, surroundings, spacing, host, write, legend,
-                          colormap=(legend.colormap if palette is None else "") or "viridis", palette=palette,
+                          colormap=own_colormap or "viridis", palette=palette,
                           value_range=fixed, mask=self.checks.marked(n))

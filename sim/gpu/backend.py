@@ -94,7 +94,8 @@ def device_name(backend: str) -> str:
         return gpu_status().device_name
     import numba
 
-    return f"CPU: {cpu_model()} ({numba.config.NUMBA_NUM_THREADS} threads)"
+    threads = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # numba sets it at import
+    return f"CPU: {cpu_model()} ({threads} threads)"
 
 
 def cpu_model() -> str:

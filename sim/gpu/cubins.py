@@ -90,7 +90,7 @@ def cubin_file(text: str, name: str, options, arch: str, *, fresh: bool = False,
         if not fresh and _cached(folder / entry):
             return folder / entry
     out = nvrtc.compile(text, name, options, arch, stop=stop)
-    if not out.ok:
+    if out.binary is None:  # not out.ok
         raise BuildFailed(out.log)
     for folder in (cache_dir(), _own_dir()):
         try:

@@ -32,13 +32,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from sim.gpu.timing import StageTimer
 
 
 def package_dir(package: str) -> Path:
     """The folder of a top-level package, found without importing it (``viewer``'s import opens pyglet)."""
-    return Path(next(iter(importlib.util.find_spec(package).submodule_search_locations)))
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"no package {package!r}")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 PACKAGES = ("sim", "viewer")  # where .cu sources live
@@ -144,10 +148,11 @@ def _module(text: str, options: tuple[str, ...], device: int):
         raise GpuCompileError(str(exc)) from None
 
 
-_compiled: dict[tuple[Build, int], Mapping[str, object]] = {}  # (build, device) -> its kernels by name
+# CuPy's objects (RawKernel, Stream, Event, Graph) are Any: CuPy has no type information.
+_compiled: dict[tuple[Build, int], Mapping[str, Any]] = {}  # (build, device) -> its kernels by name
 
 
-def kernels(build: Build, device: int) -> Mapping[str, object]:
+def kernels(build: Build, device: int) -> Mapping[str, Any]:
     """The build's kernels (CuPy RawKernel by name), compiled for ``device`` on first use; later calls
     are a dictionary lookup."""
     found = _compiled.get((build, device))
@@ -270,8 +275,8 @@ class FrameGraph:
 
     record: Callable[[], None]
     device: int
-    _graph: object = None
-    _stream: object = None
+    _graph: Any = None
+    _stream: Any = None
     _warm: bool = False
     replays: int = field(default=0)
 
@@ -310,7 +315,7 @@ class EventStageTimer(StageTimer):
 
     def __init__(self, stages: tuple[str, ...] = (), history: int = 240):
         super().__init__(stages, history)
-        self._events: list[tuple[str, object, object]] = []
+        self._events: list[tuple[str, Any, Any]] = []
         self._pending: deque[tuple[list, dict[str, float], int]] = deque()
 
     @contextmanager

@@ -22,6 +22,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -114,7 +115,7 @@ class EventClock:
 
     def __init__(self, stream=None):
         self.stream = stream
-        self._events: list[tuple[object, object]] = []
+        self._events: list[tuple[Any, Any]] = []  # CuPy events
         self._used = 0
 
     def _pair(self):

@@ -58,7 +58,7 @@ class Setup:
     steps: float = 1.0  # steps the timed milliseconds cover (bench: 1, per step; the viewer: a frame's)
     variant: str = ""
     block: Any = None
-    options: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, str | int] = field(default_factory=dict)  # the knobs' choices; heat's k may be an int
     preset: str = ""
     stats: Mapping[str, Any] = field(default_factory=dict)  # the scene's statistics (pairs, k, buckets, ...)
 

@@ -65,7 +65,7 @@ def run(sizes, steps: int, kernels=KERNELS, blocks=BLOCK_SHAPES, ks=(8,), fma: b
     for kernel, block, k in configs:
         gpu.check_launch(kernel, block, k or 1, device)
     rate = copy_rate(device)
-    results = []
+    results: list[dict] = []
     total = len(configs) * len(sizes)
     for n in sizes:
         field = course.initial_field(n, n)

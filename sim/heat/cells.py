@@ -4,10 +4,15 @@ no GPU needed)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.framework.checks import Inspector
 from sim.heat.kernels import COLS, LaunchTiles
+
+if TYPE_CHECKING:
+    from sim.heat.scene import HeatScene
 
 
 def cell_values(near: np.ndarray, i: int, j: int, ni: int, nj: int, tfac) -> dict[str, str]:
@@ -43,6 +48,8 @@ def thread_text(tiles: LaunchTiles, i: int, j: int) -> str:
 
 class HeatInspector(Inspector):
     """A cell under the viewer's pointer (``HeatScene.inspector``); items are cells, ``row * ni + column``."""
+
+    scene: HeatScene
 
     def cell(self, item: int) -> tuple[int, int]:
         scene = self.scene

@@ -30,6 +30,7 @@ import os
 import shlex
 import sys
 import traceback
+from typing import TextIO
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class _Tail(io.TextIOBase):
 
 class _State:
     phase = "setup"  # setup -> running (begin) -> ended (end); "failed": a peer failed in setup
-    real_stderr = None
+    real_stderr: TextIO | None = None
     tail: _Tail | None = None
 
 
@@ -211,4 +212,4 @@ def _share_cores(comm) -> None:
     except ImportError:
         return
     share = max(1, cpu_threads() // max(1, comm.local_size))
-    numba.set_num_threads(min(share, numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(share, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # set at import

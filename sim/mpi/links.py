@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 from sim.cmdline.cli import UsageError
-from sim.mpi.comm import Comm
+from sim.mpi.comm import Comm, MpiComm
 
 TRANSPORTS = ("nccl", "cuda-mpi", "host")
 # Variables with which MPI libraries announce (or are told to use) CUDA-aware transfers
@@ -81,6 +81,7 @@ class CudaMpiLink(HostLink):
     """CuPy arrays handed to a CUDA-aware MPI (mpi4py reads __cuda_array_interface__)."""
 
     name = "cuda-mpi"
+    comm: MpiComm  # handed only where MPI runs over several ranks (``gpu_link``)
 
     def exchange(self, sends, recvs) -> None:
         import cupy

@@ -39,6 +39,8 @@ PUSH = Tool("push", "left drag pushes the particles under the pointer along the 
             params=(Param("radius", "push radius", 0.01, 0.3, "%.3f", help="as a share of the box side"),
                     Param("strength", "push strength", 0.0, 2.0, "%.2f", help="1: particles move with the pointer")),
             default_on=False)
+VERIFIER = Verifier(checks="each GPU step is checked against a CPU step from the same state",
+                    mismatch="particles whose step differs from the CPU's are drawn red")
 
 SPEC = SceneSpec(
     name="particles",
@@ -63,8 +65,7 @@ SPEC = SceneSpec(
              Toggle("graph", "CUDA graph", "each frame's ten GPU steps replayed as one CUDA graph (fewer launches; the "
                     "benchmarks switch it on); the stage times then cover the whole frame", default=False),),
     gpu=GPU,
-    verifier=Verifier(checks="each GPU step is checked against a CPU step from the same state",
-                      mismatch="particles whose step differs from the CPU's are drawn red"),
+    verifier=VERIFIER,
     block_colors=BlockColoring(),
     tool=PUSH,
     histogram=HistogramSource(dims=2),

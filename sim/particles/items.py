@@ -3,13 +3,20 @@ verification its GPU step beside the CPU's (``ParticlesScene.inspector``)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.framework.checks import Inspector
 from sim.particles import world
 
+if TYPE_CHECKING:
+    from sim.particles.scene import ParticlesScene
+
 
 class ParticleInspector(Inspector):
+    scene: ParticlesScene
+
     def item_key(self, item: int) -> int:
         """On the GPU the particles are kept in the device's order (the order the last step wrote them in);
         their ids follow them."""
@@ -49,7 +56,7 @@ class ParticleInspector(Inspector):
             "bin": f"{row * scene.nbins + col} (row {row}, column {col})" if min(row, col) >= 0 else "none: NaN",
         }
         if scene.gpu is not None:
-            block = scene.knobs.block
+            block = scene.knobs.threads
             values["CUDA"] = f"block {item // block}, thread {item % block} (of {block})"
         return values
 

@@ -132,7 +132,7 @@ class TrajectoryReader:
         """The next ``k`` particles of the current frame, (k, 2) float64."""
         k = min(k, self.left)
         first = self.line + 1
-        lines = []
+        lines: list[bytes] = []
         for _ in range(k):
             line = self._readline()
             if not line or line.isspace():

@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -125,7 +125,7 @@ def run(request: ParticlesRequest, init: str, on_gpu: bool, need: resources.Esti
     comm = mpi.world()
     resources.check(dataclasses.replace(need, seconds=need.seconds / (comm.size if on_gpu else comm.hosts)))
     check_ranks(request.n, comm.size, on_gpu)
-    options = {}
+    options: dict[str, Any] = {}
     device = 0
     if on_gpu:
         if not gpu_status().available:

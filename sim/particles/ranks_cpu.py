@@ -42,7 +42,8 @@ class CpuRank:
         self.strips = Strips(self.nbins, comm.size)
         self.row0, self.row1 = self.strips.bounds(comm.rank)
         self.below, self.above = self.strips.neighbours(comm.rank)
-        self._set(*(np.ascontiguousarray(a, np.float64) for a in (x, y, vx, vy)), np.asarray(ids, np.int64))
+        x, y, vx, vy = (np.ascontiguousarray(a, np.float64) for a in (x, y, vx, vy))
+        self._set(x, y, vx, vy, np.asarray(ids, np.int64))
         self.timer = StageTimer(STAGES)
         self.bytes_sent = 0  # ghosts and migrants (and their counts) this rank has sent
 
@@ -116,7 +117,8 @@ class CpuRank:
         self.comm.exchange(sends, recvs)
         self.bytes_sent += 8 * self.comm.size + sum(rows.nbytes for _, rows in sends)
         merged = np.concatenate([state[~leaving], *(rows for _, rows in recvs)])
-        self._set(*(merged[:, k].copy() for k in range(4)), merged[:, 4].astype(np.int64))
+        x, y, vx, vy = (merged[:, k].copy() for k in range(4))
+        self._set(x, y, vx, vy, merged[:, 4].astype(np.int64))
 
     def positions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(ids, x, y) of my particles."""

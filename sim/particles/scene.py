@@ -8,11 +8,13 @@ starters' distance statistics (absmin, absavg) are kept per step.
 from __future__ import annotations
 
 import time
+from typing import ClassVar
 
 import numpy as np
 
 from sim.contract import Box, Legend, PointerEvent
 from sim.framework import finite
+from sim.framework.checks import Inspector
 from sim.framework.points import PointsScene
 from sim.framework.scene import Scene
 from sim.framework.scene_bench import BenchFigures
@@ -48,7 +50,7 @@ class ParticleFigures(BenchFigures):
 
 class ParticlesScene(PointsScene, Scene):
     spec = SPEC
-    inspector_type = ParticleInspector
+    inspector_type: ClassVar[type[Inspector]] = ParticleInspector
     bench_type = ParticleFigures
     uniform_palette = UNIFORM_PALETTE
     default_seed = 1
@@ -80,6 +82,8 @@ class ParticlesScene(PointsScene, Scene):
     # --- state ------------------------------------------------------------------------------
     def load_state(self, preset: str, n: int | None) -> None:
         n = n or self.spec.preset(preset).count
+        if n is None:  # not so: every particles preset has a count
+            raise ValueError(f"preset {preset} has no particle count")
         x, y, vx, vy = INITS[preset](n, self.seed)
         size = world.box_size(n)
         nbins = binning_cpu.bin_count(size)
@@ -99,7 +103,7 @@ class ParticlesScene(PointsScene, Scene):
     def move_state(self, backend: str) -> None:
         """Move the state across without a reset (the distance statistics start over)."""
         if backend == "gpu":
-            h = self.host
+            h = self.cpu_particles
             self.gpu, self.host = self._new_gpu(h.x, h.y, h.vx, h.vy), None
         else:
             self.host, self.gpu = HostParticles(*self.gpu.host_state()), None
@@ -112,7 +116,14 @@ class ParticlesScene(PointsScene, Scene):
 
     @property
     def n(self) -> int:
-        return self.gpu.n if self.gpu is not None else self.host.n
+        return self.gpu.n if self.gpu is not None else self.cpu_particles.n
+
+    @property
+    def cpu_particles(self) -> HostParticles:
+        """The state on the CPU backend (``host``), there whenever the particles are not on the GPU."""
+        if self.host is None:
+            raise RuntimeError("the particles are on the GPU")
+        return self.host
 
     # the CPU state by name, for tests
     x = property(lambda self: self.host.x)
@@ -154,7 +165,7 @@ class ParticlesScene(PointsScene, Scene):
             if before is not None:
                 self._verify(before)
             return
-        stats = pipeline_cpu.step(self.host, self.size, self.nbins, self.timer)
+        stats = pipeline_cpu.step(self.cpu_particles, self.size, self.nbins, self.timer)
         if self.stats_on:
             self._stats.add_step(*stats)
 
@@ -185,7 +196,7 @@ class ParticlesScene(PointsScene, Scene):
 
     def host_positions(self) -> tuple[np.ndarray, np.ndarray]:
         """x, y in the particles' own order (the course's output order)."""
-        return self.gpu.host_positions() if self.gpu is not None else (self.host.x, self.host.y)
+        return self.gpu.host_positions() if self.gpu is not None else (self.cpu_particles.x, self.cpu_particles.y)
 
     # --- the forces from a user's kernel (sim.particles.user_stage), the move the scene's ------------------
     def user_stage_inputs(self, stage: str) -> dict:
@@ -198,7 +209,7 @@ class ParticlesScene(PointsScene, Scene):
         back, in the particles' own order, so the marks line up with the device's particles)."""
         from sim.particles.user_stage import refused_note, usable
 
-        p = HostParticles(*self.gpu.host_state()) if self.gpu is not None else self.host
+        p = HostParticles(*self.gpu.host_state()) if self.gpu is not None else self.cpu_particles
         ax, ay = np.asarray(outputs["ax"], np.float64), np.asarray(outputs["ay"], np.float64)
         refused = ~(usable(ax) & usable(ay))
         p.ax[:] = np.where(refused, 0.0, ax)  # those coast: the move's wall loop never ends at inf or 1e300

@@ -10,6 +10,8 @@ loop alone, on the CPU twin's bins (``arrays``); the move stays the scene's (``b
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from sim.framework import finite
@@ -72,8 +74,9 @@ class ForcesStage:
     def expected(self, inputs: Arrays) -> Arrays:
         n = int(inputs["n"])
         ax, ay = np.empty(n), np.empty(n)
-        index = [inputs[k].astype(np.int64) for k in ("bin", "start", "members")]  # the twin's own types
-        binning_cpu.forces(inputs["x"], inputs["y"], ax, ay, int(inputs["nb"]), *index, np.empty(n), np.empty(n),
+        bins, start, members = (inputs[k].astype(np.int64) for k in ("bin", "start", "members"))  # the twin's types
+        binning_cpu.forces(inputs["x"], inputs["y"], ax, ay, int(inputs["nb"]), bins, start, members, np.empty(n),
+                           np.empty(n),
                            np.empty(n, np.int64))
         return {"ax": ax, "ay": ay}
 
@@ -91,7 +94,7 @@ class ForcesStage:
             want, have = expected[name], np.asarray(got[name])
             with np.errstate(invalid="ignore"):
                 wrong = ~(np.abs(have - want) <= atol)  # NaN: wrong
-            values.append(Values(want, have, wrong, np.arange(n), lambda k, axis=axis: f"particle {k} ({axis})",
+            values.append(Values(want, have, wrong, np.arange(n), _particle_label(axis),
                                  name))
         return comparison(values, n, f"|difference| <= {atol:.3g} (moves a particle 1e-12 of the box in a step)")
 
@@ -124,3 +127,8 @@ def arrays(x: np.ndarray, y: np.ndarray, side: float) -> Arrays:
     return {"x": x, "y": y, "bin": bins.astype(np.int32), "start": start.astype(np.int32),
             "members": members.astype(np.int32), "n": np.int32(x.shape[0]), "nb": np.int32(nb),
             "size": np.float64(side)}
+
+
+def _particle_label(axis: str) -> Callable[[int], str]:
+    """Value k's label: the particle and the axis."""
+    return lambda k: f"particle {k} ({axis})"

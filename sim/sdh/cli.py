@@ -142,8 +142,7 @@ def histogram_estimate(n: int, buckets: int, backend: str, kernels=(), compare: 
     (and the CPU's once, with ``compare``); ``sdh`` and ``bench sdh`` alike."""
     from sim.sdh import data, sdh_cpu
 
-    pairs = data.pair_count(n)
-    count = f"{cli.count_text(n)} atoms ({cli.count_text(pairs)} pairs)"
+    count = f"{cli.count_text(n)} atoms ({cli.count_text(data.pair_count(n))} pairs)"
     what = f"{label}: {count}" + (f" x {runs} runs" if runs > 1 else "")
     pairs = float(n) * (n - 1) / 2  # the pace in floats: inf, not an OverflowError, for an absurd N
     cpu_seconds = pairs / (sdh_cpu.PAIRS_PER_SECOND_PER_THREAD * resources.cpu_threads())
@@ -240,7 +239,7 @@ def run_ranks(request: SdhRequest, buckets: int, kernels: list[str], block: int,
     if request.backend == "cpu":
         result = cpu_counts("CPU histogram (rank 0's share)")
         mpi.end()
-        if root:
+        if root and result.counts is not None:  # the counts come back to rank 0
             seconds = result.wall_ms / 1e3
             print(f"Running time for CPU version: {int(seconds)}.{int(seconds % 1 * 1e6):06d}")
             print(format_histogram(result.counts), end="")

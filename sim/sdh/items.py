@@ -3,12 +3,19 @@ distances, pairs and g(r), and under verification its GPU and exact CPU counts. 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.framework.checks import Inspector
 
+if TYPE_CHECKING:
+    from sim.sdh.scene import HistogramScene
+
 
 class BucketInspector(Inspector):
+    scene: HistogramScene
+
     def item_of_key(self, key: int) -> int | None:
         return int(key) if 0 <= int(key) < self.scene.counts.shape[0] else None
 
@@ -31,7 +38,7 @@ class BucketInspector(Inspector):
                 "distance": f"{item * width:.6g} .. {(item + 1) * width:.6g}{last}",
                 "pairs": f"{count:,}",
                 "share": f"{count / max(scene.total_pairs(), 1):.4%} of all pairs"
-                + (" (impossible: below 0 or above N(N-1)/2)" if scene.impossible(np.int64(count)) else ""),
+                + (" (impossible: below 0 or above N(N-1)/2)" if scene.impossible(np.array(count, np.int64)) else ""),
                 "g(r)": f"{count / expected:.4g} (an ideal gas in the cube: {expected:,.0f} pairs)" if expected > 0
                 else "-",
                 "counted on": f"{scene.backend.upper()} ({scene.counted_with if scene.backend == 'gpu' else 'numba'})"}

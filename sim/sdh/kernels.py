@@ -63,7 +63,7 @@ ATOM_BYTES = {"fast": 24 + 16, "tensor": 24 + 72}  # + float32 copies (float4) /
 
 def models(setup) -> dict:
     """The histogram per pair: N(N-1)/2 pairs a histogram, ``setup.steps`` histograms."""
-    from sim.gpu.roofline import StageModel
+    from sim.gpu.roofline import FlopKind, StageModel
 
     n, kernel = max(setup.n, 2), setup.variant or "tensor"
     pairs = n * (n - 1) / 2
@@ -78,6 +78,7 @@ def models(setup) -> dict:
     if per_atom * n > L2_BYTES:
         blocks = -(-n // rows_per_block(kernel, int(setup.block or 256)))
         moved += blocks * per_atom * n / 2
+    kind: FlopKind
     if kernel == "tensor":  # one m8n8k4 float64 MMA per 8 x 8 pairs: 512 FLOP / 64 pairs
         flops, kind, note = 8.0, "fp64-tensor", "squared distances on the FP64 tensor cores (8 FLOP a pair)"
     else:  # dx, dy, dz; three squares; two sums; sqrt; / w (sqrt and division counted once each)

@@ -116,6 +116,6 @@ class Attempts:
             ran = [a for a in self.items if a.ms is not None]
             self._series = (np.array([a.number for a in ran], np.float64), np.array([a.ms for a in ran], np.float64))
             self._point = next((i for i, a in enumerate(ran) if a is self._running), None)
-        elif self._point is not None:
+        elif self._point is not None and self._running is not None:  # the point is the running attempt's
             self._series[1][self._point] = self._running.ms
         return self._series

@@ -61,7 +61,8 @@ def parse(log: str, entry: str) -> Footprint | None:
             continue
         sizes = _FRAME.search(line)
         if sizes and current == entry:
-            frame = tuple(int(v) for v in sizes.groups())
+            stack, stores, loads = (int(v) for v in sizes.groups())
+            frame = (stack, stores, loads)
             continue
         used = _USED.search(line)
         if used and current == entry:

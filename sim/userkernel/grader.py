@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,7 +35,9 @@ class Case:
 
     @property
     def correct(self) -> bool:
-        return not self.error and self.comparison.correct and not self.result.overflow
+        comparison, result = self.comparison, self.result  # both there when the case finished (no error)
+        return (not self.error and comparison is not None and comparison.correct
+                and result is not None and not result.overflow)
 
     @property
     def ms(self) -> float | None:
@@ -51,7 +54,7 @@ def grade(source, adapter, sizes, seeds, block, box, repeats: int, progress=None
     """Every size x seed; SandboxError for what ends the whole check ("no-gpu", "compile"), a case with its
     error for a fault or a time-out (the next case gets a new worker). ``first_inputs``: inputs already made
     for the first seed, by size; ``speed(inputs, expected, case)``: the case's figures by variant."""
-    cases = []
+    cases: list[Case] = []
     for size in sizes:
         for seed in seeds:
             inputs = (first_inputs or {}).get(size) if seed == seeds[0] else None
@@ -67,7 +70,7 @@ def grade(source, adapter, sizes, seeds, block, box, repeats: int, progress=None
                 expected = adapter.expected(inputs)
                 case.comparison = adapter.compare(inputs, expected, case.result.outputs)
                 if case.comparison.mismatches and sum(c.unstable for c in cases) < RERUNS:
-                    case.unstable = _differs_again(box, source, inputs, block, adapter, expected, case)
+                    case.unstable = _differs_again(box, source, inputs, block, adapter, expected, case.comparison)
                 if speed is not None:
                     case.speed = speed(inputs, expected, case)
             cases.append(case)
@@ -80,7 +83,7 @@ def grade(source, adapter, sizes, seeds, block, box, repeats: int, progress=None
 RERUNS = 2  # wrong cases run a second time to tell a race from a steady mistake
 
 
-def _differs_again(box, source, inputs, block, adapter, expected, case: Case) -> bool:
+def _differs_again(box, source, inputs, block, adapter, expected, first: Comparison) -> bool:
     """Whether the same inputs, run once more, go wrong at other items (a race); False when that run fails."""
     try:
         again = box.run(source, inputs, block, 0, ())
@@ -88,7 +91,7 @@ def _differs_again(box, source, inputs, block, adapter, expected, case: Case) ->
         if exc.kind not in ("fault", "timeout"):
             raise
         return False
-    return not np.array_equal(adapter.compare(inputs, expected, again.outputs).mismatch, case.comparison.mismatch)
+    return not np.array_equal(adapter.compare(inputs, expected, again.outputs).mismatch, first.mismatch)
 
 
 def builds_without_fma(adapter) -> bool:
@@ -121,7 +124,7 @@ def table(cases: list[Case], variant: str, builtin: tuple[str, ...]) -> str:
     lines = [head]
     for case in cases:
         c = case.comparison
-        row = (f"{case.size:>12,} {case.seed:>5} {verdict(case):>8} {_number(c and c.mismatches, ','):>11} "
+        row = (f"{case.size:>12,} {case.seed:>5} {verdict(case):>8} {_number(c.mismatches if c else None, ','):>11} "
                f"{format(c.max_abs, '.3g') if c else '-':>12}")
         values = [case.ms, *(case.builtin_ms(name) for name in builtin)]
         row += "".join(f" {_number(ms, '.4f'):>{max(12, len(name) + 4)}}"
@@ -142,8 +145,10 @@ def details(cases: list[Case], item: str) -> list[str]:
         if case.error:
             lines.append(f"  {case.error}")
             continue
-        lines += [f"  {message}" for message in case.result.overflow]
-        c = case.comparison
+        c, result = case.comparison, case.result
+        if c is None or result is None:  # not so: a case without an error finished
+            continue
+        lines += [f"  {message}" for message in result.overflow]
         if c.mismatches:
             lines.append(f"  {c.mismatches:,} {item}{'s' if c.mismatches != 1 else ''} differ, compared {c.rule}; "
                          "the worst:")
@@ -160,7 +165,7 @@ def _finite(value: float | None):
     return value if value is None or math.isfinite(value) else None
 
 
-def record(cases: list[Case], source, block, device: str, commit: str, hints: list[str] = ()) -> dict:
+def record(cases: list[Case], source, block, device: str, commit: str, hints: Sequence[str] = ()) -> dict:
     """The JSON of ``check --json``: device, commit, stage, file, cases[...] (non-finite errors as null), hints."""
     from sim.userkernel import speed
 

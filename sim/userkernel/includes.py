@@ -31,7 +31,8 @@ def refused(source) -> list[tuple[int, str]]:
     or through a header it includes, something that is not a regular file."""
     from sim.userkernel.source import MAX_BYTES
 
-    folders, seen, found = _folders(source), set(), []
+    seen: set[Path] = set()
+    folders, found = _folders(source), []
     todo = [(source.text, Path(source.name).parent, None)]  # (text, its folder, the user's line it came from)
     while todo and len(seen) < MAX_FILES:
         text, here, origin = todo.pop()

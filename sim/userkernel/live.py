@@ -17,6 +17,7 @@ thread swaps a build that compiles in between frames (``refresh``), the scene's 
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +27,10 @@ from sim.userkernel.attempts import Attempts
 from sim.userkernel.sandbox import Sandbox, SandboxError
 from sim.userkernel.sanitizer import Background
 from sim.userkernel.watch import Reload, SourceWatcher
+
+if TYPE_CHECKING:
+    from sim.userkernel.footprint import Footprint
+    from sim.userkernel.source import UserSource
 
 STEP_TIME_LIMIT_S = 2.0  # one step of the user's kernel in the viewer, compile included
 
@@ -40,7 +45,7 @@ class LiveStage:
         self.adapter = load(self.stage.adapter)()
         self.sandbox = sandbox if sandbox is not None else Sandbox(time_limit_s=STEP_TIME_LIMIT_S)
         self.watcher: SourceWatcher | None = None
-        self.build = None  # the last text that compiled: what runs (None until one does)
+        self.build: UserSource | None = None  # the last text that compiled: what runs (None until one does)
         self.diagnostics: list = []  # NVRTC's messages on the latest text
         self.problem = ""  # the latest text could not be read or checked
         self.error: str | None = None  # the last sandbox error: the reference runs until the file changes
@@ -53,8 +58,9 @@ class LiveStage:
         self.attempts = Attempts()  # every text taken in this session, and what its build did
         self.faulted = False  # the last sandbox error was the GPU's fault (memcheck can name the line)
         self.sanitizer = Background()  # one step under compute-sanitizer, run off the frame thread
-        self.footprint = None  # what ptxas made of the build's entry (sim.userkernel.footprint.Footprint)
-        self.launch = None  # the last step's (block, dynamic shared bytes): the occupancy the panel shows
+        self.footprint: Footprint | None = None  # what ptxas made of the build's entry
+        # the last step's (block, dynamic shared bytes): the occupancy the panel shows
+        self.launch: tuple[Any, int] | None = None
         self._target = None  # sim.userkernel.codegen.Target, read once
 
     @property
@@ -116,6 +122,8 @@ class LiveStage:
         inputs = scene.user_stage_inputs(self.stage.name)
         block = scene.knobs.block if scene.knobs.block is not None else adapter.default_block()
         self.launch = (block, adapter.launch(inputs, block)[2])
+        if self.build is None:  # not so: steps run only once a build compiled (``runs``)
+            raise SandboxError("compile", "no build of the file has compiled")
         got = self.sandbox.run(self.build, inputs, block)
         comparison = None
         if scene.checks.on:

@@ -24,11 +24,16 @@ from __future__ import annotations
 import multiprocessing
 import signal
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sim.userkernel import faults, timing
 from sim.userkernel.source import UserSource
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.context import SpawnProcess
 
 SETUP_LIMIT_S = 300.0  # starting CuPy, compiling, timing the built-in builds
 
@@ -61,8 +66,8 @@ class Sandbox:
     def __init__(self, time_limit_s: float = 5.0, job=None):
         self.time_limit_s = float(time_limit_s)
         self._job = job or run_job  # what the worker does with a request (tests hand in their own)
-        self._process = None
-        self._conn = None
+        self._process: SpawnProcess | None = None
+        self._conn: Connection | None = None
 
     def __enter__(self) -> Sandbox:
         return self
@@ -87,6 +92,12 @@ class Sandbox:
             child.close()  # the worker has its own end of the pipe
         self._process, self._conn = process, conn
 
+    def _worker(self) -> tuple[SpawnProcess, Connection]:
+        """The worker ``_start`` made and the pipe to it."""
+        if self._process is None or self._conn is None:
+            raise SandboxError("fault", "the sandbox worker is not running")
+        return self._process, self._conn
+
     def _stop(self) -> None:
         """Kill the worker (a kernel that never returns ignores anything gentler)."""
         if self._process is not None:
@@ -103,7 +114,8 @@ class Sandbox:
         if self._process is None or not self._process.is_alive():
             self._stop()
             self._start()
-        self._conn.send((source, inputs, block, int(repeats), tuple(builtin)))
+        _, conn = self._worker()
+        conn.send((source, inputs, block, int(repeats), tuple(builtin)))
         try:
             return self._answer()
         except SandboxError:
@@ -114,15 +126,16 @@ class Sandbox:
 
     def _answer(self) -> RunResult:
         """The worker's answer to the request just sent, the time limit applied phase by phase."""
+        process, conn = self._worker()
         phase, launches = "setup", 1
         while True:
             limit = self.time_limit_s * launches if phase == "kernel" else SETUP_LIMIT_S
             try:
-                ready = self._conn.poll(limit)
-                message = self._conn.recv() if ready else None
+                ready = conn.poll(limit)
+                message = conn.recv() if ready else None
             except (EOFError, OSError):
-                self._process.join(5)
-                code = self._process.exitcode
+                process.join(5)
+                code = process.exitcode
                 self._stop()
                 raise SandboxError("fault", f"the worker running the kernel died (exit code {code})") from None
             if message is None:
@@ -199,7 +212,7 @@ def _end_on_a_dead_context() -> None:
     os._exit(0)
 
 
-_modules: dict[tuple[str, tuple[str, ...]], object] = {}  # the worker's loaded user modules by (text, options)
+_modules: dict[tuple[str, tuple[str, ...]], Any] = {}  # the worker's loaded user modules by (text, options)
 
 
 def _kernel(source: UserSource):

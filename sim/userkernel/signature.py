@@ -65,6 +65,8 @@ def parameters(stage: UserStage) -> list[tuple[str, str]]:
     found = []
     for part in inside.split(","):
         match = re.fullmatch(r"\s*(?P<type>.*?[\s*&])(?P<name>\w+)\s*", part)
+        if match is None:
+            raise ValueError(f"no C type and name in parameter {part.strip()!r} of {stage.signature}")
         found.append((" ".join(match["type"].split()).replace(" *", "*"), match["name"]))
     return found
 

@@ -155,8 +155,8 @@ def diagnostics(log: str, source: UserSource, ptx: str = "") -> list[Diagnostic]
         add(message.file, message.line, message.severity, f"ptxas: {message.message}")
     if about_signature:  # about the user's kernel: at the line that declares it
         number = signature.entry_line(source.text, source.stage.entry)
-        for message in signature.messages(about_signature, source.stage):
-            add(source.name, number, "error", message)
+        for text in signature.messages(about_signature, source.stage):
+            add(source.name, number, "error", text)
     return found
 
 
@@ -204,7 +204,7 @@ def failed_build(log: str, source: UserSource, arch: str = ARCH, stop=None) -> l
     if ptxas_messages(log):
         try:
             out = nvrtc.compile(source.compiled_text(), source.name, options(source), arch, ptx=True, stop=stop)
-            ptx = out.binary.decode(errors="replace") if out.ok else ""
+            ptx = out.binary.decode(errors="replace") if out.binary is not None else ""
         except nvrtc.CompileStopped:
             pass
     found = diagnostics(log, source, ptx)
@@ -238,7 +238,7 @@ def check_build(source: UserSource, arch: str = ARCH, stop=None) -> Checked:
         if stop is not None and stop.is_set():
             raise
         return Checked([Diagnostic(source.shown_name, 1, "error", str(exc), "")], arch=arch)
-    if not out.ok:
+    if out.binary is None:  # not out.ok
         return Checked(failed_build(out.log, source, arch, stop), arch=arch)
     found = diagnostics(out.log, source)
     entry = source.stage.entry
@@ -255,7 +255,7 @@ def ptx(source: UserSource, arch: str = ARCH) -> str:
         out = nvrtc.compile(source.compiled_text(), source.name, options(source), arch, ptx=True)
     except nvrtc.CompileStopped as exc:
         raise CompileFailed([Diagnostic(source.shown_name, 1, "error", str(exc), "")]) from None
-    if not out.ok:
+    if out.binary is None:  # not out.ok
         raise CompileFailed(failed_build(out.log, source, arch))
     return out.binary.decode(errors="replace")
 
@@ -266,6 +266,6 @@ def cubin(source: UserSource, arch: str = ARCH) -> bytes:
         out = nvrtc.compile(source.compiled_text(), source.name, options(source), arch)
     except nvrtc.CompileStopped as exc:
         raise CompileFailed([Diagnostic(source.shown_name, 1, "error", str(exc), "")]) from None
-    if not out.ok:
+    if out.binary is None:  # not out.ok
         raise CompileFailed(failed_build(out.log, source, arch))
     return out.binary

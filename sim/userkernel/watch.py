@@ -12,8 +12,13 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sim.cmdline.cli import UsageError
+
+if TYPE_CHECKING:
+    from sim.userkernel.footprint import Footprint
+    from sim.userkernel.source import UserSource
 
 POLL_S = 0.25
 
@@ -23,10 +28,10 @@ class Reload:
     """One look at the file: the text read (``source.UserSource``) and its NVRTC messages, or why it could
     not be read or checked (``problem``: the last good build keeps running)."""
 
-    source: object | None
+    source: UserSource | None
     diagnostics: tuple = ()
     problem: str = ""
-    footprint: object | None = None  # what ptxas made of the entry (sim.userkernel.footprint.Footprint)
+    footprint: Footprint | None = None  # what ptxas made of the entry
 
     @property
     def compiles(self) -> bool:
