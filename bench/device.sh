@@ -42,8 +42,15 @@ for what in "$@"; do
     tests)  # GPU_TESTS: the files to run (default all: 352 s on an H100 at 8afb642, the gate 140 s more). The
             # tests marked gpu_fault (a kernel that faults on purpose) run after every other step: after an MMU
             # fault the driver makes later GL draws of CUDA-written data on that GPU stall (tests/conftest.py)
+      # On a machine of several GPUs, one pytest worker a GPU (tests/conftest.py gives each its own)
+      gpus=$(nvidia-smi -L | wc -l)
+      spread=()
+      if [ "$gpus" -gt 1 ] && python3 -c "import xdist" 2>/dev/null; then
+        export KERNEL_LAB_TEST_GPUS=$gpus
+        spread=(-n "$gpus" --dist loadfile)
+      fi
       # shellcheck disable=SC2086
-      gpu_tests pytest-gpu.log -m gpu --durations=25 ${GPU_TESTS:-tests}
+      gpu_tests pytest-gpu.log -m gpu --durations=25 "${spread[@]}" ${GPU_TESTS:-tests}
       faults=${GPU_TESTS:-tests} ;;
     regress)
       bash bench/regress.sh "$out" .peers ;;

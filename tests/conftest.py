@@ -22,6 +22,18 @@ if ROOT not in sys.path:
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+def _one_gpu_per_worker() -> None:
+    """A parallel GPU run on a machine of several GPUs (bench/device.sh sets KERNEL_LAB_TEST_GPUS to their
+    number): worker k sees GPU k mod that number only, as its device 0, so the workers' kernels and windows
+    do not share a GPU. Set before CuPy or a GL context starts."""
+    worker, gpus = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("KERNEL_LAB_TEST_GPUS", "")
+    if worker.startswith("gw") and worker[2:].isdigit() and gpus.isdigit() and int(gpus) > 1:
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(int(worker[2:]) % int(gpus))
+
+
+_one_gpu_per_worker()
+
+
 def pytest_configure(config):
     """Ctrl-C tests need SIGINT delivered: a run started in the background of a script inherits it
     ignored (and passes that on to every program it starts), so the tests restore Python's handler. A
