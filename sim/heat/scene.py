@@ -81,6 +81,13 @@ class HeatScene(Scene):
         return self.gpu if self.gpu is not None else self.cpu
 
     @property
+    def cpu_heat(self) -> HeatCpu:
+        """The stepper on the CPU backend (``cpu``), there whenever the field is not on the GPU."""
+        if self.cpu is None:
+            raise RuntimeError("the field is on the GPU")
+        return self.cpu
+
+    @property
     def n(self) -> int:
         return self.ni * self.nj
 
@@ -124,7 +131,8 @@ class HeatScene(Scene):
 
     def move_state(self, backend: str) -> None:
         if backend == "gpu":
-            self.gpu = self._new_gpu(self.cpu.field, self.cpu.tfac)
+            cpu = self.cpu_heat
+            self.gpu = self._new_gpu(cpu.field, float(cpu.tfac))
             self.cpu = None
         else:
             most = self.spec.count_limits[0]
@@ -205,7 +213,7 @@ class HeatScene(Scene):
 
     # --- a step computed outside the scene (a user's kernel: sim.heat.user_stage) ------------------------------
     def user_stage_inputs(self, stage: str) -> dict:
-        field = self.gpu.get() if self.gpu is not None else self.cpu.field.copy()
+        field = self.gpu.get() if self.gpu is not None else self.cpu_heat.field.copy()
         return {"tin": field, "tfac": np.float32(self.sim.tfac)}
 
     def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
@@ -254,8 +262,8 @@ class HeatScene(Scene):
         with the cells the last check marked set to NaN."""
         marked = self.checks.marked(self.n)
         if self.gpu is None and marked is None:
-            return self.cpu.field
-        values = self.gpu.get() if self.gpu is not None else self.cpu.field.copy()
+            return self.cpu_heat.field
+        values = self.gpu.get() if self.gpu is not None else self.cpu_heat.field.copy()
         if marked is not None:
             values.reshape(-1)[marked] = np.nan
         return values
@@ -297,7 +305,7 @@ class HeatScene(Scene):
         have arrived; a NaN or inf among them (a user's kernel's cells) has the five exact numbers taken then
         (``summary``)."""
         if self.gpu is None:
-            return SummaryRead(summary(self.cpu.field, np))
+            return SummaryRead(summary(self.cpu_heat.field, np))
         import cupy
         import cupyx
 

@@ -78,7 +78,7 @@ class HeatReadout:
             self._cost_s = time.perf_counter() - started
             self._summarised, self._asks = self.version, 0
         if self._summary_text is None:  # a new field's first summary: wait for it
-            self._take_summary(now)
+            return self._take_summary(now)
         return self._summary_text
 
     def _summary_due(self, now: float) -> bool:
@@ -87,12 +87,15 @@ class HeatReadout:
         wait = max(SUMMARY_SECONDS, self._cost_s / SUMMARY_SHARE)
         return self._summarised != self.version and self._asks >= SUMMARY_ASKS and now - self._ready_at >= wait
 
-    def _take_summary(self, now: float) -> None:
+    def _take_summary(self, now: float) -> tuple[str, str]:
+        if self._summary is None:
+            raise RuntimeError("no temperature summary is on its way")
         lo, mean, hi, nan, inf = self._summary.values()
         self._summary, self._ready_at = None, now
         bad = finite.counts_text(nan, inf)
         text = f"min {lo:.4g}, mean {mean:.4g}, max {hi:.4g}" + (" of the finite cells" if bad else "")
         self._summary_text = text, f"{bad} cells (drawn red)" if bad else finite.CLEAN
+        return self._summary_text
 
     def cell_update_rate(self) -> float | None:
         """G cell-updates/s of the last timed frames (None before the first)."""
