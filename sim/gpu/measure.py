@@ -22,7 +22,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -240,12 +240,15 @@ def measure(run: Callable[[], object], clock, *, setup: Callable[[], object] | N
         batch = _next_batch(n, min_repeats, elapsed, budget_s, max_repeats, max_batch)
 
 
-def measure_returning(run: Callable[[], object], clock, *, between: Callable[[], object] | None = None,
-                      **options) -> tuple[Timing, object]:
+Result = TypeVar("Result")
+
+
+def measure_returning(run: Callable[[], Result], clock, *, between: Callable[[], object] | None = None,
+                      **options) -> tuple[Timing, Result]:
     """``measure(run, clock, **options)`` and what the last call of ``run`` returned. The older results are
     let go after each repeat, outside the timed part (a batch's solution is large: freeing it is not the
     solve's time), before the caller's ``between``."""
-    results: list = []
+    results: list[Result] = []
 
     def forget_older() -> None:
         del results[:-1]
