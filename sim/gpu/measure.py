@@ -113,7 +113,7 @@ class EventClock:
 
     The events are made once and reused batch after batch; ``collect`` waits for the last one."""
 
-    def __init__(self, stream=None):
+    def __init__(self, stream: Any = None) -> None:
         self.stream = stream
         self._events: list[tuple[Any, Any]] = []  # CuPy events
         self._used = 0
@@ -145,7 +145,7 @@ class StageTimerClock:
     """The frames a scene's ``StageTimer`` records (CUDA events or host times per stage) as the repeats:
     a repeat's time is the sum of its frame's stages; ``stages`` gathers each stage's samples."""
 
-    def __init__(self, timer):
+    def __init__(self, timer: Any) -> None:
         self.timer = timer
         self.stages: dict[str, list[float]] = {}
         self._frames = 0

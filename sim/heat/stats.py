@@ -9,10 +9,15 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sim.framework import finite
+
+if TYPE_CHECKING:
+    from sim.gpu.timing import StageTimer
+    from sim.heat.scene import HeatScene
 
 SUMMARY_SECONDS = 0.25  # the min/mean/max reduction runs at most this often
 SUMMARY_ASKS = 10  # ... and at most once in this many asks for the statistics
@@ -34,7 +39,7 @@ class HeatReadout:
     slider, the timer) and keeps what is its own: the version of the field, the throttled temperature
     summary, and the steps and times of the last frames."""
 
-    def __init__(self, scene):
+    def __init__(self, scene: HeatScene) -> None:
         self.scene = scene
         self.version = 0  # bumped by anything that changes the field
         self._summary_text: tuple[str, str] | None = None  # (temperature, non-finite cells); None: not yet
@@ -44,7 +49,7 @@ class HeatReadout:
         self._ready_at = 0.0  # when the last one arrived (time.monotonic)
         self._cost_s = 0.0  # host time the last one's start took (the whole reduction on the CPU)
         self._rates: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)  # (steps, ms) of timed frames
-        self._timer = None  # the scene's timer the rates are of (a preset, a backend bring a new one)
+        self._timer: StageTimer | None = None  # the timer the rates are of (a preset, a backend bring a new one)
         self._frames_seen = 0
 
     def changed(self, fresh: bool = False) -> None:
