@@ -90,7 +90,7 @@ class DurbinReadout:
                        gain_db=mode.gain_db(frame), batch_ms=self.last_ms, kernel=mode.kernel_text(scene.backend),
                        nonfinite=mode.nonfinite_note())
             return out
-        h, solver = scene.host, scene.solver
+        h, solver = scene.host, scene.recursion
         k = h["y"].shape[0]
         out.update(k=f"{k:,} of {scene.r.size:,}" + (" (done)" if k >= scene.r.size else ""), entries=k,
                    alpha_k=float(h["alphas"][k - 1]), beta_k=float(h["betas"][k - 1]),
