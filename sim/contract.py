@@ -337,6 +337,13 @@ class SceneSpec:
         raise ValueError(f"unknown preset {name!r} for {self.name} (choose from {self.preset_names})")
 
     @property
+    def gpu_knobs(self) -> GpuKnobs:
+        """``gpu``, for a scene that has GPU kernels."""
+        if self.gpu is None:
+            raise ValueError(f"the {self.name} scene has no GPU kernels")
+        return self.gpu
+
+    @property
     def preset_names(self) -> str:
         return ", ".join(p.name for p in self.presets)
 

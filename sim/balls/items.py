@@ -50,7 +50,7 @@ class DeviceGather:
 class BallInspector(Inspector):
     scene: BallsScene
 
-    def __init__(self, scene):
+    def __init__(self, scene: BallsScene) -> None:
         super().__init__(scene)
         self._gather: DeviceGather | None = None  # made on the first GPU description
     def item_key(self, item: int) -> int:

@@ -16,7 +16,7 @@ over for the pass, pairs copied back). ``variant`` picks the proximity algorithm
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,14 +43,16 @@ class BallsScene(PointsScene, Scene):
     uniform_palette = UNIFORM_PALETTE
     serial_items = 4096  # the T and drip presets (a step under a millisecond); t (8575) and block use all
 
-    def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0, **options):
+    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None, seed: int | None = None,
+                 variant: str | None = None, block: Any = None, device: int = 0, **options: str) -> None:
         self.settings = world.BallSettings()
         self.pass_log = PassLog()
         self.gpu: BallsGpu | None = None  # BallsGpu holding the state (backend "gpu") or lent for CUDA proximity
         self.host: HostBalls | None = None  # the state on the CPU backend
         self.thread_of: np.ndarray | None = None  # CPU physics with CUDA proximity: ball -> thread
         self.last_tests = self.last_pairs = 0
-        self.checked_lists = None  # the last check's (GPU count, slots, CPU count, slots), for describe_check
+        # the last check's (GPU count, slots, CPU count, slots), for describe_check
+        self.checked_lists: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._next_id = 0  # the id the next dripped ball gets (ids are never reused: a pin follows its ball)
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
 

@@ -114,13 +114,13 @@ class CompileWatch:
     Use as a context manager; numba's listener is removed on exit.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.names: list[str] = []  # numba functions compiled, outermost only, in order
         self.current = ""  # the one compiling now ("" between compiles)
         self._depth = 0
         self._seen = (0, 0)
         self._start_cuda = 0
-        self._listener = None
+        self._listener: object | None = None  # numba's compile-event listener while watching
 
     def __enter__(self) -> CompileWatch:
         from numba.core import event

@@ -31,6 +31,13 @@ class SceneRequest:
     seed: int | None = None
     options: Mapping[str, str | None] = field(default_factory=lambda: frozen_mapping({}))
 
+    @property
+    def scene_name(self) -> str:
+        """``scene``, once given or filled in (``view`` fills it from the saved settings or the default)."""
+        if self.scene is None:
+            raise ValueError("the request names no scene yet: view fills it in before building one")
+        return self.scene
+
 
 @dataclass(frozen=True)
 class ViewRequest:

@@ -60,7 +60,7 @@ def check_resources(request: SceneRequest, s, steps: int = 0) -> None:
 
 def make_scene(request: SceneRequest, steps: int = 0):
     """The scene of ``request``; ``steps``: how many it will run (refused when they could not finish)."""
-    s = spec(request.scene)
+    s = spec(request.scene_name)
     try:
         check_resources(request, s, steps)
     except ValueError as exc:

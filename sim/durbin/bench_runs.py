@@ -7,6 +7,9 @@ batch. Each run is timed through ``sim.gpu.measure`` and its seconds written int
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import numpy as np
 
 from sim.cmdline import interrupts
@@ -16,9 +19,10 @@ from sim.gpu import measure
 SCIPY_CAP = 20_000  # scipy is O(N^2): timed up to here, extrapolated (marked) beyond
 BENCH_KERNELS = ("two-kernel", "persistent-cluster", "persistent-grid")
 PROBE_N = 4096  # tiny work per step: the time per step is the exchange's latency
+Result = TypeVar("Result")
 
 
-def timed(fn, clock, **options) -> tuple[measure.Timing, object]:
+def timed(fn: Callable[[], Result], clock, **options) -> tuple[measure.Timing, Result]:
     """(``sim.gpu.measure``'s timing of ``fn`` in seconds, what its last call returned), stopping on Ctrl-C."""
     timing, last = measure.measure_returning(fn, clock, between=interrupts.check, **options)
     return timing.scaled(1e-3), last

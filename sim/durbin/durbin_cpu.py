@@ -12,6 +12,8 @@ independent systems (rows), in parallel over rows, each row bit-identical to ``s
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numba
 import numpy as np
 from numba import prange
@@ -66,7 +68,7 @@ class DurbinCpu:
     steps, ``run()`` to the end. The same attributes as ``sim.durbin.gpu.DurbinGpu``.
     """
 
-    backend = "cpu"
+    backend: Literal["cpu"] = "cpu"  # tells the two solvers apart
     kernel = "cpu"
     path = "numba, C summation order"
 

@@ -17,6 +17,8 @@ up to N = 65536 (CLUSTER_PAIRS), the grid beyond.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import cupy
 import numpy as np
 
@@ -102,7 +104,7 @@ def launch_cluster(fn, blocks: int, block: int, smem: int, stream, args, coopera
 class DurbinGpu:
     """One system T y = -r (4.x; 3.2's recursion with version="3.2") on the GPU, steppable."""
 
-    backend = "gpu"
+    backend: Literal["gpu"] = "gpu"  # tells the two solvers apart
 
     def __init__(self, r, kernel: str = "persistent", block: int = 256, precision: str = "fp64",
                  version: str = "4", device: int = 0, path: str | None = None, blocks: int | None = None):

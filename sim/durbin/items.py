@@ -57,7 +57,7 @@ class DurbinInspector(Inspector):
                 pair = min(item, k - 2 - item)
                 how = f"updated it in step {k - 1} (pair {pair}: y[{pair}] and y[{k - 2 - pair}])"
             out["CUDA"] = f"block {int(owners[item])} {how}"
-        solver = scene.solver
+        solver = scene.recursion
         out["solved by"] = f"GPU {solver.kernel} ({solver.path})" if solver.backend == "gpu" else "the CPU twin"
         return out
 

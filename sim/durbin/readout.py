@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.contract import BLOCK_COLORS, PlotsView
 from sim.durbin import SPEC, plots
 from sim.framework import finite
+
+if TYPE_CHECKING:
+    from sim.durbin.scene import DurbinScene
 
 RATE_FRAMES = 60  # frames over which steps/s is measured
 
@@ -20,7 +23,7 @@ class DurbinReadout:
     keeps what is its own: the version of what the plots show, the cached view, the colour mode the viewer
     last asked for, and the solver's timings."""
 
-    def __init__(self, scene):
+    def __init__(self, scene: DurbinScene) -> None:
         self.scene = scene
         self.version = 0  # bumped whenever what the plots show changes
         self.last_m, self.last_ms = 0, 0.0  # the last solve: recursion steps (lpc: frames) and its milliseconds
@@ -87,7 +90,7 @@ class DurbinReadout:
                        gain_db=mode.gain_db(frame), batch_ms=self.last_ms, kernel=mode.kernel_text(scene.backend),
                        nonfinite=mode.nonfinite_note())
             return out
-        h, solver = scene.host, scene.solver
+        h, solver = scene.host, scene.recursion
         k = h["y"].shape[0]
         out.update(k=f"{k:,} of {scene.r.size:,}" + (" (done)" if k >= scene.r.size else ""), entries=k,
                    alpha_k=float(h["alphas"][k - 1]), beta_k=float(h["betas"][k - 1]),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -54,20 +54,21 @@ class DurbinScene(Scene):
     inspector_type = DurbinInspector
     default_seed = 1
 
-    def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
+    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None, seed: int | None = None,
+                 variant: str | None = None, block: Any = None, device: int = 0) -> None:
         self.settings = DurbinSettings()
-        self.solver = None  # the recursion's DurbinCpu or gpu.DurbinGpu (None in the lpc preset)
+        self.solver: DurbinCpu | DurbinGpu | None = None  # the recursion's (None in the lpc preset)
         self.lpc: LpcMode | None = None  # the lpc preset's frames (None in the other presets)
         self.host: dict[str, np.ndarray] = {}  # y, alphas, betas after k steps, on the host
         self.r = np.zeros(0)
         self.kappas: np.ndarray | None = None  # the AR process's reflection coefficients (AR inputs)
-        self.noise_psd = None  # (w / pi, power) of a realisation of the AR process
+        self.noise_psd: tuple[np.ndarray, np.ndarray] | None = None  # (w / pi, power) of a realisation of the AR
         self.tolerance = 1e-12
         self.checked: dict[str, np.ndarray | None] = {}  # the last check's values, for describe_check
         self.max_error: float | None = None
         self.readout = DurbinReadout(self)  # the plots and statistics
         self._checked_version = -1  # the readout's version the last check saw
-        self._stream = None  # the lpc preset's CUDA stream
+        self._stream: Any = None  # the lpc preset's CUDA stream (CuPy)
         super().__init__(preset, backend, n, seed, variant, block, device)
         self.checks.on_clear.append(self._forget_check)
 
@@ -155,7 +156,7 @@ class DurbinScene(Scene):
             solver.k = k
             self.solver = solver
         else:
-            self.solver = self._new_solver(self.r, "gpu", self.solver.k)
+            self.solver = self._new_solver(self.r, "gpu", self.recursion.k)
             self._read_back()
         self.readout.changed()
 
@@ -209,7 +210,8 @@ class DurbinScene(Scene):
     def _set_kappas(self, kappas: np.ndarray) -> None:
         """New reflection coefficients: r, the recursion replayed to the same k, a new realisation."""
         r = inputs.ar_autocorr(self.r.size, kappas)
-        self.solver = self._new_solver(r, self.solver.backend, self.solver.k)
+        solver = self.recursion
+        self.solver = self._new_solver(r, solver.backend, solver.k)
         self.r, self.kappas = r, kappas
         self.settings.p = float(kappas.size)
         self._new_noise()
@@ -232,7 +234,7 @@ class DurbinScene(Scene):
         return self._recursion_step(steps)
 
     def _recursion_step(self, steps: int) -> int:
-        solver = self.solver
+        solver = self.recursion
         steps = min(steps, solver.n - solver.k)
         before = self.host
         if steps > 0:
@@ -261,6 +263,13 @@ class DurbinScene(Scene):
             self._verify(before if steps > 0 else None)
         self.readout.timed_plots()
         return steps
+
+    @property
+    def recursion(self) -> DurbinCpu | DurbinGpu:
+        """``solver`` where the recursion runs (every preset but lpc)."""
+        if self.solver is None:
+            raise ValueError("the lpc preset solves its frames in batches, not one recursion: load another preset")
+        return self.solver
 
     @property
     def lpc_mode(self) -> LpcMode:
@@ -306,7 +315,7 @@ class DurbinScene(Scene):
         self.readout.timed_plots()
 
     def _read_back(self) -> None:
-        solver = self.solver
+        solver = self.recursion
         if solver.backend == "gpu":
             self.host = solver.snapshot()
         else:
@@ -350,5 +359,5 @@ class DurbinScene(Scene):
             return None
         if self.lpc is None:
             k = self.host["y"].shape[0]
-            return self.solver.owners(k - 1)[:k]
+            return self.recursion.owners(k - 1)[:k]
         return self.lpc.owners(self.device)

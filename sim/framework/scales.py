@@ -12,7 +12,7 @@ import numpy as np
 class ColorScales:
     """``ranges``: mode -> (low, high) fixed from the panel; modes not in it are automatic."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.ranges: dict[str, tuple[float, float]] = {}
 
     def set(self, mode: str, span: tuple[float, float] | None) -> None:

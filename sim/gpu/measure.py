@@ -22,7 +22,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -113,7 +113,7 @@ class EventClock:
 
     The events are made once and reused batch after batch; ``collect`` waits for the last one."""
 
-    def __init__(self, stream=None):
+    def __init__(self, stream: Any = None) -> None:
         self.stream = stream
         self._events: list[tuple[Any, Any]] = []  # CuPy events
         self._used = 0
@@ -145,7 +145,7 @@ class StageTimerClock:
     """The frames a scene's ``StageTimer`` records (CUDA events or host times per stage) as the repeats:
     a repeat's time is the sum of its frame's stages; ``stages`` gathers each stage's samples."""
 
-    def __init__(self, timer):
+    def __init__(self, timer: Any) -> None:
         self.timer = timer
         self.stages: dict[str, list[float]] = {}
         self._frames = 0
@@ -240,12 +240,15 @@ def measure(run: Callable[[], object], clock, *, setup: Callable[[], object] | N
         batch = _next_batch(n, min_repeats, elapsed, budget_s, max_repeats, max_batch)
 
 
-def measure_returning(run: Callable[[], object], clock, *, between: Callable[[], object] | None = None,
-                      **options) -> tuple[Timing, object]:
+Result = TypeVar("Result")
+
+
+def measure_returning(run: Callable[[], Result], clock, *, between: Callable[[], object] | None = None,
+                      **options) -> tuple[Timing, Result]:
     """``measure(run, clock, **options)`` and what the last call of ``run`` returned. The older results are
     let go after each repeat, outside the timed part (a batch's solution is large: freeing it is not the
     solve's time), before the caller's ``between``."""
-    results: list = []
+    results: list[Result] = []
 
     def forget_older() -> None:
         del results[:-1]

@@ -146,10 +146,11 @@ def table(report: dict) -> str:
 def blocks_arg(text: str) -> list[tuple[int, int]]:
     if text == "all":
         return list(BLOCK_SHAPES)
-    shapes = cli.blocks(text)
-    for shape in shapes:
+    shapes = []
+    for shape in cli.blocks(text):
         if not isinstance(shape, tuple):
             raise argparse.ArgumentTypeError(f"a heat block is a 2D shape such as 32x8, got {shape}")
+        shapes.append(shape)
     return shapes
 
 

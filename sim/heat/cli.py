@@ -47,6 +47,14 @@ class HeatRequest:
     output: str | None
     stats: bool
 
+    def block_shape(self) -> tuple[int, int]:
+        """The GPU block: the shape given, or the default; a thread count alone is refused."""
+        if self.block is None:
+            return DEFAULT_BLOCK
+        if not isinstance(self.block, tuple):
+            raise UsageError(f"--block must be a 2D shape such as 32x8, got {self.block}")
+        return self.block
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ni", type=functools.partial(cli.count, lo=3, what="ni"), default=course.NI,
@@ -83,8 +91,7 @@ def check_arguments(request: HeatRequest) -> None:
                              "(add --backend gpu)")
     if request.kernel is not None:
         cli.choice(request.kernel, KERNEL_CHOICES, "kernel")
-    if request.block is not None and not isinstance(request.block, tuple):
-        raise UsageError(f"--block must be a 2D shape such as 32x8, got {request.block}")
+    request.block_shape()  # refuses a block that is a thread count, not a shape
     if request.k is not None and request.kernel not in ("temporal", "all"):
         raise UsageError("--k applies to the temporal kernel only (add --kernel temporal)")
     if request.output is not None:
@@ -148,7 +155,7 @@ def run_gpu(request: HeatRequest) -> int:
     from sim.gpu.backend import BackendUnavailable, gpu_status
 
     kernels_ = ["global", "shared", "pitched", "temporal"] if request.kernel == "all" else [request.kernel or "global"]
-    block = request.block or DEFAULT_BLOCK
+    block = request.block_shape()
     k = request.k or DEFAULT_K
     from sim.heat import kernels as builds
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from sim.heat.cells import HeatInspector
 from sim.heat.presets import grid_shape, initial_field, preset_table
 from sim.heat.stats import HeatReadout, SummaryRead
 from sim.heat.stencil_cpu import HeatCpu
+
+if TYPE_CHECKING:
+    from sim.heat.gpu import HeatGpu
 
 TEMPERATURE = "temperature"
 TEMPERATURE_RANGE = (0.0, 100.0)  # the DLI's temperatures: what the colours span until the panel says otherwise
@@ -47,20 +51,20 @@ class HeatScene(Scene):
     # 4M cells step on one core (a 10-step frame at 1000x1000: ~1.5 ms), the other left to the renderer
     serial_items = 1 << 22
 
-    def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0,
-                 **options):
+    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None, seed: int | None = None,
+                 variant: str | None = None, block: Any = None, device: int = 0, **options: str) -> None:
         self.cpu: HeatCpu | None = None
-        self.gpu = None  # sim.heat.gpu.HeatGpu when the field is on the device
+        self.gpu: HeatGpu | None = None  # when the field is on the device
         self.ni = self.nj = 0
         self.settings = HeatSettings(0.0, float(SPEC.steps_per_frame))
         self._stroke: tuple[float, float] | None = None  # the last painted point of a drag
-        self.checked = None  # the last check's (GPU, CPU) fields, for describe_check
-        self._marked_device = None  # flat indices of the differing cells, on the device
+        self.checked: tuple[np.ndarray, np.ndarray] | None = None  # the last check's (GPU, CPU) fields
+        self._marked_device: Any = None  # CuPy: flat indices of the differing cells, on the device
         self.readout = HeatReadout(self)  # the statistics
         start = preset or SPEC.default_preset
         if seed is not None and preset_table(start)["init"] != "rand":
             raise ValueError(f"preset {start} draws nothing at random: a seed does not apply")
-        if options.get("k") is not None and (variant or SPEC.gpu.default_variant) != "temporal":
+        if options.get("k") is not None and (variant or SPEC.gpu_knobs.default_variant) != "temporal":
             raise ValueError("k (steps per launch) applies to the temporal kernel only (add --variant temporal)")
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
         self.checks.on_clear.append(self._forget_check)
@@ -79,6 +83,20 @@ class HeatScene(Scene):
     def sim(self):
         """The stepper holding the field: HeatGpu or HeatCpu."""
         return self.gpu if self.gpu is not None else self.cpu
+
+    @property
+    def cpu_heat(self) -> HeatCpu:
+        """The stepper on the CPU backend (``cpu``), there whenever the field is not on the GPU."""
+        if self.cpu is None:
+            raise RuntimeError("the field is on the GPU")
+        return self.cpu
+
+    @property
+    def gpu_heat(self) -> HeatGpu:
+        """The stepper on the GPU backend (``gpu``), there whenever the field is on the device."""
+        if self.gpu is None:
+            raise RuntimeError("the field is on the CPU")
+        return self.gpu
 
     @property
     def n(self) -> int:
@@ -102,15 +120,17 @@ class HeatScene(Scene):
         new = preset != self.preset  # another preset brings its own sliders; a reload (r, -n) keeps them
         factor = float(table["factor"]) if new else self.settings.factor
         field = initial_field(table, ni, nj, self.seed)
-        sim = self._new_gpu(field, factor, compile_now=False) if self.backend == "gpu" else HeatCpu(field, factor)
-        self.cpu, self.gpu = (None, sim) if self.backend == "gpu" else (sim, None)
+        if self.backend == "gpu":
+            self.cpu, self.gpu = None, self._new_gpu(field, factor, compile_now=False)
+        else:
+            self.cpu, self.gpu = HeatCpu(field, factor), None
         self.ni, self.nj = ni, nj
         if new:
             self.settings = HeatSettings(factor, float(SPEC.steps_per_frame))
             self.controls.tool_values.update(radius=max(1.5, round(min(ni, nj) / 40, 1)), temperature=100.0)
         self._changed(fresh=True)
 
-    def _new_gpu(self, field, tfac: float, compile_now: bool = True):
+    def _new_gpu(self, field: np.ndarray, tfac: float, compile_now: bool = True) -> HeatGpu:
         """A HeatGpu on the field; ``compile_now``: its variant compiled now (a switch from the CPU: a compile
         error then keeps the state on the CPU), else at its first step (a new scene: the viewer shows that
         under its warm-up screen)."""
@@ -124,14 +144,16 @@ class HeatScene(Scene):
 
     def move_state(self, backend: str) -> None:
         if backend == "gpu":
-            self.gpu = self._new_gpu(self.cpu.field, self.cpu.tfac)
+            cpu = self.cpu_heat
+            self.gpu = self._new_gpu(cpu.field, float(cpu.tfac))
             self.cpu = None
         else:
             most = self.spec.count_limits[0]
             if self.n > most:
                 raise ValueError(f"{self.n:,} cells is more than the CPU backend takes ({most:,}): stay on the GPU "
                                  "or load fewer cells")
-            self.cpu = HeatCpu(self.gpu.get(), self.gpu.tfac)
+            gpu = self.gpu_heat
+            self.cpu = HeatCpu(gpu.get(), float(gpu.tfac))
             self.gpu = None
             self.checks.on = False
         self._changed(fresh=True)
@@ -175,9 +197,9 @@ class HeatScene(Scene):
         """The same steps on the CPU twin from the field the GPU started from; compared bit for bit
         (with fma on: within 1e-4, or one rounding of the largest value a step when that is more)."""
         started = time.perf_counter()
-        twin = HeatCpu(before, self.gpu.tfac)
+        twin = HeatCpu(before, float(self.gpu_heat.tfac))
         twin.advance(steps)
-        gpu, cpu = self.gpu.get(), twin.field
+        gpu, cpu = self.gpu_heat.get(), twin.field
         if self.fma:
             top = float(np.max(np.abs(before), initial=0.0))
             tolerance = max(FMA_TOLERANCE, steps * float(np.spacing(np.float32(top))))
@@ -205,7 +227,7 @@ class HeatScene(Scene):
 
     # --- a step computed outside the scene (a user's kernel: sim.heat.user_stage) ------------------------------
     def user_stage_inputs(self, stage: str) -> dict:
-        field = self.gpu.get() if self.gpu is not None else self.cpu.field.copy()
+        field = self.gpu.get() if self.gpu is not None else self.cpu_heat.field.copy()
         return {"tin": field, "tfac": np.float32(self.sim.tfac)}
 
     def apply_user_stage(self, stage: str, inputs: dict, outputs: dict, comparison) -> None:
@@ -254,15 +276,15 @@ class HeatScene(Scene):
         with the cells the last check marked set to NaN."""
         marked = self.checks.marked(self.n)
         if self.gpu is None and marked is None:
-            return self.cpu.field
-        values = self.gpu.get() if self.gpu is not None else self.cpu.field.copy()
+            return self.cpu_heat.field
+        values = self.gpu.get() if self.gpu is not None else self.cpu_heat.field.copy()
         if marked is not None:
             values.reshape(-1)[marked] = np.nan
         return values
 
     def _write(self, out) -> None:
         """GPU: the field into ``out`` (CuPy (nj, ni) float32, a mapped GL buffer), device to device."""
-        self.gpu.write_into(out)
+        self.gpu_heat.write_into(out)
         if self._marked_device is not None and self.checks.marked(self.n) is not None:
             import cupy
 
@@ -297,7 +319,7 @@ class HeatScene(Scene):
         have arrived; a NaN or inf among them (a user's kernel's cells) has the five exact numbers taken then
         (``summary``)."""
         if self.gpu is None:
-            return SummaryRead(summary(self.cpu.field, np))
+            return SummaryRead(summary(self.cpu_heat.field, np))
         import cupy
         import cupyx
 

@@ -9,10 +9,15 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sim.framework import finite
+
+if TYPE_CHECKING:
+    from sim.gpu.timing import StageTimer
+    from sim.heat.scene import HeatScene
 
 SUMMARY_SECONDS = 0.25  # the min/mean/max reduction runs at most this often
 SUMMARY_ASKS = 10  # ... and at most once in this many asks for the statistics
@@ -34,7 +39,7 @@ class HeatReadout:
     slider, the timer) and keeps what is its own: the version of the field, the throttled temperature
     summary, and the steps and times of the last frames."""
 
-    def __init__(self, scene):
+    def __init__(self, scene: HeatScene) -> None:
         self.scene = scene
         self.version = 0  # bumped by anything that changes the field
         self._summary_text: tuple[str, str] | None = None  # (temperature, non-finite cells); None: not yet
@@ -44,7 +49,7 @@ class HeatReadout:
         self._ready_at = 0.0  # when the last one arrived (time.monotonic)
         self._cost_s = 0.0  # host time the last one's start took (the whole reduction on the CPU)
         self._rates: deque[tuple[int, float]] = deque(maxlen=RATE_FRAMES)  # (steps, ms) of timed frames
-        self._timer = None  # the scene's timer the rates are of (a preset, a backend bring a new one)
+        self._timer: StageTimer | None = None  # the timer the rates are of (a preset, a backend bring a new one)
         self._frames_seen = 0
 
     def changed(self, fresh: bool = False) -> None:
@@ -78,7 +83,7 @@ class HeatReadout:
             self._cost_s = time.perf_counter() - started
             self._summarised, self._asks = self.version, 0
         if self._summary_text is None:  # a new field's first summary: wait for it
-            self._take_summary(now)
+            return self._take_summary(now)
         return self._summary_text
 
     def _summary_due(self, now: float) -> bool:
@@ -87,12 +92,15 @@ class HeatReadout:
         wait = max(SUMMARY_SECONDS, self._cost_s / SUMMARY_SHARE)
         return self._summarised != self.version and self._asks >= SUMMARY_ASKS and now - self._ready_at >= wait
 
-    def _take_summary(self, now: float) -> None:
+    def _take_summary(self, now: float) -> tuple[str, str]:
+        if self._summary is None:
+            raise RuntimeError("no temperature summary is on its way")
         lo, mean, hi, nan, inf = self._summary.values()
         self._summary, self._ready_at = None, now
         bad = finite.counts_text(nan, inf)
         text = f"min {lo:.4g}, mean {mean:.4g}, max {hi:.4g}" + (" of the finite cells" if bad else "")
         self._summary_text = text, f"{bad} cells (drawn red)" if bad else finite.CLEAN
+        return self._summary_text
 
     def cell_update_rate(self) -> float | None:
         """G cell-updates/s of the last timed frames (None before the first)."""

@@ -152,7 +152,8 @@ class ParticlesGpu:
 
     def host_positions(self) -> tuple[np.ndarray, np.ndarray]:
         """x, y in the particles' original order (for the course's output file)."""
-        return tuple(self._by_id(self.state[:2]))
+        x, y = self._by_id(self.state[:2])
+        return x, y
 
     def host_state(self) -> tuple[np.ndarray, ...]:
         """x, y, vx, vy (float64) in the original order."""

@@ -17,7 +17,7 @@ import numpy as np
 from sim import mpi
 from sim.cmdline import cli, resources, timed_frames
 from sim.cmdline.cli import UsageError
-from sim.cmdline.requests import BenchRequest
+from sim.cmdline.requests import BenchRequest, Block
 from sim.contract import SceneSpec
 from sim.gpu.backend import choose_backend
 from sim.gpu.cuda import stage_timer
@@ -47,13 +47,15 @@ def scaling(request: BenchRequest, spec: SceneSpec) -> int:
     comm = mpi.world()
     backend, _ = choose_backend(request.backend, ("cpu", "gpu"))
     gpu = backend == "gpu"
-    sizes = request.count or [spec.preset(spec.default_preset).count]
-    knobs = spec.gpu
-    variant, precision = request.variant, request.options.get("precision")
-    variants = cli.choices(variant, knobs.variants, "variant") if gpu and variant else [knobs.default_variant]
-    blocks = (request.block or [knobs.default_block]) if gpu else [knobs.default_block]
-    precisions = cli.choices(precision, ("fp64", "fp32"), "precision") if gpu and precision else ["fp64"]
-    if not gpu and (variant or request.block or precision):
+    sizes = request.count or [_default_count(spec)]
+    knobs = spec.gpu_knobs
+    given_variants, given_precisions = request.variant, request.options.get("precision")
+    variants = (cli.choices(given_variants, knobs.variants, "variant") if gpu and given_variants
+                else [knobs.default_variant])
+    blocks = [_threads(b) for b in request.block or [knobs.default_block]] if gpu else [knobs.default_block]
+    precisions = (cli.choices(given_precisions, ("fp64", "fp32"), "precision") if gpu and given_precisions
+                  else ["fp64"])
+    if not gpu and (given_variants or request.block or given_precisions):
         raise UsageError("--variant, --block and --precision apply to the GPU backend only")
     counts = rank_counts(comm.size)
     for n in sizes:
@@ -84,6 +86,21 @@ def scaling(request: BenchRequest, spec: SceneSpec) -> int:
                 progress.advance(1)
     return finish(request, comm, ranks, device, gpu, records, "particles-scaling", COLUMNS,
                   lambda r: r["identical_to_one_rank"] in (True, None))
+
+
+def _default_count(spec: SceneSpec) -> int:
+    """The default preset's particles: the size of a table given no --sizes."""
+    count = spec.preset(spec.default_preset).count
+    if count is None:
+        raise UsageError(f"preset {spec.default_preset} has no particle count: give the sizes (--sizes)")
+    return count
+
+
+def _threads(block: Block) -> int:
+    """A block of the particles' kernels: a thread count (they run one-dimensional blocks)."""
+    if not isinstance(block, int):
+        raise UsageError(f"a particles block is a thread count such as 256, got {cli.block_text(block)}")
+    return block
 
 
 def check_particles(request: BenchRequest, spec, sizes: list[int], counts: list[int], gpu: bool, configs: int) -> None:
@@ -129,8 +146,9 @@ def _run(sub_link, request: BenchRequest, n: int, gpu: bool, variant: str, block
     state = gather_state(sub, rank, n) if not gpu else None
     if not sub.is_root:
         return None
-    identical = None if gpu or n not in finals else bool(np.array_equal(state.view(np.uint64),
-                                                                         finals[n].view(np.uint64)))
+    identical = None
+    if state is not None and n in finals:  # the CPU's state, gathered on rank 0
+        identical = bool(np.array_equal(state.view(np.uint64), finals[n].view(np.uint64)))
     per_rank = [{"rank": q, "particles": int(row[0]), "halo_bytes_per_step": row[1], "slow_steps": int(row[2]),
                  "stage_ms": dict(zip(STAGE_KEYS, row[3:].tolist(), strict=True)),
                  "exchange_ms": float(sum(row[3 + STAGE_KEYS.index(k)] for k in EXCHANGE))}
@@ -147,15 +165,16 @@ def _one_process(request: BenchRequest, n, gpu, variant, block, precision, devic
     x, y, vx, vy = (a.copy() for a in drawn)  # the CPU step moves them in place
     size = world.box_size(n)
     timer = stage_timer("gpu" if gpu else "cpu", ("bin", "forces+move"))
+    host: pipeline_cpu.HostParticles | None = None  # the CPU's state, compared across rank counts
     if gpu:
         from sim.particles.gpu import ParticlesGpu
 
-        state = ParticlesGpu(x, y, vx, vy, size, variant, precision, block, stats=False, device=device)
-        step = lambda: state.step(timer)  # noqa: E731
+        particles = ParticlesGpu(x, y, vx, vy, size, variant, precision, block, stats=False, device=device)
+        step = lambda: particles.step(timer)  # noqa: E731
     else:
-        state = pipeline_cpu.HostParticles(x, y, vx, vy)
+        host = moved = pipeline_cpu.HostParticles(x, y, vx, vy)
         nbins = binning_cpu.bin_count(size)
-        step = lambda: pipeline_cpu.step(state, size, nbins, timer)  # noqa: E731
+        step = lambda: pipeline_cpu.step(moved, size, nbins, timer)  # noqa: E731
     for _ in range(request.warmup):
         step()
         timer.frame_done()
@@ -169,8 +188,8 @@ def _one_process(request: BenchRequest, n, gpu, variant, block, precision, devic
     sync(gpu)
     wall = time.perf_counter() - start
     timer.flush()
-    if not gpu:
-        finals[n] = np.column_stack([state.x, state.y, state.vx, state.vy])
+    if host is not None:
+        finals[n] = np.column_stack([host.x, host.y, host.vx, host.vy])
     stages = {k: timer.median(k) for k in STAGE_KEYS}
     return {"n": n, "ranks": 1, "backend": "gpu" if gpu else "cpu", "variant": variant if gpu else None,
             "block": block if gpu else None, "precision": precision if gpu else None, "steps": request.steps,

@@ -8,7 +8,7 @@ starters' distance statistics (absmin, absavg) are kept per step.
 from __future__ import annotations
 
 import time
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from sim.particles.init import INITS
 from sim.particles.items import ParticleInspector
 from sim.particles.kernels import GRAPH_STAGE
 from sim.particles.pipeline_cpu import HostParticles
+
+if TYPE_CHECKING:
+    from sim.particles.gpu import ParticlesGpu
 
 UNIFORM_PALETTE = np.array([[0.3, 0.7, 0.95]], np.float32)
 FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report's GPU, whole run, 1000 steps
@@ -55,14 +58,15 @@ class ParticlesScene(PointsScene, Scene):
     uniform_palette = UNIFORM_PALETTE
     default_seed = 1
 
-    def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0,
-                 **options):
-        self.gpu = None  # ParticlesGpu when the state is on the GPU
+    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None, seed: int | None = None,
+                 variant: str | None = None, block: Any = None, device: int = 0, **options: str) -> None:
+        self.gpu: ParticlesGpu | None = None  # when the state is on the GPU
         self.host: HostParticles | None = None
         self._drag: tuple[float, float] | None = None
         self._graph: FrameGraph | None = None  # the frame's steps as a CUDA graph (the "graph" toggle)
-        self._graph_of = None  # the ParticlesGpu it was captured from
-        self.checked = None  # the last check's GPU and CPU state by particle id, for describe_check
+        self._graph_of: ParticlesGpu | None = None  # the state it was captured from
+        # the last check's GPU and CPU state by particle id and the GPU's ids in its order, for describe_check
+        self.checked: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         super().__init__(preset, backend, n, seed, variant, block, device, **options)
         self.controls.tool_values.update(radius=0.05, strength=1.0)
 
@@ -106,7 +110,7 @@ class ParticlesScene(PointsScene, Scene):
             h = self.cpu_particles
             self.gpu, self.host = self._new_gpu(h.x, h.y, h.vx, h.vy), None
         else:
-            self.host, self.gpu = HostParticles(*self.gpu.host_state()), None
+            self.host, self.gpu = HostParticles(*self.gpu_particles.host_state()), None
         self._stats = DistanceStats()
         self.checks.on = False
 
@@ -124,6 +128,13 @@ class ParticlesScene(PointsScene, Scene):
         if self.host is None:
             raise RuntimeError("the particles are on the GPU")
         return self.host
+
+    @property
+    def gpu_particles(self) -> ParticlesGpu:
+        """The state on the GPU backend (``gpu``), there whenever the particles are on the GPU."""
+        if self.gpu is None:
+            raise RuntimeError("the particles are on the CPU")
+        return self.gpu
 
     # the CPU state by name, for tests
     x = property(lambda self: self.host.x)
@@ -156,7 +167,7 @@ class ParticlesScene(PointsScene, Scene):
 
     def _graph_frame(self) -> None:
         for _ in range(self.spec.steps_per_frame):  # an even count: the buffers end where they started
-            self.gpu.step(NULL_TIMER)
+            self.gpu_particles.step(NULL_TIMER)
 
     def _step(self) -> None:
         if self.gpu is not None:
@@ -179,7 +190,7 @@ class ParticlesScene(PointsScene, Scene):
         started = time.perf_counter()
         x, y, vx, vy, ids = before
         cpu = pipeline_cpu.stepped_copy(x, y, vx, vy, self.size, self.nbins)
-        after = self.gpu.sorted_host_state()
+        after = self.gpu_particles.sorted_host_state()
         gx, gy, _, _, gids = after
         n = x.shape[0]
         cpu_x, cpu_y = np.empty(n), np.empty(n)

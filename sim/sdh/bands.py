@@ -149,7 +149,7 @@ class GpuShare:
 
 @dataclasses.dataclass
 class DistributedResult:
-    counts: np.ndarray | None  # int64 histogram (every rank)
+    counts: np.ndarray  # int64 histogram (every rank)
     wall_ms: float  # from the common start to the summed histogram, as rank 0 saw it
     rank_ms: np.ndarray  # per rank: its own part (kernel events on the GPU, host clock on the CPU)
 

@@ -37,8 +37,8 @@ def run(request: SdhBenchRequest) -> int:
     if not 0 < request.width < float("inf"):
         raise UsageError(f"bucket width must be positive, got {request.width}")
     buckets = data.bucket_count(request.width)
-    kernels = cli.choices(request.kernel, RANK_KERNELS, "kernel") if gpu else ["cpu"]
-    blocks = request.block if gpu else [0]
+    kernels = cli.choices(request.gpu_kernels, RANK_KERNELS, "kernel") if gpu else ["cpu"]
+    blocks = request.gpu_blocks if gpu else [0]
     counts = rank_counts(comm.size)
     check_sdh(request, counts, buckets, kernels if gpu else [], len(blocks))
     device = rank_device(comm, gpu)

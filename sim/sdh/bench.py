@@ -52,6 +52,20 @@ class SdhBenchRequest:
     json: str | None
     baseline: dict | None
 
+    @property
+    def gpu_kernels(self) -> list[str]:
+        """--kernel as ``check_arguments`` fills it in for the GPU."""
+        if self.kernel is None:
+            raise ValueError("the GPU kernels are filled in by check_arguments")
+        return self.kernel
+
+    @property
+    def gpu_blocks(self) -> list[int]:
+        """--block as ``check_arguments`` fills it in for the GPU."""
+        if self.block is None:
+            raise ValueError("the GPU block sizes are filled in by check_arguments")
+        return self.block
+
 
 def check_arguments(request: SdhBenchRequest) -> SdhBenchRequest:
     """Every value checked before looking for a GPU; the request with the GPU options' defaults filled in."""
@@ -67,8 +81,8 @@ def check_arguments(request: SdhBenchRequest) -> SdhBenchRequest:
                              f"times the CPU histogram: leave {'it' if len(given) == 1 else 'them'} out")
         return request
     request = dataclasses.replace(request, kernel=request.kernel or ["all"], block=request.block or [DEFAULT_BLOCK])
-    cli.choices(request.kernel, KERNELS, "kernel")
-    for block in request.block:
+    cli.choices(request.gpu_kernels, KERNELS, "kernel")
+    for block in request.gpu_blocks:
         if not 1 <= block <= 1024:
             raise UsageError(f"block size must be 1..1024, got {block}")
     return request
@@ -85,9 +99,9 @@ def run(request: SdhBenchRequest) -> int:
     from sim.sdh.cli import histogram_estimate
     from sim.sdh.kernels import KERNELS
 
-    kernels = cli.choices(request.kernel, KERNELS, "kernel")
+    kernels = cli.choices(request.gpu_kernels, KERNELS, "kernel")
     buckets = data.bucket_count(request.width)
-    runs = RUNS * len(request.block)
+    runs = RUNS * len(request.gpu_blocks)
     resources.check_in_turn([histogram_estimate(n, buckets, "gpu", kernels, runs=runs, label="bench sdh")
                              for n in request.count], f"bench sdh: {len(request.count)} sizes x {len(kernels)} kernels")
     if not gpu_status().available:
@@ -98,7 +112,7 @@ def run(request: SdhBenchRequest) -> int:
     for n in request.count:
         points = data.atoms(n)
         reference = None
-        for kernel, block in ((k, b) for k in kernels for b in request.block):
+        for kernel, block in ((k, b) for k in kernels for b in request.gpu_blocks):
             interrupts.check()
             try:
                 counts, timing = gpu.measured_histogram(points, request.width, buckets, kernel, block)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,8 @@ class HistogramScene(Scene):
     inspector_type = BucketInspector
     default_seed = 1
 
-    def __init__(self, preset=None, backend="cpu", n=None, seed=None, variant=None, block=None, device=0):
+    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None, seed: int | None = None,
+                 variant: str | None = None, block: Any = None, device: int = 0) -> None:
         self.settings = HistogramSettings()
         self.counts = np.zeros(1, np.int64)
         self.last_ms = 0.0

@@ -13,6 +13,7 @@ attempt without them shows none.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -74,7 +75,7 @@ class Attempt:
 class Attempts:
     """The session's attempts, oldest first (``items``); the last that compiles is the one running."""
 
-    def __init__(self, clock=time.localtime):
+    def __init__(self, clock: Callable[[], time.struct_time] = time.localtime) -> None:
         self.clock = clock
         self.items: list[Attempt] = []
         self.count = 0  # attempts made, dropped ones included

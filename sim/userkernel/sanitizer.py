@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -177,7 +178,7 @@ class Background:
     """One sanitized run at a time off the caller's thread (the viewer's frame thread reads ``running``,
     ``outcome`` and ``error`` each frame: no I/O there); ``cancel`` kills a run in flight."""
 
-    def __init__(self, runner=run):
+    def __init__(self, runner: Callable[..., Outcome] = run) -> None:
         self._runner = runner
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
