@@ -7,8 +7,12 @@ pointer past an array on the GPU), so a slot or row the rank forgot to set is an
 
 from __future__ import annotations
 
+import contextlib
+
 import numba
 import numpy as np
+
+from sim.particles.rank_memory import Streams
 
 
 def _view(a):
@@ -162,10 +166,15 @@ class StandIn(dict):
                  "pack_ghosts", "take_ghosts", "pack_leavers", "count_arrivals", "place_arrivals", "probe")
         super().__init__({name: getattr(self, name) for name in names})
         self.launches = dict.fromkeys(self, 0)
+        self.held = None  # main's launches held back (SideFirst), or None: each runs when launched
+        self.on_side = False
 
     def __getitem__(self, name):
         self.launches[name] += 1
-        return super().__getitem__(name)
+        kernel = super().__getitem__(name)
+        if self.held is None or self.on_side:
+            return kernel
+        return lambda *args, **kwargs: self.held.append((kernel, args, kwargs))
 
     # --- scans --------------------------------------------------------------------------------------
     def scan_blocks(self, grid, block, args, **_):
@@ -265,3 +274,30 @@ class StandIn(dict):
         out[:int(m)] = s[so + at[:int(m)]]
         out[int(m)] = stray[0]
         stray[0] = 0
+
+
+class SideFirst(Streams):
+    """The rank's streams for numpy ranks, in the other order: main's launches after a mark (the interior
+    step) run at the join, after side's work. Numpy ranks otherwise run them first: a rank that gives the
+    same steps both ways reads nothing on one stream that the other writes meanwhile."""
+
+    def __init__(self, kernels: StandIn):
+        super().__init__(np)
+        self.k = kernels
+
+    def mark(self) -> None:
+        assert not self.k.held, "main's held launches ran before the next mark"
+        self.k.held = []
+
+    @contextlib.contextmanager
+    def side(self):
+        self.k.on_side = True
+        try:
+            yield
+        finally:
+            self.k.on_side = False
+
+    def join(self) -> None:
+        held, self.k.held = self.k.held or [], None
+        for kernel, args, kwargs in held:
+            kernel(*args, **kwargs)

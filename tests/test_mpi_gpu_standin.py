@@ -26,17 +26,18 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from mpi_support import run  # noqa: E402
-from standin_kernels import StandIn  # noqa: E402
+from standin_kernels import SideFirst, StandIn  # noqa: E402
 from test_mpi_particles import initial, serial  # noqa: E402
 
 KICK_VX_DIVISOR = -3.0  # fast particles: they cross several bin rows (and strips) a step
 
 
 def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], verify: bool = False,
-                variant: str = "plain", gpu: bool = False, precision: str = "fp64"):
+                variant: str = "plain", gpu: bool = False, precision: str = "fp64", side_first: bool = False):
     """GpuRank over ``comm`` on numpy with the stand-in kernels (or, with ``gpu``, CuPy and binning.cu on
-    the rank's GPU): (state on rank 0 or None, rank, particle count after each step, largest difference
-    of a step from a CPU step from the same state (verify))."""
+    the rank's GPU; with ``side_first``, the side stream's work before the interior step's): (state on rank 0
+    or None, rank, particle count after each step, largest difference of a step from a CPU step from the same
+    state (verify))."""
     from sim.gpu.timing import StageTimer
     from sim.mpi.links import HostLink
     from sim.particles import world
@@ -60,6 +61,9 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
     else:
         rank = GpuRank(comm, HostLink(comm), x[mine], y[mine], vx[mine], vy[mine], mine, size, steps, variant,
                        xp=np, kernels=StandIn(), timer=StageTimer())
+        if side_first:
+            rank.streams = SideFirst(rank.k)
+            rank.streams.mark()
     counts, worst = [], 0.0
     before = gather_state(comm, rank, n) if verify else None
     for _ in range(steps):
@@ -112,21 +116,22 @@ def test_one_rank_with_fast_particles_steps_like_the_cpu():
     assert rank.everywhere_steps == 0, "one rank's window is the whole box"
 
 
-@pytest.mark.parametrize("ranks, variant", [(2, "plain"), (4, "plain"), (3, "blockscan")])
-def test_calm_run_over_ranks_matches_the_cpu_run(tmp_path, ranks, variant):
+@pytest.mark.parametrize("ranks, variant, order", [(2, "plain", "-"), (4, "plain", "-"), (3, "blockscan", "-"),
+                                                   (4, "plain", "side-first")])
+def test_calm_run_over_ranks_matches_the_cpu_run(tmp_path, ranks, variant, order):
     out = tmp_path / "state.npy"
-    done = mpirun(ranks, __file__, "3000", "60", "5", str(out), "-", variant)
+    done = mpirun(ranks, __file__, "3000", "60", "5", str(out), "-", variant, order)
     assert done.returncode == 0, done.stderr[-3000:]
     assert np.abs(np.load(out) - serial(3000, 60, 5, {})).max() < 1e-9
     summary = done.stdout.split()
     assert summary[1] == "3000" and int(summary[5]) > 0, done.stdout
 
 
-@pytest.mark.parametrize("ranks", [2, 3, 4])
-def test_fast_particles_over_ranks_step_like_the_cpu(tmp_path, ranks):
+@pytest.mark.parametrize("ranks, order", [(2, "-"), (3, "-"), (4, "-"), (3, "side-first")])
+def test_fast_particles_over_ranks_step_like_the_cpu(tmp_path, ranks, order):
     out = tmp_path / "state.npy"
     kicks = "3:300,1111:-260,42:90"
-    done = mpirun(ranks, __file__, "3000", "50", "11", str(out), kicks)
+    done = mpirun(ranks, __file__, "3000", "50", "11", str(out), kicks, "plain", order)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = done.stdout.split()
     assert summary[0] == "counts" and set(summary[1].split(",")) == {"3000"}, "no particle lost or doubled"
@@ -170,8 +175,9 @@ def _main(argv: list[str]) -> int:
              if argv[4:] and argv[4] != "-" else {})
     comm = world()
     variant = argv[5] if len(argv) > 5 else "plain"
-    gpu = argv[6:7] == ["gpu"]
-    state, rank, counts, worst = run_standin(comm, n, steps, seed, kicks, bool(kicks), variant, gpu)
+    gpu, side_first = argv[6:7] == ["gpu"], argv[6:7] == ["side-first"]
+    state, rank, counts, worst = run_standin(comm, n, steps, seed, kicks, bool(kicks), variant, gpu,
+                                             side_first=side_first)
     if variant == "blockscan" and not gpu:
         assert rank.k.launches["scan_blocks"] >= steps and rank.k.launches["add_sums"] >= steps
     slow = int(comm.allreduce(np.array([rank.everywhere_steps], np.int64), "max")[0])

@@ -87,11 +87,16 @@ class Streams:
             self.side_stream = cupy.cuda.Stream(non_blocking=True)
             self._to_side, self._to_main = cupy.cuda.Event(disable_timing=True), cupy.cuda.Event(disable_timing=True)
 
+    def mark(self) -> None:
+        """What ``main`` has queued so far comes before what ``side`` is given next (not what ``main`` is
+        given after this)."""
+        if self.gpu:
+            self._to_side.record(self._cupy.cuda.get_current_stream())
+
     def side(self):
-        """A context in which work is queued on ``side``, after everything queued on ``main`` so far."""
+        """A context in which work is queued on ``side``, after ``main``'s work up to the last mark."""
         if not self.gpu:
             return contextlib.nullcontext()
-        self._to_side.record(self._cupy.cuda.get_current_stream())
         self.side_stream.wait_event(self._to_side)
         return self.side_stream
 

@@ -9,23 +9,26 @@ state at its own slot, so a state set holds my particles at my slots of the last
 that arrived after them, and the ghosts after those; nothing is ever written in bin order. The ghosts'
 slots (the neighbours' boundary rows, just before and just after mine) point at the ghost positions,
 so the step reads a ghost like one of mine. One step (``main``: the caller's stream; ``side``: the
-rank's second stream, for messages):
+rank's second stream, for messages), with the timer's stages:
 
-1. ghosts (side): my bottom and top rows' positions in bin order and their bin starts (packed through
-   perm) to the neighbours; theirs received after my state, their slots and bin starts set;
-2. forces+move (main): ``step`` on my interior slots (those whose 9 bins hold neither ghosts nor
-   arrivals) while side works, then on the two rows at each end once side is done; a particle that lands
-   outside my window (it jumped past a neighbour's row) sets a flag;
-3. counts (main): each rank sends its neighbours the counts it made in their boundary rows (the
+1. forces+move (main): ``step`` on my interior slots (those whose 9 bins hold neither ghosts nor
+   arrivals: all but the two rows at each end that has a neighbour), queued first;
+2. migrate (side, while the interior steps): the last step's leavers (the slots now in a neighbour's
+   row) packed through perm and sent; arrivals received after my state and given the slots kept for them;
+3. ghosts (side): my bottom and top rows' positions in bin order (packed through perm) and their bin
+   starts to the neighbours; theirs received after the arrivals, their slots and bin starts set;
+4. forces+move (main, once side is done): ``step`` on the rows at the ends. A particle that lands outside
+   my window (it jumped past a neighbour's row) sets a flag;
+5. counts (main): each rank sends its neighbours the counts it made in their boundary rows (the
    particles it is about to hand them, per bin) and adds theirs to its own: the scan then keeps a slot
    for every arriving particle inside its bin;
-4. bin (main): the prefix sum over the window (common/scan.cuh's three launches, or the blockscan
-   variant's), one small read (slot bounds and the flag) and one MPI all-gather, then ``place`` (each of
-   my slots' source row; the occupied bins' counts cleared);
-5. migrate (side, overlapping the next step's interior): those now in a neighbour's row are packed through
-   perm and sent; arrivals are received after my state and given the slots kept for them.
+6. bin (main): the prefix sum over the window (common/scan.cuh's three launches, or the blockscan
+   variant's), one small read (slot bounds and the flag) and one MPI all-gather, then ``place`` (each
+   window slot's source row; the occupied bins' counts cleared). The migration waits for the next step
+   (``state`` queues it at once).
 If any rank's flag is set, that step re-bins every rank's particles over the whole box and sends each to
-its owner, whatever the distance (the slow way, with more reads and messages).
+its owner, whatever the distance (the slow way, with more reads and messages). Arrays grow rarely, with
+room to spare (sim/particles/rank_memory.py): a step allocates nothing.
 
 ``xp`` and ``kernels`` default to CuPy and the compiled kernels; tests pass numpy and a stand-in.
 """
@@ -125,6 +128,7 @@ class GpuRank:
         self._rebin(n)
         self._agree(stray=False)
         self._fit(self.hi, self.lo, 0, 0)
+        self.streams.mark()
 
     @property
     def n(self) -> int:
@@ -132,10 +136,20 @@ class GpuRank:
 
     # --- one step -----------------------------------------------------------------------------------
     def step(self) -> None:
-        with self.streams.side(), self.timer.stage("ghosts"):
-            self._ghosts()
         with self.timer.stage("forces+move"):
-            self._forces()
+            self._step(*self.inner)  # reads no slot, start or row that side writes
+        with self.streams.side():
+            if self.pending is not None:  # the last step's leavers and arrivals
+                with self.timer.stage("migrate"):
+                    self._migrate(*self.pending)
+                self.pending = None
+            with self.timer.stage("ghosts"):
+                self._ghosts()
+        with self.timer.stage("forces+move"):
+            self.streams.join()
+            self._step(self.lo, self.inner[0])
+            self._step(self.inner[1], self.hi)
+        self.cur = 1 - self.cur
         self.t += 1
         with self.timer.stage("counts"):
             self._counts()
@@ -149,12 +163,20 @@ class GpuRank:
             else:
                 self._fit(total, first, leave_below, leave_above)
                 self._place(self.lo, self.hi)
-        if not everywhere:
-            with self.streams.side(), self.timer.stage("migrate"):
-                self._migrate(total, first, end)
-            self.migrants += leave_below + leave_above
-            self.lo, self.hi, self.inner = first, end, (inner0, inner1)
+                self.streams.mark()
+                # the migration is queued with the next step's ghosts, after its interior
+                self.pending = (self.hi, total, first, end)
+                self.migrants += leave_below + leave_above
+                self.lo, self.hi, self.inner = first, end, (inner0, inner1)
         self.timer.frame_done()
+
+    def _settle(self) -> None:
+        """The last step's migration queued (if it is not yet) and waited for by ``main``."""
+        if self.pending is not None:
+            with self.streams.side():
+                self._migrate(*self.pending)
+            self.pending = None
+        self.streams.join()
 
     def _ghosts(self) -> None:
         """(on side) My boundary rows to the neighbours; theirs after my state, their slots and bin starts."""
@@ -186,15 +208,6 @@ class GpuRank:
                 self.k["take_ghosts"](*grid_for(max(g[side], nb + 1), 256), (
                     self.mem.perm, np.int32(slot0), np.int32(g[side]), np.int32(at[side]), self.start,
                     np.int32(bin0), np.int32(b_lo), np.int32(b_hi), self.seg_in[side]))
-
-    def _forces(self) -> None:
-        """``step`` on the interior slots, then (once side is done) on the rest; the written set is current."""
-        lo, hi, (inner0, inner1) = self.lo, self.hi, self.inner
-        self._step(inner0, inner1)
-        self.streams.join()
-        self._step(lo, inner0)
-        self._step(inner1, hi)
-        self.cur = 1 - self.cur
 
     def _step(self, first: int, end: int) -> None:
         if end <= first:
@@ -242,7 +255,8 @@ class GpuRank:
 
     def _fit(self, total: int, first: int, leave_below: int, leave_above: int) -> None:
         """Room for this step's arrivals and leavers and the next step's ghosts, from the window's ``total``
-        slots, my ``first`` (the streams are idle here: just after the step's read)."""
+        slots, my ``first``. Only while side is idle (after the step's read), and before the mark that side
+        waits for (a grown array's copy is queued on main)."""
         g, k = self.ghosts_in, self.arriving
         arrived_end = self.hi + k["below"] + k["above"]
         self.mem.fit(max(arrived_end + g["below"] + g["above"], total + g["above"]), g["below"] - first)
@@ -257,10 +271,11 @@ class GpuRank:
                 if self.peers[side] is not None:
                     self.count[self.rows[side]].fill(0)
 
-    def _migrate(self, total: int, first: int, end: int) -> None:
-        """(on side) Leavers packed through perm and sent; arrivals received after my state and placed."""
+    def _migrate(self, at: int, total: int, first: int, end: int) -> None:
+        """(on side) The window's leavers (slots before ``first`` and from ``end`` to ``total``) packed through
+        perm and sent; arrivals received at rows from ``at`` on (after those the step wrote) and placed."""
         pos, vel, ids = state = self.mem.set(self.cur)
-        k, at = self.arriving, self.hi  # the rows after the ones the step wrote
+        k = self.arriving
         leaving = {"below": (0, first), "above": (end, total - end)}
         arriving = {"below": at, "above": at + k["below"]}
         sends, recvs = [], []
@@ -335,6 +350,7 @@ class GpuRank:
         self._rebin(total)
         self._agree(stray=False)
         self._fit(self.hi, self.lo, 0, 0)
+        self.streams.mark()
 
     def _count_bins(self, pos, m: int, first: int) -> None:
         self.k["count_bins"](*grid_for(m, 256), (pos, np.int32(m), self.inv_width, np.int32(self.nb),
@@ -348,13 +364,13 @@ class GpuRank:
         if (first, end, total) != (0, m, m):
             raise RuntimeError(f"rank {self.comm.rank}: {m - (end - first)} of its {m} particles are outside its rows")
         self._place(0, m)
-        self.lo, self.hi, self.end, self.inner = 0, m, m, (inner0, inner1)
+        self.lo, self.hi, self.end, self.inner, self.pending = 0, m, m, (inner0, inner1), None
         self.bottom, self.top = bottom_end, m - top_begin
 
     # --- reading back ------------------------------------------------------------------------------
     def state(self) -> tuple[np.ndarray, ...]:
         """(ids, x, y, vx, vy) of my particles, float64 on the host."""
-        self.streams.join()
+        self._settle()
         rows = self.mem.perm[self.lo:self.hi]
         pos, vel, ids = (self.host(a[rows]) for a in self.mem.set(self.cur))
         return ids.astype(np.int64), *(np.asarray(a, np.float64) for a in (pos[:, 0], pos[:, 1], vel[:, 0], vel[:, 1]))
