@@ -11,12 +11,12 @@
 //            the moved state at its own slot. Measured faster than writing the state in bin order.
 // RANKS (with GATHER: an MPI rank's strip of bin rows, sim/particles/ranks_gpu.py): slots are numbered
 // over the rank's window (its rows and one row each side), and the step and place run on a range of
-// slots [first, n) (the interior rows while the ghosts travel, then the boundary rows). Ghost slots
-// (the neighbours' boundary rows, before and after mine) have perm entries that point at the ghost
-// positions received into the room after the state, so the step reads ghosts like its own particles.
-// The rank's own kernels (further down) pack what it sends through perm, take in the ghosts, keep
-// slots for arriving particles and read the step's few host numbers in one copy.
-// No host synchronisation inside a step.
+// slots [slot0, n) (the interior rows while the messages travel, then the rows at the ends). Ghost
+// slots (the neighbours' boundary rows, before and after mine) have perm entries that point at the
+// ghost positions received after the state, so the step reads ghosts like its own particles. The
+// rank's own kernels (at the end) pack what it sends through perm, take in the ghosts, keep slots
+// for arriving particles and gather the step's few host numbers for one copy.
+// No host synchronisation inside a step (a rank: one small read per step).
 //
 // The force: one fp64 reciprocal square root and multiplications per interacting pair instead of
 // the course's square root and three divisions (a few ulps apart, measured faster: the GPU checks

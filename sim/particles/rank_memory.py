@@ -14,6 +14,7 @@ import contextlib
 import numpy as np
 
 SIDES = ("below", "above")
+SIDE_PRIORITY = -(1 << 20)  # lower is more urgent; beyond the device's range, its most urgent
 
 
 def _more(needed: int) -> int:
@@ -84,7 +85,9 @@ class Streams:
             import cupy
 
             self._cupy = cupy
-            self.side_stream = cupy.cuda.Stream(non_blocking=True)
+            # side's few blocks go first whenever both streams have blocks waiting for an SM, so the messages
+            # do not wait for the interior's last blocks (CUDA clamps the number to its highest priority)
+            self.side_stream = cupy.cuda.Stream(non_blocking=True, priority=SIDE_PRIORITY)
             self._to_side, self._to_main = cupy.cuda.Event(disable_timing=True), cupy.cuda.Event(disable_timing=True)
 
     def mark(self) -> None:
