@@ -33,11 +33,12 @@ KICK_VX_DIVISOR = -3.0  # fast particles: they cross several bin rows (and strip
 
 
 def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], verify: bool = False,
-                variant: str = "plain", gpu: bool = False, precision: str = "fp64", side_first: bool = False):
+                variant: str = "plain", gpu: bool = False, precision: str = "fp64", order: str = "-"):
     """GpuRank over ``comm`` on numpy with the stand-in kernels (or, with ``gpu``, CuPy and binning.cu on
-    the rank's GPU; with ``side_first``, the side stream's work before the interior step's): (state on rank 0
-    or None, rank, particle count after each step, largest difference of a step from a CPU step from the same
-    state (verify))."""
+    the rank's GPU): (state on rank 0 or None, rank, particle count after each step, largest difference of a
+    step from a CPU step from the same state (verify)). ``order`` "side-first": the side stream's work before
+    the interior step's; "tight": arrays start at the particles' count and grow by exactly what is needed
+    (they grow in many steps)."""
     from sim.gpu.timing import StageTimer
     from sim.mpi.links import HostLink
     from sim.particles import world
@@ -45,6 +46,11 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
     from sim.particles.ranks_gpu import GpuRank, bins_per_side, rows_of
     from sim.particles.strips import Strips
 
+    if order == "tight":
+        from sim.particles import rank_memory, ranks_gpu
+
+        rank_memory._more = lambda needed: needed
+        ranks_gpu.RankMemory = lambda xp, real, rows, head: rank_memory.RankMemory(xp, real, rows - head, 0)
     x, y, vx, vy = initial(n, seed, kicks, KICK_VX_DIVISOR)
     size = world.box_size(n)
     mine = np.flatnonzero(Strips(bins_per_side(size), comm.size).owners(rows_of(y, size, precision)) == comm.rank)
@@ -61,7 +67,7 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
     else:
         rank = GpuRank(comm, HostLink(comm), x[mine], y[mine], vx[mine], vy[mine], mine, size, steps, variant,
                        xp=np, kernels=StandIn(), timer=StageTimer())
-        if side_first:
+        if order == "side-first":
             rank.streams = SideFirst(rank.k)
             rank.streams.mark()
     counts, worst = [], 0.0
@@ -117,7 +123,7 @@ def test_one_rank_with_fast_particles_steps_like_the_cpu():
 
 
 @pytest.mark.parametrize("ranks, variant, order", [(2, "plain", "-"), (4, "plain", "-"), (3, "blockscan", "-"),
-                                                   (4, "plain", "side-first")])
+                                                   (4, "plain", "side-first"), (2, "blockscan", "tight")])
 def test_calm_run_over_ranks_matches_the_cpu_run(tmp_path, ranks, variant, order):
     out = tmp_path / "state.npy"
     done = mpirun(ranks, __file__, "3000", "60", "5", str(out), "-", variant, order)
@@ -127,7 +133,7 @@ def test_calm_run_over_ranks_matches_the_cpu_run(tmp_path, ranks, variant, order
     assert summary[1] == "3000" and int(summary[5]) > 0, done.stdout
 
 
-@pytest.mark.parametrize("ranks, order", [(2, "-"), (3, "-"), (4, "-"), (3, "side-first")])
+@pytest.mark.parametrize("ranks, order", [(2, "-"), (3, "-"), (4, "-"), (3, "side-first"), (4, "tight")])
 def test_fast_particles_over_ranks_step_like_the_cpu(tmp_path, ranks, order):
     out = tmp_path / "state.npy"
     kicks = "3:300,1111:-260,42:90"
@@ -138,6 +144,28 @@ def test_fast_particles_over_ranks_step_like_the_cpu(tmp_path, ranks, order):
     assert int(summary[3]) > 0, "the jumps took the slow way at least once"
     assert int(summary[5]) > 0, "particles crossed between strips the usual way"
     assert float(summary[7]) < 1e-12, "every step is a CPU step from the same state, to rounding"
+
+
+def test_rank_memory_keeps_what_it_holds_when_it_grows():
+    from sim.particles.rank_memory import RankMemory
+
+    mem = RankMemory(np, np.float64, 10, 4)
+    rows, head = mem.rows, mem.head
+    mem.pos[1][:rows] = np.arange(2 * rows).reshape(rows, 2)
+    mem.ids[0][:rows] = np.arange(rows) + 7
+    def slots(m):  # perm's slots -head .. rows - 1 (a negative index into the view would wrap)
+        return m.perm.base[m.head - head:m.head + rows]
+
+    slots(mem)[...] = np.arange(-head, rows) * 3
+    mem.fit(rows, head)
+    assert (mem.rows, mem.head) == (rows, head), "enough room: nothing grows"
+    mem.fit(rows + 1, head + 5)
+    assert mem.rows > rows and mem.head >= head + 5
+    assert (mem.pos[1][:rows] == np.arange(2 * rows).reshape(rows, 2)).all()
+    assert (mem.ids[0][:rows] == np.arange(rows) + 7).all()
+    assert (slots(mem) == np.arange(-head, rows) * 3).all(), "slots keep their numbers, before 0 too"
+    mem.fit_sends(mem.send_rows + 1)
+    assert all(a.shape[0] == mem.send_rows for side in ("below", "above") for a in mem.leavers[side])
 
 
 # --- the same on a GPU, with binning.cu (pytest -m gpu) ---------------------------------------------------
@@ -175,9 +203,8 @@ def _main(argv: list[str]) -> int:
              if argv[4:] and argv[4] != "-" else {})
     comm = world()
     variant = argv[5] if len(argv) > 5 else "plain"
-    gpu, side_first = argv[6:7] == ["gpu"], argv[6:7] == ["side-first"]
-    state, rank, counts, worst = run_standin(comm, n, steps, seed, kicks, bool(kicks), variant, gpu,
-                                             side_first=side_first)
+    gpu, order = argv[6:7] == ["gpu"], (argv[6] if len(argv) > 6 else "-")
+    state, rank, counts, worst = run_standin(comm, n, steps, seed, kicks, bool(kicks), variant, gpu, order=order)
     if variant == "blockscan" and not gpu:
         assert rank.k.launches["scan_blocks"] >= steps and rank.k.launches["add_sums"] >= steps
     slow = int(comm.allreduce(np.array([rank.everywhere_steps], np.int64), "max")[0])
