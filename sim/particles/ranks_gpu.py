@@ -40,7 +40,7 @@ import numpy as np
 from sim.gpu import cuda
 from sim.gpu.cuda import ceil_div, grid_for
 from sim.particles import kernels as builds
-from sim.particles import world
+from sim.particles import rank_slow, world
 from sim.particles.rank_memory import SIDES, RankMemory, Streams
 from sim.particles.strips import Strips
 
@@ -318,47 +318,17 @@ class GpuRank:
 
     # --- the rare way: every particle to its owner ---------------------------------------------------
     def _everywhere(self) -> None:
-        """Some particle moved more than a bin row: bin every rank's moved particles over the whole box,
-        send each run of rows to its owner (any rank), and re-bin what each rank owns."""
-        xp, nb, lo, hi = self.xp, self.nb, self.lo, self.hi
+        """Some particle moved more than a bin row: every rank's particles to their owners, re-binned."""
         self.everywhere_steps += 1
-        n = hi - lo
-        pos, vel, ids = self.mem.set(self.cur)
-        self.count[...] = 0
-        self._count_bins(pos[lo:], n, lo)
-        self.start[0] = 0
-        xp.cumsum(self.count, dtype=xp.int32, out=self.start[1:])
-        self.k["place"](*grid_for(n, 256), (self.mem.bin, self.mem.offset, self.start, np.int32(hi), self.mem.perm,
-                                            self.count, np.int32(lo)))
-        spare = self.mem.set(1 - self.cur)  # my particles in bin order there
-        self.k["pack_leavers"](*grid_for(n, 256), (pos, vel, ids, self.mem.perm, np.int32(0), np.int32(n), *spare))
-        bounds = self.host(self.start[xp.asarray(self.strips.cuts() * nb)]).astype(np.int64)
-        out = np.diff(bounds)
-        out[self.comm.rank] = 0
-        incoming = self.comm.alltoall(out)
-        me = self.comm.rank
-        sends = [(q, a[bounds[q]:bounds[q + 1]]) for q in range(self.comm.size) if out[q] for a in spare]
-        arriving = [(q, (xp.empty((int(incoming[q]), 2), self.real), xp.empty((int(incoming[q]), 2), self.real),
-                         xp.empty(int(incoming[q]), xp.int32))) for q in range(self.comm.size) if incoming[q]]
-        self.link.exchange(sends, [(q, a) for q, arrays in arriving for a in arrays])
-        self.bytes_sent += sum(a.nbytes for _, a in sends) + 8 * self.comm.size
-        parts = [tuple(a[bounds[me]:bounds[me + 1]] for a in spare)] + [arrays for _, arrays in arriving]
-        total = sum(p[2].shape[0] for p in parts)
-        self.mem.fit(total + 4 * nb, 4 * nb)
-        for k, a in enumerate(self.mem.set(self.cur)):
-            a[:total] = xp.concatenate([p[k] for p in parts])
-        self._rebin(total)
+        self._rebin(rank_slow.to_owners(self))
         self._agree(stray=False)
         self._fit(self.hi, self.lo, 0, 0)
         self.streams.mark()
 
-    def _count_bins(self, pos, m: int, first: int) -> None:
-        self.k["count_bins"](*grid_for(m, 256), (pos, np.int32(m), self.inv_width, np.int32(self.nb),
-                                                 self.mem.bin[first:], self.mem.offset[first:], self.count))
-
     def _rebin(self, m: int) -> None:
         """The current set's rows [0, m), all in my strip, binned afresh: my slots [0, m)."""
-        self._count_bins(self.mem.pos[self.cur], m, 0)
+        self.k["count_bins"](*grid_for(m, 256), (self.mem.pos[self.cur], np.int32(m), self.inv_width,
+                                                 np.int32(self.nb), self.mem.bin, self.mem.offset, self.count))
         self._scan()
         total, first, end, bottom_end, top_begin, inner0, inner1, _ = self._probe()
         if (first, end, total) != (0, m, m):
