@@ -27,8 +27,8 @@ rank's second stream, for messages), with the timer's stages:
    window slot's source row; the occupied bins' counts cleared). The migration waits for the next step
    (``state`` queues it at once).
 If any rank's flag is set, that step re-bins every rank's particles over the whole box and sends each to
-its owner, whatever the distance (the slow way, with more reads and messages). Arrays grow rarely, with
-room to spare (sim/particles/rank_memory.py): a step allocates nothing.
+its owner, whatever the distance (the slow way, sim/particles/rank_slow.py: more reads and messages).
+Arrays grow rarely, with room to spare (sim/particles/rank_memory.py): a step allocates nothing.
 
 ``xp`` and ``kernels`` default to CuPy and the compiled kernels; tests pass numpy and a stand-in.
 """
