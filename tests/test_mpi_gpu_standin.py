@@ -1,13 +1,14 @@
-"""The GPU rank's bookkeeping (sim/particles/ranks_gpu.py) on CPU ranks: binning.cu's kernels replaced by
-a numba stand-in with the same arguments and pointer arithmetic (a view's index 0 is where CuPy's
-pointer would point; negative indices reach the room before it), numpy for CuPy, MPI for NCCL.
+"""The GPU rank's bookkeeping (sim/particles/ranks_gpu.py) on CPU ranks: binning.cu's rank kernels replaced by
+a numba stand-in with the same arguments and pointer arithmetic (tests/standin_kernels.py), numpy for CuPy,
+MPI for NCCL.
 
-What it proves without a GPU: ghosts, bin starts relative to the first particle, the slots kept for
-arriving particles, migration and the slow path for particles that jump past a neighbour keep every
-particle exactly once and give each the forces of all its neighbours. The stand-in adds neighbours in
-bin order, not id order, so it matches the CPU to rounding: over a calm run at the end, and with fast
-particles (whose close encounters magnify any rounding, as on a GPU) step by step, each step checked
-against a CPU step from the same state.
+What it proves without a GPU: ghosts and their slots and bin starts, the slots kept for arriving particles,
+migration, the interior and boundary launches and the slow path for particles that jump past a neighbour
+keep every particle exactly once and give each the forces of all its neighbours. The stand-in adds
+neighbours in bin order, not id order, so it matches the CPU to rounding: over a calm run at the end, and
+with fast particles (whose close encounters magnify any rounding, as on a GPU) step by step, each step
+checked against a CPU step from the same state. (Numpy ranks run both streams in the host's order: what
+they cannot show is a race between the streams.)
 
 Run as a script under mpiexec by the tests: python tests/test_mpi_gpu_standin.py N STEPS SEED OUT [KICKS]
 """
@@ -17,7 +18,6 @@ from __future__ import annotations
 import pathlib
 import sys
 
-import numba
 import numpy as np
 import pytest
 
@@ -26,151 +26,19 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from mpi_support import run  # noqa: E402
+from standin_kernels import SideFirst, StandIn  # noqa: E402
 from test_mpi_particles import initial, serial  # noqa: E402
-
-
-def _view(a):
-    """(the array a view belongs to, the view's first row in it): CuPy would pass that row's address."""
-    base = a
-    while isinstance(base.base, np.ndarray):
-        base = base.base
-    offset = a.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return base, offset // base.strides[0]
-
-
-@numba.njit(cache=True)
-def _bin_of(x, y, inv, nb):
-    bx = min(max(int(x * inv), 0), nb - 1)
-    by = min(max(int(y * inv), 0), nb - 1)
-    return by * nb + bx
-
-
-@numba.njit(cache=True)
-def _count_bins(p, po, n, inv, nb, b, bo, o, oo, c, co):
-    for i in range(n):
-        k = _bin_of(p[po + i, 0], p[po + i, 1], inv, nb)
-        b[bo + i] = k
-        o[oo + i] = c[co + k]
-        c[co + k] += 1
-
-
-@numba.njit(cache=True)
-def _scatter(b, bo, o, oo, s, so, n, p, po, v, vo, d, do, p2, p2o, v2, v2o, d2, d2o):
-    for i in range(n):
-        k = s[so + b[bo + i]] + o[oo + i]
-        p2[p2o + k, 0] = p[po + i, 0]
-        p2[p2o + k, 1] = p[po + i, 1]
-        v2[v2o + k, 0] = v[vo + i, 0]
-        v2[v2o + k, 1] = v[vo + i, 1]
-        d2[d2o + k] = d[do + i]
-
-
-@numba.njit(cache=True)
-def _step(p, po, v, vo, s, so, n, size, inv, nb, p2, p2o, v2, v2o, b, bo, o, oo, c, co):
-    cutoff, min_r, mass, dt = 0.01, 0.01 / 100, 0.01, 0.0005
-    dmin, dsum, pairs = 1.0, 0.0, 0
-    for i in range(n):
-        xi, yi = p[po + i, 0], p[po + i, 1]
-        k = _bin_of(xi, yi, inv, nb)
-        bx, by = k % nb, k // nb
-        x0, x1 = max(bx - 1, 0), min(bx + 1, nb - 1)
-        ax = ay = 0.0
-        for cy in range(max(by - 1, 0), min(by + 1, nb - 1) + 1):
-            for j in range(s[so + cy * nb + x0], s[so + cy * nb + x1 + 1]):
-                dx, dy = p[po + j, 0] - xi, p[po + j, 1] - yi
-                r2 = dx * dx + dy * dy
-                if r2 > cutoff * cutoff:
-                    continue
-                if r2 != 0:
-                    d = np.sqrt(r2) / 0.01
-                    dmin = min(dmin, d)
-                    dsum += d
-                    pairs += 1
-                r2 = max(r2, min_r * min_r)
-                r = np.sqrt(r2)
-                coef = (1 - cutoff / r) / r2 / mass
-                ax += coef * dx
-                ay += coef * dy
-        u, w = v[vo + i, 0] + ax * dt, v[vo + i, 1] + ay * dt
-        px, py = xi + u * dt, yi + w * dt
-        while px < 0 or px > size:
-            px = -px if px < 0 else 2 * size - px
-            u = -u
-        while py < 0 or py > size:
-            py = -py if py < 0 else 2 * size - py
-            w = -w
-        p2[p2o + i, 0], p2[p2o + i, 1] = px, py
-        v2[v2o + i, 0], v2[v2o + i, 1] = u, w
-        k = _bin_of(px, py, inv, nb)
-        b[bo + i] = k
-        o[oo + i] = c[co + k]
-        c[co + k] += 1
-    return dmin, dsum, pairs
-
-
-class StandIn(dict):
-    """binning.cu's kernels (fp64, plain forces) as callables ``k[name](grid, block, args)``."""
-
-    def __init__(self):
-        super().__init__(count_bins=self.count_bins, scatter=self.scatter, step=self.step,
-                         scan_blocks=self.scan_blocks, scan_totals=self.scan_totals, add_sums=self.add_sums)
-        self.launches = dict.fromkeys(self, 0)
-
-    def scan_blocks(self, grid, block, args, **_):
-        """Each block's 2 * blockDim counts scanned (inclusive, from start + 1), zeroed; its total in sums."""
-        count, m, start, sums = args
-        self.launches["scan_blocks"] += 1
-        (c, co), (s, so), width = _view(count), _view(start), 2 * block[0]
-        for b in range(grid[0]):
-            lo, hi = b * width, min(int(m), (b + 1) * width)
-            part = np.cumsum(c[co + lo:co + hi])
-            s[so + lo + 1:so + hi + 1] = part
-            c[co + lo:co + hi] = 0
-            sums[b] = part[-1] if part.size else 0
-
-    def scan_totals(self, grid, block, args, **_):
-        sums, blocks = args
-        self.launches["scan_totals"] += 1
-        totals = np.cumsum(sums[:int(blocks)])
-        sums[:int(blocks)] = totals - sums[:int(blocks)]
-
-    def add_sums(self, grid, block, args, **_):
-        start, m, sums = args
-        self.launches["add_sums"] += 1
-        (s, so), width = _view(start), 2 * block[0]
-        for b in range(grid[0]):
-            s[so + b * width + 1:so + min(int(m), (b + 1) * width) + 1] += sums[b]
-
-    def count_bins(self, grid, block, args, **_):
-        pos, n, inv, nb, bins, offsets, count = args
-        self.launches["count_bins"] += 1
-        _count_bins(*_view(pos), int(n), float(inv), int(nb), *_view(bins), *_view(offsets), *_view(count))
-
-    def scatter(self, grid, block, args, **_):
-        bins, offsets, start, n, *arrays = args
-        self.launches["scatter"] += 1
-        _scatter(*_view(bins), *_view(offsets), *_view(start), int(n), *(x for a in arrays for x in _view(a)))
-
-    def step(self, grid, block, args, **_):
-        pos, vel, start, n, size, inv, nb, pos2, vel2, bins, offsets, count, stats = args
-        self.launches["step"] += 1
-        dmin, dsum, pairs = _step(*_view(pos), *_view(vel), *_view(start), int(n), float(size), float(inv), int(nb),
-                                  *_view(pos2), *_view(vel2), *_view(bins), *_view(offsets), *_view(count))
-        if isinstance(stats, np.ndarray) and pairs:
-            f = stats[:2].view(np.float64)
-            f[0] = min(f[0], dmin)
-            f[1] += dsum
-            stats[2] += np.uint64(pairs)
-
 
 KICK_VX_DIVISOR = -3.0  # fast particles: they cross several bin rows (and strips) a step
 
 
 def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], verify: bool = False,
-                variant: str = "plain", gpu: bool = False, precision: str = "fp64"):
+                variant: str = "plain", gpu: bool = False, precision: str = "fp64", order: str = "-"):
     """GpuRank over ``comm`` on numpy with the stand-in kernels (or, with ``gpu``, CuPy and binning.cu on
-    the rank's GPU): (state on rank 0 or None, rank, particle count after each step, largest difference
-    of a step from a CPU step from the same state (verify))."""
+    the rank's GPU): (state on rank 0 or None, rank, particle count after each step, largest difference of a
+    step from a CPU step from the same state (verify)). ``order`` "side-first": the side stream's work before
+    the interior step's; "tight": arrays start at the particles' count and grow by exactly what is needed
+    (they grow in many steps)."""
     from sim.gpu.timing import StageTimer
     from sim.mpi.links import HostLink
     from sim.particles import world
@@ -178,6 +46,11 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
     from sim.particles.ranks_gpu import GpuRank, bins_per_side, rows_of
     from sim.particles.strips import Strips
 
+    if order == "tight":
+        from sim.particles import rank_memory, ranks_gpu
+
+        rank_memory._more = lambda needed: needed
+        ranks_gpu.RankMemory = lambda xp, real, rows, head: rank_memory.RankMemory(xp, real, rows - head, 0)
     x, y, vx, vy = initial(n, seed, kicks, KICK_VX_DIVISOR)
     size = world.box_size(n)
     mine = np.flatnonzero(Strips(bins_per_side(size), comm.size).owners(rows_of(y, size, precision)) == comm.rank)
@@ -194,6 +67,9 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
     else:
         rank = GpuRank(comm, HostLink(comm), x[mine], y[mine], vx[mine], vy[mine], mine, size, steps, variant,
                        xp=np, kernels=StandIn(), timer=StageTimer())
+        if order == "side-first":
+            rank.streams = SideFirst(rank.k)
+            rank.streams.mark()
     counts, worst = [], 0.0
     before = gather_state(comm, rank, n) if verify else None
     for _ in range(steps):
@@ -246,27 +122,50 @@ def test_one_rank_with_fast_particles_steps_like_the_cpu():
     assert rank.everywhere_steps == 0, "one rank's window is the whole box"
 
 
-@pytest.mark.parametrize("ranks, variant", [(2, "plain"), (4, "plain"), (3, "blockscan")])
-def test_calm_run_over_ranks_matches_the_cpu_run(tmp_path, ranks, variant):
+@pytest.mark.parametrize("ranks, variant, order", [(2, "plain", "-"), (4, "plain", "-"), (3, "blockscan", "-"),
+                                                   (4, "plain", "side-first"), (2, "blockscan", "tight")])
+def test_calm_run_over_ranks_matches_the_cpu_run(tmp_path, ranks, variant, order):
     out = tmp_path / "state.npy"
-    done = mpirun(ranks, __file__, "3000", "60", "5", str(out), "-", variant)
+    done = mpirun(ranks, __file__, "3000", "60", "5", str(out), "-", variant, order)
     assert done.returncode == 0, done.stderr[-3000:]
     assert np.abs(np.load(out) - serial(3000, 60, 5, {})).max() < 1e-9
     summary = done.stdout.split()
     assert summary[1] == "3000" and int(summary[5]) > 0, done.stdout
 
 
-@pytest.mark.parametrize("ranks", [2, 3, 4])
-def test_fast_particles_over_ranks_step_like_the_cpu(tmp_path, ranks):
+@pytest.mark.parametrize("ranks, order", [(2, "-"), (3, "-"), (4, "-"), (3, "side-first"), (4, "tight")])
+def test_fast_particles_over_ranks_step_like_the_cpu(tmp_path, ranks, order):
     out = tmp_path / "state.npy"
     kicks = "3:300,1111:-260,42:90"
-    done = mpirun(ranks, __file__, "3000", "50", "11", str(out), kicks)
+    done = mpirun(ranks, __file__, "3000", "50", "11", str(out), kicks, "plain", order)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = done.stdout.split()
     assert summary[0] == "counts" and set(summary[1].split(",")) == {"3000"}, "no particle lost or doubled"
     assert int(summary[3]) > 0, "the jumps took the slow way at least once"
     assert int(summary[5]) > 0, "particles crossed between strips the usual way"
     assert float(summary[7]) < 1e-12, "every step is a CPU step from the same state, to rounding"
+
+
+def test_rank_memory_keeps_what_it_holds_when_it_grows():
+    from sim.particles.rank_memory import RankMemory
+
+    mem = RankMemory(np, np.float64, 10, 4)
+    rows, head = mem.rows, mem.head
+    mem.pos[1][:rows] = np.arange(2 * rows).reshape(rows, 2)
+    mem.ids[0][:rows] = np.arange(rows) + 7
+    def slots(m):  # perm's slots -head .. rows - 1 (a negative index into the view would wrap)
+        return m.perm.base[m.head - head:m.head + rows]
+
+    slots(mem)[...] = np.arange(-head, rows) * 3
+    mem.fit(rows, head)
+    assert (mem.rows, mem.head) == (rows, head), "enough room: nothing grows"
+    mem.fit(rows + 1, head + 5)
+    assert mem.rows > rows and mem.head >= head + 5
+    assert (mem.pos[1][:rows] == np.arange(2 * rows).reshape(rows, 2)).all()
+    assert (mem.ids[0][:rows] == np.arange(rows) + 7).all()
+    assert (slots(mem) == np.arange(-head, rows) * 3).all(), "slots keep their numbers, before 0 too"
+    mem.fit_sends(mem.send_rows + 1)
+    assert all(a.shape[0] == mem.send_rows for side in ("below", "above") for a in mem.leavers[side])
 
 
 # --- the same on a GPU, with binning.cu (pytest -m gpu) ---------------------------------------------------
@@ -283,13 +182,15 @@ def test_gpu_one_rank_steps_like_the_cpu(variant, precision):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("variant", ["plain", "tiled", "blockscan"])
-def test_gpu_ranks_step_like_the_cpu(tmp_path, variant):
+@pytest.mark.parametrize("variant, ranks", [("plain", 2), ("tiled", 2), ("blockscan", 2), ("plain", 4), ("tiled", 4)])
+def test_gpu_ranks_step_like_the_cpu(tmp_path, variant, ranks):
     import cupy
 
+    # ranks sharing a GPU go through the host (NCCL wants one GPU a rank); 20000 particles: 31 bin rows a rank
+    # at 4 ranks, so each has interior rows stepped while its messages travel
     env = {"KERNEL_LAB_TRANSPORT": "host"} if cupy.cuda.runtime.getDeviceCount() < 2 else None
     out = tmp_path / "state.npy"
-    done = mpirun(2, __file__, "20000", "30", "4", str(out), "3:300,19000:-260", variant, "gpu", env=env)
+    done = mpirun(ranks, __file__, "20000", "30", "4", str(out), "3:300,19000:-260", variant, "gpu", env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = done.stdout.split()
     assert set(summary[1].split(",")) == {"20000"} and int(summary[3]) > 0 and int(summary[5]) > 0
@@ -304,8 +205,8 @@ def _main(argv: list[str]) -> int:
              if argv[4:] and argv[4] != "-" else {})
     comm = world()
     variant = argv[5] if len(argv) > 5 else "plain"
-    gpu = argv[6:7] == ["gpu"]
-    state, rank, counts, worst = run_standin(comm, n, steps, seed, kicks, bool(kicks), variant, gpu)
+    gpu, order = argv[6:7] == ["gpu"], (argv[6] if len(argv) > 6 else "-")
+    state, rank, counts, worst = run_standin(comm, n, steps, seed, kicks, bool(kicks), variant, gpu, order=order)
     if variant == "blockscan" and not gpu:
         assert rank.k.launches["scan_blocks"] >= steps and rank.k.launches["add_sums"] >= steps
     slow = int(comm.allreduce(np.array([rank.everywhere_steps], np.int64), "max")[0])

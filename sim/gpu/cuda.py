@@ -208,14 +208,16 @@ class CountScan:
     includes it (``k``: that build's kernels), three launches and no host wait; ``clear`` zeroes the
     counts. ``length``: a device int32 array whose first value, when below m, is the number of counts
     to scan instead (only that prefix and ``start`` up to it are read or written). ``start`` must be
-    16-byte aligned (a whole CuPy array is)."""
+    16-byte aligned (a whole CuPy array is). ``xp``: the array module (CuPy; tests pass numpy, with kernels
+    that stand in for the CUDA ones)."""
 
-    def __init__(self, k, m: int):
-        import cupy
+    def __init__(self, k, m: int, xp=None):
+        if xp is None:
+            import cupy as xp
 
         self.k, self.m = k, int(m)
         self.tiles = max(1, ceil_div(self.m, SCAN_TILE))
-        self.tile_sums = cupy.empty(self.tiles, cupy.int32)
+        self.tile_sums = xp.empty(self.tiles, xp.int32)
 
     def __call__(self, count, start, clear: bool = False, length=None) -> None:
         import numpy as np

@@ -8,10 +8,15 @@
 //            (scan_blocks, scan.cuh's scan_totals, add_sums: the blockscan variant)
 //   place    (GATHER) each bin-order slot's source index only (perm), and the occupied bins' counts
 //            cleared; the next step reads its particle and its neighbours through perm and writes
-//            the moved state at its own slot. Measured faster than writing the state in bin order
-//            (the scene's design). MPI ranks build without GATHER and `scatter` the state into bin
-//            order instead: their ghosts and migrants are slices of the bin-sorted arrays.
-// No host synchronisation inside a step.
+//            the moved state at its own slot. Measured faster than writing the state in bin order.
+// RANKS (with GATHER: an MPI rank's strip of bin rows, sim/particles/ranks_gpu.py): slots are numbered
+// over the rank's window (its rows and one row each side), and the step and place run on a range of
+// slots [slot0, n) (the interior rows while the messages travel, then the rows at the ends). Ghost
+// slots (the neighbours' boundary rows, before and after mine) have perm entries that point at the
+// ghost positions received after the state, so the step reads ghosts like its own particles. The
+// rank's own kernels (at the end) pack what it sends through perm, take in the ghosts, keep slots
+// for arriving particles and gather the step's few host numbers for one copy.
+// No host synchronisation inside a step (a rank: one small read per step).
 //
 // The force: one fp64 reciprocal square root and multiplications per interacting pair instead of
 // the course's square root and three divisions (a few ulps apart, measured faster: the GPU checks
@@ -68,6 +73,13 @@ __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #else
 #define SRC(j) (j)
 #endif
+#ifdef RANKS
+#define FIRST slot0  // the launch's first slot (a rank steps its interior rows and boundary rows apart)
+#define RANGE_ARGS , int slot0
+#else
+#define FIRST 0
+#define RANGE_ARGS
+#endif
 
 // The acceleration factor of a pair at squared distance r2 (already clamped to min_r^2): the course's
 // (1 - cutoff / r) / r2 / mass with one reciprocal square root.
@@ -98,24 +110,15 @@ extern "C" __global__ void count_bins(const REAL2* pos, int n, REAL inv_width, i
 
 // GATHER: slot start[bin] + offset of the bin order reads the particle the step left at index i.
 // It also clears the counts for the next step, touching only occupied bins (no pass over all bins).
-extern "C" __global__ void place(const int* bin, const int* offset, const int* start, int n, int* perm, int* count)
+// RANKS: indices [slot0, n), the slots the step wrote.
+extern "C" __global__ void place(const int* bin, const int* offset, const int* start, int n, int* perm,
+                                 int* count RANGE_ARGS)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = FIRST + blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     int b = bin[i];
     perm[start[b] + offset[i]] = i;
     count[b] = 0;
-}
-
-extern "C" __global__ void scatter(const int* bin, const int* offset, const int* start, int n, const REAL2* pos,
-                                   const REAL2* vel, const int* id, REAL2* pos2, REAL2* vel2, int* id2)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    int k = start[bin[i]] + offset[i];
-    pos2[k] = pos[i];
-    vel2[k] = vel[i];
-    id2[k] = id[i];
 }
 
 // The report's scan, launch 1: each block scans 2 * blockDim counts in shared memory (inclusive,
@@ -223,6 +226,8 @@ struct Pairs {
 // sorted arrays), move, reflect, then count it into its new bin for the next re-sorting.
 // GATHER: i is the slot in bin order; the particle comes from SRC(i) of the last step's arrays, and
 // its moved state (and id) is written at i.
+// RANKS: slots [slot0, n); bins [w0, w1) are the rank's window: a particle that lands outside it
+// (it jumped past a neighbour's row) sets *stray, and the rank takes the slow way this step.
 extern "C" __global__ void __launch_bounds__(BLOCK) step(
     SRC2 pos, SRC2 vel, const int* __restrict__ start, int n, REAL size, REAL inv_width, int nb,
     REAL2* __restrict__ pos2, REAL2* __restrict__ vel2, int* __restrict__ bin, int* __restrict__ offset,
@@ -230,9 +235,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
 #ifdef GATHER
     , const int* __restrict__ perm, const int* __restrict__ id, int* __restrict__ id2
 #endif
+#ifdef RANKS
+    , int slot0, int w0, int w1, int* __restrict__ stray
+#endif
     )
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = FIRST + blockIdx.x * blockDim.x + threadIdx.x;
     bool live = i < n;
     REAL2 own = live ? load2(pos, SRC(i)) : REAL2{0, 0};
     REAL xi = own.x, yi = own.y;
@@ -242,10 +250,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
     __shared__ REAL2 tile[TILE];
     __shared__ int slab_first, slab_last;
     if (threadIdx.x == 0) {
-        int first = blockIdx.x * blockDim.x, last = min(first + (int)blockDim.x, n) - 1;
+        int first = FIRST + blockIdx.x * blockDim.x, last = min(first + (int)blockDim.x, n) - 1;
         REAL2 p = load2(pos, SRC(first)), q = load2(pos, SRC(last));
+#ifdef RANKS
+        // exactly the first and last neighbour bins: an interior block reads no ghost row's start
+        // (those are being written while it runs)
+        int bp = bin_of(p.x, p.y, inv_width, nb), bq = bin_of(q.x, q.y, inv_width, nb);
+        slab_first = start[max(bp / nb - 1, 0) * nb + max(bp % nb - 1, 0)];
+        slab_last = start[min(bq / nb + 1, nb - 1) * nb + min(bq % nb + 1, nb - 1) + 1];
+#else
         slab_first = start[max(bin_of(p.x, p.y, inv_width, nb) - nb - 1, 0)];
         slab_last = start[min(bin_of(q.x, q.y, inv_width, nb) + nb + 2, nb * nb)];
+#endif
     }
     __syncthreads();
     int slab = min(slab_last - slab_first, TILE);  // a larger slab reads the rest from memory
@@ -282,9 +298,90 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
         int nb_new = bin_of(px, py, inv_width, nb);
         bin[i] = nb_new;
         offset[i] = atomicAdd(&count[nb_new], 1);
+#ifdef RANKS
+        if ((unsigned)(nb_new - w0) >= (unsigned)(w1 - w0)) *stray = 1;
+#endif
     }
 #ifdef STATS
     add_stats(stats, acc.dmin, acc.dsum, acc.pairs);
 #endif
 }
 
+
+#ifdef RANKS
+// --- an MPI rank's own kernels (sim/particles/ranks_gpu.py) ------------------------------------------
+// A boundary row for a neighbour: the positions of slots [first, first + count) in bin order, and the
+// row's nb + 1 bin starts from start[bin0] on, relative to its first slot.
+extern "C" __global__ void pack_ghosts(const REAL2* __restrict__ pos, const int* __restrict__ perm, int first,
+                                       int count, const int* __restrict__ start, int bin0, int nb,
+                                       REAL2* __restrict__ out, int* __restrict__ seg)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < count) out[t] = pos[perm[first + t]];
+    if (t <= nb) seg[t] = start[bin0 + t] - first;
+}
+
+// A neighbour's boundary row received at indices [index0, index0 + count): slots [slot0, slot0 + count)
+// point at it, and its bins' starts (start[bin0 + b] for b in [b_lo, b_hi]) at those slots.
+extern "C" __global__ void take_ghosts(int* __restrict__ perm, int slot0, int count, int index0,
+                                       int* __restrict__ start, int bin0, int b_lo, int b_hi,
+                                       const int* __restrict__ seg)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < count) perm[slot0 + t] = index0 + t;
+    if (t >= b_lo && t <= b_hi) start[bin0 + t] = seg[t] + slot0;
+}
+
+// Particles leaving for a neighbour: the state of slots [first, first + count), contiguous.
+extern "C" __global__ void pack_leavers(const REAL2* __restrict__ pos, const REAL2* __restrict__ vel,
+                                        const int* __restrict__ id, const int* __restrict__ perm, int first,
+                                        int count, REAL2* __restrict__ pos2, REAL2* __restrict__ vel2,
+                                        int* __restrict__ id2)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count) return;
+    int k = perm[first + t];
+    pos2[t] = pos[k];
+    vel2[t] = vel[k];
+    id2[t] = id[k];
+}
+
+// One of my boundary rows (count: its nb bins): a neighbour's particles arriving there (imm) added to
+// my own counts, so the scan keeps them slots; with `own`, my own counts are kept first.
+extern "C" __global__ void count_arrivals(int* __restrict__ count, const int* __restrict__ imm,
+                                          int* __restrict__ own, int nb)
+{
+    int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nb) return;
+    int c = count[b];
+    if (own) own[b] = c;
+    count[b] = c + imm[b];
+}
+
+// Arrived particles (pos: k of them, at indices index0 on) into the slots kept for them in the row of
+// bins from bin0: after my own (own[]: from below) or at the end of the bin (own null: from above),
+// whichever side they came from. left[]: the row's arrivals still to place, counted down.
+extern "C" __global__ void place_arrivals(const REAL2* __restrict__ pos, int k, int index0, REAL inv_width, int nb,
+                                          const int* __restrict__ start, int bin0, const int* __restrict__ own,
+                                          int* __restrict__ left, int* __restrict__ perm)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= k) return;
+    REAL2 p = pos[i];
+    int b = bin_of(p.x, p.y, inv_width, nb), x = b - bin0;
+    int r = atomicSub(&left[x], 1);  // r .. 1: one slot each
+    perm[own ? start[b] + own[x] + r - 1 : start[b + 1] - r] = index0 + i;
+}
+
+// The step's host numbers in one copy: out[t] = start[at[t]] for t < m, then the stray flag (cleared).
+extern "C" __global__ void probe(const int* __restrict__ start, const long long* __restrict__ at, int m,
+                                 int* __restrict__ stray, int* __restrict__ out)
+{
+    int t = threadIdx.x;
+    if (t < m) out[t] = start[at[t]];
+    if (t == m) {
+        out[m] = *stray;
+        *stray = 0;
+    }
+}
+#endif

@@ -1,6 +1,7 @@
 """The CUDA builds of the particles scene (CuPy-free): the step kernels per variant, precision,
-block size and statistics switch, for one GPU (gather re-sorting) and for MPI ranks
-(the state scattered into bin order, which their ghost and migrant slices need)."""
+block size and statistics switch, for one GPU and for MPI ranks. Both re-sort by gather (the step reads
+through each slot's source index); the ranks' build (-DRANKS) steps a range of slots, flags particles
+that left the rank's window, and adds the kernels that pack ghosts and leavers and place arrivals."""
 
 from __future__ import annotations
 
@@ -17,19 +18,22 @@ DEFAULT_BLOCK = 128  # a little faster than 256 at 1M and 10M (bench/results/h20
 BIN_CUTOFFS = 2.5
 PRECISIONS = {"fp64": "double", "fp32": "float"}
 GRAPH_STAGE = "frame (graph)"  # the stage a frame's steps replayed as one CUDA graph are timed as
-NAMES = ("count_bins", "scatter", "place", "step", "scan_blocks", "add_sums", *SCAN_KERNELS)
+NAMES = ("count_bins", "place", "step", "scan_blocks", "add_sums", *SCAN_KERNELS)
+RANK_NAMES = ("pack_ghosts", "take_ghosts", "pack_leavers", "count_arrivals", "place_arrivals", "probe")
 
 
 def step(variant: str, precision: str, block: int, stats: bool, ranks: bool = False) -> Build:
-    """The scene's build (gather re-sorting), or with ``ranks`` the MPI ranks' (scatter into bin order)."""
+    """The scene's build, or with ``ranks`` the MPI ranks' (sim/particles/ranks_gpu.py)."""
     options = [f"-DREAL={PRECISIONS[precision]}", f"-DBLOCK={block}"]
     names = list(NAMES)
     if variant == "tiled":
         options.append("-DTILED")
     if variant == "texture":
         options.append("-DTEXTURE")
-    if not ranks:
-        options.append("-DGATHER")
+    options.append("-DGATHER")
+    if ranks:
+        options.append("-DRANKS")
+        names += RANK_NAMES
     if stats:
         options.append("-DSTATS")
         names.append("fold_stats")
@@ -39,7 +43,8 @@ def step(variant: str, precision: str, block: int, stats: bool, ranks: bool = Fa
 def builds() -> list[Build]:
     every_block = [step("plain", "fp64", b, True) for b in BLOCK_SIZES]
     every_kind = [step(v, p, DEFAULT_BLOCK, s) for v in VARIANTS for p in PRECISIONS for s in (True, False)]
-    ranks = [step(v, p, 256, s, ranks=True) for v in RANK_VARIANTS for p in PRECISIONS for s in (True, False)]
+    ranks = [step(v, p, b, s, ranks=True) for v in RANK_VARIANTS for p in PRECISIONS for s in (True, False)
+             for b in (DEFAULT_BLOCK, 256)]  # the bench's and the run's
     return every_block + every_kind + ranks + [step("tiled", "fp64", 1024, True)]
 
 

@@ -1,25 +1,34 @@
-"""One rank's particles on its GPU: the single-GPU kernels (particles/binning.cu) on the rank's strip.
+"""One rank's particles on its GPU: the one-GPU gather step (particles/binning.cu, built with -DRANKS) on
+the rank's strip of bin rows.
 
-The one-GPU step kernel (plain, tiled or blockscan; one reciprocal square root per pair, bins as
-wide as the one-GPU scene's), but the state is scattered into bin order each step (one GPU reads it
-through an index instead): ghosts and migrants are slices of it. Bins are numbered over the whole box, so a strip's
-rows and its neighbours' boundary rows are contiguous runs of the sorted arrays. The rank's arrays
-keep room before and after its own particles (``head``): ghosts are received straight into it, so
-the step kernel sees [row below | my rows | row above] as one bin-sorted run, given a pointer to my
-first particle and bin starts relative to it (negative for the row below). One step:
+Bins are numbered over the whole box; the rank's window is its rows and one row each side. Each step's
+scan numbers the window's particles in bin order (slots): those now in the row below my strip first,
+then mine, those now in the row above last. ``perm`` maps a slot to the row of the state arrays that
+holds its particle: the step reads its particle and its neighbours through it and writes the moved
+state at its own slot, so a state set holds my particles at my slots of the last scan, the particles
+that arrived after them, and the ghosts after those; nothing is ever written in bin order. The ghosts'
+slots (the neighbours' boundary rows, just before and just after mine) point at the ghost positions,
+so the step reads a ghost like one of mine. One step (``main``: the caller's stream; ``side``: the
+rank's second stream, for messages), with the timer's stages:
 
-1. ghosts: my bottom and top rows (positions, plus that row's bin starts) to the neighbours;
-2. ``step`` (forces, move, walls, count into the new bin) on my particles only;
-3. each rank sends its neighbours the counts it made in their boundary rows (the particles it is
-   about to hand them, per bin) and adds theirs to its own counts: the scan then keeps a slot for
-   every arriving particle inside its bin;
-4. the prefix sum over my rows and the two rows beside them, then ``scatter`` in bin order: the
-   particles now below my strip come first, those above last, mine in the middle;
-5. those that left go to the neighbour, those that arrive are counted (``count_bins``, starting at
-   my own count of their bin) and ``scatter``-ed into their slots.
-One small read from the device and one MPI all-gather (counts for the next ghosts, and a flag) per step. A
-particle that moved more than one bin row (a hard kick) is caught by the count of the window, and that step
-re-bins every rank's particles over the whole box and sends each to its owner, whatever the distance.
+1. forces+move (main): ``step`` on my interior slots (those whose 9 bins hold neither ghosts nor
+   arrivals: all but the two rows at each end that has a neighbour), queued first;
+2. migrate (side, while the interior steps): the last step's leavers (the slots now in a neighbour's
+   row) packed through perm and sent; arrivals received after my state and given the slots kept for them;
+3. ghosts (side): my bottom and top rows' positions in bin order (packed through perm) and their bin
+   starts to the neighbours; theirs received after the arrivals, their slots and bin starts set;
+4. forces+move (main, once side is done): ``step`` on the rows at the ends. A particle that lands outside
+   my window (it jumped past a neighbour's row) sets a flag;
+5. counts (main): each rank sends its neighbours the counts it made in their boundary rows (the
+   particles it is about to hand them, per bin) and adds theirs to its own: the scan then keeps a slot
+   for every arriving particle inside its bin;
+6. bin (main): the prefix sum over the window (common/scan.cuh's three launches, or the blockscan
+   variant's), one small read (slot bounds and the flag) and one MPI all-gather, then ``place`` (each
+   window slot's source row; the occupied bins' counts cleared). The migration waits for the next step
+   (``state`` queues it at once).
+If any rank's flag is set, that step re-bins every rank's particles over the whole box and sends each to
+its owner, whatever the distance (the slow way, sim/particles/rank_slow.py: more reads and messages).
+Arrays grow rarely, with room to spare (sim/particles/rank_memory.py): a step allocates nothing.
 
 ``xp`` and ``kernels`` default to CuPy and the compiled kernels; tests pass numpy and a stand-in.
 """
@@ -31,12 +40,14 @@ import numpy as np
 from sim.gpu import cuda
 from sim.gpu.cuda import ceil_div, grid_for
 from sim.particles import kernels as builds
-from sim.particles import world
+from sim.particles import rank_slow, world
+from sim.particles.rank_memory import SIDES, RankMemory, Streams
 from sim.particles.strips import Strips
 
 BIN_CUTOFFS = builds.BIN_CUTOFFS  # as one GPU's
 SCAN_BLOCK = 512
 STAGES = ("ghosts", "forces+move", "counts", "bin", "migrate")
+NULL = np.uint64(0)  # a null pointer argument
 
 
 def bins_per_side(size: float, bin_cutoffs: float = BIN_CUTOFFS) -> int:
@@ -68,20 +79,39 @@ class GpuRank:
         self.k = kernels
         self.size = size
         self.nb = nb = bins_per_side(size)
-        self.inv_width = nb / size
+        self.inv_width = self.real(nb / size)
         self.strips = Strips(nb, comm.size)
-        self.row0, self.row1 = self.strips.bounds(comm.rank)
+        self.row0, self.row1 = row0, row1 = self.strips.bounds(comm.rank)
         self.below, self.above = self.strips.neighbours(comm.rank)
+        self.peers = {"below": self.below, "above": self.above}
         self.timer = timer if timer is not None else cuda.stage_timer("gpu" if xp is not np else "cpu", STAGES)
+        self.streams = Streams(xp)
         i32 = xp.int32
-        self.count = xp.zeros(nb * nb, i32)
-        self.start = xp.zeros(nb * nb + 1, i32)
-        self.block_sums = xp.zeros(max(1, ceil_div(nb * nb, 2 * SCAN_BLOCK)), i32)
-        self.imm = {side: xp.zeros(nb, i32) for side in ("below", "above")}  # arriving particles per bin
-        self.saved = {side: xp.zeros(nb, i32) for side in ("below", "above")}  # my counts in those rows
-        self.seg = {side: xp.zeros(nb + 1, i32) for side in ("below", "above")}  # a ghost row's bin starts
-        self.probe = xp.asarray([min(self.row1 + 1, nb) * nb, self.row0 * nb, self.row1 * nb, (self.row0 + 1) * nb,
-                                 (self.row1 - 1) * nb], dtype=np.int64)
+        self.w0, self.w1 = max(row0 - 1, 0) * nb, min(row1 + 1, nb) * nb  # the window's bins
+        pad = -self.w0 % 4  # the window's counts and starts 16-byte aligned (the scan's int4 loads and stores)
+        self.count = xp.zeros(nb * nb + pad, i32)[pad:]
+        self.start = xp.zeros(nb * nb + 1 + pad, i32)[pad:]
+        self.rows = {"below": slice(row0 * nb, (row0 + 1) * nb), "above": slice((row1 - 1) * nb, row1 * nb)}
+        self.ghost_rows = {"below": slice((row0 - 1) * nb, row0 * nb), "above": slice(row1 * nb, (row1 + 1) * nb)}
+        if variant == "blockscan":
+            self.block_sums = xp.zeros(max(1, ceil_div(self.w1 - self.w0, 2 * SCAN_BLOCK)), i32)
+        else:
+            self.count_scan = cuda.CountScan(kernels, self.w1 - self.w0, xp)
+        self.imm = {side: xp.zeros(nb, i32) for side in SIDES}  # arrivals per bin of my row; counted down as placed
+        self.own_below = xp.zeros(nb, i32)  # my own counts in my bottom row (arrivals from below go after them)
+        self.seg_out = {side: xp.zeros(nb + 1, i32) for side in SIDES}  # a boundary row's bin starts
+        self.seg_in = {side: xp.zeros(nb + 1, i32) for side in SIDES}
+        self.stray = xp.zeros(1, i32)
+        # the rows whose slots step apart from the interior: two at each end with a neighbour (its ghost row
+        # and its arrivals are read by them)
+        inner0 = min(row0 + (2 if self.below is not None else 0), row1)
+        inner1 = max(row1 - (2 if self.above is not None else 0), inner0)
+        # probed after each scan: the window's total, my first and end slot, my bottom row's end, my top row's
+        # first, the interior's first and end
+        self.at = xp.asarray([self.w1, row0 * nb, row1 * nb, (row0 + 1) * nb, (row1 - 1) * nb, inner0 * nb,
+                              inner1 * nb], dtype=np.int64)
+        self.probed = xp.zeros(self.at.shape[0] + 1, i32)
+        self.probed_host = self.streams.pinned(self.at.shape[0] + 1, np.int32)
         self.stats = xp.zeros((max(1, steps), 3), xp.uint64)  # per step: closest pair (bits), sum, pairs
         self.stats[:, 0] = np.float64(1.0).view(np.uint64)
         self.t = 0
@@ -89,253 +119,231 @@ class GpuRank:
         self.migrants = 0  # particles handed to a neighbour the usual way
         self.everywhere_steps = 0  # steps that took the slow way (a particle jumped past a neighbour's row)
         n = x.shape[0]
-        self.head, self.cap = 0, 0
-        self.pos = [None, None]
-        self.vel = [None, None]
-        self.ids = [None, None]
-        self._grow(max(1024, 4 * nb), int(1.25 * n) + 1024, keep=())
-        h = self.head
-        self.pos[1][h:h + n] = xp.asarray(np.column_stack([x, y]), self.real)
-        self.vel[1][h:h + n] = xp.asarray(np.column_stack([vx, vy]), self.real)
-        self.ids[1][h:h + n] = xp.asarray(ids, i32)
+        self.mem = RankMemory(xp, self.real, n + 4 * nb, 4 * nb)
+        self.cur = 0  # the set the next step reads
+        pos, vel, ids_now = self.mem.set(0)
+        pos[:n] = xp.asarray(np.column_stack([x, y]), self.real)
+        vel[:n] = xp.asarray(np.column_stack([vx, vy]), self.real)
+        ids_now[:n] = xp.asarray(ids, i32)
         self._rebin(n)
         self._agree(stray=False)
+        self._fit(self.hi, self.lo, 0, 0)
+        self.streams.mark()
 
-    # --- memory ---------------------------------------------------------------------------------
-    def _grow(self, head: int, cap: int, keep) -> None:
-        """Both sets to ``head`` rows of room on each side and ``cap`` particles; ``keep`` lists
-        (kind, set) whose rows [head, head + n) survive (kind: pos, vel or ids)."""
-        xp = self.xp
-        head, cap = max(head, self.head), max(cap, self.cap)
-        rows = 2 * head + cap
-        kept = {(kind, s): getattr(self, kind)[s][self.head:self.head + self.n].copy() for kind, s in keep}
-        for s in (0, 1):
-            self.pos[s] = xp.empty((rows, 2), self.real)
-            self.vel[s] = xp.empty((rows, 2), self.real)
-            self.ids[s] = xp.empty(rows, xp.int32)
-        for (kind, s), rows_kept in kept.items():
-            getattr(self, kind)[s][head:head + rows_kept.shape[0]] = rows_kept
-        for name in ("bin", "offset"):  # the step's bins and offsets survive too
-            old, new = getattr(self, name, None), xp.empty(cap, xp.int32)
-            if old is not None:
-                new[:old.shape[0]] = old
-            setattr(self, name, new)
-        self.head, self.cap = head, cap
+    @property
+    def n(self) -> int:
+        return self.hi - self.lo
 
-    def _room(self, below: int, mine: int, above: int, keep) -> None:
-        if below > self.head or mine > self.cap or mine + above > self.cap + self.head:
-            self._grow(2 * max(below, above, self.head), int(1.25 * mine) + 1024, keep)
+    # --- one step -----------------------------------------------------------------------------------
+    def step(self) -> None:
+        with self.timer.stage("forces+move"):
+            self._step(*self.inner)  # reads no slot, start or row that side writes
+        with self.streams.side():
+            if self.pending is not None:  # the last step's leavers and arrivals
+                with self.timer.stage("migrate"):
+                    self._migrate(*self.pending)
+                self.pending = None
+            with self.timer.stage("ghosts"):
+                self._ghosts()
+        with self.timer.stage("forces+move"):
+            self.streams.join()
+            self._step(self.lo, self.inner[0])
+            self._step(self.inner[1], self.hi)
+        self.cur = 1 - self.cur
+        self.t += 1
+        with self.timer.stage("counts"):
+            self._counts()
+        with self.timer.stage("bin"):
+            self._scan()
+            total, first, end, bottom_end, top_begin, inner0, inner1, stray = self._probe()
+            mine, leave_below, leave_above = end - first, first, total - end
+            everywhere = self._agree(stray != 0, mine, bottom_end - first, end - top_begin, leave_below, leave_above)
+            if everywhere:
+                self._everywhere()
+            else:
+                self._fit(total, first, leave_below, leave_above)
+                self._place(self.lo, self.hi)
+                self.streams.mark()
+                # the migration is queued with the next step's ghosts, after its interior
+                self.pending = (self.hi, total, first, end)
+                self.migrants += leave_below + leave_above
+                self.lo, self.hi, self.inner = first, end, (inner0, inner1)
+        self.timer.frame_done()
 
-    # --- the kernels --------------------------------------------------------------------------------
-    def _grid(self, n: int, block: int = 256):
-        return grid_for(n, block)
+    def _settle(self) -> None:
+        """The last step's migration queued (if it is not yet) and waited for by ``main``."""
+        if self.pending is not None:
+            with self.streams.side():
+                self._migrate(*self.pending)
+            self.pending = None
+        self.streams.join()
 
-    def _count_bins(self, pos, n: int, bins, offsets) -> None:
-        self.k["count_bins"](*self._grid(n), (pos, np.int32(n), self.real(self.inv_width), np.int32(self.nb), bins,
-                                              offsets, self.count))
+    def _ghosts(self) -> None:
+        """(on side) My boundary rows to the neighbours; theirs after my state, their slots and bin starts."""
+        nb, lo, hi = self.nb, self.lo, self.hi
+        pos = self.mem.pos[self.cur]
+        g = self.ghosts_in
+        sends, recvs = [], []
+        rows = {"below": (lo, self.bottom, self.row0 * nb), "above": (hi - self.top, self.top, (self.row1 - 1) * nb)}
+        at = {"below": self.end, "above": self.end + g["below"]}
+        for side in SIDES:
+            if self.peers[side] is None:
+                continue
+            first, count, bin0 = rows[side]
+            out = self.mem.ghosts[side][:count]
+            self.k["pack_ghosts"](*grid_for(max(count, nb + 1), 256), (
+                pos, self.mem.perm, np.int32(first), np.int32(count), self.start, np.int32(bin0), np.int32(nb),
+                out, self.seg_out[side]))
+            sends += [(self.peers[side], out), (self.peers[side], self.seg_out[side])]
+            recvs += [(self.peers[side], pos[at[side]:at[side] + g[side]]), (self.peers[side], self.seg_in[side])]
+        self.link.exchange(sends, recvs)
+        self.bytes_sent += sum(a.nbytes for _, a in sends)
+        # below: slots [lo - g, lo), bins of row0 - 1 but its last start (my first slot);
+        # above: slots [hi, hi + g), bins of row1 after its first start (my end)
+        slots = {"below": (lo - g["below"], self.ghost_rows["below"].start, 0, nb - 1),
+                 "above": (hi, self.ghost_rows["above"].start, 1, nb)}
+        for side in SIDES:
+            if self.peers[side] is not None:
+                slot0, bin0, b_lo, b_hi = slots[side]
+                self.k["take_ghosts"](*grid_for(max(g[side], nb + 1), 256), (
+                    self.mem.perm, np.int32(slot0), np.int32(g[side]), np.int32(at[side]), self.start,
+                    np.int32(bin0), np.int32(b_lo), np.int32(b_hi), self.seg_in[side]))
 
-    def _scatter(self, n: int, bins, offsets, source, dest) -> None:
-        self.k["scatter"](*self._grid(n), (bins, offsets, self.start, np.int32(n), *source, *dest))
+    def _step(self, first: int, end: int) -> None:
+        if end <= first:
+            return
+        pos, vel, ids = self.mem.set(self.cur)
+        pos2, vel2, ids2 = self.mem.set(1 - self.cur)
+        stats = self.stats[self.t] if self.stats_on else NULL
+        self.k["step"](*grid_for(end - first, self.block), (
+            pos, vel, self.start, np.int32(end), self.real(self.size), self.inv_width, np.int32(self.nb), pos2, vel2,
+            self.mem.bin, self.mem.offset, self.count, stats, self.mem.perm, ids, ids2, np.int32(first),
+            np.int32(self.w0), np.int32(self.w1), self.stray))
 
-    def _scan(self, w0: int, w1: int) -> None:
-        """Bin starts of bins [w0, w1) relative to the first (start[w0] = 0); their counts cleared."""
-        m = w1 - w0
-        if self.variant == "blockscan":  # the report's three launches, on the window
+    def _counts(self) -> None:
+        """The counts I made in my neighbours' rows to them; theirs in mine added to my counts."""
+        sends, recvs = [], []
+        for side in SIDES:
+            if self.peers[side] is not None:
+                sends.append((self.peers[side], self.count[self.ghost_rows[side]]))
+                recvs.append((self.peers[side], self.imm[side]))
+        self.link.exchange(sends, recvs)
+        self.bytes_sent += sum(a.nbytes for _, a in sends)
+        for side in SIDES:
+            if self.peers[side] is not None:
+                self.k["count_arrivals"](*grid_for(self.nb, 256), (
+                    self.count[self.rows[side]], self.imm[side], self.own_below if side == "below" else NULL,
+                    np.int32(self.nb)))
+
+    def _scan(self) -> None:
+        """Bin starts of the window relative to its first bin (start[w0] = 0)."""
+        w0, m = self.w0, self.w1 - self.w0
+        if self.variant == "blockscan":  # the report's three launches, on the window (they clear the counts)
             blocks = ceil_div(m, 2 * SCAN_BLOCK)
-            self.k["scan_blocks"]((blocks,), (SCAN_BLOCK,), (self.count[w0:w1], np.int32(m), self.start[w0:],
+            self.k["scan_blocks"]((blocks,), (SCAN_BLOCK,), (self.count[w0:], np.int32(m), self.start[w0:],
                                                              self.block_sums), shared_mem=2 * SCAN_BLOCK * 4)
             self.k["scan_totals"]((1,), (1024,), (self.block_sums, np.int32(blocks)))
             self.k["add_sums"]((blocks,), (SCAN_BLOCK,), (self.start[w0:], np.int32(m), self.block_sums))
-        else:
-            self.xp.cumsum(self.count[w0:w1], dtype=self.xp.int32, out=self.start[w0 + 1:w1 + 1])
-            self.count[w0:w1] = 0
-        self.start[w0] = 0
+            self.start[w0] = 0
+        else:  # place clears the counts
+            self.count_scan(self.count[w0:], self.start[w0:])
 
-    def _rows(self, first: int, last: int) -> slice:
-        return slice(first * self.nb, last * self.nb)
+    def _probe(self) -> list[int]:
+        """The step's one read from the device: the starts at ``at``, then the stray flag (cleared)."""
+        self.k["probe"]((1,), (32,), (self.start, self.at, np.int32(self.at.shape[0]), self.stray, self.probed))
+        return [int(v) for v in self.streams.read(self.probed, self.probed_host)]
 
-    # --- one step -----------------------------------------------------------------------------------
-    @property
-    def n(self) -> int:
-        return getattr(self, "_n", 0)
+    def _fit(self, total: int, first: int, leave_below: int, leave_above: int) -> None:
+        """Room for this step's arrivals and leavers and the next step's ghosts, from the window's ``total``
+        slots, my ``first``. Only while side is idle (after the step's read), and before the mark that side
+        waits for (a grown array's copy is queued on main)."""
+        g, k = self.ghosts_in, self.arriving
+        arrived_end = self.hi + k["below"] + k["above"]
+        self.mem.fit(max(arrived_end + g["below"] + g["above"], total + g["above"]), g["below"] - first)
+        self.mem.fit_sends(max(leave_below, leave_above, self.bottom, self.top))
 
-    def step(self) -> None:
-        xp, n = self.xp, self.n
-        with self.timer.stage("ghosts"):
-            self._ghosts()
-        h = self.head  # (the room may have grown)
-        with self.timer.stage("forces+move"):
-            if n:
-                stats = self.stats[self.t] if self.stats_on else np.uint64(0)
-                self.k["step"](*self._grid(n, self.block), (
-                    self.pos[0][h:], self.vel[0][h:], self.start, np.int32(n), self.real(self.size),
-                    self.real(self.inv_width), np.int32(self.nb), self.pos[1][h:], self.vel[1][h:], self.bin,
-                    self.offset, self.count, stats))
-        self.t += 1
-        with self.timer.stage("counts"):  # the counts I made in my neighbours' rows, and theirs in mine
-            sends, recvs = [], []
-            if self.below is not None:
-                sends.append((self.below, self.count[self._rows(self.row0 - 1, self.row0)]))
-                recvs.append((self.below, self.imm["below"]))
-            if self.above is not None:
-                sends.append((self.above, self.count[self._rows(self.row1, self.row1 + 1)]))
-                recvs.append((self.above, self.imm["above"]))
-            self.link.exchange(sends, recvs)
-            self.bytes_sent += sum(a.nbytes for _, a in sends)
-            for side, rows in (("below", self._rows(self.row0, self.row0 + 1)),
-                               ("above", self._rows(self.row1 - 1, self.row1))):
-                if (self.below if side == "below" else self.above) is not None:
-                    self.saved[side][...] = self.count[rows]
-                    self.count[rows] += self.imm[side]
-        with self.timer.stage("bin"):
-            w0, w1 = max(self.row0 - 1, 0) * self.nb, min(self.row1 + 1, self.nb) * self.nb
-            self._scan(w0, w1)
-            info = self.host(xp.concatenate([self.start[self.probe].astype(xp.int64),
-                                             xp.stack([self.imm["below"].sum(), self.imm["above"].sum()])
-                                             .astype(xp.int64)]))
-            total, s_lo, s_hi, bottom_end, top_begin, k_below, k_above = (int(v) for v in info)
-            stray = total != n + k_below + k_above  # one of mine left the window (or more than arrived)
-            mine = s_hi - s_lo
-            everywhere = self._agree(stray, mine, bottom_end - s_lo, s_hi - top_begin)
-            if everywhere:
-                self._everywhere()
-        if everywhere:
-            self.timer.frame_done()
-            return
-        with self.timer.stage("bin"):
-            self._room(s_lo, mine, total - s_hi, keep=(("pos", 1), ("vel", 1), ("ids", 0)))
-            h = self.head
-            x = h - s_lo  # the sorted run starts here, so that mine begin at the head
-            self._scatter(n, self.bin, self.offset, (self.pos[1][h:], self.vel[1][h:], self.ids[0][h:]),
-                          (self.pos[0][x:], self.vel[0][x:], self.ids[1][x:]))
-            self.ids[0], self.ids[1] = self.ids[1], self.ids[0]
-            self.start[self.row0 * self.nb:self.row1 * self.nb + 1] -= s_lo
-        with self.timer.stage("migrate"):
-            self._migrate(s_lo, mine, total - s_hi, k_below, k_above)
-        self.migrants += s_lo + total - s_hi
-        self._n = mine
-        self.timer.frame_done()
+    def _place(self, first: int, end: int) -> None:
+        """Each of the window's slots (mine and the leavers') the row the step wrote its particle at."""
+        self.k["place"](*grid_for(end - first, 256), (self.mem.bin, self.mem.offset, self.start, np.int32(end),
+                                                      self.mem.perm, self.count, np.int32(first)))
+        if self.variant != "blockscan":  # bins with arrivals and none of mine: no particle of mine clears them
+            for side in SIDES:
+                if self.peers[side] is not None:
+                    self.count[self.rows[side]].fill(0)
 
-    def _ghosts(self) -> None:
-        """My boundary rows to the neighbours, theirs into the room around mine; their bins' starts."""
-        n, nb = self.n, self.nb
-        g_below, g_above = self.ghosts_in
-        self._room(g_below, n, g_above, keep=(("pos", 0), ("vel", 0), ("ids", 0)))
-        h = self.head
-        pos = self.pos[0]
+    def _migrate(self, at: int, total: int, first: int, end: int) -> None:
+        """(on side) The window's leavers (slots before ``first`` and from ``end`` to ``total``) packed through
+        perm and sent; arrivals received at rows from ``at`` on (after those the step wrote) and placed."""
+        pos, vel, ids = state = self.mem.set(self.cur)
+        k = self.arriving
+        leaving = {"below": (0, first), "above": (end, total - end)}
+        arriving = {"below": at, "above": at + k["below"]}
         sends, recvs = [], []
-        if self.below is not None:
-            bottom = self.start[self.row0 * nb:(self.row0 + 1) * nb + 1]  # relative to my first: no shift
-            sends += [(self.below, pos[h:h + self.bottom]), (self.below, bottom)]
-            recvs += [(self.below, pos[h - g_below:h]), (self.below, self.seg["below"])]
-        if self.above is not None:
-            first = n - self.top
-            top = self.start[(self.row1 - 1) * nb:self.row1 * nb + 1] - np.int32(first)
-            sends += [(self.above, pos[h + first:h + n]), (self.above, top)]
-            recvs += [(self.above, pos[h + n:h + n + g_above]), (self.above, self.seg["above"])]
-        self.link.exchange(sends, recvs)
-        self.bytes_sent += sum(a.nbytes for _, a in sends)
-        if self.below is not None:
-            self.start[self._rows(self.row0 - 1, self.row0)] = self.seg["below"][:nb] - np.int32(g_below)
-            if self.row0 >= 2:  # the tiled kernel's slab may start a row lower: an empty row there
-                self.start[self._rows(self.row0 - 2, self.row0 - 1)] = -g_below
-        if self.above is not None:
-            self.start[self.row1 * nb:(self.row1 + 1) * nb + 1] = self.seg["above"] + np.int32(n)
-            if self.row1 + 2 <= nb:  # and end a row higher
-                self.start[(self.row1 + 1) * nb + 1:(self.row1 + 2) * nb + 1] = n + g_above
-
-    def _migrate(self, e_below: int, mine: int, e_above: int, k_below: int, k_above: int) -> None:
-        """Those that left go to the neighbours; those that arrive go into the slots kept for them."""
-        xp, h = self.xp, self.head
-        state = (self.pos[0], self.vel[0], self.ids[0])
-        arriving = {}
-        sends, recvs = [], []
-        for side, peer, rows, k in (("below", self.below, slice(h - e_below, h), k_below),
-                                    ("above", self.above, slice(h + mine, h + mine + e_above), k_above)):
-            if peer is None:
+        for side in SIDES:
+            if self.peers[side] is None:
                 continue
-            sends += [(peer, a[rows]) for a in state]
-            arriving[side] = (xp.empty((k, 2), self.real), xp.empty((k, 2), self.real), xp.empty(k, xp.int32))
-            recvs += [(peer, a) for a in arriving[side]]
+            slot0, count = leaving[side]
+            out = tuple(a[:count] for a in self.mem.leavers[side])
+            if count:
+                self.k["pack_leavers"](*grid_for(count, 256), (pos, vel, ids, self.mem.perm, np.int32(slot0),
+                                                               np.int32(count), *out))
+            sends += [(self.peers[side], a) for a in out]
+            recvs += [(self.peers[side], a[arriving[side]:arriving[side] + k[side]]) for a in state]
         self.link.exchange(sends, recvs)
         self.bytes_sent += sum(a.nbytes for _, a in sends)
-        for side, rows in (("below", self._rows(self.row0, self.row0 + 1)),
-                           ("above", self._rows(self.row1 - 1, self.row1))):
-            if side in arriving and arriving[side][2].shape[0]:
-                k = arriving[side][2].shape[0]
-                bins, offsets = xp.empty(k, xp.int32), xp.empty(k, xp.int32)
-                self.count[rows] = self.saved[side]  # offsets continue after my own particles of each bin
-                self._count_bins(arriving[side][0], k, bins, offsets)
-                self._scatter(k, bins, offsets, arriving[side], (self.pos[0][h:], self.vel[0][h:], self.ids[0][h:]))
-        for rows in (self._rows(self.row0, self.row0 + 1), self._rows(self.row1 - 1, self.row1)):
-            self.count[rows] = 0
+        for side, bin0, own in (("below", self.row0 * self.nb, self.own_below), ("above", (self.row1 - 1) * self.nb,
+                                                                                    NULL)):
+            if k[side]:
+                self.k["place_arrivals"](*grid_for(k[side], 256), (
+                    pos[arriving[side]:], np.int32(k[side]), np.int32(arriving[side]), self.inv_width,
+                    np.int32(self.nb), self.start, np.int32(bin0), own, self.imm[side], self.mem.perm))
+        self.end = at + k["below"] + k["above"]
 
-    def _agree(self, stray: bool, mine: int | None = None, bottom: int = 0, top: int = 0) -> bool:
-        """All-gather (stray flag, particles, bottom row, top row) of every rank; True if any rank had a
-        stray. Sets the ghost counts for the next step."""
+    def _agree(self, stray: bool, mine: int | None = None, bottom: int = 0, top: int = 0, leave_below: int = 0,
+               leave_above: int = 0) -> bool:
+        """All-gather (stray flag, particles, bottom row, top row, leaving below, leaving above) of every
+        rank; True if any rank had a stray. Sets the next ghosts' and this step's arrivals' counts."""
         if mine is None:
             mine, bottom, top = self.n, self.bottom, self.top
-        table = self.comm.allgather(np.array([int(stray), mine, bottom, top], np.int64))
+        table = self.comm.allgather(np.array([int(stray), mine, bottom, top, leave_below, leave_above], np.int64))
         if table[:, 0].any():
             return True
         self.bottom, self.top = bottom, top
-        self.ghosts_in = (int(table[self.below, 3]) if self.below is not None else 0,
-                          int(table[self.above, 2]) if self.above is not None else 0)
+        b, a = self.below, self.above
+        self.ghosts_in = {"below": int(table[b, 3]) if b is not None else 0,
+                          "above": int(table[a, 2]) if a is not None else 0}
+        self.arriving = {"below": int(table[b, 5]) if b is not None else 0,
+                         "above": int(table[a, 4]) if a is not None else 0}
         return False
 
     # --- the rare way: every particle to its owner ---------------------------------------------------
     def _everywhere(self) -> None:
-        """Some particle moved more than a bin row: bin every rank's moved particles over the whole box,
-        send each run of rows to its owner (any rank), and re-bin what each rank owns."""
-        xp, h, n, nb = self.xp, self.head, self.n, self.nb
+        """Some particle moved more than a bin row: every rank's particles to their owners, re-binned."""
         self.everywhere_steps += 1
-        self.count[...] = 0
-        self._count_bins(self.pos[1][h:], n, self.bin, self.offset)
-        self._scan(0, nb * nb)
-        self._scatter(n, self.bin, self.offset, (self.pos[1][h:], self.vel[1][h:], self.ids[0][h:]),
-                      (self.pos[0][h:], self.vel[0][h:], self.ids[1][h:]))
-        self.ids[0], self.ids[1] = self.ids[1], self.ids[0]
-        bounds = self.host(self.start[xp.asarray(self.strips.cuts() * nb)]).astype(np.int64)
-        out = np.diff(bounds)
-        out[self.comm.rank] = 0
-        incoming = self.comm.alltoall(out)
-        me = self.comm.rank
-        state = (self.pos[0], self.vel[0], self.ids[0])
-        sends = [(q, a[h + bounds[q]:h + bounds[q + 1]]) for q in range(self.comm.size) if out[q] for a in state]
-        arriving = [(q, (xp.empty((int(incoming[q]), 2), self.real), xp.empty((int(incoming[q]), 2), self.real),
-                         xp.empty(int(incoming[q]), xp.int32))) for q in range(self.comm.size) if incoming[q]]
-        self.link.exchange(sends, [(q, a) for q, arrays in arriving for a in arrays])
-        self.bytes_sent += sum(a.nbytes for _, a in sends) + 8 * self.comm.size
-        kept = slice(h + bounds[me], h + bounds[me + 1])
-        parts = [tuple(a[kept] for a in state)] + [arrays for _, arrays in arriving]
-        total = sum(p[2].shape[0] for p in parts)
-        self._n = 0
-        self._room(0, total, 0, keep=())
-        h = self.head
-        for k, name in enumerate(("pos", "vel", "ids")):
-            getattr(self, name)[1][h:h + total] = xp.concatenate([p[k] for p in parts])
-        self._rebin(total)
+        self._rebin(rank_slow.to_owners(self))
         self._agree(stray=False)
+        self._fit(self.hi, self.lo, 0, 0)
+        self.streams.mark()
 
     def _rebin(self, m: int) -> None:
-        """Set 1's rows [head, head + m), all in my strip, sorted by bin into set 0; starts for my rows."""
-        h, nb = self.head, self.nb
-        self._count_bins(self.pos[1][h:], m, self.bin, self.offset)
-        self._scan(self.row0 * nb, self.row1 * nb)
-        self._scatter(m, self.bin, self.offset, (self.pos[1][h:], self.vel[1][h:], self.ids[1][h:]),
-                      (self.pos[0][h:], self.vel[0][h:], self.ids[0][h:]))
-        total, bottom_end, top_begin = (int(v) for v in self.host(self.start[self.probe[2:]]))
-        if total != m:
-            raise RuntimeError(f"rank {self.comm.rank}: {m - total} of its {m} particles are outside its rows")
-        self._n, self.bottom, self.top = m, bottom_end, m - top_begin
+        """The current set's rows [0, m), all in my strip, binned afresh: my slots [0, m)."""
+        self.k["count_bins"](*grid_for(m, 256), (self.mem.pos[self.cur], np.int32(m), self.inv_width,
+                                                 np.int32(self.nb), self.mem.bin, self.mem.offset, self.count))
+        self._scan()
+        total, first, end, bottom_end, top_begin, inner0, inner1, _ = self._probe()
+        if (first, end, total) != (0, m, m):
+            raise RuntimeError(f"rank {self.comm.rank}: {m - (end - first)} of its {m} particles are outside its rows")
+        self._place(0, m)
+        self.lo, self.hi, self.end, self.inner, self.pending = 0, m, m, (inner0, inner1), None
+        self.bottom, self.top = bottom_end, m - top_begin
 
     # --- reading back ------------------------------------------------------------------------------
     def state(self) -> tuple[np.ndarray, ...]:
         """(ids, x, y, vx, vy) of my particles, float64 on the host."""
-        h, n = self.head, self.n
-        pos, vel = self.host(self.pos[0][h:h + n]), self.host(self.vel[0][h:h + n])
-        ids = self.host(self.ids[0][h:h + n]).astype(np.int64)
-        return ids, *(np.asarray(a, np.float64) for a in (pos[:, 0], pos[:, 1], vel[:, 0], vel[:, 1]))
+        self._settle()
+        rows = self.mem.perm[self.lo:self.hi]
+        pos, vel, ids = (self.host(a[rows]) for a in self.mem.set(self.cur))
+        return ids.astype(np.int64), *(np.asarray(a, np.float64) for a in (pos[:, 0], pos[:, 1], vel[:, 0], vel[:, 1]))
 
     def positions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ids, x, y, _, _ = self.state()

@@ -1,0 +1,126 @@
+"""The GPU rank's arrays (sim/particles/ranks_gpu.py) and its two streams.
+
+Every array is indexed by slot or by row of a state set, and sized to the most the rank has needed so far,
+with a quarter more and some rows to spare: it grows a few times at the start, then never, so a step
+allocates nothing. ``perm`` has room before slot 0 (the ghosts below my first slot may start there).
+Growing copies what is there; the rank grows only when both streams are idle (just after its one read
+from the device in a step).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+SIDES = ("below", "above")
+SIDE_PRIORITY = -(1 << 20)  # lower is more urgent; beyond the device's range, its most urgent
+
+
+def _more(needed: int) -> int:
+    return int(1.25 * needed) + 1024
+
+
+class RankMemory:
+    """Two state sets (pos, vel, ids by row), bin and offset by slot, perm (slot -> row) with ``head``
+    slots before slot 0, and per side the send buffers for leavers (pos, vel, ids) and ghosts (pos)."""
+
+    def __init__(self, xp, real, rows: int, head: int):
+        self.xp, self.real = xp, real
+        self.rows = self.head = self.send_rows = 0
+        self.pos, self.vel, self.ids = [None, None], [None, None], [None, None]
+        self.bin = self.offset = self.perm = self._perm_room = None
+        self.leavers, self.ghosts = {}, {}
+        self.fit(rows, head)
+        self.fit_sends(1024)
+
+    def fit(self, rows: int, head: int) -> None:
+        """At least ``rows`` rows and slots and ``head`` slots before slot 0; what is there is kept."""
+        if rows <= self.rows and head <= self.head:
+            return
+        xp = self.xp
+        new_rows = _more(rows) if rows > self.rows else self.rows
+        new_head = _more(head) if head > self.head else self.head
+        for s in (0, 1):
+            self.pos[s] = _grown(xp, self.pos[s], (new_rows, 2), self.real)
+            self.vel[s] = _grown(xp, self.vel[s], (new_rows, 2), self.real)
+            self.ids[s] = _grown(xp, self.ids[s], (new_rows,), xp.int32)
+        self.bin = _grown(xp, self.bin, (new_rows,), xp.int32)
+        self.offset = _grown(xp, self.offset, (new_rows,), xp.int32)
+        room = xp.empty(new_head + new_rows, xp.int32)
+        if self._perm_room is not None:
+            room[new_head - self.head:new_head + self.rows] = self._perm_room
+        self._perm_room, self.perm = room, room[new_head:]  # perm[-head] is the first slot of the room
+        self.rows, self.head = new_rows, new_head
+
+    def fit_sends(self, rows: int) -> None:
+        """Send buffers of at least ``rows`` rows a side (their content is not kept)."""
+        if rows <= self.send_rows:
+            return
+        xp, self.send_rows = self.xp, _more(rows)
+        for side in SIDES:
+            self.leavers[side] = (xp.empty((self.send_rows, 2), self.real), xp.empty((self.send_rows, 2), self.real),
+                                  xp.empty(self.send_rows, xp.int32))
+            self.ghosts[side] = xp.empty((self.send_rows, 2), self.real)
+
+    def set(self, s: int) -> tuple:
+        return self.pos[s], self.vel[s], self.ids[s]
+
+
+def _grown(xp, old, shape, dtype):
+    new = xp.empty(shape, dtype)
+    if old is not None:
+        new[:old.shape[0]] = old
+    return new
+
+
+class Streams:
+    """``main`` (the stream current when the rank steps) runs the step; ``side`` (a stream of its own) the
+    messages and their packing, so that they overlap the step's interior. Without CuPy (the tests' numpy
+    ranks) both are the host's order."""
+
+    def __init__(self, xp):
+        self.gpu = xp is not np
+        if self.gpu:
+            import cupy
+
+            self._cupy = cupy
+            # side's few blocks go first whenever both streams have blocks waiting for an SM, so the messages
+            # do not wait for the interior's last blocks (CUDA clamps the number to its highest priority)
+            self.side_stream = cupy.cuda.Stream(non_blocking=True, priority=SIDE_PRIORITY)
+            self._to_side, self._to_main = cupy.cuda.Event(disable_timing=True), cupy.cuda.Event(disable_timing=True)
+
+    def mark(self) -> None:
+        """What ``main`` has queued so far comes before what ``side`` is given next (not what ``main`` is
+        given after this)."""
+        if self.gpu:
+            self._to_side.record(self._cupy.cuda.get_current_stream())
+
+    def side(self):
+        """A context in which work is queued on ``side``, after ``main``'s work up to the last mark."""
+        if not self.gpu:
+            return contextlib.nullcontext()
+        self.side_stream.wait_event(self._to_side)
+        return self.side_stream
+
+    def join(self) -> None:
+        """``main``'s next work waits for everything queued on ``side`` so far."""
+        if self.gpu:
+            self._to_main.record(self.side_stream)
+            self._cupy.cuda.get_current_stream().wait_event(self._to_main)
+
+    def pinned(self, n: int, dtype):
+        """A host array the device's reads land in (pinned with CuPy)."""
+        if not self.gpu:
+            return np.zeros(n, dtype)
+        import cupyx
+
+        return cupyx.zeros_pinned(n, dtype)
+
+    def read(self, a, out) -> np.ndarray:
+        """``a`` copied into the host array ``out`` (waiting for ``main``)."""
+        if self.gpu:
+            a.get(out=out)
+        else:
+            out[...] = a
+        return out
