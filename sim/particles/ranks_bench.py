@@ -1,5 +1,5 @@
-"""The particles' benchmark: the timed frames in one process and, over MPI ranks (``mpiexec -n R python main.py
-bench particles``), the same request's strong and weak scaling (``BENCH.over_ranks``).
+"""The particles' strong and weak scaling over MPI ranks (``mpiexec -n R python main.py bench particles``: the
+benchmark's ``over_ranks``, sim/particles/bench.py).
 
 Strong scaling: each size of ``--sizes`` is the whole box; weak scaling: the smallest size is the
 particles per rank. With one rank the product's one-process step runs (ParticlesGpu or the CPU step);
@@ -9,13 +9,12 @@ each rank's particles, halo bytes per step and stage times.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import numpy as np
 
 from sim import mpi
-from sim.cmdline import cli, resources, timed_frames
+from sim.cmdline import cli, resources
 from sim.cmdline.cli import UsageError
 from sim.cmdline.requests import BenchRequest, Block
 from sim.contract import SceneSpec
@@ -197,5 +196,3 @@ def _one_process(request: BenchRequest, n, gpu, variant, block, precision, devic
             "per_rank": [{"rank": 0, "particles": n, "halo_bytes_per_step": 0.0, "slow_steps": 0, "stage_ms": stages,
                           "exchange_ms": 0.0}], "identical_to_one_rank": None if gpu else True, "dt": world.DT}
 
-
-BENCH = dataclasses.replace(timed_frames.BENCH, over_ranks=scaling)  # the particles scene's benchmark
