@@ -128,15 +128,13 @@ def band_rows(ni: int, nj: int, block: tuple[int, int], k: int, slots: int) -> i
     """
     bx, by = block
     across = ceil_div(ceil_div(ni, width(k)), bx // 32)
-    best = None
+    candidates = []
     for waves in range(1, 17):
         down = max(1, min(waves * slots // across, MAX_GRID_Y))
         rows = max(1, ceil_div(nj, down * by))
         blocks = across * ceil_div(ceil_div(nj, rows), by)
-        cost = ceil_div(blocks, max(1, slots)) * (rows + 2 * k)
-        if best is None or cost < best[0]:
-            best = (cost, rows)
-    rows = best[1]
+        candidates.append((ceil_div(blocks, max(1, slots)) * (rows + 2 * k), waves, rows))
+    rows = min(candidates)[2]  # the least cost; ties to fewer waves (fewer bands)
     while ceil_div(ceil_div(nj, rows), by) > MAX_GRID_Y:  # only for absurdly tall grids
         rows *= 2
     return rows

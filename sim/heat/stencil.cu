@@ -13,13 +13,15 @@
 // multiple of 128 elements). Every kernel writes every cell of the output, the boundary ring with
 // its unchanged value, so an output buffer needs no preparation.
 
-// One cell's update in the course's order, float32 left to right.
+// One cell's update in the course's order, float32 left to right. l - 2c is one fused multiply-add:
+// 2c is exact (a doubling), so rounding l - 2c once is what the course's two operations give, bit for
+// bit (overflow, infinities and NaN alike), in one instruction instead of two.
 __device__ __forceinline__ float heat_update(float c, float l, float r, float u, float d, float tfac) {
 #ifdef PLANT_FACTOR
     tfac *= PLANT_FACTOR;
 #endif
-    const float d2tdx2 = l - 2 * c + r;
-    const float d2tdy2 = u - 2 * c + d;
+    const float d2tdx2 = __fmaf_rn(-2.0f, c, l) + r;
+    const float d2tdy2 = __fmaf_rn(-2.0f, c, u) + d;
     return c + tfac * (d2tdx2 + d2tdy2);
 }
 
@@ -90,8 +92,11 @@ extern "C" __global__ void paint(long long stride, int i0, int j0, int w, int h,
 #ifndef K_MAX
 #define K_MAX 8
 #endif
-// At least 16 warps per SM: at most 128 registers a thread (1024-thread blocks: 64, and spills).
-#define TEMPORAL_MIN_BLOCKS ((512 + TEMPORAL_THREADS - 1) / TEMPORAL_THREADS)
+// Blocks of 256 threads or more: at least 16 warps per SM, so at most 128 registers a thread (1024-thread
+// blocks: 64, and spills). Smaller blocks: the registers the pipeline wants (about 150 at k = 8, no spills)
+// and as many blocks as fit (12 warps an SM at 128 threads): measured faster on an H200 than 128 registers
+// and spills (bench/results/h200-heat-temporal.json).
+#define TEMPORAL_MIN_BLOCKS (TEMPORAL_THREADS >= 256 ? 512 / TEMPORAL_THREADS : 1)
 #define COLS 4             // cells per lane: one float4
 #define STRIP (32 * COLS)  // columns a warp reads
 
