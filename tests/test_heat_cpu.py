@@ -201,12 +201,16 @@ def test_tiles_for_the_viewer():
     assert kernels.tiles("shared", 1000, 500, (32, 8)).for_view().halo == 1
 
 
-def test_band_rows_fill_whole_waves():
-    # 10000^2, k = 8, 132 SMs x 4 blocks: the bands keep the halo rows (2k) a small part of each band
-    rows = kernels.band_rows(10000, 10000, (32, 4), 8, 528)
-    gx, gy = kernels.launch_grid("temporal", 10000, 10000, (32, 4), 8, rows)
-    assert rows >= 100 and gx * gy <= 2 * 528
+def test_band_rows_are_short_and_fill_their_waves():
+    # 10000^2, k = 8, 132 SMs x 3 blocks of 128 threads (2 of 256): bands of at most 96 rows, the last wave of
+    # blocks at least three quarters full
+    for block, slots in (((32, 4), 396), ((64, 2), 396), ((32, 8), 264)):
+        rows = kernels.band_rows(10000, 10000, block, 8, slots)
+        gx, gy = kernels.launch_grid("temporal", 10000, 10000, block, 8, rows)
+        waves = gx * gy / slots
+        assert 64 <= rows <= kernels.BAND_ROWS and (waves - int(waves) >= 0.75 or waves == int(waves)), (block, waves)
     assert kernels.band_rows(3, 3, (32, 4), 8, 528) == 1
+    assert kernels.band_rows(10000, 200_000, (32, 1), 1, 396) <= kernels.BAND_ROWS
 
 
 def test_builds_cover_every_launch():

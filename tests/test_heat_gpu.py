@@ -155,10 +155,14 @@ def test_temporal_launch_bounds_cap_the_registers():
     from sim.heat.gpu import HeatGpu
 
     heat = HeatGpu(field(257, 131), 0, "temporal", (32, 4), 8)
-    for block, cap in (((32, 4), 128), ((32, 8), 128), ((64, 8), 128), ((32, 32), 64)):
+    for block, cap in (((32, 8), 128), ((64, 8), 128), ((32, 32), 64)):  # 256 threads and more: 16 warps an SM
         heat.configure(block=block)
         info = heat.launch_info()
         assert info["registers"] <= cap and info["blocks_per_sm"] * block[0] * block[1] >= 512
+    for block in ((32, 4), (32, 2), (64, 2)):  # smaller blocks: the registers k = 8 wants, no spills, 12 warps
+        heat.configure(block=block)
+        info = heat.launch_info()
+        assert info["local_bytes"] == 0 and info["blocks_per_sm"] * block[0] * block[1] >= 384, (block, info)
     tiles = heat.tiles()
     assert tiles.grid == heat.launch_grid() and tiles.halo_y == 8
 

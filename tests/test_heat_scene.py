@@ -46,7 +46,7 @@ def test_heat_is_a_registered_scene_with_its_command_builds_and_bench():
     assert "heat" in {c.name for c in course_commands()}
     assert set(kernels.builds()) <= set(all_builds())
     assert SPEC.bench == "sim.heat.bench:BENCH" and SPEC.gpu.variants == kernels.KERNELS
-    assert SPEC.gpu.default_variant == "temporal" and SPEC.gpu.default_block == (32, 8)
+    assert SPEC.gpu.default_variant == "temporal" and SPEC.gpu.default_block == (32, 4)
     assert all(len(b) == 2 for b in SPEC.gpu.blocks)
     k = next(o for o in SPEC.options if o.name == "k")
     assert k.choices == tuple(str(v) for v in range(1, kernels.K_MAX + 1)) and k.gpu_only

@@ -28,7 +28,7 @@ from sim.heat.kernels import BLOCK_SHAPES, K_MAX, KERNELS
 PRESETS = tuple(Preset(name, p["description"], p.get("count"), p.get("key"))
                 for name, p in assets.presets("heat").items())
 FACTOR_MAX = 0.2499  # the explicit scheme is stable for tfac < 0.25
-DEFAULT_K = 7  # temporal steps per launch: the fastest at 32x8 on an H100 (bench/results/h100-heat.json)
+DEFAULT_K = 8  # temporal steps per launch: the fastest at 32x4 on an H200 (bench/results/h200-heat-temporal.json)
 STEPS_PER_FRAME = 20  # CPU viewer at 1000x1000 on 2 cores: about 60 frames/s (docs/viewer.md, the heat scene)
 
 STATS = (
@@ -45,7 +45,7 @@ STATS = (
               "second (three numbers read back on the GPU)"),
     finite.STAT,
 )
-GPU = GpuKnobs(variants=KERNELS, default_variant="temporal", blocks=BLOCK_SHAPES, default_block=(32, 8),
+GPU = GpuKnobs(variants=KERNELS, default_variant="temporal", blocks=BLOCK_SHAPES, default_block=(32, 4),
                fastest="temporal", kernels_run_hint="switch the physics to the GPU (a)")
 OPTIONS = (
     Option("k", f"temporal kernel: steps per launch, 1..{K_MAX} (the other kernels take one a launch)",

@@ -163,8 +163,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"comma-separated grid sides n (n x n cells; default {SEED_N})")
     p.add_argument("--steps", type=cli.positive_int, default=500, help="timed steps per run (default 500)")
     p.add_argument("--kernel", default="all", help=f"comma-separated kernels ({', '.join(KERNELS)}) or all (default)")
-    p.add_argument("--block", type=blocks_arg, default=[(32, 8)],
-                   help="comma-separated block shapes WxH, or all (the panel's shapes; default 32x8)")
+    p.add_argument("--block", type=blocks_arg, default=[(32, 4)],
+                   help="comma-separated block shapes WxH, or all (the panel's shapes; default 32x4)")
     p.add_argument("--k", type=ks_arg, default=[8],
                    help=f"temporal steps per launch, comma-separated or all (1..{K_MAX}; default 8)")
     p.add_argument("--fma", action="store_true", help="time the --fmad=true builds")

@@ -1,5 +1,5 @@
 """The heat scene's benchmark cases: the regression gate's headlines (bench/regress.py) and the step's
-Nsight Compute case (bench/ncu_models.py): 10000^2 cells, the temporal kernel at 32x8, 8 steps a launch
+Nsight Compute case (bench/ncu_models.py): 10000^2 cells, the temporal kernel at 32x4, 8 steps a launch
 (the frame: the large preset in the window)."""
 
 from sim.contract import GateFigure, GatePeer, GateRun, NcuCase
@@ -8,9 +8,9 @@ SIDE = 10_000
 
 GATE = (
     GateRun("heat 10000^2 temporal",
-            ("--sizes", str(SIDE), "--kernel", "temporal", "--block", "32x8", "--k", "8", "--steps", "200"),
-            (GateFigure("heat 10000^2 temporal k8 32x8, ms/step", "ms_per_step",
-                        (("n", SIDE), ("backend", "gpu"), ("kernel", "temporal"), ("block", "32x8"), ("k", 8),
+            ("--sizes", str(SIDE), "--kernel", "temporal", "--block", "32x4", "--k", "8", "--steps", "200"),
+            (GateFigure("heat 10000^2 temporal k8 32x4, ms/step", "ms_per_step",
+                        (("n", SIDE), ("backend", "gpu"), ("kernel", "temporal"), ("block", "32x4"), ("k", 8),
                          ("fma", False)),
                         peer=(("n", SIDE), ("kernel", "raw")), peer_value="ms_per_step"),),
             peer=GatePeer("peer heat 10000^2", "peer_heat.py", ("--n", str(SIDE)))),
@@ -24,4 +24,4 @@ GATE = (
             frame=True, report="frame-heat"),
 )
 
-NCU = (NcuCase("step", "large", SIDE * SIDE, "temporal", (32, 8), steps=8, window=8, options=(("k", "8"),)),)
+NCU = (NcuCase("step", "large", SIDE * SIDE, "temporal", (32, 4), steps=8, window=8, options=(("k", "8"),)),)
