@@ -34,7 +34,7 @@ def product_reports(scale: float) -> dict[str, dict]:
                                        {"scene": "particles", "n": 10 * M, "backend": "gpu", "variant": "plain",
                                         "block": 128, "options": {"precision": "fp32"}, "step_ms": 0.3}]),
         "sdh": rep("sdh", [{"n": 512000, "backend": "gpu", "kernel": "tensor", "block": 256, "kernel_ms": 73 * scale}]),
-        "heat": rep("heat", [{"n": 10000, "backend": "gpu", "kernel": "temporal", "block": "32x8", "k": 8,
+        "heat": rep("heat", [{"n": 10000, "backend": "gpu", "kernel": "temporal", "block": "32x4", "k": 8,
                               "fma": False, "ms_per_step": 0.06 * scale}]),
         "durbin": rep("durbin", [{"kind": "single", "backend": "gpu", "n": 200000, "method": "persistent-grid",
                                   "block": 256, "us_per_step": 2.5 * scale},
@@ -389,7 +389,7 @@ def test_odd_peer_and_fingerprint_fields_are_no_traceback(folders, capsys):
 
 # --- the steps and headlines come from the scenes (SceneSpec.gate), the same as when they were listed here -------
 FIGURES = ["balls 10M grid, ms/step", "particles 10M plain fp64, ms/step", "sdh 512000 tensor, ms",
-           "heat 10000^2 temporal k8 32x8, ms/step", "durbin 200000 persistent-grid, us/step",
+           "heat 10000^2 temporal k8 32x4, ms/step", "durbin 200000 persistent-grid, us/step",
            "durbin 100000x32 batched-register, ms", "frame 1M balls 1920x1080 panel open, ms",
            "frame 1M balls 1920x1080 panel open picking, ms", "frame heat 10000^2 1920x1080 panel open, ms"]
 FRAME_BALLS = '$py -m viewer.bench.frame -n 1000000 --size 1920x1080 --backend gpu --headless --frames 60 --pick'
@@ -407,7 +407,7 @@ STEPS = [
     ("sdh 512000 tensor", '$py main.py bench sdh -n 512000 --kernel tensor --block 256 --json "$out/sdh.json"'),
     ("peer sdh 512000", '$py bench/peer.py "$peers/peer_sdh.py" --sizes 512000 --naive-max 0 '
                         '--json "$out/peer-sdh.json"'),
-    ("heat 10000^2 temporal", '$py main.py bench heat --sizes 10000 --kernel temporal --block 32x8 --k 8 --steps 200 '
+    ("heat 10000^2 temporal", '$py main.py bench heat --sizes 10000 --kernel temporal --block 32x4 --k 8 --steps 200 '
                               '--json "$out/heat.json"'),
     ("peer heat 10000^2", '$py bench/peer.py "$peers/peer_heat.py" --n 10000 --json "$out/peer-heat.json"'),
     ("durbin 200000 and 100000x32", '$py main.py bench durbin --sizes 200000 --kernel persistent-grid '
