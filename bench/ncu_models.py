@@ -31,6 +31,12 @@ from sim.registry import SCENES  # noqa: E402
 HEADLINES: dict[str, tuple[SceneSpec, NcuCase]] = {
     f"{spec.name}.{case.id}": (spec, case) for spec in SCENES.values() if spec.ncu for case in load(spec.ncu)}
 SASS = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
+DURATION = "gpu__time_duration.sum"
+# How busy the kernels kept the two limits a stage can reach: the schedulers' issue slots (every instruction,
+# arithmetic or not, takes one) and DRAM. The nearer one to 100% is the stage's real limit; both low means
+# latency (dependent loads, atomics, a chain of steps). Averaged over the kernels, weighted by their time.
+BUSY = {"issue": "smsp__issue_active.avg.pct_of_peak_sustained_elapsed",
+        "dram": "dram__throughput.avg.pct_of_peak_sustained_elapsed"}
 FLOP_METRICS = {  # ncu's per-thread SASS counts of each kind and their FLOP: an FMA is 2, a DMMA m8n8k4 512
     "fp32": ((SASS.format("fadd"), 1), (SASS.format("fmul"), 1), (SASS.format("ffma"), 2)),
     "fp64": ((SASS.format("dadd"), 1), (SASS.format("dmul"), 1), (SASS.format("dfma"), 2)),
@@ -42,7 +48,7 @@ FLOP_METRICS = {  # ncu's per-thread SASS counts of each kind and their FLOP: an
 def metrics(tensor: bool = True) -> str:
     """The metrics ncu collects (bench/ncu_models.sh passes them to --metrics); without ``tensor`` the DMMA
     count is left out (for an ncu that does not know it)."""
-    names = ["dram__bytes_read.sum", "dram__bytes_write.sum", "smsp__inst_executed.sum"]
+    names = ["dram__bytes_read.sum", "dram__bytes_write.sum", "smsp__inst_executed.sum", DURATION, *BUSY.values()]
     kinds = [kind for name, kind in FLOP_METRICS.items() if tensor or name != "fp64-tensor"]
     names += [name for kind in kinds for name, _ in kind]
     return ",".join(names)
@@ -114,7 +120,8 @@ def write_model(folder: Path, stage_id: str, model) -> None:
 
 
 def ncu_totals(path: Path) -> dict[str, float]:
-    """Every metric of ncu's raw CSV page (--print-units base) summed over the profiled kernels."""
+    """Every metric of ncu's raw CSV page (--print-units base) summed over the profiled kernels; a percentage
+    (``pct_of_peak``) is averaged instead, weighted by each kernel's time."""
     lines = [line for line in path.read_text().splitlines() if line.startswith('"')]
     rows = list(csv.reader(lines))
     if not rows:
@@ -123,13 +130,26 @@ def ncu_totals(path: Path) -> dict[str, float]:
     for row in rows[1:]:
         if not row or not row[0].isdigit():  # the units row
             continue
+        values = {}
         for name, value in zip(header, row, strict=False):
             try:
-                totals[name] = totals.get(name, 0.0) + float(value.replace(",", ""))
+                values[name] = float(value.replace(",", ""))
             except ValueError:
                 pass
+        weight = values.get(DURATION, 1.0)
+        for name, value in values.items():
+            totals[name] = totals.get(name, 0.0) + (value * weight if "pct_of_peak" in name else value)
+        totals["weights"] = totals.get("weights", 0.0) + weight
         totals["kernels"] = totals.get("kernels", 0) + 1
+    for name in totals:
+        if "pct_of_peak" in name:
+            totals[name] /= totals["weights"]
     return totals
+
+
+def busy(ncu: dict[str, float], which: str) -> str:
+    value = ncu.get(BUSY[which])
+    return "-" if value is None else f"{value:.0f}%"
 
 
 def ratio(model: float, measured: float) -> str:
@@ -138,7 +158,7 @@ def ratio(model: float, measured: float) -> str:
 
 def table(folder: Path) -> str:
     lines = [f"{'stage':<24}{'kernels':>8}{'model GB':>11}{'ncu GB':>10}{'ratio':>7}{'model GFLOP':>13}"
-             f"{'ncu GFLOP':>11}{'ratio':>7}{'ncu Ginst':>11}  kind"]
+             f"{'ncu GFLOP':>11}{'ratio':>7}{'ncu Ginst':>11}{'issue':>7}{'dram':>6}  kind"]
     for stage_id in HEADLINES:
         model_file, ncu_file = folder / f"{stage_id}.model.json", folder / f"{stage_id}.csv"
         if not model_file.exists() or not ncu_file.exists():
@@ -150,7 +170,7 @@ def table(folder: Path) -> str:
         lines.append(f"{stage_id:<24}{int(ncu.get('kernels', 0)):>8}{model['bytes'] / 1e9:>11.4f}{dram / 1e9:>10.4f}"
                      f"{ratio(model['bytes'], dram):>7}{model['flops'] / 1e9:>13.3f}{flops / 1e9:>11.3f}"
                      f"{ratio(model['flops'], flops):>7}{ncu.get('smsp__inst_executed.sum', 0.0) / 1e9:>11.4f}"
-                     f"  {model['flop_kind']}")
+                     f"{busy(ncu, 'issue'):>7}{busy(ncu, 'dram'):>6}  {model['flop_kind']}")
     return "\n".join(lines)
 
 

@@ -361,7 +361,7 @@ def test_ncu_cases_are_the_scenes_own_and_the_same_as_when_they_were_listed_in_t
         "particles.forces+move": ("particles", "forces+move", "2020", 10 * m, "plain", 128, {},
                                   {"statistics": False}, {}, 10, 1, False),
         "sdh.histogram": ("sdh", "histogram", "course", 512_000, "tensor", 256, {}, {}, {}, 1, 1, False),
-        "heat.step": ("heat", "step", "large", 100 * m, "temporal", (32, 8), {"k": "8"}, {}, {}, 8, 8, False),
+        "heat.step": ("heat", "step", "large", 100 * m, "temporal", (32, 4), {"k": "8"}, {}, {}, 8, 8, False),
         "durbin.recursion": ("durbin", "recursion", "large", 200_000, "persistent", 256, {}, {}, {"speed": 1000},
                              1000, 1000, True),
     }
@@ -378,12 +378,14 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
     import json
 
     ncu = ncu_models()
-    names = ["dram__bytes_read.sum", "dram__bytes_write.sum", "smsp__inst_executed.sum",
-             ncu.SASS.format("fadd"), ncu.SASS.format("fmul"), ncu.SASS.format("ffma")]
+    names = ["dram__bytes_read.sum", "dram__bytes_write.sum", "smsp__inst_executed.sum", ncu.SASS.format("fadd"),
+             ncu.SASS.format("fmul"), ncu.SASS.format("ffma"), ncu.DURATION, *ncu.BUSY.values()]
     head = ",".join(f'"{n}"' for n in ["ID", "Process ID", "Kernel Name", *names])
-    units = ",".join(['""'] * 3 + ['"byte"', '"byte"', '"inst"', '"inst"', '"inst"', '"inst"'])
-    kernels = ['"0","7","step_temporal_8","400,000,000","380,000,000","2,000,000","0","100,000,000","400,000,000"',
-               '"1","7","step_temporal_8","10,000,000","10,000,000","1,000,000","0","0","0"']
+    units = ",".join(['""'] * 3 + ['"byte"', '"byte"', '"inst"', '"inst"', '"inst"', '"inst"', '"ns"', '"%"', '"%"'])
+    # the second kernel takes a third of the time: issue (90 x 3 + 30) / 4 = 75%, DRAM (20 x 3 + 60) / 4 = 30%
+    kernels = ['"0","7","step_temporal_8","400,000,000","380,000,000","2,000,000","0","100,000,000","400,000,000",'
+               '"300,000","90","20"',
+               '"1","7","step_temporal_8","10,000,000","10,000,000","1,000,000","0","0","0","100,000","30","60"']
     (tmp_path / "heat.step.csv").write_text("==PROF== Connected\n" + "\n".join([head, units, *kernels]) + "\n")
     (tmp_path / "heat.step.model.json").write_text(json.dumps(
         {"bytes": 1.0e9, "bytes_min": 8e9, "flops": 0.9e9, "flop_kind": "fp32", "note": "k = 8"}))
@@ -392,7 +394,8 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
     lines = ncu.table(tmp_path).splitlines()
     heat = next(line for line in lines if line.startswith("heat.step")).split()
     # 2 kernels; model 1 GB vs ncu 0.8 GB: 1.25; 0.9 GFLOP vs 100 M FMUL + 2 x 400 M FFMA = 0.9 GFLOP: 1.00
-    assert heat == ["heat.step", "2", "1.0000", "0.8000", "1.25", "0.900", "0.900", "1.00", "0.0030", "fp32"]
+    assert heat == ["heat.step", "2", "1.0000", "0.8000", "1.25", "0.900", "0.900", "1.00", "0.0030", "75%", "30%",
+                    "fp32"]
     assert any(line.startswith("sdh.histogram") and "not profiled" in line for line in lines)
     assert "sm__inst_executed_pipe_tensor_op_dmma.sum" in ncu.metrics()
     assert "dmma" not in ncu.metrics(tensor=False)
