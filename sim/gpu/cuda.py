@@ -211,10 +211,11 @@ class CountScan:
     16-byte aligned (a whole CuPy array is). ``xp``: the array module (CuPy; tests pass numpy, with kernels
     that stand in for the CUDA ones)."""
 
-    def __init__(self, k, m: int, xp=None):
+    def __init__(self, k, m: int, xp: Any = None):
         if xp is None:
-            import cupy as xp
+            import cupy
 
+            xp = cupy
         self.k, self.m = k, int(m)
         self.tiles = max(1, ceil_div(self.m, SCAN_TILE))
         self.tile_sums = xp.empty(self.tiles, xp.int32)

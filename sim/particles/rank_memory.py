@@ -10,6 +10,7 @@ from the device in a step).
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import numpy as np
 
@@ -28,9 +29,16 @@ class RankMemory:
     def __init__(self, xp, real, rows: int, head: int):
         self.xp, self.real = xp, real
         self.rows = self.head = self.send_rows = 0
-        self.pos, self.vel, self.ids = [None, None], [None, None], [None, None]
-        self.bin = self.offset = self.perm = self._perm_room = None
-        self.leavers, self.ghosts = {}, {}
+        # numpy or CuPy arrays (Any: CuPy has no type information); fit below allocates them all
+        self.pos: list[Any] = [None, None]
+        self.vel: list[Any] = [None, None]
+        self.ids: list[Any] = [None, None]
+        self.bin: Any = None
+        self.offset: Any = None
+        self.perm: Any = None
+        self._perm_room: Any = None
+        self.leavers: dict[str, tuple[Any, Any, Any]] = {}  # side -> (pos, vel, ids) send buffers
+        self.ghosts: dict[str, Any] = {}  # side -> pos send buffer
         self.fit(rows, head)
         self.fit_sends(1024)
 

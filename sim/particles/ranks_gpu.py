@@ -35,6 +35,8 @@ Arrays grow rarely, with room to spare (sim/particles/rank_memory.py): a step al
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from sim.gpu import cuda
@@ -56,7 +58,7 @@ def bins_per_side(size: float, bin_cutoffs: float = BIN_CUTOFFS) -> int:
 
 def rows_of(y: np.ndarray, size: float, precision: str, bin_cutoffs: float = BIN_CUTOFFS) -> np.ndarray:
     """The bin row of each particle as the kernels' bin_of computes it (in the kernels' precision)."""
-    real = np.float64 if precision == "fp64" else np.float32
+    real: type[np.floating[Any]] = np.float64 if precision == "fp64" else np.float32
     nb = bins_per_side(size, bin_cutoffs)
     rows = (y.astype(real) * real(nb / size)).astype(np.int64)
     return np.clip(rows, 0, nb - 1)
@@ -64,10 +66,12 @@ def rows_of(y: np.ndarray, size: float, precision: str, bin_cutoffs: float = BIN
 
 class GpuRank:
     def __init__(self, comm, link, x, y, vx, vy, ids, size: float, steps: int, variant: str = "plain",
-                 precision: str = "fp64", block: int = 256, stats: bool = True, device: int = 0, xp=None,
+                 precision: str = "fp64", block: int = 256, stats: bool = True, device: int = 0, xp: Any = None,
                  kernels=None, timer=None):
         if xp is None:
-            import cupy as xp
+            import cupy
+
+            xp = cupy
         if variant == "texture":  # its kernel reads textures; the ranks' runs start mid-buffer (ghosts before)
             raise ValueError("the texture variant runs on one GPU; MPI ranks run plain, tiled or blockscan")
         self.xp, self.comm, self.link = xp, comm, link
@@ -121,6 +125,18 @@ class GpuRank:
         n = x.shape[0]
         self.mem = RankMemory(xp, self.real, n + 4 * nb, 4 * nb)
         self.cur = 0  # the set the next step reads
+        # set by _rebin and each step: my slots [lo, hi), the end of the rows the step wrote (arrivals
+        # after), the interior's slots, the migration still to queue (at, total, first, end)
+        self.lo: int
+        self.hi: int
+        self.end: int
+        self.inner: tuple[int, int]
+        self.pending: tuple[int, int, int, int] | None
+        # set by _agree: my bottom and top rows' particles, the neighbours' ghosts and arrivals by side
+        self.bottom: int
+        self.top: int
+        self.ghosts_in: dict[str, int]
+        self.arriving: dict[str, int]
         pos, vel, ids_now = self.mem.set(0)
         pos[:n] = xp.asarray(np.column_stack([x, y]), self.real)
         vel[:n] = xp.asarray(np.column_stack([vx, vy]), self.real)
