@@ -87,10 +87,12 @@ def test_sdh_counts_pairs_and_durbin_entry_steps():
 
 def test_heat_temporal_moves_eight_bytes_per_k_steps():
     heat = SCENES["heat"]
-    for k in (1, 4, 8):
+    for k, width in ((1, 120), (4, 120), (8, 112)):  # a warp writes width of its 128 columns, bands 96 + 2k rows
         model = models(heat, Setup(1000, variant="temporal", options={"k": str(k)}))["step"]
-        assert model.bytes_min == 8.0 and model.bytes_actual == pytest.approx(8.0 / k) and model.flops == 9.0
-    assert models(heat, Setup(1000, variant="global", options={"k": "8"}))["step"].bytes_actual == 8.0
+        assert model.bytes_min == 8.0 and model.bytes_actual == pytest.approx(8.0 / k)
+        assert model.flops == pytest.approx(9.0 * 128 / width * (96 + 2 * k) / 96)  # the cells computed
+    plain = models(heat, Setup(1000, variant="global", options={"k": "8"}))["step"]
+    assert plain.bytes_actual == 8.0 and plain.flops == 9.0
 
 
 def test_a_particles_frame_replayed_as_one_cuda_graph_is_one_stage_of_both():
@@ -155,10 +157,11 @@ def test_stages_without_time_are_left_out_and_figures_are_json():
     fig = figures(heat, setup, {"step": 0.5, "unknown": 3.0}, PEAKS)
     assert list(fig) == ["step"]
     assert fig["step"]["gbs"] == pytest.approx(1e8 * 1.0 / 0.5e-3 / 1e9)  # 1 B an update (8 B / 8 steps)
-    assert fig["step"]["bound"] == "latency" and fig["step"]["flop_pct"] == pytest.approx(3.0)
+    # 9 FLOP an update kept, 12 computed (1.33 at k = 8): 2400 GFLOP/s, 4% of the 60 TFLOP/s peak
+    assert fig["step"]["bound"] == "latency" and fig["step"]["flop_pct"] == pytest.approx(4.0)
     lines = record_lines({"speed_of_light": fig})
     assert [line.split() for line in lines] == [
-        ["speed", "of", "light", "step", "200.0", "GB/s", "7%", "1800.0", "GFLOP/s", "3%", "latency"]]
+        ["speed", "of", "light", "step", "200.0", "GB/s", "7%", "2400.0", "GFLOP/s", "4%", "latency"]]
 
 
 # --- the viewer's section ----------------------------------------------------------------------------------

@@ -154,12 +154,18 @@ def models(setup) -> dict:
     k = int(setup.options.get("k", 1)) if kernel == "temporal" else 1
     # The least: each step reads every cell once and writes it once (4 B + 4 B); the neighbours come
     # from on-chip copies. Arithmetic (stencil.cu's heat_update): l - 2c + r and u - 2c + d (3 FLOP each),
-    # their sum, times tfac, plus c: 9 FLOP.
+    # their sum, times tfac, plus c: 9 FLOP, in 7 FP32 instructions (l - 2c and u - 2c each one fused).
     # What moves: global, shared and pitched read each cell five times (itself and as four neighbours), but
     # rows meet again in L1/L2, so DRAM sees about the 8 B; temporal k keeps k steps on chip between one
     # read and one write: 8 B per k steps (its halos, 2k rows a band and overlapping warp strips, are L2 hits).
-    note = {"temporal": f"k = {k} steps on chip between a read and a write: 8/k B per update",
+    # Temporal also computes cells it does not write: a warp's strip overlaps its neighbours' (STRIP columns
+    # read for width(k) written) and a band computes 2k rows beyond its own (bands of about BAND_ROWS rows).
+    # At k = 8 that is 1.33 updates computed for each kept, which bounds it by the FP32 instruction issue,
+    # not by DRAM (Nsight Compute: bench/ncu_models.sh).
+    recompute = STRIP / width(k) * (BAND_ROWS + 2 * k) / BAND_ROWS if kernel == "temporal" else 1.0
+    note = {"temporal": f"k = {k} steps on chip between a read and a write: 8/k B per update; "
+                        f"{recompute:.2f} updates computed for each kept (overlapping strips and bands)",
             "shared": "neighbours staged in shared memory; DRAM reads each cell once",
             }.get(kernel, "each cell read 5 times through L1/L2; DRAM about once")
-    return {"step": StageModel(bytes_min=8.0, bytes_actual=8.0 / k, flops=9.0, units=setup.n * setup.steps,
+    return {"step": StageModel(bytes_min=8.0, bytes_actual=8.0 / k, flops=9.0 * recompute, units=setup.n * setup.steps,
                                per="item-step", flop_kind="fp32", note=note)}
