@@ -90,7 +90,7 @@ def test_a_sanitized_step_runs_off_the_frame_thread_and_shows_each_finding(ctl, 
     steps = ctl.scene.steps
     assert ctl.advance() and ctl.scene.steps > steps, "the scene steps on meanwhile"
     source, inputs, block, tool = stand_in["runner"].requests[0]
-    assert source is ctl.kernel.live.build and tool == "racecheck" and block == (32, 8)
+    assert source is ctl.kernel.live.build and tool == "racecheck" and block == (32, 4)
     assert not np.shares_memory(inputs["in"], ctl.scene.cpu.field), "the step's inputs are a copy"
     stand_in["runner"].release.set()
     assert wait_for(lambda: not ctl.kernel.live.sanitizer.running)

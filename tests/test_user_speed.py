@@ -175,7 +175,7 @@ def test_check_gives_the_kernels_gbs_and_percent_of_the_limit_beside_the_builtin
     builtin = next(line for line in block if line.strip().startswith("global"))
     assert "2400.0 GB/s   80%" in builtin and "memory" in builtin  # 8 B a cell in 0.01 ms: 80% of the copy peak
     temporal = next(line for line in block if line.strip().startswith("temporal"))
-    assert f"{CELLS * 8 / 7 / 0.01e-3 / 1e9:.1f} GB/s" in temporal  # k = 7 steps a launch: 8/7 B a cell
+    assert f"{CELLS * 8 / 8 / 0.01e-3 / 1e9:.1f} GB/s" in temporal  # k = 8 steps a launch: 1 B a cell
     record = json.loads(out.read_text())
     figures = record["cases"][0]["speed_of_light"]
     assert figures["my_step.cu"]["gbs"] == pytest.approx(1500.0) and figures["my_step.cu"]["copy_pct"] == 50.0

@@ -45,7 +45,7 @@ def test_the_section_shows_what_the_compiler_made_and_the_kernels_figures(ctl, t
     compiled = [line for line in lines if line.startswith("compiled for sm_90: ")]
     assert compiled[0].startswith("compiled for sm_90: registers ") and "a thread" in compiled[0]
     assert any("local memory 0 B stack frame" in line for line in compiled)
-    assert any("occupancy on sm_90: 100% (8 blocks of 256 threads" in line for line in compiled)
+    assert any("occupancy on sm_90: 100% (16 blocks of 128 threads" in line for line in compiled)
     scene = ctl.scene
     ms = recent_ms(scene.timer, "step")
     setup = replace(Setup.of_scene(scene, steps=max(scene.frame_steps, 1.0)), variant="my_step.cu")
