@@ -24,6 +24,7 @@ test: install system-test lint
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy sim/
 
 install: $(STAMP)

@@ -35,8 +35,11 @@ def _missing_dependency(name: str) -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     venv = os.path.join(here, ".venv", "bin", "python")
     make = "make" if os.path.abspath(os.curdir) == here else f"make -C {_typed(here)}"
-    other = (f", or start it with the project's Python: {_typed(venv, command=True)} {_typed(__file__)}"
-             if os.path.exists(venv) and os.path.abspath(sys.executable) != venv else "")
+    other = (
+        f", or start it with the project's Python: {_typed(venv, command=True)} {_typed(__file__)}"
+        if os.path.exists(venv) and os.path.abspath(sys.executable) != venv
+        else ""
+    )
     return f"kernel-lab: this Python ({sys.executable}) has no {name}: set up the project with '{make} install'{other}"
 
 
@@ -61,6 +64,7 @@ except ModuleNotFoundError as exc:  # a dependency, not one of kernel-lab's own 
     print(_missing_dependency(exc.name.partition(".")[0]), file=sys.stderr)
     sys.exit(1)
 
+
 # --- view and run ---------------------------------------------------------------------------------
 def cmd_view(request: ViewRequest) -> int:
     from viewer.window.app import display_problem
@@ -70,10 +74,12 @@ def cmd_view(request: ViewRequest) -> int:
     problem = display_problem()
     if problem:
         scene = request.scene.scene or DEFAULT_SCENE
-        print(f"kernel-lab: cannot open the viewer window: {problem}\n"
-              "Run headless instead, e.g.:\n"
-              f"  {this_command()} run {scene} --steps 600 --headless --screenshot {scene}.png",
-              file=sys.stderr)
+        print(
+            f"kernel-lab: cannot open the viewer window: {problem}\n"
+            "Run headless instead, e.g.:\n"
+            f"  {this_command()} run {scene} --steps 600 --headless --screenshot {scene}.png",
+            file=sys.stderr,
+        )
         return 1
     from viewer.settings import Settings
 
@@ -83,8 +89,7 @@ def cmd_view(request: ViewRequest) -> int:
         if settings.problem:
             print(f"kernel-lab: {settings.problem}", file=sys.stderr)
         request = settings.filled(request, SCENES)
-    chosen = replace(request.scene, scene=request.scene.scene or DEFAULT_SCENE,
-                     backend=request.scene.backend or "cpu")
+    chosen = replace(request.scene, scene=request.scene.scene or DEFAULT_SCENE, backend=request.scene.backend or "cpu")
     kernel = None
     if request.kernel_file is not None:  # read now: a bad file or stage stops before the window opens
         from sim.userkernel import source
@@ -100,8 +105,9 @@ def cmd_view(request: ViewRequest) -> int:
         scene = make_scene(replace(chosen, count=None))
     from viewer.window.app import main as viewer_main
 
-    return viewer_main(scene, *(request.size or DEFAULT_SIZE), settings=settings, kernel=kernel,
-                       baseline=request.baseline)
+    return viewer_main(
+        scene, *(request.size or DEFAULT_SIZE), settings=settings, kernel=kernel, baseline=request.baseline
+    )
 
 
 def cmd_run(request: RunRequest) -> int:
@@ -143,18 +149,25 @@ def cmd_run(request: RunRequest) -> int:
     stats = scene.stats()
     print(timing.startup_line())
     timed = f" ({scene.sim_time:.3f} s simulated)" if scene.spec.dt else ""
-    rate = (f"{timing.steps_per_s:.0f} steps/s over the {timing.timed_steps} after start-up"
-            if timing.timed_steps else "no steps after start-up to time")
-    print(f"{scene.spec.name} preset {scene.preset} on {scene.backend}: {timing.steps} steps{timed} in "
-          f"{timing.startup_s + timing.run_s:.2f} s, {rate}")
+    rate = (
+        f"{timing.steps_per_s:.0f} steps/s over the {timing.timed_steps} after start-up"
+        if timing.timed_steps
+        else "no steps after start-up to time"
+    )
+    print(
+        f"{scene.spec.name} preset {scene.preset} on {scene.backend}: {timing.steps} steps{timed} in "
+        f"{timing.startup_s + timing.run_s:.2f} s, {rate}"
+    )
     for stat in scene.spec.stats:
         print(stat.text(stats))
     if recording is not None:
         path = recording.stop()
         width, height = request.size
         frames = f"{recording.frames} frame{'s' if recording.frames != 1 else ''}"
-        print(f"recording: {frames}, {width}x{height} at {request.fps:g} frames/s, one every "
-              f"{cli.count_text(every)} steps ({timing.after_s:.2f} s drawing and encoding): {path}")
+        print(
+            f"recording: {frames}, {width}x{height} at {request.fps:g} frames/s, one every "
+            f"{cli.count_text(every)} steps ({timing.after_s:.2f} s drawing and encoding): {path}"
+        )
     if request.screenshot:
         from viewer.headless import render_image
 
@@ -181,8 +194,13 @@ def cmd_bench(request) -> int:
     return s.benchmark().run(request)
 
 
-COMMANDS = {"view": cmd_view, "run": cmd_run, "bench": cmd_bench, "template": user_kernel.run_template,
-            "check": user_kernel.run_check}
+COMMANDS = {
+    "view": cmd_view,
+    "run": cmd_run,
+    "bench": cmd_bench,
+    "template": user_kernel.run_template,
+    "check": user_kernel.run_check,
+}
 
 
 @ranks  # under mpiexec -n R: every rank runs the command, rank 0 prints (sim/mpi/launch.py)
@@ -195,8 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(scene, kernel_file=user_bench(argv))
     args = parser.parse_args(argv)
     if getattr(args, "scene", None) is not None and args.scene not in SCENES:
-        print(f"kernel-lab {args.command}: error: unknown scene {args.scene!r} (choose from {', '.join(SCENES)})",
-              file=sys.stderr)
+        print(
+            f"kernel-lab {args.command}: error: unknown scene {args.scene!r} (choose from {', '.join(SCENES)})",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     commands = {**COMMANDS, **{c.name: c.run for c in course_commands()}}
     from sim.cmdline import progress

@@ -117,13 +117,20 @@ def _preset_problem(values) -> str:
 
 
 def _colours(value, channels: int, least: int) -> bool:
-    return (isinstance(value, list) and len(value) >= least and all(
-        isinstance(c, list) and len(c) == channels and all(_real(x) and 0 <= x <= 1 for x in c) for c in value))
+    return (
+        isinstance(value, list)
+        and len(value) >= least
+        and all(isinstance(c, list) and len(c) == channels and all(_real(x) and 0 <= x <= 1 for x in c) for c in value)
+    )
 
 
 # What sim/framework/colormap.py reads: (table, field, colours a colour has, the least count; 0: one colour, not a list)
-COLOUR_FIELDS = (("viridis", "stops", 3, 2), ("inferno", "stops", 3, 2), ("block", "palette", 3, 1),
-                 ("marks", "mismatch", 4, 0))
+COLOUR_FIELDS = (
+    ("viridis", "stops", 3, 2),
+    ("inferno", "stops", 3, 2),
+    ("block", "palette", 3, 1),
+    ("marks", "mismatch", 4, 0),
+)
 
 
 @functools.cache
@@ -139,7 +146,10 @@ def colormaps() -> dict:
     for (table, field), (channels, least) in wanted.items():
         value = maps.get(table, {}).get(field) if isinstance(maps.get(table), dict) else None
         if not (_colours([value], channels, 1) if least == 0 else _colours(value, channels, least)):
-            what = (f"a colour of {channels} numbers 0..1" if least == 0 else
-                    f"a list of {least} or more colours of {channels} numbers 0..1")
+            what = (
+                f"a colour of {channels} numbers 0..1"
+                if least == 0
+                else f"a list of {least} or more colours of {channels} numbers 0..1"
+            )
             raise AssetError(f"data file {str(where)!r}: [{table}] {field} is missing or not {what}")
     return maps

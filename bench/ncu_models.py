@@ -29,14 +29,17 @@ from sim.registry import SCENES  # noqa: E402
 
 # "<scene>.<case>" -> (the scene, its case), the scenes in the registry's order
 HEADLINES: dict[str, tuple[SceneSpec, NcuCase]] = {
-    f"{spec.name}.{case.id}": (spec, case) for spec in SCENES.values() if spec.ncu for case in load(spec.ncu)}
+    f"{spec.name}.{case.id}": (spec, case) for spec in SCENES.values() if spec.ncu for case in load(spec.ncu)
+}
 SASS = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 DURATION = "gpu__time_duration.sum"
 # How busy the kernels kept the two limits a stage can reach: the schedulers' issue slots (every instruction,
 # arithmetic or not, takes one) and DRAM. The nearer one to 100% is the stage's real limit; both low means
 # latency (dependent loads, atomics, a chain of steps). Averaged over the kernels, weighted by their time.
-BUSY = {"issue": "smsp__issue_active.avg.pct_of_peak_sustained_elapsed",
-        "dram": "dram__throughput.avg.pct_of_peak_sustained_elapsed"}
+BUSY = {
+    "issue": "smsp__issue_active.avg.pct_of_peak_sustained_elapsed",
+    "dram": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+}
 FLOP_METRICS = {  # ncu's per-thread SASS counts of each kind and their FLOP: an FMA is 2, a DMMA m8n8k4 512
     "fp32": ((SASS.format("fadd"), 1), (SASS.format("fmul"), 1), (SASS.format("ffma"), 2)),
     "fp64": ((SASS.format("dadd"), 1), (SASS.format("dmul"), 1), (SASS.format("dfma"), 2)),
@@ -95,8 +98,9 @@ def profile_window(spec: SceneSpec, case: NcuCase):
     """Build the case's scene on the GPU, warm it up, profile one window of its stage; the stage's model of it."""
     from sim.gpu.roofline import Setup, models
 
-    scene = spec.create(preset=case.preset, n=case.count, backend="gpu", variant=case.variant, block=case.block,
-                        **dict(case.options))
+    scene = spec.create(
+        preset=case.preset, n=case.count, backend="gpu", variant=case.variant, block=case.block, **dict(case.options)
+    )
     for toggle, on in case.toggles:
         scene.controls.set_toggle(toggle, on)
     for name, value in case.params:
@@ -114,8 +118,13 @@ def profile_window(spec: SceneSpec, case: NcuCase):
 
 
 def write_model(folder: Path, stage_id: str, model) -> None:
-    figures = {"bytes": model.total_bytes, "bytes_min": model.bytes_min * model.units, "flops": model.total_flops,
-               "flop_kind": model.flop_kind, "note": model.note}
+    figures = {
+        "bytes": model.total_bytes,
+        "bytes_min": model.bytes_min * model.units,
+        "flops": model.total_flops,
+        "flop_kind": model.flop_kind,
+        "note": model.note,
+    }
     (folder / f"{stage_id}.model.json").write_text(json.dumps(figures, indent=2) + "\n")
 
 
@@ -157,8 +166,10 @@ def ratio(model: float, measured: float) -> str:
 
 
 def table(folder: Path) -> str:
-    lines = [f"{'stage':<24}{'kernels':>8}{'model GB':>11}{'ncu GB':>10}{'ratio':>7}{'model GFLOP':>13}"
-             f"{'ncu GFLOP':>11}{'ratio':>7}{'ncu Ginst':>11}{'issue':>7}{'dram':>6}  kind"]
+    lines = [
+        f"{'stage':<24}{'kernels':>8}{'model GB':>11}{'ncu GB':>10}{'ratio':>7}{'model GFLOP':>13}"
+        f"{'ncu GFLOP':>11}{'ratio':>7}{'ncu Ginst':>11}{'issue':>7}{'dram':>6}  kind"
+    ]
     for stage_id in HEADLINES:
         model_file, ncu_file = folder / f"{stage_id}.model.json", folder / f"{stage_id}.csv"
         if not model_file.exists() or not ncu_file.exists():
@@ -167,10 +178,12 @@ def table(folder: Path) -> str:
         model, ncu = json.loads(model_file.read_text()), ncu_totals(ncu_file)
         dram = ncu.get("dram__bytes_read.sum", 0.0) + ncu.get("dram__bytes_write.sum", 0.0)
         flops = sum(ncu.get(name, 0.0) * weight for name, weight in FLOP_METRICS[model["flop_kind"]])
-        lines.append(f"{stage_id:<24}{int(ncu.get('kernels', 0)):>8}{model['bytes'] / 1e9:>11.4f}{dram / 1e9:>10.4f}"
-                     f"{ratio(model['bytes'], dram):>7}{model['flops'] / 1e9:>13.3f}{flops / 1e9:>11.3f}"
-                     f"{ratio(model['flops'], flops):>7}{ncu.get('smsp__inst_executed.sum', 0.0) / 1e9:>11.4f}"
-                     f"{busy(ncu, 'issue'):>7}{busy(ncu, 'dram'):>6}  {model['flop_kind']}")
+        lines.append(
+            f"{stage_id:<24}{int(ncu.get('kernels', 0)):>8}{model['bytes'] / 1e9:>11.4f}{dram / 1e9:>10.4f}"
+            f"{ratio(model['bytes'], dram):>7}{model['flops'] / 1e9:>13.3f}{flops / 1e9:>11.3f}"
+            f"{ratio(model['flops'], flops):>7}{ncu.get('smsp__inst_executed.sum', 0.0) / 1e9:>11.4f}"
+            f"{busy(ncu, 'issue'):>7}{busy(ncu, 'dram'):>6}  {model['flop_kind']}"
+        )
     return "\n".join(lines)
 
 

@@ -73,21 +73,27 @@ def l2_flush(module, wait: bool):
     def flush_and_wait() -> None:
         flush()
         module.cp.cuda.get_current_stream().synchronize()
+
     return flush_and_wait
 
 
 def replace_timed(module, wrap: Wrap, timings: list) -> None:
     """The peer's ``timed`` as the harness: the same return value (its median), every timing kept."""
+
     def timed(fn, reps=None):
         once = getattr(fn, "__name__", "") == "run" and wrap.clock == "host"  # durbin's two-kernel: not repeatable
-        timing, last = harness.measure_returning(fn, CLOCKS[wrap.clock](),
-                                                 flush=l2_flush(module, wrap.clock == "host"),
-                                                 warmup=0 if once else 1,
-                                                 max_repeats=1 if once else harness.MAX_REPEATS)
+        timing, last = harness.measure_returning(
+            fn,
+            CLOCKS[wrap.clock](),
+            flush=l2_flush(module, wrap.clock == "host"),
+            warmup=0 if once else 1,
+            max_repeats=1 if once else harness.MAX_REPEATS,
+        )
         timings.append(timing)
         if wrap.clock == "host":  # durbin: (what fn returned, seconds)
             return last, timing.median * 1e-3
         return timing.median
+
     module.timed = timed
 
 
@@ -97,22 +103,26 @@ def replace_bench(module, wrap: Wrap) -> None:
 
     def bench(n, *args, **kwargs):
         record = original(n, *args, **kwargs)
-        sim = module.Balls(*module.scene(n)) if wrap.make == "balls" else \
-            module.Particles(*module.init_state(n), record["method"])
+        sim = (
+            module.Balls(*module.scene(n))
+            if wrap.make == "balls"
+            else module.Particles(*module.init_state(n), record["method"])
+        )
         for _ in range(STEP_WARMUP):
             sim.step()
-        timing = harness.measure(sim.step, CLOCKS[wrap.clock](), flush=l2_flush(module, False), warmup=0,
-                                 min_repeats=STEP_WARMUP)
+        timing = harness.measure(
+            sim.step, CLOCKS[wrap.clock](), flush=l2_flush(module, False), warmup=0, min_repeats=STEP_WARMUP
+        )
         record["own_ms_per_step"] = record["ms_per_step"]
         record.update(timing.fields("ms_per_step"))
         if "s_per_1000_steps" in record:
             record.update(s_per_1000_steps=timing.median, s_per_1000_steps_err=timing.error)
         record[wrap.rate] = n / (timing.median * 1e-3)
-        print(f"harness: n={n:,} {timing.text()} ms/step (the peer's own {record['own_ms_per_step']:.4g})",
-              flush=True)
+        print(f"harness: n={n:,} {timing.text()} ms/step (the peer's own {record['own_ms_per_step']:.4g})", flush=True)
         del sim
         module.cp.get_default_memory_pool().free_all_blocks()
         return record
+
     module.bench = bench
 
 
@@ -121,7 +131,7 @@ def add_errors(path: str, wrap: Wrap, timings: list) -> None:
     with open(path) as f:
         report = json.load(f)
     rows = [r for r in report.get("results", []) if any(f in r for f in wrap.figures)]
-    for row, timing in zip(rows, timings[wrap.skip:], strict=False):
+    for row, timing in zip(rows, timings[wrap.skip :], strict=False):
         for figure in wrap.figures:
             if figure in row and isinstance(row[figure], (int, float)):
                 row[f"{figure}_err"] = None if timing.error is None else row[figure] * timing.error / timing.median

@@ -81,8 +81,10 @@ def _pick(figure: GateFigure, spec: SceneSpec) -> Callable[[Record], bool]:
     options = {name: (value, defaults[name]) for name, value in figure.options}
     if not options:
         return fields
-    return lambda r: fields(r) and all(r.get("options", {}).get(name, default) == value
-                                       for name, (value, default) in options.items())
+    return lambda r: (
+        fields(r)
+        and all(r.get("options", {}).get(name, default) == value for name, (value, default) in options.items())
+    )
 
 
 def gate_runs() -> list[tuple[SceneSpec, GateRun]]:
@@ -95,11 +97,26 @@ def _headlines() -> tuple[Headline, ...]:
     found: dict[bool, list[Headline]] = {False: [], True: []}
     for spec, run in gate_runs():
         for f in run.figures:
-            peer = {"peer_file": f"peer-{spec.name}.json", "peer_pick": _is(**dict(f.peer)),
-                    "peer_ms": _value(f.peer_value, f.scale)} if f.peer else {}
-            found[run.frame].append(Headline(f.name, "frame" if run.frame else spec.name, _pick(f, spec),
-                                             _value(f.value, f.scale), _err(f.value, f.scale), **peer,
-                                             file=run.report or spec.name))
+            peer = (
+                {
+                    "peer_file": f"peer-{spec.name}.json",
+                    "peer_pick": _is(**dict(f.peer)),
+                    "peer_ms": _value(f.peer_value, f.scale),
+                }
+                if f.peer
+                else {}
+            )
+            found[run.frame].append(
+                Headline(
+                    f.name,
+                    "frame" if run.frame else spec.name,
+                    _pick(f, spec),
+                    _value(f.value, f.scale),
+                    _err(f.value, f.scale),
+                    **peer,
+                    file=run.report or spec.name,
+                )
+            )
     return (*found[False], *found[True])
 
 
@@ -118,16 +135,30 @@ def commands() -> list[tuple[str, str]]:
     for spec, run in gate_runs():
         if run.frame:
             continue
-        steps.append((run.label, f'$py main.py bench {_shell(spec.name, *run.args)} '
-                                 f'--json "$out/{run.report or spec.name}.json"'))
+        steps.append(
+            (
+                run.label,
+                f'$py main.py bench {_shell(spec.name, *run.args)} --json "$out/{run.report or spec.name}.json"',
+            )
+        )
         if run.peer:
-            steps.append((run.peer.label, f'$py bench/peer.py "$peers/{run.peer.script}" {_shell(*run.peer.args)} '
-                                          f'--json "$out/peer-{spec.name}.json"'))
+            steps.append(
+                (
+                    run.peer.label,
+                    f'$py bench/peer.py "$peers/{run.peer.script}" {_shell(*run.peer.args)} '
+                    f'--json "$out/peer-{spec.name}.json"',
+                )
+            )
     for process in range(1, FRAME_PROCESSES + 1):
         suffix = "" if process == 1 else f"-run{process}"
         for spec, run in frames:
-            steps.append((f"{run.label} (run {process})", f'$py -m viewer.bench.frame {_shell(*run.args)} '
-                                                          f'--json "$out/{run.report or spec.name}{suffix}.json"'))
+            steps.append(
+                (
+                    f"{run.label} (run {process})",
+                    f"$py -m viewer.bench.frame {_shell(*run.args)} "
+                    f'--json "$out/{run.report or spec.name}{suffix}.json"',
+                )
+            )
     return steps
 
 
@@ -142,7 +173,7 @@ def _load(path: str) -> dict | None:
         print(f"regress: skipped: {exc}", file=sys.stderr)
         return None
     if not isinstance(rep, dict) or not isinstance(rep.get("results"), list):
-        print(f"regress: skipped: {path!r} is not a benchmark report (no \"results\" list)", file=sys.stderr)
+        print(f'regress: skipped: {path!r} is not a benchmark report (no "results" list)', file=sys.stderr)
         return None
     return rep
 
@@ -252,21 +283,32 @@ def _limit(text: str) -> float:
 
 def _folder(text: str) -> str:
     if not os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a folder" if os.path.lexists(text)
-                                         else f"{text!r} does not exist")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a folder" if os.path.lexists(text) else f"{text!r} does not exist"
+        )
     return text
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", type=_folder, nargs="?", help="the folder bench/regress.sh wrote")
-    p.add_argument("--commands", action="store_true",
-                   help="print the steps bench/regress.sh runs (label, a tab, the command for bash) and exit")
-    p.add_argument("--results", type=_folder,
-                   default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
-                   help="committed results to compare with (default bench/results)")
-    p.add_argument("--limit", type=_limit, default=1.07,
-                   help="slowest allowed ratio to the baseline, beyond the combined error (default 1.07)")
+    p.add_argument(
+        "--commands",
+        action="store_true",
+        help="print the steps bench/regress.sh runs (label, a tab, the command for bash) and exit",
+    )
+    p.add_argument(
+        "--results",
+        type=_folder,
+        default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
+        help="committed results to compare with (default bench/results)",
+    )
+    p.add_argument(
+        "--limit",
+        type=_limit,
+        default=1.07,
+        help="slowest allowed ratio to the baseline, beyond the combined error (default 1.07)",
+    )
     args = p.parse_args(argv)
     if args.commands:
         print("\n".join(f"{label}\t{command}" for label, command in commands()))
@@ -282,10 +324,14 @@ def main(argv: list[str] | None = None) -> int:
 
     device, now, peers, host = measured(args.out)
     base = baselines(args.results, device)
-    print(f"regression gate on {device} (slower than the newest committed figure of this GPU model by more than "
-          f"{100 * (args.limit - 1):.0f}% plus the combined error fails)")
-    print(f"{'figure':<42}{'now ± error':>20}{'baseline ± error':>20}{'ratio':>7}  {'verdict':<9}{'peer':>10}"
-          f"{'x peer':>8}  baseline from")
+    print(
+        f"regression gate on {device} (slower than the newest committed figure of this GPU model by more than "
+        f"{100 * (args.limit - 1):.0f}% plus the combined error fails)"
+    )
+    print(
+        f"{'figure':<42}{'now ± error':>20}{'baseline ± error':>20}{'ratio':>7}  {'verdict':<9}{'peer':>10}"
+        f"{'x peer':>8}  baseline from"
+    )
     slower, missing, other_hosts = [], [], set()
     for h in HEADLINES:
         value, peer = now[h.name], peers.get(h.name)
@@ -304,22 +350,37 @@ def main(argv: list[str] | None = None) -> int:
                 slower.append(h.name)
         fmt = lambda x: f"{x[0]:.4g} ± {x[1]:.2g}" if x is not None else "-"  # noqa: E731
         times = f"{peer / value[0]:.2f}" if peer and value else "-"
-        print(f"{h.name:<42}{fmt(value):>20}{fmt(old):>20}{ratio:>7}  {result:<9}"
-              f"{f'{peer:.4g}' if peer else '-':>10}{times:>8}  {source}")
+        print(
+            f"{h.name:<42}{fmt(value):>20}{fmt(old):>20}{ratio:>7}  {result:<9}"
+            f"{f'{peer:.4g}' if peer else '-':>10}{times:>8}  {source}"
+        )
 
     if other_hosts:  # the GPU figures do not move with the host; the frame's host-side work does
         print(f"host CPU: {host or 'not recorded'}; some baselines' host CPU: {', '.join(sorted(other_hosts))}")
 
     def pair(found, i):
         return found[i] if found is not None else None
-    report = {"device": device, "host_cpu": host, "commit": git_commit(),
-              "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "workload": "regress",
-              "limit": args.limit,
-              "results": [{"figure": h.name, "value": pair(now[h.name], 0), "error": pair(now[h.name], 1),
-                           "peer": peers.get(h.name),
-                           "baseline": pair(base.get(h.name, (None,))[0], 0),
-                           "baseline_error": pair(base.get(h.name, (None,))[0], 1),
-                           "baseline_from": base.get(h.name, (None, None))[1]} for h in HEADLINES]}
+
+    report = {
+        "device": device,
+        "host_cpu": host,
+        "commit": git_commit(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "workload": "regress",
+        "limit": args.limit,
+        "results": [
+            {
+                "figure": h.name,
+                "value": pair(now[h.name], 0),
+                "error": pair(now[h.name], 1),
+                "peer": peers.get(h.name),
+                "baseline": pair(base.get(h.name, (None,))[0], 0),
+                "baseline_error": pair(base.get(h.name, (None,))[0], 1),
+                "baseline_from": base.get(h.name, (None, None))[1],
+            }
+            for h in HEADLINES
+        ],
+    }
     try:
         write_text(target, json.dumps(report, indent=1, allow_nan=False) + "\n", "figures file")
     except OutputError as exc:

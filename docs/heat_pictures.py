@@ -49,22 +49,37 @@ def painting(out: Path) -> Path:
 
 
 def blocks(out: Path) -> Path:
-    scene = painted(create_scene("heat", preset="plate", n=1_000_000, backend="gpu", variant="temporal",
-                                 block=(32, 8), k="7"))
+    scene = painted(
+        create_scene("heat", preset="plate", n=1_000_000, backend="gpu", variant="temporal", block=(32, 8), k="7")
+    )
     scene.finish()
     tiles = scene.gpu.tiles()
     camera = OrbitCamera.plan_view((0.0, 0.0, float(scene.ni), float(scene.nj)), 1.0)
     camera.zoom(0.3)
-    path = render_image(scene, out / "heat-blocks-temporal.png", *SIZE, camera=camera, color_mode=BLOCK_COLORS,
-                        panel=True)
-    print(f"{path}: tiles of {tiles.tile_w}x{tiles.tile_h} cells, halo {tiles.halo_left} left, "
-          f"{tiles.halo_right} right, {tiles.halo_y} rows; grid {tiles.grid[0]}x{tiles.grid[1]} blocks")
+    path = render_image(
+        scene, out / "heat-blocks-temporal.png", *SIZE, camera=camera, color_mode=BLOCK_COLORS, panel=True
+    )
+    print(
+        f"{path}: tiles of {tiles.tile_w}x{tiles.tile_h} cells, halo {tiles.halo_left} left, "
+        f"{tiles.halo_right} right, {tiles.halo_y} rows; grid {tiles.grid[0]}x{tiles.grid[1]} blocks"
+    )
     return path
 
 
 RACE = Path(__file__).resolve().parent.parent / "tests" / "data" / "user_kernels" / "heat_tile_race.cu"
-FOLDED = ("Scene", "Run", "Colour", "Physics", "Tool", "Stage times (ms per frame)", "Display", "Record", "Counters",
-          "Pair distances", "Speed of light")
+FOLDED = (
+    "Scene",
+    "Run",
+    "Colour",
+    "Physics",
+    "Tool",
+    "Stage times (ms per frame)",
+    "Display",
+    "Record",
+    "Counters",
+    "Pair distances",
+    "Speed of light",
+)
 
 
 def user_kernel(out: Path, frames: int = 12) -> None:
@@ -95,7 +110,9 @@ def user_kernel(out: Path, frames: int = 12) -> None:
         fb = v.window.get_framebuffer_size()
         v.actions.save_screenshot(fb, out / "user-kernel-race.png")
         comparison = live.comparison
-        print(f"user kernel: {live.steps_run} steps, first diverged at {live.first_divergence}, "
-              f"{comparison.mismatches if comparison else '?'} cells wrong in the last; error {live.error}")
+        print(
+            f"user kernel: {live.steps_run} steps, first diverged at {live.first_divergence}, "
+            f"{comparison.mismatches if comparison else '?'} cells wrong in the last; error {live.error}"
+        )
     finally:
         v.close()

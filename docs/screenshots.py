@@ -100,8 +100,10 @@ def gpu_pictures(out: Path) -> None:
     planted = planted_scene()
     report = planted.verification
     render_image(planted, out / "gpu-verify-planted.png", 1280, 800, color_mode="speed")
-    print(f"planted margin 1.0: {report.differing} of {report.checked} balls differ "
-          f"({report.details['pairs on the GPU']} GPU pairs vs {report.details['pairs on the CPU']} CPU)")
+    print(
+        f"planted margin 1.0: {report.differing} of {report.checked} balls differ "
+        f"({report.details['pairs on the GPU']} GPU pairs vs {report.details['pairs on the CPU']} CPU)"
+    )
     marked = np.flatnonzero(planted.mismatch)
     heights = planted.state()[0][marked, 1]
     pinned = pinned_picture(planted, marked[np.argsort(-heights)][:60], out / "gpu-pinned-mismatch.png")
@@ -151,8 +153,14 @@ def durbin_pictures(out: Path) -> None:
 def main(argv: list[str]) -> None:
     import heat_pictures
 
-    pictures = {"gpu": gpu_pictures, "clip": clip, "durbin": durbin_pictures, "heat": heat_pictures.painting,
-                "heat-blocks": heat_pictures.blocks, "user-kernel": heat_pictures.user_kernel}
+    pictures = {
+        "gpu": gpu_pictures,
+        "clip": clip,
+        "durbin": durbin_pictures,
+        "heat": heat_pictures.painting,
+        "heat-blocks": heat_pictures.blocks,
+        "user-kernel": heat_pictures.user_kernel,
+    }
     what = argv[0] if argv else "gpu"
     out = Path(argv[1] if len(argv) > 1 else "docs")
     if what not in pictures:

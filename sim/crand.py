@@ -49,7 +49,7 @@ def _draw(history: np.ndarray, out: np.ndarray) -> None:
         r[i] = (r[i - 31] + r[i - 3]) & 0xFFFFFFFF
     for k in range(m):
         out[k] = r[34 + k] >> 1
-    history[:] = r[m:m + 34]
+    history[:] = r[m : m + 34]
 
 
 def glibc_rand(seed: int, count: int) -> np.ndarray:
@@ -58,6 +58,6 @@ def glibc_rand(seed: int, count: int) -> np.ndarray:
     history = _seeded(int(seed))
     out = np.empty(int(count), np.int64)
     for start in range(0, out.shape[0], CHUNK):
-        _draw(history, out[start:start + CHUNK])
+        _draw(history, out[start : start + CHUNK])
         interrupts.check()
     return out

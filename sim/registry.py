@@ -15,14 +15,17 @@ from sim.heat import SPEC as HEAT
 from sim.particles import SPEC as PARTICLES
 from sim.sdh import SPEC as SDH
 
-SCENES: dict[str, SceneSpec] = {spec.name: spec for spec in (
-    BALLS,
-    PARTICLES,
-    DENSITY,
-    SDH,
-    HEAT,
-    DURBIN,
-)}
+SCENES: dict[str, SceneSpec] = {
+    spec.name: spec
+    for spec in (
+        BALLS,
+        PARTICLES,
+        DENSITY,
+        SDH,
+        HEAT,
+        DURBIN,
+    )
+}
 
 
 def spec(name: str) -> SceneSpec:
@@ -53,6 +56,9 @@ def all_builds() -> list[Build]:
     template built as a user's file is (the stage's reference options)."""
     builds = [build for s in SCENES.values() if s.kernels for build in load(s.kernels)()] + render_builds.builds()
     builds.append(peaks.BUILD)  # the peak rates' copy and FMA kernels
-    templates = [Build(stage.template, load(stage.adapter)().reference.options, (stage.entry,))
-                 for s in SCENES.values() for stage in s.user_stages]
+    templates = [
+        Build(stage.template, load(stage.adapter)().reference.options, (stage.entry,))
+        for s in SCENES.values()
+        for stage in s.user_stages
+    ]
     return list(dict.fromkeys(builds + templates))  # scenes that share kernels (density: the particles') list them once

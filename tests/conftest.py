@@ -53,9 +53,13 @@ def own_display(config) -> None:
     if xvfb is None:
         return
     read, write = os.pipe()
-    server = subprocess.Popen([xvfb, "-displayfd", str(write), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
-                              pass_fds=(write,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [xvfb, "-displayfd", str(write), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
+        pass_fds=(write,),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     os.close(write)
     number = b""
     with os.fdopen(read, "rb") as said:
@@ -70,7 +74,6 @@ def own_display(config) -> None:
         config.add_cleanup(server.terminate)
     else:
         server.kill()
-
 
 
 def asks_for_faults(config, item) -> bool:
@@ -93,8 +96,9 @@ def deselect_fault_tests(config, items) -> None:
     context on that GPU wait 15-19 s in glFinish, in any process, and a context of the faulting process can
     draw wrong pictures: so they run only in a pytest run of their own (``pytest -m gpu_fault``, or named by
     node id), after the other GPU tests (bench/device.sh), never inside a run of other tests."""
-    unasked = [item for item in items
-               if item.get_closest_marker("gpu_fault") is not None and not asks_for_faults(config, item)]
+    unasked = [
+        item for item in items if item.get_closest_marker("gpu_fault") is not None and not asks_for_faults(config, item)
+    ]
     if unasked:
         config.hook.pytest_deselected(items=unasked)
         items[:] = [item for item in items if item not in unasked]
@@ -133,8 +137,15 @@ def balls_window(tmp_path):
     from viewer.window.app import Viewer, display_problem
 
     try:
-        v = Viewer(create_scene("balls", preset="block", n=600, seed=2), 900, 601, visible=display_problem() is None,
-                   max_fps=None, screenshot_dir=tmp_path / "screenshots", recording_dir=tmp_path / "recordings")
+        v = Viewer(
+            create_scene("balls", preset="block", n=600, seed=2),
+            900,
+            601,
+            visible=display_problem() is None,
+            max_fps=None,
+            screenshot_dir=tmp_path / "screenshots",
+            recording_dir=tmp_path / "recordings",
+        )
     except Exception as exc:  # noqa: BLE001  no window of either kind here
         pytest.skip(f"no window: {exc}")
     for _ in range(3):
@@ -148,8 +159,10 @@ def small_disk(tmp_path):
     """A 64 KiB tmpfs, to fill a disk on purpose (needs root; skipped otherwise)."""
     mount = tmp_path / "small"
     mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
-                      capture_output=True).returncode != 0:
+    if (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a small tmpfs here (needs root)")
     yield mount
     subprocess.run(["umount", str(mount)], check=True)
@@ -179,6 +192,7 @@ def c_reference(tmp_path_factory):
 
 class Ran(NamedTuple):
     """What a command left: its exit code and everything it printed."""
+
     returncode: int
     stdout: str
     stderr: str
@@ -206,7 +220,8 @@ def process_warnings() -> None:
     for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
         warnings.simplefilter("ignore", category)
     warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: sys.stderr.write(
-        warnings.formatwarning(message, category, filename, lineno, line))
+        warnings.formatwarning(message, category, filename, lineno, line)
+    )
 
 
 @pytest.fixture(scope="session")

@@ -84,8 +84,10 @@ def drag_plot_point(scene, point: str, offsets, size=(900, 600), color_mode: str
             io.add_mouse_button_event(0, button)
         view.show(scene, color_mode)
         gui.new_frame(size, size, 1 / 60)
-        view.draw_plots((0.0, 0.0, float(size[0]), float(size[1])),
-                        lambda name, x, y: ctl.pointer(PointerEvent("point", x, y, target=name)))
+        view.draw_plots(
+            (0.0, 0.0, float(size[0]), float(size[1])),
+            lambda name, x, y: ctl.pointer(PointerEvent("point", x, y, target=name)),
+        )
         gui.end_frame()
         gui.draw(target.fbo)
 

@@ -29,8 +29,9 @@ def run(argv: list[str], ranks: int | None = None, timeout: int = 120, env: dict
         if MPIEXEC is None:
             pytest.skip("no mpiexec here (install the [mpi] extra)")
         command = [MPIEXEC, "-n", str(ranks), *command]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          env={**CLEAN_ENV, **(env or {})})
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env={**CLEAN_ENV, **(env or {})}
+    )
     if ranks is not None:  # Open MPI's launcher may end what it forwards with a terminal colour reset
         done.stdout, done.stderr = (ANSI.sub("", text) for text in (done.stdout, done.stderr))
     return done

@@ -65,8 +65,39 @@ def _place(b, bo, o, oo, s, so, n, pm, pmo, c, co, first):
 
 
 @numba.njit(cache=True)
-def _step(p, po, v, vo, s, so, n, size, inv, nb, p2, p2o, v2, v2o, b, bo, o, oo, c, co, pm, pmo, d, do, d2, d2o,
-          first, w0, w1, stray, sto):
+def _step(
+    p,
+    po,
+    v,
+    vo,
+    s,
+    so,
+    n,
+    size,
+    inv,
+    nb,
+    p2,
+    p2o,
+    v2,
+    v2o,
+    b,
+    bo,
+    o,
+    oo,
+    c,
+    co,
+    pm,
+    pmo,
+    d,
+    do,
+    d2,
+    d2o,
+    first,
+    w0,
+    w1,
+    stray,
+    sto,
+):
     cutoff, min_r, mass, dt = 0.01, 0.01 / 100, 0.01, 0.0005
     dmin, dsum, pairs = 1.0, 0.0, 0
     rows = p.shape[0] - po
@@ -162,8 +193,22 @@ class StandIn(dict):
     """The rank build's kernels as callables ``k[name](grid, block, args)``; ``launches`` counts them."""
 
     def __init__(self):
-        names = ("count_bins", "place", "step", "scan_blocks", "scan_totals", "add_sums", "scan_reduce", "scan_tiles",
-                 "pack_ghosts", "take_ghosts", "pack_leavers", "count_arrivals", "place_arrivals", "probe")
+        names = (
+            "count_bins",
+            "place",
+            "step",
+            "scan_blocks",
+            "scan_totals",
+            "add_sums",
+            "scan_reduce",
+            "scan_tiles",
+            "pack_ghosts",
+            "take_ghosts",
+            "pack_leavers",
+            "count_arrivals",
+            "place_arrivals",
+            "probe",
+        )
         super().__init__({name: getattr(self, name) for name in names})
         self.launches = dict.fromkeys(self, 0)
         self.held = None  # main's launches held back (SideFirst), or None: each runs when launched
@@ -183,21 +228,21 @@ class StandIn(dict):
         (c, co), (s, so), width = _view(count), _view(start), 2 * block[0]
         for b in range(grid[0]):
             lo, hi = b * width, min(int(m), (b + 1) * width)
-            part = np.cumsum(c[co + lo:co + hi])
-            s[so + lo + 1:so + hi + 1] = part
-            c[co + lo:co + hi] = 0
+            part = np.cumsum(c[co + lo : co + hi])
+            s[so + lo + 1 : so + hi + 1] = part
+            c[co + lo : co + hi] = 0
             sums[b] = part[-1] if part.size else 0
 
     def scan_totals(self, grid, block, args, **_):
         sums, blocks = args
-        totals = np.cumsum(sums[:int(blocks)])
-        sums[:int(blocks)] = totals - sums[:int(blocks)]
+        totals = np.cumsum(sums[: int(blocks)])
+        sums[: int(blocks)] = totals - sums[: int(blocks)]
 
     def add_sums(self, grid, block, args, **_):
         start, m, sums = args
         (s, so), width = _view(start), 2 * block[0]
         for b in range(grid[0]):
-            s[so + b * width + 1:so + min(int(m), (b + 1) * width) + 1] += sums[b]
+            s[so + b * width + 1 : so + min(int(m), (b + 1) * width) + 1] += sums[b]
 
     def scan_reduce(self, grid, block, args, **_):
         """scan.cuh: each tile's total (tiles of 4096 counts). The int4 loads need 16-byte aligned counts."""
@@ -205,7 +250,7 @@ class StandIn(dict):
         (c, co), m = _view(count), int(m)
         assert (c.ctypes.data + 4 * co) % 16 == 0, "scan.cuh reads the counts as int4: 16-byte aligned"
         for t in range(grid[0]):
-            tile_sums[t] = c[co + t * 4096:co + min(m, (t + 1) * 4096)].sum()
+            tile_sums[t] = c[co + t * 4096 : co + min(m, (t + 1) * 4096)].sum()
 
     def scan_tiles(self, grid, block, args, **_):
         """scan.cuh: start[k] = count[0] + ... + count[k - 1] for k = 0 .. m (zeroing the counts with clear)."""
@@ -213,9 +258,9 @@ class StandIn(dict):
         (c, co), (s, so), m = _view(count), _view(start), int(m)
         assert (s.ctypes.data + 4 * so) % 16 == 0, "scan.cuh writes the starts as int4: 16-byte aligned"
         s[so] = 0
-        s[so + 1:so + m + 1] = np.cumsum(c[co:co + m])
+        s[so + 1 : so + m + 1] = np.cumsum(c[co : co + m])
         if clear:
-            c[co:co + m] = 0
+            c[co : co + m] = 0
 
     # --- binning ------------------------------------------------------------------------------------
     def count_bins(self, grid, block, args, **_):
@@ -227,12 +272,50 @@ class StandIn(dict):
         _place(*_view(bins), *_view(offsets), *_view(start), int(n), *_view(perm), *_view(count), int(first))
 
     def step(self, grid, block, args, **_):
-        (pos, vel, start, n, size, inv, nb, pos2, vel2, bins, offsets, count, stats, perm, ids, ids2, first, w0, w1,
-         stray) = args
+        (
+            pos,
+            vel,
+            start,
+            n,
+            size,
+            inv,
+            nb,
+            pos2,
+            vel2,
+            bins,
+            offsets,
+            count,
+            stats,
+            perm,
+            ids,
+            ids2,
+            first,
+            w0,
+            w1,
+            stray,
+        ) = args
         assert grid[0] * block[0] >= int(n) - int(first), "a launch covers its slots"
-        dmin, dsum, pairs = _step(*_view(pos), *_view(vel), *_view(start), int(n), float(size), float(inv), int(nb),
-                                  *_view(pos2), *_view(vel2), *_view(bins), *_view(offsets), *_view(count),
-                                  *_view(perm), *_view(ids), *_view(ids2), int(first), int(w0), int(w1), *_view(stray))
+        dmin, dsum, pairs = _step(
+            *_view(pos),
+            *_view(vel),
+            *_view(start),
+            int(n),
+            float(size),
+            float(inv),
+            int(nb),
+            *_view(pos2),
+            *_view(vel2),
+            *_view(bins),
+            *_view(offsets),
+            *_view(count),
+            *_view(perm),
+            *_view(ids),
+            *_view(ids2),
+            int(first),
+            int(w0),
+            int(w1),
+            *_view(stray),
+        )
         if isinstance(stats, np.ndarray) and pairs:
             f = stats[:2].view(np.float64)
             f[0] = min(f[0], dmin)
@@ -242,36 +325,74 @@ class StandIn(dict):
     # --- the rank's own ------------------------------------------------------------------------------
     def pack_ghosts(self, grid, block, args, **_):
         pos, perm, first, count, start, bin0, nb, out, seg = args
-        _pack_ghosts(*_view(pos), *_view(perm), int(first), int(count), *_view(start), int(bin0), int(nb),
-                     *_view(out), *_view(seg))
+        _pack_ghosts(
+            *_view(pos),
+            *_view(perm),
+            int(first),
+            int(count),
+            *_view(start),
+            int(bin0),
+            int(nb),
+            *_view(out),
+            *_view(seg),
+        )
 
     def take_ghosts(self, grid, block, args, **_):
         perm, slot0, count, index0, start, bin0, b_lo, b_hi, seg = args
-        _take_ghosts(*_view(perm), int(slot0), int(count), int(index0), *_view(start), int(bin0), int(b_lo),
-                     int(b_hi), *_view(seg))
+        _take_ghosts(
+            *_view(perm),
+            int(slot0),
+            int(count),
+            int(index0),
+            *_view(start),
+            int(bin0),
+            int(b_lo),
+            int(b_hi),
+            *_view(seg),
+        )
 
     def pack_leavers(self, grid, block, args, **_):
         pos, vel, ids, perm, first, count, pos2, vel2, ids2 = args
-        _pack_leavers(*_view(pos), *_view(vel), *_view(ids), *_view(perm), int(first), int(count), *_view(pos2),
-                      *_view(vel2), *_view(ids2))
+        _pack_leavers(
+            *_view(pos),
+            *_view(vel),
+            *_view(ids),
+            *_view(perm),
+            int(first),
+            int(count),
+            *_view(pos2),
+            *_view(vel2),
+            *_view(ids2),
+        )
 
     def count_arrivals(self, grid, block, args, **_):
         count, imm, own, nb = args
         (c, co), nb = _view(count), int(nb)
         if _pointer(own) is not None:
-            own[:nb] = c[co:co + nb]
-        c[co:co + nb] += imm[:nb]
+            own[:nb] = c[co : co + nb]
+        c[co : co + nb] += imm[:nb]
 
     def place_arrivals(self, grid, block, args, **_):
         pos, k, index0, inv, nb, start, bin0, own, left, perm = args
         own_at = _pointer(own)
-        _place_arrivals(*_view(pos), int(k), int(index0), float(inv), int(nb), *_view(start), int(bin0),
-                        *(own_at or (np.zeros(1, np.int32), 0)), own_at is not None, *_view(left), *_view(perm))
+        _place_arrivals(
+            *_view(pos),
+            int(k),
+            int(index0),
+            float(inv),
+            int(nb),
+            *_view(start),
+            int(bin0),
+            *(own_at or (np.zeros(1, np.int32), 0)),
+            own_at is not None,
+            *_view(left),
+            *_view(perm),
+        )
 
     def probe(self, grid, block, args, **_):
         start, at, m, stray, out = args
         (s, so) = _view(start)
-        out[:int(m)] = s[so + at[:int(m)]]
+        out[: int(m)] = s[so + at[: int(m)]]
         out[int(m)] = stray[0]
         stray[0] = 0
 

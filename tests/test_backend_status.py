@@ -97,8 +97,10 @@ def _has_driver() -> bool:
 def test_commands_on_a_machine_without_a_driver_do_not_suggest_cupy(cli):
     out = cli("run", "balls", "--headless", "--steps", "6", "--backend", "gpu")
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert out.stderr.strip() == (f"kernel-lab run: GPU backend unavailable: no NVIDIA GPU driver on this machine "
-                                  f"({backend.DRIVER_LIBRARY} not found): the GPU backend needs an NVIDIA GPU")
+    assert out.stderr.strip() == (
+        f"kernel-lab run: GPU backend unavailable: no NVIDIA GPU driver on this machine "
+        f"({backend.DRIVER_LIBRARY} not found): the GPU backend needs an NVIDIA GPU"
+    )
 
 
 @pytest.mark.gpu

@@ -228,8 +228,9 @@ def test_the_step_before_a_pass_takes_the_bounds_grid_bounds_would():
     gpu.step(settings, trough, settings.zeta(), world.DT, before_pass=True)
     fused = gpu._bounds.get()
     reference = gpu._bounds_start.copy()
-    gpu.kernels["grid_bounds"]((4,), (STEP_BLOCK,), (gpu.pos, gpu.vel, np.int32(gpu.n), np.float32(fallen_y),
-                                                     reference))
+    gpu.kernels["grid_bounds"](
+        (4,), (STEP_BLOCK,), (gpu.pos, gpu.vel, np.int32(gpu.n), np.float32(fallen_y), reference)
+    )
     np.testing.assert_array_equal(fused, reference.get())
     assert gpu._bounds_of is gpu.pos
     gpu.proximity_pass(_NoTimer())
@@ -238,7 +239,6 @@ def test_the_step_before_a_pass_takes_the_bounds_grid_bounds_would():
     count, slots = gpu.host_lists()
     want_count, want_slots = lists_from_pairs(brute_force_pairs(spos, svel), gpu.n)
     assert not differing_items(count, slots, want_count, want_slots).any()
-
 
 
 def test_a_grid_pass_that_searches_twice_keeps_every_ball_and_pair():

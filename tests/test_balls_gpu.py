@@ -91,8 +91,9 @@ def test_overflowing_lists_still_hold_every_pair():
     for variant in world.PROXIMITY_VARIANTS:
         gpu, result, (spos, svel, _), count, slots = gpu_pass(pos, vel, variant, 128)
         assert gpu.capacity >= count.max() > 16
-        expected = brute_force_pairs(spos, svel) if variant == "grid" else \
-            proximity_cpu.proximity_pass(spos, svel, T, M)[0]
+        expected = (
+            brute_force_pairs(spos, svel) if variant == "grid" else proximity_cpu.proximity_pass(spos, svel, T, M)[0]
+        )
         cpu_count, cpu_slots = _lists_from_pairs(expected, gpu.n)
         assert not _differing_balls(count, slots, cpu_count, cpu_slots).any(), variant
 
@@ -200,8 +201,10 @@ def test_a_kernel_that_does_not_compile_disables_the_gpu_not_the_scene():
     from sim.gpu.backend import BackendUnavailable
 
     scene = create_scene("balls", preset="T")
-    with cuda.planted("sim/balls/proximity.cu", "-DPLANT_MARGIN=("), \
-            pytest.raises(BackendUnavailable, match=r"sim/balls/proximity\.cu\(\d+\)"):
+    with (
+        cuda.planted("sim/balls/proximity.cu", "-DPLANT_MARGIN=("),
+        pytest.raises(BackendUnavailable, match=r"sim/balls/proximity\.cu\(\d+\)"),
+    ):
         scene.set_backend("gpu")
     assert scene.backend == "cpu" and "gpu" not in scene.supported_backends
     assert "proximity.cu" in scene.gpu_reason
@@ -217,8 +220,10 @@ def test_a_failed_compile_on_the_gpu_moves_the_state_to_the_cpu():
         scene.advance_frame()
     before = scene.state()[0]
     broken = pathlib.Path(__file__).parent / "data" / "proximity.cu"
-    with cuda.replaced_source("sim/balls/proximity.cu", broken), \
-            pytest.raises(BackendUnavailable, match=r"tests/data/proximity\.cu\(\d+\)"):
+    with (
+        cuda.replaced_source("sim/balls/proximity.cu", broken),
+        pytest.raises(BackendUnavailable, match=r"tests/data/proximity\.cu\(\d+\)"),
+    ):
         scene.knobs.set_variant("shared")
     assert scene.backend == "cpu" and scene.gpu_reason
     np.testing.assert_array_equal(np.sort(scene.pos, axis=0), np.sort(before, axis=0))

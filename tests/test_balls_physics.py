@@ -47,8 +47,7 @@ def test_one_ball_rests_on_the_trough_bottom():
 def test_two_balls_collide_and_separate():
     r = 1.5
     e = 0.5
-    scene = scene_with([(-5, 10, 0, r), (5, 10, 0, r)], [(4, 0, 0, 0), (-4, 0, 0, 0)],
-                       gravity=0.0, restitution=e)
+    scene = scene_with([(-5, 10, 0, r), (5, 10, 0, r)], [(4, 0, 0, 0), (-4, 0, 0, 0)], gravity=0.0, restitution=e)
     run(scene, 2.0)
     v = scene.vel[:, :3]
     assert v[0, 0] < 0 < v[1, 0], "the balls bounced back"

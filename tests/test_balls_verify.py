@@ -20,8 +20,9 @@ def test_lists_round_trip_and_agree_with_themselves():
     count, slots = _lists_from_pairs(pairs, n)
     assert count.sum() == 2 * len(pairs)
     mine, theirs = _pairs_from_lists(count, slots)
-    assert {(int(a), int(b)) for a, b in zip(mine, theirs, strict=True)} == \
-        {(max(a, b), min(a, b)) for a, b in pairs.tolist()}
+    assert {(int(a), int(b)) for a, b in zip(mine, theirs, strict=True)} == {
+        (max(a, b), min(a, b)) for a, b in pairs.tolist()
+    }
     assert not _differing_balls(count, slots, count, slots).any()
 
 

@@ -14,16 +14,31 @@ from sim.cmdline.cli import UsageError
 
 
 def report(records, device="NVIDIA H100", commit="abc"):
-    return {"device": device, "commit": commit, "date": "2026-11-25T10:00:00+00:00", "workload": "x",
-            "results": records}
+    return {
+        "device": device,
+        "commit": commit,
+        "date": "2026-11-25T10:00:00+00:00",
+        "workload": "x",
+        "results": records,
+    }
 
 
 def frames_record(step_ms, err=None, variant="grid", n=1000, block=128, stage_err=None):
-    record = {"scene": "balls", "preset": "block", "n": n, "backend": "gpu", "variant": variant, "block": block,
-              "options": {}, "stage_ms": {"sort": step_ms / 4, "forces": 3 * step_ms / 4}, "step_ms": step_ms}
+    record = {
+        "scene": "balls",
+        "preset": "block",
+        "n": n,
+        "backend": "gpu",
+        "variant": variant,
+        "block": block,
+        "options": {},
+        "stage_ms": {"sort": step_ms / 4, "forces": 3 * step_ms / 4},
+        "step_ms": step_ms,
+    }
     if err is not None:
-        record.update(step_ms_err=err, repeats=50,
-                      stage_ms_err={"sort": stage_err or err / 4, "forces": stage_err or 3 * err / 4})
+        record.update(
+            step_ms_err=err, repeats=50, stage_ms_err={"sort": stage_err or err / 4, "forces": stage_err or 3 * err / 4}
+        )
     return record
 
 
@@ -32,7 +47,7 @@ def lines_of(text: str, config: str) -> list[str]:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(config))
     out = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("  "):
             break
         out.append(line)
@@ -40,10 +55,20 @@ def lines_of(text: str, config: str) -> list[str]:
 
 
 def test_faster_slower_and_the_same_within_the_error():
-    old = report([frames_record(1.0, 0.01), frames_record(2.0, 0.01, variant="shared"),
-                  frames_record(3.0, 0.01, variant="zsweep")])
-    new = report([frames_record(0.9, 0.01), frames_record(2.015, 0.01, variant="shared"),
-                  frames_record(3.5, 0.01, variant="zsweep")])
+    old = report(
+        [
+            frames_record(1.0, 0.01),
+            frames_record(2.0, 0.01, variant="shared"),
+            frames_record(3.0, 0.01, variant="zsweep"),
+        ]
+    )
+    new = report(
+        [
+            frames_record(0.9, 0.01),
+            frames_record(2.015, 0.01, variant="shared"),
+            frames_record(3.5, 0.01, variant="zsweep"),
+        ]
+    )
     text = baseline.comparison(new, old)
     grid = lines_of(text, "scene balls  preset block  n 1000  backend gpu  variant grid")
     assert "step_ms" in grid[-1] and grid[-1].endswith("faster") and "0.900" in grid[-1]
@@ -65,19 +90,64 @@ def test_missing_configurations_are_said_plainly_and_old_records_count_as_exact(
     assert "1 ± ?" in step and step.endswith("same within error")  # 0.005 <= 0 + 0.01
 
 
-@pytest.mark.parametrize("old, new, config, figure", [
-    ({"n": 512000, "w": 500.0, "backend": "gpu", "kernel": "tensor", "block": 256, "kernel_ms": 70.0},
-     {"kernel_ms": 80.0, "kernel_ms_err": 0.5}, "n 512000  w 500.0  backend gpu  kernel tensor", "kernel_ms"),
-    ({"n": 10000, "backend": "gpu", "kernel": "temporal", "block": "32x8", "k": 8, "fma": False,
-      "ms_per_step": 0.06, "run_ms": 12.0}, {"ms_per_step": 0.07, "ms_per_step_err": 0.001},
-     "n 10000  backend gpu  kernel temporal  block 32x8  k 8", "ms_per_step"),
-    ({"kind": "batch", "systems": 100000, "order": 32, "backend": "gpu", "method": "batched-register",
-      "block": 128, "precision": "fp64", "s": 0.0002}, {"s": 0.0003, "s_err": 1e-6},
-     "kind batch  systems 100000  order 32", "s"),
-    ({"scene": "balls", "preset": "block", "n": 1000000, "backend": "gpu", "variant": "grid", "width": 1920,
-      "height": 1080, "frames": 60, "frame_ms": 4.6, "pick_frame_ms": 7.8}, {"frame_ms": 5.0, "frame_ms_err": 0.01},
-     "scene balls  preset block  n 1000000", "frame_ms"),
-])
+@pytest.mark.parametrize(
+    "old, new, config, figure",
+    [
+        (
+            {"n": 512000, "w": 500.0, "backend": "gpu", "kernel": "tensor", "block": 256, "kernel_ms": 70.0},
+            {"kernel_ms": 80.0, "kernel_ms_err": 0.5},
+            "n 512000  w 500.0  backend gpu  kernel tensor",
+            "kernel_ms",
+        ),
+        (
+            {
+                "n": 10000,
+                "backend": "gpu",
+                "kernel": "temporal",
+                "block": "32x8",
+                "k": 8,
+                "fma": False,
+                "ms_per_step": 0.06,
+                "run_ms": 12.0,
+            },
+            {"ms_per_step": 0.07, "ms_per_step_err": 0.001},
+            "n 10000  backend gpu  kernel temporal  block 32x8  k 8",
+            "ms_per_step",
+        ),
+        (
+            {
+                "kind": "batch",
+                "systems": 100000,
+                "order": 32,
+                "backend": "gpu",
+                "method": "batched-register",
+                "block": 128,
+                "precision": "fp64",
+                "s": 0.0002,
+            },
+            {"s": 0.0003, "s_err": 1e-6},
+            "kind batch  systems 100000  order 32",
+            "s",
+        ),
+        (
+            {
+                "scene": "balls",
+                "preset": "block",
+                "n": 1000000,
+                "backend": "gpu",
+                "variant": "grid",
+                "width": 1920,
+                "height": 1080,
+                "frames": 60,
+                "frame_ms": 4.6,
+                "pick_frame_ms": 7.8,
+            },
+            {"frame_ms": 5.0, "frame_ms_err": 0.01},
+            "scene balls  preset block  n 1000000",
+            "frame_ms",
+        ),
+    ],
+)
 def test_every_bench_shape_compares(old, new, config, figure):
     text = baseline.comparison(report([{**old, **new}]), report([old]))
     line = next(line for line in lines_of(text, config) if line.strip().startswith(figure))
@@ -96,18 +166,38 @@ def test_the_table_then_the_comparison_and_the_exit_code_is_the_bench_s(tmp_path
     older = tmp_path / "balls.json"
     assert main.main(["bench", "balls", "--preset", "T", "--steps", "6", "--warmup", "0", "--json", str(older)]) == 0
     capsys.readouterr()
-    assert main.main(["bench", "balls", "--preset", "T", "--steps", "6", "--warmup", "0", "--baseline", str(older),
-                      "--json", "-"]) == 0
+    assert (
+        main.main(
+            [
+                "bench",
+                "balls",
+                "--preset",
+                "T",
+                "--steps",
+                "6",
+                "--warmup",
+                "0",
+                "--baseline",
+                str(older),
+                "--json",
+                "-",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr()
     assert "against the baseline" in printed.err and "step_ms" in printed.err
     assert json.loads(printed.out)["workload"] == "balls"
 
 
-@pytest.mark.parametrize("content, message", [
-    ("not json", "is not JSON"),
-    ('{"device": "x"}', "is not a benchmark report"),
-    ('{"results": [{"n": 5}]}', "has no timed records"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("not json", "is not JSON"),
+        ('{"device": "x"}', "is not a benchmark report"),
+        ('{"results": [{"n": 5}]}', "has no timed records"),
+    ],
+)
 def test_a_bad_baseline_is_refused_before_any_run(tmp_path, capsys, content, message):
     path = tmp_path / "old.json"
     path.write_text(content)
@@ -121,8 +211,12 @@ def test_a_bad_baseline_is_refused_before_any_run(tmp_path, capsys, content, mes
 
 
 def test_the_closest_record_to_the_live_configuration():
-    records = [frames_record(1.0, n=1000), frames_record(2.0, n=100000), frames_record(3.0, variant="shared", n=1000),
-               {**frames_record(4.0), "scene": "particles"}]
+    records = [
+        frames_record(1.0, n=1000),
+        frames_record(2.0, n=100000),
+        frames_record(3.0, variant="shared", n=1000),
+        {**frames_record(4.0), "scene": "particles"},
+    ]
     want = {"scene": "balls", "variant": "grid", "block": 128, "n": 1000, "backend": "gpu"}
     record, differs = baseline.closest(records, want)
     assert record["step_ms"] == 1.0 and differs == []
@@ -159,8 +253,12 @@ def test_the_viewer_draws_ghost_bars_and_survives_a_bad_file(tmp_path):
     scene = create_scene("balls", preset="block", n=400, seed=1)
     live = bench.configuration(scene)
     stages = {"sort": 0.01, "proximity": 0.02, "forces+integrate": 0.03}
-    old = report([{**live, "stage_ms": stages, "step_ms": 0.06},
-                  {**live, "variant": "other", "stage_ms": {"sort": 9.0}, "step_ms": 9.0}])
+    old = report(
+        [
+            {**live, "stage_ms": stages, "step_ms": 0.06},
+            {**live, "variant": "other", "stage_ms": {"sort": 9.0}, "step_ms": 9.0},
+        ]
+    )
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text(json.dumps(old))
     bad.write_text("{not json")
@@ -186,17 +284,20 @@ def test_the_viewer_draws_ghost_bars_and_survives_a_bad_file(tmp_path):
         v.close()
 
 
-@pytest.mark.parametrize("change, field", [
-    ({"n": "many"}, '"n" is "many", not a positive whole number'),
-    ({"n": -1}, '"n" is -1, not a positive whole number'),
-    ({"stage_ms": {"sort": "fast"}}, '"stage_ms" is {"sort": "fast"}, not stage names with their times'),
-    ({"stage_ms": [1, 2]}, '"stage_ms" is [1, 2], not stage names'),
-    ({"stage_ms_err": [1]}, '"stage_ms_err" is [1], not stage names with their errors'),
-    ({"step_ms": -0.2}, '"step_ms" is -0.2, not a time: a number 0 or more'),
-    ({"stage_ms": {"sort": -0.1}}, '"stage_ms" is {"sort": -0.1}, not stage names'),
-    ({"step_ms_err": "x"}, '"step_ms_err" is "x", not a time'),
-    ({"block": [0]}, '"block" is [0], not a CUDA block'),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"n": "many"}, '"n" is "many", not a positive whole number'),
+        ({"n": -1}, '"n" is -1, not a positive whole number'),
+        ({"stage_ms": {"sort": "fast"}}, '"stage_ms" is {"sort": "fast"}, not stage names with their times'),
+        ({"stage_ms": [1, 2]}, '"stage_ms" is [1, 2], not stage names'),
+        ({"stage_ms_err": [1]}, '"stage_ms_err" is [1], not stage names with their errors'),
+        ({"step_ms": -0.2}, '"step_ms" is -0.2, not a time: a number 0 or more'),
+        ({"stage_ms": {"sort": -0.1}}, '"stage_ms" is {"sort": -0.1}, not stage names'),
+        ({"step_ms_err": "x"}, '"step_ms_err" is "x", not a time'),
+        ({"block": [0]}, '"block" is [0], not a CUDA block'),
+    ],
+)
 def test_a_record_that_is_not_what_a_bench_writes_is_refused_naming_the_field(tmp_path, capsys, change, field):
     path = tmp_path / "old.json"
     path.write_text(json.dumps(report([frames_record(1.0, 0.01), {**frames_record(2.0, 0.01), **change}])))

@@ -14,8 +14,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 def without_display(*args):
     """``main.py ARGS`` in a process started with no display: the viewer decides at import how to draw."""
     env = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          env=env, timeout=300, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True, env=env, timeout=300, cwd=ROOT
+    )
 
 
 def test_help_lists_every_command(cli):
@@ -27,26 +28,29 @@ def test_help_lists_every_command(cli):
     assert bench.returncode == 0 and "--json" in bench.stdout and "--backend" in bench.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "balls", "--steps", "-5", "--headless"], "must be positive"),
-    (["run", "balls", "--steps", "abc", "--headless"], "whole number"),
-    (["run", "balls", "--preset", "nope", "--headless"], "unknown preset"),
-    (["run", "marbles", "--headless"], "unknown scene"),
-    (["bench", "balls", "--backend", "tpu"], "invalid choice"),
-    (["run", "balls", "--headless", "--size", "big"], "--size"),
-    (["bench", "balls", "-n", "0"], "must be positive"),
-    (["run", "balls", "--preset", "T", "-n", "5", "--headless"], "fixed number of balls"),
-    (["bench", "particles", "--preset", "foo"], "unknown preset 'foo'"),
-    (["run", "particles", "--precision", "fp32", "--headless"], "--precision applies to the particles scene's GPU"),
-    (["run", "particles", "--precision", "fp16", "--headless"], "unknown precision"),
-    (["run", "particles", "--variant", "tiled", "--headless"], "--variant applies"),
-    (["bench", "balls", "--variant", "warp"], "unknown variant 'warp'"),
-    (["run", "sdh", "--block", "64", "--headless"], "--block applies"),
-    (["run", "balls", "--json", "x.json", "--headless"], "unrecognized arguments"),
-    (["run", "particles", "--seed", "-1", "--headless"], "seed must be 0..4294967295"),
-    (["run", "particles", "--seed", str(2**32), "--headless"], "seed must be"),
-    (["run", "particles", "-n", "1e12", "--headless"], "needs about"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "balls", "--steps", "-5", "--headless"], "must be positive"),
+        (["run", "balls", "--steps", "abc", "--headless"], "whole number"),
+        (["run", "balls", "--preset", "nope", "--headless"], "unknown preset"),
+        (["run", "marbles", "--headless"], "unknown scene"),
+        (["bench", "balls", "--backend", "tpu"], "invalid choice"),
+        (["run", "balls", "--headless", "--size", "big"], "--size"),
+        (["bench", "balls", "-n", "0"], "must be positive"),
+        (["run", "balls", "--preset", "T", "-n", "5", "--headless"], "fixed number of balls"),
+        (["bench", "particles", "--preset", "foo"], "unknown preset 'foo'"),
+        (["run", "particles", "--precision", "fp32", "--headless"], "--precision applies to the particles scene's GPU"),
+        (["run", "particles", "--precision", "fp16", "--headless"], "unknown precision"),
+        (["run", "particles", "--variant", "tiled", "--headless"], "--variant applies"),
+        (["bench", "balls", "--variant", "warp"], "unknown variant 'warp'"),
+        (["run", "sdh", "--block", "64", "--headless"], "--block applies"),
+        (["run", "balls", "--json", "x.json", "--headless"], "unrecognized arguments"),
+        (["run", "particles", "--seed", "-1", "--headless"], "seed must be 0..4294967295"),
+        (["run", "particles", "--seed", str(2**32), "--headless"], "seed must be"),
+        (["run", "particles", "-n", "1e12", "--headless"], "needs about"),
+    ],
+)
 def test_bad_input_exits_2_with_a_message(cli, args, message):
     out = cli(*args)
     assert out.returncode == 2, out.stderr
@@ -116,8 +120,18 @@ def test_bench_writes_the_json_shape(cli, tmp_path):
     assert {"device", "commit", "date", "workload", "results"} <= report.keys()
     assert report["workload"] == "balls"
     (record,) = report["results"]
-    for key in ("preset", "n", "backend", "variant", "block", "stage_ms", "step_ms", "ball_steps_per_s",
-                "tests_per_s", "passes"):
+    for key in (
+        "preset",
+        "n",
+        "backend",
+        "variant",
+        "block",
+        "stage_ms",
+        "step_ms",
+        "ball_steps_per_s",
+        "tests_per_s",
+        "passes",
+    ):
         assert key in record
     assert record["preset"] == "T" and record["n"] == 1715 and record["backend"] == "cpu"
     assert set(record["stage_ms"]) == {"sort", "proximity", "forces+integrate"}
@@ -143,8 +157,9 @@ def test_viewer_without_display_says_so_and_how_to_run_headless():
 
 def test_headless_screenshot_without_display(tmp_path):
     path = tmp_path / "balls.png"
-    out = without_display("run", "balls", "--preset", "T", "--steps", "60", "--headless", "--screenshot", str(path),
-              "--size", "320x200")
+    out = without_display(
+        "run", "balls", "--preset", "T", "--steps", "60", "--headless", "--screenshot", str(path), "--size", "320x200"
+    )
     assert out.returncode == 0, out.stderr
     from viewer.image import read_image
 

@@ -21,18 +21,38 @@ COLUMNS = "100"  # argparse wraps to the terminal's width: one fixed width for t
 def command_lines() -> list[list[str]]:
     """The help of every command (view, run and bench of every scene), and usage errors that find the
     scene among the options."""
-    lines = [["--help"], ["view", "--help"], ["run", "--help"], ["bench", "--help"], ["template", "--help"],
-             ["check", "--help"]]
+    lines = [
+        ["--help"],
+        ["view", "--help"],
+        ["run", "--help"],
+        ["bench", "--help"],
+        ["template", "--help"],
+        ["check", "--help"],
+    ]
     lines += [[command, scene, "--help"] for command in ("view", "run", "bench") for scene in SCENES]
     lines += [["bench", scene, "--kernel-file", "mine.cu", "--help"] for scene in SCENES if SCENES[scene].user_stages]
     lines += [[c.name, "--help"] for c in course_commands()]
-    lines += [["bench", "--steps", "5", "sdh"], ["bench", "--kernel", "all", "heat", "--sizes", "1"],
-              ["run", "--preset", "nope", "particles", "--steps", "0"], ["run", "--steps", "x", "heat"],
-              ["view", "--size", "9x9", "durbin"], ["bench", "balls", "--kernel", "all"],
-              ["bench", "--json"], ["run", "--bogus", "sdh"], ["view", "nope"], ["frobnicate"],
-              ["heat", "--ni", "2"], ["sdh", "1"], ["durbin", "--version", "9"], ["particles", "-n", "0"],
-              ["check", "heat"], ["template"], ["bench", "sdh", "--width", "-"],
-              ["bench", "durbin", "--batch", "1x1"], ["run", "balls", "-n", "abc"]]
+    lines += [
+        ["bench", "--steps", "5", "sdh"],
+        ["bench", "--kernel", "all", "heat", "--sizes", "1"],
+        ["run", "--preset", "nope", "particles", "--steps", "0"],
+        ["run", "--steps", "x", "heat"],
+        ["view", "--size", "9x9", "durbin"],
+        ["bench", "balls", "--kernel", "all"],
+        ["bench", "--json"],
+        ["run", "--bogus", "sdh"],
+        ["view", "nope"],
+        ["frobnicate"],
+        ["heat", "--ni", "2"],
+        ["sdh", "1"],
+        ["durbin", "--version", "9"],
+        ["particles", "-n", "0"],
+        ["check", "heat"],
+        ["template"],
+        ["bench", "sdh", "--width", "-"],
+        ["bench", "durbin", "--batch", "1x1"],
+        ["run", "balls", "-n", "abc"],
+    ]
     return lines
 
 

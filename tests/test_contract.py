@@ -63,9 +63,12 @@ def test_the_scene_base_is_narrow():
 def test_a_scene_overrides_no_private_name_of_the_base(spec):
     """A scene writes the base's declared hooks (public), never its private mechanisms."""
     cls = load(spec.scene)
-    private = {name for name, value in vars(Scene).items()  # its methods and properties (not ABC's bookkeeping)
-               if name.startswith("_") and not name.endswith("__") and (callable(value) or isinstance(value, property))}
-    overridden = {name for klass in cls.__mro__[:cls.__mro__.index(Scene)] for name in vars(klass) if name in private}
+    private = {
+        name
+        for name, value in vars(Scene).items()  # its methods and properties (not ABC's bookkeeping)
+        if name.startswith("_") and not name.endswith("__") and (callable(value) or isinstance(value, property))
+    }
+    overridden = {name for klass in cls.__mro__[: cls.__mro__.index(Scene)] for name in vars(klass) if name in private}
     assert not overridden, f"{cls.__name__} overrides the base's private {sorted(overridden)}"
 
 
@@ -106,8 +109,11 @@ def test_spec_is_complete(spec):
         assert case.profile or spec.preset(case.preset) and case.count and case.variant in spec.gpu.variants
 
 
-@pytest.mark.parametrize("spec, preset", [(s, p.name) for s in SPECS for p in s.presets],
-                         ids=[f"{s.name}-{p.name}" for s in SPECS for p in s.presets])
+@pytest.mark.parametrize(
+    "spec, preset",
+    [(s, p.name) for s in SPECS for p in s.presets],
+    ids=[f"{s.name}-{p.name}" for s in SPECS for p in s.presets],
+)
 def test_every_preset_loads_steps_and_draws_on_the_cpu(spec, preset):
     scene = small_scene(spec, preset)
     assert scene.backend == "cpu" and scene.preset == preset
@@ -132,8 +138,14 @@ def test_every_preset_loads_steps_and_draws_on_the_cpu(spec, preset):
 @pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
 def test_run_headless_works_with_no_other_flag(spec):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    out = subprocess.run([sys.executable, str(ROOT / "main.py"), "run", spec.name, "--headless", "--steps",
-                          str(spec.steps_per_frame)], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "run", spec.name, "--headless", "--steps", str(spec.steps_per_frame)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     for stat in spec.stats:
         assert stat.label in out.stdout

@@ -53,9 +53,18 @@ def refuse(*args, **kwargs):
 
 
 def no_file_io(monkeypatch):
-    for owner, name in ((builtins, "open"), (pathlib.Path, "read_text"), (pathlib.Path, "read_bytes"),
-                        (pathlib.Path, "open"), (pathlib.Path, "rglob"), (pathlib.Path, "glob"), (os, "walk"),
-                        (os, "scandir"), (os, "stat"), (hashlib, "sha1")):
+    for owner, name in (
+        (builtins, "open"),
+        (pathlib.Path, "read_text"),
+        (pathlib.Path, "read_bytes"),
+        (pathlib.Path, "open"),
+        (pathlib.Path, "rglob"),
+        (pathlib.Path, "glob"),
+        (os, "walk"),
+        (os, "scandir"),
+        (os, "stat"),
+        (hashlib, "sha1"),
+    ):
         monkeypatch.setattr(owner, name, refuse)
 
 
@@ -147,6 +156,7 @@ def test_sim_lists_and_finds_every_build_without_the_viewer():
 
 # --- the GPU scenes' small defects, on the CPU ------------------------------------------------------
 
+
 def test_the_pass_count_and_bench_figures_outlive_the_bounded_history():
     """The balls' history keeps the latest passes only (a scene runs for hours): the count keeps
     counting, and a benchmark marked after the history filled still sees its own passes."""
@@ -196,8 +206,10 @@ def heat_on_fake_gpu(failure):
     return scene
 
 
-KNOBS = {"fma on": lambda scene: scene.knobs.set_option("fma", "on"),
-         "variant temporal": lambda scene: scene.knobs.set_variant("temporal")}
+KNOBS = {
+    "fma on": lambda scene: scene.knobs.set_option("fma", "on"),
+    "variant temporal": lambda scene: scene.knobs.set_variant("temporal"),
+}
 
 
 @pytest.mark.parametrize("knob", KNOBS)

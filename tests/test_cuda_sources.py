@@ -39,8 +39,7 @@ def compile_cubin(source: str, name: str, options: tuple[str, ...]) -> bytes:
 
 def test_nvrtc_builds_a_cubin_for_sm_90():
     """The toolchain itself works here, so the per-build checks below mean something."""
-    cubin = compile_cubin('extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }',
-                          "twice.cu", ())
+    cubin = compile_cubin('extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }', "twice.cu", ())
     assert cubin[:4] == b"\x7fELF"
 
 
@@ -51,11 +50,16 @@ def test_every_source_is_built_by_a_launcher():
 @pytest.fixture(scope="module")
 def cubins(request):
     """The cubin of every build selected in this run, compiling in the background from the first use."""
-    selected = [item.callspec.params["build"] for item in request.session.items
-                if getattr(item, "originalname", None) == "test_cuda_build_compiles"]
+    selected = [
+        item.callspec.params["build"]
+        for item in request.session.items
+        if getattr(item, "originalname", None) == "test_cuda_build_compiles"
+    ]
     with ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0))) as pool:
-        futures = {build: pool.submit(compile_cubin, cuda.source_text(build.source), build.source,
-                                      build.all_options()) for build in selected}
+        futures = {
+            build: pool.submit(compile_cubin, cuda.source_text(build.source), build.source, build.all_options())
+            for build in selected
+        }
         yield futures
         for future in futures.values():
             future.cancel()  # an interrupted run does not wait for the rest

@@ -20,8 +20,10 @@ from sim.gpu.backend import gpu_status
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("version, dataset, n", [("3.2", "MINI", 32), ("3.2", "SMALL", 500), ("4", "MINI", 40),
-                                                   ("4", "MEDIUM", 400), ("4", "STANDARD", 400)])
+@pytest.mark.parametrize(
+    "version, dataset, n",
+    [("3.2", "MINI", 32), ("3.2", "SMALL", 500), ("4", "MINI", 40), ("4", "MEDIUM", 400), ("4", "STANDARD", 400)],
+)
 def test_dump_and_hash_are_the_c_programs(cli, c_reference, version, dataset, n):
     out = cli("durbin", "--dataset", dataset, "--version", version, "--dump", "--hash")
     assert out.returncode == 0, out.stderr
@@ -53,20 +55,23 @@ def test_compare_fails_on_polybench_4_indefinite_input(cli):
     assert (out.returncode == 1) == (err > 1e-10) and "FAIL" in out.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["1"], "N must be 2.."),
-    (["--dataset", "HUGE"], "unknown dataset"),
-    (["40", "--dataset", "MINI"], "not both"),
-    (["--kernel", "persistent"], "--backend gpu only"),
-    (["--block", "128"], "--backend gpu only"),
-    (["--precision", "fp32"], "--backend gpu only"),
-    (["--compare"], "3.2 solves no Toeplitz"),
-    (["3000000000"], "N must be 2.."),
-    (["2e9", "--version", "4"], "GiB, more than half"),
-    (["--version", "5"], "invalid choice"),
-    (["--input", "random"], "invalid choice"),
-    (["-5"], "must be positive"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["1"], "N must be 2.."),
+        (["--dataset", "HUGE"], "unknown dataset"),
+        (["40", "--dataset", "MINI"], "not both"),
+        (["--kernel", "persistent"], "--backend gpu only"),
+        (["--block", "128"], "--backend gpu only"),
+        (["--precision", "fp32"], "--backend gpu only"),
+        (["--compare"], "3.2 solves no Toeplitz"),
+        (["3000000000"], "N must be 2.."),
+        (["2e9", "--version", "4"], "GiB, more than half"),
+        (["--version", "5"], "invalid choice"),
+        (["--input", "random"], "invalid choice"),
+        (["-5"], "must be positive"),
+    ],
+)
 def test_bad_input_exits_2(cli, args, message):
     out = cli("durbin", *args)
     assert out.returncode == 2, out.stdout + out.stderr
@@ -81,8 +86,13 @@ def test_gpu_without_gpu_exits_1(cli):
 
 
 def test_ctrl_c_stops_a_long_cpu_run_within_a_second():
-    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "durbin", "400000", "--version", "4",
-                             "--input", "ar1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "main.py"), "durbin", "400000", "--version", "4", "--input", "ar1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         line = proc.stdout.readline()  # the header: the run has started
         assert line.startswith("durbin: N = 400,000")
@@ -111,7 +121,7 @@ def write_wav(path, x, width=2, rate=16000, channels=1):
         data = np.round(x * 2.0 ** (8 * width - 1)).astype("<i2" if width == 2 else "<i4").tobytes()
     if channels == 2:
         step = width
-        data = b"".join(data[i:i + step] * 2 for i in range(0, len(data), step))
+        data = b"".join(data[i : i + step] * 2 for i in range(0, len(data), step))
     with wave.open(str(path), "wb") as w:
         w.setnchannels(channels)
         w.setsampwidth(width)
@@ -136,8 +146,12 @@ def test_lpc_recovers_the_ar_coefficients(cli, tmp_path, width):
     assert frames.shape == (199,) and frames["a"].shape == (199, 4)
     np.testing.assert_array_equal(frames["start"], np.arange(199) * 160)
     assert np.all((frames["error"] > 0) & (frames["error"] < 1)) and np.all(np.abs(frames["k"]) < 1)
-    np.testing.assert_allclose(frames["error"], np.prod(1 - frames["k"] ** 2, axis=1), rtol=1e-12,
-                               err_msg="the order-4 predictor's error: every reflection coefficient's factor")
+    np.testing.assert_allclose(
+        frames["error"],
+        np.prod(1 - frames["k"] ** 2, axis=1),
+        rtol=1e-12,
+        err_msg="the order-4 predictor's error: every reflection coefficient's factor",
+    )
     mean = frames["a"].mean(axis=0)
     np.testing.assert_allclose(mean, AR[1:], atol=0.08 if width > 1 else 0.2)
 
@@ -167,9 +181,15 @@ def test_lpc_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
     ]
     float_wav = tmp_path / "float.wav"  # IEEE float (format tag 3): not PCM
     data = np.zeros(800, "<f4").tobytes()
-    float_wav.write_bytes(b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt " +
-                          struct.pack("<IHHIIHH", 16, 3, 1, 16000, 64000, 4, 32) + b"data" +
-                          struct.pack("<I", len(data)) + data)
+    float_wav.write_bytes(
+        b"RIFF"
+        + struct.pack("<I", 36 + len(data))
+        + b"WAVEfmt "
+        + struct.pack("<IHHIIHH", 16, 3, 1, 16000, 64000, 4, 32)
+        + b"data"
+        + struct.pack("<I", len(data))
+        + data
+    )
     cases.append(([str(float_wav)], "not a PCM WAV"))
     (tmp_path / "text.wav").write_text("hello")
     cases.append(([str(tmp_path / "text.wav")], "not a PCM WAV"))

@@ -62,8 +62,11 @@ def run_c(exe, version, r=None, n=None, tmp=None):
 
 def case_inputs(n, version, seed):
     rng = np.random.default_rng(seed)
-    cases = {"polybench": inputs.polybench(n, version), "ar1": inputs.ar1(n, rng.uniform(-0.9, 0.9)),
-             "ar": inputs.ar_autocorr(n, inputs.random_kappas(rng))}
+    cases = {
+        "polybench": inputs.polybench(n, version),
+        "ar1": inputs.ar1(n, rng.uniform(-0.9, 0.9)),
+        "ar": inputs.ar_autocorr(n, inputs.random_kappas(rng)),
+    }
     if version == "3.2":  # 3.2 only stays finite on small data: r scaled down
         cases["ar"] = cases["ar"] * 0.25
     return cases
@@ -109,7 +112,7 @@ def test_stepping_one_k_at_a_time_equals_one_run(version):
     while not solver.done:
         solver.step(1 + solver.k % 5)
         history.append(solver.k)
-        assert np.isnan(solver.y[solver.k:]).all() and not np.isnan(solver.y[: solver.k]).any()
+        assert np.isnan(solver.y[solver.k :]).all() and not np.isnan(solver.y[: solver.k]).any()
     whole = durbin_cpu.DurbinCpu(r, version)
     whole.run()
     assert history[-1] == 300
@@ -150,7 +153,7 @@ def test_ar_input_returns_its_reflection_coefficients(n):
     # y's rounding grows as eps / beta (beta: the final prediction error; kappas near +-1 make it small): up to
     # 59 eps / beta in 3000 random draws, where a fixed 1e-13 failed about one draw in a thousand
     assert np.abs(solver.y[p:]).max(initial=0) < 200 * np.finfo(np.float64).eps / solver.betas[-1]
-    assert solver.betas[-1] == pytest.approx(np.prod(1 - kappas[:min(p, n - 1)] ** 2), rel=1e-12)  # beta_{n-1}
+    assert solver.betas[-1] == pytest.approx(np.prod(1 - kappas[: min(p, n - 1)] ** 2), rel=1e-12)  # beta_{n-1}
     reference = scipy.linalg.solve_toeplitz(inputs.toeplitz_column(r), -r)
     assert np.max(np.abs(solver.y - reference)) / np.max(np.abs(reference)) < 1e-12
 
@@ -227,7 +230,7 @@ def emulate_persistent(r, blocks, launches, version="4"):
         for c in range(blocks):
             a = c * S
             m = max(0, min(S, P - a))
-            rs[c, :m] = r[a + 1:a + m + 1]
+            rs[c, :m] = r[a + 1 : a + m + 1]
             base[c] = (k0 - 1 - a) % S
             for q in range(m):
                 p, j = a + q, k0 - 1 - a - q

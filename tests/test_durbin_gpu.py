@@ -1,7 +1,6 @@
 """Every durbin GPU kernel against the CPU twin and scipy on fresh random AR(p) inputs, outputs poisoned
 (NaN) before every run (run with pytest -m gpu on a GPU machine)."""
 
-
 import numpy as np
 import pytest
 import scipy.linalg
@@ -10,9 +9,16 @@ from sim.durbin import durbin_cpu, inputs
 from sim.gpu import cuda
 
 pytestmark = pytest.mark.gpu
-SINGLE = [("two-kernel", None, None), ("persistent", None, None), ("persistent", "cluster", None),
-          ("persistent", "cluster", 1), ("persistent", "cluster", 2), ("persistent", "cluster", 8),
-          ("persistent", "grid", None), ("persistent", "grid", "all")]
+SINGLE = [
+    ("two-kernel", None, None),
+    ("persistent", None, None),
+    ("persistent", "cluster", None),
+    ("persistent", "cluster", 1),
+    ("persistent", "cluster", 2),
+    ("persistent", "cluster", 8),
+    ("persistent", "grid", None),
+    ("persistent", "grid", "all"),
+]
 
 
 def rel(a, b):
@@ -63,7 +69,7 @@ def test_steps_in_pieces_equal_one_run_and_leave_the_rest_poisoned(kernel, path,
         pieces.step(int(rng.integers(1, 700)))
         pieces.synchronize()
         y = pieces.y.get()
-        assert not np.isnan(y[: pieces.k]).any() and np.isnan(y[pieces.k:]).all()
+        assert not np.isnan(y[: pieces.k]).any() and np.isnan(y[pieces.k :]).all()
         owners = pieces.owners()
         limit = pieces.blocks if kernel == "persistent" else pieces.update_blocks
         assert owners.shape == (pieces.k,) and owners.min() >= 0 and owners.max() < limit
@@ -115,12 +121,14 @@ def test_long_system_residual(kernel, path):
     assert np.max(np.abs(residual)) / np.max(np.abs(r)) <= 1e-12, s.path
     alphas = s.snapshot()["alphas"]
     np.testing.assert_allclose(alphas[: len(kappas)], kappas, rtol=0, atol=1e-12)
-    assert np.abs(alphas[len(kappas):]).max() <= 1e-12
+    assert np.abs(alphas[len(kappas) :]).max() <= 1e-12
 
 
 # --- batched ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("group, blocks", [("register", (32, 64, 256)), ("thread", (32, 64, 128)),
-                                           ("warp", (32, 128, 256)), ("block", (32, 128, 512))])
+@pytest.mark.parametrize(
+    "group, blocks",
+    [("register", (32, 64, 256)), ("thread", (32, 64, 128)), ("warp", (32, 128, 256)), ("block", (32, 128, 512))],
+)
 @pytest.mark.parametrize("order", [2, 3, 17, 32, 33, 100, 257, 1024])
 def test_batched_matches_the_cpu_twin(group, blocks, order):
     import cupy
@@ -156,9 +164,11 @@ def test_batched_out_must_fit():
     from sim.durbin.gpu import KernelError
 
     rb = np.stack([inputs.polybench(32, "4")] * 5)
-    for out in ((cupy.empty((5, 31)), cupy.empty((5, 32)), cupy.empty(5)),
-                (cupy.empty((5, 32)), cupy.empty((5, 32)), cupy.empty(5, np.float32)),
-                (cupy.empty((32, 5)).T, cupy.empty((5, 32)), cupy.empty(5))):
+    for out in (
+        (cupy.empty((5, 31)), cupy.empty((5, 32)), cupy.empty(5)),
+        (cupy.empty((5, 32)), cupy.empty((5, 32)), cupy.empty(5, np.float32)),
+        (cupy.empty((32, 5)).T, cupy.empty((5, 32)), cupy.empty(5)),
+    ):
         with pytest.raises(KernelError, match="out= must be"):
             batched_gpu.batched(rb, "register", out=out)
 
@@ -180,8 +190,20 @@ def test_batched_polybench_32_and_fp32(group):
 
 
 def test_durbin_command_on_the_gpu(cli):
-    out = cli("durbin", "20000", "--version", "4", "--input", "ar", "--backend", "gpu", "--kernel", "all",
-              "--compare", "--hash")
+    out = cli(
+        "durbin",
+        "20000",
+        "--version",
+        "4",
+        "--input",
+        "ar",
+        "--backend",
+        "gpu",
+        "--kernel",
+        "all",
+        "--compare",
+        "--hash",
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "kernel two-kernel" in out.stdout and "kernel persistent" in out.stdout
     assert out.stdout.count("(ok, tolerance 1e-10)") == 2 and out.stdout.count("hash (") == 2
@@ -197,8 +219,17 @@ def test_lpc_on_the_gpu_matches_the_cpu(cli, tmp_path):
     wav = write_wav(tmp_path / "a.wav", ar_signal(3.0))
     outputs = {}
     for backend in ("cpu", "gpu"):
-        out = cli("lpc", str(wav), "--order", "32", "--backend", backend, "--compare", "--output",
-                  str(tmp_path / f"{backend}.npy"))
+        out = cli(
+            "lpc",
+            str(wav),
+            "--order",
+            "32",
+            "--backend",
+            backend,
+            "--compare",
+            "--output",
+            str(tmp_path / f"{backend}.npy"),
+        )
         assert out.returncode == 0, out.stdout + out.stderr
         outputs[backend] = np.load(tmp_path / f"{backend}.npy")
     np.testing.assert_allclose(outputs["gpu"]["r"], outputs["cpu"]["r"], rtol=0, atol=1e-12)  # cuFFT vs pocketfft

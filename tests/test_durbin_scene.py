@@ -107,7 +107,7 @@ def test_the_recursion_returns_the_kappas_and_the_spectrum_of_the_ar_process():
     run_to(scene, 64)
     kappas = scene.kappas
     np.testing.assert_allclose(scene.solver.alphas[: kappas.size], kappas, atol=1e-12)
-    assert np.abs(scene.solver.y[kappas.size:]).max() < 1e-12
+    assert np.abs(scene.solver.y[kappas.size :]).max() < 1e-12
     np.testing.assert_allclose(scene.solver.y[: kappas.size], plots.step_up(kappas), atol=1e-12)
     spectrum = series(scene.view("plain"), "spectrum", "beta / |A")
     true = plots.ar_spectrum(plots.step_up(kappas), plots.prediction_errors(kappas)[-1])[1]
@@ -215,8 +215,8 @@ class PlantedSolver(durbin_cpu.DurbinCpu):
         while self.k < end:
             k = self.k
             beta = (1 - self.alphas[k - 1] ** 2) * self.betas[k - 1]
-            alpha = -(self.r[k] + 1e-9 + self.r[k - 1::-1][:k] @ self.y[:k]) / beta
-            self.y[:k] = self.y[:k] + alpha * self.y[k - 1::-1]
+            alpha = -(self.r[k] + 1e-9 + self.r[k - 1 :: -1][:k] @ self.y[:k]) / beta
+            self.y[:k] = self.y[:k] + alpha * self.y[k - 1 :: -1]
             self.y[k], self.alphas[k], self.betas[k] = alpha, alpha, beta
             self.k += 1
 
@@ -336,9 +336,17 @@ def test_the_scene_class_is_the_registered_one():
     assert isinstance(create_scene("durbin"), DurbinScene)
 
 
-@pytest.mark.parametrize("build", [kernels.two_kernel(), kernels.persistent("cluster"), kernels.persistent("grid"),
-                                   kernels.batched("register"), kernels.batched("warp")],
-                         ids=["two-kernel", "cluster", "grid", "batched-register", "batched-warp"])
+@pytest.mark.parametrize(
+    "build",
+    [
+        kernels.two_kernel(),
+        kernels.persistent("cluster"),
+        kernels.persistent("grid"),
+        kernels.batched("register"),
+        kernels.batched("warp"),
+    ],
+    ids=["two-kernel", "cluster", "grid", "batched-register", "batched-warp"],
+)
 def test_the_planted_wrong_kernel_compiles_and_differs(build):
     """The GPU tests' planted fault (-DPLANT_DOT_START) builds with NVRTC and changes the code."""
     pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")

@@ -84,8 +84,11 @@ def test_block_bands_and_descriptions_follow_the_solvers_layout(variant):
     assert "block" in scene.color_modes
     owners = scene.owners()
     solver = scene.solver
-    expected = layout.owners_two_kernel(k - 1, solver.update_blocks, 64) if variant == "two-kernel" else \
-        layout.owners_persistent(k - 1, solver.pairs)
+    expected = (
+        layout.owners_two_kernel(k - 1, solver.update_blocks, 64)
+        if variant == "two-kernel"
+        else layout.owners_persistent(k - 1, solver.pairs)
+    )
     np.testing.assert_array_equal(owners, expected[:k])
     bands = [s for s in scene.view("block").plots[0].series if s.style == "shaded"]
     assert len(bands) == len(np.unique(owners % len(BLOCK_PALETTE)))

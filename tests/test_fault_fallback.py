@@ -209,8 +209,15 @@ def device_window(tmp_path, pretend_interop):
     from viewer.window.app import Viewer, display_problem
 
     try:
-        v = Viewer(DeviceLike(scene_of("points")), 640, 400, visible=display_problem() is None, max_fps=None,
-                   screenshot_dir=tmp_path / "screenshots", recording_dir=tmp_path / "recordings")
+        v = Viewer(
+            DeviceLike(scene_of("points")),
+            640,
+            400,
+            visible=display_problem() is None,
+            max_fps=None,
+            screenshot_dir=tmp_path / "screenshots",
+            recording_dir=tmp_path / "recordings",
+        )
     except Exception as exc:  # noqa: BLE001  no window of either kind here
         pytest.skip(f"no window: {exc}")
     yield v

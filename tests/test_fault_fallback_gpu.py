@@ -23,9 +23,25 @@ ILLEGAL = ROOT / "tests" / "data" / "user_kernels" / "heat_illegal_address.cu"
 
 
 def test_check_reports_a_fault_without_exception_ignored_tracebacks():
-    result = subprocess.run([sys.executable, str(ROOT / "main.py"), "check", "heat", "--kernel-file", str(ILLEGAL),
-                             "--sizes", "7000", "--seeds", "2", "--quiet"],
-                            capture_output=True, text=True, timeout=600, cwd=ROOT)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "check",
+            "heat",
+            "--kernel-file",
+            str(ILLEGAL),
+            "--sizes",
+            "7000",
+            "--seeds",
+            "2",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert result.returncode == 1, result.stderr
     assert "fault" in result.stdout
     assert "Exception ignored" not in result.stderr and "Traceback" not in result.stderr, result.stderr

@@ -61,28 +61,31 @@ def test_zero_steps_write_the_initial_field(capsys, tmp_path):
     assert path.read_bytes() == course.initial_field(101, 71).tobytes()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--ni", 2], "at least 3"),
-    (["--nj", 0], "at least 3"),
-    (["--steps", -1], "must be"),
-    (["--steps", "many"], "whole number"),
-    (["--factor", "nan"], "--factor"),
-    (["--factor", 0.25], "--factor"),
-    (["--factor", -0.01], "--factor"),
-    (["--kernel", "shared"], "GPU backend only"),
-    (["--block", "32x8"], "GPU backend only"),
-    (["--fma"], "GPU backend only"),
-    (["--compare"], "GPU backend only"),
-    (["--backend", "gpu", "--kernel", "fancy"], "unknown kernel"),
-    (["--backend", "gpu", "--k", 4], "temporal kernel only"),
-    (["--backend", "gpu", "--kernel", "temporal", "--k", 0], "must be positive"),
-    (["--backend", "gpu", "--kernel", "temporal", "--k", 9], "1 <= k <= 8"),
-    (["--backend", "gpu", "--kernel", "temporal", "--block", "48x2"], "multiple of 32"),
-    (["--backend", "gpu", "--block", "64x32"], "at most 1024"),
-    (["--backend", "gpu", "--block", "256"], "2D shape"),
-    (["--backend", "tpu"], "invalid choice"),
-    (["--output", "/nonexistent-folder/field.f32"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--ni", 2], "at least 3"),
+        (["--nj", 0], "at least 3"),
+        (["--steps", -1], "must be"),
+        (["--steps", "many"], "whole number"),
+        (["--factor", "nan"], "--factor"),
+        (["--factor", 0.25], "--factor"),
+        (["--factor", -0.01], "--factor"),
+        (["--kernel", "shared"], "GPU backend only"),
+        (["--block", "32x8"], "GPU backend only"),
+        (["--fma"], "GPU backend only"),
+        (["--compare"], "GPU backend only"),
+        (["--backend", "gpu", "--kernel", "fancy"], "unknown kernel"),
+        (["--backend", "gpu", "--k", 4], "temporal kernel only"),
+        (["--backend", "gpu", "--kernel", "temporal", "--k", 0], "must be positive"),
+        (["--backend", "gpu", "--kernel", "temporal", "--k", 9], "1 <= k <= 8"),
+        (["--backend", "gpu", "--kernel", "temporal", "--block", "48x2"], "multiple of 32"),
+        (["--backend", "gpu", "--block", "64x32"], "at most 1024"),
+        (["--backend", "gpu", "--block", "256"], "2D shape"),
+        (["--backend", "tpu"], "invalid choice"),
+        (["--output", "/nonexistent-folder/field.f32"], "does not exist"),
+    ],
+)
 def test_bad_input_exits_2_before_any_work(capsys, tmp_path, args, message):
     code, out, err = heat(capsys, *args)
     assert code == 2 and message in err
@@ -110,9 +113,25 @@ def test_the_gpu_backend_without_a_gpu_exits_1_with_the_reason(capsys):
 
 def test_ctrl_c_stops_a_long_cpu_run_within_a_second_and_writes_nothing(tmp_path):
     path = tmp_path / "never.f32"
-    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "heat", "--ni", "2000", "--nj", "2000", "--steps",
-                             "10M", "--output", str(path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "heat",
+            "--ni",
+            "2000",
+            "--nj",
+            "2000",
+            "--steps",
+            "10M",
+            "--output",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         first = proc.stdout.readline()  # printed before the run starts
         assert first.startswith("84.01878 ")

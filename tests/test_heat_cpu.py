@@ -58,6 +58,7 @@ def dli(tmp_path_factory):
     def run(ni, nj, steps):
         done = subprocess.run([str(folder / "heat"), str(ni), str(nj), str(steps)], capture_output=True, check=True)
         return np.frombuffer(done.stdout, "<f4").reshape(nj, ni), done.stderr.decode()
+
     return run
 
 
@@ -75,8 +76,9 @@ def test_init_and_printout_match_the_dli_programme(dli):
     assert printed.startswith("84.01878 ")  # glibc's first rand() after srand(1): 1804289383
 
 
-@pytest.mark.parametrize("ni, nj, steps", [(course.NI, course.NJ, course.STEPS), (37, 23, 5), (3, 3, 4), (101, 7, 13),
-                                           (64, 65, 1)])
+@pytest.mark.parametrize(
+    "ni, nj, steps", [(course.NI, course.NJ, course.STEPS), (37, 23, 5), (3, 3, 4), (101, 7, 13), (64, 65, 1)]
+)
 def test_steps_are_bit_identical_to_the_dli_c_code(dli, ni, nj, steps):
     reference, _ = dli(ni, nj, steps)
     np.testing.assert_array_equal(twin(course.initial_field(ni, nj), steps), reference)
@@ -177,7 +179,7 @@ def test_course_check_wording_and_the_small_grid_printout():
 @pytest.mark.parametrize("ni, nj", [(3, 3), (37, 29), (1000, 131), (10000, 333)])
 def test_every_cell_belongs_to_exactly_one_block(kernel, ni, nj):
     for block in kernels.BLOCK_SHAPES:
-        for k in (range(1, kernels.K_MAX + 1) if kernel == "temporal" else [1]):
+        for k in range(1, kernels.K_MAX + 1) if kernel == "temporal" else [1]:
             rows = kernels.band_rows(ni, nj, block, k, slots=132 * 4) if kernel == "temporal" else 1
             tiles = kernels.tiles(kernel, ni, nj, block, k, rows)
             gx, gy = kernels.launch_grid(kernel, ni, nj, block, k, rows)

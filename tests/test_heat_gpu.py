@@ -61,8 +61,10 @@ def test_temporal_is_bit_identical_for_every_k(block):
             np.testing.assert_array_equal(got, expected(ni, nj, 19), err_msg=f"{ni}x{nj} k={k}")
 
 
-@pytest.mark.parametrize("kernel, block, k", [("global", (32, 8), 1), ("shared", (32, 8), 1), ("pitched", (64, 4), 1),
-                                              ("temporal", (32, 4), 8)])
+@pytest.mark.parametrize(
+    "kernel, block, k",
+    [("global", (32, 8), 1), ("shared", (32, 8), 1), ("pitched", (64, 4), 1), ("temporal", (32, 4), 8)],
+)
 def test_the_fma_build_shows_the_course_difference(kernel, block, k):
     from sim.heat.gpu import HeatGpu
 
@@ -82,15 +84,21 @@ def test_the_fma_build_shows_the_course_difference(kernel, block, k):
     assert course.check_line(error)[1]
 
 
-@pytest.mark.parametrize("kernel, block, k", [("global", (32, 8), 1), ("temporal", (32, 4), 5),
-                                              ("shared", (128, 2), 1)])
+@pytest.mark.parametrize(
+    "kernel, block, k", [("global", (32, 8), 1), ("temporal", (32, 4), 5), ("shared", (128, 2), 1)]
+)
 def test_paint_on_the_device_paints_the_host_cells(kernel, block, k):
     from sim.heat.gpu import HeatGpu
 
     start = field(257, 131)
     heat, twin = HeatGpu(start, 0, kernel, block, k, tfac=TFAC), HeatCpu(start, TFAC)
-    for x, y, radius, value in ((10.5, 20.25, 7.3, 300.0), (0.0, 130.0, 12.0, -5.0), (256.2, 64.0, 3.0, 77.0),
-                                (128.0, 65.5, 0.5, 1000.0), (-40.0, 10.0, 2.0, 5.0)):
+    for x, y, radius, value in (
+        (10.5, 20.25, 7.3, 300.0),
+        (0.0, 130.0, 12.0, -5.0),
+        (256.2, 64.0, 3.0, 77.0),
+        (128.0, 65.5, 0.5, 1000.0),
+        (-40.0, 10.0, 2.0, 5.0),
+    ):
         heat.paint(x, y, radius, value)
         twin.paint(x, y, radius, value)
         np.testing.assert_array_equal(heat.get(), twin.field)
@@ -119,8 +127,14 @@ def test_switching_variants_keeps_the_state():
     ni, nj = 257, 131
     heat = HeatGpu(field(ni, nj), 0, "global", (32, 8), tfac=TFAC)
     done = 0
-    plan = (("global", (32, 8), 1, 3), ("temporal", (128, 4), 6, 9), ("shared", (64, 8), 1, 2),
-            ("pitched", (256, 1), 1, 4), ("temporal", (32, 16), 2, 5), ("global", (32, 4), 1, 1))
+    plan = (
+        ("global", (32, 8), 1, 3),
+        ("temporal", (128, 4), 6, 9),
+        ("shared", (64, 8), 1, 2),
+        ("pitched", (256, 1), 1, 4),
+        ("temporal", (32, 16), 2, 5),
+        ("global", (32, 4), 1, 1),
+    )
     for kernel, block, k, steps in plan:
         heat.configure(kernel, block, k)
         heat.step(steps)
@@ -185,8 +199,27 @@ def test_the_command_compares_every_kernel_with_the_cpu(capsys, tmp_path):
     assert code == 0 and lines[-1].startswith("The Max Error of 0.0000")
     assert lines[-1].endswith(" is within acceptable bounds.")
     path = tmp_path / "t.f32"
-    code, lines = heat_command(capsys, "--backend", "gpu", "--kernel", "temporal", "--k", 3, "--block", "64x4",
-                               "--ni", 301, "--nj", 77, "--steps", 10, "--factor", 0.2, "--output", path)
+    code, lines = heat_command(
+        capsys,
+        "--backend",
+        "gpu",
+        "--kernel",
+        "temporal",
+        "--k",
+        3,
+        "--block",
+        "64x4",
+        "--ni",
+        301,
+        "--nj",
+        77,
+        "--steps",
+        10,
+        "--factor",
+        0.2,
+        "--output",
+        path,
+    )
     twin = HeatCpu(course.initial_field(301, 77), 0.2)
     twin.advance(10)
     assert code == 0 and path.read_bytes() == twin.field.tobytes()

@@ -40,6 +40,7 @@ def segment_distance(ni, nj, start, end):
 
 # --- the spec and the registry -------------------------------------------------------------------
 
+
 def test_heat_is_a_registered_scene_with_its_command_builds_and_bench():
     assert SCENES["heat"] is SPEC and SPEC.view == "field" and SPEC.words.unit == "cells"
     assert [p.name for p in SPEC.presets] == ["dli", "seed", "large", "plate"]
@@ -118,8 +119,9 @@ def test_the_large_preset_on_the_cpu_advises_the_gpu_only_where_there_is_one(mon
     with pytest.raises(Refused) as refused:
         s.load_preset("large")
     message = str(refused.value)
-    assert message.startswith("preset large: 10,000 x 10,000 = 100,000,000 cells is more than the CPU backend takes "
-                              "(25,000,000); use ")
+    assert message.startswith(
+        "preset large: 10,000 x 10,000 = 100,000,000 cells is more than the CPU backend takes (25,000,000); use "
+    )
     assert ("GPU" in message.split(";")[1]) == (gpu == ""), message
     assert (s.preset, s.n) == ("seed", SMALL)
 
@@ -197,6 +199,7 @@ def test_k_applies_to_the_temporal_kernel_only():
 
 # --- the paint tool ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("button, value", [("left", 100.0), ("right", 0.0)])
 def test_painting_changes_the_field_where_painted_and_nowhere_else(button, value):
     s = scene("seed", n=200 * 150)
@@ -246,6 +249,7 @@ def test_the_smallest_brush_paints_the_cell_under_the_pointer():
 
 # --- what the viewer reads -----------------------------------------------------------------------
 
+
 def test_the_view_hands_over_the_twin_s_field_in_cell_units():
     s = scene("seed", n=300 * 200)
     s.controls.set_param("factor", 0.2)
@@ -290,9 +294,17 @@ def test_a_cell_is_described_by_its_value_and_next_step():
             s.inspector.describe(bad)
 
 
-@pytest.mark.parametrize("kernel, block, k", [("global", (32, 8), 1), ("shared", (64, 4), 1),
-                                              ("pitched", (128, 2), 1), ("temporal", (32, 8), 7),
-                                              ("temporal", (64, 4), 3), ("temporal", (256, 1), 8)])
+@pytest.mark.parametrize(
+    "kernel, block, k",
+    [
+        ("global", (32, 8), 1),
+        ("shared", (64, 4), 1),
+        ("pitched", (128, 2), 1),
+        ("temporal", (32, 8), 7),
+        ("temporal", (64, 4), 3),
+        ("temporal", (256, 1), 8),
+    ],
+)
 def test_the_thread_that_writes_a_cell(kernel, block, k):
     ni, nj, rows = 700, 90, 9
     tiles = kernels.tiles(kernel, ni, nj, block, k, rows)
@@ -303,7 +315,7 @@ def test_the_thread_that_writes_a_cell(kernel, block, k):
             assert by * tiles.grid[0] + bx == blocks[j, i]
             assert 0 <= tx < block[0] and 0 <= ty < block[1]
             if kernel == "temporal":  # the lane's float4 holds the cell, and the lane writes
-                strip = (bx * (block[0] // 32) + tx // 32)
+                strip = bx * (block[0] // 32) + tx // 32
                 first = strip * kernels.width(k) - kernels.halo(k) + kernels.COLS * (tx % 32)
                 assert first <= i < first + kernels.COLS
                 assert kernels.halo(k) // 4 <= tx % 32 < (kernels.halo(k) + kernels.width(k)) // 4
@@ -327,6 +339,7 @@ def test_the_planted_factor_compiles_for_every_heat_build():
 
 
 # --- headless pictures (EGL) ------------------------------------------------------------------------
+
 
 def _egl():
     from gl_support import egl_problem
@@ -377,6 +390,7 @@ def test_the_field_is_drawn_and_painting_shows():
 
 # --- in a window (Xvfb) ---------------------------------------------------------------------------
 
+
 def _display_problem():
     from viewer.window.app import display_problem
 
@@ -420,8 +434,10 @@ def test_heat_in_a_window_draws_paints_and_answers_its_keys(tmp_path):
         before = v.scene.cpu.field.copy()
         radius = v.scene.controls.tool_values["radius"]
         far = np.ones_like(before, bool)
-        for button, (i0, j0), (i1, j1), value in ((mouse.LEFT, (40, 100), (160, 100), 100.0),
-                                                   (mouse.RIGHT, (100, 40), (100, 160), 0.0)):
+        for button, (i0, j0), (i1, j1), value in (
+            (mouse.LEFT, (40, 100), (160, 100), 100.0),
+            (mouse.RIGHT, (100, 40), (100, 160), 0.0),
+        ):
             start, end = _window_point(v, i0, j0), _window_point(v, i1, j1)
             v.window.dispatch_event("on_mouse_motion", *start, 0, 0)
             v.tick()

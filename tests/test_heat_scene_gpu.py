@@ -28,8 +28,9 @@ def fresh_seed() -> int:
 
 def gpu_scene(variant="temporal", block=(32, 8), factor=0.2, **options):
     """A GPU scene on a fresh random field (the DLI's formula after srand(a random seed))."""
-    s = create_scene("heat", preset="seed", n=NI * NJ, backend="gpu", seed=fresh_seed(), variant=variant,
-                     block=block, **options)
+    s = create_scene(
+        "heat", preset="seed", n=NI * NJ, backend="gpu", seed=fresh_seed(), variant=variant, block=block, **options
+    )
     assert (s.ni, s.nj) == (NI, NJ) and s.backend == "gpu"
     s.controls.set_param("factor", factor)
     return s
@@ -47,10 +48,18 @@ def poisoned(shape):
     return cupy.full(shape, cupy.nan, cupy.float32)
 
 
-@pytest.mark.parametrize("variant, block, k", [("global", (32, 8), "1"), ("shared", (64, 4), "1"),
-                                               ("pitched", (128, 2), "1"), ("temporal", (32, 8), "7"),
-                                               ("temporal", (64, 4), "3"), ("temporal", (256, 1), "8"),
-                                               ("temporal", (32, 32), "5")])
+@pytest.mark.parametrize(
+    "variant, block, k",
+    [
+        ("global", (32, 8), "1"),
+        ("shared", (64, 4), "1"),
+        ("pitched", (128, 2), "1"),
+        ("temporal", (32, 8), "7"),
+        ("temporal", (64, 4), "3"),
+        ("temporal", (256, 1), "8"),
+        ("temporal", (32, 32), "5"),
+    ],
+)
 def test_frames_equal_the_cpu_twin_bit_for_bit(variant, block, k):
     options = {"k": k} if variant == "temporal" else {}
     s = gpu_scene(variant, block, **options)
@@ -252,6 +261,7 @@ def test_the_large_preset_runs_on_the_gpu():
 
 
 # --- through CUDA-GL interop ------------------------------------------------------------------------
+
 
 def test_the_field_through_interop_equals_the_host_upload():
     from gl_support import HostOnly, field_through_interop

@@ -13,8 +13,13 @@ OWN = ("sim", "viewer", "shaders", "assets")
 
 
 def sources() -> list[Path]:
-    return [ROOT / "main.py", *sorted((ROOT / "sim").rglob("*.py")), *sorted((ROOT / "viewer").rglob("*.py")),
-            *sorted((ROOT / "bench").glob("*.py")), *sorted((ROOT / "tests").glob("*.py"))]
+    return [
+        ROOT / "main.py",
+        *sorted((ROOT / "sim").rglob("*.py")),
+        *sorted((ROOT / "viewer").rglob("*.py")),
+        *sorted((ROOT / "bench").glob("*.py")),
+        *sorted((ROOT / "tests").glob("*.py")),
+    ]
 
 
 def module_file(name: str) -> Path | None:
@@ -51,8 +56,7 @@ def problems(path: Path) -> list[str]:
             for alias in node.names:
                 if alias.name.split(".")[0] in OWN and importlib.util.find_spec(alias.name) is None:
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}: no module {alias.name}")
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
-                and node.module.split(".")[0] in OWN:
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.split(".")[0] in OWN:
             if importlib.util.find_spec(node.module) is None:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}: no module {node.module}")
                 continue
@@ -76,7 +80,9 @@ def test_the_check_sees_a_wrong_module_and_a_wrong_name():
     planted = ROOT / "tests" / "_planted_imports.py"
     planted.write_text("def f():\n    from sim.cuda import kernels\n    from sim.gpu.cuda import no_such_name\n")
     try:
-        assert problems(planted) == ["tests/_planted_imports.py:2: no module sim.cuda",
-                                     "tests/_planted_imports.py:3: sim.gpu.cuda has no no_such_name"]
+        assert problems(planted) == [
+            "tests/_planted_imports.py:2: no module sim.cuda",
+            "tests/_planted_imports.py:3: sim.gpu.cuda has no no_such_name",
+        ]
     finally:
         planted.unlink()

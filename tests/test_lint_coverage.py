@@ -24,8 +24,10 @@ def unlinted(root: pathlib.Path) -> list[str]:
     """The Python files git tracks under ``root`` that ``ruff check .`` does not read."""
     tracked = set(_lines(["git", "ls-files", "*.py"], root))
     assert tracked, "git lists no Python files"
-    linted = {pathlib.Path(line).resolve().relative_to(root.resolve()).as_posix()
-              for line in _lines([RUFF, "check", "--show-files", "."], root)}
+    linted = {
+        pathlib.Path(line).resolve().relative_to(root.resolve()).as_posix()
+        for line in _lines([RUFF, "check", "--show-files", "."], root)
+    }
     return sorted(tracked - linted)
 
 
@@ -44,7 +46,7 @@ def test_ruff_checks_every_tracked_python_file():
 
 def test_a_tracked_package_in_a_folder_named_dist_is_reported(tmp_path):
     """What the check above catches: ruff's defaults exclude ``dist``, git tracks it."""
-    (tmp_path / "pyproject.toml").write_text('[tool.ruff]\nline-length = 120\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 120\n")
     for path in ("main.py", "sim/__init__.py", "sim/dist/__init__.py", "sim/dist/comm.py"):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("import os\n")

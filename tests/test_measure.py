@@ -30,6 +30,7 @@ def timed_work(clock: FakeTime, durations, log=None):
         if log is not None:
             log.append("run")
         clock.t += next(source)
+
     return run
 
 
@@ -54,8 +55,9 @@ def test_noisy_samples_stop_at_the_budget():
 
 def test_the_requested_repeats_come_first_even_past_the_budget():
     now = FakeTime()
-    timing = measure.measure(timed_work(now, itertools.repeat(1.0)), HostClock(now), now=now, budget_s=0.5,
-                             min_repeats=12)
+    timing = measure.measure(
+        timed_work(now, itertools.repeat(1.0)), HostClock(now), now=now, budget_s=0.5, min_repeats=12
+    )
     assert timing.repeats == 12 and timing.median == pytest.approx(1000.0) and timing.error == 0.0
 
 
@@ -76,6 +78,7 @@ def test_measure_returning_gives_the_last_calls_result():
     def run():
         now.t += 0.001
         return next(results)
+
     timing, last = measure.measure_returning(run, HostClock(now), now=now, min_repeats=4, max_repeats=4)
     assert timing.repeats == 4 and last == 4  # the warm-up's 0, then four timed calls
 
@@ -96,8 +99,10 @@ def test_measure_returning_lets_go_of_older_results_outside_the_timed_part():
         solution = Solution()
         alive.clear()  # only the caller's references keep it
         return solution
-    timing, last = measure.measure_returning(run, HostClock(now), now=now, min_repeats=5, max_repeats=5,
-                                             between=lambda: checks.append(True))
+
+    timing, last = measure.measure_returning(
+        run, HostClock(now), now=now, min_repeats=5, max_repeats=5, between=lambda: checks.append(True)
+    )
     assert timing.median == pytest.approx(1.0) and isinstance(last, Solution), "a free is not the solve's time"
     assert len(checks) == 5, "the caller's between still runs after each repeat"
 
@@ -121,9 +126,18 @@ def test_the_flush_runs_before_each_repeat_and_is_not_timed():
     def setup():
         log.append("setup")
         now.t += 3.0
+
     clock = HostClock(now)
-    timing = measure.measure(timed_work(now, itertools.repeat(0.002), log), clock, setup=setup, flush=flush,
-                             now=now, warmup=2, min_repeats=8, budget_s=1e9)
+    timing = measure.measure(
+        timed_work(now, itertools.repeat(0.002), log),
+        clock,
+        setup=setup,
+        flush=flush,
+        now=now,
+        warmup=2,
+        min_repeats=8,
+        budget_s=1e9,
+    )
     assert timing.median == pytest.approx(2.0) and timing.error == pytest.approx(0.0, abs=1e-9)
     assert log[:4] == ["setup", "run", "setup", "run"]  # the warm-up: no flush
     timed = log[4:]

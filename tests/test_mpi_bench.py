@@ -49,8 +49,12 @@ def test_sdh_scaling_on_cpu_ranks(tmp_path):
     done = bench("sdh", "--backend", "cpu", "--sizes", "3000", "--json", str(path), ranks=2)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(path.read_text())["results"]
-    assert [(r["scaling"], r["n"], r["ranks"]) for r in results] == [("strong", 3000, 1), ("strong", 3000, 2),
-                                                                      ("weak", 3000, 1), ("weak", 4243, 2)]
+    assert [(r["scaling"], r["n"], r["ranks"]) for r in results] == [
+        ("strong", 3000, 1),
+        ("strong", 3000, 2),
+        ("weak", 3000, 1),
+        ("weak", 4243, 2),
+    ]
     assert all(r["histogram_equals_one_rank"] for r in results)
     assert all(len(r["per_rank"]) == r["ranks"] and r["total_ms"] > 0 for r in results)
 
@@ -87,16 +91,23 @@ def test_bench_over_ranks_runs_the_scaling_runs_the_benchmark_declares(monkeypat
     from sim import registry
 
     main = _two_ranks(monkeypatch)
-    monkeypatch.setitem(registry.SCENES, "heat", dataclasses.replace(registry.SCENES["heat"],
-                                                                     bench="test_mpi_bench:HEAT_OVER_RANKS"))
+    monkeypatch.setitem(
+        registry.SCENES, "heat", dataclasses.replace(registry.SCENES["heat"], bench="test_mpi_bench:HEAT_OVER_RANKS")
+    )
     assert main.main(["bench", "heat", "--sizes", "64"]) == 7
     assert "scaling heat over ranks, sizes [64]" in capsys.readouterr().out
-    assert main.main(["bench", "heat", "--sizes", "64", "--baseline",
-                      str(ROOT / "bench" / "results" / "h100-heat-c1220c0.json")]) == 2
+    assert (
+        main.main(
+            ["bench", "heat", "--sizes", "64", "--baseline", str(ROOT / "bench" / "results" / "h100-heat-c1220c0.json")]
+        )
+        == 2
+    )
     assert "the scaling tables over MPI ranks have nothing to compare it with" in capsys.readouterr().err
     assert main.main(["bench", "balls"]) == 2  # declares none: refused, naming those that do
-    assert ("bench balls runs in one process; over MPI ranks: bench particles or bench sdh or bench heat"
-            in capsys.readouterr().err)
+    assert (
+        "bench balls runs in one process; over MPI ranks: bench particles or bench sdh or bench heat"
+        in capsys.readouterr().err
+    )
 
 
 def test_density_shares_the_particles_physics_but_not_their_scaling_runs(monkeypatch, capsys):
@@ -113,8 +124,19 @@ def test_gpu_scaling_tables(tmp_path):
     sdh = bench("sdh", "--sizes", "200000", "--kernel", "fast", "--json", str(tmp_path / "s.json"), ranks=2, env=env)
     assert sdh.returncode == 0, sdh.stderr[-3000:]
     assert all(r["histogram_equals_one_rank"] for r in json.loads((tmp_path / "s.json").read_text())["results"])
-    particles = bench("particles", "--backend", "gpu", "--sizes", "300000", "--steps", "50", "--json",
-                      str(tmp_path / "p.json"), ranks=2, env=env)
+    particles = bench(
+        "particles",
+        "--backend",
+        "gpu",
+        "--sizes",
+        "300000",
+        "--steps",
+        "50",
+        "--json",
+        str(tmp_path / "p.json"),
+        ranks=2,
+        env=env,
+    )
     assert particles.returncode == 0, particles.stderr[-3000:]
     results = json.loads((tmp_path / "p.json").read_text())["results"]
     assert all(sum(p["particles"] for p in r["per_rank"]) == r["n"] for r in results)

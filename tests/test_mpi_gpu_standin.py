@@ -32,8 +32,18 @@ from test_mpi_particles import initial, serial  # noqa: E402
 KICK_VX_DIVISOR = -3.0  # fast particles: they cross several bin rows (and strips) a step
 
 
-def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], verify: bool = False,
-                variant: str = "plain", gpu: bool = False, precision: str = "fp64", order: str = "-"):
+def run_standin(
+    comm,
+    n: int,
+    steps: int,
+    seed: int,
+    kicks: dict[int, float],
+    verify: bool = False,
+    variant: str = "plain",
+    gpu: bool = False,
+    precision: str = "fp64",
+    order: str = "-",
+):
     """GpuRank over ``comm`` on numpy with the stand-in kernels (or, with ``gpu``, CuPy and binning.cu on
     the rank's GPU): (state on rank 0 or None, rank, particle count after each step, largest difference of a
     step from a CPU step from the same state (verify)). ``order`` "side-first": the side stream's work before
@@ -62,11 +72,36 @@ def run_standin(comm, n: int, steps: int, seed: int, kicks: dict[int, float], ve
 
         device = gpu_of(comm)
         cupy.cuda.Device(device).use()
-        rank = GpuRank(comm, gpu_link(comm, device), x[mine], y[mine], vx[mine], vy[mine], mine, size, steps,
-                       variant, precision, device=device)
+        rank = GpuRank(
+            comm,
+            gpu_link(comm, device),
+            x[mine],
+            y[mine],
+            vx[mine],
+            vy[mine],
+            mine,
+            size,
+            steps,
+            variant,
+            precision,
+            device=device,
+        )
     else:
-        rank = GpuRank(comm, HostLink(comm), x[mine], y[mine], vx[mine], vy[mine], mine, size, steps, variant,
-                       xp=np, kernels=StandIn(), timer=StageTimer())
+        rank = GpuRank(
+            comm,
+            HostLink(comm),
+            x[mine],
+            y[mine],
+            vx[mine],
+            vy[mine],
+            mine,
+            size,
+            steps,
+            variant,
+            xp=np,
+            kernels=StandIn(),
+            timer=StageTimer(),
+        )
         if order == "side-first":
             rank.streams = SideFirst(rank.k)
             rank.streams.mark()
@@ -122,8 +157,16 @@ def test_one_rank_with_fast_particles_steps_like_the_cpu():
     assert rank.everywhere_steps == 0, "one rank's window is the whole box"
 
 
-@pytest.mark.parametrize("ranks, variant, order", [(2, "plain", "-"), (4, "plain", "-"), (3, "blockscan", "-"),
-                                                   (4, "plain", "side-first"), (2, "blockscan", "tight")])
+@pytest.mark.parametrize(
+    "ranks, variant, order",
+    [
+        (2, "plain", "-"),
+        (4, "plain", "-"),
+        (3, "blockscan", "-"),
+        (4, "plain", "side-first"),
+        (2, "blockscan", "tight"),
+    ],
+)
 def test_calm_run_over_ranks_matches_the_cpu_run(tmp_path, ranks, variant, order):
     out = tmp_path / "state.npy"
     done = mpirun(ranks, __file__, "3000", "60", "5", str(out), "-", variant, order)
@@ -153,8 +196,9 @@ def test_rank_memory_keeps_what_it_holds_when_it_grows():
     rows, head = mem.rows, mem.head
     mem.pos[1][:rows] = np.arange(2 * rows).reshape(rows, 2)
     mem.ids[0][:rows] = np.arange(rows) + 7
+
     def slots(m):  # perm's slots -head .. rows - 1 (a negative index into the view would wrap)
-        return m.perm.base[m.head - head:m.head + rows]
+        return m.perm.base[m.head - head : m.head + rows]
 
     slots(mem)[...] = np.arange(-head, rows) * 3
     mem.fit(rows, head)
@@ -170,8 +214,9 @@ def test_rank_memory_keeps_what_it_holds_when_it_grows():
 
 # --- the same on a GPU, with binning.cu (pytest -m gpu) ---------------------------------------------------
 @pytest.mark.gpu
-@pytest.mark.parametrize("variant, precision", [("plain", "fp64"), ("tiled", "fp64"), ("blockscan", "fp64"),
-                                                ("plain", "fp32")])
+@pytest.mark.parametrize(
+    "variant, precision", [("plain", "fp64"), ("tiled", "fp64"), ("blockscan", "fp64"), ("plain", "fp32")]
+)
 def test_gpu_one_rank_steps_like_the_cpu(variant, precision):
     from sim.mpi.comm import Comm
 
@@ -201,8 +246,9 @@ def _main(argv: list[str]) -> int:
     from sim.mpi import world
 
     n, steps, seed, out = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
-    kicks = ({int(a): float(b) for a, b in (k.split(":") for k in argv[4].split(","))}
-             if argv[4:] and argv[4] != "-" else {})
+    kicks = (
+        {int(a): float(b) for a, b in (k.split(":") for k in argv[4].split(","))} if argv[4:] and argv[4] != "-" else {}
+    )
     comm = world()
     variant = argv[5] if len(argv) > 5 else "plain"
     gpu, order = argv[6:7] == ["gpu"], (argv[6] if len(argv) > 6 else "-")

@@ -29,11 +29,14 @@ def mpirun(ranks: int, *args, timeout: int = 60, main: bool = False):
 
 # --- one process -------------------------------------------------------------------------------------
 def test_one_process_never_imports_mpi():
-    code = ("import sys, main; rc = main.main(['sdh', '50', '500']); "
-            "print('MPI LOADED' if 'mpi4py' in sys.modules else 'no mpi', rc)")
+    code = (
+        "import sys, main; rc = main.main(['sdh', '50', '500']); "
+        "print('MPI LOADED' if 'mpi4py' in sys.modules else 'no mpi', rc)"
+    )
     for env in (CLEAN_ENV, {**CLEAN_ENV, "PMI_SIZE": "1", "PMI_RANK": "0"}):
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
-                              env=env)
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env
+        )
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip().endswith("no mpi 0")
 
@@ -87,8 +90,9 @@ def test_a_bad_argument_on_every_rank_is_reported_once():
     assert done.stdout == ""
 
 
-@pytest.mark.parametrize("failing, phase, code", [(1, "setup", 3), (0, "setup", 2), (2, "running", 1),
-                                                   (0, "running", 1), (1, "end", 4)])
+@pytest.mark.parametrize(
+    "failing, phase, code", [(1, "setup", 3), (0, "setup", 2), (2, "running", 1), (0, "running", 1), (1, "end", 4)]
+)
 def test_a_failure_on_one_rank_ends_the_job_with_its_message(failing, phase, code):
     start = time.monotonic()
     done = mpirun(3, "fail", str(failing), phase, str(code), timeout=60)
@@ -136,22 +140,32 @@ def _comm() -> int:
 
     c = world()
     r, q = c.size, c.rank
-    out = {"sum": c.allreduce(np.array([q, 1], np.int64)).tolist(),
-           "min": c.allreduce(np.array([q, 1], np.int64), "min").tolist(),
-           "max": c.allreduce(np.array([q, 1], np.int64), "max").tolist(),
-           "gather": c.allgather(np.array([q, q * 10], np.int64)).tolist()}
+    out = {
+        "sum": c.allreduce(np.array([q, 1], np.int64)).tolist(),
+        "min": c.allreduce(np.array([q, 1], np.int64), "min").tolist(),
+        "max": c.allreduce(np.array([q, 1], np.int64), "max").tolist(),
+        "gather": c.allgather(np.array([q, q * 10], np.int64)).tolist(),
+    }
     gathered = c.gatherv(np.full(q + 1, q, np.int64))
     sent = c.alltoall(np.full(r, q, np.int64))
     ring = [np.empty(2, np.int64), np.empty(3, np.int64)]
-    c.exchange([((q + 1) % r, np.array([q * 100, q * 100 + 1])), ((q + 1) % r, np.full(3, q))],
-               [((q - 1) % r, ring[0]), ((q - 1) % r, ring[1])])
+    c.exchange(
+        [((q + 1) % r, np.array([q * 100, q * 100 + 1])), ((q + 1) % r, np.full(3, q))],
+        [((q - 1) % r, ring[0]), ((q - 1) % r, ring[1])],
+    )
     shared = c.bcast(np.full(3, 7 if q == 0 else -1, np.int64))
     sub = c.split(2)
     split = [sub.rank, sub.size] if sub is not None and q == 1 else None
     split = c.allgather(np.array(split or [-1, -1], np.int64))[1].tolist()
     if c.is_root:
-        out.update(gatherv=gathered.tolist(), alltoall_from=sent.tolist(), ring=[a.tolist() for a in ring],
-                   bcast=shared.tolist(), split=split, local=[c.local_rank, c.local_size, c.hosts])
+        out.update(
+            gatherv=gathered.tolist(),
+            alltoall_from=sent.tolist(),
+            ring=[a.tolist() for a in ring],
+            bcast=shared.tolist(),
+            split=split,
+            local=[c.local_rank, c.local_size, c.hosts],
+        )
         print(json.dumps(out))
     return 0
 

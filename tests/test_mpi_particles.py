@@ -52,8 +52,12 @@ def bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, np.float64).view(np.uint64)
 
 
-CASES = [(1, 1200, 7, ""), (2, 2500, 3, "5:120"), (3, 2000, 12345, "17:-200,1800:90"),
-         (4, 3000, 2**32 - 1, "0:300,2999:-150")]
+CASES = [
+    (1, 1200, 7, ""),
+    (2, 2500, 3, "5:120"),
+    (3, 2000, 12345, "17:-200,1800:90"),
+    (4, 3000, 2**32 - 1, "0:300,2999:-150"),
+]
 
 
 @pytest.mark.parametrize("ranks, n, seed, kicks", CASES)
@@ -70,9 +74,25 @@ def test_state_is_bit_identical_to_one_process(tmp_path, ranks, n, seed, kicks):
 
 
 def test_course_command_same_file_and_line_as_one_process(tmp_path):
-    one = subprocess.run([sys.executable, str(ROOT / "main.py"), "particles", "-n", "1500", "-s", "9", "--steps",
-                          "120", "-o", str(tmp_path / "one.out")], capture_output=True, text=True, timeout=120,
-                         cwd=ROOT)
+    one = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "particles",
+            "-n",
+            "1500",
+            "-s",
+            "9",
+            "--steps",
+            "120",
+            "-o",
+            str(tmp_path / "one.out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert one.returncode == 0, one.stderr
     three = mpirun(3, "particles", "-n", "1500", "-s", "9", "--steps", "120", "-o", str(tmp_path / "three.out"))
     assert three.returncode == 0, three.stderr

@@ -22,8 +22,19 @@ def cli(*args, ranks: int = 1, timeout: int = 240, env=None):
     return run([sys.executable, ROOT / "main.py", *args], ranks if ranks > 1 else None, timeout, env)
 
 
-@pytest.mark.parametrize("n, parts, unit", [(10, 3, 1), (1000, 2, 1), (100_003, 4, 1024), (2_000_000, 8, 1024),
-                                            (5000, 7, 128), (300, 4, 256), (2049, 2, 1024), (1, 1, 256)])
+@pytest.mark.parametrize(
+    "n, parts, unit",
+    [
+        (10, 3, 1),
+        (1000, 2, 1),
+        (100_003, 4, 1024),
+        (2_000_000, 8, 1024),
+        (5000, 7, 128),
+        (300, 4, 256),
+        (2049, 2, 1024),
+        (1, 1, 256),
+    ],
+)
 def test_shares_cover_the_triangle_once_with_equal_pair_counts(n, parts, unit):
     parts_rows = shares(n, parts, unit)
     assert len(parts_rows) == parts
@@ -103,8 +114,19 @@ def test_gpu_options_without_the_gpu_refused_once():
 
 # --- GPU: the shares' launches of the existing kernels add up to the one-launch histogram ----------------------
 @pytest.mark.gpu
-@pytest.mark.parametrize("kernel, block", [("fast", 256), ("fast", 128), ("tiled-priv", 256), ("naive", 128),
-                                           ("tiled", 64), ("naive-priv", 256), ("tensor", 256), ("tensor", 64)])
+@pytest.mark.parametrize(
+    "kernel, block",
+    [
+        ("fast", 256),
+        ("fast", 128),
+        ("tiled-priv", 256),
+        ("naive", 128),
+        ("tiled", 64),
+        ("naive-priv", 256),
+        ("tensor", 256),
+        ("tensor", 64),
+    ],
+)
 def test_gpu_shares_sum_to_the_single_launch(kernel, block):
     from sim.sdh import data, gpu
     from sim.sdh.bands import GpuShare, rows_per_block

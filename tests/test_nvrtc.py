@@ -22,8 +22,11 @@ from sim.userkernel import source as user_source  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 HALVE = 'extern "C" __global__ void halve(float* x) { x[threadIdx.x] = x[threadIdx.x] * 0.5f; }\n'
 HEAT_OPTIONS = cuda.Build("sim/heat/stencil.cu", ("--fmad=false",)).all_options()  # the built-ins' options
-BOMB = ("#define A0 y[0] +\n" + "".join(f"#define A{i} A{i - 1} A{i - 1}\n" for i in range(1, 21))
-        + 'extern "C" __global__ void step(float* y) { y[0] = A20 1; }\n')
+BOMB = (
+    "#define A0 y[0] +\n"
+    + "".join(f"#define A{i} A{i - 1} A{i - 1}\n" for i in range(1, 21))
+    + 'extern "C" __global__ void step(float* y) { y[0] = A20 1; }\n'
+)
 
 
 def heat_kernel(tmp_path, text: str, name: str = "my_step.cu"):
@@ -89,8 +92,9 @@ def test_a_damaged_cache_entry_is_compiled_again(cache, damage):
     folder, calls = cache
     path = cubins.cubin_file(HALVE, "halve.cu", (), "sm_90")
     good = path.read_bytes()
-    path.write_bytes({"truncated": good[: len(good) // 2], "garbage": b"\x7fELF\x02" + b"\xff" * 200,
-                      "empty": b""}[damage])
+    path.write_bytes(
+        {"truncated": good[: len(good) // 2], "garbage": b"\x7fELF\x02" + b"\xff" * 200, "empty": b""}[damage]
+    )
     assert cubins.cubin_file(HALVE, "halve.cu", (), "sm_90") == path and len(calls) == 2
     assert path.read_bytes() == good
 
@@ -131,9 +135,14 @@ def test_the_check_says_a_compile_went_over_its_limit_at_line_1(tmp_path, monkey
 def test_check_stops_within_a_second_of_a_signal_during_a_compile(tmp_path, sig, code):
     kernel = tmp_path / "bomb.cu"
     kernel.write_text(BOMB)
-    proc = subprocess.Popen([sys.executable, "main.py", "check", "heat", "--kernel-file", str(kernel)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "main.py", "check", "heat", "--kernel-file", str(kernel)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         time.sleep(4)  # imports done, the compile under way
         assert proc.poll() is None
@@ -181,12 +190,12 @@ def test_a_byte_order_mark_is_not_source(tmp_path, heat_template):
     assert not source.text.startswith("\ufeff") and user_source.compile_check(source) == []
 
 
-ASM = '''extern "C" __global__ void step(int ni, int nj, long long stride, float tfac, const float* in, float* out) {
+ASM = """extern "C" __global__ void step(int ni, int nj, long long stride, float tfac, const float* in, float* out) {
     float y = in[0];
     asm("bogus.instr %0;" : "+f"(y));
     out[0] = y;
 }
-'''
+"""
 
 
 def test_ptxas_errors_name_the_asm_line_one_error_each(tmp_path):
@@ -198,18 +207,23 @@ def test_ptxas_errors_name_the_asm_line_one_error_each(tmp_path):
 
 
 def test_ptxas_warnings_stay_warnings():
-    log = ("ptxas application ptx input, line 30; warning : Something to know\n"
-           "ptxas application ptx input, line 31; error   : Unknown symbol '%r9'\n"
-           "ptxas fatal   : Ptx assembly aborted due to errors\n")
+    log = (
+        "ptxas application ptx input, line 30; warning : Something to know\n"
+        "ptxas application ptx input, line 31; error   : Unknown symbol '%r9'\n"
+        "ptxas fatal   : Ptx assembly aborted due to errors\n"
+    )
     ptx = '\t.file\t1 "/w/k.cu"\n' + "\n" * 27 + "\t.loc\t1 7 3\n\tadd\n\tmov\n"
     found = nvrtc.ptxas_messages(log, ptx)
-    assert found == [nvrtc.PtxasMessage("/w/k.cu", 7, "warning", "Something to know"),
-                     nvrtc.PtxasMessage("/w/k.cu", 7, "error", "Unknown symbol '%r9'")]
+    assert found == [
+        nvrtc.PtxasMessage("/w/k.cu", 7, "warning", "Something to know"),
+        nvrtc.PtxasMessage("/w/k.cu", 7, "error", "Unknown symbol '%r9'"),
+    ]
 
 
 def test_a_huge_offending_line_is_cut_to_a_sane_width(tmp_path, heat_template):
-    found = user_source.compile_check(heat_kernel(tmp_path, heat_template + 'const char* s = "' + "a" * 900_000
-                                                  + '" int broken;\n'))
+    found = user_source.compile_check(
+        heat_kernel(tmp_path, heat_template + 'const char* s = "' + "a" * 900_000 + '" int broken;\n')
+    )
     assert found and found[0].line == len(heat_template.splitlines()) + 1 and found[0].text.startswith("const char")
     assert all(len(d.text) <= user_source.SHOWN_WIDTH for d in found)
     assert all(len(str(d)) < 6 * user_source.SHOWN_WIDTH for d in found)

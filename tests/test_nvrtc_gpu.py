@@ -12,9 +12,11 @@ from sim.registry import create_scene
 
 pytestmark = pytest.mark.gpu
 
-HALVE = 'extern "C" __global__ void halve(const float* x, float* y, int n) {\n' \
-        '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n' \
-        '    if (i < n) y[i] = x[i] * 0.5f;\n}\n'
+HALVE = (
+    'extern "C" __global__ void halve(const float* x, float* y, int n) {\n'
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n) y[i] = x[i] * 0.5f;\n}\n"
+)
 OPTIONS = cuda.Build("sim/heat/stencil.cu", ("--fmad=false",)).all_options()
 
 
@@ -34,8 +36,10 @@ def test_the_ptx_of_what_is_loaded_has_no_ftz():
     import cupy
 
     arch = nvrtc.arch_for(cupy.cuda.Device(0).compute_capability)
-    for build in (cuda.Build("sim/heat/stencil.cu", ("--fmad=false",)), cuda.Build("viewer/pick/raytest.cu",
-                                                                                  ("--fmad=false",))):
+    for build in (
+        cuda.Build("sim/heat/stencil.cu", ("--fmad=false",)),
+        cuda.Build("viewer/pick/raytest.cu", ("--fmad=false",)),
+    ):
         text, options = cuda.source_text(build.source), build.all_options()
         ptx = nvrtc.compile(text, build.source, options, arch, ptx=True)
         assert ptx.ok and b".ftz." not in ptx.binary, build.source

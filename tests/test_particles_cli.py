@@ -17,8 +17,11 @@ def run_1000(cli, tmp_path_factory):
 def test_summary_line_like_the_starter(run_1000):
     out, _ = run_1000
     line = out.stdout.splitlines()[0]
-    match = re.fullmatch(r"n = 1000, simulation time = [0-9.e+-]+ seconds, absmin = (\d\.\d{6}), "
-                         r"absavg = (\d\.\d{6})", line)
+    match = re.fullmatch(
+        r"n = 1000, simulation time = [0-9.e+-]+ seconds, absmin = (\d\.\d{6}), "
+        r"absavg = (\d\.\d{6})",
+        line,
+    )
     assert match, line
     assert 0.6 < float(match[1]) < 0.9 and 0.9 < float(match[2]) < 1.0
     assert len(out.stdout.splitlines()) == 1, "no warnings for a correct run"
@@ -32,7 +35,7 @@ def test_output_file_format(run_1000):
     frames = (len(lines) - 2) // 1001
     assert frames == 100, "a frame after steps 0, 10, ..., 990"
     for f in range(100):
-        block = lines[1 + f * 1001: 1 + (f + 1) * 1001]
+        block = lines[1 + f * 1001 : 1 + (f + 1) * 1001]
         assert block[-1] == "", "an empty line closes each frame"
         for ln in block[:-1]:
             x, y = ln.split(" ")
@@ -55,12 +58,15 @@ def test_checker_passes_identical_and_fails_perturbed(cli, run_1000, tmp_path):
     assert out.returncode == 1 and "FAIL" in out.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["particles", "-n", "0"], "must be positive"),
-    (["particles", "-n", "-5"], "must be positive"),
-    (["particles", "--init", "2019"], "unknown init"),
-    (["particles-check", "/nonexistent/a.out", "/nonexistent/b.out"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["particles", "-n", "0"], "must be positive"),
+        (["particles", "-n", "-5"], "must be positive"),
+        (["particles", "--init", "2019"], "unknown init"),
+        (["particles-check", "/nonexistent/a.out", "/nonexistent/b.out"], "does not exist"),
+    ],
+)
 def test_bad_input_exits_2(cli, args, message):
     out = cli(*args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
@@ -68,8 +74,11 @@ def test_bad_input_exits_2(cli, args, message):
 
 def test_malformed_files_exit_2(cli, run_1000, tmp_path):
     _, good = run_1000
-    for text, message in (("hello\n", "expected 'n size'"), ("3 0.1\n0 0\n1 1\n", "ends after"),
-                          ("2 0.1\n0 0\nx y\n\n", "not numbers")):
+    for text, message in (
+        ("hello\n", "expected 'n size'"),
+        ("3 0.1\n0 0\n1 1\n", "ends after"),
+        ("2 0.1\n0 0\nx y\n\n", "not numbers"),
+    ):
         bad = tmp_path / "bad.out"
         bad.write_text(text)
         out = cli("particles-check", str(good), str(bad))

@@ -8,8 +8,13 @@ import pytest
 from sim.gpu import peaks
 from sim.gpu.peaks import Peaks
 
-H100 = {"name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "sm_clock_mhz": 1980, "mem_clock_mhz": 2619,
-        "ecc": "Enabled"}
+H100 = {
+    "name": "NVIDIA H100 80GB HBM3",
+    "driver": "550.54.15",
+    "sm_clock_mhz": 1980,
+    "mem_clock_mhz": 2619,
+    "ecc": "Enabled",
+}
 
 
 @pytest.fixture
@@ -20,8 +25,14 @@ def cache(tmp_path, monkeypatch):
 
 def measured(device, facts):
     measured.calls += 1
-    return Peaks(facts["name"], 2900.0, 60_000.0, 30_000.0, 52.0, {name: f"measured on {facts['name']}"
-                                                                  for name in ("copy", "fp32", "fp64", "link")})
+    return Peaks(
+        facts["name"],
+        2900.0,
+        60_000.0,
+        30_000.0,
+        52.0,
+        {name: f"measured on {facts['name']}" for name in ("copy", "fp32", "fp64", "link")},
+    )
 
 
 def test_measured_once_then_read_from_the_cache(cache):

@@ -137,8 +137,13 @@ def test_a_device_pick_is_launched_inside_the_next_mapping_of_the_items_and_read
     feed._run_work(spheres)
     assert len(device.rays) == 1 and picking._points(renderer, rays[1]) is None
 
-    view = PointsView(count=len(spheres), dims=3, surroundings=Box(40.0), spacing=1.0,
-                      host=lambda: (spheres, np.ones(len(spheres), np.float32)))
+    view = PointsView(
+        count=len(spheres),
+        dims=3,
+        surroundings=Box(40.0),
+        spacing=1.0,
+        host=lambda: (spheres, np.ones(len(spheres), np.float32)),
+    )
     feed.update(view)  # the items come from the host: nothing maps them, the queue is dropped
     feed._run_work(spheres)
     assert len(device.rays) == 1
@@ -270,10 +275,19 @@ def test_every_scene_describes_its_items(name):
 
 
 # --- in a window ---------------------------------------------------------------------------------------------
-KNOWN = np.array([[0.0, 10.0, 0.0, 2.0], [9.0, 12.0, 3.0, 1.5], [-9.0, 8.0, -4.0, 2.5], [0.0, 25.0, -30.0, 3.0],
-                  [15.0, 5.0, 30.0, 2.0]], np.float32)
-VELOCITIES = np.array([[1.0, -2.0, 0.5, 0], [0, 0, 0, 0], [3.0, 0, -1.0, 0], [0, -9.5, 0, 0], [0.25, 0, 0, 0]],
-                      np.float32)
+KNOWN = np.array(
+    [
+        [0.0, 10.0, 0.0, 2.0],
+        [9.0, 12.0, 3.0, 1.5],
+        [-9.0, 8.0, -4.0, 2.5],
+        [0.0, 25.0, -30.0, 3.0],
+        [15.0, 5.0, 30.0, 2.0],
+    ],
+    np.float32,
+)
+VELOCITIES = np.array(
+    [[1.0, -2.0, 0.5, 0], [0, 0, 0, 0], [3.0, 0, -1.0, 0], [0, -9.5, 0, 0], [0.25, 0, 0, 0]], np.float32
+)
 
 
 def window_point(v, world):
@@ -498,7 +512,8 @@ def test_a_gpu_ball_is_described_from_one_gather():
         velocity = vel[item].copy()
         velocity[3] = 0.0
         spin_now = np.array([vel[item, 3], *spin[item], 0.0], np.float32)
-        want = scene.inspector._values(item, int(ids[item]), pos[item], velocity, spin_now, pos[partners],
-                                       [int(k) for k in ids[partners]])
+        want = scene.inspector._values(
+            item, int(ids[item]), pos[item], velocity, spin_now, pos[partners], [int(k) for k in ids[partners]]
+        )
         assert got == want
         assert got["partners"].startswith(str(count[item]))

@@ -36,8 +36,16 @@ class Balls:
         self.palette, self.value_range, self.mask = palette, value_range, mask
 
     def view(self, color_mode):
-        return PointsView(3, 3, self.trough, 2.0, lambda: (BALLS, self.quantity), palette=self.palette,
-                          value_range=self.value_range, mask=None if self.mask is None else np.asarray(self.mask))
+        return PointsView(
+            3,
+            3,
+            self.trough,
+            2.0,
+            lambda: (BALLS, self.quantity),
+            palette=self.palette,
+            value_range=self.value_range,
+            mask=None if self.mask is None else np.asarray(self.mask),
+        )
 
 
 def _pixels(scene) -> np.ndarray:
@@ -112,6 +120,7 @@ def test_the_automatic_range_counts_marked_items_too():
 
 # --- what the scenes hand over -----------------------------------------------------------------------
 
+
 def test_balls_hand_over_quantities_not_colours():
     scene = create_scene("balls", preset="T")
     scene.advance_frame()
@@ -143,8 +152,9 @@ def test_particle_bins_are_categories_apart_in_colour():
     view = scene.view("bin")
     _, bins = view.host()
     inv = scene.nbins / scene.size
-    expected = np.minimum((scene.y * inv).astype(int), scene.nbins - 1) * scene.nbins + \
-        np.minimum((scene.x * inv).astype(int), scene.nbins - 1)
+    expected = np.minimum((scene.y * inv).astype(int), scene.nbins - 1) * scene.nbins + np.minimum(
+        (scene.x * inv).astype(int), scene.nbins - 1
+    )
     np.testing.assert_array_equal(bins, expected)
     assert view.palette is spread("viridis") and view.legend.categorical
     neighbours = np.linalg.norm(np.diff(view.palette, axis=0), axis=1)
@@ -163,6 +173,7 @@ def test_verification_marks_are_the_views_mask():
 
 
 # --- on a GPU ------------------------------------------------------------------------------------------
+
 
 def _render_gpu(scene, mode: str, camera: OrbitCamera):
     import moderngl
@@ -229,7 +240,7 @@ def test_the_panel_shows_the_colour_marked_points_are_drawn_in():
     width, height = 1024, 1000
 
     def red_in_panel() -> int:
-        pixels = render_pixels(scene, width, height, panel=True)[:, width - PANEL_WIDTH:].astype(int)
+        pixels = render_pixels(scene, width, height, panel=True)[:, width - PANEL_WIDTH :].astype(int)
         return int(np.all(np.abs(pixels - RED * 255) <= 1, axis=2).sum())
 
     assert red_in_panel() == 0

@@ -35,8 +35,12 @@ def poisoned(values: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
         garbage = (np.nan, np.inf, -np.inf, np.finfo(out.dtype).max)
     else:
         info = np.iinfo(out.dtype)
-        garbage = (info.max - 3 if out.dtype.kind == "u" else -7, info.max, info.max - 1 if out.dtype.kind == "u"
-                   else info.min, rows + 5)
+        garbage = (
+            info.max - 3 if out.dtype.kind == "u" else -7,
+            info.max,
+            info.max - 1 if out.dtype.kind == "u" else info.min,
+            rows + 5,
+        )
     hit = np.zeros(rows, bool)
     for row, value in zip((1, 3, 4, 6), garbage, strict=True):
         per_row[row, 0] = value
@@ -153,17 +157,28 @@ def test_durbin_recursion_plots_take_poisoned_host_copies():
 
 def test_sdh_impossible_counts_are_marked_and_not_drawn(verify):
     scene = create_scene("sdh", n=400)
-    stats, hit = drive(scene, "histogram", verify, lambda e: (lambda h: ({"hist": h[0]}, h[1]))(
-        poisoned(e["hist"], e["hist"].shape[0])))
+    stats, hit = drive(
+        scene,
+        "histogram",
+        verify,
+        lambda e: (lambda h: ({"hist": h[0]}, h[1]))(poisoned(e["hist"], e["hist"].shape[0])),
+    )
     bad = np.flatnonzero(hit).tolist()
     assert stats[finite.STAT_KEY] == "3 buckets below 0 or above N(N-1)/2 (marked red)"  # row 6 is a count of 85
     histogram = scene.view("plain").plots[0]
     marked = red_series(histogram)[0]
     assert marked.items.tolist() == [1, 3, 4] and "impossible" in marked.label
     assert np.isnan(histogram.series[0].y[[1, 3, 4]]).all() and bad == [1, 3, 4, 6]
-    assert stats["pairs"] == sum(scene.counts.tolist()) == 400 * 399 // 2 - sum(  # exact, never a wrapped int64
-        int(c) for c in adapter_of("sdh", "histogram").expected(scene.user_stage_inputs("histogram"))[
-            "hist"][[1, 3, 4, 6]]) + (-4 - 1 - 2 + 85)
+    assert (
+        stats["pairs"]
+        == sum(scene.counts.tolist())
+        == 400 * 399 // 2
+        - sum(  # exact, never a wrapped int64
+            int(c)
+            for c in adapter_of("sdh", "histogram").expected(scene.user_stage_inputs("histogram"))["hist"][[1, 3, 4, 6]]
+        )
+        + (-4 - 1 - 2 + 85)
+    )
     assert "impossible" in scene.inspector.describe(3)["share"]
     scene.advance_frame()
     assert scene.stats()[finite.STAT_KEY] == finite.CLEAN and scene.stats()["pairs"] == 400 * 399 // 2

@@ -19,8 +19,6 @@ from sim.cmdline import progress
 ROOT = Path(__file__).resolve().parent.parent
 
 
-
-
 def test_a_bar_on_a_terminal_nothing_elsewhere_or_when_quiet():
     term = Terminal()
     with progress.Progress("work", 200, "steps", stream=term) as bar:
@@ -61,8 +59,9 @@ def _on_a_terminal(*args) -> str:
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a terminal 120 wide
     try:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), *args], stdout=subprocess.DEVNULL,
-                                stderr=follower, cwd=ROOT)
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "main.py"), *args], stdout=subprocess.DEVNULL, stderr=follower, cwd=ROOT
+        )
         os.close(follower)
         chunks = []
         while True:

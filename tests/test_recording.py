@@ -41,7 +41,7 @@ def test_writer_encodes_every_frame_at_its_size(tmp_path):
     writer = VideoWriter(tmp_path / "v.mp4", (96, 64), fps=30)
     for i in range(12):
         frame = np.zeros((64, 96, 3), np.uint8)
-        frame[:, i * 8: i * 8 + 8] = (250, 40, 40)  # a red bar moving right
+        frame[:, i * 8 : i * 8 + 8] = (250, 40, 40)  # a red bar moving right
         writer.write(frame, copies=2 if i == 5 else 1)
     path = writer.close()
     frames = decode(path)
@@ -60,10 +60,15 @@ def test_an_abandoned_recording_keeps_the_previous_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["v.mp4"]
 
 
-@pytest.mark.parametrize("name, size, message", [
-    ("v.avi", (64, 64), "H.264 in .mp4"), ("v", (64, 64), "no extension"),
-    ("v.mp4", (65, 64), "even width and height"), ("missing/v.mp4", (64, 64), "does not exist"),
-])
+@pytest.mark.parametrize(
+    "name, size, message",
+    [
+        ("v.avi", (64, 64), "H.264 in .mp4"),
+        ("v", (64, 64), "no extension"),
+        ("v.mp4", (65, 64), "even width and height"),
+        ("missing/v.mp4", (64, 64), "does not exist"),
+    ],
+)
 def test_bad_targets_are_refused(tmp_path, name, size, message):
     from sim.cmdline.cli import UsageError
 
@@ -97,8 +102,23 @@ def test_the_pixel_ring_returns_frames_in_order_a_few_frames_late(gl):
 @needs_egl
 def test_headless_record_writes_steps_over_k_frames(cli, tmp_path):
     path = tmp_path / "drop.mp4"
-    result = cli("run", "balls", "--preset", "T", "--headless", "--steps", "60", "--record", str(path),
-                      "--record-every", "6", "--size", "320x240", "--fps", "24")
+    result = cli(
+        "run",
+        "balls",
+        "--preset",
+        "T",
+        "--headless",
+        "--steps",
+        "60",
+        "--record",
+        str(path),
+        "--record-every",
+        "6",
+        "--size",
+        "320x240",
+        "--fps",
+        "24",
+    )
     assert result.returncode == 0, result.stderr
     frames = decode(path)
     assert len(frames) == 60 // 6 and frames[0].shape == (240, 320, 3)
@@ -108,13 +128,16 @@ def test_headless_record_writes_steps_over_k_frames(cli, tmp_path):
         assert container.streams.video[0].average_rate == 24
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--record", "x.avi"), "H.264 in .mp4"),
-    (("--record", "x.mp4", "--size", "321x240"), "even width and height"),
-    (("--record", "no/such/folder/x.mp4"), "does not exist"),
-    (("--record", "x.mp4", "--fps", "0"), "frames per second"),
-    (("--screenshot", "x.bmp"), "choose .png"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--record", "x.avi"), "H.264 in .mp4"),
+        (("--record", "x.mp4", "--size", "321x240"), "even width and height"),
+        (("--record", "no/such/folder/x.mp4"), "does not exist"),
+        (("--record", "x.mp4", "--fps", "0"), "frames per second"),
+        (("--screenshot", "x.bmp"), "choose .png"),
+    ],
+)
 def test_bad_record_options_exit_2_before_any_work(cli, tmp_path, args, message):
     result = cli("run", "balls", "--headless", "--steps", "6", *args)
     assert result.returncode == 2 and message in result.stderr
@@ -203,13 +226,30 @@ def test_the_window_stays_live_and_shows_the_dot_while_recording(tmp_path):
     and the window read back from the X server: what the user sees, not what the viewer drew offscreen."""
     import time
 
-    viewer = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "view", "balls", "--preset", "block", "-n",
-                               "600", "--size", "900x600", "--no-settings"], cwd=tmp_path, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    viewer = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "view",
+            "balls",
+            "--preset",
+            "block",
+            "-n",
+            "600",
+            "--size",
+            "900x600",
+            "--no-settings",
+        ],
+        cwd=tmp_path,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         window = xdotool("search", "--sync", "--onlyvisible", "--name", "kernel-lab").split()[0]
-        geometry = {k: int(v) for k, v in (line.split("=") for line in
-                                           xdotool("getwindowgeometry", "--shell", window).split())}
+        geometry = {
+            k: int(v) for k, v in (line.split("=") for line in xdotool("getwindowgeometry", "--shell", window).split())
+        }
         xdotool("mousemove", "--window", window, "20", "20")  # no window manager: the pointer gives focus
         time.sleep(3.0)  # the scene's first frame: its kernels load on a worker
         still = screen_image(geometry)
@@ -263,10 +303,31 @@ def test_recording_shows_in_the_panel_and_stops_on_resize(viewer):
 @needs_egl
 def test_the_frame_bench_times_recording_and_picking(tmp_path):
     path = tmp_path / "bench.mp4"
-    result = subprocess.run([sys.executable, "-m", "viewer.bench.frame", "-n", "3000", "--size", "320x240", "--frames",
-                             "4", "--warmup", "1", "--headless", "--record", str(path), "--pick", "--json",
-                             str(tmp_path / "frame.json")],
-                            capture_output=True, text=True, timeout=300, cwd=ROOT)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "viewer.bench.frame",
+            "-n",
+            "3000",
+            "--size",
+            "320x240",
+            "--frames",
+            "4",
+            "--warmup",
+            "1",
+            "--headless",
+            "--record",
+            str(path),
+            "--pick",
+            "--json",
+            str(tmp_path / "frame.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr
     assert "recording (libx264, a video frame per frame)" in result.stdout and "% frame rate" in result.stdout
     assert "picking (" in result.stdout and "ms per frame" in result.stdout
@@ -277,6 +338,11 @@ def test_the_frame_bench_times_recording_and_picking(tmp_path):
     assert {"frame_ms_err", "pick_frame_ms_err", "record_frame_ms_err"} <= record.keys()
     assert record["n"] == 3000 and record["n_end"] <= 3000  # the count timed; balls that fall out are dropped
     assert re.search(r"whole frame: median ± 95% error \(frames\) [\d.]+ ± [\d.e?-]+ \((\d+)\) ms", result.stdout)
-    bad = subprocess.run([sys.executable, "-m", "viewer.bench.frame", "--record", str(tmp_path / "x.mp4"), "--size",
-                          "321x240"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    bad = subprocess.run(
+        [sys.executable, "-m", "viewer.bench.frame", "--record", str(tmp_path / "x.mp4"), "--size", "321x240"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert bad.returncode == 2 and "even width" in bad.stderr

@@ -21,31 +21,139 @@ M = 1_000_000
 
 def product_reports(scale: float) -> dict[str, dict]:
     """Every workload's report as its bench writes it, each figure times ``scale``."""
+
     def rep(workload, results):
-        return {"device": DEVICE, "commit": "abc", "date": "2026-11-25T10:00:00+00:00", "workload": workload,
-                "results": results}
+        return {
+            "device": DEVICE,
+            "commit": "abc",
+            "date": "2026-11-25T10:00:00+00:00",
+            "workload": workload,
+            "results": results,
+        }
+
     return {
-        "balls": rep("balls", [{"scene": "balls", "preset": "block", "n": 10 * M, "backend": "gpu", "variant": "grid",
-                                "block": 128, "step_ms": 0.47 * scale},
-                               {"scene": "balls", "preset": "block", "n": M, "backend": "gpu", "variant": "grid",
-                                "block": 128, "step_ms": 0.065}]),
-        "particles": rep("particles", [{"scene": "particles", "n": 10 * M, "backend": "gpu", "variant": "plain",
-                                        "block": 128, "options": {"precision": "fp64"}, "step_ms": 0.52 * scale},
-                                       {"scene": "particles", "n": 10 * M, "backend": "gpu", "variant": "plain",
-                                        "block": 128, "options": {"precision": "fp32"}, "step_ms": 0.3}]),
+        "balls": rep(
+            "balls",
+            [
+                {
+                    "scene": "balls",
+                    "preset": "block",
+                    "n": 10 * M,
+                    "backend": "gpu",
+                    "variant": "grid",
+                    "block": 128,
+                    "step_ms": 0.47 * scale,
+                },
+                {
+                    "scene": "balls",
+                    "preset": "block",
+                    "n": M,
+                    "backend": "gpu",
+                    "variant": "grid",
+                    "block": 128,
+                    "step_ms": 0.065,
+                },
+            ],
+        ),
+        "particles": rep(
+            "particles",
+            [
+                {
+                    "scene": "particles",
+                    "n": 10 * M,
+                    "backend": "gpu",
+                    "variant": "plain",
+                    "block": 128,
+                    "options": {"precision": "fp64"},
+                    "step_ms": 0.52 * scale,
+                },
+                {
+                    "scene": "particles",
+                    "n": 10 * M,
+                    "backend": "gpu",
+                    "variant": "plain",
+                    "block": 128,
+                    "options": {"precision": "fp32"},
+                    "step_ms": 0.3,
+                },
+            ],
+        ),
         "sdh": rep("sdh", [{"n": 512000, "backend": "gpu", "kernel": "tensor", "block": 256, "kernel_ms": 73 * scale}]),
-        "heat": rep("heat", [{"n": 10000, "backend": "gpu", "kernel": "temporal", "block": "32x4", "k": 8,
-                              "fma": False, "ms_per_step": 0.06 * scale}]),
-        "durbin": rep("durbin", [{"kind": "single", "backend": "gpu", "n": 200000, "method": "persistent-grid",
-                                  "block": 256, "us_per_step": 2.5 * scale},
-                                 {"kind": "batch", "backend": "gpu", "systems": 100000, "order": 32,
-                                  "method": "batched-register", "block": 128, "s": 0.0002 * scale},
-                                 {"kind": "batch", "backend": "gpu", "systems": 100000, "order": 32,
-                                  "method": "batched-register", "block": 64, "skipped": "no"}]),
-        "frame": rep("frame", [{"scene": "balls", "n": M, "backend": "gpu", "width": 1920, "height": 1080,
-                                "panel": "all", "frame_ms": 4.6 * scale, "pick_frame_ms": 5.0 * scale}]),
-        "frame-heat": rep("frame", [{"scene": "heat", "preset": "large", "n": 100 * M, "backend": "gpu",
-                                     "width": 1920, "height": 1080, "panel": "all", "frame_ms": 13.2 * scale}]),
+        "heat": rep(
+            "heat",
+            [
+                {
+                    "n": 10000,
+                    "backend": "gpu",
+                    "kernel": "temporal",
+                    "block": "32x4",
+                    "k": 8,
+                    "fma": False,
+                    "ms_per_step": 0.06 * scale,
+                }
+            ],
+        ),
+        "durbin": rep(
+            "durbin",
+            [
+                {
+                    "kind": "single",
+                    "backend": "gpu",
+                    "n": 200000,
+                    "method": "persistent-grid",
+                    "block": 256,
+                    "us_per_step": 2.5 * scale,
+                },
+                {
+                    "kind": "batch",
+                    "backend": "gpu",
+                    "systems": 100000,
+                    "order": 32,
+                    "method": "batched-register",
+                    "block": 128,
+                    "s": 0.0002 * scale,
+                },
+                {
+                    "kind": "batch",
+                    "backend": "gpu",
+                    "systems": 100000,
+                    "order": 32,
+                    "method": "batched-register",
+                    "block": 64,
+                    "skipped": "no",
+                },
+            ],
+        ),
+        "frame": rep(
+            "frame",
+            [
+                {
+                    "scene": "balls",
+                    "n": M,
+                    "backend": "gpu",
+                    "width": 1920,
+                    "height": 1080,
+                    "panel": "all",
+                    "frame_ms": 4.6 * scale,
+                    "pick_frame_ms": 5.0 * scale,
+                }
+            ],
+        ),
+        "frame-heat": rep(
+            "frame",
+            [
+                {
+                    "scene": "heat",
+                    "preset": "large",
+                    "n": 100 * M,
+                    "backend": "gpu",
+                    "width": 1920,
+                    "height": 1080,
+                    "panel": "all",
+                    "frame_ms": 13.2 * scale,
+                }
+            ],
+        ),
     }
 
 
@@ -133,8 +241,16 @@ def test_a_figure_without_a_baseline_is_new_not_a_failure(folders, capsys):
     for record in without_panel["results"]:
         del record["panel"]
     write(results, "h200-frame.json", without_panel)
-    write(results, "h200-regress.json", {"device": DEVICE, "date": "2026-11-26T00:00:00+00:00", "workload": "regress",
-                                         "results": [{"figure": "frame 1M balls 1920x1080, ms", "value": 2.0}]})
+    write(
+        results,
+        "h200-regress.json",
+        {
+            "device": DEVICE,
+            "date": "2026-11-26T00:00:00+00:00",
+            "workload": "regress",
+            "results": [{"figure": "frame 1M balls 1920x1080, ms", "value": 2.0}],
+        },
+    )
     assert run(out, results, 1.0) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("frame ")]
     assert len(rows) == 3 and all(" new " in row and "none on this GPU model" in row for row in rows)
@@ -177,7 +293,7 @@ def test_a_missing_figure_is_an_error(folders, capsys):
     assert "not measured: sdh 512000 tensor, ms" in capsys.readouterr().out
 
 
-PEER_SDH = '''
+PEER_SDH = """
 import argparse, json, types
 cp = types.SimpleNamespace(get_default_memory_pool=lambda: types.SimpleNamespace(used_bytes=lambda: 1000))
 def timed(fn, reps):
@@ -189,7 +305,7 @@ def main():
         ms = timed(lambda: sum(range(20000)), 3)
         rows.append({"n": n, "kernel": "tiled", "kernel_ms": ms})
     json.dump({"device": "X", "workload": "sdh-peer", "results": rows}, open(a.json, "w"))
-'''
+"""
 
 
 def test_a_peer_runs_through_the_harness_and_its_rows_gain_the_error(tmp_path, monkeypatch):
@@ -264,25 +380,41 @@ def test_the_verdict_rule():
     assert regress.verdict(0.92, 0.01, 1.0, 0.0, 1.07) == "same"
 
 
-PEERS = next((p for p in (os.path.join(ROOT, ".peers"), os.path.join(ROOT, "..", "shared", "peers"))
-              if os.path.isdir(p)), None)
+PEERS = next(
+    (p for p in (os.path.join(ROOT, ".peers"), os.path.join(ROOT, "..", "shared", "peers")) if os.path.isdir(p)), None
+)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(PEERS is None, reason="the peers' scripts (.peers or ../shared/peers) are not here")
-@pytest.mark.parametrize("script, args, figure", [
-    ("peer_heat.py", ["--n", "1000", "--steps", "20"], "ms_per_step"),
-    ("peer_sdh.py", ["--sizes", "20000", "--naive-max", "0"], "kernel_ms"),
-    ("peer_balls.py", ["--sizes", "20000", "--steps", "20"], "ms_per_step"),
-    ("peer_particles.py", ["--sizes", "20000", "--steps", "20", "--methods", "counting"], "ms_per_step"),
-    ("peer_durbin.py", ["--sizes", "2000", "--batch", "1000x16"], "s"),
-])
+@pytest.mark.parametrize(
+    "script, args, figure",
+    [
+        ("peer_heat.py", ["--n", "1000", "--steps", "20"], "ms_per_step"),
+        ("peer_sdh.py", ["--sizes", "20000", "--naive-max", "0"], "kernel_ms"),
+        ("peer_balls.py", ["--sizes", "20000", "--steps", "20"], "ms_per_step"),
+        ("peer_particles.py", ["--sizes", "20000", "--steps", "20", "--methods", "counting"], "ms_per_step"),
+        ("peer_durbin.py", ["--sizes", "2000", "--batch", "1000x16"], "s"),
+    ],
+)
 def test_the_real_peers_run_through_the_harness(tmp_path, script, args, figure):
     import subprocess
 
     out = tmp_path / "peer.json"
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "peer.py"), os.path.join(PEERS, script), *args,
-                           "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    done = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "bench", "peer.py"),
+            os.path.join(PEERS, script),
+            *args,
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(out.read_text())
     rows = [r for r in report["results"] if figure in r]
@@ -308,10 +440,13 @@ def test_the_figures_file_is_written_atomically_never_through_a_link(folders, tm
     assert sorted(n for n in os.listdir(out) if n.startswith(".")) == [], "no temporary file left"
 
 
-@pytest.mark.parametrize("make, says", [
-    (lambda tmp: tmp / "none", "does not exist"),
-    (lambda tmp: (tmp / "file").write_text("x") and tmp / "file", "is not a folder"),
-])
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (lambda tmp: tmp / "none", "does not exist"),
+        (lambda tmp: (tmp / "file").write_text("x") and tmp / "file", "is not a folder"),
+    ],
+)
 def test_an_out_that_is_no_folder_is_a_usage_error(tmp_path, capsys, make, says):
     with pytest.raises(SystemExit) as exit_:
         regress.main([str(make(tmp_path))])
@@ -323,8 +458,10 @@ def test_a_limit_that_could_not_fail_or_always_fails_is_refused(folders, capsys,
     out, results = folders
     with pytest.raises(SystemExit) as exit_:
         regress.main([out, "--results", results, "--limit", limit])
-    assert exit_.value.code == 2 and f"must be a ratio of 1 or more (1.07: 7% slower allowed), got {limit}" \
-        in capsys.readouterr().err
+    assert (
+        exit_.value.code == 2
+        and f"must be a ratio of 1 or more (1.07: 7% slower allowed), got {limit}" in capsys.readouterr().err
+    )
     assert regress.main([out, "--results", results, "--limit", "1.0"]) == 2  # no figures yet: missing, not refused
 
 
@@ -388,32 +525,60 @@ def test_odd_peer_and_fingerprint_fields_are_no_traceback(folders, capsys):
 
 
 # --- the steps and headlines come from the scenes (SceneSpec.gate), the same as when they were listed here -------
-FIGURES = ["balls 10M grid, ms/step", "particles 10M plain fp64, ms/step", "sdh 512000 tensor, ms",
-           "heat 10000^2 temporal k8 32x4, ms/step", "durbin 200000 persistent-grid, us/step",
-           "durbin 100000x32 batched-register, ms", "frame 1M balls 1920x1080 panel open, ms",
-           "frame 1M balls 1920x1080 panel open picking, ms", "frame heat 10000^2 1920x1080 panel open, ms"]
-FRAME_BALLS = '$py -m viewer.bench.frame -n 1000000 --size 1920x1080 --backend gpu --headless --frames 60 --pick'
-FRAME_HEAT = ('$py -m viewer.bench.frame --scene heat --preset large -n 100000000 --size 1920x1080 --backend gpu '
-              '--headless --frames 60')
+FIGURES = [
+    "balls 10M grid, ms/step",
+    "particles 10M plain fp64, ms/step",
+    "sdh 512000 tensor, ms",
+    "heat 10000^2 temporal k8 32x4, ms/step",
+    "durbin 200000 persistent-grid, us/step",
+    "durbin 100000x32 batched-register, ms",
+    "frame 1M balls 1920x1080 panel open, ms",
+    "frame 1M balls 1920x1080 panel open picking, ms",
+    "frame heat 10000^2 1920x1080 panel open, ms",
+]
+FRAME_BALLS = "$py -m viewer.bench.frame -n 1000000 --size 1920x1080 --backend gpu --headless --frames 60 --pick"
+FRAME_HEAT = (
+    "$py -m viewer.bench.frame --scene heat --preset large -n 100000000 --size 1920x1080 --backend gpu "
+    "--headless --frames 60"
+)
 STEPS = [
-    ("balls 10M grid", '$py main.py bench balls --backend gpu --preset block -n 10000000 --variant grid --block 128 '
-                       '--steps 120 --json "$out/balls.json"'),
-    ("peer balls 10M", '$py bench/peer.py "$peers/peer_balls.py" --sizes 10000000 --steps 60 '
-                       '--json "$out/peer-balls.json"'),
-    ("particles 10M plain", '$py main.py bench particles --backend gpu --sizes 10000000 --variant plain --block 128 '
-                            '--steps 1000 --json "$out/particles.json"'),
-    ("peer particles 10M", '$py bench/peer.py "$peers/peer_particles.py" --sizes 10000000 --methods counting '
-                           '--steps 1000 --json "$out/peer-particles.json"'),
+    (
+        "balls 10M grid",
+        "$py main.py bench balls --backend gpu --preset block -n 10000000 --variant grid --block 128 "
+        '--steps 120 --json "$out/balls.json"',
+    ),
+    (
+        "peer balls 10M",
+        '$py bench/peer.py "$peers/peer_balls.py" --sizes 10000000 --steps 60 --json "$out/peer-balls.json"',
+    ),
+    (
+        "particles 10M plain",
+        "$py main.py bench particles --backend gpu --sizes 10000000 --variant plain --block 128 "
+        '--steps 1000 --json "$out/particles.json"',
+    ),
+    (
+        "peer particles 10M",
+        '$py bench/peer.py "$peers/peer_particles.py" --sizes 10000000 --methods counting '
+        '--steps 1000 --json "$out/peer-particles.json"',
+    ),
     ("sdh 512000 tensor", '$py main.py bench sdh -n 512000 --kernel tensor --block 256 --json "$out/sdh.json"'),
-    ("peer sdh 512000", '$py bench/peer.py "$peers/peer_sdh.py" --sizes 512000 --naive-max 0 '
-                        '--json "$out/peer-sdh.json"'),
-    ("heat 10000^2 temporal", '$py main.py bench heat --sizes 10000 --kernel temporal --block 32x4 --k 8 --steps 200 '
-                              '--json "$out/heat.json"'),
+    (
+        "peer sdh 512000",
+        '$py bench/peer.py "$peers/peer_sdh.py" --sizes 512000 --naive-max 0 --json "$out/peer-sdh.json"',
+    ),
+    (
+        "heat 10000^2 temporal",
+        '$py main.py bench heat --sizes 10000 --kernel temporal --block 32x4 --k 8 --steps 200 --json "$out/heat.json"',
+    ),
     ("peer heat 10000^2", '$py bench/peer.py "$peers/peer_heat.py" --n 10000 --json "$out/peer-heat.json"'),
-    ("durbin 200000 and 100000x32", '$py main.py bench durbin --sizes 200000 --kernel persistent-grid '
-                                    '--batch 100000x32 --json "$out/durbin.json"'),
-    ("peer durbin", '$py bench/peer.py "$peers/peer_durbin.py" --sizes 200000 --scipy-max 0 '
-                    '--json "$out/peer-durbin.json"'),
+    (
+        "durbin 200000 and 100000x32",
+        '$py main.py bench durbin --sizes 200000 --kernel persistent-grid --batch 100000x32 --json "$out/durbin.json"',
+    ),
+    (
+        "peer durbin",
+        '$py bench/peer.py "$peers/peer_durbin.py" --sizes 200000 --scipy-max 0 --json "$out/peer-durbin.json"',
+    ),
     ("frame 1M balls 1920x1080, picking (run 1)", FRAME_BALLS + ' --json "$out/frame.json"'),
     ("frame heat 10000^2 1920x1080 (run 1)", FRAME_HEAT + ' --json "$out/frame-heat.json"'),
     ("frame 1M balls 1920x1080, picking (run 2)", FRAME_BALLS + ' --json "$out/frame-run2.json"'),
@@ -451,13 +616,13 @@ def test_a_record_without_options_ran_with_the_default_precision():
     assert batch.peer_pick({"batch": 100000, "order": 32, "method": "cupy-vectorised"})
 
 
-STUB = '''#!{python}
+STUB = """#!{python}
 import json, os, sys
 if sys.argv[1:2] == ["bench/regress.py"]:
     os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
 with open({log!r}, "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\\n")
-'''
+"""
 
 
 def test_regress_sh_runs_every_step_with_its_folders(tmp_path):
@@ -470,8 +635,13 @@ def test_regress_sh_runs_every_step_with_its_folders(tmp_path):
     stub.chmod(0o755)
     out, peers = tmp_path / "out dir", tmp_path / "peer scripts"
     peers.mkdir()
-    done = subprocess.run(["bash", os.path.join(ROOT, "bench", "regress.sh"), str(out), str(peers)],
-                          env=os.environ | {"PYTHON": str(stub)}, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["bash", os.path.join(ROOT, "bench", "regress.sh"), str(out), str(peers)],
+        env=os.environ | {"PYTHON": str(stub)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     ran = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(ran) == len(STEPS)
@@ -479,6 +649,7 @@ def test_regress_sh_runs_every_step_with_its_folders(tmp_path):
     assert ran[1][:2] == ["bench/peer.py", f"{peers}/peer_balls.py"]
     assert ran[-1][:2] == ["-m", "viewer.bench.frame"] and ran[-1][-1] == f"{out}/frame-heat-run2.json"
     text = (out / "regress-log.txt").read_text()
-    assert [line[3:line.index(" (at ")] for line in text.splitlines() if line.startswith("== ")] == \
-        [label for label, _ in STEPS] + ["table"]
+    assert [line[3 : line.index(" (at ")] for line in text.splitlines() if line.startswith("== ")] == [
+        label for label, _ in STEPS
+    ] + ["table"]
     assert "not measured: balls 10M grid, ms/step" in text

@@ -92,8 +92,13 @@ def test_lpc_refuses_a_fifo_at_once(tmp_path, with_output):
     fifo = tmp_path / "fifo.wav"
     os.mkfifo(fifo)
     extra = ["--output", str(tmp_path / "out.npy")] if with_output else []
-    out = subprocess.run([sys.executable, str(ROOT / "main.py"), "lpc", str(fifo), *extra], capture_output=True,
-                         text=True, timeout=60, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "lpc", str(fifo), *extra],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert out.returncode == 2 and "not a regular file (a FIFO)" in out.stderr and "Traceback" not in out.stderr
     assert sorted(os.listdir(tmp_path)) == ["fifo.wav"]
 
@@ -110,8 +115,14 @@ def test_settings_fifo_is_refused_unread(private_config):
     private_config.mkdir()
     os.mkfifo(settings_path())
     code = "from viewer.settings import Settings; s = Settings.load(); print(s.problem); print(s.data)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
-                         env={**os.environ, FOLDER_VARIABLE: str(private_config)})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, FOLDER_VARIABLE: str(private_config)},
+    )
     problem, data = out.stdout.splitlines()
     assert "not a regular file (a FIFO)" in problem and "ignored, starting clean" in problem
     assert data == "{'version': 1}"
@@ -189,14 +200,23 @@ def damaged_presets(tmp_path, monkeypatch):
     assets.presets.cache_clear()
 
 
-@pytest.mark.parametrize("damage, says", [
-    (lambda p: p.write_bytes(p.read_bytes() + b"\xff\xfe"), "is not UTF-8 text"),
-    (lambda p: p.write_text(p.read_text() + "[broken\n"), "is not valid TOML"),
-    (lambda p: p.write_text(p.read_text().replace("description =", "descr =", 1)), "preset 'dli' has no description"),
-    (lambda p: p.write_text(p.read_text() + "\n[odd]\ndescription = 'x'\ncount = 'many'\n"), "preset 'odd' has count"),
-    (lambda p: (p.unlink(), os.mkfifo(p)), "not a regular file (a FIFO)"),
-    (lambda p: p.write_text("#" * (assets.SIZE_LIMIT + 1)), "larger than 1 MiB"),
-])
+@pytest.mark.parametrize(
+    "damage, says",
+    [
+        (lambda p: p.write_bytes(p.read_bytes() + b"\xff\xfe"), "is not UTF-8 text"),
+        (lambda p: p.write_text(p.read_text() + "[broken\n"), "is not valid TOML"),
+        (
+            lambda p: p.write_text(p.read_text().replace("description =", "descr =", 1)),
+            "preset 'dli' has no description",
+        ),
+        (
+            lambda p: p.write_text(p.read_text() + "\n[odd]\ndescription = 'x'\ncount = 'many'\n"),
+            "preset 'odd' has count",
+        ),
+        (lambda p: (p.unlink(), os.mkfifo(p)), "not a regular file (a FIFO)"),
+        (lambda p: p.write_text("#" * (assets.SIZE_LIMIT + 1)), "larger than 1 MiB"),
+    ],
+)
 def test_a_damaged_preset_file_is_one_line_naming_it(damaged_presets, damage, says):
     damage(damaged_presets)
     with pytest.raises(SystemExit) as raised:
@@ -212,8 +232,10 @@ def test_a_damaged_preset_file_stops_help_with_one_line(tmp_path):
     shutil.copytree(ROOT / "sim", package, ignore=shutil.ignore_patterns("__pycache__"))
     heat = package / "heat" / "presets.toml"
     heat.write_bytes(heat.read_bytes() + b"\xff")
-    code = (f"import sys; sys.path[:0] = [{str(tmp_path)!r}, {str(ROOT)!r}]; sys.argv = ['main.py', '--help']; "
-            f"import runpy; runpy.run_path({str(ROOT / 'main.py')!r}, run_name='__main__')")
+    code = (
+        f"import sys; sys.path[:0] = [{str(tmp_path)!r}, {str(ROOT)!r}]; sys.argv = ['main.py', '--help']; "
+        f"import runpy; runpy.run_path({str(ROOT / 'main.py')!r}, run_name='__main__')"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.strip() == f"kernel-lab: data file {str(heat)!r} is not UTF-8 text; reinstall kernel-lab"
@@ -244,8 +266,7 @@ def viewer_started(monkeypatch):
 
 
 @pytest.mark.parametrize("scene, preset, count", [("heat", "seed", 10**18), ("sdh", "course", 10**8)])
-def test_view_starts_with_the_preset_count_when_the_saved_one_cannot_run(capsys, viewer_started, scene, preset,
-                                                                         count):
+def test_view_starts_with_the_preset_count_when_the_saved_one_cannot_run(capsys, viewer_started, scene, preset, count):
     path = save(f'version = 1\nscene = "{scene}"\n[scenes.{scene}]\npreset = "{preset}"\ncount = {count}\n')
     code, _, err = run(capsys, "view")
     assert code == 0
@@ -360,8 +381,10 @@ def test_deeply_nested_settings_start_with_the_defaults_and_say_so(private_confi
     settings_path().write_text(DEEP[shape](levels))
     settings = Settings.load()
     assert settings.data == {"version": 1}
-    assert settings.problem == (f"settings file {str(settings_path())!r} nests lists or tables more than 64 deep: "
-                                "not read; ignored, starting clean")
+    assert settings.problem == (
+        f"settings file {str(settings_path())!r} nests lists or tables more than 64 deep: "
+        "not read; ignored, starting clean"
+    )
     assert settings.save() is None and "a = " not in settings_path().read_text(), "saved as a quit saves: clean"
 
 
@@ -379,19 +402,31 @@ def test_a_deeply_nested_preset_file_is_one_line_naming_it(damaged_presets, shap
     damaged_presets.write_text(damaged_presets.read_text() + DEEP[shape](50_000).replace("version = 1\n", ""))
     with pytest.raises(SystemExit) as raised:
         assets.presets("heat")
-    assert str(raised.value.code) == (f"kernel-lab: data file {str(damaged_presets)!r} nests lists or tables more "
-                                      "than 64 deep: not read; reinstall kernel-lab")
+    assert str(raised.value.code) == (
+        f"kernel-lab: data file {str(damaged_presets)!r} nests lists or tables more "
+        "than 64 deep: not read; reinstall kernel-lab"
+    )
 
 
 # --- package data of the wrong shape: one line naming file, preset or table, and field -------------------------
-@pytest.mark.parametrize("change, says", [
-    (lambda t: t.replace("ni = 200\n", 'ni = "abc"\n', 1), "preset 'dli' has ni 'abc', not a positive whole number"),
-    (lambda t: t.replace("factor = 8.418e-5\n", "factor = -1.0\n", 1), "preset 'dli' has factor -1.0, not a number "
-                                                                        "above 0"),
-    (lambda t: t.replace('init = "rand"\n', "init = 3\n", 1), "preset 'dli' has init 3, not text"),
-    (lambda t: t + '\n[odd]\ndescription = "x"\nsources = [{x = 0.5}]\n', "preset 'odd' has sources [{'x': 0.5}], "
-                                                                          "not a list of tables of numbers x, y, r, t"),
-])
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        (
+            lambda t: t.replace("ni = 200\n", 'ni = "abc"\n', 1),
+            "preset 'dli' has ni 'abc', not a positive whole number",
+        ),
+        (
+            lambda t: t.replace("factor = 8.418e-5\n", "factor = -1.0\n", 1),
+            "preset 'dli' has factor -1.0, not a number above 0",
+        ),
+        (lambda t: t.replace('init = "rand"\n', "init = 3\n", 1), "preset 'dli' has init 3, not text"),
+        (
+            lambda t: t + '\n[odd]\ndescription = "x"\nsources = [{x = 0.5}]\n',
+            "preset 'odd' has sources [{'x': 0.5}], not a list of tables of numbers x, y, r, t",
+        ),
+    ],
+)
 def test_a_preset_field_of_the_wrong_type_names_file_preset_and_field(damaged_presets, change, says):
     damaged_presets.write_text(change(damaged_presets.read_text()))
     with pytest.raises(assets.AssetError) as raised:
@@ -399,14 +434,25 @@ def test_a_preset_field_of_the_wrong_type_names_file_preset_and_field(damaged_pr
     assert str(raised.value.code) == f"kernel-lab: data file {str(damaged_presets)!r}: {says}; reinstall kernel-lab"
 
 
-@pytest.mark.parametrize("change, says", [
-    (lambda t: t.replace("[viridis]", "[viridisx]"), "[viridis] stops is missing or not a list of 2 or more colours"),
-    (lambda t: t.replace("[block]", "block = 3\n[blockx]"), "[block] palette is missing or not a list of 1 or more"),
-    (lambda t: t.replace("mismatch = [1.0, 0.0, 0.0, 1.0]", "mismatch = [1.0, 0.0]"),
-     "[marks] mismatch is missing or not a colour of 4 numbers 0..1"),
-    (lambda t: t.replace("[0.267, 0.005, 0.329]", '["a", 0.005, 0.329]', 1), "[viridis] stops is missing or not"),
-    (lambda t: t + "\n[odd]\nstops = [[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]]\n", "[odd] stops is missing or not"),
-])
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        (
+            lambda t: t.replace("[viridis]", "[viridisx]"),
+            "[viridis] stops is missing or not a list of 2 or more colours",
+        ),
+        (
+            lambda t: t.replace("[block]", "block = 3\n[blockx]"),
+            "[block] palette is missing or not a list of 1 or more",
+        ),
+        (
+            lambda t: t.replace("mismatch = [1.0, 0.0, 0.0, 1.0]", "mismatch = [1.0, 0.0]"),
+            "[marks] mismatch is missing or not a colour of 4 numbers 0..1",
+        ),
+        (lambda t: t.replace("[0.267, 0.005, 0.329]", '["a", 0.005, 0.329]', 1), "[viridis] stops is missing or not"),
+        (lambda t: t + "\n[odd]\nstops = [[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]]\n", "[odd] stops is missing or not"),
+    ],
+)
 def test_a_colour_map_file_of_the_wrong_shape_names_table_and_field(tmp_path, monkeypatch, change, says):
     copy = tmp_path / "colormaps.toml"
     copy.write_text(change((ROOT / "assets" / "colormaps.toml").read_text()))

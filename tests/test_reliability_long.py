@@ -14,7 +14,6 @@ from sim.registry import SCENES
 WEEK = "past the 7 days a run may take"
 
 
-
 @pytest.fixture(autouse=True)
 def this_machine(monkeypatch):
     """The estimates of a 2-thread machine with room for anything: the refusals below are for time
@@ -84,6 +83,7 @@ def test_a_finished_recursion_costs_only_its_steps():
 
 def test_a_serial_cpu_step_is_not_sped_up_by_more_threads(monkeypatch):
     """Durbin's recursion runs on one thread whatever the machine has; the particles' steps use them all."""
+
     def seconds(name: str, threads: int) -> float:
         monkeypatch.setattr(resources, "cpu_threads", lambda: threads)
         return resources.scene_estimate(SCENES[name], 100_000, False, 1000).seconds
@@ -228,8 +228,9 @@ def test_the_mpi_scaling_tables_refuse_runs_that_could_not_finish():
     from sim.particles import ranks_bench
 
     def request(steps: int) -> BenchRequest:
-        return BenchRequest("particles", "cpu", None, None, None, None, None, frozen_mapping({"precision": None}),
-                            steps, 12, None, None)
+        return BenchRequest(
+            "particles", "cpu", None, None, None, None, None, frozen_mapping({"precision": None}), steps, 12, None, None
+        )
 
     long = request(3 * 10**7)  # each run alone within a week, not all of them
     with pytest.raises(resources.UsageError, match="bench particles: 5 sizes over 4 ranks would take about"):

@@ -93,10 +93,14 @@ def test_disk_full_during_the_run_exits_1_and_keeps_the_previous_file(cli, small
 def test_signals_stop_the_run_and_keep_the_previous_file(tmp_path, sig, code):
     target = tmp_path / "out.txt"
     target.write_text("previous")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "particles", "-n", "2000000", "--steps", "1000",
-                             "-o", str(target)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL)
-                                                for s in (signal.SIGINT, signal.SIGHUP)])
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "main.py"), "particles", "-n", "2000000", "--steps", "1000", "-o", str(target)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP)],
+    )
     notice = proc.stderr.readline()
     assert "about" in notice and "Ctrl-C" in notice, notice
     deadline = time.time() + 60
@@ -112,17 +116,20 @@ def test_signals_stop_the_run_and_keep_the_previous_file(tmp_path, sig, code):
 
 
 # --- options --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("args, message", [
-    (["--precision", "fp32"], "--precision applies to the GPU backend only"),
-    (["--precision", "fp64"], "--precision applies to the GPU backend only"),
-    (["--variant", "tiled"], "--variant applies to the GPU backend only"),
-    (["--variant", "foo", "--precision", "fp32"], "--variant and --precision apply to the GPU backend only"),
-    (["-s", "-1"], "-s/--seed"),
-    (["-s", str(2**32)], "-s/--seed"),
-    (["--seed", "99999999999999999999999"], "-s/--seed"),
-    (["--init", "2019"], "unknown init"),
-    (["-n", "1e13"], "of memory"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--precision", "fp32"], "--precision applies to the GPU backend only"),
+        (["--precision", "fp64"], "--precision applies to the GPU backend only"),
+        (["--variant", "tiled"], "--variant applies to the GPU backend only"),
+        (["--variant", "foo", "--precision", "fp32"], "--variant and --precision apply to the GPU backend only"),
+        (["-s", "-1"], "-s/--seed"),
+        (["-s", str(2**32)], "-s/--seed"),
+        (["--seed", "99999999999999999999999"], "-s/--seed"),
+        (["--init", "2019"], "unknown init"),
+        (["-n", "1e13"], "of memory"),
+    ],
+)
 def test_bad_options_exit_2(cli, args, message):
     out = cli(*SMALL, *args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
@@ -149,17 +156,23 @@ def edited(good, tmp_path, change) -> pathlib.Path:
     return path
 
 
-@pytest.mark.parametrize("change, message, line", [
-    (lambda t: t + b"\n", "an extra empty line after frame 9", 2012),
-    (lambda t: t + b"junk\n", "junk after the last frame (9)", 2012),
-    (lambda t: t + b"0.1 0.2\n", "frame 10 ends after 1 of 200 particles", 2012),
-    (lambda t: t[:-1], "without the empty line after frame 9", 2010),
-    (lambda t: t.replace(b"\n\n", b"\n\n\n", 1), "an extra empty line after frame 0", 203),
-    (lambda t: b"200000000 0.1\n" + t.split(b"\n", 1)[1], "declares 200,000,000 particles", 1),
-    (lambda t: b"\n".join(b"1e999 0" if i == 2 else ln for i, ln in enumerate(t.split(b"\n"))),
-     "not a finite position", 3),
-    (lambda t: t[:30] + b"x" * 5000 + t[30:], "longer than 4096 bytes", 2),
-])
+@pytest.mark.parametrize(
+    "change, message, line",
+    [
+        (lambda t: t + b"\n", "an extra empty line after frame 9", 2012),
+        (lambda t: t + b"junk\n", "junk after the last frame (9)", 2012),
+        (lambda t: t + b"0.1 0.2\n", "frame 10 ends after 1 of 200 particles", 2012),
+        (lambda t: t[:-1], "without the empty line after frame 9", 2010),
+        (lambda t: t.replace(b"\n\n", b"\n\n\n", 1), "an extra empty line after frame 0", 203),
+        (lambda t: b"200000000 0.1\n" + t.split(b"\n", 1)[1], "declares 200,000,000 particles", 1),
+        (
+            lambda t: b"\n".join(b"1e999 0" if i == 2 else ln for i, ln in enumerate(t.split(b"\n"))),
+            "not a finite position",
+            3,
+        ),
+        (lambda t: t[:30] + b"x" * 5000 + t[30:], "longer than 4096 bytes", 2),
+    ],
+)
 def test_checker_errors_name_the_line(cli, good, tmp_path, change, message, line):
     out = cli("particles-check", str(good), str(edited(good, tmp_path, change)))
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr, out.stderr
@@ -177,8 +190,12 @@ def test_checker_streams_in_constant_memory(good, tmp_path):
             f.write(line * n + b"\n")
 
     def peak(path) -> int:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "particles-check", str(path), str(path)],
-                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "main.py"), "particles-check", str(path), str(path)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0, proc.stderr.read()
         assert b"PASS" in proc.stdout.read()

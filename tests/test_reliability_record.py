@@ -27,10 +27,13 @@ def decode(path) -> list[np.ndarray]:
 
 # --- A: a recording without a frame ----------------------------------------------------------------------
 @needs_egl
-@pytest.mark.parametrize("args, every", [
-    (("heat", "--steps", "5"), 20),  # heat draws a frame every 20 steps
-    (("balls", "--preset", "T", "--steps", "3", "--record-every", "6"), 6),
-])
+@pytest.mark.parametrize(
+    "args, every",
+    [
+        (("heat", "--steps", "5"), 20),  # heat draws a frame every 20 steps
+        (("balls", "--preset", "T", "--steps", "3", "--record-every", "6"), 6),
+    ],
+)
 def test_a_run_shorter_than_record_every_records_its_final_state(tmp_path, capsys, args, every):
     target = tmp_path / "precious.mp4"
     target.write_bytes(b"an older video")
@@ -83,18 +86,23 @@ def press(v, symbol, modifiers=0):
     v.tick()
 
 
-@pytest.mark.parametrize("folder, symbol, modifiers, what", [
-    ("screenshots", key.F12, 0, "screenshot"),
-    ("recordings", key.R, key.MOD_SHIFT, "recording"),
-])
-def test_a_file_in_the_way_of_the_folder_is_said_in_the_message_line(viewer, tmp_path, capsys, folder, symbol,
-                                                                      modifiers, what):
+@pytest.mark.parametrize(
+    "folder, symbol, modifiers, what",
+    [
+        ("screenshots", key.F12, 0, "screenshot"),
+        ("recordings", key.R, key.MOD_SHIFT, "recording"),
+    ],
+)
+def test_a_file_in_the_way_of_the_folder_is_said_in_the_message_line(
+    viewer, tmp_path, capsys, folder, symbol, modifiers, what
+):
     in_the_way = tmp_path / folder
     in_the_way.write_bytes(b"not a folder")
     capsys.readouterr()
     press(viewer, symbol, modifiers)
-    assert viewer.message == (f"{what} failed: cannot save the {what} in {str(in_the_way)!r}: "
-                              "it is a file, not a folder")
+    assert viewer.message == (
+        f"{what} failed: cannot save the {what} in {str(in_the_way)!r}: it is a file, not a folder"
+    )
     assert "Traceback" not in capsys.readouterr().err
     assert not viewer.recording.active and in_the_way.read_bytes() == b"not a folder"
     viewer.tick()  # and the viewer goes on
@@ -151,8 +159,9 @@ def test_the_window_keeps_drawing_while_its_encoder_is_stuck(viewer, monkeypatch
             viewer.tick()
             drawn += 1
         seconds = time.perf_counter() - started
-        assert drawn >= 12 and recorder.dropped > 0 and StuckFrames.taken == 1, \
+        assert drawn >= 12 and recorder.dropped > 0 and StuckFrames.taken == 1, (
             f"the loop drew {drawn} frames in {seconds:.1f} s, the encoder took {StuckFrames.taken} pictures"
+        )
 
         # the indicator heads the panel: a red dot and the elapsed time
         fb_size = viewer.window.get_framebuffer_size()

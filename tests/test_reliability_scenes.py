@@ -59,8 +59,9 @@ class Curve:
     def view(self, color_mode):
         x = np.linspace(0.0, 8.0, 257)
         y = self.level + 50.0 + 40.0 * np.sin(x)
-        return PlotsView([Plot(self.title, [Series("curve", x, y, "line", RED)], "x", "y", x_limits=(0.0, 8.0))],
-                         columns=1)
+        return PlotsView(
+            [Plot(self.title, [Series("curve", x, y, "line", RED)], "x", "y", x_limits=(0.0, 8.0))], columns=1
+        )
 
 
 @needs_egl
@@ -159,11 +160,14 @@ def _resting(scene) -> int:
     return int(late[np.argmin(speed[late])])
 
 
-@pytest.mark.parametrize("backend, cuda_proximity", [
-    ("cpu", False),
-    pytest.param("gpu", True, marks=pytest.mark.gpu),  # the pass reorders the balls and drops the fallen
-    pytest.param("gpu", False, marks=pytest.mark.gpu),  # the CPU's pass drops them and reloads the device
-])
+@pytest.mark.parametrize(
+    "backend, cuda_proximity",
+    [
+        ("cpu", False),
+        pytest.param("gpu", True, marks=pytest.mark.gpu),  # the pass reorders the balls and drops the fallen
+        pytest.param("gpu", False, marks=pytest.mark.gpu),  # the CPU's pass drops them and reloads the device
+    ],
+)
 def test_a_pinned_ball_in_the_drip_stays_the_same_ball_across_proximity_passes(backend, cuda_proximity):
     scene = _drip_with_drops(backend, cuda_proximity)
     item = _resting(scene)
@@ -216,8 +220,10 @@ class Band:
         x = np.array([0.0, 8.0])
         label = "a band that fills the whole plot area, edge to edge" if self.legend else "##band"
         band = Series(label, x, np.ones(2), "shaded", RED, y2=np.zeros(2))
-        return PlotsView([Plot("band", [band], "x", "y", x_limits=(0.0, 8.0), y_limits=(0.0, 1.0),
-                               legend=self.legend or "nw")], columns=1)
+        return PlotsView(
+            [Plot("band", [band], "x", "y", x_limits=(0.0, 8.0), y_limits=(0.0, 1.0), legend=self.legend or "nw")],
+            columns=1,
+        )
 
 
 def _band_share(legend: str | None) -> float:
@@ -230,7 +236,7 @@ def _band_share(legend: str | None) -> float:
     fill = colours[np.argmax(counts)]
     band = np.abs(pixels - fill).max(axis=2) <= 2
     rows, cols = np.flatnonzero(band.any(axis=1)), np.flatnonzero(band.any(axis=0))
-    return float(band[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1].mean())
+    return float(band[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1].mean())
 
 
 @needs_egl

@@ -50,16 +50,19 @@ def test_a_billion_atoms_are_refused_where_they_do_not_fit(cli):
     assert out.returncode == 2 and "48 GB of memory" in out.stderr and "Traceback" not in out.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--kernel", "foo"], "--kernel applies to the GPU backend only"),
-    (["--kernel", "fast"], "--kernel applies to the GPU backend only"),
-    (["--compare"], "--compare applies to the GPU backend only"),
-    (["128"], "BLOCK applies to the GPU backend only"),
-    (["128", "--compare"], "BLOCK and --compare apply to the GPU backend only"),
-    (["--backend", "gpu", "--kernel", "foo"], "unknown kernel 'foo'"),
-    (["--backend", "gpu", "--kernel", ""], "--kernel"),
-    (["--backend", "gpu", "--kernel", "fast,bar"], "unknown kernel 'bar'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--kernel", "foo"], "--kernel applies to the GPU backend only"),
+        (["--kernel", "fast"], "--kernel applies to the GPU backend only"),
+        (["--compare"], "--compare applies to the GPU backend only"),
+        (["128"], "BLOCK applies to the GPU backend only"),
+        (["128", "--compare"], "BLOCK and --compare apply to the GPU backend only"),
+        (["--backend", "gpu", "--kernel", "foo"], "unknown kernel 'foo'"),
+        (["--backend", "gpu", "--kernel", ""], "--kernel"),
+        (["--backend", "gpu", "--kernel", "fast,bar"], "unknown kernel 'bar'"),
+    ],
+)
 def test_options_that_do_not_apply_are_refused(cli, args, message):
     out = cli("sdh", "100", "500", *args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
@@ -72,7 +75,7 @@ def test_tiles_cover_every_pair_once():
             total = 0
             for first, last, lo, hi in sdh_cpu.tiles(n, 8, lambda b=budget: b):
                 for i in range(first, last):
-                    seen[i, max(lo, i + 1):hi] += 1
+                    seen[i, max(lo, i + 1) : hi] += 1
                 total += sdh_cpu.tile_pairs(n, first, last, lo, hi)
             assert np.array_equal(seen, np.triu(np.ones((n, n), np.int64), 1)), (n, budget)
             assert total == n * (n - 1) // 2
@@ -119,9 +122,14 @@ def test_ctrl_c_stops_the_cpu_histogram_within_a_second():
 
 
 def test_cli_announces_a_long_run_and_exits_130_on_ctrl_c():
-    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "sdh", "3000000", "500"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "main.py"), "sdh", "3000000", "500"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     notice = proc.stderr.readline()
     assert "about" in notice and "Ctrl-C" in notice and "3,000,000 atoms" in notice
     time.sleep(1.5)  # into the histogram
@@ -209,8 +217,13 @@ def test_gpu_path_of_the_command_with_a_stand_in_device(monkeypatch, capsys):
             raise ValueError(f"the tensor kernel cannot count {buckets} buckets")
         return 1, 0, False
 
-    fake = types.SimpleNamespace(KERNELS=KERNELS, KernelError=ValueError, histogram=histogram,
-                                 launch_shape=launch_shape, fine_slots=lambda buckets: (buckets + 1) ** 2 + 2)
+    fake = types.SimpleNamespace(
+        KERNELS=KERNELS,
+        KernelError=ValueError,
+        histogram=histogram,
+        launch_shape=launch_shape,
+        fine_slots=lambda buckets: (buckets + 1) ** 2 + 2,
+    )
     monkeypatch.setitem(sys.modules, "sim.sdh.gpu", fake)
     monkeypatch.setattr("sim.sdh.gpu", fake, raising=False)
     monkeypatch.setattr(backend, "gpu_status", lambda: backend.GpuStatus(True, "stand-in"))
@@ -229,8 +242,7 @@ def test_gpu_path_of_the_command_with_a_stand_in_device(monkeypatch, capsys):
     launched.clear()
     assert sdh_cli.run(parser.parse_args(["500", "500", "--backend", "gpu", "--kernel", "fast,naive"])) == 1
     assert "kernel naive disagrees with fast" in capsys.readouterr().err
-    assert sdh_cli.run(parser.parse_args(["500", "500", "--backend", "gpu", "--kernel", "naive",
-                                          "--compare"])) == 1
+    assert sdh_cli.run(parser.parse_args(["500", "500", "--backend", "gpu", "--kernel", "naive", "--compare"])) == 1
     assert "1 buckets differ" in capsys.readouterr().err
     # --kernel all leaves out what cannot run, saying so once: over MPI ranks only rank 0 says it
     assert sdh_cli.runnable(["tensor", "fast"], True, 500, 133, [64], say=False) == ["fast"]

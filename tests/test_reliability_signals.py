@@ -48,9 +48,16 @@ def no_process_left():
 
 def start(command: list[str], **kwargs) -> subprocess.Popen:
     """A process with Python's own signal dispositions (a test run in the background may ignore SIGINT)."""
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=kwargs.pop("env", CLEAN_ENV),
-                            preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in EXIT], **kwargs)
+    proc = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=kwargs.pop("env", CLEAN_ENV),
+        preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in EXIT],
+        **kwargs,
+    )
     STARTED.append(proc)
     return proc
 
@@ -130,8 +137,12 @@ def test_a_signal_stops_the_window_between_frames(sig, code):
     env = {**CLEAN_ENV, "DISPLAY": os.environ["DISPLAY"]}
     proc = start([sys.executable, "main.py", "run", "balls", "--preset", "t", "--steps", "1000000"], env=env)
     if shutil.which("xdotool"):  # make test installs it: the window shows, then a second of frames
-        subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--name", "kernel-lab"], env=env,
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            ["xdotool", "search", "--sync", "--onlyvisible", "--name", "kernel-lab"],
+            env=env,
+            capture_output=True,
+            timeout=60,
+        )
         time.sleep(1.0)
     else:
         time.sleep(8.0)  # the window opens, compiles and steps
@@ -149,8 +160,10 @@ def test_a_signal_closes_the_viewer_as_a_quit_does_with_its_settings_saved(tmp_p
     if not os.environ.get("DISPLAY"):
         pytest.skip("needs a display (make test runs under Xvfb)")
     config = tmp_path / "config"
-    proc = start([sys.executable, "main.py", "view", "heat", "--preset", "dli"],
-                 env={**CLEAN_ENV, "DISPLAY": os.environ["DISPLAY"], "KERNEL_LAB_CONFIG_DIR": str(config)})
+    proc = start(
+        [sys.executable, "main.py", "view", "heat", "--preset", "dli"],
+        env={**CLEAN_ENV, "DISPLAY": os.environ["DISPLAY"], "KERNEL_LAB_CONFIG_DIR": str(config)},
+    )
     time.sleep(8.0)  # the window opens, compiles and steps
     assert proc.poll() is None, proc.stderr.read()
     proc.send_signal(sig)
@@ -200,16 +213,33 @@ def test_the_signal_handler_removes_the_temporary_file_before_the_process_unwind
 
 
 # --- MPI ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("sig, group", [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, False),
-                                        (signal.SIGTERM, True)],
-                         ids=["ctrl-c", "int-to-mpiexec", "term-to-mpiexec", "term-to-group"])
+@pytest.mark.parametrize(
+    "sig, group",
+    [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+    ids=["ctrl-c", "int-to-mpiexec", "term-to-mpiexec", "term-to-group"],
+)
 def test_a_signal_to_an_mpi_job_keeps_the_previous_output_and_leaves_no_temporary(tmp_path, sig, group):
     if MPIEXEC is None:
         pytest.skip("no mpiexec here (install the [mpi] extra)")
     target = tmp_path / "out.txt"
     target.write_text("previous")
-    proc = start([MPIEXEC, "-n", "2", sys.executable, "main.py", "particles", "-n", "100000", "--steps", "100000",
-                  "-o", str(target)], start_new_session=True)
+    proc = start(
+        [
+            MPIEXEC,
+            "-n",
+            "2",
+            sys.executable,
+            "main.py",
+            "particles",
+            "-n",
+            "100000",
+            "--steps",
+            "100000",
+            "-o",
+            str(target),
+        ],
+        start_new_session=True,
+    )
     try:
         wait_for_partial(tmp_path, proc)
         time.sleep(1.0)  # into the steps
@@ -230,8 +260,23 @@ def test_a_hung_up_mpi_job_leaves_no_temporary(tmp_path):
         pytest.skip("no mpiexec here (install the [mpi] extra)")
     target = tmp_path / "out.txt"
     target.write_text("previous")
-    proc = start([MPIEXEC, "-n", "2", sys.executable, "main.py", "particles", "-n", "100000", "--steps", "100000",
-                  "-o", str(target)], start_new_session=True)
+    proc = start(
+        [
+            MPIEXEC,
+            "-n",
+            "2",
+            sys.executable,
+            "main.py",
+            "particles",
+            "-n",
+            "100000",
+            "--steps",
+            "100000",
+            "-o",
+            str(target),
+        ],
+        start_new_session=True,
+    )
     try:
         wait_for_partial(tmp_path, proc)
         time.sleep(1.0)
@@ -269,8 +314,14 @@ def test_ranks_started_with_other_arguments_stop_before_any_work():
     if MPIEXEC is None:
         pytest.skip("no mpiexec here (install the [mpi] extra)")
     common = [sys.executable, "main.py", "particles", "--steps", "10", "-n"]
-    done = subprocess.run([MPIEXEC, "-n", "1", *common, "1000", ":", "-n", "1", *common, "2000"], cwd=ROOT,
-                          env=CLEAN_ENV, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [MPIEXEC, "-n", "1", *common, "1000", ":", "-n", "1", *common, "2000"],
+        cwd=ROOT,
+        env=CLEAN_ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "rank 1 of 2" in lines[0], done.stderr
@@ -285,8 +336,14 @@ def test_ranks_with_the_same_arguments_run():
 @pytest.mark.parametrize("variable", ["PMI_SIZE", "OMPI_COMM_WORLD_SIZE"])
 @pytest.mark.parametrize("args", [["--help"], ["particles", "-n", "100", "--steps", "1"]])
 def test_a_launcher_variable_without_the_launcher_is_one_line_and_exit_2(variable, args):
-    done = subprocess.run([sys.executable, "main.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          env={**CLEAN_ENV, variable: "2"})
+    done = subprocess.run(
+        [sys.executable, "main.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**CLEAN_ENV, variable: "2"},
+    )
     assert done.returncode == 2 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{variable}=2" in lines[0] and "mpiexec -n 2" in lines[0], done.stderr
@@ -318,8 +375,9 @@ def test_ctrl_c_while_starting_exits_130_with_one_line(module):
 
 def test_a_python_without_the_dependencies_says_how_to_install_in_one_line():
     # -S: no site-packages, so numpy and numba are missing, as for a system Python
-    done = subprocess.run([sys.executable, "-S", "-E", "main.py", "run", "balls"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-S", "-E", "main.py", "run", "balls"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 1 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "has no numpy" in lines[0] and "make install" in lines[0], done.stderr
@@ -328,8 +386,14 @@ def test_a_python_without_the_dependencies_says_how_to_install_in_one_line():
 def test_the_no_display_hint_names_the_python_that_runs():
     # a process of its own: without a display the viewer's first import picks headless GL for the process
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    done = subprocess.run([sys.executable, "main.py", "view", "heat", "--no-settings"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "main.py", "view", "heat", "--no-settings"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
     hint = done.stderr.strip().splitlines()[-1].split()
     assert os.path.samefile(hint[0], sys.executable) and hint[1:4] == ["main.py", "run", "heat"]

@@ -22,8 +22,7 @@ def _display_problem():
 
 
 _PROBLEM = _display_problem()
-pytestmark = [pytest.mark.window,
-              pytest.mark.skipif(_PROBLEM is not None, reason=f"needs a display: {_PROBLEM}")]
+pytestmark = [pytest.mark.window, pytest.mark.skipif(_PROBLEM is not None, reason=f"needs a display: {_PROBLEM}")]
 
 
 @pytest.fixture
@@ -84,6 +83,7 @@ def count_slider(monkeypatch):
 
 # --- 7: the wheel over the panel ----------------------------------------------------------------
 
+
 def test_the_first_wheel_over_the_panel_does_not_zoom_the_view(window):
     v = window(create_scene("particles", n=300))
     v.window.dispatch_event("on_mouse_motion", 300, 300, 0, 0)
@@ -116,6 +116,7 @@ def test_a_press_just_moved_onto_the_panel_starts_no_camera_drag(window):
 
 
 # --- 10: the count slider and typing into it ---------------------------------------------------------
+
 
 def test_a_stray_click_on_the_count_slider_reloads_nothing_until_apply(window, count_slider):
     v = window(create_scene("heat", preset="plate", n=4096))
@@ -154,6 +155,7 @@ def test_ctrl_click_typing_sets_the_count_on_enter_and_reaches_no_key(window, co
 
 
 # --- 6: Esc closes, unpins, then quits on a second Esc; painting waits for the tool -----------------------
+
 
 def test_esc_closes_the_help_first_and_quits_only_on_a_second_press(window):
     v = window(create_scene("particles", n=300))
@@ -199,6 +201,7 @@ def test_a_plain_click_on_the_heat_plate_pins_a_cell_and_paints_nothing(window):
 
 # --- 5: a scene switch shows the new scene under the "compiling kernels…" box -------------------------
 
+
 @pytest.fixture
 def widgets(monkeypatch):
     """Where the scene combo and its entries were last drawn: label -> centre (window points, y up)."""
@@ -210,6 +213,7 @@ def widgets(monkeypatch):
             lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
             found[label] = ((lo.x + hi.x) / 2, imgui.get_io().display_size.y - (lo.y + hi.y) / 2)
             return result
+
         return spy
 
     for name in ("begin_combo", "selectable"):
@@ -263,12 +267,13 @@ def test_a_scene_switch_shows_the_new_scene_under_the_compiling_box(window, widg
     assert len(boxes) >= 2, "the box showed while the new scene's first frame ran"
     assert {b[:2] for b in boxes} == {("heat", "field")}, "under the box: the new scene's own state"
     assert all(b[2] != old_legend for b in boxes), "the old scene's legend is gone at once"
-    after = flips[next(i for i, f in enumerate(flips) if f[0] == "heat"):]
+    after = flips[next(i for i, f in enumerate(flips) if f[0] == "heat") :]
     assert all(kind == "field" for _, kind in after), "no frame shows the old view with the new scene"
     assert "kernels ready" in v.message
 
 
 # --- 11: the message line, "camera follows", 2D discs, the push tool's reach ----------------------------
+
 
 def test_the_message_line_stays_in_sight_while_the_panel_scrolls(window, widgets, monkeypatch):
     import viewer.panel.panel as panel
@@ -310,8 +315,10 @@ def checkboxes(monkeypatch):
     return drawn
 
 
-@pytest.mark.parametrize("name, options, follows", [("sdh", {"n": 500}, False), ("durbin", {}, False),
-                                                    ("heat", {"preset": "plate", "n": 4096}, True)])
+@pytest.mark.parametrize(
+    "name, options, follows",
+    [("sdh", {"n": 500}, False), ("durbin", {}, False), ("heat", {"preset": "plate", "n": 4096}, True)],
+)
 def test_camera_follows_is_offered_only_where_the_view_has_a_camera(window, checkboxes, name, options, follows):
     v = window(create_scene(name, **options))
     picking = v.pointing.picking
@@ -339,7 +346,7 @@ def _lit_pixels(gl, points_view, camera, size=(400, 400)) -> int:
     finally:
         target.release()
         view.release()
-    middle = pixels[size[1] // 4: -size[1] // 4, size[0] // 4: -size[0] // 4]
+    middle = pixels[size[1] // 4 : -size[1] // 4, size[0] // 4 : -size[0] // 4]
     return int(np.any(np.abs(middle - pixels[0, 0]) > 8, axis=2).sum())
 
 
@@ -383,7 +390,7 @@ def _ring_share(v, centre, radius) -> float:
     angles = np.linspace(0, 2 * np.pi, 72, endpoint=False)
     cols = np.round(centre[0] + radius * np.cos(angles)).astype(int)
     rows = np.round(pixels.shape[0] - (centre[1] + radius * np.sin(angles))).astype(int)
-    near = [pixels[r - 1: r + 2, c - 1: c + 2].min(axis=2).max() for r, c in zip(rows, cols, strict=True)]
+    near = [pixels[r - 1 : r + 2, c - 1 : c + 2].min(axis=2).max() for r, c in zip(rows, cols, strict=True)]
     return float(np.mean(np.array(near) > 200))
 
 

@@ -67,13 +67,16 @@ def test_directory_and_symbolic_link_are_refused(tmp_path):
     assert not (tmp_path / "nowhere").exists()
 
 
-@pytest.mark.parametrize("path, message", [
-    ("", "empty"),
-    ("a\0b", "NUL"),
-    ("/nonexistent-folder/out.txt", "does not exist"),
-    ("/proc/version", "cannot create"),
-    ("/etc/hostname/x", "not a folder"),
-])
+@pytest.mark.parametrize(
+    "path, message",
+    [
+        ("", "empty"),
+        ("a\0b", "NUL"),
+        ("/nonexistent-folder/out.txt", "does not exist"),
+        ("/proc/version", "cannot create"),
+        ("/etc/hostname/x", "not a folder"),
+    ],
+)
 def test_bad_paths_are_refused(path, message):
     with pytest.raises(UsageError, match=message):
         check_target(path)
@@ -196,9 +199,12 @@ SLOW_WRITER = textwrap.dedent("""
 def test_signals_remove_the_temporary_file(tmp_path, sig, code):
     target = tmp_path / "out.txt"
     target.write_text("previous")
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_WRITER.format(root=str(ROOT)), str(target), "-"],
-                            stdout=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_WRITER.format(root=str(ROOT)), str(target), "-"],
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert proc.stdout.readline() == "writing\n"
     assert len(leftovers(tmp_path)) == 1
     proc.send_signal(sig)
@@ -208,8 +214,11 @@ def test_signals_remove_the_temporary_file(tmp_path, sig, code):
 
 def test_an_ignored_sighup_stays_ignored(tmp_path):
     target = tmp_path / "out.txt"
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_WRITER.format(root=str(ROOT)), str(target), "ignore-hup"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_WRITER.format(root=str(ROOT)), str(target), "ignore-hup"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout.readline() == "writing\n"
     proc.send_signal(signal.SIGHUP)
     assert proc.wait(timeout=30) == 0

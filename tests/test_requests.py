@@ -32,20 +32,36 @@ def problems(path: Path, root: Path = ROOT) -> list[str]:
     """Each place ``path`` (under ``root``) names argparse.Namespace or writes to a command's arguments."""
     found = []
     for node in ast.walk(ast.parse((root / path).read_text(), str(path))):
-        if (isinstance(node, ast.Attribute) and node.attr == "Namespace" and _named(node.value) == "argparse"
-                and path not in EDGE):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "Namespace"
+            and _named(node.value) == "argparse"
+            and path not in EDGE
+        ):
             found.append(f"{path}:{node.lineno}: argparse.Namespace")
-        if isinstance(node, ast.ImportFrom) and node.module == "argparse" and any(
-                alias.name == "Namespace" for alias in node.names):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "argparse"
+            and any(alias.name == "Namespace" for alias in node.names)
+        ):
             found.append(f"{path}:{node.lineno}: imports Namespace")
-        targets = (node.targets if isinstance(node, ast.Assign) else [node.target]
-                   if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            else []
+        )
         for target in targets:
-            for part in (target.elts if isinstance(target, ast.Tuple) else [target]):
+            for part in target.elts if isinstance(target, ast.Tuple) else [target]:
                 if isinstance(part, ast.Attribute) and _named(part.value) in ARGUMENT_NAMES:
                     found.append(f"{path}:{node.lineno}: writes {_named(part.value)}.{part.attr}")
-        if (isinstance(node, ast.Call) and _named(node.func) == "setattr" and node.args
-                and _named(node.args[0]) in ARGUMENT_NAMES):
+        if (
+            isinstance(node, ast.Call)
+            and _named(node.func) == "setattr"
+            and node.args
+            and _named(node.args[0]) in ARGUMENT_NAMES
+        ):
             found.append(f"{path}:{node.lineno}: setattr({_named(node.args[0])}, ...)")
     return sorted(found)
 
@@ -57,16 +73,25 @@ def test_no_module_below_main_names_the_namespace_or_writes_to_the_arguments():
 def test_the_check_finds_what_it_looks_for(tmp_path):
     planted = tmp_path / "sim" / "planted.py"
     planted.parent.mkdir()
-    planted.write_text("import argparse\n\ndef f(args: argparse.Namespace):\n    args.size = 1\n"
-                       "    request.a, b = 2, 3\n    setattr(args, 'x', 4)\n")
+    planted.write_text(
+        "import argparse\n\ndef f(args: argparse.Namespace):\n    args.size = 1\n"
+        "    request.a, b = 2, 3\n    setattr(args, 'x', 4)\n"
+    )
     assert problems(Path("sim/planted.py"), tmp_path) == [
-        "sim/planted.py:3: argparse.Namespace", "sim/planted.py:4: writes args.size",
-        "sim/planted.py:5: writes request.a", "sim/planted.py:6: setattr(args, ...)"]
+        "sim/planted.py:3: argparse.Namespace",
+        "sim/planted.py:4: writes args.size",
+        "sim/planted.py:5: writes request.a",
+        "sim/planted.py:6: setattr(args, ...)",
+    ]
 
 
 def request_types() -> list[type]:
-    found = {cls for module in (requests, user_requests) for _, cls in inspect.getmembers(module, inspect.isclass)
-             if cls.__module__ == module.__name__}
+    found = {
+        cls
+        for module in (requests, user_requests)
+        for _, cls in inspect.getmembers(module, inspect.isclass)
+        if cls.__module__ == module.__name__
+    }
     found |= {c.request for c in course_commands()}
     found |= {s.benchmark().request for s in SCENES.values()}
     return sorted(found, key=lambda cls: cls.__qualname__)

@@ -18,16 +18,28 @@ from sim.gpu.roofline import (
 )
 from sim.registry import SCENES
 
-PEAKS = Peaks("test GPU", copy_gbs=3000.0, fp32_gflops=60_000.0, fp64_gflops=30_000.0, link_gbs=50.0,
-              sources={"copy": "measured", "fp32": "measured", "fp64": "measured", "link": "measured"})
+PEAKS = Peaks(
+    "test GPU",
+    copy_gbs=3000.0,
+    fp32_gflops=60_000.0,
+    fp64_gflops=30_000.0,
+    link_gbs=50.0,
+    sources={"copy": "measured", "fp32": "measured", "fp64": "measured", "link": "measured"},
+)
 STATS = {"pairs": 3, "tests_per_ball": 20.0, "buckets": 100, "frames": 10}
 
 
 def setup_for(spec, n: int, variant: str | None = None, **stats) -> Setup:
     knobs = spec.gpu
-    return Setup(n, steps=spec.steps_per_frame, variant=variant or knobs.default_variant, block=knobs.default_block,
-                 options={o.name: o.default for o in spec.options}, preset=spec.start_preset,
-                 stats={**STATS, "pairs": 3 * n, "entries": n, **stats})
+    return Setup(
+        n,
+        steps=spec.steps_per_frame,
+        variant=variant or knobs.default_variant,
+        block=knobs.default_block,
+        options={o.name: o.default for o in spec.options},
+        preset=spec.start_preset,
+        stats={**STATS, "pairs": 3 * n, "entries": n, **stats},
+    )
 
 
 @pytest.mark.parametrize("name", list(SCENES))
@@ -136,7 +148,8 @@ def test_a_stage_tells_the_model_behind_its_figures():
         "4 ms now, 2 ms at the speed of light",  # the least bytes, 6e9 B, at the copy peak's 3000 GB/s
         "per item-step: 8 B through DRAM (6 B the least), 9 FP32 FLOP",
         "1,000,000,000 item-steps in the timed steps",
-        "one sweep"]
+        "one sweep",
+    ]
     host = analyse("plots", StageModel(8.0, 8.0, 1.0, 1e6, "item", "fp64", where="host"), 1.5, PEAKS)
     assert model_lines(host)[:2] == ["1.5 ms now", "per item: 8 B on the host (8 B the least), 1 FP64 FLOP"]
 
@@ -161,7 +174,8 @@ def test_stages_without_time_are_left_out_and_figures_are_json():
     assert fig["step"]["bound"] == "latency" and fig["step"]["flop_pct"] == pytest.approx(4.0)
     lines = record_lines({"speed_of_light": fig})
     assert [line.split() for line in lines] == [
-        ["speed", "of", "light", "step", "200.0", "GB/s", "7%", "2400.0", "GFLOP/s", "4%", "latency"]]
+        ["speed", "of", "light", "step", "200.0", "GB/s", "7%", "2400.0", "GFLOP/s", "4%", "latency"]
+    ]
 
 
 # --- the viewer's section ----------------------------------------------------------------------------------
@@ -178,8 +192,16 @@ def test_section_rows_from_a_scenes_timer():
     steps = scene.frame_steps
     model = models(scene.spec, Setup.of_scene(scene, steps))["step"]
     assert perf.gbs == pytest.approx(model.total_bytes / (ms * 1e-3) / 1e9)
-    assert rows([perf]) == [("step", f"{perf.gbs:,.1f}", f"{perf.copy_pct:.0f}%", f"{perf.gflops:,.1f}",
-                             f"{perf.flop_pct:.0f}%", perf.bound)]
+    assert rows([perf]) == [
+        (
+            "step",
+            f"{perf.gbs:,.1f}",
+            f"{perf.copy_pct:.0f}%",
+            f"{perf.gflops:,.1f}",
+            f"{perf.flop_pct:.0f}%",
+            perf.bound,
+        )
+    ]
 
 
 @pytest.mark.window
@@ -209,8 +231,14 @@ def test_the_window_draws_the_speed_of_light_section(monkeypatch):
         ms = recent_ms(v.scene.timer, "step")
         gbs = 8e9 / (ms * 1e-3) / 1e9
         gflops = 9e9 / (ms * 1e-3) / 1e9
-        expected = ("step", f"{gbs:,.1f}", f"{100 * gbs / 3000:.0f}%", f"{gflops:,.1f}",
-                    f"{100 * gflops / 60_000:.0f}%", bound(100 * gbs / 3000, 100 * gflops / 60_000))
+        expected = (
+            "step",
+            f"{gbs:,.1f}",
+            f"{100 * gbs / 3000:.0f}%",
+            f"{gflops:,.1f}",
+            f"{100 * gflops / 60_000:.0f}%",
+            bound(100 * gbs / 3000, 100 * gflops / 60_000),
+        )
         assert section.rows == [expected] and section.note == ""
     finally:
         v.close()
@@ -248,16 +276,35 @@ def test_bench_on_the_cpu_has_rates_per_stage_and_a_cpu_fingerprint(tmp_path, ca
 def test_gpu_bench_table_prints_the_fingerprint_and_peaks():
     from sim.cmdline.bench import table
 
-    rep = {"workload": "heat", "device": "NVIDIA H100 80GB HBM3", "commit": "abc", "date": "2026-11-25",
-           "fingerprint": {"kind": "gpu", "name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15",
-                           "sm_clock_mhz": 1980, "mem_clock_mhz": 2619, "ecc": "Enabled", "commit": "abc"},
-           "peaks": {"copy_gbs": 3000.0, "fp32_gflops": 60_000.0, "fp64_gflops": 30_000.0, "link_gbs": 50.0,
-                     "sources": {"copy": "measured 2026-11-25 on NVIDIA H100 80GB HBM3"}},
-           "results": []}
+    rep = {
+        "workload": "heat",
+        "device": "NVIDIA H100 80GB HBM3",
+        "commit": "abc",
+        "date": "2026-11-25",
+        "fingerprint": {
+            "kind": "gpu",
+            "name": "NVIDIA H100 80GB HBM3",
+            "driver": "550.54.15",
+            "sm_clock_mhz": 1980,
+            "mem_clock_mhz": 2619,
+            "ecc": "Enabled",
+            "commit": "abc",
+        },
+        "peaks": {
+            "copy_gbs": 3000.0,
+            "fp32_gflops": 60_000.0,
+            "fp64_gflops": 30_000.0,
+            "link_gbs": 50.0,
+            "sources": {"copy": "measured 2026-11-25 on NVIDIA H100 80GB HBM3"},
+        },
+        "results": [],
+    }
     lines = table(rep).splitlines()
-    assert lines[1] == ("device: NVIDIA H100 80GB HBM3, driver 550.54.15, SM 1980 MHz, memory 2619 MHz, ECC Enabled; "
-                        "peaks: copy 3,000 GB/s, FP32 60,000 GFLOP/s, FP64 30,000 GFLOP/s (measured 2026-11-25 on "
-                        "NVIDIA H100 80GB HBM3)")
+    assert lines[1] == (
+        "device: NVIDIA H100 80GB HBM3, driver 550.54.15, SM 1980 MHz, memory 2619 MHz, ECC Enabled; "
+        "peaks: copy 3,000 GB/s, FP32 60,000 GFLOP/s, FP64 30,000 GFLOP/s (measured 2026-11-25 on "
+        "NVIDIA H100 80GB HBM3)"
+    )
 
 
 def test_sdh_bench_records_and_prints_the_histograms_speed_of_light(monkeypatch, tmp_path, capsys):
@@ -306,20 +353,38 @@ def test_durbin_batch_and_single_records_get_the_recursions_figures(monkeypatch)
     from sim.gpu import peaks as peaks_module
 
     monkeypatch.setattr(peaks_module, "current", lambda device=0: PEAKS)
-    batch = {"kind": "batch", "backend": "gpu", "systems": 100_000, "order": 32, "method": "batched-register",
-             "block": 128, "precision": "fp64", "s": 0.1e-3}
+    batch = {
+        "kind": "batch",
+        "backend": "gpu",
+        "systems": 100_000,
+        "order": 32,
+        "method": "batched-register",
+        "block": 128,
+        "precision": "fp64",
+        "s": 0.1e-3,
+    }
     add_speed_of_light(batch)
     fig = batch["speed_of_light"]["recursion"]
     assert fig["gbs"] == pytest.approx(76.8e6 / 0.1e-3 / 1e9)  # 768 GB/s: 26% of the 3000 GB/s copy
     assert fig["copy_pct"] == pytest.approx(25.6) and fig["sol_ms"] == pytest.approx(76.8e6 / 3000e9 * 1e3)
-    single = {"kind": "single", "backend": "gpu", "n": 200_000, "method": "persistent-grid", "block": 256,
-              "precision": "fp64", "s": 0.5}
+    single = {
+        "kind": "single",
+        "backend": "gpu",
+        "n": 200_000,
+        "method": "persistent-grid",
+        "block": 256,
+        "precision": "fp64",
+        "s": 0.5,
+    }
     add_speed_of_light(single)
     assert single["speed_of_light"]["recursion"]["bound"] == "latency"
     single.pop("speed_of_light")
     batch.pop("speed_of_light")
-    for skipped in ({**single, "skipped": "no cluster"}, {**batch, "method": "cupy-vectorised"},
-                    {**single, "backend": "cpu", "method": "scipy"}):
+    for skipped in (
+        {**single, "skipped": "no cluster"},
+        {**batch, "method": "cupy-vectorised"},
+        {**single, "backend": "cpu", "method": "scipy"},
+    ):
         add_speed_of_light(skipped)
         assert "speed_of_light" not in skipped
 
@@ -352,21 +417,72 @@ def test_ncu_cases_are_the_scenes_own_and_the_same_as_when_they_were_listed_in_t
     frame) of each case, in the registry's order; the batched Durbin solve profiles its own window."""
     m = 1_000_000
     ncu = ncu_models()
-    cases = {stage_id: (spec.name, c.stage, c.preset, c.count, c.variant, c.block, dict(c.options), dict(c.toggles),
-                        dict(c.params), c.steps, c.window, c.whole_frame)
-             for stage_id, (spec, c) in ncu.HEADLINES.items() if not c.profile}
+    cases = {
+        stage_id: (
+            spec.name,
+            c.stage,
+            c.preset,
+            c.count,
+            c.variant,
+            c.block,
+            dict(c.options),
+            dict(c.toggles),
+            dict(c.params),
+            c.steps,
+            c.window,
+            c.whole_frame,
+        )
+        for stage_id, (spec, c) in ncu.HEADLINES.items()
+        if not c.profile
+    }
     assert cases == {
         "balls.sort": ("balls", "sort", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 6, False),
         "balls.proximity": ("balls", "proximity", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 6, False),
         "balls.forces+integrate": ("balls", "forces+integrate", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 1, False),
-        "particles.bin": ("particles", "bin", "2020", 10 * m, "plain", 128, {}, {"statistics": False}, {}, 10, 1,
-                          False),
-        "particles.forces+move": ("particles", "forces+move", "2020", 10 * m, "plain", 128, {},
-                                  {"statistics": False}, {}, 10, 1, False),
+        "particles.bin": (
+            "particles",
+            "bin",
+            "2020",
+            10 * m,
+            "plain",
+            128,
+            {},
+            {"statistics": False},
+            {},
+            10,
+            1,
+            False,
+        ),
+        "particles.forces+move": (
+            "particles",
+            "forces+move",
+            "2020",
+            10 * m,
+            "plain",
+            128,
+            {},
+            {"statistics": False},
+            {},
+            10,
+            1,
+            False,
+        ),
         "sdh.histogram": ("sdh", "histogram", "course", 512_000, "tensor", 256, {}, {}, {}, 1, 1, False),
         "heat.step": ("heat", "step", "large", 100 * m, "temporal", (32, 4), {"k": "8"}, {}, {}, 8, 8, False),
-        "durbin.recursion": ("durbin", "recursion", "large", 200_000, "persistent", 256, {}, {}, {"speed": 1000},
-                             1000, 1000, True),
+        "durbin.recursion": (
+            "durbin",
+            "recursion",
+            "large",
+            200_000,
+            "persistent",
+            256,
+            {},
+            {},
+            {"speed": 1000},
+            1000,
+            1000,
+            True,
+        ),
     }
     assert list(ncu.HEADLINES) == [*cases, "durbin.batched"]
     spec, batched = ncu.HEADLINES["durbin.batched"]
@@ -381,24 +497,47 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
     import json
 
     ncu = ncu_models()
-    names = ["dram__bytes_read.sum", "dram__bytes_write.sum", "smsp__inst_executed.sum", ncu.SASS.format("fadd"),
-             ncu.SASS.format("fmul"), ncu.SASS.format("ffma"), ncu.DURATION, *ncu.BUSY.values()]
+    names = [
+        "dram__bytes_read.sum",
+        "dram__bytes_write.sum",
+        "smsp__inst_executed.sum",
+        ncu.SASS.format("fadd"),
+        ncu.SASS.format("fmul"),
+        ncu.SASS.format("ffma"),
+        ncu.DURATION,
+        *ncu.BUSY.values(),
+    ]
     head = ",".join(f'"{n}"' for n in ["ID", "Process ID", "Kernel Name", *names])
     units = ",".join(['""'] * 3 + ['"byte"', '"byte"', '"inst"', '"inst"', '"inst"', '"inst"', '"ns"', '"%"', '"%"'])
     # the second kernel takes a third of the time: issue (90 x 3 + 30) / 4 = 75%, DRAM (20 x 3 + 60) / 4 = 30%
-    kernels = ['"0","7","step_temporal_8","400,000,000","380,000,000","2,000,000","0","100,000,000","400,000,000",'
-               '"300,000","90","20"',
-               '"1","7","step_temporal_8","10,000,000","10,000,000","1,000,000","0","0","0","100,000","30","60"']
+    kernels = [
+        '"0","7","step_temporal_8","400,000,000","380,000,000","2,000,000","0","100,000,000","400,000,000",'
+        '"300,000","90","20"',
+        '"1","7","step_temporal_8","10,000,000","10,000,000","1,000,000","0","0","0","100,000","30","60"',
+    ]
     (tmp_path / "heat.step.csv").write_text("==PROF== Connected\n" + "\n".join([head, units, *kernels]) + "\n")
-    (tmp_path / "heat.step.model.json").write_text(json.dumps(
-        {"bytes": 1.0e9, "bytes_min": 8e9, "flops": 0.9e9, "flop_kind": "fp32", "note": "k = 8"}))
+    (tmp_path / "heat.step.model.json").write_text(
+        json.dumps({"bytes": 1.0e9, "bytes_min": 8e9, "flops": 0.9e9, "flop_kind": "fp32", "note": "k = 8"})
+    )
     totals = ncu.ncu_totals(tmp_path / "heat.step.csv")
     assert totals["kernels"] == 2 and totals["dram__bytes_read.sum"] == 410e6
     lines = ncu.table(tmp_path).splitlines()
     heat = next(line for line in lines if line.startswith("heat.step")).split()
     # 2 kernels; model 1 GB vs ncu 0.8 GB: 1.25; 0.9 GFLOP vs 100 M FMUL + 2 x 400 M FFMA = 0.9 GFLOP: 1.00
-    assert heat == ["heat.step", "2", "1.0000", "0.8000", "1.25", "0.900", "0.900", "1.00", "0.0030", "75%", "30%",
-                    "fp32"]
+    assert heat == [
+        "heat.step",
+        "2",
+        "1.0000",
+        "0.8000",
+        "1.25",
+        "0.900",
+        "0.900",
+        "1.00",
+        "0.0030",
+        "75%",
+        "30%",
+        "fp32",
+    ]
     assert any(line.startswith("sdh.histogram") and "not profiled" in line for line in lines)
     assert "sm__inst_executed_pipe_tensor_op_dmma.sum" in ncu.metrics()
     assert "dmma" not in ncu.metrics(tensor=False)
@@ -406,13 +545,16 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
 
 # --- on a GPU: the models against the measured peaks ---------------------------------------------------------
 @pytest.mark.gpu
-@pytest.mark.parametrize("name, preset, n, variant, options", [
-    ("balls", "block", 1_000_000, "grid", {}),
-    ("particles", "2020", 1_000_000, "plain", {}),
-    ("sdh", "course", 100_000, "tensor", {}),
-    ("heat", "large", 4096 * 4096, "temporal", {"k": "8"}),
-    ("durbin", "large", 200_000, "persistent", {}),
-])
+@pytest.mark.parametrize(
+    "name, preset, n, variant, options",
+    [
+        ("balls", "block", 1_000_000, "grid", {}),
+        ("particles", "2020", 1_000_000, "plain", {}),
+        ("sdh", "course", 100_000, "tensor", {}),
+        ("heat", "large", 4096 * 4096, "temporal", {"k": "8"}),
+        ("durbin", "large", 200_000, "persistent", {}),
+    ],
+)
 def test_no_gpu_stage_claims_more_than_the_device_can_do(name, preset, n, variant, options):
     """A model that puts a stage above the measured copy or FLOP peak counts bytes or FLOP that never happen."""
     from sim.gpu import peaks

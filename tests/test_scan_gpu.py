@@ -54,8 +54,9 @@ def test_count_scan_with_a_device_length_scans_that_prefix_only(used):
     count = cupy.asarray(counts)
     start = cupy.full(m + 1, -7, cupy.int32)
     length = cupy.asarray([used, -3], cupy.int32)
-    cuda.CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m)(count, start, clear=True,
-                                                                                  length=length)
+    cuda.CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m)(
+        count, start, clear=True, length=length
+    )
     np.testing.assert_array_equal(start[: used + 1].get(), np.concatenate([[0], np.cumsum(counts[:used])]))
     assert (start[used + 1 :].get() == -7).all()
     assert not count[:used].get().any()

@@ -53,12 +53,14 @@ def test_a_wrong_kernel_is_timed_marked_and_fails_the_run(monkeypatch, tmp_path,
     assert launched == [("fast", 64), ("fast", 128), ("tensor", 64), ("tensor", 128)]
     assert "min_blocks" not in json.loads(out.read_text())["results"][0]
 
+
 def test_the_command_runs_tensor_kernels_by_name_and_all_means_the_kernels_ranks_can_split():
     from sim.sdh import cli as sdh_cli
     from sim.sdh.kernels import RANK_KERNELS
 
     parser = argparse.ArgumentParser()
     sdh_cli.add_arguments(parser)
+
     def request(*argv) -> sdh_cli.SdhRequest:
         return parsed(sdh_cli.SdhRequest, parser.parse_args(argv))
 

@@ -33,8 +33,10 @@ def test_atoms_in_the_course_order():
 
 def test_printout_is_the_courses():
     text = format_histogram(np.array([1, 22, 333, 4444, 55555, 6], np.int64))
-    expected = ("\n00: " + "".join(f"{c:15d} | " for c in (1, 22, 333, 4444, 55555)).rstrip("| ") + " | "
-                "\n05: " + f"{6:15d} " + "\n T:60361 \n")
+    expected = (
+        "\n00: " + "".join(f"{c:15d} | " for c in (1, 22, 333, 4444, 55555)).rstrip("| ") + " | "
+        "\n05: " + f"{6:15d} " + "\n T:60361 \n"
+    )
     assert text == expected
     assert format_histogram(np.array([7], np.int64)) == "\n00: " + f"{7:15d} " + "\n T:7 \n"
 
@@ -72,14 +74,17 @@ def test_cli_prints_time_and_histogram(cli):
     assert format_histogram(expected) in out.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["sdh", "1", "500"], "atoms must be at least 2"),
-    (["sdh", "100", "0"], "must be positive"),
-    (["sdh", "100", "-3"], "must be positive"),
-    (["sdh", "100", "500", "0", "--backend", "gpu"], "block size must be positive"),
-    (["sdh", "100", "500", "2048", "--backend", "gpu"], "1..1024"),
-    (["sdh", "abc", "500"], "atoms: expected a whole number"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["sdh", "1", "500"], "atoms must be at least 2"),
+        (["sdh", "100", "0"], "must be positive"),
+        (["sdh", "100", "-3"], "must be positive"),
+        (["sdh", "100", "500", "0", "--backend", "gpu"], "block size must be positive"),
+        (["sdh", "100", "500", "2048", "--backend", "gpu"], "1..1024"),
+        (["sdh", "abc", "500"], "atoms: expected a whole number"),
+    ],
+)
 def test_cli_bad_input_exits_2(cli, args, message):
     out = cli(*args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr

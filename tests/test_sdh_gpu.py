@@ -26,10 +26,17 @@ def case(n, width, source):
 
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("block", [32, 100, 256, 1024])
-@pytest.mark.parametrize("n, width, source", [
-    (2, 500.0, "course"), (77, 500.0, "random"), (5000, 500.0, "course"), (3001, 1.0, "corners"),
-    (4099, 137.5, "random"), (2500, 3.0, "corners"),
-])
+@pytest.mark.parametrize(
+    "n, width, source",
+    [
+        (2, 500.0, "course"),
+        (77, 500.0, "random"),
+        (5000, 500.0, "course"),
+        (3001, 1.0, "corners"),
+        (4099, 137.5, "random"),
+        (2500, 3.0, "corners"),
+    ],
+)
 def test_kernel_equals_the_cpu(kernel, block, n, width, source):
     from sim.sdh import gpu
 

@@ -25,15 +25,18 @@ def stand_in(monkeypatch):
 
     def histogram(points, width, buckets, kernel, block, device=0):
         if kernel == "tensor" and width <= kernels.tensor_min_width(block, SHARED):
-            raise KernelError(f"the tensor kernel keeps a counter per whole squared distance: it needs a bucket "
-                              f"width above {kernels.tensor_min_width(block, SHARED):.4g}")
+            raise KernelError(
+                f"the tensor kernel keeps a counter per whole squared distance: it needs a bucket "
+                f"width above {kernels.tensor_min_width(block, SHARED):.4g}"
+            )
         launched.append((kernel, width))
         counts = sdh_cpu.histogram(np.asarray(points), width, buckets)
         return counts, 1.5
 
     fake_gpu = types.SimpleNamespace(KernelError=KernelError, histogram=histogram)
-    fake_cupy = types.SimpleNamespace(asarray=np.asarray,
-                                      cuda=types.SimpleNamespace(Device=lambda d: contextlib.nullcontext()))
+    fake_cupy = types.SimpleNamespace(
+        asarray=np.asarray, cuda=types.SimpleNamespace(Device=lambda d: contextlib.nullcontext())
+    )
     monkeypatch.setitem(sys.modules, "sim.sdh.gpu", fake_gpu)
     monkeypatch.setattr("sim.sdh.gpu", fake_gpu, raising=False)
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy)

@@ -25,10 +25,16 @@ def edge_pairs(m, width, rng, ulps=3):
     return np.concatenate([centre, centre + u * d[:, None], corner, exact])
 
 
-@pytest.mark.parametrize("n, width, source", [
-    (2, 500.0, "course"), (3000, 500.0, "course"), (2500, 500.0, "corners"), (2500, 137.5, "corners"),
-    (2000, 50.0, "random"),
-])
+@pytest.mark.parametrize(
+    "n, width, source",
+    [
+        (2, 500.0, "course"),
+        (3000, 500.0, "course"),
+        (2500, 500.0, "corners"),
+        (2500, 137.5, "corners"),
+        (2000, 50.0, "random"),
+    ],
+)
 def test_twin_equals_the_course(n, width, source):
     rng = np.random.default_rng()
     points = data.atoms(n) if source == "course" else rng.uniform(0, 23000, (n, 3))
@@ -108,8 +114,14 @@ def test_the_kernels_bit_tests_read_floor_and_fraction():
     import struct
 
     rng = np.random.default_rng()
-    values = [*rng.uniform(0, 7000, 500), *(k + 1 - 2.0**-33 for k in range(40)),
-              *(k + 1 - 2.0**-31 for k in range(40)), 1.0 - 1e-10, 1.0, 6349.9999999999]
+    values = [
+        *rng.uniform(0, 7000, 500),
+        *(k + 1 - 2.0**-33 for k in range(40)),
+        *(k + 1 - 2.0**-31 for k in range(40)),
+        1.0 - 1e-10,
+        1.0,
+        6349.9999999999,
+    ]
     for s in values:
         lo, hi = struct.unpack("<ii", struct.pack("<d", add_rounded_down(2.0**20, float(s))))
         assert hi - 0x41300000 == int(np.floor(s))

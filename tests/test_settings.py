@@ -36,8 +36,9 @@ def test_round_trip(private_config):
     settings = Settings.load()
     assert settings.problem == "" and settings.data == {"version": VERSION}
     settings.data.update(scene="particles", backend="cpu")
-    settings.scene("particles").update(preset="2020", count=5000, params={"a": 1.5}, block=[16, 16],
-                                       color_ranges={"speed": (0.0, 2.0)})
+    settings.scene("particles").update(
+        preset="2020", count=5000, params={"a": 1.5}, block=[16, 16], color_ranges={"speed": (0.0, 2.0)}
+    )
     settings.table("window").update(width=1000, height=700, ui_scale=1.5)
     assert settings.save() is None
     again = Settings.load()
@@ -47,13 +48,16 @@ def test_round_trip(private_config):
     assert again.table("window") == {"width": 1000, "height": 700, "ui_scale": 1.5}
 
 
-@pytest.mark.parametrize("text, says", [
-    ("version = 1\nscene = [unclosed", "is not valid TOML"),
-    ("version = 99\nscene = 'balls'\n", "from another version"),
-    ("scene = 'balls'\n", "from another version"),
-    ("version = 1\nwindow = 3\n", "damaged"),
-    ("version = 1\n[scenes]\nballs = 'x'\n", "damaged"),
-])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("version = 1\nscene = [unclosed", "is not valid TOML"),
+        ("version = 99\nscene = 'balls'\n", "from another version"),
+        ("scene = 'balls'\n", "from another version"),
+        ("version = 1\nwindow = 3\n", "damaged"),
+        ("version = 1\n[scenes]\nballs = 'x'\n", "damaged"),
+    ],
+)
 def test_a_bad_file_is_reported_in_one_line_and_ignored(private_config, text, says):
     path = settings_path()
     path.parent.mkdir(parents=True)
@@ -72,11 +76,17 @@ def test_the_command_line_share(private_config):
     settings.table("window").update(width=1100, height=650)
     got = settings.filled(view_request(), SCENES)
     assert (got.scene.scene, got.scene.preset, got.scene.count, got.scene.backend, got.size) == (
-        "balls", "block", 3000, "auto", (1100, 650))
+        "balls",
+        "block",
+        3000,
+        "auto",
+        (1100, 650),
+    )
     assert settings.forget_count(got.scene, "too many") and not settings.forget_count(got.scene, "again")
     given = settings.filled(view_request("balls", "T", "cpu", (800, 600)), SCENES)
-    assert (given.scene.preset, given.scene.count, given.scene.backend, given.size) == ("T", None, "cpu", (800, 600)), \
+    assert (given.scene.preset, given.scene.count, given.scene.backend, given.size) == ("T", None, "cpu", (800, 600)), (
         "given wins"
+    )
     assert not settings.forget_count(given.scene, "too many"), "a count the file did not give is not forgotten"
     settings.scene("balls")["preset"] = "no-such-preset"
     assert settings.filled(view_request(), SCENES).scene.preset is None, "a stale preset is dropped"
@@ -94,8 +104,9 @@ def test_view_reports_a_damaged_file_and_starts(private_config):
     path.write_text("version = 1\n[[[")
     env = {**__import__("os").environ, FOLDER_VARIABLE: str(private_config)}
     env.pop("DISPLAY", None)
-    result = subprocess.run([sys.executable, str(ROOT / "main.py"), "view"], capture_output=True, text=True,
-                            env=env, timeout=60, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "view"], capture_output=True, text=True, env=env, timeout=60, cwd=ROOT
+    )
     assert "Traceback" not in result.stderr and "cannot open the viewer window" in result.stderr
 
 

@@ -11,14 +11,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = ["tests/test_user_kernels.py", "tests/test_user_live.py"]
-FAULTING = ["tests/test_user_kernels.py::test_an_illegal_address_is_a_fault_and_the_next_run_works",
-            "tests/test_user_live.py::test_a_kernel_that_faults_or_never_returns_leaves_the_scene_on_its_own_kernel"
-            "[heat_illegal_address.cu]"]
+FAULTING = [
+    "tests/test_user_kernels.py::test_an_illegal_address_is_a_fault_and_the_next_run_works",
+    "tests/test_user_live.py::test_a_kernel_that_faults_or_never_returns_leaves_the_scene_on_its_own_kernel"
+    "[heat_illegal_address.cu]",
+]
 
 
 def collected(*args: str) -> list[str]:
-    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
-                            cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines()
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     return [line for line in listed if "::" in line]
 
 
@@ -26,8 +33,10 @@ def collected(*args: str) -> list[str]:
 def test_a_run_of_other_tests_leaves_the_faulting_ones_out_and_keeps_file_order(select):
     ids = collected(*select, *FILES)
     assert ids and not set(FAULTING) & set(ids)
-    never = "tests/test_user_live.py::test_a_kernel_that_faults_or_never_returns_leaves_the_scene_on_its_own_kernel" \
-            "[heat_never_returns.cu]"
+    never = (
+        "tests/test_user_live.py::test_a_kernel_that_faults_or_never_returns_leaves_the_scene_on_its_own_kernel"
+        "[heat_never_returns.cu]"
+    )
     assert never in ids, "its sibling that does not fault stays"
     files = [i.partition("::")[0] for i in ids]
     assert files == sorted(files, key=FILES.index), "file by file, in the order given"

@@ -68,8 +68,10 @@ def test_template_hints_and_header_name_the_file_written_quoted(tmp_path, capsys
     target.parent.mkdir()
     assert main.main(["template", "heat", "-o", str(target)]) == 0
     quoted = f"'{target}'"
-    assert capsys.readouterr().err.splitlines()[1:] == [f"  python main.py check heat --kernel-file {quoted}",
-                                                        f"  python main.py view heat --kernel-file {quoted}"]
+    assert capsys.readouterr().err.splitlines()[1:] == [
+        f"  python main.py check heat --kernel-file {quoted}",
+        f"  python main.py view heat --kernel-file {quoted}",
+    ]
     header = target.read_text().splitlines()[2:4]
     assert header[0].startswith(f"//   python main.py view heat --kernel-file {quoted}     the scene steps")
     assert header[1].startswith(f"//   python main.py check heat --kernel-file {quoted}    every size")
@@ -78,11 +80,14 @@ def test_template_hints_and_header_name_the_file_written_quoted(tmp_path, capsys
     assert len(target.read_text().splitlines()) == len(template.splitlines()), "the kernel's lines stay where they are"
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["template", "heat", "forces"], "the heat scene has no replaceable stage 'forces' (choose from step)"),
-    (["template", "nowhere"], "unknown scene 'nowhere' (choose from"),
-    (["template", "heat", "--force"], "--force replaces the file of -o"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["template", "heat", "forces"], "the heat scene has no replaceable stage 'forces' (choose from step)"),
+        (["template", "nowhere"], "unknown scene 'nowhere' (choose from"),
+        (["template", "heat", "--force"], "--force replaces the file of -o"),
+    ],
+)
 def test_template_refuses_an_unknown_stage_or_scene_naming_the_choices(capsys, argv, words):
     assert main.main(argv) == 2
     assert words in capsys.readouterr().err
@@ -130,29 +135,42 @@ def test_a_good_kernel_on_a_machine_without_a_gpu_exits_3_saying_so(my_step, cap
     assert f"kernel-lab {command}: {my_step} compiles; no GPU to run the kernel on: " in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("extra, words", [
-    (["--sizes", "5"], "--sizes: a heat step needs a grid of at least 3x3 = 9 cells, got 5"),
-    (["--sizes", "9,abc"], "argument --sizes"),
-    (["--seeds", "0"], "argument --seeds: value must be positive, got 0"),
-    (["--block", "256"], "--block: the step stage takes a 2D block such as 32x8, got 256"),
-    (["--block", "64x32"], "--block 64x32 is 2,048 threads; a CUDA block holds at most 1,024"),
-    (["--time-limit", "0"], "--time-limit must be above 0"),
-    (["--stage", "forces"], "no replaceable stage 'forces'"),
-])
+@pytest.mark.parametrize(
+    "extra, words",
+    [
+        (["--sizes", "5"], "--sizes: a heat step needs a grid of at least 3x3 = 9 cells, got 5"),
+        (["--sizes", "9,abc"], "argument --sizes"),
+        (["--seeds", "0"], "argument --seeds: value must be positive, got 0"),
+        (["--block", "256"], "--block: the step stage takes a 2D block such as 32x8, got 256"),
+        (["--block", "64x32"], "--block 64x32 is 2,048 threads; a CUDA block holds at most 1,024"),
+        (["--time-limit", "0"], "--time-limit must be above 0"),
+        (["--stage", "forces"], "no replaceable stage 'forces'"),
+    ],
+)
 def test_check_refuses_bad_input_with_exit_2(my_step, capsys, extra, words):
     assert exit_code(["check", "heat", "--kernel-file", str(my_step), *extra]) == 2
     assert words in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("extra, words", [
-    (["--seeds", "1e300"], "argument --seeds: must be at most 4,294,967,296 (seeds 0..K-1 are 32-bit), got 1e+300"),
-    (["--seeds", "1e9"], "check heat step: 4,000,000,000 cases (sizes 9, 1,073, 7,000, 3,000,000 x 1,000,000,000 "
-                         "seeds) needs about 3.04 PB of memory; this machine has"),
-    (["--sizes", "1e12"], "check heat step: 3 cases (size 1,000,000,000,000 x 3 seeds) needs about 19 TB of memory"),
-    (["--sizes", "1e300", "--seeds", "2"], "(size 1e+300 x 2 seeds) needs about"),
-])
-def test_check_refuses_sizes_and_seeds_past_this_machine_before_making_anything(my_step, capsys, monkeypatch,
-                                                                                 extra, words):
+@pytest.mark.parametrize(
+    "extra, words",
+    [
+        (["--seeds", "1e300"], "argument --seeds: must be at most 4,294,967,296 (seeds 0..K-1 are 32-bit), got 1e+300"),
+        (
+            ["--seeds", "1e9"],
+            "check heat step: 4,000,000,000 cases (sizes 9, 1,073, 7,000, 3,000,000 x 1,000,000,000 "
+            "seeds) needs about 3.04 PB of memory; this machine has",
+        ),
+        (
+            ["--sizes", "1e12"],
+            "check heat step: 3 cases (size 1,000,000,000,000 x 3 seeds) needs about 19 TB of memory",
+        ),
+        (["--sizes", "1e300", "--seeds", "2"], "(size 1e+300 x 2 seeds) needs about"),
+    ],
+)
+def test_check_refuses_sizes_and_seeds_past_this_machine_before_making_anything(
+    my_step, capsys, monkeypatch, extra, words
+):
     from sim.cmdline import resources
 
     monkeypatch.setattr(resources, "available_memory", lambda: 8 << 30)
@@ -168,8 +186,7 @@ def test_check_refuses_a_run_past_a_week(tmp_path, capsys):
     assert main.main(["template", "sdh", "-o", str(kernel)]) == 0
     capsys.readouterr()
     assert exit_code(["check", "sdh", "--kernel-file", str(kernel), "--sizes", "1e8", "--seeds", "1"]) == 2
-    assert ("check sdh histogram: 1 case (size 100,000,000 x 1 seed) would take about"
-            in capsys.readouterr().err)
+    assert "check sdh histogram: 1 case (size 100,000,000 x 1 seed) would take about" in capsys.readouterr().err
 
 
 def test_a_long_check_is_announced_with_its_estimate(my_step, capsys, monkeypatch):
@@ -230,19 +247,58 @@ def right_column_wrong(tout):
 def test_check_exits_0_with_one_row_a_case_when_every_case_is_correct(my_step, capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(user_commands, "Sandbox", TwinBox())
     out = tmp_path / "check.json"
-    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9,1073", "--seeds", "2",
-                      "--json", str(out), "--quiet"]) == 0
+    assert (
+        main.main(
+            [
+                "check",
+                "heat",
+                "--kernel-file",
+                str(my_step),
+                "--sizes",
+                "9,1073",
+                "--seeds",
+                "2",
+                "--json",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     head = next(line for line in text.splitlines() if line.split()[:1] == ["size"])
-    assert head.split() == ["size", "seed", "correct", "mismatches", "max", "error", "my_step.cu", "ms", "global",
-                            "ms", "shared", "ms", "temporal", "ms", "GB/s"]
+    assert head.split() == [
+        "size",
+        "seed",
+        "correct",
+        "mismatches",
+        "max",
+        "error",
+        "my_step.cu",
+        "ms",
+        "global",
+        "ms",
+        "shared",
+        "ms",
+        "temporal",
+        "ms",
+        "GB/s",
+    ]
     rows = [line.split() for line in text.splitlines() if line.strip().split(" ")[0] in ("9", "1,073")]
-    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [("9", "0", "yes", "0"), ("9", "1", "yes", "0"),
-                                                        ("1,073", "0", "yes", "0"), ("1,073", "1", "yes", "0")]
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [
+        ("9", "0", "yes", "0"),
+        ("9", "1", "yes", "0"),
+        ("1,073", "0", "yes", "0"),
+        ("1,073", "1", "yes", "0"),
+    ]
     assert "4 of 4 cases correct" in text
     record = json.loads(out.read_text())
-    assert (record["device"], record["scene"], record["stage"], record["file"]) == ("Test GPU", "heat", "step",
-                                                                                    str(my_step))
+    assert (record["device"], record["scene"], record["stage"], record["file"]) == (
+        "Test GPU",
+        "heat",
+        "step",
+        str(my_step),
+    )
     assert record["correct"] is True and len(record["cases"]) == 4
     assert record["cases"][0]["builtin_ms"] == {"global": 0.25, "shared": 0.25, "temporal": 0.25}
 
@@ -251,20 +307,25 @@ def test_check_prints_the_warnings_and_goes_on(my_step, capsys, monkeypatch):
     monkeypatch.setattr(user_commands, "Sandbox", TwinBox())
     text = my_step.read_text()
     my_step.write_text(text.replace("const float t = tin[at];", "const float t = tin[at];\n    int unused;"))
-    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9", "--seeds", "1",
-                      "--quiet"]) == 0
+    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9", "--seeds", "1", "--quiet"]) == 0
     assert f'{my_step}:32: warning: variable "unused" was declared but never referenced' in capsys.readouterr().err
 
 
 def test_check_exits_1_naming_the_wrong_cells_the_overflow_and_the_time_out(my_step, capsys, monkeypatch):
-    monkeypatch.setattr(user_commands, "Sandbox", TwinBox(right_column_wrong, timeout_size=9,
-                                                          overflow=["wrote 12 values past the end of `tout`"]))
-    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9,1073", "--seeds", "1",
-                      "--quiet"]) == 1
+    monkeypatch.setattr(
+        user_commands,
+        "Sandbox",
+        TwinBox(right_column_wrong, timeout_size=9, overflow=["wrote 12 values past the end of `tout`"]),
+    )
+    assert (
+        main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9,1073", "--seeds", "1", "--quiet"]) == 1
+    )
     text = capsys.readouterr().out
     assert "size 9 seed 0:\n  the kernel did not return within 5 s; it was stopped" in text
-    assert ("size 1,073 seed 0:\n  wrote 12 values past the end of `tout`\n"
-            "  27 cells differ, compared exact (bit for bit); the worst:") in text
+    assert (
+        "size 1,073 seed 0:\n  wrote 12 values past the end of `tout`\n"
+        "  27 cells differ, compared exact (bit for bit); the worst:"
+    ) in text
     labels = [line.split(")")[0].strip() + ")" for line in text.splitlines() if line.strip().startswith("cell (")]
     assert labels and all(label.startswith("cell (36, ") for label in labels)
     assert "0 of 2 cases correct; 2 wrong" in text
@@ -279,8 +340,9 @@ class SlowBox(TwinBox):
 
     def run(self, source, inputs, block, repeats=0, builtin=()):
         result = super().run(source, inputs, block, repeats, builtin)
-        return RunResult(result.outputs, [ms * self.factor for ms in result.ms], result.overflow, result.builtin_ms,
-                         result.device)
+        return RunResult(
+            result.outputs, [ms * self.factor for ms in result.ms], result.overflow, result.builtin_ms, result.device
+        )
 
 
 def test_bench_with_a_kernel_file_compares_with_its_own_json_as_the_baseline(my_step, capsys, monkeypatch, tmp_path):
@@ -299,12 +361,29 @@ def test_bench_with_a_kernel_file_compares_with_its_own_json_as_the_baseline(my_
 
 
 # --- check --baseline --------------------------------------------------------------------------------------
-def test_check_with_a_baseline_prints_each_cases_ratio_and_correctness_then_and_now(my_step, capsys, monkeypatch,
-                                                                                   tmp_path):
+def test_check_with_a_baseline_prints_each_cases_ratio_and_correctness_then_and_now(
+    my_step, capsys, monkeypatch, tmp_path
+):
     old = tmp_path / "old.json"
     monkeypatch.setattr(user_commands, "Sandbox", TwinBox())
-    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9,1073", "--seeds", "1",
-                      "--json", str(old), "--quiet"]) == 0
+    assert (
+        main.main(
+            [
+                "check",
+                "heat",
+                "--kernel-file",
+                str(my_step),
+                "--sizes",
+                "9,1073",
+                "--seeds",
+                "1",
+                "--json",
+                str(old),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
 
     class SlowAndWrong(SlowBox):  # three times slower, and the last column wrong
@@ -312,13 +391,41 @@ def test_check_with_a_baseline_prints_each_cases_ratio_and_correctness_then_and_
             result = super().run(source, inputs, block, repeats, builtin)
             right_column_wrong(result.outputs["tout"])
             return result
+
     monkeypatch.setattr(user_commands, "Sandbox", SlowAndWrong(3.0))
-    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", "9,1073,7000", "--seeds", "1",
-                      "--baseline", str(old), "--quiet"]) == 1
+    assert (
+        main.main(
+            [
+                "check",
+                "heat",
+                "--kernel-file",
+                str(my_step),
+                "--sizes",
+                "9,1073,7000",
+                "--seeds",
+                "1",
+                "--baseline",
+                str(old),
+                "--quiet",
+            ]
+        )
+        == 1
+    )
     text = capsys.readouterr().out
     comparison = text.split(f"against the baseline {old} ({my_step}; Test GPU, commit ")[1].splitlines()
-    assert comparison[1].split() == ["size", "seed", "ms", "then", "ms", "now", "now/then", "correct", "then", "->",
-                                     "now"]
+    assert comparison[1].split() == [
+        "size",
+        "seed",
+        "ms",
+        "then",
+        "ms",
+        "now",
+        "now/then",
+        "correct",
+        "then",
+        "->",
+        "now",
+    ]
     assert comparison[2].split() == ["9", "0", "0.5000", "1.5000", "3.000", "yes", "->", "no"]
     assert comparison[3].split() == ["1,073", "0", "0.5000", "1.5000", "3.000", "yes", "->", "no"]
     assert comparison[4].split() == ["7,000", "0", "-", "1.5000", "-", "not", "in", "the", "baseline", "->", "no"]
@@ -326,21 +433,35 @@ def test_check_with_a_baseline_prints_each_cases_ratio_and_correctness_then_and_
 
 def test_check_refuses_a_baseline_of_another_stage_before_running(my_step, capsys, monkeypatch, tmp_path):
     old = tmp_path / "sdh.json"
-    old.write_text(json.dumps({"device": "Test GPU", "scene": "sdh", "stage": "histogram", "file": "h.cu",
-                               "cases": [{"size": 1, "seed": 0, "correct": True, "ms": 0.1}]}))
+    old.write_text(
+        json.dumps(
+            {
+                "device": "Test GPU",
+                "scene": "sdh",
+                "stage": "histogram",
+                "file": "h.cu",
+                "cases": [{"size": 1, "seed": 0, "correct": True, "ms": 0.1}],
+            }
+        )
+    )
     monkeypatch.setattr(user_commands, "Sandbox", lambda *a: pytest.fail("nothing may run"))
     assert main.main(["check", "heat", "--kernel-file", str(my_step), "--baseline", str(old), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert f"baseline '{old}' is a check of sdh histogram, not of heat step" in err and len(err.splitlines()) == 1
 
 
-@pytest.mark.parametrize("content, says", [
-    ({"results": [{"variant": "global", "median_ms": 1.0}]}, "is not a check report (no \"cases\" list"),
-    ({"scene": "heat", "stage": "step", "cases": [{"size": 9, "seed": 0, "correct": "yes"}]},
-     "cases[0] field \"correct\" is not true or false"),
-    ({"scene": "heat", "stage": "step", "cases": [{"size": 9, "correct": True}]}, "cases[0] has no \"seed\""),
-    ({"stage": "step", "cases": []}, "does not say its scene"),
-])
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ({"results": [{"variant": "global", "median_ms": 1.0}]}, 'is not a check report (no "cases" list'),
+        (
+            {"scene": "heat", "stage": "step", "cases": [{"size": 9, "seed": 0, "correct": "yes"}]},
+            'cases[0] field "correct" is not true or false',
+        ),
+        ({"scene": "heat", "stage": "step", "cases": [{"size": 9, "correct": True}]}, 'cases[0] has no "seed"'),
+        ({"stage": "step", "cases": []}, "does not say its scene"),
+    ],
+)
 def test_check_refuses_a_baseline_that_is_no_check_report(my_step, capsys, tmp_path, content, says):
     old = tmp_path / "old.json"
     old.write_text(json.dumps(content))
@@ -370,19 +491,24 @@ def test_check_passes_the_template_on_every_default_size(tmp_path, capsys):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name, cells", [
-    ("edge_column", lambda ni, nj: {(ni - 1, j) for j in range(1, nj - 1)}),
-    ("no_boundary", lambda ni, nj: {(i, j) for i in range(ni) for j in range(nj)
-                                    if i in (0, ni - 1) or j in (0, nj - 1)}),
-    ("wrong_factor", lambda ni, nj: {(i, j) for i in range(1, ni - 1) for j in range(1, nj - 1)}),
-])
+@pytest.mark.parametrize(
+    "name, cells",
+    [
+        ("edge_column", lambda ni, nj: {(ni - 1, j) for j in range(1, nj - 1)}),
+        (
+            "no_boundary",
+            lambda ni, nj: {(i, j) for i in range(ni) for j in range(nj) if i in (0, ni - 1) or j in (0, nj - 1)},
+        ),
+        ("wrong_factor", lambda ni, nj: {(i, j) for i in range(1, ni - 1) for j in range(1, nj - 1)}),
+    ],
+)
 def test_check_catches_planted_kernels_naming_the_right_cells(tmp_path, capsys, name, cells):
     code, printed, record = check_json(tmp_path, capsys, name, "--sizes", "1073", "--seeds", "1")
     assert code == 1
     case = record["cases"][0]
     want = cells(37, 29)
     assert case["mismatches"] == len(want) and not case["correct"]
-    named = {tuple(int(v) for v in w["label"][len("cell ("):-1].split(", ")) for w in case["worst"]}
+    named = {tuple(int(v) for v in w["label"][len("cell (") : -1].split(", ")) for w in case["worst"]}
     assert named and named <= want
 
 
@@ -390,12 +516,13 @@ def test_check_catches_planted_kernels_naming_the_right_cells(tmp_path, capsys, 
 def test_check_catches_a_race_in_a_shared_memory_tile(tmp_path, capsys):
     """The tile read before every warp has filled it: cells read rows above and below that other warps
     store, so some come out wrong; only interior cells can (the ring reads its own cell only)."""
-    code, printed, record = check_json(tmp_path, capsys, "tile_race", "--sizes", "3000000", "--seeds", "1",
-                                       "--block", "32x8")
+    code, printed, record = check_json(
+        tmp_path, capsys, "tile_race", "--sizes", "3000000", "--seeds", "1", "--block", "32x8"
+    )
     assert code == 1, printed.out
     case = record["cases"][0]
     assert case["mismatches"] > 0 and not case["correct"]
-    named = [tuple(int(v) for v in w["label"][len("cell ("):-1].split(", ")) for w in case["worst"]]
+    named = [tuple(int(v) for v in w["label"][len("cell (") : -1].split(", ")) for w in case["worst"]]
     assert named and all(0 < i < 1999 and 0 < j < 1499 for i, j in named), named
 
 
@@ -414,4 +541,3 @@ def test_bench_times_the_kernel_beside_the_builtins(tmp_path, capsys):
     record = json.loads(out.read_text())
     assert [r["variant"] for r in record["results"]] == ["step.cu", "global", "shared", "temporal"]
     assert record["correct"] and all(r["median_ms"] > 0 for r in record["results"])
-

@@ -43,8 +43,11 @@ def timed(scene: str, stage: str, variant: str, size: int) -> tuple[float, float
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("scene", "stage", "variant", "sizes", "factor"), CASES,
-                         ids=[f"{scene}-{variant}" for scene, _, variant, _, _ in CASES])
+@pytest.mark.parametrize(
+    ("scene", "stage", "variant", "sizes", "factor"),
+    CASES,
+    ids=[f"{scene}-{variant}" for scene, _, variant, _, _ in CASES],
+)
 def test_the_template_times_like_the_builtin_it_copies(scene, stage, variant, sizes, factor):
     for size in sizes:
         mine, builtin = timed(scene, stage, variant, size)

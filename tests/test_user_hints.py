@@ -49,27 +49,46 @@ class Racy:  # other cells wrong on every run of the same inputs
 def check(my_step, tmp_path, monkeypatch, capsys, box, sizes="9,1073"):
     monkeypatch.setattr(user_commands, "Sandbox", box)
     out = tmp_path / "check.json"
-    code = main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", sizes, "--seeds", "1",
-                      "--json", str(out), "--quiet"])
+    code = main.main(
+        [
+            "check",
+            "heat",
+            "--kernel-file",
+            str(my_step),
+            "--sizes",
+            sizes,
+            "--seeds",
+            "1",
+            "--json",
+            str(out),
+            "--quiet",
+        ]
+    )
     text = capsys.readouterr().out
-    return code, [line.removeprefix("hint: ") for line in text.splitlines() if line.startswith("hint: ")], \
-        json.loads(out.read_text())
+    return (
+        code,
+        [line.removeprefix("hint: ") for line in text.splitlines() if line.startswith("hint: ")],
+        json.loads(out.read_text()),
+    )
 
 
-@pytest.mark.parametrize("plant, overflow, hint", [
-    (one_ulp_up, (), hints.FMA),
-    (last_row_unwritten, (), hints.NEVER_WRITTEN.format(item="cell")),
-    (None, ["wrote 3 values past the end of `tout`"], hints.BOUNDS),
-    (Racy(), (), hints.RACE),
-], ids=["fma", "never written", "bounds", "race"])
+@pytest.mark.parametrize(
+    "plant, overflow, hint",
+    [
+        (one_ulp_up, (), hints.FMA),
+        (last_row_unwritten, (), hints.NEVER_WRITTEN.format(item="cell")),
+        (None, ["wrote 3 values past the end of `tout`"], hints.BOUNDS),
+        (Racy(), (), hints.RACE),
+    ],
+    ids=["fma", "never written", "bounds", "race"],
+)
 def test_each_planted_mistake_gets_its_hint(my_step, tmp_path, monkeypatch, capsys, plant, overflow, hint):
     code, found, record = check(my_step, tmp_path, monkeypatch, capsys, TwinBox(plant, overflow=overflow))
     assert code == 1
     assert found == [hint] and record["hints"] == [hint]
 
 
-def test_a_kernel_wrong_only_where_the_grid_is_not_square_is_told_about_indices(my_step, tmp_path, monkeypatch,
-                                                                               capsys):
+def test_a_kernel_wrong_only_where_the_grid_is_not_square_is_told_about_indices(my_step, tmp_path, monkeypatch, capsys):
     code, found, record = check(my_step, tmp_path, monkeypatch, capsys, TwinBox(wrong_unless_square), "9,1073,7000")
     assert code == 1
     assert found == [hints.SIZES.format(right="9", wrong="1,073, 7,000", item="cell")]

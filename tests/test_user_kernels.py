@@ -35,15 +35,32 @@ class PlainStage:
     reference = Build("sim/heat/stencil.cu", ("--fmad=false",))
 
 
-PLAIN = UserStage(name="scale", summary="y = 2 x", entry="scale", signature="void scale(int n, float* y)",
-                  params=(("n", "items"), ("y", "values")), launch="one thread per item", compare="exact",
-                  template="", adapter="test_user_kernels:PlainStage")
-PLAIN_SPEC = SceneSpec(name="plain", title="a test scene", words=Words("items", "item"), view="points", presets=(),
-                       default_preset="", scene="", stages=("scale",), stats=(), user_stages=(PLAIN,))
-GOOD = ('extern "C" __global__ void scale(int n, float* y) {\n'
-        "    int i = threadIdx.x;\n"
-        "    if (i < n) y[i] *= 2.0f;\n"
-        "}\n")
+PLAIN = UserStage(
+    name="scale",
+    summary="y = 2 x",
+    entry="scale",
+    signature="void scale(int n, float* y)",
+    params=(("n", "items"), ("y", "values")),
+    launch="one thread per item",
+    compare="exact",
+    template="",
+    adapter="test_user_kernels:PlainStage",
+)
+PLAIN_SPEC = SceneSpec(
+    name="plain",
+    title="a test scene",
+    words=Words("items", "item"),
+    view="points",
+    presets=(),
+    default_preset="",
+    scene="",
+    stages=("scale",),
+    stats=(),
+    user_stages=(PLAIN,),
+)
+GOOD = (
+    'extern "C" __global__ void scale(int n, float* y) {\n    int i = threadIdx.x;\n    if (i < n) y[i] *= 2.0f;\n}\n'
+)
 
 
 def kernel_file(tmp_path, text: str, name: str = "my_scale.cu"):
@@ -68,7 +85,7 @@ def test_a_syntax_error_names_file_line_and_the_offending_line(tmp_path):
     error = errors[0]
     assert (error.file, error.line, error.text) == (str(source.path), 3, "if (i < n) y[i] *= z;")
     assert 'identifier "z" is undefined' in error.message
-    assert str(error).startswith(f"{source.path}:3: error: identifier \"z\" is undefined\n    if (i < n)")
+    assert str(error).startswith(f'{source.path}:3: error: identifier "z" is undefined\n    if (i < n)')
 
 
 def test_a_warning_is_kept_as_a_warning(tmp_path):
@@ -104,13 +121,16 @@ def test_options_are_the_reference_builds_and_lineinfo(tmp_path):
     assert options == (*PlainStage.reference.all_options(), "-lineinfo")
 
 
-@pytest.mark.parametrize("make, words", [
-    (lambda tmp: tmp / "absent.cu", "does not exist"),
-    (lambda tmp: tmp, "a directory"),
-    (lambda tmp: (tmp / "bin.cu").write_bytes(b"\x7fELF\0\0\x01") and tmp / "bin.cu", "not a text file"),
-    (lambda tmp: (tmp / "latin.cu").write_bytes(b"// caf\xe9\n") and tmp / "latin.cu", "not UTF-8 text"),
-    (lambda tmp: (tmp / "huge.cu").write_bytes(b"//" * user_source.MAX_BYTES) and tmp / "huge.cu", "larger than"),
-])
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda tmp: tmp / "absent.cu", "does not exist"),
+        (lambda tmp: tmp, "a directory"),
+        (lambda tmp: (tmp / "bin.cu").write_bytes(b"\x7fELF\0\0\x01") and tmp / "bin.cu", "not a text file"),
+        (lambda tmp: (tmp / "latin.cu").write_bytes(b"// caf\xe9\n") and tmp / "latin.cu", "not UTF-8 text"),
+        (lambda tmp: (tmp / "huge.cu").write_bytes(b"//" * user_source.MAX_BYTES) and tmp / "huge.cu", "larger than"),
+    ],
+)
 def test_a_file_that_is_not_a_kernel_is_refused_in_one_line(tmp_path, make, words):
     with pytest.raises(UsageError) as caught:
         user_source.load(make(tmp_path), PLAIN_SPEC)
@@ -135,8 +155,8 @@ def test_a_guarded_buffer_hands_out_a_poisoned_body_and_sees_no_overflow_when_no
 def test_writes_past_the_end_and_before_the_start_are_counted_by_name():
     out = Guarded(np, "tout", (5, 7), np.float32, pad=16)
     flat = out.whole  # what a kernel indexing from the body's start reaches
-    flat[out.pad + 35: out.pad + 35 + 12] = 0.0  # 12 values past the end (a row too many, say)
-    flat[out.pad - 3: out.pad] = 2.0  # 3 values before the start
+    flat[out.pad + 35 : out.pad + 35 + 12] = 0.0  # 12 values past the end (a row too many, say)
+    flat[out.pad - 3 : out.pad] = 2.0  # 3 values before the start
     assert out.overflow() == ["wrote 12 values past the end of `tout`", "wrote 3 values before the start of `tout`"]
 
 
@@ -145,8 +165,10 @@ def test_a_write_over_the_whole_pad_is_a_lower_bound_and_one_value_is_singular()
     assert (out.body == 0).all()
     out.whole[-4:] = 7
     out.whole[3] = 1
-    assert out.overflow() == ["wrote at least 4 values past the end of `bins`",
-                              "wrote 1 value before the start of `bins`"]
+    assert out.overflow() == [
+        "wrote at least 4 values past the end of `bins`",
+        "wrote 1 value before the start of `bins`",
+    ]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint32])
@@ -212,8 +234,13 @@ def test_launches_queued_back_to_back_get_the_limit_once_each(plain_source):
         assert str(caught.value) == "3 launches of the kernel did not return within 1.5 s; it was stopped"
 
 
-@pytest.mark.parametrize("inputs, words", [({"fault": True}, "the kernel faulted: cudaErrorIllegalAddress"),
-                                           ({"crash": True}, "the worker running the kernel died (exit code 3)")])
+@pytest.mark.parametrize(
+    "inputs, words",
+    [
+        ({"fault": True}, "the kernel faulted: cudaErrorIllegalAddress"),
+        ({"crash": True}, "the worker running the kernel died (exit code 3)"),
+    ],
+)
 def test_a_fault_costs_the_worker_and_the_next_run_starts_another(plain_source, inputs, words):
     with Sandbox(time_limit_s=5.0, job=napping_job) as box:
         first = int(box.run(plain_source, {}, 32).outputs["pid"])
@@ -278,8 +305,17 @@ def heat_source(name: str):
     return user_source.load(path, HEAT, "step")
 
 
-@pytest.mark.parametrize("size, grid", [(9, (3, 3)), (37 * 29, (37, 29)), (100 * 70, (100, 70)),
-                                        (2000 * 1500, (2000, 1500)), (12, (4, 3)), (1009, (36, 28))])
+@pytest.mark.parametrize(
+    "size, grid",
+    [
+        (9, (3, 3)),
+        (37 * 29, (37, 29)),
+        (100 * 70, (100, 70)),
+        (2000 * 1500, (2000, 1500)),
+        (12, (4, 3)),
+        (1009, (36, 28)),
+    ],
+)
 def test_a_cell_count_is_laid_out_nearest_4_3(size, grid):
     assert heat_stage.shape(size) == grid
 
@@ -308,8 +344,9 @@ def test_expected_is_the_course_step_in_float32_with_the_ring_held():
     t, f = inputs["tin"], inputs["tfac"]
     want = t.copy()
     c = t[1:-1, 1:-1]
-    want[1:-1, 1:-1] = c + f * ((t[1:-1, :-2] - np.float32(2) * c + t[1:-1, 2:]) +
-                                (t[:-2, 1:-1] - np.float32(2) * c + t[2:, 1:-1]))
+    want[1:-1, 1:-1] = c + f * (
+        (t[1:-1, :-2] - np.float32(2) * c + t[1:-1, 2:]) + (t[:-2, 1:-1] - np.float32(2) * c + t[2:, 1:-1])
+    )
     got = stage.expected(inputs)["tout"]
     assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
 
@@ -342,8 +379,16 @@ def test_compare_is_bit_for_bit_and_names_the_worst_cells():
 
 
 def test_the_template_and_every_planted_heat_kernel_compile(tmp_path):
-    for name in ("template", "edge_column", "no_boundary", "wrong_factor", "past_end", "never_returns",
-                 "illegal_address", "tile_race"):
+    for name in (
+        "template",
+        "edge_column",
+        "no_boundary",
+        "wrong_factor",
+        "past_end",
+        "never_returns",
+        "illegal_address",
+        "tile_race",
+    ):
         assert user_source.compile_check(heat_source(name)) == [], name
 
 

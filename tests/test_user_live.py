@@ -140,6 +140,7 @@ def test_the_check_time_is_the_twin_and_the_comparison_not_the_kernel_or_the_sce
         def run(self, *args):
             time.sleep(seconds)
             return method(self, *args)
+
         return run
 
     monkeypatch.setattr(StepStage, "expected", slowly(0.05, StepStage.expected))
@@ -203,7 +204,6 @@ def test_a_removed_file_keeps_the_build_and_says_why(kernel_file):
         scene.knobs.drop()
 
 
-
 # --- on a GPU: heat's template and planted kernels through the real sandbox -----------------------------
 def gpu_heat_live(tmp_path, text: str):
     """A GPU heat scene running ``text`` as my_step.cu for heat's own step stage, compiled and verified."""
@@ -256,8 +256,9 @@ def test_a_planted_mistake_is_marked_from_the_first_step(tmp_path):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("planted", ["heat_never_returns.cu",
-                                     pytest.param("heat_illegal_address.cu", marks=pytest.mark.gpu_fault)])
+@pytest.mark.parametrize(
+    "planted", ["heat_never_returns.cu", pytest.param("heat_illegal_address.cu", marks=pytest.mark.gpu_fault)]
+)
 def test_a_kernel_that_faults_or_never_returns_leaves_the_scene_on_its_own_kernel(tmp_path, planted):
     scene, live = gpu_heat_live(tmp_path, heat_file(planted))
     try:

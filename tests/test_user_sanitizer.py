@@ -42,18 +42,27 @@ def lines_of(diagnostics) -> list[str]:
 def test_a_race_is_read_with_both_sides_and_placed_at_the_lines_of_the_users_file():
     report = parse(sample("racecheck_tile_race"))
     assert report.summary == 3 and report.problems == []
-    assert [(f.category, f.severity) for f in report.findings] == [("race", "error"), ("race", "error"),
-                                                                    ("race", "warning")]
+    assert [(f.category, f.severity) for f in report.findings] == [
+        ("race", "error"),
+        ("race", "error"),
+        ("race", "warning"),
+    ]
     first = report.findings[0]
     assert [(s.file, s.line, s.access, s.hazards) for s in first.sites] == [
-        ("heat_tile_race.cu", 18, "write", None), ("heat_tile_race.cu", 32, "read", 1344)]
+        ("heat_tile_race.cu", 18, "write", None),
+        ("heat_tile_race.cu", 32, "read", 1344),
+    ]
     src = heat_source("tile_race")  # the tool strips paths: the base name is the user's file
     shown = lines_of(placed(first, src))
-    assert shown[0] == (f"{src.name}:18: error: racecheck: this write races with the read at line 32 (1,344 hazards): "
-                        "nothing orders them (a __syncthreads() between them, or __syncwarp() within a warp)\n"
-                        "    tile[ty + 1][tx + 1] = tin[at];")
-    assert shown[1] == (f"{src.name}:32: note: racecheck: the read racing with the write at line 18\n"
-                        "    const float d2tdy2 = tile[ty][tx + 1] - 2 * t + tile[ty + 2][tx + 1];")
+    assert shown[0] == (
+        f"{src.name}:18: error: racecheck: this write races with the read at line 32 (1,344 hazards): "
+        "nothing orders them (a __syncthreads() between them, or __syncwarp() within a warp)\n"
+        "    tile[ty + 1][tx + 1] = tin[at];"
+    )
+    assert shown[1] == (
+        f"{src.name}:32: note: racecheck: the read racing with the write at line 18\n"
+        "    const float d2tdy2 = tile[ty][tx + 1] - 2 * t + tile[ty + 2][tx + 1];"
+    )
 
 
 def test_an_older_report_with_full_paths_and_several_readers_is_the_users_file_at_that_path(tmp_path):
@@ -61,16 +70,22 @@ def test_an_older_report_with_full_paths_and_several_readers_is_the_users_file_a
     kernel.write_text(heat_source("tile_race").text)
     report = parse(sample("racecheck_full_paths").replace("/home/ada/course/heat_tile_race.cu", str(kernel)))
     (race,) = report.findings
-    assert [(s.line, s.access, s.hazards) for s in race.sites] == [(18, "write", None), (32, "read", 6144),
-                                                                   (31, "read", 512)]
+    assert [(s.line, s.access, s.hazards) for s in race.sites] == [
+        (18, "write", None),
+        (32, "read", 6144),
+        (31, "read", 512),
+    ]
     from sim.heat import SPEC
     from sim.userkernel import source
 
     shown = lines_of(placed(race, source.load(kernel, SPEC)))
-    assert shown[0].startswith(f"{kernel}:18: error: racecheck: this write races with the read at line 32, "
-                               "the read at line 31 (6,656 hazards)")
-    assert shown[2] == (f"{kernel}:31: note: racecheck: the read racing with the write at line 18\n"
-                        "    const float d2tdx2 = tile[ty + 1][tx] - 2 * t + tile[ty + 1][tx + 2];")
+    assert shown[0].startswith(
+        f"{kernel}:18: error: racecheck: this write races with the read at line 32, the read at line 31 (6,656 hazards)"
+    )
+    assert shown[2] == (
+        f"{kernel}:31: note: racecheck: the read racing with the write at line 18\n"
+        "    const float d2tdx2 = tile[ty + 1][tx] - 2 * t + tile[ty + 1][tx + 2];"
+    )
 
 
 def test_a_write_past_the_end_names_the_buffer_it_missed_and_a_failed_call_is_no_hazard():
@@ -78,14 +93,19 @@ def test_a_write_past_the_end_names_the_buffer_it_missed_and_a_failed_call_is_no
     assert report.summary == 3 and [f.category for f in report.findings] == ["memory", "memory", "api"]
     assert len(report.hazards) == 2
     first = report.findings[0]
-    assert (first.thread, first.block, first.address, first.problem) == ("(1,4,0)", "(0,8,0)", 0x7F3C5E006F64,
-                                                                        "is out of bounds")
+    assert (first.thread, first.block, first.address, first.problem) == (
+        "(1,4,0)",
+        "(0,8,0)",
+        0x7F3C5E006F64,
+        "is out of bounds",
+    )
     assert first.nearest == Nearest(5, "after", TOUT, 28_000)
     src = heat_source("past_end")
     assert lines_of(placed(first, src, BUFFERS)) == [
         f"{src.name}:39: error: memcheck: invalid __global__ write of size 4 bytes by thread (1,4,0) in block (0,8,0): "
         "address 0x7f3c5e006f64 is out of bounds, 5 bytes past the end of `tout` (28,000 bytes)\n"
-        "    if (j == nj - 2 && i <= 12) tout[at + 2 * stride] = 0.0f;  // planted: 12 values past the end"]
+        "    if (j == nj - 2 && i <= 12) tout[at + 2 * stride] = 0.0f;  // planted: 12 values past the end"
+    ]
     assert placed(report.findings[2], src) == []
     assert sanitizer_report.described(report.findings[2], src).startswith("CUDA API: Program hit CUDA_ERROR_LAUNCH")
 
@@ -102,9 +122,11 @@ def test_an_address_far_from_every_allocation_is_placed_against_the_nearest_buff
     src = heat_source("illegal_address")
     (shown,) = lines_of(placed(finding, src, {"tin": (0x7F3C5E000000, 28_000), "tout": (0x7F3C5E007000, 28_000)}))
     far = 0x7F7C5E000000 - (0x7F3C5E007000 + 28_000) + 1
-    assert shown.startswith(f"{src.name}:31: error: memcheck: invalid __global__ read of size 4 bytes by thread "
-                            f"(0,0,0) in block (0,0,0): address 0x7f7c5e000000 is out of bounds, {far:,} bytes past "
-                            "the end of `tout`")
+    assert shown.startswith(
+        f"{src.name}:31: error: memcheck: invalid __global__ read of size 4 bytes by thread "
+        f"(0,0,0) in block (0,0,0): address 0x7f7c5e000000 is out of bounds, {far:,} bytes past "
+        "the end of `tout`"
+    )
     assert shown.endswith("const float t = tin[at + (1LL << 40)];  // planted: far outside any allocation")
 
 
@@ -116,10 +138,12 @@ def test_device_frames_are_the_callers_and_a_shared_address_is_not_named_by_a_gl
     assert helper.nearest == Nearest(4, "before", 0x7F3C5E000000, 28_000)
     src = heat_source("template")  # another file: the place is said as reported, without a line's text
     shown = lines_of(placed(helper, src, {"tin": (0x7F3C5E000000, 28_000)}))
-    assert shown == ["/tmp/work/my_step.cu:12: error: memcheck: invalid __global__ read of size 4 bytes by thread "
-                     "(0,0,0) in block (0,0,0): address 0x7f3c5dfffffc is out of bounds, 4 bytes before the start "
-                     "of `tin` (28,000 bytes)",
-                     "/tmp/work/my_step.cu:30: note: memcheck: called from here"]
+    assert shown == [
+        "/tmp/work/my_step.cu:12: error: memcheck: invalid __global__ read of size 4 bytes by thread "
+        "(0,0,0) in block (0,0,0): address 0x7f3c5dfffffc is out of bounds, 4 bytes before the start "
+        "of `tin` (28,000 bytes)",
+        "/tmp/work/my_step.cu:30: note: memcheck: called from here",
+    ]
     assert lines_of(placed(shared, src, BUFFERS))[0].endswith("address 0x580 is out of bounds")
 
 
@@ -127,8 +151,10 @@ def test_synccheck_and_initcheck_reports():
     (sync,) = parse(sample("synccheck_divergent")).findings
     (init,) = parse(sample("initcheck_unwritten")).findings
     src = heat_source("template")
-    assert lines_of(placed(sync, src)) == ["my_step.cu:25: error: synccheck: barrier error detected. Divergent "
-                                           "thread(s) in block; thread (0,0,0) in block (0,0,0)"]
+    assert lines_of(placed(sync, src)) == [
+        "my_step.cu:25: error: synccheck: barrier error detected. Divergent "
+        "thread(s) in block; thread (0,0,0) in block (0,0,0)"
+    ]
     assert (init.category, init.address, init.problem) == ("init", TOUT + 20, "")
     assert lines_of(placed(init, src, BUFFERS))[0].endswith("address 0x7f3c5e000214, byte 20 of `tout`")
 
@@ -142,8 +168,10 @@ def test_a_clean_report_has_a_zero_summary_and_no_findings(name):
 def test_the_tools_own_error_is_a_problem_and_a_report_without_a_summary_did_not_finish():
     report = parse(sample("no_attach"))
     assert report.summary is None and report.findings == []
-    assert report.problems == ["Error: No attachable process found. compute-sanitizer timed-out. Default timeout "
-                               "can be adjusted with --launch-timeout. Awaiting target completion."]
+    assert report.problems == [
+        "Error: No attachable process found. compute-sanitizer timed-out. Default timeout "
+        "can be adjusted with --launch-timeout. Awaiting target completion."
+    ]
     with pytest.raises(SanitizerError) as caught:
         sanitizer._outcome("memcheck", sample("no_attach"), {}, "", 0)
     assert caught.value.kind == "failed" and "No attachable process found" in str(caught.value)
@@ -160,8 +188,10 @@ def fake_tool(folder: Path, body: str) -> Path:
     """An executable named compute-sanitizer in ``folder``: a shell script whose --log-file is $log."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "compute-sanitizer"
-    path.write_text(f'#!/bin/sh\nPATH="{SYSTEM_PATH}"\n'
-                    'while [ $# -gt 0 ]; do case "$1" in --log-file) log="$2"; shift;; esac; shift; done\n' + body)
+    path.write_text(
+        f'#!/bin/sh\nPATH="{SYSTEM_PATH}"\n'
+        'while [ $# -gt 0 ]; do case "$1" in --log-file) log="$2"; shift;; esac; shift; done\n' + body
+    )
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
 
@@ -187,10 +217,25 @@ def test_the_tool_is_found_on_path_in_cuda_home_or_in_the_toolkits_folder(no_too
 
 def test_the_command_line_has_the_tool_the_log_the_bound_and_memcheck_pads_allocations():
     memcheck = sanitizer.arguments("/cuda/bin/compute-sanitizer", "memcheck", "/tmp/log", 180, 20)
-    assert memcheck == ["/cuda/bin/compute-sanitizer", "--tool", "memcheck", "--print-limit", "20",
-                        "--show-backtrace", "device", "--log-file", "/tmp/log", "--launch-timeout", "180",
-                        "--target-processes", "application-only", "--destroy-on-device-error", "kernel",
-                        "--padding", str(sanitizer.PADDING)]
+    assert memcheck == [
+        "/cuda/bin/compute-sanitizer",
+        "--tool",
+        "memcheck",
+        "--print-limit",
+        "20",
+        "--show-backtrace",
+        "device",
+        "--log-file",
+        "/tmp/log",
+        "--launch-timeout",
+        "180",
+        "--target-processes",
+        "application-only",
+        "--destroy-on-device-error",
+        "kernel",
+        "--padding",
+        str(sanitizer.PADDING),
+    ]
     racecheck = sanitizer.arguments("cs", "racecheck", "/tmp/log")
     assert "--padding" not in racecheck and racecheck[1:3] == ["--tool", "racecheck"]
     with pytest.raises(ValueError, match="memcheck, racecheck, synccheck, initcheck"):
@@ -225,18 +270,25 @@ def test_check_sanitize_prints_each_race_at_the_users_lines_and_exits_1(no_toolk
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     src = heat_source("tile_race")
     out = tmp_path / "sanitize.json"
-    code, printed = check(["check", "heat", "--kernel-file", str(src.path), "--sanitize", "racecheck",
-                           "--json", str(out)], capsys)
+    code, printed = check(
+        ["check", "heat", "--kernel-file", str(src.path), "--sanitize", "racecheck", "--json", str(out)], capsys
+    )
     assert code == 1, printed.err
-    assert printed.err.startswith(f"check --sanitize racecheck: {src.name} once under compute-sanitizer on one "
-                                  "small case (7,000 cells, seed 0, block 32x8; up to 180 s)")
-    assert (f"{src.name}:18: error: racecheck: this write races with the read at line 32 (1,344 hazards)"
-            in printed.out)
+    assert printed.err.startswith(
+        f"check --sanitize racecheck: {src.name} once under compute-sanitizer on one "
+        "small case (7,000 cells, seed 0, block 32x8; up to 180 s)"
+    )
+    assert f"{src.name}:18: error: racecheck: this write races with the read at line 32 (1,344 hazards)" in printed.out
     assert "    const float d2tdy2 = tile[ty][tx + 1] - 2 * t + tile[ty + 2][tx + 1];" in printed.out
     assert printed.out.rstrip().endswith("3 hazards found")
     record = json.loads(out.read_text())
     assert (record["tool"], record["size"], record["seed"], record["block"], record["clean"]) == (
-        "racecheck", 7000, 0, [32, 8], False)
+        "racecheck",
+        7000,
+        0,
+        [32, 8],
+        False,
+    )
     assert [a["line"] for a in record["findings"][0]["at"]] == [18, 32]
 
 
@@ -285,8 +337,15 @@ def test_a_run_past_its_limit_or_stopped_is_killed_with_everything_it_started(tm
         threading.Timer(1.0, stop.set).start()
     started = time.monotonic()
     with pytest.raises(SanitizerError) as caught:
-        sanitizer.run(heat_source("template"), {}, (32, 8), "memcheck", limit_s=1.0 if how == "limit" else 30,
-                      stop=stop, exe=str(tool))
+        sanitizer.run(
+            heat_source("template"),
+            {},
+            (32, 8),
+            "memcheck",
+            limit_s=1.0 if how == "limit" else 30,
+            stop=stop,
+            exe=str(tool),
+        )
     assert caught.value.kind == ("timeout" if how == "limit" else "stopped")
     assert time.monotonic() - started < 10
     if how == "limit":
@@ -366,5 +425,6 @@ def test_an_older_releases_lines_read_alike():
     older = sample("memcheck_past_end")
     newer = older.replace("Address 0x", "Access to 0x")
     assert newer != older
-    assert [(f.address, f.problem, f.nearest) for f in parse(newer).findings] == \
-        [(f.address, f.problem, f.nearest) for f in parse(older).findings]
+    assert [(f.address, f.problem, f.nearest) for f in parse(newer).findings] == [
+        (f.address, f.problem, f.nearest) for f in parse(older).findings
+    ]

@@ -13,8 +13,10 @@ from test_user_kernels import heat_source
 import main
 from sim.userkernel import faults, sanitizer
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(sanitizer.find() is None, reason="needs compute-sanitizer (the CUDA toolkit)")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(sanitizer.find() is None, reason="needs compute-sanitizer (the CUDA toolkit)"),
+]
 
 
 def sanitized(tmp_path, capsys, name: str, tool: str, *extra: str):

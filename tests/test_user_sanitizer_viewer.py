@@ -1,4 +1,4 @@
-""""Run one step under the sanitizer" in the viewer's Your kernel section: the step's inputs taken on the
+""" "Run one step under the sanitizer" in the viewer's Your kernel section: the step's inputs taken on the
 frame thread and run off it, its findings (or "none found") in the section's lines, one run at a time, a
 GPU fault's message offering it; the panel drawn with the row. A stand-in runner replaces the tool
 (its real runs: test_user_sanitizer_gpu.py); a fake sandbox runs the CPU twin (tests/user_fakes.py)."""
@@ -84,8 +84,9 @@ def test_a_sanitized_step_runs_off_the_frame_thread_and_shows_each_finding(ctl, 
     assert ctl.kernel.sanitize()
     assert ctl.message == "my_step.cu: one step under compute-sanitizer racecheck…"
     assert wait_for(lambda: stand_in["runner"].requests)
-    assert texts(ctl) == [f"compute-sanitizer racecheck: one step of {ctl.scene.n:,} cells running… (the scene "
-                          "steps on; up to 180 s)"]
+    assert texts(ctl) == [
+        f"compute-sanitizer racecheck: one step of {ctl.scene.n:,} cells running… (the scene steps on; up to 180 s)"
+    ]
     assert not ctl.kernel.sanitize() and "still running" in ctl.message, "one run at a time"
     steps = ctl.scene.steps
     assert ctl.advance() and ctl.scene.steps > steps, "the scene steps on meanwhile"
@@ -105,8 +106,10 @@ def test_a_clean_step_says_none_found_and_a_missing_tool_says_how_to_get_it(ctl,
     stand_in["runner"].release.set()
     assert ctl.kernel.sanitize()
     assert wait_for(lambda: not ctl.kernel.live.sanitizer.running)
-    assert texts(ctl) == [f"compute-sanitizer memcheck: none found on one step of {ctl.scene.n:,} cells "
-                          "(out-of-bounds and misaligned accesses)"]
+    assert texts(ctl) == [
+        f"compute-sanitizer memcheck: none found on one step of {ctl.scene.n:,} cells "
+        "(out-of-bounds and misaligned accesses)"
+    ]
     ctl.kernel.live.sanitizer._runner = StandIn(error=sanitizer.MISSING)
     ctl.kernel.live.sanitizer._runner.release.set()
     assert ctl.kernel.sanitize()
@@ -142,7 +145,7 @@ def test_the_panel_draws_the_sanitizer_row_and_its_findings(stand_in, monkeypatc
     monkeypatch.setattr(sim.userkernel.live, "Sandbox", lambda time_limit_s: FakeSandbox())
     ctl = Controller(PretendGpuHeat())
     width, height = 1000, 1800
-    panel = np.s_[:, width - PANEL_WIDTH:width]
+    panel = np.s_[:, width - PANEL_WIDTH : width]
     try:
         assert loaded(ctl, write(tmp_path / "my_step.cu", GOOD))
         ctl.paused = True

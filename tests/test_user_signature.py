@@ -26,8 +26,14 @@ def errors(tmp_path, text: str, scene: str = "heat") -> list:
 
 def test_the_stage_signatures_parse_into_every_parameter():
     stage = SCENES["heat"].user_stages[0]
-    assert signature.parameters(stage) == [("int", "ni"), ("int", "nj"), ("long long", "stride"),
-                                           ("float", "tfac"), ("const float*", "tin"), ("float*", "tout")]
+    assert signature.parameters(stage) == [
+        ("int", "ni"),
+        ("int", "nj"),
+        ("long long", "stride"),
+        ("float", "tfac"),
+        ("const float*", "tin"),
+        ("float*", "tout"),
+    ]
     for spec in SCENES.values():
         for stage in spec.user_stages:
             assert [name for _, name in signature.parameters(stage)] == [name for name, _ in stage.params]
@@ -50,12 +56,18 @@ def test_a_missing_parameter_is_refused_naming_the_count(tmp_path):
     found = errors(tmp_path, text)
     assert [d.message for d in found] == [
         "step takes 6 parameters, as the stage passes them: "
-        "(int ni, int nj, long long stride, float tfac, const float* tin, float* tout)"]
+        "(int ni, int nj, long long stride, float tfac, const float* tin, float* tout)"
+    ]
 
 
-@pytest.mark.parametrize("old, new", [("long long stride", "long stride"),  # the same 8 signed bytes
-                                      ("const float* __restrict__ tin", "float* tin"),  # a target's const
-                                      ("int ni", "const int ni")])  # a parameter's own const
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("long long stride", "long stride"),  # the same 8 signed bytes
+        ("const float* __restrict__ tin", "float* tin"),  # a target's const
+        ("int ni", "const int ni"),
+    ],
+)  # a parameter's own const
 def test_the_same_bytes_under_another_spelling_are_accepted(tmp_path, old, new):
     assert old in HEAT_STEP
     assert errors(tmp_path, HEAT_STEP.replace(old, new)) == []

@@ -28,10 +28,12 @@ pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the 
 PEAKS = Peaks("Test GPU", copy_gbs=3000.0, fp32_gflops=60_000.0, fp64_gflops=30_000.0, link_gbs=50.0)
 TEMPLATE = source_path("sim/heat/templates/step.cu").read_text()
 # the template with a local array the compiler cannot keep in registers (indexed by a runtime value)
-LOCAL_ARRAY = TEMPLATE.replace("    const float t = tin[at];\n",
-                               "    float scratch[256];\n"
-                               "    for (int k = 0; k < 256; ++k) scratch[k] = tin[(at + k) % (ni * nj)];\n"
-                               "    const float t = tin[at] + 0.0f * scratch[(i * 7 + j) & 255];\n")
+LOCAL_ARRAY = TEMPLATE.replace(
+    "    const float t = tin[at];\n",
+    "    float scratch[256];\n"
+    "    for (int k = 0; k < 256; ++k) scratch[k] = tin[(at + k) % (ni * nj)];\n"
+    "    const float t = tin[at] + 0.0f * scratch[(i * 7 + j) & 255];\n",
+)
 
 
 @pytest.fixture
@@ -50,8 +52,9 @@ def heat(tmp_path, text: str):
 # --- ptxas's report ----------------------------------------------------------------------------------------
 def test_the_heat_templates_registers_and_no_local_memory_come_from_a_real_nvrtc_log(tmp_path):
     src = heat(tmp_path, TEMPLATE)
-    log = nvrtc.run_here(src.compiled_text(), src.name, (*user_source.options(src), *user_source.REPORT_OPTIONS),
-                         "sm_90").log
+    log = nvrtc.run_here(
+        src.compiled_text(), src.name, (*user_source.options(src), *user_source.REPORT_OPTIONS), "sm_90"
+    ).log
     said = next(line for line in log.splitlines() if "Used" in line and "registers" in line)
     registers = int(said.split("Used")[1].split()[0])
     assert 8 <= registers <= 64
@@ -69,15 +72,17 @@ def test_a_big_local_array_reports_local_memory(tmp_path):
 
 
 def test_the_report_of_the_entry_is_read_among_other_functions():
-    log = ("ptxas info    : 0 bytes gmem\n"
-           "ptxas info    : Compiling entry function 'helper' for 'sm_90'\n"
-           "ptxas info    : Function properties for helper\n"
-           "ptxas         .     64 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
-           "ptxas info    : Used 40 registers, used 0 barriers, 64 bytes cumulative stack size\n"
-           "ptxas info    : Compiling entry function 'step' for 'sm_90'\n"
-           "ptxas info    : Function properties for step\n"
-           "ptxas         .     16 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
-           "ptxas info    : Used 255 registers, used 1 barriers, 16 bytes cumulative stack size, 4096 bytes smem\n")
+    log = (
+        "ptxas info    : 0 bytes gmem\n"
+        "ptxas info    : Compiling entry function 'helper' for 'sm_90'\n"
+        "ptxas info    : Function properties for helper\n"
+        "ptxas         .     64 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+        "ptxas info    : Used 40 registers, used 0 barriers, 64 bytes cumulative stack size\n"
+        "ptxas info    : Compiling entry function 'step' for 'sm_90'\n"
+        "ptxas info    : Function properties for step\n"
+        "ptxas         .     16 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+        "ptxas info    : Used 255 registers, used 1 barriers, 16 bytes cumulative stack size, 4096 bytes smem\n"
+    )
     assert footprint.parse(log, "step") == Footprint(255, 4096, 16, 4, 4, 1)
     assert footprint.parse(log, "helper") == Footprint(40, 0, 64, 8, 12, 0)
     assert footprint.parse(log, "other") is None and footprint.parse("", "step") is None
@@ -87,24 +92,27 @@ def test_the_report_of_the_entry_is_read_among_other_functions():
 SM90 = footprint.LIMITS["sm_90"]
 
 
-@pytest.mark.parametrize("registers, shared, threads, dynamic, blocks, warps, limiter", [
-    # 18 registers: 3 units of 256 a warp, 85 warps' worth; 8 blocks of 8 warps fill the 64 warps
-    (18, 0, 256, 0, 8, 64, "threads"),
-    # 64 registers: 2048 a warp, 32 warps: 4 blocks of 8
-    (64, 0, 256, 0, 4, 32, "registers"),
-    # 40 registers: 1280 a warp, 51 warps: 6 blocks of 8 (48 warps)
-    (40, 0, 256, 0, 6, 48, "registers"),
-    # 48 KB static + 1 KB reserved = 50176 B a block: 233472 // 50176 = 4 blocks of 4 warps
-    (16, 48 * 1024, 128, 0, 4, 16, "shared memory"),
-    # the same through dynamic shared memory
-    (16, 0, 128, 48 * 1024, 4, 16, "shared memory"),
-    # one warp a block: 32 block slots hold 32 warps
-    (16, 0, 32, 0, 32, 32, "blocks"),
-    # 96 threads = 3 warps: 21 blocks, 63 warps
-    (16, 0, 96, 0, 21, 63, "threads"),
-    # 1024 threads at 32 registers: 1024 a warp, 64 warps: 2 blocks
-    (32, 0, 1024, 0, 2, 64, "registers"),
-])
+@pytest.mark.parametrize(
+    "registers, shared, threads, dynamic, blocks, warps, limiter",
+    [
+        # 18 registers: 3 units of 256 a warp, 85 warps' worth; 8 blocks of 8 warps fill the 64 warps
+        (18, 0, 256, 0, 8, 64, "threads"),
+        # 64 registers: 2048 a warp, 32 warps: 4 blocks of 8
+        (64, 0, 256, 0, 4, 32, "registers"),
+        # 40 registers: 1280 a warp, 51 warps: 6 blocks of 8 (48 warps)
+        (40, 0, 256, 0, 6, 48, "registers"),
+        # 48 KB static + 1 KB reserved = 50176 B a block: 233472 // 50176 = 4 blocks of 4 warps
+        (16, 48 * 1024, 128, 0, 4, 16, "shared memory"),
+        # the same through dynamic shared memory
+        (16, 0, 128, 48 * 1024, 4, 16, "shared memory"),
+        # one warp a block: 32 block slots hold 32 warps
+        (16, 0, 32, 0, 32, 32, "blocks"),
+        # 96 threads = 3 warps: 21 blocks, 63 warps
+        (16, 0, 96, 0, 21, 63, "threads"),
+        # 1024 threads at 32 registers: 1024 a warp, 64 warps: 2 blocks
+        (32, 0, 1024, 0, 2, 64, "registers"),
+    ],
+)
 def test_occupancy_on_sm90_matches_hand_computed_cases(registers, shared, threads, dynamic, blocks, warps, limiter):
     occ = occupancy(Footprint(registers, shared, 0, 0, 0), threads, dynamic, SM90)
     assert (occ.blocks, occ.warps, occ.limiter) == (blocks, warps, limiter)
@@ -119,8 +127,14 @@ def test_a_block_that_cannot_fit_says_why():
 
 
 def test_the_devices_properties_replace_the_tables_figures():
-    props = {"regsPerMultiprocessor": 65536, "maxThreadsPerMultiProcessor": 1536, "maxBlocksPerMultiProcessor": 16,
-             "sharedMemPerMultiprocessor": 102400, "sharedMemPerBlockOptin": 101376, "reservedSharedMemPerBlock": 1024}
+    props = {
+        "regsPerMultiprocessor": 65536,
+        "maxThreadsPerMultiProcessor": 1536,
+        "maxBlocksPerMultiProcessor": 16,
+        "sharedMemPerMultiprocessor": 102400,
+        "sharedMemPerBlockOptin": 101376,
+        "reservedSharedMemPerBlock": 1024,
+    }
     limits = footprint.limits_of("sm_86", props)
     assert (limits.threads, limits.blocks, limits.shared) == (1536, 16, 102400)
     assert occupancy(Footprint(18, 0, 0, 0, 0), 256, 0, limits).blocks == 6  # 48 warps of 256-thread blocks
@@ -150,20 +164,38 @@ class RatedBox(TwinBox):
 
     def run(self, source, inputs, block, repeats=0, builtin=()):
         result = super().run(source, inputs, block, repeats, builtin)
-        return RunResult(result.outputs, [0.016] * repeats, result.overflow, {v: [0.01] * repeats for v in builtin},
-                         result.device)
+        return RunResult(
+            result.outputs, [0.016] * repeats, result.overflow, {v: [0.01] * repeats for v in builtin}, result.device
+        )
 
 
 CELLS = 3_000_000  # the heat stage's largest default size: a 2000 x 1500 grid
 
 
-def test_check_gives_the_kernels_gbs_and_percent_of_the_limit_beside_the_builtins(my_step, tmp_path, capsys,
-                                                                                 monkeypatch):
+def test_check_gives_the_kernels_gbs_and_percent_of_the_limit_beside_the_builtins(
+    my_step, tmp_path, capsys, monkeypatch
+):
     monkeypatch.setattr(user_commands, "Sandbox", RatedBox())
     monkeypatch.setattr(speed, "device_peaks", lambda device=0: PEAKS)
     out = tmp_path / "check.json"
-    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", str(CELLS), "--seeds", "1",
-                      "--json", str(out), "--quiet"]) == 0
+    assert (
+        main.main(
+            [
+                "check",
+                "heat",
+                "--kernel-file",
+                str(my_step),
+                "--sizes",
+                str(CELLS),
+                "--seeds",
+                "1",
+                "--json",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     head = next(line for line in text.splitlines() if line.split()[:1] == ["size"])
     assert head.split()[-3:] == ["GB/s", "%", "limit"]
@@ -186,8 +218,10 @@ def test_check_gives_the_kernels_gbs_and_percent_of_the_limit_beside_the_builtin
 def test_without_peaks_check_gives_rates_only(my_step, capsys, monkeypatch):
     monkeypatch.setattr(user_commands, "Sandbox", RatedBox())
     monkeypatch.setattr(speed, "device_peaks", lambda device=0: None)
-    assert main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", str(CELLS), "--seeds", "1",
-                      "--quiet"]) == 0
+    assert (
+        main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", str(CELLS), "--seeds", "1", "--quiet"])
+        == 0
+    )
     text = capsys.readouterr().out
     head = next(line for line in text.splitlines() if line.split()[:1] == ["size"])
     assert head.split()[-1] == "GB/s" and "limit" not in head
@@ -223,8 +257,9 @@ def test_every_user_stage_has_a_model_under_its_name(spec, stage):
     for variant in ("my_kernel.cu", *adapter.builtin):
         model = models(spec, adapter.model_setup(inputs, variant, adapter.default_block(), expected))[stage.name]
         assert model.bytes_actual > 0 and model.units > 0 and model.flops >= 0
-    found = speed.perfs(spec, stage, adapter, inputs, adapter.default_block(), {"my_kernel.cu": 0.5, "x": None},
-                        PEAKS, expected)
+    found = speed.perfs(
+        spec, stage, adapter, inputs, adapter.default_block(), {"my_kernel.cu": 0.5, "x": None}, PEAKS, expected
+    )
     assert list(found) == ["my_kernel.cu"] and found["my_kernel.cu"].gbs > 0
     assert np.isfinite(speed.sol_pct(found["my_kernel.cu"]))
 
@@ -233,8 +268,23 @@ def test_every_user_stage_has_a_model_under_its_name(spec, stage):
 @pytest.mark.gpu
 def test_check_on_the_gpu_gives_percentages_and_the_devices_occupancy(my_step, tmp_path, capsys):
     out, sass = tmp_path / "check.json", tmp_path / "my_step.sass"
-    code = main.main(["check", "heat", "--kernel-file", str(my_step), "--sizes", str(CELLS), "--seeds", "1",
-                      "--json", str(out), "--sass", str(sass), "--quiet"])
+    code = main.main(
+        [
+            "check",
+            "heat",
+            "--kernel-file",
+            str(my_step),
+            "--sizes",
+            str(CELLS),
+            "--seeds",
+            "1",
+            "--json",
+            str(out),
+            "--sass",
+            str(sass),
+            "--quiet",
+        ]
+    )
     printed = capsys.readouterr()
     assert code == 0, printed.err
     record = json.loads(out.read_text())
@@ -257,9 +307,24 @@ def test_bench_of_every_template_on_the_gpu_has_figures_for_every_timed_variant(
     path = tmp_path / f"my_{stage.name}.cu"
     path.write_text(source_path(stage.template).read_text())
     out = tmp_path / "bench.json"
-    assert main.main(["bench", spec.name, "--kernel-file", str(path), "--stage", stage.name, "--repeats", "5",
-                      "--json", str(out), "--quiet"]) == 0, capsys.readouterr().err
+    assert (
+        main.main(
+            [
+                "bench",
+                spec.name,
+                "--kernel-file",
+                str(path),
+                "--stage",
+                stage.name,
+                "--repeats",
+                "5",
+                "--json",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    ), capsys.readouterr().err
     results = json.loads(out.read_text())["results"]
     timed = [r for r in results if r["median_ms"]]
-    assert timed and all(r["speed_of_light"]["gbs"] > 0 and r["speed_of_light"]["copy_pct"] is not None
-                         for r in timed)
+    assert timed and all(r["speed_of_light"]["gbs"] > 0 and r["speed_of_light"]["copy_pct"] is not None for r in timed)

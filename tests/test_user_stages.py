@@ -122,8 +122,10 @@ def test_sdh_expected_is_every_pair_counted():
     p = np.stack([inputs["x"], inputs["y"], inputs["z"]], axis=1)
     i, j = np.triu_indices(p.shape[0], 1)
     d = p[i] - p[j]
-    bins = np.minimum((np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2]) / float(inputs["w"]))
-                      .astype(np.int64), int(inputs["nb"]) - 1)
+    bins = np.minimum(
+        (np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2]) / float(inputs["w"])).astype(np.int64),
+        int(inputs["nb"]) - 1,
+    )
     want = np.bincount(bins, minlength=int(inputs["nb"]))
     got = adapter.expected(inputs)["hist"]
     assert got.dtype == np.uint64 and got.shape == (int(inputs["nb"]),)
@@ -195,8 +197,9 @@ def test_durbin_expected_is_the_twin_and_solves_each_system():
         np.testing.assert_array_equal(expected["y"][s], twin.y)
         np.testing.assert_array_equal(expected["alphas"][s], twin.alphas)
         assert expected["betas"][s] == twin.betas[-1]
-        np.testing.assert_allclose(expected["y"][s], scipy.linalg.solve_toeplitz(toeplitz_column(r[s]), -r[s]),
-                                   rtol=0, atol=1e-10)
+        np.testing.assert_allclose(
+            expected["y"][s], scipy.linalg.solve_toeplitz(toeplitz_column(r[s]), -r[s]), rtol=0, atol=1e-10
+        )
     assert np.all(expected["y"] != 0) and np.all(expected["alphas"] != 0)
     assert {o.start for o in adapter.outputs(inputs).values()} == {"poison"}
 
@@ -332,7 +335,7 @@ def test_balls_expected_is_the_twins_sweep_in_the_balls_own_numbers():
     twin, _, found = proximity_cpu.proximity_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
     expected = adapter.expected(inputs)
     count, slots = expected["count"], expected["partners"].reshape(1001, -1)
-    listed = {(int(order[s]), int(order[p])) for s in range(1001) for p in slots[s, :count[s]]}
+    listed = {(int(order[s]), int(order[p])) for s in range(1001) for p in slots[s, : count[s]]}
     assert pair_set(listed) == pair_set(twin) and found > 300 and int(count.sum()) == 2 * found
 
 
@@ -345,7 +348,7 @@ def test_balls_compare_takes_lists_as_sets_and_names_missing_and_extra_partners(
     slots = expected["partners"].reshape(-1, k)
     shuffled = slots.copy()
     for s in np.flatnonzero(count > 1):  # any order is right
-        shuffled[s, :count[s]] = shuffled[s, :count[s]][::-1]
+        shuffled[s, : count[s]] = shuffled[s, : count[s]][::-1]
     assert adapter.compare(inputs, expected, {"count": count.copy(), "partners": shuffled.ravel()}).correct
     a, b = (int(s) for s in np.flatnonzero(count >= 2)[:2])
     got_count, got = count.copy(), slots.copy()

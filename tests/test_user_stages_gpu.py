@@ -115,7 +115,7 @@ def test_balls_missing_edge_is_caught_at_the_lowest_ball_and_its_partners():
     adapter = adapter_of("balls", "proximity")
     inputs = adapter.inputs(1001, seed)
     order, k = inputs["order"], int(inputs["k"])
-    lowest = expected["partners"].reshape(-1, k)[0, :expected["count"][0]]
+    lowest = expected["partners"].reshape(-1, k)[0, : expected["count"][0]]
     assert lowest.size  # the lowest ball has partners to lose
     want = sorted(int(order[s]) for s in [0, *lowest.tolist()])
     assert np.flatnonzero(found.mismatch).tolist() == want

@@ -178,13 +178,12 @@ def test_the_mismatch_table_and_the_first_diverging_step(ctl, tmp_path):
     text = lines_text(ctl)
     assert f"1 of {ctl.scene.n:,} cells wrong (exact); max abs 1" in text
     assert "first diverged from the CPU twin at step 1" in text
-    (label, expected, got, difference), = worst_rows(ctl.kernel.live.comparison)
+    ((label, expected, got, difference),) = worst_rows(ctl.kernel.live.comparison)
     assert label == "cell 7" and float(got) - float(expected) == pytest.approx(1.0, rel=1e-6)
     assert difference == "+1"
     rows = report(ctl.scene, 7).check
     assert rows and rows[0][0] == "out" and rows[0][3] == "+1", "hovering the cell shows expected vs got"
     assert report(ctl.scene, 8).check == []
-
 
 
 def timed_by_text(live, ms_by_text: dict, **reported):
@@ -198,6 +197,7 @@ def timed_by_text(live, ms_by_text: dict, **reported):
         for name, value in reported.items():
             setattr(result, name, value)
         return result
+
     live.sandbox.run = timed
 
 
@@ -215,8 +215,12 @@ def test_every_attempt_is_a_row_and_a_point_newest_first(ctl, tmp_path):
             ctl.single_step()
     headings, rows = attempt_table(ctl.kernel.live.attempts)
     assert headings == ("#", "built", "correct", "ms", "registers"), "no limit column before the panel figures one"
-    assert [(r[0], r[2], r[3]) for r in rows] == [("4", "yes", "0.1250"), ("3", "does not compile", "-"),
-                                                  ("2", "no: 1 wrong", "0.5000"), ("1", "yes", "0.2500")]
+    assert [(r[0], r[2], r[3]) for r in rows] == [
+        ("4", "yes", "0.1250"),
+        ("3", "does not compile", "-"),
+        ("2", "no: 1 wrong", "0.5000"),
+        ("1", "yes", "0.2500"),
+    ]
     assert [r[4] == "-" for r in rows] == [False, True, False, False], "ptxas's registers for each build that ran"
     assert all(len(r[1]) == 8 and r[1].count(":") == 2 for r in rows), "built at HH:MM:SS"
     live = ctl.kernel.live
@@ -260,14 +264,16 @@ def test_warnings_show_in_yellow_and_do_not_stop_the_swap(ctl, tmp_path):
 
     assert loaded(ctl, write(tmp_path / "my_step.cu", GOOD))
     live = ctl.kernel.live
-    warning = Diagnostic(str(live.source.path), 3, "warning", 'variable "spare" was declared but never referenced',
-                         "int spare;")
+    warning = Diagnostic(
+        str(live.source.path), 3, "warning", 'variable "spare" was declared but never referenced', "int spare;"
+    )
     live.watcher.take()  # nothing pending: the next look is the one below
     live.watcher._post(Reload(dataclasses.replace(live.source, text=WRONG), (warning,)))
     ctl.watch_scene()
     assert ctl.message == "my_step.cu compiled with 1 warning: swapped in, the state kept"
     assert live.build.text == WRONG
     assert ("warning", str(warning)) in kernel_lines(ctl) and "my_step.cu:3: warning: variable" in str(warning)
+
 
 class HeatWithoutAGpu(PretendGpuHeat):
     """A heat scene on a machine with no NVIDIA driver: the kernel compiles (NVRTC needs no GPU), nothing runs it."""
@@ -284,8 +290,10 @@ def test_a_kernel_compiled_without_a_gpu_says_it_needs_one_not_that_it_was_swapp
     ctl = Controller(HeatWithoutAGpu())
     try:
         assert loaded(ctl, write(tmp_path / "my_step.cu", GOOD))
-        assert ctl.message == ("my_step.cu compiled; it needs a GPU to run: no NVIDIA GPU driver on this machine "
-                               "(libcuda.so.1 not found): the GPU backend needs an NVIDIA GPU")
+        assert ctl.message == (
+            "my_step.cu compiled; it needs a GPU to run: no NVIDIA GPU driver on this machine "
+            "(libcuda.so.1 not found): the GPU backend needs an NVIDIA GPU"
+        )
         steps = ctl.scene.steps
         ctl.advance()
         assert ctl.scene.steps > steps and ctl.kernel.live.steps_run == 0, "the CPU ran the steps"
@@ -318,7 +326,7 @@ def test_the_panel_draws_the_kernels_messages(fake_sandbox, tmp_path):
 
     ctl = Controller(PretendGpuHeat())
     width, height = 1000, 1800
-    panel = np.s_[:, width - PANEL_WIDTH:width]
+    panel = np.s_[:, width - PANEL_WIDTH : width]
     path = write(tmp_path / "my_step.cu", GOOD)
     try:
         assert loaded(ctl, path)

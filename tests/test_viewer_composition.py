@@ -72,8 +72,10 @@ def _imported_modules(path: Path) -> set[str]:
 
 
 def test_the_panel_imports_nothing_of_the_window():
-    upward = {path.name: sorted(m for m in _imported_modules(path) if m.startswith("viewer.window"))
-              for path in (VIEWER / "panel").glob("*.py")}
+    upward = {
+        path.name: sorted(m for m in _imported_modules(path) if m.startswith("viewer.window"))
+        for path in (VIEWER / "panel").glob("*.py")
+    }
     assert {name: mods for name, mods in upward.items() if mods} == {}
 
 

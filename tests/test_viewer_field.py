@@ -41,9 +41,16 @@ class FieldScene:
         self.color_ranges = {"value": fixed, BLOCK_COLORS: fixed} if fixed else {}  # None: the data's range
 
     def view(self, color_mode):
-        return FieldView(shape=self.values.shape, extent=(0.0, 0.0, float(COLS), float(ROWS)), value_range=(0.0, 1.0),
-                         legend=Legend("value", 0.0, 1.0), host=lambda: self.values, write=self.write,
-                         colormap="inferno", tiles=self.tiles)
+        return FieldView(
+            shape=self.values.shape,
+            extent=(0.0, 0.0, float(COLS), float(ROWS)),
+            value_range=(0.0, 1.0),
+            legend=Legend("value", 0.0, 1.0),
+            host=lambda: self.values,
+            write=self.write,
+            colormap="inferno",
+            tiles=self.tiles,
+        )
 
 
 CAMERA = OrbitCamera.plan_view((0.0, 0.0, COLS, ROWS), 1.0)
@@ -144,6 +151,7 @@ def test_a_device_field_falls_back_to_the_host_when_interop_is_refused(monkeypat
 
 # --- the density scene --------------------------------------------------------------------------
 
+
 def field_area(scene) -> np.s_:
     """The pixels inside the density field's extent (default camera, no panel)."""
     camera = OrbitCamera.plan_view((0.0, 0.0, scene.size, scene.size), 1.0)
@@ -155,7 +163,7 @@ def field_area(scene) -> np.s_:
         return int((1 - p[1] / p[3]) / 2 * height), int((p[0] / p[3] + 1) / 2 * width)
 
     (top, left), (bottom, right) = at(0.0, scene.size), at(scene.size, 0.0)
-    return np.s_[top + 2: bottom - 2, left + 2: right - 2]
+    return np.s_[top + 2 : bottom - 2, left + 2 : right - 2]
 
 
 def test_density_counts_every_particle_once():
@@ -164,10 +172,13 @@ def test_density_counts_every_particle_once():
     assert counts.shape == (scene.cells, scene.cells) and counts.dtype == np.float32
     assert counts.sum() == scene.n
     cell = scene.size / scene.cells
-    row, col = np.minimum((scene.y / cell).astype(int), scene.cells - 1), np.minimum((scene.x / cell).astype(int),
-                                                                                      scene.cells - 1)
-    np.testing.assert_array_equal(counts, np.bincount(row * scene.cells + col, minlength=scene.cells**2)
-                                  .reshape(scene.cells, scene.cells))
+    row, col = (
+        np.minimum((scene.y / cell).astype(int), scene.cells - 1),
+        np.minimum((scene.x / cell).astype(int), scene.cells - 1),
+    )
+    np.testing.assert_array_equal(
+        counts, np.bincount(row * scene.cells + col, minlength=scene.cells**2).reshape(scene.cells, scene.cells)
+    )
 
 
 def test_density_is_drawn_headless_and_changes_as_the_particles_move():
@@ -187,7 +198,7 @@ def test_density_panel_shows_the_legend():
 
     scene = create_scene("density", n=3000)
     pixels = render_pixels(scene, 1000, 700, panel=True).astype(int)
-    panel = pixels[:, 1000 - PANEL_WIDTH: 1000]
+    panel = pixels[:, 1000 - PANEL_WIDTH : 1000]
     colours = ramp("inferno")[[64, 128, 192]] * 255
     for colour in colours:  # the colour bar holds the map's colours
         assert np.min(np.abs(panel - colour).max(axis=2)) <= 6
@@ -233,6 +244,7 @@ def test_density_in_a_window(tmp_path):
 
 # --- on a GPU ------------------------------------------------------------------------------------
 
+
 @pytest.mark.gpu
 def test_density_through_interop_equals_the_host_upload():
     scene = create_scene("density", n=20000, backend="gpu")
@@ -245,7 +257,9 @@ def test_density_through_interop_equals_the_host_upload():
     through_host = render_pixels(HostOnly(scene), *SIZE).astype(int)
     differ = np.any(through_interop != through_host, axis=2)
     rows, cols = np.nonzero(differ)
-    assert not differ.any(), (f"{differ.sum()} pixels differ, rows {rows.min()}-{rows.max()}, "
-                              f"columns {cols.min()}-{cols.max()} of {differ.shape}")
+    assert not differ.any(), (
+        f"{differ.sum()} pixels differ, rows {rows.min()}-{rows.max()}, "
+        f"columns {cols.min()}-{cols.max()} of {differ.shape}"
+    )
     host_view = HostOnly(scene).view("count")
     assert dataclasses.replace(host_view).write is None

@@ -28,8 +28,9 @@ class PretendChecks(Checks):
     def set_on(self, on):
         super().set_on(on)
         if on:
-            self.verification = Verification("the CPU z-sweep", 3, self.scene.n, 4.2, 7, 1,
-                                             {"pairs on the GPU": 1200, "pairs on the CPU": 1203})
+            self.verification = Verification(
+                "the CPU z-sweep", 3, self.scene.n, 4.2, 7, 1, {"pairs on the GPU": 1200, "pairs on the CPU": 1203}
+            )
 
 
 class GpuContractScene(BallsScene):
@@ -57,10 +58,10 @@ class GpuContractScene(BallsScene):
 
     def _gpu_pass_for_cpu(self):
         host = self.host
-        host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(host.pos, host.vel, self.knobs.variant,
-                                                                              self.timer)
+        host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(
+            host.pos, host.vel, self.knobs.variant, self.timer
+        )
         self.thread_of = np.arange(self.n)
-
 
 
 def press(ctl, symbol, modifiers=0):
@@ -140,13 +141,17 @@ def test_scene_errors_become_messages(ctl):
 
 def test_gpu_keys_say_why_when_the_scene_cannot_use_a_gpu():
     ctl = Controller(GpuContractScene(gpu=False))
-    for symbol, modifiers in [(key.A, 0), (key.F4, 0), (key.V, 0), (key.C, 0), (key.Q, 0),
-                              (key.Q, key.MOD_SHIFT)]:
+    for symbol, modifiers in [(key.A, 0), (key.F4, 0), (key.V, 0), (key.C, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT)]:
         message = press(ctl, symbol, modifiers)
         assert "needs a GPU: no CUDA device in this test" in message, message
     scene = ctl.scene
-    assert (scene.backend, scene.knobs.variant, scene.knobs.block, scene.cuda_proximity, scene.checks.on) == \
-        ("cpu", "global", 256, False, False)
+    assert (scene.backend, scene.knobs.variant, scene.knobs.block, scene.cuda_proximity, scene.checks.on) == (
+        "cpu",
+        "global",
+        256,
+        False,
+        False,
+    )
 
 
 def test_a_switches_the_backend_through_the_scene(ctl):
@@ -181,6 +186,7 @@ def test_nvidia_egl_is_preferred_only_where_installed(tmp_path):
 
 
 # --- with an OpenGL context (EGL, no display needed) --------------------------------------------
+
 
 @pytest.fixture
 def no_interop(monkeypatch):
@@ -275,6 +281,7 @@ def test_panel_draws_the_cuda_controls_and_verification():
 
 
 # --- in a window (Xvfb under make test) ---------------------------------------------------------
+
 
 def _display_problem():
     from viewer.window.app import display_problem

@@ -30,8 +30,9 @@ class BallArrays:
 
     def view(self, color_mode):
         categories = np.arange(len(self._pos), dtype=np.int32)
-        return PointsView(len(self._pos), 3, self.trough, 2.0, host=lambda: (self._pos, categories),
-                          palette=self._palette)
+        return PointsView(
+            len(self._pos), 3, self.trough, 2.0, host=lambda: (self._pos, categories), palette=self._palette
+        )
 
 
 def _project(camera: OrbitCamera, point, width: int, height: int) -> tuple[int, int]:

@@ -16,24 +16,27 @@ LEFT, RIGHT, MIDDLE = mouse.LEFT, mouse.RIGHT, mouse.MIDDLE
 SHIFT, CTRL = key.MOD_SHIFT, key.MOD_CTRL
 
 
-@pytest.mark.parametrize("button, modifiers, has_tool, tool_on, can_orbit, expected", [
-    # the tool on: left and right drags use it; middle and shift + left pan
-    (LEFT, 0, True, True, False, TOOL),
-    (RIGHT, 0, True, True, False, TOOL),
-    (MIDDLE, 0, True, True, False, PAN),
-    (LEFT, SHIFT, True, True, False, PAN),
-    (LEFT, CTRL, True, True, True, TOOL),
-    # the tool off: the camera's gestures, and ctrl + left reaches the tool
-    (LEFT, 0, True, False, False, PAN),
-    (LEFT, 0, True, False, True, ORBIT),
-    (RIGHT, 0, True, False, True, ZOOM),
-    (MIDDLE, 0, True, False, True, PAN),
-    (LEFT, CTRL, True, False, False, TOOL),
-    (RIGHT, CTRL, True, False, False, ZOOM),
-    # no tool: ctrl changes nothing
-    (LEFT, CTRL, False, False, True, ORBIT),
-    (LEFT, 0, False, True, True, ORBIT),
-])
+@pytest.mark.parametrize(
+    "button, modifiers, has_tool, tool_on, can_orbit, expected",
+    [
+        # the tool on: left and right drags use it; middle and shift + left pan
+        (LEFT, 0, True, True, False, TOOL),
+        (RIGHT, 0, True, True, False, TOOL),
+        (MIDDLE, 0, True, True, False, PAN),
+        (LEFT, SHIFT, True, True, False, PAN),
+        (LEFT, CTRL, True, True, True, TOOL),
+        # the tool off: the camera's gestures, and ctrl + left reaches the tool
+        (LEFT, 0, True, False, False, PAN),
+        (LEFT, 0, True, False, True, ORBIT),
+        (RIGHT, 0, True, False, True, ZOOM),
+        (MIDDLE, 0, True, False, True, PAN),
+        (LEFT, CTRL, True, False, False, TOOL),
+        (RIGHT, CTRL, True, False, False, ZOOM),
+        # no tool: ctrl changes nothing
+        (LEFT, CTRL, False, False, True, ORBIT),
+        (LEFT, 0, False, True, True, ORBIT),
+    ],
+)
 def test_gestures(button, modifiers, has_tool, tool_on, can_orbit, expected):
     assert gesture(button, modifiers, has_tool, tool_on, can_orbit) == expected
 
@@ -78,6 +81,7 @@ def test_a_ray_along_the_plane_has_no_point_on_it():
 
 
 # --- through a window --------------------------------------------------------------------------
+
 
 def _display_problem():
     from viewer.window.app import display_problem
@@ -132,8 +136,9 @@ def _pushed(v, start, end):
     reach = scene.controls.tool_values["radius"] * scene.size
     near = np.hypot(scene.x - x1, scene.y - y1) <= reach
     # Distance to the segment start -> end: every drag event pushes around its own position.
-    along = np.clip(((scene.x - x0) * (x1 - x0) + (scene.y - y0) * (y1 - y0)) / ((x1 - x0) ** 2 + (y1 - y0) ** 2),
-                    0.0, 1.0)
+    along = np.clip(
+        ((scene.x - x0) * (x1 - x0) + (scene.y - y0) * (y1 - y0)) / ((x1 - x0) ** 2 + (y1 - y0) ** 2), 0.0, 1.0
+    )
     path = np.hypot(scene.x - (x0 + along * (x1 - x0)), scene.y - (y0 + along * (y1 - y0)))
     return near, path > 1.5 * reach, np.column_stack([scene.vx, scene.vy])
 

@@ -50,8 +50,24 @@ def test_bindings_are_unique_and_every_action_exists(spec):
 def test_original_keys_are_all_bound():
     labels = {b.label for b in bindings_for(SCENES["balls"])}
     assert {"F4", "a", "v", "t", "T", "c", "q", "Q", "Space", "s", "r", "F1", "F12", "Esc"} <= labels
-    assert {b.label for b in BINDINGS if b.shown} == {"a", "v", "c", "q", "Q", "Space", "s", "r", "R", "Home", "F1",
-                                                      "F11", "F12", "Esc", "1…4", "Ctrl+1…4"}
+    assert {b.label for b in BINDINGS if b.shown} == {
+        "a",
+        "v",
+        "c",
+        "q",
+        "Q",
+        "Space",
+        "s",
+        "r",
+        "R",
+        "Home",
+        "F1",
+        "F11",
+        "F12",
+        "Esc",
+        "1…4",
+        "Ctrl+1…4",
+    }
 
 
 def test_bookmark_keys_tell_ctrl_apart():

@@ -37,8 +37,9 @@ def test_ball_counters_show_the_last_pass():
 
 
 def test_verification_lines_read_the_record():
-    record = Verification("the CPU z-sweep", 3, 1715, 4.25, 7, 1,
-                          {"pairs on the GPU": 1200, "largest difference": 2e-13})
+    record = Verification(
+        "the CPU z-sweep", 3, 1715, 4.25, 7, 1, {"pairs on the GPU": 1200, "largest difference": 2e-13}
+    )
     lines = verification_lines(record, "balls")
     assert lines[0] == ("3 of 1,715 balls differ (marked)", True)
     assert ("pairs on the GPU: 1,200", False) in lines and ("largest difference: 2e-13", False) in lines
@@ -80,7 +81,7 @@ def test_the_panel_draws_for_every_scene(name):
     preset = spec.preset(spec.default_preset)
     scene = spec.create(n=min(preset.count, 2000)) if preset.count else spec.create()
     pixels = render_pixels(scene, 1000, 700, panel=True).astype(int)
-    panel = pixels[20:680, 1000 - PANEL_WIDTH + 10: 1000 - 20]
+    panel = pixels[20:680, 1000 - PANEL_WIDTH + 10 : 1000 - 20]
     assert len(np.unique(panel.reshape(-1, 3), axis=0)) > 20, "text and widgets"
 
 

@@ -55,8 +55,9 @@ def test_render_image_without_a_display(tmp_path):
         f"render_image(scene, {str(shot)!r}, 400, 300, color_mode='speed')"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     if "EGL" in result.stderr and result.returncode:
         pytest.skip(f"no EGL here: {result.stderr.strip().splitlines()[-1]}")
     assert result.returncode == 0, result.stderr
@@ -70,6 +71,7 @@ def test_render_image_without_a_display(tmp_path):
 
 
 # --- in a window (Xvfb under make test) ---------------------------------------------------------
+
 
 def _display_problem():
     from viewer.window.app import display_problem
@@ -85,8 +87,7 @@ needs_display = pytest.mark.skipif(_NO_DISPLAY is not None, reason=f"needs a dis
 def viewer(tmp_path_factory):
     from viewer.window.app import Viewer
 
-    v = Viewer(create_scene("particles", n=N), 900, 600, max_fps=None,
-               screenshot_dir=tmp_path_factory.mktemp("shots"))
+    v = Viewer(create_scene("particles", n=N), 900, 600, max_fps=None, screenshot_dir=tmp_path_factory.mktemp("shots"))
     for _ in range(3):
         v.tick()
     yield v

@@ -12,9 +12,17 @@ from viewer.render.view import BACKGROUND
 pytestmark = needs_egl
 
 RED = (1.0, 0.15, 0.15, 1.0)
-SPEC = SceneSpec(name="plot-demo", title="every kind of plot", words=Words("points", "point"), view="plots",
-                 presets=(Preset("one", "a curve with a point to drag"),), default_preset="one",
-                 scene="test_viewer_plots:PlotDemo", stages=("curve",), stats=(Stat("n", "points"),))
+SPEC = SceneSpec(
+    name="plot-demo",
+    title="every kind of plot",
+    words=Words("points", "point"),
+    view="plots",
+    presets=(Preset("one", "a curve with a point to drag"),),
+    default_preset="one",
+    scene="test_viewer_plots:PlotDemo",
+    stages=("curve",),
+    stats=(Stat("n", "points"),),
+)
 
 
 class PlotDemo(Scene):
@@ -53,18 +61,27 @@ class PlotDemo(Scene):
     def view(self, color_mode):
         x = np.linspace(0.0, 4.0, self.n)
         y = self.peak[1] * np.exp(-((x - self.peak[0]) ** 2))
-        curve = Plot("curve", [
-            Series("curve", x, y, color=RED),
-            Series("bars", x[::8], y[::8] / 2, style="bars", width=0.2),
-            Series("stairs", x, y / 3, style="stairs"),
-            Series("scatter", x[::4], y[::4] + 0.1, style="scatter"),
-            Series("band", x, y + 0.05, style="shaded", y2=y - 0.05),
-        ], x_label="x", y_label="y", x_limits=(0.0, 4.0), y_limits=(-0.2, 1.2), hlines=(0.25,),
-            drag_points=[DragPoint("peak", *self.peak)])
+        curve = Plot(
+            "curve",
+            [
+                Series("curve", x, y, color=RED),
+                Series("bars", x[::8], y[::8] / 2, style="bars", width=0.2),
+                Series("stairs", x, y / 3, style="stairs"),
+                Series("scatter", x[::4], y[::4] + 0.1, style="scatter"),
+                Series("band", x, y + 0.05, style="shaded", y2=y - 0.05),
+            ],
+            x_label="x",
+            y_label="y",
+            x_limits=(0.0, 4.0),
+            y_limits=(-0.2, 1.2),
+            hlines=(0.25,),
+            drag_points=[DragPoint("peak", *self.peak)],
+        )
         r, c = np.mgrid[0:16, 0:24]
         heat = Plot("heat", [Series("growth", np.arange(1.0, 10.0), 2.0 ** np.arange(9.0))], x_log=True, y_log=True)
-        field = Plot("field", [], heatmap=(r + c).astype(np.float64), x_limits=(0.0, 3.0), y_limits=(0.0, 2.0),
-                     equal_aspect=True)
+        field = Plot(
+            "field", [], heatmap=(r + c).astype(np.float64), x_limits=(0.0, 3.0), y_limits=(0.0, 2.0), equal_aspect=True
+        )
         return PlotsView([curve, heat, field], columns=2)
 
 
@@ -77,7 +94,7 @@ def test_plots_are_drawn_headless():
     assert off_background.mean() > 0.5, "the plots cover the area"
     red = (pixels[..., 0] > 200) & (pixels[..., 1] < 90) & (pixels[..., 2] < 90)
     assert red[:, : width // 2].sum() > 50, "the red curve is drawn in the left column"
-    assert len(np.unique(pixels[height // 2:, width // 2:].reshape(-1, 3), axis=0)) > 50, "the heatmap's colours"
+    assert len(np.unique(pixels[height // 2 :, width // 2 :].reshape(-1, 3), axis=0)) > 50, "the heatmap's colours"
 
 
 def test_plots_leave_the_panel_its_place():

@@ -47,8 +47,14 @@ GREEN_PALETTE = np.array([[0.0, 1.0, 0.0]], np.float32)
 
 def _green_balls(positions: np.ndarray) -> PointsView:
     """Balls of category 0 in a palette of green."""
-    return PointsView(len(positions), 3, Trough(40.0, -80.0, 80.0), 1.0,
-                      lambda: (positions, np.zeros(len(positions), np.int32)), palette=GREEN_PALETTE)
+    return PointsView(
+        len(positions),
+        3,
+        Trough(40.0, -80.0, 80.0),
+        1.0,
+        lambda: (positions, np.zeros(len(positions), np.int32)),
+        palette=GREEN_PALETTE,
+    )
 
 
 def _draw(gl, fill):
@@ -100,8 +106,9 @@ def _command(instances: int) -> bytes:
 
 def test_splatted_pixels_show_with_their_depth_and_the_rest_stays_clear(gl):
     def fill(splat):
-        splat.image_buffer.write(_image({(10, 5): _packed(0.25, (255, 0, 0, 255)),
-                                         (11, 5): _packed(0.75, (0, 0, 255, 255))}))
+        splat.image_buffer.write(
+            _image({(10, 5): _packed(0.25, (255, 0, 0, 255)), (11, 5): _packed(0.75, (0, 0, 255, 255))})
+        )
         splat.command.write(_command(0))
 
     rgb, depth = _draw(gl, fill)
@@ -128,7 +135,7 @@ def test_listed_big_balls_are_drawn_as_impostors_behind_nearer_splats(gl):
     row, col = SIZE[1] - 1 - centre[1], centre[0]
     assert tuple(rgb[row, col]) == (255, 0, 0), "the nearer splatted pixel stays in front"
     # The ball is about 13 pixels in radius here: everything around the centre is the ball.
-    around = rgb[row - 3:row + 4, col - 3:col + 4].astype(int)
+    around = rgb[row - 3 : row + 4, col - 3 : col + 4].astype(int)
     around[3, 3] = (0, 255, 0)
     assert np.all(around[..., 1] > around[..., 0] + 40) and np.all(around[..., 1] > around[..., 2] + 40)
     assert 0.5 < depth[row - 2, col] < 1.0
@@ -162,7 +169,6 @@ def test_a_failing_splat_falls_back_to_impostors_with_the_reason(gl, monkeypatch
 
 
 # --- on a GPU: splatted device balls look like impostors -------------------------------------------
-
 
 
 def _render(scene, camera: OrbitCamera, size=(800, 500)):

@@ -23,26 +23,44 @@ _PROBLEM = display_problem()
 needs_display = pytest.mark.skipif(_PROBLEM is not None, reason=f"needs a display: {_PROBLEM}")
 
 
-@pytest.mark.parametrize("reason, cause, advice", [
-    ("CuPy is not installed (ModuleNotFoundError) though an NVIDIA GPU is here; install the [gpu] extra",
-     "CuPy is not installed", "pip install"),
-    ("no NVIDIA GPU driver on this machine (libcuda.so.1 not found): the GPU backend needs an NVIDIA GPU",
-     "no NVIDIA GPU or driver", "CPU backend"),
-    ("no NVIDIA GPU found (the NVIDIA driver is installed but sees no GPU)", "no NVIDIA GPU", "CPU backend"),
-    ("the NVIDIA driver did not start (cuInit error 999); nvidia-smi shows its state", "did not start", "nvidia-smi"),
-    ("no CUDA device found", "no NVIDIA GPU", "CPU backend"),
-    ("no usable CUDA device: cudaErrorNoDevice: no CUDA-capable device is detected", "no NVIDIA GPU", "CPU"),
-    ("no usable CUDA device: cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime "
-     "version", "driver is older", "Update the NVIDIA driver"),
-    ("this scene has no GPU kernels", "no GPU kernels", ""),
-])
+@pytest.mark.parametrize(
+    "reason, cause, advice",
+    [
+        (
+            "CuPy is not installed (ModuleNotFoundError) though an NVIDIA GPU is here; install the [gpu] extra",
+            "CuPy is not installed",
+            "pip install",
+        ),
+        (
+            "no NVIDIA GPU driver on this machine (libcuda.so.1 not found): the GPU backend needs an NVIDIA GPU",
+            "no NVIDIA GPU or driver",
+            "CPU backend",
+        ),
+        ("no NVIDIA GPU found (the NVIDIA driver is installed but sees no GPU)", "no NVIDIA GPU", "CPU backend"),
+        (
+            "the NVIDIA driver did not start (cuInit error 999); nvidia-smi shows its state",
+            "did not start",
+            "nvidia-smi",
+        ),
+        ("no CUDA device found", "no NVIDIA GPU", "CPU backend"),
+        ("no usable CUDA device: cudaErrorNoDevice: no CUDA-capable device is detected", "no NVIDIA GPU", "CPU"),
+        (
+            "no usable CUDA device: cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime "
+            "version",
+            "driver is older",
+            "Update the NVIDIA driver",
+        ),
+        ("this scene has no GPU kernels", "no GPU kernels", ""),
+    ],
+)
 def test_gpu_advice_fits_the_cause(reason, cause, advice):
     got_cause, got_advice = gpu_advice(reason)
     assert cause in got_cause and advice in got_advice
 
 
-@pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".jpg", b"\xff\xd8\xff"), (".jpeg", b"\xff\xd8\xff"),
-                                           (".webp", b"RIFF")])
+@pytest.mark.parametrize(
+    "suffix, magic", [(".png", b"\x89PNG"), (".jpg", b"\xff\xd8\xff"), (".jpeg", b"\xff\xd8\xff"), (".webp", b"RIFF")]
+)
 def test_pictures_take_the_format_their_extension_names(tmp_path, suffix, magic):
     rng = np.random.default_rng(2)
     pixels = np.repeat(np.repeat(rng.integers(0, 256, (6, 8, 3), dtype=np.uint8), 8, axis=0), 8, axis=1)
@@ -79,9 +97,26 @@ def test_help_lists_every_registered_scene(cli):
 @pytest.mark.parametrize("suffix", [".png", ".jpg"])
 def test_windowed_screenshot_prints_its_path(tmp_path, suffix):
     path = tmp_path / f"end{suffix}"
-    result = subprocess.run([sys.executable, str(ROOT / "main.py"), "run", "particles", "-n", "500", "--steps", "10",
-                             "--screenshot", str(path), "--size", "640x400"], capture_output=True, text=True,
-                            timeout=120, cwd=ROOT)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "run",
+            "particles",
+            "-n",
+            "500",
+            "--steps",
+            "10",
+            "--screenshot",
+            str(path),
+            "--size",
+            "640x400",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr
     assert f"screenshot: {path}" in result.stdout.splitlines()
     assert read_image(path).shape == (400, 640, 3)

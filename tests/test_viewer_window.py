@@ -126,8 +126,9 @@ def test_T_and_t_load_the_benchmarks(viewer):
     assert viewer.scene.n == 400
 
 
-@pytest.mark.parametrize("symbol, modifiers", [(key.A, 0), (key.F4, 0), (key.V, 0), (key.C, 0),
-                                               (key.Q, 0), (key.Q, key.MOD_SHIFT)])
+@pytest.mark.parametrize(
+    "symbol, modifiers", [(key.A, 0), (key.F4, 0), (key.V, 0), (key.C, 0), (key.Q, 0), (key.Q, key.MOD_SHIFT)]
+)
 def test_gpu_keys_explain_and_change_nothing_without_a_gpu(viewer, symbol, modifiers):
     if viewer.controller.gpu.reason() is None:
         pytest.skip("this machine can run the scene on a GPU")
@@ -168,7 +169,7 @@ def test_bad_slider_values_do_not_crash(viewer):
             value = viewer.scene.controls.param_value(param.name)
             assert math.isfinite(value) and param.lo <= value <= param.hi
         assert viewer.tick()
-    viewer.controller.set_count(-10**12)  # clamped to the smallest count
+    viewer.controller.set_count(-(10**12))  # clamped to the smallest count
     assert viewer.scene.n == viewer.scene.count_range[0]
     viewer.controller.set_count("many")
     assert "not a number" in viewer.message
@@ -231,8 +232,7 @@ def test_scripted_run_reaches_the_step_count_and_saves_the_window(tmp_path):
         "print('steps', scene.steps); sys.exit(status)"
     )
     root = Path(__file__).resolve().parent.parent
-    result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "steps 23" in result.stdout
     pixels = read_image(shot)

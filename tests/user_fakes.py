@@ -39,10 +39,16 @@ BROKEN = GOOD.replace("    int j = blockIdx.y", "    x = 1;\n    int j = blockId
 BROKEN_LINE = 5
 
 STAGE = UserStage(
-    name="step", summary="one heat step", entry="step",
+    name="step",
+    summary="one heat step",
+    entry="step",
     signature="void step(const float* in, float* out, int ni, int nj, float tfac)",
     params=(("in", "the field"), ("out", "the next field"), ("ni", "columns"), ("nj", "rows"), ("tfac", "factor")),
-    launch="one thread a cell", compare="exact", template="sim/heat/stencil.cu", adapter="user_fakes:StepStage")
+    launch="one thread a cell",
+    compare="exact",
+    template="sim/heat/stencil.cu",
+    adapter="user_fakes:StepStage",
+)
 SPEC = dataclasses.replace(HEAT, user_stages=(STAGE,))
 
 
@@ -97,8 +103,9 @@ class StepStage:
         want, have = expected["out"].reshape(-1), got["out"].reshape(-1)
         mismatch = want.view(np.uint32) != have.view(np.uint32)
         diff = np.abs(have.astype(np.float64) - want)
-        worst = [Worst(int(i), f"cell {i}", float(want[i]), float(have[i])) for i in np.argsort(-diff)[:3]
-                 if mismatch[i]]
+        worst = [
+            Worst(int(i), f"cell {i}", float(want[i]), float(have[i])) for i in np.argsort(-diff)[:3] if mismatch[i]
+        ]
         rel = diff / np.maximum(np.abs(want), 1e-30)
         values = [Values(want, have, mismatch, np.arange(want.size), lambda i: f"cell {i}", "out")]
         return Comparison(mismatch, float(diff.max(initial=0.0)), float(rel.max(initial=0.0)), worst, values=values)

@@ -28,7 +28,11 @@ from viewer.gpu.egl import prefer_nvidia_egl
 pyglet.options["shadow_window"] = False
 pyglet.options["debug_gl"] = False
 prefer_nvidia_egl()
-AUTO_HEADLESS = (sys.platform.startswith("linux") and not pyglet.options.get("headless")
-                 and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"))
+AUTO_HEADLESS = (
+    sys.platform.startswith("linux")
+    and not pyglet.options.get("headless")
+    and not os.environ.get("DISPLAY")
+    and not os.environ.get("WAYLAND_DISPLAY")
+)
 if AUTO_HEADLESS:
     pyglet.options["headless"] = True

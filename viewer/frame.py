@@ -54,9 +54,15 @@ class FrameComposer:
         self.view = view
         self.gui = gui
 
-    def compose_ui(self, display: tuple[int, int], fb_size: tuple[int, int], dt: float, area: Area,
-                   overlays: Callable[[tuple[int, int]], bool] = lambda fb_size: True,
-                   on_point: Callable[[str, float, float], None] | None = None) -> bool:
+    def compose_ui(
+        self,
+        display: tuple[int, int],
+        fb_size: tuple[int, int],
+        dt: float,
+        area: Area,
+        overlays: Callable[[tuple[int, int]], bool] = lambda fb_size: True,
+        on_point: Callable[[str, float, float], None] | None = None,
+    ) -> bool:
         """Lay out one ImGui frame: the plots of a plots view (their drag points to ``on_point``; none
         without it), the legend in ``area``'s corner, then ``overlays(fb_size)``. False from ``overlays``
         abandons the frame (what it drew over changed); returns whether the frame is ready to draw."""
@@ -70,8 +76,9 @@ class FrameComposer:
         self.gui.end_frame()
         return ready
 
-    def draw(self, target: moderngl.Framebuffer, camera, fb_size: tuple[int, int], covered: int = 0,
-             ui: bool = False) -> None:
+    def draw(
+        self, target: moderngl.Framebuffer, camera, fb_size: tuple[int, int], covered: int = 0, ui: bool = False
+    ) -> None:
         """The view into ``target`` (``covered`` pixels at the right edge under the panel), then the
         last composed ImGui frame over it when ``ui``; drawing again (a screenshot) gives the same."""
         self.view.draw(target, camera, fb_size, covered)

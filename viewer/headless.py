@@ -147,21 +147,29 @@ def render_image(
     return write_image(path, render_pixels(scene, width, height, camera, color_mode, panel))
 
 
-
 class HeadlessRecording:
     """``run --headless --record``: after each physics step, a video frame when ``every`` more steps
     have passed (S steps make S // every frames), and the final state once more when the last of
     those shows an earlier step, so a run shorter than ``every`` still makes a video. Call ``stop()``
     to finish the file or ``abort()``."""
 
-    def __init__(self, scene, path: str | Path, size: tuple[int, int], every: int, fps: float = 30.0,
-                 color_mode: str | None = None, panel: bool = False):
+    def __init__(
+        self,
+        scene,
+        path: str | Path,
+        size: tuple[int, int],
+        every: int,
+        fps: float = 30.0,
+        color_mode: str | None = None,
+        panel: bool = False,
+    ):
         self.scene = scene
         self.color_mode = color_mode
         self.renderer = HeadlessRenderer(*size, panel=panel)
         try:
-            self.recorder = Recorder(self.renderer.ctx, path, size, RecordOptions(STEPS, int(every), fps, panel),
-                                     steps=scene.steps)
+            self.recorder = Recorder(
+                self.renderer.ctx, path, size, RecordOptions(STEPS, int(every), fps, panel), steps=scene.steps
+            )
         except BaseException:
             self.renderer.close()
             raise

@@ -16,8 +16,17 @@ from typing import Any
 from pyglet.window import key, mouse  # re-exported: import them from here, after viewer's pyglet options
 
 __all__ = [
-    "BINDINGS", "MOUSE_HELP", "KeyBinding", "KeyMap", "KeyTargets", "bindings_for", "find_binding", "key",
-    "key_symbol", "mouse", "scene_bindings",
+    "BINDINGS",
+    "MOUSE_HELP",
+    "KeyBinding",
+    "KeyMap",
+    "KeyTargets",
+    "bindings_for",
+    "find_binding",
+    "key",
+    "key_symbol",
+    "mouse",
+    "scene_bindings",
 ]
 
 
@@ -51,10 +60,16 @@ def _window(action: Callable[[Any], Action]) -> Callable[[KeyTargets], Action | 
 
 # The keys whose label the switches' messages name ("v: verification off").
 GPU_PHYSICS_KEY = KeyBinding("a", key.A, False, "physics on CPU / GPU", lambda t: t.controller.gpu.toggle_gpu_physics)
-VERIFY_KEY = KeyBinding("v", key.V, False, "verify the GPU against the CPU, what differs marked (GPU)",
-                        lambda t: t.controller.gpu.toggle_verify)
-BLOCK_COLORS_KEY = KeyBinding("c", key.C, False, "colour by CUDA block on / off (GPU)",
-                              lambda t: t.controller.toggle_block_colors)
+VERIFY_KEY = KeyBinding(
+    "v",
+    key.V,
+    False,
+    "verify the GPU against the CPU, what differs marked (GPU)",
+    lambda t: t.controller.gpu.toggle_verify,
+)
+BLOCK_COLORS_KEY = KeyBinding(
+    "c", key.C, False, "colour by CUDA block on / off (GPU)", lambda t: t.controller.toggle_block_colors
+)
 VARIANT_KEY = KeyBinding("q", key.Q, False, "next kernel variant (GPU)", lambda t: t.controller.gpu.cycle_variant)
 BLOCK_SIZE_KEY = KeyBinding("Q", key.Q, True, "next CUDA block size (GPU)", lambda t: t.controller.gpu.cycle_block_size)
 
@@ -62,20 +77,49 @@ BINDINGS: tuple[KeyBinding, ...] = (
     KeyBinding("Space", key.SPACE, None, "pause / resume the simulation", lambda t: t.controller.toggle_pause),
     KeyBinding("s", key.S, False, "pause and advance one physics step", lambda t: t.controller.single_step),
     KeyBinding("r", key.R, False, "reload the current preset (same seed)", lambda t: t.controller.reset),
-    GPU_PHYSICS_KEY, VERIFY_KEY, BLOCK_COLORS_KEY, VARIANT_KEY, BLOCK_SIZE_KEY,
-    KeyBinding("R", key.R, True, "record the view to an MP4 in ./recordings (again: stop)",
-               _window(lambda w: w.toggle_recording)),
+    GPU_PHYSICS_KEY,
+    VERIFY_KEY,
+    BLOCK_COLORS_KEY,
+    VARIANT_KEY,
+    BLOCK_SIZE_KEY,
+    KeyBinding(
+        "R",
+        key.R,
+        True,
+        "record the view to an MP4 in ./recordings (again: stop)",
+        _window(lambda w: w.toggle_recording),
+    ),
     KeyBinding("Home", key.HOME, None, "camera back to the default view", _window(lambda w: w.reset_camera)),
-    *(KeyBinding("1…4" if n == "1" else n, getattr(key, f"_{n}"), None, "camera to bookmark 1…4",
-                 _window(lambda w, n=n: partial(w.restore_bookmark, n)), ctrl=False, shown=n == "1") for n in "1234"),
-    *(KeyBinding("Ctrl+1…4" if n == "1" else f"Ctrl+{n}", getattr(key, f"_{n}"), None,
-                 "save the camera as bookmark 1…4 (kept with the settings)",
-                 _window(lambda w, n=n: partial(w.save_bookmark, n)), ctrl=True, shown=n == "1") for n in "1234"),
+    *(
+        KeyBinding(
+            "1…4" if n == "1" else n,
+            getattr(key, f"_{n}"),
+            None,
+            "camera to bookmark 1…4",
+            _window(lambda w, n=n: partial(w.restore_bookmark, n)),
+            ctrl=False,
+            shown=n == "1",
+        )
+        for n in "1234"
+    ),
+    *(
+        KeyBinding(
+            "Ctrl+1…4" if n == "1" else f"Ctrl+{n}",
+            getattr(key, f"_{n}"),
+            None,
+            "save the camera as bookmark 1…4 (kept with the settings)",
+            _window(lambda w, n=n: partial(w.save_bookmark, n)),
+            ctrl=True,
+            shown=n == "1",
+        )
+        for n in "1234"
+    ),
     KeyBinding("F1", key.F1, None, "show / hide this help", _window(lambda w: w.toggle_help)),
     KeyBinding("F11", key.F11, None, "full screen on / off", _window(lambda w: w.toggle_fullscreen)),
     KeyBinding("F12", key.F12, None, "save a PNG of the window into ./screenshots", _window(lambda w: w.screenshot)),
-    KeyBinding("Esc", key.ESCAPE, None, "close the help, else unpin, else quit (a second Esc)",
-               _window(lambda w: w.escape)),
+    KeyBinding(
+        "Esc", key.ESCAPE, None, "close the help, else unpin, else quit (a second Esc)", _window(lambda w: w.escape)
+    ),
 )
 
 MOUSE_HELP: tuple[tuple[str, str], ...] = (
@@ -129,8 +173,11 @@ def bindings_for(spec) -> tuple[KeyBinding, ...]:
 
 
 def _matches(binding: KeyBinding, symbol: int, shift: bool, ctrl: bool) -> bool:
-    return (binding.symbol == symbol and (binding.shift is None or binding.shift == shift)
-            and (binding.ctrl is None or binding.ctrl == ctrl))
+    return (
+        binding.symbol == symbol
+        and (binding.shift is None or binding.shift == shift)
+        and (binding.ctrl is None or binding.ctrl == ctrl)
+    )
 
 
 def find_binding(symbol: int, modifiers: int) -> KeyBinding | None:

@@ -130,8 +130,10 @@ class LiveHistogram:
 
 def too_many_points(n: int, limit: int, backend: str, unit: str) -> str:
     pairs = n * (n - 1) // 2
-    line = (f"histogram off above {limit:,} {unit} on the {backend.upper()}: {n:,} {unit} make "
-            f"{pairs:,} pairs, too many to recount live")
+    line = (
+        f"histogram off above {limit:,} {unit} on the {backend.upper()}: {n:,} {unit} make "
+        f"{pairs:,} pairs, too many to recount live"
+    )
     if backend == "cpu":
         line += f" (on the GPU backend it runs up to {POINT_LIMITS['gpu']:,})"
     return line

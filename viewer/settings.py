@@ -71,8 +71,11 @@ class Settings:
             return cls(path, problem=f"settings file {path} cannot be read ({exc}): ignored, starting clean")
         version = data.get("version")
         if version != VERSION:
-            return cls(path, problem=f"settings file {path} is from another version of kernel-lab (version "
-                                     f"{version!r}, this one reads {VERSION}): ignored, starting clean")
+            return cls(
+                path,
+                problem=f"settings file {path} is from another version of kernel-lab (version "
+                f"{version!r}, this one reads {VERSION}): ignored, starting clean",
+            )
         problem = _shape_problem(data)
         if problem:
             return cls(path, problem=f"settings file {path} is damaged ({problem}): ignored, starting clean")
@@ -138,8 +141,9 @@ class Settings:
             width, height = window.get("width"), window.get("height")
             if all(isinstance(v, int) and not isinstance(v, bool) and 200 <= v <= 16384 for v in (width, height)):
                 size = (width, height)
-        return replace(request, size=size,
-                       scene=replace(scene, scene=name, preset=preset, count=count, backend=backend))
+        return replace(
+            request, size=size, scene=replace(scene, scene=name, preset=preset, count=count, backend=backend)
+        )
 
     def saved_start(self, spec) -> tuple[str | None, int | None]:
         """A scene's saved preset (if the scene still has it) and count (if that preset takes one)."""
@@ -147,16 +151,22 @@ class Settings:
         preset, count = saved.get("preset"), saved.get("count")
         if not isinstance(preset, str) or preset not in {p.name for p in spec.presets}:
             return None, None
-        if (isinstance(count, int) and not isinstance(count, bool) and count > 0
-                and spec.preset(preset).count is not None):
+        if (
+            isinstance(count, int)
+            and not isinstance(count, bool)
+            and count > 0
+            and spec.preset(preset).count is not None
+        ):
             return preset, count
         return preset, None
 
     def count_ignored(self, scene: str, count: int, reason) -> str:
         """Say (and keep in ``ignored``) that the saved ``count`` of ``scene`` cannot run, and why."""
         where = f" in {self.path}" if self.path is not None else ""
-        notice = (f"saved count {count:,} of the {scene} scene{where} cannot run ({reason}): "
-                  "ignored, the preset's count instead")
+        notice = (
+            f"saved count {count:,} of the {scene} scene{where} cannot run ({reason}): "
+            "ignored, the preset's count instead"
+        )
         self.ignored.append(notice)
         return notice
 

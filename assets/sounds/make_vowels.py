@@ -23,9 +23,14 @@ import numpy as np
 RATE = 16_000
 SECONDS = 1.5
 # (time s, F1, F2, F3 in Hz): formants of an adult voice, linearly interpolated between the marks
-FORMANTS = [(0.00, 730, 1090, 2440), (0.35, 730, 1090, 2440),   # /a/
-            (0.60, 270, 2290, 3010), (0.85, 270, 2290, 3010),   # glide to /i/, hold
-            (1.10, 300, 870, 2240), (1.50, 300, 870, 2240)]     # glide to /u/, hold
+FORMANTS = [
+    (0.00, 730, 1090, 2440),
+    (0.35, 730, 1090, 2440),  # /a/
+    (0.60, 270, 2290, 3010),
+    (0.85, 270, 2290, 3010),  # glide to /i/, hold
+    (1.10, 300, 870, 2240),
+    (1.50, 300, 870, 2240),
+]  # glide to /u/, hold
 BANDWIDTHS = (80.0, 100.0, 140.0)  # Hz, per formant
 F0 = [(0.0, 130.0), (0.6, 150.0), (1.5, 100.0)]  # Hz: a rise and a fall
 BREATH = 2e-3  # white noise beside the pulses (the pulses' derivative peaks near 0.05)
@@ -44,8 +49,11 @@ def glottal_source(t: np.ndarray) -> np.ndarray:
     f0 = interpolate(F0, t)[:, 0]
     phase = np.cumsum(f0) / RATE % 1.0
     opening, closing = 0.4, 0.2
-    flow = np.where(phase < opening, 0.5 * (1 - np.cos(np.pi * phase / opening)),
-                    np.where(phase < opening + closing, np.cos(0.5 * np.pi * (phase - opening) / closing), 0.0))
+    flow = np.where(
+        phase < opening,
+        0.5 * (1 - np.cos(np.pi * phase / opening)),
+        np.where(phase < opening + closing, np.cos(0.5 * np.pi * (phase - opening) / closing), 0.0),
+    )
     return np.diff(flow, prepend=0.0)
 
 

@@ -121,8 +121,7 @@ def trough_contact(x, y, z, radius, z_min, z_max):
 
 
 @numba.njit(cache=True, parallel=True)
-def trough_forces(pos, vel, omega, force, torque, density, w0, zeta, mu, mu_roll,
-                  radius, z_min, z_max):
+def trough_forces(pos, vel, omega, force, torque, density, w0, zeta, mu, mu_roll, radius, z_min, z_max):
     """Contacts with the trough shell (either side, rims and end edges included)."""
     for i in prange(pos.shape[0]):
         r = pos[i, 3]

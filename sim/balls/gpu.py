@@ -47,15 +47,26 @@ def check_memory(n: int) -> None:
     need = n * BYTES_PER_BALL
     pool = cupy.get_default_memory_pool()
     if need > free + pool.free_bytes():
-        raise MemoryError(f"{n:,} balls need about {need / 2**30:.1f} GiB of GPU memory; "
-                          f"{(free + pool.free_bytes()) / 2**30:.1f} GiB of {total / 2**30:.1f} GiB is free")
+        raise MemoryError(
+            f"{n:,} balls need about {need / 2**30:.1f} GiB of GPU memory; "
+            f"{(free + pool.free_bytes()) / 2**30:.1f} GiB of {total / 2**30:.1f} GiB is free"
+        )
 
 
 class BallsGpu:
     """Device state and kernels for one balls scene."""
 
-    def __init__(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, variant: str = "grid",
-                 block: int = 128, fallen_y: float = -60.0, device: int = 0, ids: np.ndarray | None = None):
+    def __init__(
+        self,
+        pos: np.ndarray,
+        vel: np.ndarray,
+        omega: np.ndarray,
+        variant: str = "grid",
+        block: int = 128,
+        fallen_y: float = -60.0,
+        device: int = 0,
+        ids: np.ndarray | None = None,
+    ):
         self.device = int(device)
         check_memory(pos.shape[0])
         self.fallen_y = fallen_y  # balls below are dropped at the next pass
@@ -107,8 +118,10 @@ class BallsGpu:
     def append(self, pos: np.ndarray, vel: np.ndarray, ids: np.ndarray) -> None:
         """Add balls named ``ids`` (between passes): they join the next pass."""
         new = packed(pos, vel, np.zeros((pos.shape[0], 4), np.float32))  # no spin
-        self.pos, self.vel, self.spin_yz = (cupy.concatenate([a[: self.n], cupy.asarray(b)])
-                                            for a, b in zip((self.pos, self.vel, self.spin_yz), new, strict=True))
+        self.pos, self.vel, self.spin_yz = (
+            cupy.concatenate([a[: self.n], cupy.asarray(b)])
+            for a, b in zip((self.pos, self.vel, self.spin_yz), new, strict=True)
+        )
         self._spare = tuple(cupy.empty_like(a) for a in (self.pos, self.vel, self.spin_yz))
         self.ids = cupy.concatenate([self.ids[: self.n], cupy.asarray(ids, cupy.int32)])
         self.n = self.pos.shape[0]
@@ -133,8 +146,9 @@ class BallsGpu:
         self.pos, self.vel, self.spin_yz = spare
 
     # --- proximity pass --------------------------------------------------------------------
-    def proximity_pass(self, timer, lifetime: float = world.PAIR_LIFETIME,
-                       margin: float = world.PROXIMITY_MARGIN) -> PassResult:
+    def proximity_pass(
+        self, timer, lifetime: float = world.PAIR_LIFETIME, margin: float = world.PROXIMITY_MARGIN
+    ) -> PassResult:
         """Sort, search, and drop fallen balls; one host round trip (two when lists overflow)."""
         n = self.n
         if n == 0:
@@ -173,9 +187,19 @@ class BallsGpu:
     def _sort_by_zmax(self, n: int, lifetime: float) -> None:
         z_max = cupy.empty(n, cupy.float32)
         z_min = cupy.empty(n, cupy.float32)
-        self.kernels["sweep_keys"](*grid_for(n, STEP_BLOCK), (
-            self.pos, self.vel, np.int32(n), np.float32(lifetime), np.float32(self.fallen_y), z_max, z_min,
-            self.summary))
+        self.kernels["sweep_keys"](
+            *grid_for(n, STEP_BLOCK),
+            (
+                self.pos,
+                self.vel,
+                np.int32(n),
+                np.float32(lifetime),
+                np.float32(self.fallen_y),
+                z_max,
+                z_min,
+                self.summary,
+            ),
+        )
         order = cupy.argsort(z_max)  # fallen balls have z_max = inf: they sort last
         self._reorder(order, n)
         self.z_max, self.z_min = z_max[order], z_min[order]
@@ -194,23 +218,28 @@ class BallsGpu:
         else:
             bounds = self._bounds_start.copy()
             blocks = min(cuda.ceil_div(n, STEP_BLOCK), 8 * self.sm_count)
-            self.kernels["grid_bounds"]((blocks,), (STEP_BLOCK,), (
-                self.pos, self.vel, np.int32(n), np.float32(self.fallen_y), bounds))
+            self.kernels["grid_bounds"](
+                (blocks,), (STEP_BLOCK,), (self.pos, self.vel, np.int32(n), np.float32(self.fallen_y), bounds)
+            )
         self._bounds_of = None
         self.grid = cupy.empty(10, cupy.int32)  # struct Grid: origin, cell side, dims, bounds, cells
-        self.kernels["grid_setup"]((1,), (1,), (bounds, np.float32(lifetime), np.float32(margin),
-                                                np.int64(max_cells), self.grid))
+        self.kernels["grid_setup"](
+            (1,), (1,), (bounds, np.float32(lifetime), np.float32(margin), np.int64(max_cells), self.grid)
+        )
         rank = cupy.empty(n, cupy.int32)
         fallen_y = np.float32(self.fallen_y)
-        self.kernels["grid_count"](*grid_for(n, STEP_BLOCK), (
-            self.pos, np.int32(n), self.grid, fallen_y, rank, self._cell_count, self.summary))
+        self.kernels["grid_count"](
+            *grid_for(n, STEP_BLOCK), (self.pos, np.int32(n), self.grid, fallen_y, rank, self._cell_count, self.summary)
+        )
         if self._scan is None or self._scan.m != cells or self._scan.k is not self.kernels:
             self._scan = cuda.CountScan(self.kernels, cells)
         # only the grid's cells and the fallen balls' (Grid.cells, known on the device) are scanned
         self._scan(self._cell_count, self.cell_start, clear=True, length=self.grid[9:])
         pos_out, self._order = self._spare[0], cupy.empty(n, cupy.int32)
-        self.kernels["grid_scatter"](*grid_for(n, STEP_BLOCK), (
-            self.grid, fallen_y, rank, self.cell_start, np.int32(n), self.pos, pos_out, self._order))
+        self.kernels["grid_scatter"](
+            *grid_for(n, STEP_BLOCK),
+            (self.grid, fallen_y, rank, self.cell_start, np.int32(n), self.pos, pos_out, self._order),
+        )
         self._spare = (self.pos, *self._spare[1:])
         self.pos = pos_out  # the rest follows in the search (_search)
         self.textures = {}
@@ -230,8 +259,9 @@ class BallsGpu:
             from cupy.cuda import runtime, texture
 
             channels = texture.ChannelFormatDescriptor(32, 32, 32, 32, runtime.cudaChannelFormatKindFloat)
-            resource = texture.ResourceDescriptor(runtime.cudaResourceTypeLinear, arr=array, chDesc=channels,
-                                                  sizeInBytes=array.nbytes)
+            resource = texture.ResourceDescriptor(
+                runtime.cudaResourceTypeLinear, arr=array, chDesc=channels, sizeInBytes=array.nbytes
+            )
             sampling = texture.TextureDescriptor(readMode=runtime.cudaReadModeElementType)
             self.textures[key] = texture.TextureObject(resource, sampling)
         return self.textures[key]
@@ -246,9 +276,21 @@ class BallsGpu:
                 moving = (np.uint64(0),) * 4
             else:  # the scatter moved the positions only: the search moves the rest into its order
                 moving = (order, self._spare[1], self._spare[2], cupy.empty(n, cupy.int32))
-            self.kernels["sweep"](*grid_for(n, block), (
-                self.pos, self.vel, self.spin_yz, self.ids, *moving, self.grid, self.cell_start, *common,
-                np.float32(self.fallen_y), *lists))
+            self.kernels["sweep"](
+                *grid_for(n, block),
+                (
+                    self.pos,
+                    self.vel,
+                    self.spin_yz,
+                    self.ids,
+                    *moving,
+                    self.grid,
+                    self.cell_start,
+                    *common,
+                    np.float32(self.fallen_y),
+                    *lists,
+                ),
+            )
             if order is not None:
                 self._spare = (self._spare[0], self.vel, self.spin_yz)
                 self.vel, self.spin_yz, self.ids = moving[1:]
@@ -276,9 +318,23 @@ class BallsGpu:
         shared = 36 * block if self.variant == "shared" else 0
         grid, threads = grid_for(n, block)
         lists = (np.int32(self.capacity), np.int32(self.stride), self.count, self.partners, self.summary)
-        return self.kernels["sweep"], grid, threads, (
-            self.pos, self.vel, *textures, self.z_max, self.z_min, np.int32(n), np.float32(lifetime),
-            np.float32(margin), *lists), shared
+        return (
+            self.kernels["sweep"],
+            grid,
+            threads,
+            (
+                self.pos,
+                self.vel,
+                *textures,
+                self.z_max,
+                self.z_min,
+                np.int32(n),
+                np.float32(lifetime),
+                np.float32(margin),
+                *lists,
+            ),
+            shared,
+        )
 
     # --- what the pass found ---------------------------------------------------------------
     def host_lists(self) -> tuple[np.ndarray, np.ndarray]:
@@ -304,8 +360,10 @@ class BallsGpu:
         """Positions and the quantity of colour mode ``mode`` (``render_cpu.QUANTITY_MODES``) into (n, 4)
         and (n,) arrays (the mapped GL buffers), one kernel."""
         n = self.n
-        cuda.kernel(kernels.RENDER, self.device)(*grid_for(n, STEP_BLOCK), (
-            self.pos, self.vel, self.count, np.int32(n), np.int32(mode), np.int32(block), pos_out, quantity_out))
+        cuda.kernel(kernels.RENDER, self.device)(
+            *grid_for(n, STEP_BLOCK),
+            (self.pos, self.vel, self.count, np.int32(n), np.int32(mode), np.int32(block), pos_out, quantity_out),
+        )
 
     # --- the step ----------------------------------------------------------------------------
     def step(self, settings, trough, zeta: float, dt: float, before_pass: bool = False) -> None:
@@ -325,8 +383,22 @@ class BallsGpu:
             boxes, kernel = self._warp_boxes, self._step_bounds["step"]
         else:
             boxes, kernel = np.uint64(0), self._step
-        kernel(*grid, (self.pos, self.vel, self.spin_yz, *out, self.count, self.partners, np.int32(self.stride),
-                       np.int32(n), *contact, np.float32(self.fallen_y), boxes))
+        kernel(
+            *grid,
+            (
+                self.pos,
+                self.vel,
+                self.spin_yz,
+                *out,
+                self.count,
+                self.partners,
+                np.int32(self.stride),
+                np.int32(n),
+                *contact,
+                np.float32(self.fallen_y),
+                boxes,
+            ),
+        )
         if bounds:
             self._bounds[...] = self._bounds_start
             blocks = min(cuda.ceil_div(warps, STEP_BLOCK), 4 * self.sm_count)
@@ -354,6 +426,15 @@ def unpacked(pos: np.ndarray, vel: np.ndarray, spin_yz: np.ndarray) -> tuple[np.
 
 def contact_args(settings, trough, zeta: float, dt: float) -> tuple:
     """The contact model's kernel arguments (struct Contact of contact.cuh, in order)."""
-    return (np.float32(world.DENSITY), np.float32(settings.contact_freq), np.float32(zeta),
-            np.float32(settings.friction), np.float32(settings.rolling), np.float32(settings.gravity),
-            np.float32(dt), np.float32(trough.radius), np.float32(trough.z_min), np.float32(trough.z_max))
+    return (
+        np.float32(world.DENSITY),
+        np.float32(settings.contact_freq),
+        np.float32(zeta),
+        np.float32(settings.friction),
+        np.float32(settings.rolling),
+        np.float32(settings.gravity),
+        np.float32(dt),
+        np.float32(trough.radius),
+        np.float32(trough.z_min),
+        np.float32(trough.z_max),
+    )

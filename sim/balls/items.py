@@ -35,15 +35,29 @@ class DeviceGather:
 
         from sim.gpu import cuda
 
-        cuda.kernel(INSPECT, gpu.device)((1,), (128,), (gpu.pos, gpu.vel, gpu.spin_yz, gpu.ids, gpu.count, gpu.partners,
-                                                        np.int64(gpu.stride), np.int32(gpu.capacity), np.int32(item),
-                                                        self.device))
+        cuda.kernel(INSPECT, gpu.device)(
+            (1,),
+            (128,),
+            (
+                gpu.pos,
+                gpu.vel,
+                gpu.spin_yz,
+                gpu.ids,
+                gpu.count,
+                gpu.partners,
+                np.int64(gpu.stride),
+                np.int32(gpu.capacity),
+                np.int32(item),
+                self.device,
+            ),
+        )
         words = self.host[self.turn]
         self.turn = (self.turn + 1) % RING
         stream = cupy.cuda.get_current_stream()
         runtime = cupy.cuda.runtime
-        runtime.memcpyAsync(words.ctypes.data, self.device.data.ptr, words.nbytes, runtime.memcpyDeviceToHost,
-                            stream.ptr)
+        runtime.memcpyAsync(
+            words.ctypes.data, self.device.data.ptr, words.nbytes, runtime.memcpyDeviceToHost, stream.ptr
+        )
         return words, stream.record()
 
 
@@ -53,6 +67,7 @@ class BallInspector(Inspector):
     def __init__(self, scene: BallsScene) -> None:
         super().__init__(scene)
         self._gather: DeviceGather | None = None  # made on the first GPU description
+
     def item_key(self, item: int) -> int:
         """A ball's id: the GPU reorders the balls at every pass, and a pass on either backend drops the
         fallen ones (the balls after them move up); the id stays with the ball."""
@@ -103,8 +118,15 @@ class BallInspector(Inspector):
         item = self._checked(item)
         host, pairs = scene.cpu_balls, scene.cpu_balls.pairs
         partners = np.concatenate([pairs[pairs[:, 0] == item, 1], pairs[pairs[:, 1] == item, 0]])
-        return self._values(item, int(host.ids[item]), host.pos[item], host.vel[item], host.omega[item],
-                            host.pos[partners], self._keys(partners))
+        return self._values(
+            item,
+            int(host.ids[item]),
+            host.pos[item],
+            host.vel[item],
+            host.omega[item],
+            host.pos[partners],
+            self._keys(partners),
+        )
 
     def _checked(self, item) -> int:
         item = int(item)
@@ -116,11 +138,12 @@ class BallInspector(Inspector):
         """describe's values from inspect.cu's words (a GPU ball)."""
         ints = words.view(np.int32)
         count = min(int(ints[0]), (words.size - INSPECT_HEAD) // INSPECT_PER_PARTNER)
-        partners = words[INSPECT_HEAD:INSPECT_HEAD + INSPECT_PER_PARTNER * count].reshape(count, INSPECT_PER_PARTNER)
+        partners = words[INSPECT_HEAD : INSPECT_HEAD + INSPECT_PER_PARTNER * count].reshape(count, INSPECT_PER_PARTNER)
         vel, omega = words[6:10].copy(), np.array([words[9], words[10], words[11], 0.0], np.float32)
         vel[3] = 0.0
-        return self._values(item, int(ints[1]), words[2:6], vel, omega, partners[:, 1:],
-                            [int(k) for k in partners[:, 0].view(np.int32)])
+        return self._values(
+            item, int(ints[1]), words[2:6], vel, omega, partners[:, 1:], [int(k) for k in partners[:, 0].view(np.int32)]
+        )
 
     def _values(self, item: int, key: int, pos, vel, omega, partner_pos, partner_keys: list[int]) -> dict[str, str]:
         """The tooltip's rows, the same from either backend's values."""
@@ -164,12 +187,26 @@ class BallInspector(Inspector):
         gpu = set(int(v) for v in slots[item, : count[item]])
         cpu = set(int(v) for v in cpu_slots[item, : cpu_count[item]])
         only_gpu, only_cpu = sorted(gpu - cpu), sorted(cpu - gpu)
-        difference = "; ".join(part for part in (
-            f"only GPU: {_id_list(self._keys(only_gpu))}" if only_gpu else "",
-            f"only CPU: {_id_list(self._keys(only_cpu))}" if only_cpu else "") if part) or "same set, listed twice"
-        return [("partners", str(int(count[item])), str(int(cpu_count[item])),
-                 f"{int(count[item]) - int(cpu_count[item]):+d}"),
-                ("partner ids", _id_list(self._keys(sorted(gpu))), _id_list(self._keys(sorted(cpu))), difference)]
+        difference = (
+            "; ".join(
+                part
+                for part in (
+                    f"only GPU: {_id_list(self._keys(only_gpu))}" if only_gpu else "",
+                    f"only CPU: {_id_list(self._keys(only_cpu))}" if only_cpu else "",
+                )
+                if part
+            )
+            or "same set, listed twice"
+        )
+        return [
+            (
+                "partners",
+                str(int(count[item])),
+                str(int(cpu_count[item])),
+                f"{int(count[item]) - int(cpu_count[item]):+d}",
+            ),
+            ("partner ids", _id_list(self._keys(sorted(gpu))), _id_list(self._keys(sorted(cpu))), difference),
+        ]
 
 
 def _xyz(v) -> str:
@@ -177,7 +214,7 @@ def _xyz(v) -> str:
 
 
 def _id_list(keys, most: int = 8) -> str:
-    """"3: #12, #40, #41" (at most ``most`` shown)."""
+    """ "3: #12, #40, #41" (at most ``most`` shown)."""
     shown = ", ".join(f"#{k}" for k in keys[:most])
     more = f", … (+{len(keys) - most})" if len(keys) > most else ""
     return f"{len(keys)}" + (f": {shown}{more}" if keys else "")

@@ -58,23 +58,41 @@ def models(setup) -> dict:
     # of 12 B in and out: 96 B), the reorder (order 8 B, state 80 B, ids 24 B) and the keys gathered (32 B).
     # grid: the count (16 B), the scan over ~2 cells a ball (24 B), the positions scattered (36 B); the bounds
     # come from the step before the pass. Nsight Compute at 10M (grid): 82 B and ~55 integer operations a ball.
-    sort = StageModel(bytes_min=2.0 * STATE_BYTES, bytes_actual=76.0 if grid else 280.0, flops=55.0,
-                      units=n * passes, per="item", flop_kind="int",
-                      note="counting sort by grid cell" if grid else "radix argsort by z_max, then the reorder")
+    sort = StageModel(
+        bytes_min=2.0 * STATE_BYTES,
+        bytes_actual=76.0 if grid else 280.0,
+        flops=55.0,
+        units=n * passes,
+        per="item",
+        flop_kind="int",
+        note="counting sort by grid cell" if grid else "radix argsort by z_max, then the reorder",
+    )
     # proximity. The least: a ball's pos and vel (32 B) in, its count and partner list (4 B + 4 B a partner) out.
     # The candidates are near in memory after the sort: L1/L2 hits. The z-sweep also reads its keys (8 B); the
     # grid search reads the cell starts (~2 cells a ball, 8 B) and moves vel, spin and ids (2 x 32 B).
     # Arithmetic: the predicate over the pair's lifetime, 25 FLOP for a candidate that passes the first axis
     # check, far fewer for most that do not: ~11 a test on average (Nsight Compute at 10M, 23 tests a ball).
     least = 32.0 + 4.0 + 4.0 * listed
-    proximity = StageModel(bytes_min=least, bytes_actual=least + (72.0 if grid else 8.0), flops=11.0 * max(tests, 1.0),
-                           units=n * passes, per="item", flop_kind="fp32",
-                           note=f"{tests:.1f} predicate tests a ball (the last pass)")
+    proximity = StageModel(
+        bytes_min=least,
+        bytes_actual=least + (72.0 if grid else 8.0),
+        flops=11.0 * max(tests, 1.0),
+        units=n * passes,
+        per="item",
+        flop_kind="fp32",
+        note=f"{tests:.1f} predicate tests a ball (the last pass)",
+    )
     # forces+integrate. The least: the state read and written (80 B). The kernel also reads the count and the
     # partner list (4 B + 4 B a listed partner); partners' states come through L1/L2. Arithmetic: ~20 FLOP a
     # listed partner (the overlap test; the contact's ~100 only for the few touching), ~25 for walls and the
     # update (Nsight Compute at 10M: 105 FLOP a ball with 3.9 listed partners).
-    step = StageModel(bytes_min=2.0 * STATE_BYTES, bytes_actual=2.0 * STATE_BYTES + 4.0 + 4.0 * listed,
-                      flops=25.0 + 20.0 * listed, units=n * setup.steps, per="item-step", flop_kind="fp32",
-                      note=f"{listed:.1f} listed partners a ball")
+    step = StageModel(
+        bytes_min=2.0 * STATE_BYTES,
+        bytes_actual=2.0 * STATE_BYTES + 4.0 + 4.0 * listed,
+        flops=25.0 + 20.0 * listed,
+        units=n * setup.steps,
+        per="item-step",
+        flop_kind="fp32",
+        note=f"{listed:.1f} listed partners a ball",
+    )
     return {"sort": sort, "proximity": proximity, "forces+integrate": step}

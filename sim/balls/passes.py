@@ -51,8 +51,11 @@ class PassFigures(BenchFigures):
 
     def figures(self, wall_s: float) -> dict:
         count, tests, kept = self.scene.pass_log.since(self.mark)
-        return {"passes": [{"tests": t, "pairs": p} for t, p in kept], "pass_count": count,
-                "tests_per_s": tests / wall_s}
+        return {
+            "passes": [{"tests": t, "pairs": p} for t, p in kept],
+            "pass_count": count,
+            "tests_per_s": tests / wall_s,
+        }
 
     @staticmethod
     def lines(record: dict) -> list[str]:
@@ -62,6 +65,8 @@ class PassFigures(BenchFigures):
         tests = sum(p["tests"] for p in passes) / len(passes)
         pairs = sum(p["pairs"] for p in passes) / len(passes)
         first = "first timed" if len(passes) == record["pass_count"] else "oldest kept"
-        return [f"per pass: {tests:.0f} tests, {pairs:.0f} pairs on average ({tests / max(record['n'], 1):.1f} "
-                f"tests per ball); {first} pass {passes[0]['tests']} tests, {passes[0]['pairs']} pairs; "
-                f"{record['pass_count']} passes; tests/s {record['tests_per_s']:.4g}"]
+        return [
+            f"per pass: {tests:.0f} tests, {pairs:.0f} pairs on average ({tests / max(record['n'], 1):.1f} "
+            f"tests per ball); {first} pass {passes[0]['tests']} tests, {passes[0]['pairs']} pairs; "
+            f"{record['pass_count']} passes; tests/s {record['tests_per_s']:.4g}"
+        ]

@@ -44,8 +44,12 @@ class HostBalls:
         return HostBalls(self.pos[keep], self.vel[keep], self.omega[keep], self.ids[keep])
 
     def appended(self, pos: np.ndarray, vel: np.ndarray, ids: np.ndarray) -> HostBalls:
-        return HostBalls(np.concatenate([self.pos, pos]), np.concatenate([self.vel, vel]),
-                         np.concatenate([self.omega, np.zeros_like(pos)]), np.concatenate([self.ids, ids]))
+        return HostBalls(
+            np.concatenate([self.pos, pos]),
+            np.concatenate([self.vel, vel]),
+            np.concatenate([self.omega, np.zeros_like(pos)]),
+            np.concatenate([self.ids, ids]),
+        )
 
 
 def proximity(pos: np.ndarray, vel: np.ndarray, variant: str, timer=None):
@@ -63,10 +67,32 @@ def step(balls: HostBalls, settings: world.BallSettings, trough: world.TroughWal
     """Contact forces over the pair list and the trough, then semi-implicit Euler."""
     zeta = settings.zeta()
     s = settings
-    contact_cpu.pair_forces(balls.pos, balls.vel, balls.omega, balls.pairs, balls.force, balls.torque,
-                            world.DENSITY, s.contact_freq, zeta, s.friction, s.rolling)
-    contact_cpu.trough_forces(balls.pos, balls.vel, balls.omega, balls.force, balls.torque,
-                              world.DENSITY, s.contact_freq, zeta, s.friction, s.rolling,
-                              trough.radius, trough.z_min, trough.z_max)
-    contact_cpu.integrate(balls.pos, balls.vel, balls.omega, balls.force, balls.torque,
-                          world.DENSITY, s.gravity, dt)
+    contact_cpu.pair_forces(
+        balls.pos,
+        balls.vel,
+        balls.omega,
+        balls.pairs,
+        balls.force,
+        balls.torque,
+        world.DENSITY,
+        s.contact_freq,
+        zeta,
+        s.friction,
+        s.rolling,
+    )
+    contact_cpu.trough_forces(
+        balls.pos,
+        balls.vel,
+        balls.omega,
+        balls.force,
+        balls.torque,
+        world.DENSITY,
+        s.contact_freq,
+        zeta,
+        s.friction,
+        s.rolling,
+        trough.radius,
+        trough.z_min,
+        trough.z_max,
+    )
+    contact_cpu.integrate(balls.pos, balls.vel, balls.omega, balls.force, balls.torque, world.DENSITY, s.gravity, dt)

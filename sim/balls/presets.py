@@ -27,9 +27,13 @@ def _float32_run(start: np.float32, step: np.float32, stop: np.float32) -> np.nd
     return np.array(values, np.float32)
 
 
-def lattice(tiers: int, radius: float = world.BENCH_RADIUS, limit: int | None = None,
-            rng: np.random.Generator | None = None, trough: world.TroughWalls | None = None
-            ) -> tuple[np.ndarray, np.ndarray]:
+def lattice(
+    tiers: int,
+    radius: float = world.BENCH_RADIUS,
+    limit: int | None = None,
+    rng: np.random.Generator | None = None,
+    trough: world.TroughWalls | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The seed's benchmark lattice, its loops in float32 exactly as the spec gives them.
 
     dx = dy = 2.1 r, dz = 3 r; z from z_min + dz/2 while < z_max, x from -R + dx/2 while < R,
@@ -110,8 +114,9 @@ class Dripper:
         for _ in range(4 * count):  # rejection sampling; give up on a crowded emitter
             if len(out) == count:
                 break
-            p = np.array([self.rng.uniform(-self.half_x, self.half_x), self.height,
-                          self.rng.uniform(-self.half_z, self.half_z)])
+            p = np.array(
+                [self.rng.uniform(-self.half_x, self.half_x), self.height, self.rng.uniform(-self.half_z, self.half_z)]
+            )
             if taken.shape[0] == 0 or np.min(np.sum((taken - p) ** 2, axis=1)) >= clearance2:
                 taken = np.vstack([taken, p[None]])
                 out.append(p)
@@ -120,8 +125,9 @@ class Dripper:
         if out:
             new[:, :3] = np.array(out)
             new[:, 3] = self.radius
-            self.recent = np.vstack([self.recent, np.column_stack(
-                [new[:, 0], new[:, 2], np.full(len(out), self.clock)])])
+            self.recent = np.vstack(
+                [self.recent, np.column_stack([new[:, 0], new[:, 2], np.full(len(out), self.clock)])]
+            )
         return new
 
 

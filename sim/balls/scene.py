@@ -43,8 +43,17 @@ class BallsScene(PointsScene, Scene):
     uniform_palette = UNIFORM_PALETTE
     serial_items = 4096  # the T and drip presets (a step under a millisecond); t (8575) and block use all
 
-    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None, seed: int | None = None,
-                 variant: str | None = None, block: Any = None, device: int = 0, **options: str) -> None:
+    def __init__(
+        self,
+        preset: str | None = None,
+        backend: str = "cpu",
+        n: int | None = None,
+        seed: int | None = None,
+        variant: str | None = None,
+        block: Any = None,
+        device: int = 0,
+        **options: str,
+    ) -> None:
         self.settings = world.BallSettings()
         self.pass_log = PassLog()
         self.gpu: BallsGpu | None = None  # BallsGpu holding the state (backend "gpu") or lent for CUDA proximity
@@ -172,8 +181,13 @@ class BallsScene(PointsScene, Scene):
     def _forces_step(self) -> None:
         with self.timer.stage("forces+integrate"):
             if self.backend == "gpu":
-                self.gpu_balls.step(self.settings, self.trough, self.settings.zeta(), self.spec.dt,
-                              before_pass=self._since_pass + 1 >= world.STEPS_PER_PASS)
+                self.gpu_balls.step(
+                    self.settings,
+                    self.trough,
+                    self.settings.zeta(),
+                    self.spec.dt,
+                    before_pass=self._since_pass + 1 >= world.STEPS_PER_PASS,
+                )
             else:
                 pipeline_cpu.step(self.cpu_balls, self.settings, self.trough, self.spec.dt)
         self._since_pass += 1
@@ -198,7 +212,8 @@ class BallsScene(PointsScene, Scene):
             else:
                 host = self.cpu_balls
                 host.pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(
-                    host.pos, host.vel, self.knobs.variant, self.timer)
+                    host.pos, host.vel, self.knobs.variant, self.timer
+                )
         self.pass_log.append(self.last_tests, self.last_pairs)
 
     def _drip(self, seconds: float = world.PAIR_LIFETIME) -> None:
@@ -250,8 +265,9 @@ class BallsScene(PointsScene, Scene):
         self.last_pairs = int(pairs.shape[0])
         self._need_pass, self._since_pass = False, 0
         if comparison is not None:
-            self.checks.record_user("the CPU z-sweep", comparison,
-                                   {"balls differing": comparison.mismatches, "compared": comparison.rule})
+            self.checks.record_user(
+                "the CPU z-sweep", comparison, {"balls differing": comparison.mismatches, "compared": comparison.rule}
+            )
         self._forces_step()
 
     def _gpu_pass_for_cpu(self) -> None:
@@ -293,8 +309,12 @@ class BallsScene(PointsScene, Scene):
         grid = self.knobs.variant == "grid"
         against = "the CPU grid (every pair the predicate accepts)" if grid else "the CPU z-sweep"
         self.checked_lists = (count, slots, cpu_count, cpu_slots)
-        self.checks.record(against, differing_items(count, slots, cpu_count, cpu_slots), started,
-                          {"pairs on the GPU": int(count.sum()) // 2, "pairs on the CPU": found})
+        self.checks.record(
+            against,
+            differing_items(count, slots, cpu_count, cpu_slots),
+            started,
+            {"pairs on the GPU": int(count.sum()) // 2, "pairs on the CPU": found},
+        )
 
     # --- what the viewer and the tests read --------------------------------------------------------------
     def positions(self) -> np.ndarray:
@@ -344,9 +364,16 @@ class BallsScene(PointsScene, Scene):
 
     def stats(self) -> dict:
         n = self.n
-        return {"n": n, "steps": self.steps, "sim_time": self.sim_time, "tests": self.last_tests,
-                "tests_per_ball": self.last_tests / n if n else 0.0, "pairs": self.last_pairs,
-                "passes": self.pass_log.count, finite.STAT_KEY: self.checks.suspect_note}
+        return {
+            "n": n,
+            "steps": self.steps,
+            "sim_time": self.sim_time,
+            "tests": self.last_tests,
+            "tests_per_ball": self.last_tests / n if n else 0.0,
+            "pairs": self.last_pairs,
+            "passes": self.pass_log.count,
+            finite.STAT_KEY: self.checks.suspect_note,
+        }
 
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):

@@ -52,8 +52,9 @@ class ProximityStage:
     def expected(self, inputs: Arrays) -> Arrays:
         """The CPU twin's sweep over the sorted balls (already in its order: their indices are sorted ones)."""
         n = int(inputs["n"])
-        pairs, _, _ = proximity_cpu.proximity_pass(inputs["pos"], inputs["vel"], float(inputs["t"]),
-                                                   float(inputs["margin"]))
+        pairs, _, _ = proximity_cpu.proximity_pass(
+            inputs["pos"], inputs["vel"], float(inputs["t"]), float(inputs["margin"])
+        )
         count, slots = lists_from_pairs(pairs, n, CAPACITY)
         return {"count": count.astype(np.int32), "partners": slots[:, :CAPACITY].astype(np.int32).ravel()}
 
@@ -61,8 +62,18 @@ class ProximityStage:
         return one_per_item(inputs["n"], block)
 
     def args(self, inputs: Arrays, device: dict) -> tuple:
-        return (device["pos"], device["vel"], device["z_max"], device["z_min"], inputs["n"], inputs["t"],
-                inputs["margin"], inputs["k"], device["count"], device["partners"])
+        return (
+            device["pos"],
+            device["vel"],
+            device["z_max"],
+            device["z_min"],
+            inputs["n"],
+            inputs["t"],
+            inputs["margin"],
+            inputs["k"],
+            device["count"],
+            device["partners"],
+        )
 
     def compare(self, inputs: Arrays, expected: Arrays, got: Arrays) -> Comparison:
         n, order = int(inputs["n"]), inputs["order"]
@@ -76,7 +87,7 @@ class ProximityStage:
         wrong = differing_items(listed, have, want_count, want) | (got_count != want_count)
 
         def label(s: int) -> str:
-            mine, theirs = set(have[s, :listed[s]].tolist()), set(want[s, :want_count[s]].tolist())
+            mine, theirs = set(have[s, : listed[s]].tolist()), set(want[s, : want_count[s]].tolist())
             missing = sorted(int(order[b]) for b in theirs - mine)
             extra = sorted(int(order[b]) if b != s else -1 for b in mine - theirs)
             words = [f"missing {_few(missing)}"] if missing else []
@@ -116,9 +127,17 @@ def arrays(pos: np.ndarray, vel: np.ndarray) -> Arrays:
     pos, vel = np.ascontiguousarray(pos, np.float32), np.ascontiguousarray(vel, np.float32)
     z_max, z_min = proximity_cpu.compute_keys(pos, vel, world.PAIR_LIFETIME)
     order = proximity_cpu.sort_by_zmax(z_max)
-    return {"pos": pos[order], "vel": vel[order], "z_max": z_max[order], "z_min": z_min[order],
-            "n": np.int32(pos.shape[0]), "t": np.float32(world.PAIR_LIFETIME),
-            "margin": np.float32(world.PROXIMITY_MARGIN), "k": np.int32(CAPACITY), "order": order}
+    return {
+        "pos": pos[order],
+        "vel": vel[order],
+        "z_max": z_max[order],
+        "z_min": z_min[order],
+        "n": np.int32(pos.shape[0]),
+        "t": np.float32(world.PAIR_LIFETIME),
+        "margin": np.float32(world.PROXIMITY_MARGIN),
+        "k": np.int32(CAPACITY),
+        "order": order,
+    }
 
 
 def pairs(inputs: Arrays, outputs: Arrays) -> tuple[np.ndarray, np.ndarray, str]:
@@ -137,14 +156,19 @@ def pairs(inputs: Arrays, outputs: Arrays) -> tuple[np.ndarray, np.ndarray, str]
     bad_slot = ~named & (np.arange(CAPACITY)[None, :] < count[:, None])  # only the slots its count reads
     suspect = np.zeros(count.shape[0], bool)
     suspect[order] = bad_count | bad_slot.any(axis=1)
-    return (np.column_stack([order[mine], order[theirs]]).astype(np.int64), suspect,
-            garbage_note(int(bad_count.sum()), int(bad_slot.sum())))
+    return (
+        np.column_stack([order[mine], order[theirs]]).astype(np.int64),
+        suspect,
+        garbage_note(int(bad_count.sum()), int(bad_slot.sum())),
+    )
 
 
 def garbage_note(counts: int, slots: int) -> str:
     """The statistic's text for lists a user's kernel got wrong past repair."""
-    parts = [f"{counts:,} counts outside 0..{CAPACITY} (clipped)" if counts else "",
-             f"{slots:,} partners naming no ball (dropped)" if slots else ""]
+    parts = [
+        f"{counts:,} counts outside 0..{CAPACITY} (clipped)" if counts else "",
+        f"{slots:,} partners naming no ball (dropped)" if slots else "",
+    ]
     said = ", ".join(p for p in parts if p)
     return f"{said}: those balls marked red" if said else finite.CLEAN
 

@@ -31,7 +31,7 @@ TROUGH_Z_MIN = -80.0
 TROUGH_Z_MAX = 80.0
 
 PROXIMITY_VARIANTS = ("global", "texture", "shared", "grid")  # GPU kernels; the CPU twin of the first
-BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)                 # three is the z-sweep, of grid the grid
+BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)  # three is the z-sweep, of grid the grid
 
 DEFAULT_RADIUS = 2.0
 BENCH_RADIUS = 1.08

@@ -28,8 +28,9 @@ COMMON = ("view", "run", "bench")
 
 def user_bench(argv: list[str]) -> bool:
     """``bench SCENE --kernel-file FILE``: the user's kernel timed beside the built-in variants."""
-    return bool(argv) and argv[0] == "bench" and any(t == "--kernel-file" or t.startswith("--kernel-file=")
-                                                     for t in argv)
+    return (
+        bool(argv) and argv[0] == "bench" and any(t == "--kernel-file" or t.startswith("--kernel-file=") for t in argv)
+    )
 
 
 def chosen_scene(argv: list[str]) -> str:
@@ -56,7 +57,7 @@ def placed(argv: list[str]) -> tuple[str, list[str]]:
     at = _scene_name_at(argv)
     if at is None:
         return DEFAULT_SCENE, argv
-    return argv[at], [argv[0], argv[at], *argv[1:at], *argv[at + 1:]]
+    return argv[at], [argv[0], argv[at], *argv[1:at], *argv[at + 1 :]]
 
 
 def _probe(command: str, scenes: list[str], kernel_file: bool) -> cli.ProbeParser:
@@ -95,36 +96,63 @@ def add_scene_args(p: argparse.ArgumentParser, scene: str, many: bool = False, p
     if positional:
         add_scene_name(p)
     start = s.start_preset if many else s.default_preset  # bench times its own; view and run open the same
-    p.add_argument("--preset", type=cli.items if many else str,
-                   help=f"{some}initial state of {scene} (default {start}): "
-                        + "; ".join(f"{x.name} ({x.description})" for x in s.presets))
-    p.add_argument("-n", "--count", *(("--sizes",) if many else ()), dest="count",
-                   type=cli.counts if many else cli.positive_int,
-                   help=f"{some}number of {s.words.unit} for presets that take one (e.g. 10k, 1e6)")
-    p.add_argument("--backend", default="cpu", choices=("cpu", "gpu", "auto"),
-                   help="physics backend (default cpu; auto = GPU when available)")
+    p.add_argument(
+        "--preset",
+        type=cli.items if many else str,
+        help=f"{some}initial state of {scene} (default {start}): "
+        + "; ".join(f"{x.name} ({x.description})" for x in s.presets),
+    )
+    p.add_argument(
+        "-n",
+        "--count",
+        *(("--sizes",) if many else ()),
+        dest="count",
+        type=cli.counts if many else cli.positive_int,
+        help=f"{some}number of {s.words.unit} for presets that take one (e.g. 10k, 1e6)",
+    )
+    p.add_argument(
+        "--backend",
+        default="cpu",
+        choices=("cpu", "gpu", "auto"),
+        help="physics backend (default cpu; auto = GPU when available)",
+    )
     if s.gpu:
-        p.add_argument("--variant", type=cli.items if many else str,
-                       help=f"{some}{s.words.variant}: {', '.join(s.gpu.variants)}" + (", or all" if many else "")
-                            + f" (default {s.gpu.default_variant})")
-        p.add_argument("--block", type=cli.blocks if many else cli.block,
-                       help=f"{some}CUDA block: {', '.join(map(cli.block_text, s.gpu.blocks))} "
-                            f"(default {cli.block_text(s.gpu.default_block)})")
+        p.add_argument(
+            "--variant",
+            type=cli.items if many else str,
+            help=f"{some}{s.words.variant}: {', '.join(s.gpu.variants)}"
+            + (", or all" if many else "")
+            + f" (default {s.gpu.default_variant})",
+        )
+        p.add_argument(
+            "--block",
+            type=cli.blocks if many else cli.block,
+            help=f"{some}CUDA block: {', '.join(map(cli.block_text, s.gpu.blocks))} "
+            f"(default {cli.block_text(s.gpu.default_block)})",
+        )
     for option in s.options:
-        p.add_argument(f"--{option.name}", type=cli.items if many else str,
-                       help=f"{some}{option.help}: {', '.join(option.choices)} (default {option.default})")
+        p.add_argument(
+            f"--{option.name}",
+            type=cli.items if many else str,
+            help=f"{some}{option.help}: {', '.join(option.choices)} (default {option.default})",
+        )
     p.add_argument("--seed", type=cli.seed, help="random seed of the initial state, 0..2^32-1")
 
 
 def add_scene_name(p: argparse.ArgumentParser, default_shown: bool = True) -> None:
     """The scene's name, a positional argument (``placed`` finds it among the options)."""
-    p.add_argument("scene", nargs="?", default=DEFAULT_SCENE,
-                   help=f"scene: {', '.join(SCENES)}" + (f" (default {DEFAULT_SCENE})" if default_shown else ""))
+    p.add_argument(
+        "scene",
+        nargs="?",
+        default=DEFAULT_SCENE,
+        help=f"scene: {', '.join(SCENES)}" + (f" (default {DEFAULT_SCENE})" if default_shown else ""),
+    )
 
 
 def own_bench_arguments(add_options):
     """A scene's own benchmark's ``add_arguments`` (``sim.contract.Bench``): the scene's name where ``positional``,
     then ``add_options(parser)``, the options alone (``python -m sim.heat.bench`` takes them too)."""
+
     def add_arguments(p: argparse.ArgumentParser, scene: str, positional: bool = True) -> None:
         if positional:
             add_scene_name(p, default_shown=False)
@@ -133,29 +161,40 @@ def own_bench_arguments(add_options):
     return add_arguments
 
 
-def build_parser(scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParser,
-                 kernel_file: bool = False) -> argparse.ArgumentParser:
+def build_parser(
+    scene: str = DEFAULT_SCENE, parser_class=argparse.ArgumentParser, kernel_file: bool = False
+) -> argparse.ArgumentParser:
     parser = parser_class(
         prog="kernel-lab",
         description="Interactive viewer and headless runner for classic GPU kernels. Scenes: "
-                    + "; ".join(f"{s.name} ({s.title})" for s in SCENES.values()) + ". With no subcommand, "
-                    "opens the viewer.",
+        + "; ".join(f"{s.name} ({s.title})" for s in SCENES.values())
+        + ". With no subcommand, "
+        "opens the viewer.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Examples:\n" + EXAMPLES)
+        epilog="Examples:\n" + EXAMPLES,
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_view_arguments(sub.add_parser("view", help="open the viewer window (the default command)"), scene)
-    add_run_arguments(sub.add_parser("run", help="run a scene for a number of steps, in the viewer or headless"),
-                      scene)
-    bench = sub.add_parser("bench", help="time a scene; print a table, optionally JSON",
-                           epilog="bench SCENE --kernel-file FILE [--stage S]: your own kernel of a stage timed "
-                                  "beside the built-in variants (bench SCENE --kernel-file FILE --help)")
+    add_run_arguments(sub.add_parser("run", help="run a scene for a number of steps, in the viewer or headless"), scene)
+    bench = sub.add_parser(
+        "bench",
+        help="time a scene; print a table, optionally JSON",
+        epilog="bench SCENE --kernel-file FILE [--stage S]: your own kernel of a stage timed "
+        "beside the built-in variants (bench SCENE --kernel-file FILE --help)",
+    )
     add_bench_arguments(bench, scene, kernel_file=kernel_file)
 
-    template = sub.add_parser("template", help="write a working, commented kernel of a stage to start from",
-                              description="Stages your own kernel can replace: " + user_kernel.stages_text())
+    template = sub.add_parser(
+        "template",
+        help="write a working, commented kernel of a stage to start from",
+        description="Stages your own kernel can replace: " + user_kernel.stages_text(),
+    )
     user_kernel.add_template_arguments(template)
-    check = sub.add_parser("check", help="grade your own kernel of a stage against the CPU twin: exit 0 correct, "
-                                         "1 wrong, 2 bad input or a compile error, 3 no GPU here")
+    check = sub.add_parser(
+        "check",
+        help="grade your own kernel of a stage against the CPU twin: exit 0 correct, "
+        "1 wrong, 2 bad input or a compile error, 3 no GPU here",
+    )
     user_kernel.add_check_arguments(check)
     add_quiet(check)
 
@@ -170,11 +209,17 @@ def add_view_arguments(view: argparse.ArgumentParser, scene: str, positional: bo
     add_scene_args(view, scene, positional=positional)
     view.add_argument("--size", type=cli.window_size, help="window size WxH (default 1280x800, or the saved size)")
     add_baseline(view, "a benchmark JSON (bench ... --json) whose stage times the panel draws beside the live ones")
-    view.add_argument("--no-settings", action="store_true",
-                      help="start clean: neither read nor save the settings (scene, sliders, camera, ...)")
-    view.add_argument("--kernel-file", metavar="FILE",
-                      help="your own CUDA kernel for one of the scene's stages: a variant named after the file (q), "
-                           "compiled again on every save, compared with the CPU twin under verification (v)")
+    view.add_argument(
+        "--no-settings",
+        action="store_true",
+        help="start clean: neither read nor save the settings (scene, sliders, camera, ...)",
+    )
+    view.add_argument(
+        "--kernel-file",
+        metavar="FILE",
+        help="your own CUDA kernel for one of the scene's stages: a variant named after the file (q), "
+        "compiled again on every save, compared with the CPU twin under verification (v)",
+    )
     view.add_argument("--stage", help="with --kernel-file: the stage it replaces (default: the scene's first)")
     view.set_defaults(scene=None, backend=None)  # unset: the saved settings or the defaults decide
 
@@ -182,26 +227,42 @@ def add_view_arguments(view: argparse.ArgumentParser, scene: str, positional: bo
 def add_run_arguments(run: argparse.ArgumentParser, scene: str, positional: bool = True) -> None:
     add_scene_args(run, scene, positional=positional)
     steps = spec(scene).run_steps
-    run.add_argument("--steps", type=cli.positive_int, default=steps,
-                     help=f"steps, each a {spec(scene).words.step} (default {steps})")
+    run.add_argument(
+        "--steps",
+        type=cli.positive_int,
+        default=steps,
+        help=f"steps, each a {spec(scene).words.step} (default {steps})",
+    )
     run.add_argument("--headless", action="store_true", help="no window: simulate, print a summary")
-    run.add_argument("--screenshot", metavar="FILE", help="save a picture of the final state (works headless): "
-                                                           ".png, .jpg or .webp")
-    run.add_argument("--size", type=cli.window_size,
-                     help="window, picture or video size WxH (default 1280x800; even for --record; headless: "
-                          "with --screenshot or --record only)")
-    run.add_argument("--record", metavar="MP4", help="headless: record the run to an MP4 (H.264), a video frame "
-                                                     "every --record-every steps")
-    run.add_argument("--record-every", metavar="K", type=cli.positive_int,
-                     help="with --record: physics steps per video frame (default: the scene's steps per "
-                          "displayed frame)")
-    run.add_argument("--fps", type=frames_per_second,
-                     help=f"with --record: video frames per second (default {DEFAULT_FPS:g})")
+    run.add_argument(
+        "--screenshot", metavar="FILE", help="save a picture of the final state (works headless): .png, .jpg or .webp"
+    )
+    run.add_argument(
+        "--size",
+        type=cli.window_size,
+        help="window, picture or video size WxH (default 1280x800; even for --record; headless: "
+        "with --screenshot or --record only)",
+    )
+    run.add_argument(
+        "--record",
+        metavar="MP4",
+        help="headless: record the run to an MP4 (H.264), a video frame every --record-every steps",
+    )
+    run.add_argument(
+        "--record-every",
+        metavar="K",
+        type=cli.positive_int,
+        help="with --record: physics steps per video frame (default: the scene's steps per displayed frame)",
+    )
+    run.add_argument(
+        "--fps", type=frames_per_second, help=f"with --record: video frames per second (default {DEFAULT_FPS:g})"
+    )
     add_quiet(run)
 
 
-def add_bench_arguments(bench: argparse.ArgumentParser, scene: str, kernel_file: bool = False,
-                        positional: bool = True) -> None:
+def add_bench_arguments(
+    bench: argparse.ArgumentParser, scene: str, kernel_file: bool = False, positional: bool = True
+) -> None:
     """The bench of your kernel (``kernel_file``) or the scene's benchmark (``SceneSpec.bench``)."""
     if kernel_file:
         user_kernel.add_bench_arguments(bench)
@@ -213,7 +274,10 @@ def add_bench_arguments(bench: argparse.ArgumentParser, scene: str, kernel_file:
 
 
 ARGUMENTS: dict[str, Callable[..., None]] = {
-    "view": add_view_arguments, "run": add_run_arguments, "bench": add_bench_arguments}
+    "view": add_view_arguments,
+    "run": add_run_arguments,
+    "bench": add_bench_arguments,
+}
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:
@@ -231,12 +295,26 @@ def frames_per_second(text: str) -> float:
 def request_of(args: argparse.Namespace, scene: str):
     """The frozen request of the command ``args`` parsed, with the parser of ``scene`` (``placed``'s)."""
     if args.command == "view":
-        return ViewRequest(scene_request(args, scene, backend=_view_backend(args)), args.size, args.baseline,
-                           args.no_settings, args.kernel_file, args.stage)
+        return ViewRequest(
+            scene_request(args, scene, backend=_view_backend(args)),
+            args.size,
+            args.baseline,
+            args.no_settings,
+            args.kernel_file,
+            args.stage,
+        )
     if args.command == "run":
         refuse_outputless_options(args)
-        return RunRequest(scene_request(args, scene), args.steps, args.headless, args.screenshot,
-                          args.size or DEFAULT_SIZE, args.record, args.record_every, args.fps or DEFAULT_FPS)
+        return RunRequest(
+            scene_request(args, scene),
+            args.steps,
+            args.headless,
+            args.screenshot,
+            args.size or DEFAULT_SIZE,
+            args.record,
+            args.record_every,
+            args.fps or DEFAULT_FPS,
+        )
     if args.command == "bench":
         if getattr(args, "kernel_file", None) is not None:
             return cli.parsed(KernelBenchRequest, args)
@@ -251,9 +329,16 @@ def request_of(args: argparse.Namespace, scene: str):
 
 def scene_request(args: argparse.Namespace, scene: str, **computed) -> SceneRequest:
     """The scene of ``view`` or ``run`` as given (``computed``: values worked out instead)."""
-    return cli.parsed(SceneRequest, args, **{"variant": getattr(args, "variant", None),
-                                             "block": getattr(args, "block", None),
-                                             "options": given_options(args, scene), **computed})
+    return cli.parsed(
+        SceneRequest,
+        args,
+        **{
+            "variant": getattr(args, "variant", None),
+            "block": getattr(args, "block", None),
+            "options": given_options(args, scene),
+            **computed,
+        },
+    )
 
 
 def scene_fields(request: type, args: argparse.Namespace, scene: str) -> dict:
@@ -277,12 +362,16 @@ def _view_backend(args: argparse.Namespace) -> str | None:
 def refuse_outputless_options(args: argparse.Namespace) -> None:
     """``run``'s options that shape a recording or a picture, given without one: refused, not ignored."""
     if args.record is None:
-        given = [name for name, value in (("--fps", args.fps), ("--record-every", args.record_every))
-                 if value is not None]
+        given = [
+            name for name, value in (("--fps", args.fps), ("--record-every", args.record_every)) if value is not None
+        ]
         if given:
             verb = "applies" if len(given) == 1 else "apply"
-            raise UsageError(f"{' and '.join(given)} {verb} to a recording: add --record F.mp4, or leave "
-                             f"{'it' if len(given) == 1 else 'them'} out")
+            raise UsageError(
+                f"{' and '.join(given)} {verb} to a recording: add --record F.mp4, or leave "
+                f"{'it' if len(given) == 1 else 'them'} out"
+            )
     if args.headless and args.size is not None and args.screenshot is None and args.record is None:
-        raise UsageError("--size sets the picture or video of a headless run: add --screenshot or --record, "
-                         "or leave it out")
+        raise UsageError(
+            "--size sets the picture or video of a headless run: add --screenshot or --record, or leave it out"
+        )

@@ -21,8 +21,28 @@ from sim.cmdline.cli import UsageError
 from sim.cmdline.reader import read_json
 
 SIZE_LIMIT = 64 << 20  # a report of many thousands of records is a few MiB
-KEYS = ("kind", "scene", "stage", "preset", "n", "systems", "order", "w", "backend", "variant", "kernel", "method",
-        "block", "blocks", "k", "fma", "precision", "options", "width", "height")
+KEYS = (
+    "kind",
+    "scene",
+    "stage",
+    "preset",
+    "n",
+    "systems",
+    "order",
+    "w",
+    "backend",
+    "variant",
+    "kernel",
+    "method",
+    "block",
+    "blocks",
+    "k",
+    "fma",
+    "precision",
+    "options",
+    "width",
+    "height",
+)
 TIMES = ("step_ms", "kernel_ms", "ms_per_step", "s", "frame_ms", "pick_frame_ms", "record_frame_ms", "median_ms")
 
 
@@ -35,8 +55,9 @@ def _time_or_none(value) -> bool:
 
 
 def _times(value, none=False) -> bool:
-    return isinstance(value, dict) and all(isinstance(k, str) and (_time_or_none(v) if none else
-                                                                    _number(v) and v >= 0) for k, v in value.items())
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and (_time_or_none(v) if none else _number(v) and v >= 0) for k, v in value.items()
+    )
 
 
 _COUNT = (_whole, "a positive whole number")
@@ -46,15 +67,16 @@ _TIME = (_time_or_none, "a time: a number 0 or more")
 SCHEMA = {
     **dict.fromkeys(("n", "systems", "order", "width", "height"), _COUNT),
     **dict.fromkeys(("blocks", "k"), (lambda v: v is None or _whole(v), "a positive whole number")),
-    **dict.fromkeys(("kind", "scene", "stage", "preset", "backend", "variant", "kernel", "method", "precision"),
-                    _TEXT),
-    "block": (lambda v: v is None or _whole(v) or isinstance(v, str) or (isinstance(v, list) and v
-                                                                          and all(map(_whole, v))),
-              "a CUDA block: threads, a shape such as \"32x8\" or a list of whole numbers"),
+    **dict.fromkeys(("kind", "scene", "stage", "preset", "backend", "variant", "kernel", "method", "precision"), _TEXT),
+    "block": (
+        lambda v: v is None or _whole(v) or isinstance(v, str) or (isinstance(v, list) and v and all(map(_whole, v))),
+        'a CUDA block: threads, a shape such as "32x8" or a list of whole numbers',
+    ),
     "w": (lambda v: v is None or _number(v), "a number"),
     "fma": (lambda v: v is None or isinstance(v, bool), "true or false"),
     "options": (lambda v: v is None or isinstance(v, dict), "a table of options"),
-    **{name: _TIME for name in TIMES}, **{f"{name}_err": _TIME for name in TIMES},
+    **{name: _TIME for name in TIMES},
+    **{f"{name}_err": _TIME for name in TIMES},
     "stage_ms": (_times, "stage names with their times (numbers 0 or more)"),
     "stage_ms_err": (lambda v: _times(v, none=True), "stage names with their errors (numbers 0 or more)"),
 }
@@ -66,7 +88,7 @@ def record_problem(record) -> str:
         return f"is {_shown(record)}, not a record (an object of fields)"
     for name, (valid, expected) in SCHEMA.items():
         if name in record and not valid(record[name]):
-            return f"field \"{name}\" is {_shown(record[name])}, not {expected}"
+            return f'field "{name}" is {_shown(record[name])}, not {expected}'
     return ""
 
 
@@ -80,7 +102,7 @@ def load(path: str) -> dict:
     and field that does not hold what a bench writes there."""
     report = read_json(path, "baseline", SIZE_LIMIT)
     if not isinstance(report, dict) or not isinstance(report.get("results"), list):
-        raise UsageError(f"baseline {path!r} is not a benchmark report (no \"results\" list)")
+        raise UsageError(f'baseline {path!r} is not a benchmark report (no "results" list)')
     for i, record in enumerate(report["results"]):
         problem = record_problem(record)
         if problem:
@@ -91,8 +113,10 @@ def load(path: str) -> dict:
     return {**report, "results": records, "path": path}
 
 
-BENCH_HELP = ("also print each figure beside the same configuration's in this earlier JSON: faster, slower or "
-              "the same within the error")
+BENCH_HELP = (
+    "also print each figure beside the same configuration's in this earlier JSON: faster, slower or "
+    "the same within the error"
+)
 
 
 def add_option(parser, help: str = BENCH_HELP) -> None:
@@ -165,8 +189,10 @@ def _time(value: float, error: float | None) -> str:
 
 def comparison(new: dict, old: dict) -> str:
     """The A/B text: every configuration of ``new`` beside the same one in ``old``."""
-    lines = [f"against the baseline {old.get('path', '')} ({old.get('device', '?')}, commit {old.get('commit', '?')}, "
-             f"{old.get('date', '?')})"]
+    lines = [
+        f"against the baseline {old.get('path', '')} ({old.get('device', '?')}, commit {old.get('commit', '?')}, "
+        f"{old.get('date', '?')})"
+    ]
     if old.get("device") != new.get("device"):
         lines.append(f"  note: the baseline ran on {old.get('device', '?')}, this run on {new.get('device', '?')}")
     olds = {key(r): r for r in old["results"]}
@@ -190,8 +216,10 @@ def comparison(new: dict, old: dict) -> str:
                 continue
             old_value, old_error = then[name]
             ratio = f"{value / old_value:.3f}" if old_value else "-"
-            lines.append(f"  {name:<26}{_time(old_value, old_error):>20}{_time(value, error):>20}{ratio:>10}  "
-                         f"{verdict(value, error, old_value, old_error)}")
+            lines.append(
+                f"  {name:<26}{_time(old_value, old_error):>20}{_time(value, error):>20}{ratio:>10}  "
+                f"{verdict(value, error, old_value, old_error)}"
+            )
     for k, record in olds.items():
         if k not in seen:
             lines.append(f"{describe(record)}: in the baseline only (not run now)")
@@ -202,8 +230,13 @@ def closest(records: list[dict], want: dict) -> tuple[dict | None, list[str]]:
     """The record nearest the configuration ``want`` (scene, variant, block, n, preset...) and the fields in
     which it differs (empty when exact). The scene and backend must match; then the most equal fields win,
     and among those the nearest item count."""
-    candidates = [r for r in records if r.get("scene") == want.get("scene") and figures(r).keys()
-                  and ("backend" not in want or r.get("backend") == want["backend"])]
+    candidates = [
+        r
+        for r in records
+        if r.get("scene") == want.get("scene")
+        and figures(r).keys()
+        and ("backend" not in want or r.get("backend") == want["backend"])
+    ]
     if not candidates:
         return None, []
     fields = [name for name in ("variant", "block", "preset", "options") if name in want]
@@ -212,6 +245,7 @@ def closest(records: list[dict], want: dict) -> tuple[dict | None, list[str]]:
         unequal = sum(r.get(name) != want[name] for name in fields)
         n, target = r.get("n") or 0, want.get("n") or 0
         return unequal, abs(math.log((n + 1) / (target + 1)))
+
     best = min(candidates, key=distance)
     differs = [name for name in (*fields, "n") if name in want and best.get(name) != want[name]]
     return best, differs

@@ -42,10 +42,16 @@ def git_commit() -> str:
         return os.environ["KERNEL_LAB_COMMIT"]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
-                              text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return os.environ.get("KERNEL_LAB_COMMIT", "unknown")
     return head + ("-dirty" if dirty else "")
@@ -93,8 +99,17 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
     clock = measure.StageTimerClock(scene.timer)
     flush = measure.l2_flush(_device_bytes(), scene.device) if scene.backend == "gpu" else None
     start = time.perf_counter()
-    timing = measure.measure(frame, clock, flush=flush, warmup=0, min_repeats=frames, budget_s=budget_s,
-                             max_batch=scene.timer.capacity, done=lambda: scene.at_end, between=between)
+    timing = measure.measure(
+        frame,
+        clock,
+        flush=flush,
+        warmup=0,
+        min_repeats=frames,
+        budget_s=budget_s,
+        max_batch=scene.timer.capacity,
+        done=lambda: scene.at_end,
+        between=between,
+    )
     scene.finish()
     wall = time.perf_counter() - start
     stages = {name: measure.summarise(values).scaled(1 / per_frame) for name, values in clock.stages.items()}
@@ -113,16 +128,23 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
         "steps_per_s": done / wall,
         "item_steps_per_s": item_steps,
         f"{spec.words.one}_steps_per_s": item_steps,
-        "gpu_bytes_per_item": (gpu_bytes_per_item(scene, flush.buffer.nbytes if flush is not None else 0)
-                               if scene.backend == "gpu" else None),
+        "gpu_bytes_per_item": (
+            gpu_bytes_per_item(scene, flush.buffer.nbytes if flush is not None else 0)
+            if scene.backend == "gpu"
+            else None
+        ),
         "stats": {k: v for k, v in scene.stats().items() if isinstance(v, (int, float, str))},
     }
     record.update(figures.figures(wall))
     gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
     knobs = scene.knobs
-    record["speed_of_light"] = speed_of_light(spec, Setup(record["n"], 1.0, knobs.variant, knobs.block, knobs.options,
-                                                          scene.preset, record["stats"]), record["stage_ms"], gpu,
-                                              scene.device)
+    record["speed_of_light"] = speed_of_light(
+        spec,
+        Setup(record["n"], 1.0, knobs.variant, knobs.block, knobs.options, scene.preset, record["stats"]),
+        record["stage_ms"],
+        gpu,
+        scene.device,
+    )
     return record
 
 
@@ -137,9 +159,15 @@ def configuration(scene) -> dict:
     variant where a kernel variant ran, the block on the GPU."""
     spec = scene.spec
     gpu = scene.gpu_kernels_run() or scene.backend == "gpu"
-    return {"scene": spec.name, "preset": scene.preset, "n": scene.n, "backend": scene.backend,
-            "variant": scene.knobs.variant if (gpu or (spec.gpu and spec.gpu.cpu_variants)) else None,
-            "block": _block_json(scene.knobs.block) if gpu else None, "options": dict(scene.knobs.options)}
+    return {
+        "scene": spec.name,
+        "preset": scene.preset,
+        "n": scene.n,
+        "backend": scene.backend,
+        "variant": scene.knobs.variant if (gpu or (spec.gpu and spec.gpu.cpu_variants)) else None,
+        "block": _block_json(scene.knobs.block) if gpu else None,
+        "options": dict(scene.knobs.options),
+    }
 
 
 def configurations(request: BenchRequest, spec) -> list[dict]:
@@ -155,9 +183,12 @@ def configurations(request: BenchRequest, spec) -> list[dict]:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     knobs = spec.gpu
-    axes: dict[str, list[Any]] = {"preset": presets, "count": request.count or [None],
-            "variant": cli.choices(request.variant, knobs.variants, "variant") if knobs and request.variant else [None],
-            "block": request.block if knobs and request.block else [None]}
+    axes: dict[str, list[Any]] = {
+        "preset": presets,
+        "count": request.count or [None],
+        "variant": cli.choices(request.variant, knobs.variants, "variant") if knobs and request.variant else [None],
+        "block": request.block if knobs and request.block else [None],
+    }
     for option in spec.options:
         given = request.options.get(option.name)
         axes[option.name] = cli.choices(given, option.choices, option.name) if given else [None]
@@ -181,8 +212,10 @@ def check_resources(request: BenchRequest, spec, configs: list[dict]) -> None:
         preset = config["preset"]
         count = config["count"] or spec.preset(preset).count
         each.append(resources.scene_estimate(spec, count, gpu, steps, preset))
-    resources.check_in_turn(each, f"bench {spec.name}: {len(each)} configurations of {count_text(steps)} "
-                                  f"steps on the {'GPU' if gpu else 'CPU'}")
+    resources.check_in_turn(
+        each,
+        f"bench {spec.name}: {len(each)} configurations of {count_text(steps)} steps on the {'GPU' if gpu else 'CPU'}",
+    )
 
 
 def _block_json(block):
@@ -262,10 +295,12 @@ def pace_lines(r: dict) -> list[str]:
     pace = f" ({1e3 / step_ms:.1f} steps/s)" if step_ms > 0 else ""
     steps, frames = r["steps"], r["repeats"]
     whole = f" of {steps // frames}" if frames and steps % frames == 0 else ""  # why 200 asked can time 204
-    return [f"{'step (stages)':<18}{measure.figure_text(r, 'step_ms'):>34}  the median frame's stages per step{pace}",
-            f"steps/s {r['steps_per_s']:.1f}   item-steps/s {r['item_steps_per_s']:.4g}   wall {r['wall_s']:.3f} s for "
-            f"{steps} timed steps ({frames} frames{whole})",
-            "(steps/s: the timed steps over the wall time, the host work around the stages and slow frames included)"]
+    return [
+        f"{'step (stages)':<18}{measure.figure_text(r, 'step_ms'):>34}  the median frame's stages per step{pace}",
+        f"steps/s {r['steps_per_s']:.1f}   item-steps/s {r['item_steps_per_s']:.4g}   wall {r['wall_s']:.3f} s for "
+        f"{steps} timed steps ({frames} frames{whole})",
+        "(steps/s: the timed steps over the wall time, the host work around the stages and slow frames included)",
+    ]
 
 
 def _stat_text(key: str, value, r: dict) -> str:
@@ -280,12 +315,16 @@ def device_line(rep: dict) -> str:
     if f.get("kind") == "cpu":
         where = f"{f['name']}, {f['cores']} cores: no GPU, so the speed-of-light columns give rates, not % of peaks"
     else:
-        where = (f"{f.get('name')}, driver {f.get('driver')}, SM {f.get('sm_clock_mhz')} MHz, memory "
-                 f"{f.get('mem_clock_mhz')} MHz, ECC {f.get('ecc')}")
+        where = (
+            f"{f.get('name')}, driver {f.get('driver')}, SM {f.get('sm_clock_mhz')} MHz, memory "
+            f"{f.get('mem_clock_mhz')} MHz, ECC {f.get('ecc')}"
+        )
         found = rep.get("peaks")
         if found:
-            where += (f"; peaks: copy {found['copy_gbs']:,.0f} GB/s, FP32 {found['fp32_gflops']:,.0f} GFLOP/s, "
-                      f"FP64 {found['fp64_gflops']:,.0f} GFLOP/s ({found['sources'].get('copy', '')})")
+            where += (
+                f"; peaks: copy {found['copy_gbs']:,.0f} GB/s, FP32 {found['fp32_gflops']:,.0f} GFLOP/s, "
+                f"FP64 {found['fp64_gflops']:,.0f} GFLOP/s ({found['sources'].get('copy', '')})"
+            )
     return f"device: {where}"
 
 

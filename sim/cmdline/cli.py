@@ -52,8 +52,9 @@ class Command:
 def parsed(request: type, namespace, **computed):
     """The frozen ``request`` dataclass of a parsed command line: each field the argument of its name, or
     the value in ``computed`` (one worked out from the arguments while building the request)."""
-    return request(**{f.name: computed[f.name] if f.name in computed else getattr(namespace, f.name)
-                      for f in fields(request)})
+    return request(
+        **{f.name: computed[f.name] if f.name in computed else getattr(namespace, f.name) for f in fields(request)}
+    )
 
 
 _SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}

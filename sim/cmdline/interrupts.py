@@ -126,5 +126,10 @@ def removed_on_signal(path: str) -> Iterator[None]:
 def _removed_when_gone(path: str) -> subprocess.Popen:
     """A shell, in a session of its own, that removes ``path`` when this process closes its pipe: at the
     end of the block, or when the process dies however it dies."""
-    return subprocess.Popen(["sh", "-c", 'read -r _; rm -f -- "$0"', path], stdin=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    return subprocess.Popen(
+        ["sh", "-c", 'read -r _; rm -f -- "$0"', path],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )

@@ -53,9 +53,16 @@ class Progress:
         if show and shown(self.stream):
             from tqdm import tqdm
 
-            self.bar = tqdm(total=self.total, desc=label, unit=f" {unit}" if unit else "it",
-                            unit_scale=self.total >= 1e5, file=self.stream, leave=False, dynamic_ncols=True,
-                            mininterval=0.25)
+            self.bar = tqdm(
+                total=self.total,
+                desc=label,
+                unit=f" {unit}" if unit else "it",
+                unit_scale=self.total >= 1e5,
+                file=self.stream,
+                leave=False,
+                dynamic_ncols=True,
+                mininterval=0.25,
+            )
 
     def __enter__(self) -> Progress:
         return self

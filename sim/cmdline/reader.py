@@ -31,9 +31,14 @@ MAX_DEPTH = 64  # nested lists and tables: the project's files use a handful
 
 
 def describe_mode(mode: int) -> str:
-    kinds = ((stat.S_ISLNK, "a symbolic link (not followed)"), (stat.S_ISDIR, "a directory"),
-             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"))
+    kinds = (
+        (stat.S_ISLNK, "a symbolic link (not followed)"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
     return next((words for test, words in kinds if test(mode)), "not a regular file")
 
 
@@ -73,8 +78,7 @@ def read_input(path, what: str, limit: int) -> bytes:
     with open_input(path, what) as f:
         data = f.read(limit + 1)
     if len(data) > limit:
-        raise UsageError(f"{what} {os.fspath(path)!r} is larger than {size_text(limit)} (the most it can be): "
-                         "not read")
+        raise UsageError(f"{what} {os.fspath(path)!r} is larger than {size_text(limit)} (the most it can be): not read")
     return data
 
 

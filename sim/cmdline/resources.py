@@ -155,26 +155,37 @@ def check(estimate: Estimate, stream=None) -> None:
     stream = sys.stderr if stream is None else stream
     room = int(available_memory() * MEMORY_SHARE)
     if estimate.memory > room:
-        raise UsageError(f"{estimate.what} needs about {human_bytes(estimate.memory)} of memory; this machine has "
-                         f"{human_bytes(room)} to spare: use a smaller size")
+        raise UsageError(
+            f"{estimate.what} needs about {human_bytes(estimate.memory)} of memory; this machine has "
+            f"{human_bytes(room)} to spare: use a smaller size"
+        )
     if estimate.gpu_memory > 0:
         free = gpu_free_memory(estimate.device)
         if free is not None and estimate.gpu_memory > free:
-            raise UsageError(f"{estimate.what} needs about {human_bytes(estimate.gpu_memory)} of GPU memory; device "
-                             f"{estimate.device} has {human_bytes(free)} free: use a smaller size")
+            raise UsageError(
+                f"{estimate.what} needs about {human_bytes(estimate.gpu_memory)} of GPU memory; device "
+                f"{estimate.device} has {human_bytes(free)} free: use a smaller size"
+            )
     if estimate.disk > 0 and estimate.disk_path:
         free = free_disk(estimate.disk_path)
         if free is not None and estimate.disk > free:
-            raise UsageError(f"{estimate.what} writes about {human_bytes(estimate.disk)} to {estimate.disk_path!r}; "
-                             f"its file system has {human_bytes(free)} free")
+            raise UsageError(
+                f"{estimate.what} writes about {human_bytes(estimate.disk)} to {estimate.disk_path!r}; "
+                f"its file system has {human_bytes(free)} free"
+            )
     if not estimate.seconds <= TIME_LIMIT_SECONDS:  # NaN too
-        raise UsageError(f"{estimate.what} would take about {human_seconds(estimate.seconds)} on this machine, "
-                         f"past the {human_seconds(TIME_LIMIT_SECONDS)} a run may take: use a smaller size or "
-                         "fewer steps")
+        raise UsageError(
+            f"{estimate.what} would take about {human_seconds(estimate.seconds)} on this machine, "
+            f"past the {human_seconds(TIME_LIMIT_SECONDS)} a run may take: use a smaller size or "
+            "fewer steps"
+        )
     if estimate.long:
         shown = "progress below, " if progress.shown(stream) else ""
-        print(f"{estimate.what}: about {human_seconds(estimate.seconds)} on this machine; {shown}Ctrl-C stops it",
-              file=stream, flush=True)
+        print(
+            f"{estimate.what}: about {human_seconds(estimate.seconds)} on this machine; {shown}Ctrl-C stops it",
+            file=stream,
+            flush=True,
+        )
 
 
 def check_in_turn(estimates: list[Estimate], what: str, stream=None) -> None:
@@ -209,8 +220,12 @@ def scene_estimate(spec, count: int | None, gpu: bool, steps: int = 0, preset: s
     seconds = steps * STEP_SECONDS + (step_work(spec.step_work, count, steps) / pace if count and pace else 0.0)
     size = f"{count_text(count)} {spec.words.unit}" if count else f"preset {preset or spec.start_preset}"
     what = f"{spec.name}: {size}" + (f" x {count_text(steps)} steps" if steps else "")
-    return Estimate(f"{what} on the {'GPU' if gpu else 'CPU'}", memory=host * (count or 0),
-                    gpu_memory=device * (count or 0) if gpu else 0, seconds=seconds)
+    return Estimate(
+        f"{what} on the {'GPU' if gpu else 'CPU'}",
+        memory=host * (count or 0),
+        gpu_memory=device * (count or 0) if gpu else 0,
+        seconds=seconds,
+    )
 
 
 # The progress bar of long runs: tqdm on a terminal, nothing otherwise or with --quiet.

@@ -41,8 +41,10 @@ def refuse_unused(request: SceneRequest, s, scene) -> None:
         unused.append("--variant")
     if unused:
         verb = "applies" if len(unused) == 1 else "apply"
-        raise UsageError(f"{' and '.join(unused)} {verb} to the {s.name} scene's GPU kernels, which do not run on the "
-                         f"{scene.backend.upper()} backend here ({hint})")
+        raise UsageError(
+            f"{' and '.join(unused)} {verb} to the {s.name} scene's GPU kernels, which do not run on the "
+            f"{scene.backend.upper()} backend here ({hint})"
+        )
 
 
 def check_resources(request: SceneRequest, s, steps: int = 0) -> None:

@@ -18,11 +18,16 @@ from sim.registry import spec
 def add_arguments(p: argparse.ArgumentParser, scene: str, positional: bool = True) -> None:
     """The scene's arguments of view and run, each a comma-separated list, and the steps to time."""
     add_scene_args(p, scene, many=True, positional=positional)
-    p.add_argument("--steps", type=cli.positive_int, default=600,
-                   help="timed physics steps, at least (default 600; more frames until the median is known "
-                        "to 1%% or the time budget ends)")
-    p.add_argument("--warmup", type=cli.non_negative_int, default=12,
-                   help="untimed steps first (compilation; default 12)")
+    p.add_argument(
+        "--steps",
+        type=cli.positive_int,
+        default=600,
+        help="timed physics steps, at least (default 600; more frames until the median is known "
+        "to 1%% or the time budget ends)",
+    )
+    p.add_argument(
+        "--warmup", type=cli.non_negative_int, default=12, help="untimed steps first (compilation; default 12)"
+    )
 
 
 def run(request: BenchRequest) -> int:
@@ -38,8 +43,12 @@ def run(request: BenchRequest) -> int:
         label = f"[{i}/{len(configs)}] {scene.preset} n={scene.n:,} {scene.backend}{knob}"
         print(f"{label} ...", file=sys.stderr, flush=True)
         records.append(bench.run(scene, steps=request.steps, warmup=request.warmup))
-        print(f"{label}: {records[-1]['step_ms']:.4f} ms/step (median stages), {records[-1]['item_steps_per_s']:.3g} "
-              f"{s.words.one}-steps/s (over the wall time)", file=sys.stderr, flush=True)
+        print(
+            f"{label}: {records[-1]['step_ms']:.4f} ms/step (median stages), {records[-1]['item_steps_per_s']:.3g} "
+            f"{s.words.one}-steps/s (over the wall time)",
+            file=sys.stderr,
+            flush=True,
+        )
         del scene
         bench.release_memory()
     report = bench.report(s.name, records)
@@ -49,8 +58,16 @@ def run(request: BenchRequest) -> int:
 
 def configured(request: BenchRequest, s, config: dict) -> SceneRequest:
     """The scene of one of ``bench``'s configurations (``sim.cmdline.bench.configurations``)."""
-    return SceneRequest(request.scene, request.backend, config["preset"], config["count"], config["variant"],
-                        config["block"], request.seed, frozen_mapping({o.name: config[o.name] for o in s.options}))
+    return SceneRequest(
+        request.scene,
+        request.backend,
+        config["preset"],
+        config["count"],
+        config["variant"],
+        config["block"],
+        request.seed,
+        frozen_mapping({o.name: config[o.name] for o in s.options}),
+    )
 
 
 BENCH = Bench(add_arguments, BenchRequest, run)

@@ -67,8 +67,9 @@ def _create_temporary(path: str, folder: str) -> tuple[int, str]:
     for _ in range(16):
         temporary = _temporary_name(path, folder)
         try:
-            return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                           0o666), temporary
+            return os.open(
+                temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666
+            ), temporary
         except FileExistsError:  # someone holds this name: draw another
             continue
     raise FileExistsError(errno.EEXIST, "no free temporary name", folder)
@@ -114,13 +115,15 @@ def check_target(path, what: str = "output", inputs=()) -> None:
         raise UsageError(f"{what} {path!r} names a folder, not a file")
     source = _input_at(path, inputs)
     if source is not None:
-        raise UsageError(f"{what} {path!r} is the input {source!r}: writing it would replace the input; "
-                         "choose another file")
+        raise UsageError(
+            f"{what} {path!r} is the input {source!r}: writing it would replace the input; choose another file"
+        )
     folder = os.path.dirname(os.path.abspath(path))
     name_bytes = len(os.fsencode(os.path.basename(path)))
     if os.path.isdir(folder) and name_bytes > _name_max(folder):
-        raise UsageError(f"{what} {path!r}: the name is too long ({name_bytes} bytes, at most "
-                         f"{_name_max(folder)} here)")
+        raise UsageError(
+            f"{what} {path!r}: the name is too long ({name_bytes} bytes, at most {_name_max(folder)} here)"
+        )
     if len(os.fsencode(os.path.abspath(path))) >= 4096:
         raise UsageError(f"{what} {path!r}: the path is too long")
     st = _existing(path, what)
@@ -243,5 +246,4 @@ def make_folder(folder, what: str = "output") -> None:
     except FileExistsError:
         raise OutputError(f"cannot save the {what} in {str(folder)!r}: it is a file, not a folder") from None
     except OSError as exc:
-        raise OutputError(f"cannot create the folder {str(folder)!r} for the {what}: "
-                          f"{exc.strerror or exc}") from None
+        raise OutputError(f"cannot create the folder {str(folder)!r} for the {what}: {exc.strerror or exc}") from None

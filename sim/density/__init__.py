@@ -17,9 +17,10 @@ SPEC = dataclasses.replace(
     view="field",
     scene="sim.density.scene:DensityScene",
     stats=PARTICLES.stats + (Stat("grid", "grid", "{}", help="the density grid: cells about two cutoffs wide"),),
-    verifier=Verifier(checks=PARTICLES_VERIFIER.checks,
-                      mismatch="cells holding a particle whose step differs from the CPU's are drawn in the "
-                               "highlight colour"),
+    verifier=Verifier(
+        checks=PARTICLES_VERIFIER.checks,
+        mismatch="cells holding a particle whose step differs from the CPU's are drawn in the highlight colour",
+    ),
     block_colors=None,  # the force kernels' blocks handle particles, not cells of this grid
     kernels=PARTICLES.kernels,  # the same CUDA builds (the registry lists them once)
     commands="",  # and the course commands

@@ -31,8 +31,9 @@ class CellInspector(Inspector):
         cells = self.scene.cells
         row, col = divmod(int(cell), cells)
         scale = cells / self.scene.size
-        return ((x * scale).astype(np.int64).clip(0, cells - 1) == col) & \
-            ((y * scale).astype(np.int64).clip(0, cells - 1) == row)
+        return ((x * scale).astype(np.int64).clip(0, cells - 1) == col) & (
+            (y * scale).astype(np.int64).clip(0, cells - 1) == row
+        )
 
     def describe(self, item: int) -> dict[str, str]:
         scene = self.scene
@@ -68,5 +69,7 @@ class CellInspector(Inspector):
             return []
         shown = ", ".join(f"#{k}" for k in differing[:8]) + (", …" if len(differing) > 8 else "")
         g, c = int(in_gpu.sum()), int(in_cpu.sum())
-        return [("particles", str(g), str(c), f"{g - c:+d}"),
-                ("differing particles", "", "", f"{len(differing)}: {shown}")]
+        return [
+            ("particles", str(g), str(c), f"{g - c:+d}"),
+            ("differing particles", "", "", f"{len(differing)}: {shown}"),
+        ]

@@ -73,10 +73,14 @@ class DensityScene(ParticlesScene):
         top = float(max(1, math.ceil(3.0 * self.n / cells**2)))  # three times the mean count
         span = self.color_scales.ranges.get(color_mode)  # fixed from the panel, else the counts' own range
         return FieldView(
-            shape=(cells, cells), extent=(0.0, 0.0, self.size, self.size), value_range=span,
+            shape=(cells, cells),
+            extent=(0.0, 0.0, self.size, self.size),
+            value_range=span,
             legend=Legend("density", *(span or (0.0, top)), "particles per cell"),
-            host=self.host_counts, write=self._write_counts if self.gpu is not None else None,
-            colormap="inferno")
+            host=self.host_counts,
+            write=self._write_counts if self.gpu is not None else None,
+            colormap="inferno",
+        )
 
     def stats(self) -> dict:
         return {**super().stats(), "grid": f"{self.cells} x {self.cells} cells"}

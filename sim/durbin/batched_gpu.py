@@ -22,8 +22,9 @@ def batched_group(order: int) -> str:
     return "thread" if order <= 48 else ("warp" if order <= 256 else "block")
 
 
-def batched_shape(systems: int, order: int, group: str, block: int | None, itemsize: int,
-                  device: int = 0) -> tuple[int, int, int]:
+def batched_shape(
+    systems: int, order: int, group: str, block: int | None, itemsize: int, device: int = 0
+) -> tuple[int, int, int]:
     """(blocks, threads per block, dynamic shared bytes); KernelError when it cannot run."""
     if not 2 <= order <= MAX_ORDER:
         raise KernelError(f"batched order must be 2..{MAX_ORDER}, got {order}")
@@ -32,8 +33,10 @@ def batched_shape(systems: int, order: int, group: str, block: int | None, items
     block = check_block(block or {"register": 64, "thread": 64, "warp": 128, "block": 256}[group])
     if group == "register":
         if order > kernels.REG_ORDER or block > 256:
-            raise KernelError(f"the register kernel takes orders up to {kernels.REG_ORDER} and blocks up to 256, "
-                              f"got order {order}, block {block}")
+            raise KernelError(
+                f"the register kernel takes orders up to {kernels.REG_ORDER} and blocks up to 256, "
+                f"got order {order}, block {block}"
+            )
         blocks, smem = ceil_div(systems, block), order * (block + 1) * itemsize
     elif group == "thread":
         blocks, smem = ceil_div(systems, block), 3 * order * (block + 1) * itemsize
@@ -43,13 +46,23 @@ def batched_shape(systems: int, order: int, group: str, block: int | None, items
         blocks, smem = systems, 3 * order * itemsize
     limit = device_properties(device)["sharedMemPerBlockOptin"] - 1024
     if smem > limit:
-        raise KernelError(f"batched {group} kernel at order {order} and block {block} needs {smem:,} bytes of "
-                          f"shared memory ({limit:,} available): use a smaller block or another group")
+        raise KernelError(
+            f"batched {group} kernel at order {order} and block {block} needs {smem:,} bytes of "
+            f"shared memory ({limit:,} available): use a smaller block or another group"
+        )
     return max(1, blocks), block, smem
 
 
-def batched(r, group: str | None = None, block: int | None = None, precision: str = "fp64", version: str = "4",
-            device: int = 0, stream=None, out=None):
+def batched(
+    r,
+    group: str | None = None,
+    block: int | None = None,
+    precision: str = "fp64",
+    version: str = "4",
+    device: int = 0,
+    stream=None,
+    out=None,
+):
     """(y, alphas, betas) for every row of r (systems, order), on the device: y and alphas (systems,
     order), betas the final normalised prediction error per system. Asynchronous on ``stream``.
 
@@ -62,8 +75,16 @@ def batched(r, group: str | None = None, block: int | None = None, precision: st
     return solution
 
 
-def batched_launch(r, group: str | None = None, block: int | None = None, precision: str = "fp64",
-                   version: str = "4", device: int = 0, stream=None, out=None):
+def batched_launch(
+    r,
+    group: str | None = None,
+    block: int | None = None,
+    precision: str = "fp64",
+    version: str = "4",
+    device: int = 0,
+    stream=None,
+    out=None,
+):
     """(a call that queues the solve, (y, alphas, betas) it writes): ``batched`` with everything but the
     launch done beforehand (the shape checked, the kernel looked up, its shared memory set), so a caller
     can queue the same solve again and again, or time the launch alone. Queue it with ``device`` current."""
@@ -79,11 +100,16 @@ def batched_launch(r, group: str | None = None, block: int | None = None, precis
             y, alphas, betas = cupy.empty_like(r), cupy.empty_like(r), cupy.empty(systems, dtype)
         else:
             y, alphas, betas = out
-            if y.shape != r.shape or alphas.shape != r.shape or betas.shape != (systems,) or \
-                    {y.dtype, alphas.dtype, betas.dtype} != {r.dtype} or \
-                    not all(a.flags.c_contiguous for a in (y, alphas, betas)):
-                raise KernelError(f"batched out= must be {r.shape}, {r.shape} and ({systems},) contiguous arrays "
-                                  f"of {r.dtype}")
+            if (
+                y.shape != r.shape
+                or alphas.shape != r.shape
+                or betas.shape != (systems,)
+                or {y.dtype, alphas.dtype, betas.dtype} != {r.dtype}
+                or not all(a.flags.c_contiguous for a in (y, alphas, betas))
+            ):
+                raise KernelError(
+                    f"batched out= must be {r.shape}, {r.shape} and ({systems},) contiguous arrays of {r.dtype}"
+                )
         if not systems:
             return (lambda: None), (y, alphas, betas)
         fn = cuda.kernel(kernels.batched(group, precision, version), device)
@@ -92,4 +118,5 @@ def batched_launch(r, group: str | None = None, block: int | None = None, precis
 
     def run() -> None:
         fn((blocks,), (threads,), args, shared_mem=smem, stream=stream)
+
     return run, (y, alphas, betas)

@@ -34,8 +34,15 @@ from sim.gpu import measure
 from sim.gpu.roofline import Setup, record_lines
 
 
-def run(sizes, kernels=BENCH_KERNELS, blocks=(256,), batch: tuple[int, int] | None = None, precision="fp64",
-        probe=True, log=None) -> dict:
+def run(
+    sizes,
+    kernels=BENCH_KERNELS,
+    blocks=(256,),
+    batch: tuple[int, int] | None = None,
+    precision="fp64",
+    probe=True,
+    log=None,
+) -> dict:
     """The report for single systems of ``sizes`` (each kernel x block) and, with ``batch`` = (systems,
     order), the batched solvers."""
     from sim.cmdline import bench
@@ -64,8 +71,15 @@ def add_speed_of_light(record: dict) -> None:
         return
     options = {"precision": record.get("precision", "fp64")}
     if record["kind"] == "batch":
-        setup = Setup(record["systems"] * record["order"], 1.0, "", record.get("block"), options, "lpc",
-                      {"frames": record["systems"]})
+        setup = Setup(
+            record["systems"] * record["order"],
+            1.0,
+            "",
+            record.get("block"),
+            options,
+            "lpc",
+            {"frames": record["systems"]},
+        )
     else:  # all n - 1 steps of one system, k = n at the end
         n = record["n"]
         setup = Setup(n, float(n), record["method"], record.get("block"), options, "ar", {"entries": n})
@@ -73,28 +87,38 @@ def add_speed_of_light(record: dict) -> None:
 
 
 def table(report: dict) -> str:
-    lines = [f"durbin on {report['device']} (commit {report['commit']}, {report['date']})",
-             f"{'kind':>6} {'n / batch':>14} {'method':>19} {'block':>5} {'seconds ± error (runs)':>28} "
-             f"{'us/step':>9}  note"]
+    lines = [
+        f"durbin on {report['device']} (commit {report['commit']}, {report['date']})",
+        f"{'kind':>6} {'n / batch':>14} {'method':>19} {'block':>5} {'seconds ± error (runs)':>28} "
+        f"{'us/step':>9}  note",
+    ]
     for r in report["results"]:
         size = f"{r['systems']}x{r['order']}" if r["kind"] == "batch" else f"{r['n']:,}"
         if "skipped" in r:
-            lines.append(f"{r['kind']:>6} {size:>14} {r['method']:>19} {str(r.get('block', '-')):>5} {'-':>28} "
-                         f"{'-':>9}  skipped: {r['skipped'][:60]}")
+            lines.append(
+                f"{r['kind']:>6} {size:>14} {r['method']:>19} {str(r.get('block', '-')):>5} {'-':>28} "
+                f"{'-':>9}  skipped: {r['skipped'][:60]}"
+            )
             continue
         note = []
         if r.get("extrapolated"):
             note.append(f"extrapolated from n={r['from_n']:,} (O(n^2))")
-        for key, fmt in (("rel_err", "rel err {:.1e}"), ("residual", "residual {:.1e}"),
-                         ("max_abs_err", "max abs err {:.1e}"), ("path", "{}")):
+        for key, fmt in (
+            ("rel_err", "rel err {:.1e}"),
+            ("residual", "residual {:.1e}"),
+            ("max_abs_err", "max abs err {:.1e}"),
+            ("path", "{}"),
+        ):
             if r.get(key) is not None:
                 note.append(fmt.format(r[key]))
         if r.get("bit_exact"):
             note.append("bit-exact vs CPU")
         per_step = f"{r['us_per_step']:.3f}" if "us_per_step" in r else "-"
-        lines.append(f"{r['kind']:>6} {size:>14} {r['method']:>19} {str(r.get('block', '-')):>5} "
-                     f"{measure.figure_text(r, 's'):>28} "
-                     f"{per_step:>9}  {'; '.join(note)}")
+        lines.append(
+            f"{r['kind']:>6} {size:>14} {r['method']:>19} {str(r.get('block', '-')):>5} "
+            f"{measure.figure_text(r, 's'):>28} "
+            f"{per_step:>9}  {'; '.join(note)}"
+        )
         lines += [f"{'':>6} {line}" for line in record_lines(r)]
     return "\n".join(lines)
 
@@ -102,14 +126,29 @@ def table(report: dict) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from sim.cmdline.cli import blocks, counts, items, size
 
-    p.add_argument("--sizes", type=lambda text: counts(text, 2, "N"), default=[4000, 20000, 200000],
-                   help="comma-separated N (>= 2) of the single systems (default 4000,20000,200000)")
-    p.add_argument("--kernel", type=items, default=["all"],
-                   help=f"comma-separated kernels: {', '.join(BENCH_KERNELS)}, persistent (auto path), or all")
-    p.add_argument("--block", type=blocks, default=[256],
-                   help="comma-separated block sizes, multiples of 32 in 32..1024 (default 256)")
-    p.add_argument("--batch", type=lambda s: size(s, 2, 1 << 30, "--batch"),
-                   help="SYSTEMSxORDER, e.g. 100000x32: the batched solvers too")
+    p.add_argument(
+        "--sizes",
+        type=lambda text: counts(text, 2, "N"),
+        default=[4000, 20000, 200000],
+        help="comma-separated N (>= 2) of the single systems (default 4000,20000,200000)",
+    )
+    p.add_argument(
+        "--kernel",
+        type=items,
+        default=["all"],
+        help=f"comma-separated kernels: {', '.join(BENCH_KERNELS)}, persistent (auto path), or all",
+    )
+    p.add_argument(
+        "--block",
+        type=blocks,
+        default=[256],
+        help="comma-separated block sizes, multiples of 32 in 32..1024 (default 256)",
+    )
+    p.add_argument(
+        "--batch",
+        type=lambda s: size(s, 2, 1 << 30, "--batch"),
+        help="SYSTEMSxORDER, e.g. 100000x32: the batched solvers too",
+    )
     p.add_argument("--precision", default="fp64", choices=("fp64", "fp32"))
 
 
@@ -154,14 +193,24 @@ def check_resources(request: DurbinBenchRequest) -> None:
     each = []
     for n in request.sizes:
         runs = kernels * len(request.block) * 2  # sim.gpu.measure's warm-up and first timed run; more within its budget
-        each.append(resources.Estimate(f"bench durbin: N = {count_text(n)} x {runs} runs on the GPU",
-                                       memory=host * n, gpu_memory=device * n,
-                                       seconds=min(n, SCIPY_CAP) ** 2 / cpu_pace + runs * solve_seconds(n, True)))
+        each.append(
+            resources.Estimate(
+                f"bench durbin: N = {count_text(n)} x {runs} runs on the GPU",
+                memory=host * n,
+                gpu_memory=device * n,
+                seconds=min(n, SCIPY_CAP) ** 2 / cpu_pace + runs * solve_seconds(n, True),
+            )
+        )
     if request.batch:
         systems, order = request.batch
-        each.append(resources.Estimate(f"bench durbin: a batch of {systems:,} systems of order {order:,}",
-                                       memory=host * systems * order, gpu_memory=device * systems * order,
-                                       seconds=2 * systems * order * order / cpu_pace))  # the CPU twin, scipy
+        each.append(
+            resources.Estimate(
+                f"bench durbin: a batch of {systems:,} systems of order {order:,}",
+                memory=host * systems * order,
+                gpu_memory=device * systems * order,
+                seconds=2 * systems * order * order / cpu_pace,
+            )
+        )  # the CPU twin, scipy
     resources.check_in_turn(each, f"bench durbin: {len(each)} sizes")
 
 

@@ -8,24 +8,42 @@ N = 200_000
 SYSTEMS, ORDER = 100_000, 32
 
 GATE = (
-    GateRun("durbin 200000 and 100000x32",
-            ("--sizes", str(N), "--kernel", "persistent-grid", "--batch", f"{SYSTEMS}x{ORDER}"),
-            (GateFigure("durbin 200000 persistent-grid, us/step", "us_per_step",
-                        (("kind", "single"), ("backend", "gpu"), ("n", N), ("method", "persistent-grid"),
-                         ("block", 256)),
-                        peer=(("n", N), ("method", "two-kernel")), peer_value="us_per_step"),
-             GateFigure("durbin 100000x32 batched-register, ms", "s",
-                        (("kind", "batch"), ("backend", "gpu"), ("systems", SYSTEMS), ("order", ORDER),
-                         ("method", "batched-register"), ("block", 128)),
-                        scale=1e3, peer=(("batch", SYSTEMS), ("order", ORDER), ("method", "cupy-vectorised")),
-                        peer_value="s")),
-            peer=GatePeer("peer durbin", "peer_durbin.py", ("--sizes", str(N), "--scipy-max", "0"))),
+    GateRun(
+        "durbin 200000 and 100000x32",
+        ("--sizes", str(N), "--kernel", "persistent-grid", "--batch", f"{SYSTEMS}x{ORDER}"),
+        (
+            GateFigure(
+                "durbin 200000 persistent-grid, us/step",
+                "us_per_step",
+                (("kind", "single"), ("backend", "gpu"), ("n", N), ("method", "persistent-grid"), ("block", 256)),
+                peer=(("n", N), ("method", "two-kernel")),
+                peer_value="us_per_step",
+            ),
+            GateFigure(
+                "durbin 100000x32 batched-register, ms",
+                "s",
+                (
+                    ("kind", "batch"),
+                    ("backend", "gpu"),
+                    ("systems", SYSTEMS),
+                    ("order", ORDER),
+                    ("method", "batched-register"),
+                    ("block", 128),
+                ),
+                scale=1e3,
+                peer=(("batch", SYSTEMS), ("order", ORDER), ("method", "cupy-vectorised")),
+                peer_value="s",
+            ),
+        ),
+        peer=GatePeer("peer durbin", "peer_durbin.py", ("--sizes", str(N), "--scipy-max", "0")),
+    ),
 )
 
 NCU = (
     # the scene adds the recursion's time itself (no stage timer to hook): a whole frame of 1000 steps
-    NcuCase("recursion", "large", N, "persistent", 256, steps=1000, window=1000, params=(("speed", 1000),),
-            whole_frame=True),
+    NcuCase(
+        "recursion", "large", N, "persistent", 256, steps=1000, window=1000, params=(("speed", 1000),), whole_frame=True
+    ),
     NcuCase("recursion", name="batched", profile="sim.durbin.bench_cases:profile_batched"),
 )
 

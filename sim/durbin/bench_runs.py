@@ -63,8 +63,9 @@ def time_solver(r, kernel: str, path, block: int, precision: str, blocks=None):
     solver.step(min(64, solver.n - 1))  # first launches (module load, cluster attributes) untimed
     solver.synchronize()
     flush = measure.l2_flush(SPEC.bytes_per_item[1] * solver.n, stream=solver.stream)
-    timing = measure.measure(solver.run, measure.EventClock(solver.stream), setup=solver.reset, flush=flush,
-                             between=interrupts.check)
+    timing = measure.measure(
+        solver.run, measure.EventClock(solver.stream), setup=solver.reset, flush=flush, between=interrupts.check
+    )
     solver.synchronize()
     return timing.scaled(1e-3), solver.result().astype(np.float64), solver
 
@@ -80,31 +81,58 @@ def single_records(sizes, kernels, blocks, precision, log) -> list[dict]:
         if n <= SCIPY_CAP:
             s, reference = _scipy_single(n)
             scipy_s[n] = s
-            records.append({"kind": "single", "backend": "cpu", "n": n, "method": "scipy", **seconds(s, n - 1),
-                            "extrapolated": False})
+            records.append(
+                {
+                    "kind": "single",
+                    "backend": "cpu",
+                    "n": n,
+                    "method": "scipy",
+                    **seconds(s, n - 1),
+                    "extrapolated": False,
+                }
+            )
         else:
             cap = max([m for m in scipy_s] or [SCIPY_CAP])
             if cap not in scipy_s:
                 scipy_s[cap] = _scipy_single(cap)[0]
             s = scipy_s[cap].scaled((n / cap) ** 2)
-            records.append({"kind": "single", "backend": "cpu", "n": n, "method": "scipy", **seconds(s, n - 1),
-                            "extrapolated": True, "from_n": cap})
+            records.append(
+                {
+                    "kind": "single",
+                    "backend": "cpu",
+                    "n": n,
+                    "method": "scipy",
+                    **seconds(s, n - 1),
+                    "extrapolated": True,
+                    "from_n": cap,
+                }
+            )
         scipy_time = s.median
         log(f"n={n:,} scipy {s.text()} s{' (extrapolated)' if n > SCIPY_CAP else ''}")
         for name in kernels:
             kernel, path = kernel_and_path(name)
             for block in blocks:
                 interrupts.check()
-                record = {"kind": "single", "backend": "gpu", "n": n, "method": name, "block": block,
-                          "precision": precision}
+                record = {
+                    "kind": "single",
+                    "backend": "gpu",
+                    "n": n,
+                    "method": name,
+                    "block": block,
+                    "precision": precision,
+                }
                 try:
                     s, y, solver = time_solver(r, kernel, path, block, precision)
                 except Exception as exc:  # noqa: BLE001 - a configuration that cannot run is recorded, not fatal
                     records.append({**record, "skipped": f"{type(exc).__name__}: {exc}"})
                     log(f"n={n:,} {name} block {block}: skipped ({exc})")
                     continue
-                record.update(path=solver.path, blocks=solver.blocks if kernel == "persistent" else None,
-                              **seconds(s, n - 1), speedup_vs_scipy=scipy_time / s.median)
+                record.update(
+                    path=solver.path,
+                    blocks=solver.blocks if kernel == "persistent" else None,
+                    **seconds(s, n - 1),
+                    speedup_vs_scipy=scipy_time / s.median,
+                )
                 if reference is not None:
                     record["rel_err"] = float(np.max(np.abs(y - reference)) / np.max(np.abs(reference)))
                 else:
@@ -124,8 +152,15 @@ def probe_records(precision, log) -> list[dict]:
     r = inputs.ar_autocorr(PROBE_N, inputs.PEER_KAPPAS)
     sms = gpu.device_properties(0)["multiProcessorCount"]
     for path, blocks in (("cluster", 1), ("cluster", 4), ("cluster", 16), ("grid", 16), ("grid", sms)):
-        record = {"kind": "probe", "backend": "gpu", "n": PROBE_N, "method": f"persistent-{path}", "blocks": blocks,
-                  "block": 256, "precision": precision}
+        record = {
+            "kind": "probe",
+            "backend": "gpu",
+            "n": PROBE_N,
+            "method": f"persistent-{path}",
+            "blocks": blocks,
+            "block": 256,
+            "precision": precision,
+        }
         try:
             s, _, solver = time_solver(r, "persistent", path, 256, precision, blocks=blocks)
         except Exception as exc:  # noqa: BLE001 - recorded, not fatal
@@ -154,9 +189,9 @@ def cupy_vectorised(R):
     alpha, beta = -R[:, 0], cupy.ones(b)
     for k in range(1, p):
         beta = (1 - alpha * alpha) * beta
-        s = cupy.sum(R[:, k - 1::-1][:, :k] * Y[:, :k], axis=1)
+        s = cupy.sum(R[:, k - 1 :: -1][:, :k] * Y[:, :k], axis=1)
         alpha = -(R[:, k] + s) / beta
-        Y[:, :k] = Y[:, :k] + alpha[:, None] * Y[:, k - 1::-1][:, :k]
+        Y[:, :k] = Y[:, :k] + alpha[:, None] * Y[:, k - 1 :: -1][:, :k]
         Y[:, k] = alpha
     return Y
 
@@ -175,24 +210,37 @@ def batch_records(systems: int, order: int, precision: str, log) -> list[dict]:
     s, (exact, *_) = timed(lambda: durbin_cpu.batched(rb), measure.HostClock())
     records.append({**base, "backend": "cpu", "method": "cpu-twin", **seconds(s)})
     try:
-        s, _ = timed(lambda: scipy.linalg.solve_toeplitz(inputs.toeplitz_column(rb), -rb[..., None]),
-                     measure.HostClock())
+        s, _ = timed(
+            lambda: scipy.linalg.solve_toeplitz(inputs.toeplitz_column(rb), -rb[..., None]), measure.HostClock()
+        )
         records.append({**base, "backend": "cpu", "method": "scipy-batched", **seconds(s), "scipy": scipy.__version__})
     except (ValueError, TypeError) as exc:  # SciPy < 1.17 has no batched solve_toeplitz
         records.append({**base, "backend": "cpu", "method": "scipy-batched", "skipped": str(exc)})
     log(f"batch {systems}x{order}: " + ", ".join(f"{r['method']} {r.get('s', 0):.4f} s" for r in records))
     R = cupy.asarray(rb)
     s, Y = timed(lambda: cupy_vectorised(R), measure.EventClock(), flush=measure.l2_flush(4 * R.nbytes))
-    records.append({**base, "backend": "gpu", "method": "cupy-vectorised", **seconds(s),
-                    "max_abs_err": float(cupy.max(cupy.abs(Y - cupy.asarray(exact))))})
+    records.append(
+        {
+            **base,
+            "backend": "gpu",
+            "method": "cupy-vectorised",
+            **seconds(s),
+            "max_abs_err": float(cupy.max(cupy.abs(Y - cupy.asarray(exact)))),
+        }
+    )
     log(f"batch cupy-vectorised {s.scaled(1e3).text()} ms")
     Rp = R.astype(np.float32 if precision == "fp32" else np.float64)  # r and the outputs, for every solve
     out = (cupy.empty_like(Rp), cupy.empty_like(Rp), cupy.empty(Rp.shape[0], Rp.dtype))
-    for group, block_list in (("register", (32, 64, 128, 256)), ("thread", (32, 64, 128)), ("warp", (64, 128, 256)),
-                              ("block", (64, 128, 256))):
+    for group, block_list in (
+        ("register", (32, 64, 128, 256)),
+        ("thread", (32, 64, 128)),
+        ("warp", (64, 128, 256)),
+        ("block", (64, 128, 256)),
+    ):
         for block in block_list:
             record = {**base, "backend": "gpu", "method": f"batched-{group}", "block": block, "precision": precision}
             try:
+
                 def solve(g=group, b=block, o=out, x=Rp):
                     return batched_gpu.batched(x, g, b, precision, out=o)
 
@@ -201,9 +249,12 @@ def batch_records(systems: int, order: int, precision: str, log) -> list[dict]:
                 records.append({**record, "skipped": f"{type(exc).__name__}: {exc}"})
                 continue
             y = cupy.asnumpy(y).astype(np.float64)
-            record.update(**seconds(s), max_abs_err=float(np.max(np.abs(y - exact))),
-                          bit_exact=bool(np.array_equal(y, exact)))
+            record.update(
+                **seconds(s), max_abs_err=float(np.max(np.abs(y - exact))), bit_exact=bool(np.array_equal(y, exact))
+            )
             records.append(record)
-            log(f"batch batched-{group} block {block}: {s.scaled(1e3).text()} ms, "
-                f"max abs err {record['max_abs_err']:.2e}")
+            log(
+                f"batch batched-{group} block {block}: {s.scaled(1e3).text()} ms, "
+                f"max abs err {record['max_abs_err']:.2e}"
+            )
     return records

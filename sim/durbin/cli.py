@@ -50,27 +50,49 @@ class LpcRequest:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sizes = "; ".join(f"{v}: " + ", ".join(f"{k} {n}" for k, n in DATASETS[v].items()) for v in VERSIONS)
-    p.add_argument("n", nargs="?", type=lambda s: count(s, 1, "N"), metavar="N",
-                   help="system size (>= 2); default: the version's default dataset")
-    p.add_argument("--dataset", help=f"PolyBench dataset instead of N ({sizes}; STANDARD and MEDIUM name the "
-                                     "same middle size; GIGA, the course's 200000, works for both)")
-    p.add_argument("--version", default="3.2", choices=VERSIONS,
-                   help="PolyBench version: 3.2 (the course's 2D-array recursion, default) or 4 (Golub & Van Loan "
-                        "4.7.1, solves T y = -r)")
-    p.add_argument("--input", default="polybench", choices=INPUTS,
-                   help="r: PolyBench's own init (default), ar (autocorrelation of the AR(6) with reflection "
-                        "coefficients 0.6, -0.5, 0.4, -0.3, 0.2, -0.1) or ar1 (r_k = 0.5^(k+1))")
+    p.add_argument(
+        "n",
+        nargs="?",
+        type=lambda s: count(s, 1, "N"),
+        metavar="N",
+        help="system size (>= 2); default: the version's default dataset",
+    )
+    p.add_argument(
+        "--dataset",
+        help=f"PolyBench dataset instead of N ({sizes}; STANDARD and MEDIUM name the "
+        "same middle size; GIGA, the course's 200000, works for both)",
+    )
+    p.add_argument(
+        "--version",
+        default="3.2",
+        choices=VERSIONS,
+        help="PolyBench version: 3.2 (the course's 2D-array recursion, default) or 4 (Golub & Van Loan "
+        "4.7.1, solves T y = -r)",
+    )
+    p.add_argument(
+        "--input",
+        default="polybench",
+        choices=INPUTS,
+        help="r: PolyBench's own init (default), ar (autocorrelation of the AR(6) with reflection "
+        "coefficients 0.6, -0.5, 0.4, -0.3, 0.2, -0.1) or ar1 (r_k = 0.5^(k+1))",
+    )
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu (the numba twin)")
-    p.add_argument("--kernel", help="GPU: two-kernel, persistent (cluster or grid by size; default), "
-                                    "persistent-cluster, persistent-grid, or all (two-kernel and persistent)")
+    p.add_argument(
+        "--kernel",
+        help="GPU: two-kernel, persistent (cluster or grid by size; default), "
+        "persistent-cluster, persistent-grid, or all (two-kernel and persistent)",
+    )
     p.add_argument("--block", type=lambda s: count(s, 1, "block size"), help="GPU: threads per block (default 256)")
     p.add_argument("--precision", choices=("fp64", "fp32"), help="GPU: float precision (default fp64)")
     p.add_argument("--dump", action="store_true", help="print PolyBench's dump of the output on stderr")
     p.add_argument("--hash", action="store_true", help="print the course's PRINT_HASH line (hash*37 + bits)")
-    p.add_argument("--compare", action="store_true",
-                   help="print the max relative error against scipy's solve_toeplitz (4.x; the FFT residual "
-                        f"|T y + r| / |r| above N = {SCIPY_MAX:,}) or, for 3.2 on the GPU, against the CPU twin; "
-                        "exit 1 above 1e-10 (1e-4 in fp32)")
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="print the max relative error against scipy's solve_toeplitz (4.x; the FFT residual "
+        f"|T y + r| / |r| above N = {SCIPY_MAX:,}) or, for 3.2 on the GPU, against the CPU twin; "
+        "exit 1 above 1e-10 (1e-4 in fp32)",
+    )
 
 
 def size_of(request: DurbinRequest) -> tuple[int, str]:
@@ -82,8 +104,9 @@ def size_of(request: DurbinRequest) -> tuple[int, str]:
         n, how = request.n, "N given"
     else:
         try:
-            n, how = dataset_size(DEFAULT_DATASET[request.version] if request.dataset is None else request.dataset,
-                                  request.version)
+            n, how = dataset_size(
+                DEFAULT_DATASET[request.version] if request.dataset is None else request.dataset, request.version
+            )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     if not 2 <= n <= MAX_N:
@@ -104,8 +127,13 @@ def gpu_kernels(request: DurbinRequest) -> list[tuple[str, str | None]]:
     for name in names:
         if name not in KERNEL_CHOICES:
             raise UsageError(f"unknown kernel {name!r} (choose from {', '.join(KERNEL_CHOICES)} or all)")
-    return [(name.split("-")[0] if name.startswith("persistent") else name,
-             name.split("-")[1] if name.startswith("persistent-") else None) for name in names]
+    return [
+        (
+            name.split("-")[0] if name.startswith("persistent") else name,
+            name.split("-")[1] if name.startswith("persistent-") else None,
+        )
+        for name in names
+    ]
 
 
 def memory_check(n: int, backend: str, precision: str) -> None:
@@ -118,8 +146,9 @@ def memory_check(n: int, backend: str, precision: str) -> None:
         need = 6 * n * np.dtype(np.float32 if precision == "fp32" else np.float64).itemsize
         free = cupy.cuda.runtime.memGetInfo()[0]
         if need > 0.9 * free:
-            raise UsageError(f"N = {n:,} would need about {need / 2**30:.1f} GiB of GPU memory, "
-                             f"{free / 2**30:.1f} GiB free")
+            raise UsageError(
+                f"N = {n:,} would need about {need / 2**30:.1f} GiB of GPU memory, {free / 2**30:.1f} GiB free"
+            )
 
 
 def solve_seconds(n: int, gpu: bool) -> float:
@@ -137,8 +166,9 @@ def time_check(n: int, backend: str, kernels: int):
     from sim.cmdline import resources
 
     gpu = backend == "gpu"
-    need = resources.Estimate(f"durbin: N = {n:,} on the {backend.upper()}",
-                              seconds=(kernels if gpu else 1) * solve_seconds(n, gpu))
+    need = resources.Estimate(
+        f"durbin: N = {n:,} on the {backend.upper()}", seconds=(kernels if gpu else 1) * solve_seconds(n, gpu)
+    )
     resources.check(need)
     return need
 
@@ -151,8 +181,10 @@ def run(request: DurbinRequest) -> int:
     kernels = gpu_kernels(request)
     precision = request.precision or "fp64"
     if request.compare and request.version == "3.2" and request.backend == "cpu":
-        raise UsageError("--compare with --version 3.2 compares the GPU with the CPU twin (3.2 solves no Toeplitz "
-                         "system): add --backend gpu, or use --version 4")
+        raise UsageError(
+            "--compare with --version 3.2 compares the GPU with the CPU twin (3.2 solves no Toeplitz "
+            "system): add --backend gpu, or use --version 4"
+        )
     if request.backend == "gpu":
         from sim.gpu.backend import BackendUnavailable, gpu_status
 
@@ -181,8 +213,10 @@ def run(request: DurbinRequest) -> int:
                 y, seconds, solver = gpu_run(r, kernel, path, request.block or 256, precision, request.version)
             except gpu.KernelError as exc:
                 raise UsageError(str(exc)) from None
-            print(f"kernel {kernel} on {gpu.device_properties(0)['name']}, {solver.path}: {seconds:.6f} s "
-                  f"({seconds / (n - 1) * 1e6:.3f} us per step)")
+            print(
+                f"kernel {kernel} on {gpu.device_properties(0)['name']}, {solver.path}: {seconds:.6f} s "
+                f"({seconds / (n - 1) * 1e6:.3f} us per step)"
+            )
             results.append((kernel, y))
     label = len(results) > 1
     if request.dump:
@@ -226,8 +260,9 @@ def compare(r, results, request: DurbinRequest, precision) -> int:
         else:
             err = float(np.max(np.abs(y - reference)) / max(np.max(np.abs(reference)), np.finfo(float).tiny))
         ok = err <= tolerance
-        print(f"{name}: max relative error against {what}: {err:.3e} ({'ok' if ok else 'FAIL'}, "
-              f"tolerance {tolerance:g})")
+        print(
+            f"{name}: max relative error against {what}: {err:.3e} ({'ok' if ok else 'FAIL'}, tolerance {tolerance:g})"
+        )
         status |= 0 if ok else 1
     return status
 
@@ -254,17 +289,31 @@ def relative_residual(r, y) -> float:
 # --- lpc -----------------------------------------------------------------------------------------------
 def add_lpc_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE.wav", help="mono PCM WAV (8, 16, 24 or 32-bit)")
-    p.add_argument("--order", type=lambda s: count(s, 2, "order"), default=32,
-                   help="prediction order, below the frame length (default 32; GPU batched kernels: up to 1024)")
-    p.add_argument("--frame-ms", type=lambda s: number(s, "frame length"), default=20.0,
-                   help="frame length in ms, hop half of it (default 20, at most 60000)")
+    p.add_argument(
+        "--order",
+        type=lambda s: count(s, 2, "order"),
+        default=32,
+        help="prediction order, below the frame length (default 32; GPU batched kernels: up to 1024)",
+    )
+    p.add_argument(
+        "--frame-ms",
+        type=lambda s: number(s, "frame length"),
+        default=20.0,
+        help="frame length in ms, hop half of it (default 20, at most 60000)",
+    )
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
-    p.add_argument("--output", metavar="F.npy",
-                   help="write one record per frame (numpy structured array): start, r0, error, a (predictor "
-                        "coefficients), k (reflection coefficients), r (normalised autocorrelation lags)")
-    p.add_argument("--compare", action="store_true",
-                   help="check every frame against scipy's solve_toeplitz; exit 1 when one is off by more than "
-                        "max(1e-10, 1000 eps order cond(T))")
+    p.add_argument(
+        "--output",
+        metavar="F.npy",
+        help="write one record per frame (numpy structured array): start, r0, error, a (predictor "
+        "coefficients), k (reflection coefficients), r (normalised autocorrelation lags)",
+    )
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="check every frame against scipy's solve_toeplitz; exit 1 when one is off by more than "
+        "max(1e-10, 1000 eps order cond(T))",
+    )
 
 
 def run_lpc(request: LpcRequest) -> int:
@@ -285,19 +334,25 @@ def run_lpc(request: LpcRequest) -> int:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
     out, t = lpc.analyse(audio, request.order, request.frame_ms, request.backend)
     seconds = audio.samples.size / audio.rate
-    print(f"lpc: {request.file}: {audio.rate} Hz, {audio.bits}-bit mono, {seconds:.2f} s; {frames:,} frames of "
-          f"{length} samples (hop {hop}), order {request.order}")
+    print(
+        f"lpc: {request.file}: {audio.rate} Hz, {audio.bits}-bit mono, {seconds:.2f} s; {frames:,} frames of "
+        f"{length} samples (hop {hop}), order {request.order}"
+    )
     gain = -10 * np.log10(np.clip(out["error"][out["r0"] > 0], 1e-300, None))
     silent = int(np.count_nonzero(out["r0"] == 0))
-    print(f"backend {request.backend}: batched Durbin {t['durbin_s'] * 1e3:.3f} ms, whole analysis "
-          f"{t['total_s'] * 1e3:.1f} ms; mean prediction gain {gain.mean() if gain.size else 0:.2f} dB "
-          f"({silent} silent frames)")
+    print(
+        f"backend {request.backend}: batched Durbin {t['durbin_s'] * 1e3:.3f} ms, whole analysis "
+        f"{t['total_s'] * 1e3:.1f} ms; mean prediction gain {gain.mean() if gain.size else 0:.2f} dB "
+        f"({silent} silent frames)"
+    )
     status = 0
     if request.compare:
         err, tol, frame = lpc.compare_scipy(out)
         ok = err <= tol
-        print(f"max relative difference to scipy.linalg.solve_toeplitz: {err:.3e} at frame {frame} "
-              f"(tolerance {tol:.3g}: {'ok' if ok else 'FAIL'})")
+        print(
+            f"max relative difference to scipy.linalg.solve_toeplitz: {err:.3e} at frame {frame} "
+            f"(tolerance {tol:.3g}: {'ok' if ok else 'FAIL'})"
+        )
         status = 0 if ok else 1
     if request.output:
         with atomic_output(request.output, binary=True, what="--output") as f:
@@ -307,11 +362,22 @@ def run_lpc(request: LpcRequest) -> int:
 
 
 COMMANDS = (
-    Command("durbin", "Levinson-Durbin recursion, PolyBench-compatible (3.2 and 4.x dumps, the course's hash)",
-            add_arguments, run,
-            "PolyBench's durbin on the CPU (numba, bit-identical to the C code) or the GPU (two launches per "
-            "step, or one persistent launch on a thread-block cluster or a cooperative grid).", request=DurbinRequest),
-    Command("lpc", "batched linear prediction (LPC) of a mono PCM WAV file", add_lpc_arguments, run_lpc,
-            "Frames (Hann window, 50% overlap), autocorrelation, normalisation and one batched Durbin solve "
-            "for all frames, on the CPU or the GPU.", request=LpcRequest),
+    Command(
+        "durbin",
+        "Levinson-Durbin recursion, PolyBench-compatible (3.2 and 4.x dumps, the course's hash)",
+        add_arguments,
+        run,
+        "PolyBench's durbin on the CPU (numba, bit-identical to the C code) or the GPU (two launches per "
+        "step, or one persistent launch on a thread-block cluster or a cooperative grid).",
+        request=DurbinRequest,
+    ),
+    Command(
+        "lpc",
+        "batched linear prediction (LPC) of a mono PCM WAV file",
+        add_lpc_arguments,
+        run_lpc,
+        "Frames (Hann window, 50% overlap), autocorrelation, normalisation and one batched Durbin solve "
+        "for all frames, on the CPU or the GPU.",
+        request=LpcRequest,
+    ),
 )

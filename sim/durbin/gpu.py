@@ -106,14 +106,28 @@ class DurbinGpu:
 
     backend: Literal["gpu"] = "gpu"  # tells the two solvers apart
 
-    def __init__(self, r, kernel: str = "persistent", block: int = 256, precision: str = "fp64",
-                 version: str = "4", device: int = 0, path: str | None = None, blocks: int | None = None):
+    def __init__(
+        self,
+        r,
+        kernel: str = "persistent",
+        block: int = 256,
+        precision: str = "fp64",
+        version: str = "4",
+        device: int = 0,
+        path: str | None = None,
+        blocks: int | None = None,
+    ):
         if kernel not in kernels.KERNELS:
             raise KernelError(f"unknown kernel {kernel!r} (choose from {', '.join(kernels.KERNELS)})")
         if precision not in DTYPES:
             raise KernelError(f"unknown precision {precision!r} (choose from {', '.join(DTYPES)})")
-        self.kernel, self.block, self.precision, self.version, self.device = kernel, check_block(block), \
-            precision, version, int(device)
+        self.kernel, self.block, self.precision, self.version, self.device = (
+            kernel,
+            check_block(block),
+            precision,
+            version,
+            int(device),
+        )
         self.dtype = DTYPES[precision]
         with cupy.cuda.Device(self.device):
             self.r = cupy.asarray(r, dtype=self.dtype).ravel()
@@ -160,8 +174,9 @@ class DurbinGpu:
         if self.path_kind == "grid":
             self.path = f"cooperative grid of {self.blocks} blocks x {self.block} threads (flags in global memory)"
         else:
-            self.path = (f"thread-block cluster of {self.blocks} blocks x {self.block} threads "
-                         "(distributed shared memory)")
+            self.path = (
+                f"thread-block cluster of {self.blocks} blocks x {self.block} threads (distributed shared memory)"
+            )
 
     def _smem_max(self) -> int:
         return device_properties(self.device)["sharedMemPerBlockOptin"] - layout.PERSISTENT_STATIC_SMEM
@@ -188,8 +203,10 @@ class DurbinGpu:
                 raise
             return None
         if forced:
-            raise KernelError(f"N = {self.n:,} does not fit one thread-block cluster "
-                              f"({self._smem_max():,} bytes of shared memory per block, at most 16 blocks)")
+            raise KernelError(
+                f"N = {self.n:,} does not fit one thread-block cluster "
+                f"({self._smem_max():,} bytes of shared memory per block, at most 16 blocks)"
+            )
         return None
 
     def _grid_plan(self, blocks: int | None):
@@ -200,8 +217,10 @@ class DurbinGpu:
         per_block = layout.pairs_per_block(self.n, blocks)
         smem = layout.persistent_smem(per_block, np.dtype(self.dtype).itemsize)
         if smem > self._smem_max():
-            raise KernelError(f"N = {self.n:,} needs {smem:,} bytes of shared memory per block on {blocks} "
-                              f"blocks ({self._smem_max():,} available): use the two-kernel scheme")
+            raise KernelError(
+                f"N = {self.n:,} needs {smem:,} bytes of shared memory per block on {blocks} "
+                f"blocks ({self._smem_max():,} available): use the two-kernel scheme"
+            )
         fn = cuda.kernel(kernels.persistent("grid", self.precision, self.version), self.device)
         return ("grid", blocks, per_block, smem, fn)
 
@@ -280,8 +299,11 @@ class DurbinGpu:
     # --- launches -----------------------------------------------------------------------------------
     def _two_kernel_step(self) -> None:
         self._dot((self.dot_blocks,), (self.block,), (self.r, self.y, self.partials, self.steps))
-        self._update((self.update_blocks,), (self.block,),
-                     (self.r, self.y, self.alphas, self.betas, self.partials, np.int32(self.dot_blocks), self.steps))
+        self._update(
+            (self.update_blocks,),
+            (self.block,),
+            (self.r, self.y, self.alphas, self.betas, self.partials, np.int32(self.dot_blocks), self.steps),
+        )
 
     def _graph(self):
         if GRAPH_STEPS not in self._graphs:
@@ -296,15 +318,33 @@ class DurbinGpu:
         return self._graphs[GRAPH_STEPS]
 
     def _persistent(self, k0: int, k1: int) -> None:
-        args = (self.r, self.y, self.alphas, self.betas, np.int32(self.n), np.int32(k0), np.int32(k1),
-                np.int32(self.pairs), self.slots[0], self.slots[1], np.int32(REGION), self.status)
+        args = (
+            self.r,
+            self.y,
+            self.alphas,
+            self.betas,
+            np.int32(self.n),
+            np.int32(k0),
+            np.int32(k1),
+            np.int32(self.pairs),
+            self.slots[0],
+            self.slots[1],
+            np.int32(REGION),
+            self.status,
+        )
         if self.path_kind == "cluster":
             launch_cluster(self._fn, self.blocks, self.block, self.smem, self.stream, args)
             return
         self.slots.fill(SENTINEL[self.precision])
         try:  # CuPy launches cooperatively (cuLaunchCooperativeKernel) since v9
-            self._fn.kernel((self.blocks,), (self.block,), args, shared_mem=self.smem, stream=self.stream,
-                            enable_cooperative_groups=True)
+            self._fn.kernel(
+                (self.blocks,),
+                (self.block,),
+                args,
+                shared_mem=self.smem,
+                stream=self.stream,
+                enable_cooperative_groups=True,
+            )
         except TypeError:
             launch_cluster(self._fn, self.blocks, self.block, self.smem, self.stream, args, cooperative=True)
 

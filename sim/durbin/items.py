@@ -47,8 +47,9 @@ class DurbinInspector(Inspector):
         else:
             out["value"] = f"not computed yet: step {item} writes it"
         if scene.kappas is not None and item < scene.kappas.size:
-            out["kappa"] = f"{scene.kappas[item]:.6g}: the AR process's reflection coefficient {item} (alpha_{item} " \
-                           "returns it)"
+            out["kappa"] = (
+                f"{scene.kappas[item]:.6g}: the AR process's reflection coefficient {item} (alpha_{item} returns it)"
+            )
         owners = scene.owners()
         if owners is not None and item < k:
             if item == k - 1:
@@ -73,12 +74,14 @@ class DurbinInspector(Inspector):
         alphas = mode.alphas[frame]
         bad = finite.text(alphas)
         alpha_text = "{:.4g} .. {:.4g}".format(*finite.span(alphas, (np.nan, np.nan))) + (f" ({bad})" if bad else "")
-        out = {"frame": f"{frame} of {mode.frames}",
-               "time": f"{start:.3f} .. {start + mode.length / mode.audio.rate:.3f} s",
-               "energy R_0": f"{mode.r0[frame]:.6g}",
-               "prediction gain": f"{mode.gain_db(frame):.2f} dB (order {mode.order})",
-               "largest |pole|": pole_text,
-               "alphas": alpha_text}
+        out = {
+            "frame": f"{frame} of {mode.frames}",
+            "time": f"{start:.3f} .. {start + mode.length / mode.audio.rate:.3f} s",
+            "energy R_0": f"{mode.r0[frame]:.6g}",
+            "prediction gain": f"{mode.gain_db(frame):.2f} dB (order {mode.order})",
+            "largest |pole|": pole_text,
+            "alphas": alpha_text,
+        }
         owners = scene.owners()
         if owners is not None:
             out["CUDA"] = f"block {int(owners[frame])} solved it"
@@ -96,8 +99,11 @@ class DurbinInspector(Inspector):
         if gpu is None or item >= gpu.shape[0]:
             return []
         rows = []
-        for name, key, values in (("y (CPU twin)", "twin", gpu), ("y (scipy)", "scipy", gpu),
-                                  ("alpha (CPU twin)", "twin_alphas", checked.get("gpu_alphas"))):
+        for name, key, values in (
+            ("y (CPU twin)", "twin", gpu),
+            ("y (scipy)", "scipy", gpu),
+            ("alpha (CPU twin)", "twin_alphas", checked.get("gpu_alphas")),
+        ):
             reference = checked.get(key)
             if reference is None or values is None:
                 continue

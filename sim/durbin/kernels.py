@@ -71,18 +71,38 @@ def models(setup) -> dict:
         # The least, and what the batched register kernel moves: r in, y and the alphas out (3 x order reals a
         # system, 77 MB for 100000 x 32 in fp64). Arithmetic: step k's dot and update, 4k FLOP: ~2 order^2.
         # Your own kernel's stage ``batched`` (sim.durbin.user_stage) is this solve.
-        recursion = StageModel(bytes_min=3 * order * real, bytes_actual=3 * order * real, flops=2.0 * order * order,
-                               units=systems, per="system", flop_kind=kind,
-                               note=f"{systems:,} systems of order {order}")
+        recursion = StageModel(
+            bytes_min=3 * order * real,
+            bytes_actual=3 * order * real,
+            flops=2.0 * order * order,
+            units=systems,
+            per="system",
+            flop_kind=kind,
+            note=f"{systems:,} systems of order {order}",
+        )
         return {
             "recursion": recursion,
             "batched": recursion,
-            "read back": StageModel(bytes_min=2 * order * real, bytes_actual=2 * order * real, flops=0.0,
-                                    units=systems, per="system", flop_kind=kind, where="link",
-                                    note="y and the alphas to the host"),
-            "plots": StageModel(bytes_min=2 * order * real, bytes_actual=2 * order * real, flops=10.0 * order,
-                                units=systems, per="system", flop_kind="fp64", where="host",
-                                note="the spectrogram and the selected frame's plots, on the host"),
+            "read back": StageModel(
+                bytes_min=2 * order * real,
+                bytes_actual=2 * order * real,
+                flops=0.0,
+                units=systems,
+                per="system",
+                flop_kind=kind,
+                where="link",
+                note="y and the alphas to the host",
+            ),
+            "plots": StageModel(
+                bytes_min=2 * order * real,
+                bytes_actual=2 * order * real,
+                flops=10.0 * order,
+                units=systems,
+                per="system",
+                flop_kind="fp64",
+                where="host",
+                note="the spectrogram and the selected frame's plots, on the host",
+            ),
         }
     k = max(int(setup.stats.get("entries") or setup.n), 1)
     s = max(min(setup.steps, k), 1.0)
@@ -95,11 +115,37 @@ def models(setup) -> dict:
     least = 3 * real * k / entry_steps
     two_kernel = setup.variant == "two-kernel"
     return {
-        "recursion": StageModel(bytes_min=least, bytes_actual=least, flops=4.0, units=entry_steps, per="entry-step",
-                                flop_kind=kind, note=("dot and update launches a step: 32 B an entry-step through L2"
-                                                      if two_kernel else "one launch; y stays in the blocks")),
-        "read back": StageModel(bytes_min=3 * real, bytes_actual=3 * real, flops=0.0, units=k, per="item",
-                                flop_kind=kind, where="link", note="y, alphas and betas to the host"),
-        "plots": StageModel(bytes_min=3 * real, bytes_actual=3 * real, flops=10.0, units=k, per="item",
-                            flop_kind="fp64", where="host", note="spectra and decimated series, on the host"),
+        "recursion": StageModel(
+            bytes_min=least,
+            bytes_actual=least,
+            flops=4.0,
+            units=entry_steps,
+            per="entry-step",
+            flop_kind=kind,
+            note=(
+                "dot and update launches a step: 32 B an entry-step through L2"
+                if two_kernel
+                else "one launch; y stays in the blocks"
+            ),
+        ),
+        "read back": StageModel(
+            bytes_min=3 * real,
+            bytes_actual=3 * real,
+            flops=0.0,
+            units=k,
+            per="item",
+            flop_kind=kind,
+            where="link",
+            note="y, alphas and betas to the host",
+        ),
+        "plots": StageModel(
+            bytes_min=3 * real,
+            bytes_actual=3 * real,
+            flops=10.0,
+            units=k,
+            per="item",
+            flop_kind="fp64",
+            where="host",
+            note="spectra and decimated series, on the host",
+        ),
     }

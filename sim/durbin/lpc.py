@@ -79,8 +79,9 @@ def check_memory(nbytes: int, what: str) -> None:
     except (ValueError, OSError):
         return
     if nbytes > ram // 2:
-        raise UsageError(f"{what} would need about {nbytes / 2**30:.1f} GiB, more than half of this machine's "
-                         f"{ram / 2**30:.1f} GiB")
+        raise UsageError(
+            f"{what} would need about {nbytes / 2**30:.1f} GiB, more than half of this machine's {ram / 2**30:.1f} GiB"
+        )
 
 
 def frame_geometry(count: int, rate: int, frame_ms: float, order: int) -> tuple[int, int, int]:
@@ -93,8 +94,9 @@ def frame_geometry(count: int, rate: int, frame_ms: float, order: int) -> tuple[
     if length < 2:
         raise UsageError(f"a {frame_ms} ms frame at {rate} Hz has {length} samples: too short")
     if not 2 <= order < length:
-        raise UsageError(f"--order must be at least 2 and below the frame length ({length} samples), "
-                         f"got {count_text(order)}")
+        raise UsageError(
+            f"--order must be at least 2 and below the frame length ({length} samples), got {count_text(order)}"
+        )
     hop = max(1, length // 2)
     if count < length:
         raise UsageError(f"the file has {count} samples, fewer than one {length}-sample frame")
@@ -110,7 +112,7 @@ def autocorrelation(x, length: int, hop: int, frames: int, order: int, xp=np):
     framed = x[index] * window
     nfft = 1 << int(np.ceil(np.log2(length + order)))
     spectrum = xp.fft.rfft(framed, nfft, axis=1)
-    return xp.fft.irfft(spectrum.real ** 2 + spectrum.imag ** 2, nfft, axis=1)[:, : order + 1]
+    return xp.fft.irfft(spectrum.real**2 + spectrum.imag**2, nfft, axis=1)[:, : order + 1]
 
 
 def normalised(R, xp=np):
@@ -120,8 +122,9 @@ def normalised(R, xp=np):
     return xp.where(r0 > 0, R[:, 1:] / safe, 0.0)
 
 
-def analyse(audio: Audio, order: int, frame_ms: float = 20.0, backend: str = "cpu", device: int = 0,
-            batch_frames: int = 65536) -> tuple[np.ndarray, dict]:
+def analyse(
+    audio: Audio, order: int, frame_ms: float = 20.0, backend: str = "cpu", device: int = 0, batch_frames: int = 65536
+) -> tuple[np.ndarray, dict]:
     """The structured array of every frame and timings (seconds). Fields: start (first sample), r0 (R[0],
     the windowed frame's energy), error (the order-p predictor's normalised prediction-error power: the last beta
     times 1 - k[p-1]^2), a (predictor
@@ -144,14 +147,14 @@ def analyse(audio: Audio, order: int, frame_ms: float = 20.0, backend: str = "cp
             for first in range(0, frames, batch_frames):
                 interrupts.check()
                 count = min(batch_frames, frames - first)
-                R = autocorrelation(x[first * hop:], length, hop, count, order, cupy)
+                R = autocorrelation(x[first * hop :], length, hop, count, order, cupy)
                 r = normalised(R, cupy)
                 begin.record()
                 y, k, beta = batched_gpu.batched(r, device=device)
                 end.record()
                 end.synchronize()
                 solve_s += cupy.cuda.get_elapsed_time(begin, end) * 1e-3
-                part = out[first:first + count]
+                part = out[first : first + count]
                 part["r0"], part["error"] = cupy.asnumpy(R[:, 0]), cupy.asnumpy(beta * (1 - k[:, -1] ** 2))
                 part["a"], part["k"], part["r"] = cupy.asnumpy(y), cupy.asnumpy(k), cupy.asnumpy(r)
     else:
@@ -161,12 +164,12 @@ def analyse(audio: Audio, order: int, frame_ms: float = 20.0, backend: str = "cp
         for first in range(0, frames, batch_frames):
             interrupts.check()
             count = min(batch_frames, frames - first)
-            R = autocorrelation(audio.samples[first * hop:], length, hop, count, order)
+            R = autocorrelation(audio.samples[first * hop :], length, hop, count, order)
             t = time.perf_counter()
             r = normalised(R)
             y, k, beta = durbin_cpu.batched(r)
             solve_s += time.perf_counter() - t
-            part = out[first:first + count]
+            part = out[first : first + count]
             part["r0"], part["a"], part["k"], part["r"] = R[:, 0], y, k, r
             part["error"] = beta * (1 - k[:, -1] ** 2)
     timings = {"durbin_s": solve_s, "total_s": time.perf_counter() - start, "frame_length": length, "hop": hop}

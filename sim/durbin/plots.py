@@ -118,8 +118,16 @@ def block_band(owners: np.ndarray, x: np.ndarray, bottom: float, top: float, lab
     for colour in np.unique(colours):
         on = np.repeat(colours == colour, 2)
         name = label if not series else f"##block colour {colour}"
-        series.append(Series(name, edges, np.where(on, top, bottom), "shaded", (*BLOCK_PALETTE[colour], 0.9),
-                             y2=np.full(edges.shape[0], bottom)))
+        series.append(
+            Series(
+                name,
+                edges,
+                np.where(on, top, bottom),
+                "shaded",
+                (*BLOCK_PALETTE[colour], 0.9),
+                y2=np.full(edges.shape[0], bottom),
+            )
+        )
     return series
 
 
@@ -128,8 +136,9 @@ def marks(index: np.ndarray, values: np.ndarray, label: str = "beyond tolerance"
     index = np.asarray(index)
     if index.size > POINTS:
         index = index[np.linspace(0, index.size - 1, POINTS).astype(np.int64)]
-    return Series(label, index.astype(np.float64), np.asarray(values, np.float64)[index], "scatter", MISMATCH_RGBA,
-                  items=index)
+    return Series(
+        label, index.astype(np.float64), np.asarray(values, np.float64)[index], "scatter", MISMATCH_RGBA, items=index
+    )
 
 
 def y_plot(y: np.ndarray, n: int, k: int, marked: np.ndarray | None, owners: np.ndarray | None) -> Plot:
@@ -146,8 +155,15 @@ def y_plot(y: np.ndarray, n: int, k: int, marked: np.ndarray | None, owners: np.
         series.append(marks(np.flatnonzero(marked[:k]), y))
     series += finite.marks(x, v, hi, items)
     limits = (lo - (0.22 if owners is not None else 0.06) * span, hi + 0.06 * span)
-    return Plot("y: the predictor after k steps (T y = -r of the leading k x k system)", series, "entry i", "y[i]",
-                x_limits=(-0.5, n - 0.5), y_limits=limits if np.isfinite(limits).all() else None, height=0.55)
+    return Plot(
+        "y: the predictor after k steps (T y = -r of the leading k x k system)",
+        series,
+        "entry i",
+        "y[i]",
+        x_limits=(-0.5, n - 0.5),
+        y_limits=limits if np.isfinite(limits).all() else None,
+        height=0.55,
+    )
 
 
 def alphas_plot(alphas: np.ndarray, n: int, kappas: np.ndarray | None, draggable: bool) -> Plot:
@@ -156,8 +172,9 @@ def alphas_plot(alphas: np.ndarray, n: int, kappas: np.ndarray | None, draggable
     k = alphas.shape[0]
     series = [Series("|kappa| < 1", np.array([-0.5, n - 0.5]), np.ones(2), "shaded", BAND_RGBA, y2=-np.ones(2))]
     if k <= BAR_LIMIT:
-        series.append(Series("alpha", np.arange(k, dtype=np.float64), alphas, "bars", ALPHA_RGBA, width=0.7,
-                             items=np.arange(k)))
+        series.append(
+            Series("alpha", np.arange(k, dtype=np.float64), alphas, "bars", ALPHA_RGBA, width=0.7, items=np.arange(k))
+        )
     else:
         x, v, items = drawn(alphas)
         series.append(Series("alpha", x, v, "line", ALPHA_RGBA, items=items))
@@ -166,10 +183,17 @@ def alphas_plot(alphas: np.ndarray, n: int, kappas: np.ndarray | None, draggable
     points = []
     if kappas is not None and draggable:
         points = [DragPoint(f"kappa{i}", float(i), float(kappa), KAPPA_RGBA) for i, kappa in enumerate(kappas)]
-    return Plot("alpha: reflection coefficients (drag the yellow points)" if points else
-                "alpha: reflection coefficients", series, "step", "alpha",
-                x_limits=(-0.5, n - 0.5), y_limits=(-1.15, 1.15) if inside else None, hlines=(-1.0, 1.0),
-                drag_points=points, height=0.5)
+    return Plot(
+        "alpha: reflection coefficients (drag the yellow points)" if points else "alpha: reflection coefficients",
+        series,
+        "step",
+        "alpha",
+        x_limits=(-0.5, n - 0.5),
+        y_limits=(-1.15, 1.15) if inside else None,
+        hlines=(-1.0, 1.0),
+        drag_points=points,
+        height=0.5,
+    )
 
 
 def beta_plot(betas: np.ndarray, n: int) -> Plot:
@@ -181,14 +205,23 @@ def beta_plot(betas: np.ndarray, n: int) -> Plot:
     series = [Series(label, x, v, "line", BETA_RGBA, items=items)]
     if negative.size:
         pick = negative[np.linspace(0, negative.size - 1, min(negative.size, POINTS // 4)).astype(np.int64)]
-        series.append(Series("beta < 0", pick.astype(np.float64), magnitude[pick], "scatter", NEGATIVE_RGBA,
-                             items=pick))
+        series.append(
+            Series("beta < 0", pick.astype(np.float64), magnitude[pick], "scatter", NEGATIVE_RGBA, items=pick)
+        )
     series += finite.marks(x, v, 1.0, items)
     lo, hi = finite.span(v, (1.0, 1.0))
     with np.errstate(over="ignore"):
         limits = (lo / 1.6, hi * 1.6)
-    return Plot("beta: prediction-error variance", series, "step", "|beta|" if negative.size else "beta", y_log=True,
-                x_limits=(-0.5, n - 0.5), y_limits=limits if np.isfinite(limits).all() else None, height=0.45)
+    return Plot(
+        "beta: prediction-error variance",
+        series,
+        "step",
+        "|beta|" if negative.size else "beta",
+        y_log=True,
+        x_limits=(-0.5, n - 0.5),
+        y_limits=limits if np.isfinite(limits).all() else None,
+        height=0.45,
+    )
 
 
 def spectrum_plot(y: np.ndarray, alphas: np.ndarray, noise_psd, kappas: np.ndarray | None) -> Plot:
@@ -200,14 +233,18 @@ def spectrum_plot(y: np.ndarray, alphas: np.ndarray, noise_psd, kappas: np.ndarr
     freq, power = ar_spectrum(y, error)
     series = []
     if noise_psd is not None:
-        series.append(Series("periodogram of a realisation (Welch)", noise_psd[0], noise_psd[1], "line",
-                             PERIODOGRAM_RGBA))
+        series.append(
+            Series("periodogram of a realisation (Welch)", noise_psd[0], noise_psd[1], "line", PERIODOGRAM_RGBA)
+        )
     if kappas is not None:
         order = kappas.shape[0]
         true_error = float(prediction_errors(kappas)[-1])
         tf, tp = ar_spectrum(step_up(kappas), true_error)
-        label = (f"AR({order}) process: the true model, order {order}" if k < order else
-                 f"AR({order}) process: order {order} reached, the model from y lies on it")
+        label = (
+            f"AR({order}) process: the true model, order {order}"
+            if k < order
+            else f"AR({order}) process: order {order} reached, the model from y lies on it"
+        )
         series.append(Series(label, tf, tp, "line", TRUE_RGBA))
     series.append(Series(f"beta / |A(e^jw)|^2 from y (order {k})", freq, power, "line", Y_RGBA))
     return Plot("spectrum", series, "frequency w / pi", "power", y_log=True, x_limits=(0.0, 1.0), height=0.5)
@@ -216,6 +253,10 @@ def spectrum_plot(y: np.ndarray, alphas: np.ndarray, noise_psd, kappas: np.ndarr
 def input_plot(r: np.ndarray) -> Plot:
     """The right-hand side r (inputs without a spectrum: PolyBench's)."""
     x, v, items = drawn(r)
-    return Plot("r: the right-hand side (T = toeplitz(1, r[0..N-2]))", [Series("r", x, v, "line", PERIODOGRAM_RGBA,
-                                                                                 items=items)],
-                "entry i", "r[i]", height=0.5)
+    return Plot(
+        "r: the right-hand side (T = toeplitz(1, r[0..N-2]))",
+        [Series("r", x, v, "line", PERIODOGRAM_RGBA, items=items)],
+        "entry i",
+        "r[i]",
+        height=0.5,
+    )

@@ -71,11 +71,20 @@ class DurbinReadout:
         else:
             h, n = scene.host, scene.r.size
             k = h["y"].shape[0]
-            right = plots.spectrum_plot(h["y"], h["alphas"], scene.noise_psd, scene.kappas) \
-                if scene.kappas is not None else plots.input_plot(scene.r)
-            view = PlotsView([plots.y_plot(h["y"], n, k, scene.checks.marked(n), owners),
-                              plots.alphas_plot(h["alphas"], n, scene.kappas, scene.draggable),
-                              plots.beta_plot(h["betas"], n), right], columns=2)
+            right = (
+                plots.spectrum_plot(h["y"], h["alphas"], scene.noise_psd, scene.kappas)
+                if scene.kappas is not None
+                else plots.input_plot(scene.r)
+            )
+            view = PlotsView(
+                [
+                    plots.y_plot(h["y"], n, k, scene.checks.marked(n), owners),
+                    plots.alphas_plot(h["alphas"], n, scene.kappas, scene.draggable),
+                    plots.beta_plot(h["betas"], n),
+                    right,
+                ],
+                columns=2,
+            )
         self._cache = (key, view)
         return view
 
@@ -86,18 +95,27 @@ class DurbinReadout:
         total_m, total_ms = sum(m for m, _ in self._rate), sum(ms for _, ms in self._rate)
         if scene.lpc is not None:
             mode, frame = scene.lpc, scene.frame
-            out.update(frames=mode.frames, frame=f"{frame} at {mode.centres[frame]:.3f} s",
-                       gain_db=mode.gain_db(frame), batch_ms=self.last_ms, kernel=mode.kernel_text(scene.backend),
-                       nonfinite=mode.nonfinite_note())
+            out.update(
+                frames=mode.frames,
+                frame=f"{frame} at {mode.centres[frame]:.3f} s",
+                gain_db=mode.gain_db(frame),
+                batch_ms=self.last_ms,
+                kernel=mode.kernel_text(scene.backend),
+                nonfinite=mode.nonfinite_note(),
+            )
             return out
         h, solver = scene.host, scene.recursion
         k = h["y"].shape[0]
-        out.update(k=f"{k:,} of {scene.r.size:,}" + (" (done)" if k >= scene.r.size else ""), entries=k,
-                   alpha_k=float(h["alphas"][k - 1]), beta_k=float(h["betas"][k - 1]),
-                   us_per_step=self.last_ms * 1e3 / self.last_m if self.last_m else None,
-                   steps_per_s=total_m / (total_ms * 1e-3) if total_ms > 0 else None,
-                   kernel=f"{solver.kernel}: {solver.path}" if solver.backend == "gpu" else f"CPU twin ({solver.path})",
-                   nonfinite=self._nonfinite_note())
+        out.update(
+            k=f"{k:,} of {scene.r.size:,}" + (" (done)" if k >= scene.r.size else ""),
+            entries=k,
+            alpha_k=float(h["alphas"][k - 1]),
+            beta_k=float(h["betas"][k - 1]),
+            us_per_step=self.last_ms * 1e3 / self.last_m if self.last_m else None,
+            steps_per_s=total_m / (total_ms * 1e-3) if total_ms > 0 else None,
+            kernel=f"{solver.kernel}: {solver.path}" if solver.backend == "gpu" else f"CPU twin ({solver.path})",
+            nonfinite=self._nonfinite_note(),
+        )
         return out
 
     def _nonfinite_note(self) -> str:

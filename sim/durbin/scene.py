@@ -54,8 +54,16 @@ class DurbinScene(Scene):
     inspector_type = DurbinInspector
     default_seed = 1
 
-    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None, seed: int | None = None,
-                 variant: str | None = None, block: Any = None, device: int = 0) -> None:
+    def __init__(
+        self,
+        preset: str | None = None,
+        backend: str = "cpu",
+        n: int | None = None,
+        seed: int | None = None,
+        variant: str | None = None,
+        block: Any = None,
+        device: int = 0,
+    ) -> None:
         self.settings = DurbinSettings()
         self.solver: DurbinCpu | DurbinGpu | None = None  # the recursion's (None in the lpc preset)
         self.lpc: LpcMode | None = None  # the lpc preset's frames (None in the other presets)
@@ -80,8 +88,14 @@ class DurbinScene(Scene):
             mode = LpcMode(str(assets.path(table["sound"])), float(table["frame_ms"]))
             mode.set_order(int(table["order"]) if fresh else int(self.settings.order))
             mode.solve(self.backend, StageTimer(), self.device, self._gpu_stream(self.backend))
-            self.lpc, self.solver, self.r, self.kappas, self.noise_psd, self.host = mode, None, np.zeros(0), None, \
-                None, {}
+            self.lpc, self.solver, self.r, self.kappas, self.noise_psd, self.host = (
+                mode,
+                None,
+                np.zeros(0),
+                None,
+                None,
+                {},
+            )
             self.settings.order = float(mode.order)
             if fresh:
                 self.settings.frame = float(mode.nearest_frame(0.2))
@@ -118,16 +132,18 @@ class DurbinScene(Scene):
             from sim.durbin import gpu
 
             kernel, path = VARIANTS[self.knobs.variant]
-            solver: DurbinCpu | DurbinGpu = gpu.DurbinGpu(r, kernel, block=self.knobs.threads, device=self.device,
-                                                          path=path)
+            solver: DurbinCpu | DurbinGpu = gpu.DurbinGpu(
+                r, kernel, block=self.knobs.threads, device=self.device, path=path
+            )
         else:
             solver = durbin_cpu.DurbinCpu(r)
         solver.step(k - 1)
         return solver
 
     def _new_noise(self) -> None:
-        self.noise_psd = plots.periodogram(plots.realisation(self.kappas, self.seed)) if self.kappas is not None \
-            else None
+        self.noise_psd = (
+            plots.periodogram(plots.realisation(self.kappas, self.seed)) if self.kappas is not None else None
+        )
 
     def _gpu_stream(self, backend: str):
         if backend != "gpu":
@@ -198,7 +214,7 @@ class DurbinScene(Scene):
         if event.kind != "point" or not self.controls.tool_on:
             return
         if event.target.startswith("kappa") and self.editable and self.kappas is not None:  # editable: kappas
-            i = int(event.target[len("kappa"):])
+            i = int(event.target[len("kappa") :])
             if 0 <= i < self.kappas.size:
                 kappas = self.kappas.copy()
                 kappas[i] = float(np.clip(event.y, -KAPPA_LIMIT, KAPPA_LIMIT))
@@ -288,8 +304,9 @@ class DurbinScene(Scene):
             beyond, details, twin, reference = mode.check()
             self.checked = {"twin": twin, "scipy": reference, "gpu": mode.y.copy()}
             self.max_error = details["largest difference to scipy"]
-            self.checks.record("the CPU twin's batched solve and scipy.linalg.solve_toeplitz", beyond, started,
-                              details, unit="frames")
+            self.checks.record(
+                "the CPU twin's batched solve and scipy.linalg.solve_toeplitz", beyond, started, details, unit="frames"
+            )
         self.readout.timed_plots()
 
     def _lpc_moved(self, move: int) -> None:
@@ -310,8 +327,12 @@ class DurbinScene(Scene):
         self._lpc_moved(1)
         self.checked = {}  # the scene's own check's values say nothing about this solution
         if comparison is not None:
-            self.checks.record_user("the CPU twin's batched solve", comparison,
-                                   {"max error": comparison.max_abs, "compared": comparison.rule}, unit="frames")
+            self.checks.record_user(
+                "the CPU twin's batched solve",
+                comparison,
+                {"max error": comparison.max_abs, "compared": comparison.rule},
+                unit="frames",
+            )
         self.readout.timed_plots()
 
     def _read_back(self) -> None:
@@ -328,8 +349,9 @@ class DurbinScene(Scene):
         started = time.perf_counter()
         beyond, details, self.checked, self.max_error = verify.recursion(self.r, self.host, before, self.tolerance)
         self._checked_version = self.readout.version
-        self.checks.record("the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started,
-                          details, unit="entries")
+        self.checks.record(
+            "the CPU twin from the same state and scipy.linalg.solve_toeplitz", beyond, started, details, unit="entries"
+        )
         self.readout.forget()
 
     def _forget_check(self) -> None:

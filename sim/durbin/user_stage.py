@@ -37,14 +37,20 @@ class BatchedStage:
         """``size`` AR(ORDER) autocorrelations from random reflection coefficients: every alpha and every
         entry of y is non-zero."""
         rng = np.random.default_rng(seed)
-        r = np.stack([inputs.ar_autocorr(ORDER, inputs.random_kappas(rng, ORDER, KAPPA_BOUND))
-                      for _ in range(size)]) if size else np.zeros((0, ORDER))
+        r = (
+            np.stack([inputs.ar_autocorr(ORDER, inputs.random_kappas(rng, ORDER, KAPPA_BOUND)) for _ in range(size)])
+            if size
+            else np.zeros((0, ORDER))
+        )
         return arrays(r)
 
     def outputs(self, inputs: Arrays) -> dict[str, Output]:
         shape = inputs["r"].shape
-        return {"y": Output(shape, np.float64), "alphas": Output(shape, np.float64),
-                "betas": Output((shape[0],), np.float64)}
+        return {
+            "y": Output(shape, np.float64),
+            "alphas": Output(shape, np.float64),
+            "betas": Output((shape[0],), np.float64),
+        }
 
     def expected(self, inputs: Arrays) -> Arrays:
         y, alphas, betas = durbin_cpu.batched(inputs["r"])
@@ -60,13 +66,27 @@ class BatchedStage:
         systems, order = inputs["r"].shape
         every = np.arange(systems * order)
         labels = {"y": "coefficient", "alphas": "alpha"}
-        values = [Values(expected[name].ravel(), np.asarray(got[name]).ravel(),
-                         exact_wrong(expected[name], np.asarray(got[name])).ravel(), every // order,
-                         _coefficient_label(what, order), name)
-                  for name, what in labels.items()]
-        values.append(Values(expected["betas"], np.asarray(got["betas"]),
-                             exact_wrong(expected["betas"], np.asarray(got["betas"])), np.arange(systems),
-                             lambda k: f"system {k} beta", "betas"))
+        values = [
+            Values(
+                expected[name].ravel(),
+                np.asarray(got[name]).ravel(),
+                exact_wrong(expected[name], np.asarray(got[name])).ravel(),
+                every // order,
+                _coefficient_label(what, order),
+                name,
+            )
+            for name, what in labels.items()
+        ]
+        values.append(
+            Values(
+                expected["betas"],
+                np.asarray(got["betas"]),
+                exact_wrong(expected["betas"], np.asarray(got["betas"])),
+                np.arange(systems),
+                lambda k: f"system {k} beta",
+                "betas",
+            )
+        )
         return comparison(values, systems, "exact (bit for bit)")
 
     def builtin_launch(self, variant: str, inputs: Arrays, block):

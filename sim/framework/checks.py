@@ -76,8 +76,9 @@ class Checks:
         for forget in self.on_clear:
             forget()
 
-    def record(self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None,
-               unit: str = "") -> None:
+    def record(
+        self, against: str, mismatch: np.ndarray, started: float, details: dict | None = None, unit: str = ""
+    ) -> None:
         """Keep one check's result: ``mismatch`` marks the differing items (``unit``: what they are, the
         scene's items by default), ``started`` is its ``time.perf_counter()`` start."""
         self._keep(against, mismatch, (time.perf_counter() - started) * 1e3, details, unit)
@@ -91,11 +92,15 @@ class Checks:
         before = self.verification
         self.mismatch = mismatch
         self.verification = Verification(
-            against=against, differing=differing, checked=int(mismatch.shape[0]),
+            against=against,
+            differing=differing,
+            checked=int(mismatch.shape[0]),
             check_ms=float(check_ms),
             passes_checked=(before.passes_checked if before else 0) + 1,
             passes_mismatched=(before.passes_mismatched if before else 0) + (differing > 0),
-            details=details or {}, unit=unit or self.scene.spec.words.unit)
+            details=details or {},
+            unit=unit or self.scene.spec.words.unit,
+        )
 
     def marked(self, count: int) -> np.ndarray | None:
         """The last check's differing items when verification is on and they match ``count`` items, and the

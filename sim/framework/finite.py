@@ -12,8 +12,13 @@ from sim.framework.colormap import MISMATCH_RGBA
 
 STAT_KEY = "nonfinite"
 CLEAN = "none"
-STAT = Stat(STAT_KEY, "non-finite values", "{}", help="NaN, inf or garbage (negative counts, indices that name "
-            "nothing) in what the scene shows, from a user's kernel: marked red where they are")
+STAT = Stat(
+    STAT_KEY,
+    "non-finite values",
+    "{}",
+    help="NaN, inf or garbage (negative counts, indices that name "
+    "nothing) in what the scene shows, from a user's kernel: marked red where they are",
+)
 
 
 def counts(values) -> tuple[int, int]:
@@ -26,7 +31,7 @@ def counts(values) -> tuple[int, int]:
 
 
 def counts_text(nan: int, inf: int) -> str:
-    """"3 NaN, 1 inf", "2 NaN", ... ("" for none)."""
+    """ "3 NaN, 1 inf", "2 NaN", ... ("" for none)."""
     return ", ".join(f"{count:,} {name}" for count, name in ((nan, "NaN"), (inf, "inf")) if count)
 
 
@@ -61,9 +66,17 @@ def marks(x: np.ndarray, y: np.ndarray, at: float, items: np.ndarray | None = No
     """A red scatter at height ``at`` over each x whose y is not finite, named by what it marks ("3 NaN,
     1 inf (not drawn)"); [] when every y is finite."""
     x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
-    bad = np.flatnonzero(~np.isfinite(y[:x.shape[0]]))
+    bad = np.flatnonzero(~np.isfinite(y[: x.shape[0]]))
     if bad.size == 0:
         return []
     name = label or f"{text(y)} (not drawn)"
-    return [Series(name, x[bad], np.full(bad.size, float(at)), "scatter", MISMATCH_RGBA,
-                   items=None if items is None else np.asarray(items)[bad])]
+    return [
+        Series(
+            name,
+            x[bad],
+            np.full(bad.size, float(at)),
+            "scatter",
+            MISMATCH_RGBA,
+            items=None if items is None else np.asarray(items)[bad],
+        )
+    ]

@@ -105,8 +105,11 @@ class Knobs:
         """The last check's rows for ``item``: the user's kernel against the CPU twin while it does the steps,
         else the scene's own check (``Inspector.describe_check``)."""
         user = self.user
-        return user.describe_check(item) if user is not None and self.user_runs() else \
-            self.scene.inspector.describe_check(item)
+        return (
+            user.describe_check(item)
+            if user is not None and self.user_runs()
+            else self.scene.inspector.describe_check(item)
+        )
 
     def set_block(self, block) -> None:
         self._set(self.variant, self.valid_block(block))

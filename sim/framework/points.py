@@ -73,8 +73,14 @@ class PointsScene(Scene):
         if mode == BLOCK_COLORS:
             block = self.knobs.threads
             blocks = max(ceil_div(self.n, block), 1)
-            return Legend(f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)", 0, blocks - 1,
-                          f"blocks of {block} threads", colormap="block", categorical=True), BLOCK_PALETTE
+            return Legend(
+                f"CUDA block ({len(BLOCK_PALETTE)} colours, repeating)",
+                0,
+                blocks - 1,
+                f"blocks of {block} threads",
+                colormap="block",
+                categorical=True,
+            ), BLOCK_PALETTE
         if mode == UNIFORM:
             return None, self.uniform_palette
         legend = self.mode_legend(mode)
@@ -89,6 +95,7 @@ class PointsScene(Scene):
         n, dtype = self.n, np.float32 if palette is None else np.int32
         write = None
         if self.points_on_device:
+
             def write(pos, quantity):
                 import cupy
 
@@ -106,6 +113,16 @@ class PointsScene(Scene):
             return pos.get(), quantity.get()
 
         own_colormap = legend.colormap if legend is not None and palette is None else ""
-        return PointsView(n, dims, surroundings, spacing, host, write, legend,
-                          colormap=own_colormap or "viridis", palette=palette,
-                          value_range=fixed, mask=self.checks.marked(n))
+        return PointsView(
+            n,
+            dims,
+            surroundings,
+            spacing,
+            host,
+            write,
+            legend,
+            colormap=own_colormap or "viridis",
+            palette=palette,
+            value_range=fixed,
+            mask=self.checks.marked(n),
+        )

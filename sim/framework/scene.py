@@ -37,9 +37,17 @@ class Scene(ABC):
     bench_type: ClassVar[type[BenchFigures]] = BenchFigures  # the scene's own figures in a benchmark record
     settings: Any  # the sliders' values (``params``), one attribute each: the scene's own dataclass
 
-    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None,
-                 seed: int | None = None, variant: str | None = None, block: Any = None, device: int = 0,
-                 **options: str):
+    def __init__(
+        self,
+        preset: str | None = None,
+        backend: str = "cpu",
+        n: int | None = None,
+        seed: int | None = None,
+        variant: str | None = None,
+        block: Any = None,
+        device: int = 0,
+        **options: str,
+    ):
         spec = self.spec
         self.inspector = self.inspector_type(self)
         self.device = int(device)
@@ -167,8 +175,10 @@ class Scene(ABC):
                 raise ValueError(f"preset {name} has a fixed number of {self.spec.words.unit}: a count does not apply")
             lo, hi = self.count_range
             if not lo <= int(n) <= hi:
-                raise Refused(f"{self.spec.words.one} count {count_text(int(n))} out of range {lo}..{hi:,} on the "
-                              f"{self.backend.upper()}")
+                raise Refused(
+                    f"{self.spec.words.one} count {count_text(int(n))} out of range {lo}..{hi:,} on the "
+                    f"{self.backend.upper()}"
+                )
         self.load_state(name, None if n is None else int(n))
         self.preset = name
         self.target_n = int(n) if n is not None else (preset.count or self.n)
@@ -270,4 +280,3 @@ class Scene(ABC):
         self.at_end = done < steps
         self.timer.frame_done(done)
         return done
-

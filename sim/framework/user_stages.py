@@ -75,8 +75,14 @@ def comparison(values: list[Values], items: int, rule: str) -> Comparison:
         wrong = np.flatnonzero(v.wrong)
         mismatch[v.item[wrong]] = True
         for k in wrong[np.lexsort((wrong, -diff[wrong]))][:WORST]:
-            candidates.append((-float(diff[k]), part, int(k),
-                               Worst(int(v.item[k]), v.label(int(k)), float(v.expected[k]), float(v.got[k]))))
+            candidates.append(
+                (
+                    -float(diff[k]),
+                    part,
+                    int(k),
+                    Worst(int(v.item[k]), v.label(int(k)), float(v.expected[k]), float(v.got[k])),
+                )
+            )
     candidates.sort(key=lambda c: c[:3])
     return Comparison(mismatch, max_abs, max_rel, [c[3] for c in candidates[:WORST]], rule, list(values))
 

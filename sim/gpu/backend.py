@@ -37,8 +37,9 @@ def gpu_status() -> GpuStatus:
         missing = nvidia_driver_problem()
         if missing:
             return GpuStatus(False, missing)
-        return GpuStatus(False, f"CuPy is not installed ({type(exc).__name__}) though an NVIDIA GPU is here; "
-                                "install the [gpu] extra")
+        return GpuStatus(
+            False, f"CuPy is not installed ({type(exc).__name__}) though an NVIDIA GPU is here; install the [gpu] extra"
+        )
     try:
         count = cupy.cuda.runtime.getDeviceCount()
         if count < 1:
@@ -59,7 +60,7 @@ CUDA_ERROR_NO_DEVICE = 100
 
 
 def nvidia_driver_problem(library: str = DRIVER_LIBRARY) -> str:
-    """"" when an NVIDIA driver is installed and sees a GPU, else what is missing.
+    """ "" when an NVIDIA driver is installed and sees a GPU, else what is missing.
 
     The probe is the driver's own library, the one every CUDA program (CuPy included) loads: it is
     there exactly when the driver is (``/dev/nvidia*`` is absent under WSL, ``nvidia-smi`` may be left out

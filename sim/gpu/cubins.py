@@ -59,12 +59,12 @@ def whole_elf(data: bytes) -> bool:
     overwritten cubin is not)."""
     if len(data) < 64 or data[:5] != b"\x7fELF\x02":
         return False
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
     if shentsize < 64 or shoff + shnum * shentsize > len(data) or shnum == 0:
         return False
     for i in range(shnum):
-        kind, = struct.unpack_from("<I", data, shoff + i * shentsize + 4)
+        (kind,) = struct.unpack_from("<I", data, shoff + i * shentsize + 4)
         offset, size = struct.unpack_from("<QQ", data, shoff + i * shentsize + 24)
         if kind != 8 and offset + size > len(data):  # 8: SHT_NOBITS, no bytes in the file
             return False

@@ -47,8 +47,12 @@ class Timing:
 
     def scaled(self, factor: float) -> Timing:
         """The same measurement in another unit (ms -> s, per run -> per step)."""
-        return Timing(self.median * factor, None if self.error is None else self.error * factor, self.repeats,
-                      tuple(v * factor for v in self.samples))
+        return Timing(
+            self.median * factor,
+            None if self.error is None else self.error * factor,
+            self.repeats,
+            tuple(v * factor for v in self.samples),
+        )
 
     def fields(self, name: str, repeats: str | None = "repeats") -> dict:
         """The record's figure ``name``, its ``<name>_err`` and the repeat count under ``repeats`` (a further
@@ -199,11 +203,21 @@ def l2_flush(working_set_bytes: int | None, device: int = 0, stream=None) -> L2F
     return L2Flush(l2, device, stream)
 
 
-def measure(run: Callable[[], object], clock, *, setup: Callable[[], object] | None = None,
-            flush: Callable[[], object] | None = None, warmup: int = 1, min_repeats: int = 1,
-            budget_s: float = BUDGET_S, max_repeats: int = MAX_REPEATS, max_batch: int | None = None,
-            done: Callable[[], bool] | None = None, between: Callable[[], object] | None = None,
-            now: Callable[[], float] = time.perf_counter) -> Timing:
+def measure(
+    run: Callable[[], object],
+    clock,
+    *,
+    setup: Callable[[], object] | None = None,
+    flush: Callable[[], object] | None = None,
+    warmup: int = 1,
+    min_repeats: int = 1,
+    budget_s: float = BUDGET_S,
+    max_repeats: int = MAX_REPEATS,
+    max_batch: int | None = None,
+    done: Callable[[], bool] | None = None,
+    between: Callable[[], object] | None = None,
+    now: Callable[[], float] = time.perf_counter,
+) -> Timing:
     """Time ``run``: ``warmup`` untimed calls, then at least ``min_repeats`` timed ones, more until the
     error is under 1% of the median or the repeats have taken ``budget_s`` (or ``max_repeats``, or ``done()``
     says the work has ended). ``between()`` is called after each repeat (a Ctrl-C check, a progress bar);
@@ -243,8 +257,9 @@ def measure(run: Callable[[], object], clock, *, setup: Callable[[], object] | N
 Result = TypeVar("Result")
 
 
-def measure_returning(run: Callable[[], Result], clock, *, between: Callable[[], object] | None = None,
-                      **options) -> tuple[Timing, Result]:
+def measure_returning(
+    run: Callable[[], Result], clock, *, between: Callable[[], object] | None = None, **options
+) -> tuple[Timing, Result]:
     """``measure(run, clock, **options)`` and what the last call of ``run`` returned. The older results are
     let go after each repeat, outside the timed part (a batch's solution is large: freeing it is not the
     solve's time), before the caller's ``between``."""
@@ -254,6 +269,7 @@ def measure_returning(run: Callable[[], Result], clock, *, between: Callable[[],
         del results[:-1]
         if between is not None:
             between()
+
     timing = measure(lambda: results.append(run()), clock, between=forget_older, **options)
     return timing, results[-1]
 
@@ -265,8 +281,9 @@ def samples(run: Callable[[], object], clock, repeats: int, setup: Callable[[], 
     return list(measure(run, clock, setup=setup, warmup=1, min_repeats=repeats, max_repeats=repeats).samples)
 
 
-def _next_batch(n: int, min_repeats: int, elapsed: float, budget_s: float, max_repeats: int,
-                max_batch: int | None) -> int:
+def _next_batch(
+    n: int, min_repeats: int, elapsed: float, budget_s: float, max_repeats: int, max_batch: int | None
+) -> int:
     """Doubling, up to what the budget leaves at the pace so far; first up to ``min_repeats``."""
     if n < min_repeats:
         batch = min_repeats - n

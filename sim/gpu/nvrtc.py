@@ -86,14 +86,15 @@ def run_here(text: str, name: str, options, arch: str, ptx: bool = False) -> Out
     program = _checked(nvrtc.nvrtcCreateProgram(text.encode(), name.encode(), 0, [], []))
     try:
         opts = arguments(options, arch, ptx)
-        err, = nvrtc.nvrtcCompileProgram(program, len(opts), opts)
+        (err,) = nvrtc.nvrtcCompileProgram(program, len(opts), opts)
         log = bytearray(_checked(nvrtc.nvrtcGetProgramLogSize(program)))
         _checked(nvrtc.nvrtcGetProgramLog(program, log))
         log_text = log.rstrip(b"\0").decode(errors="replace")
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             return Output(None, log_text or nvrtc.nvrtcGetErrorString(err)[1].decode())
-        size, get = ((nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX) if ptx
-                     else (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN))
+        size, get = (
+            (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX) if ptx else (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
+        )
         binary = bytearray(_checked(size(program)))  # NVRTC writes in place
         _checked(get(program, binary))
         return Output(bytes(binary.rstrip(b"\0")) if ptx else bytes(binary), log_text)
@@ -101,16 +102,28 @@ def run_here(text: str, name: str, options, arch: str, ptx: bool = False) -> Out
         nvrtc.nvrtcDestroyProgram(program)
 
 
-def compile(text: str, name: str, options, arch: str, *, ptx: bool = False,  # noqa: A001  NVRTC's verb
-            limit_s: float | None = None, stop=None) -> Output:
+def compile(
+    text: str,
+    name: str,
+    options,
+    arch: str,
+    *,
+    ptx: bool = False,  # noqa: A001  NVRTC's verb
+    limit_s: float | None = None,
+    stop=None,
+) -> Output:
     """``run_here`` in a child process, bounded (see the module's doc: ``limit_s`` defaults to
     COMPILE_LIMIT_S); CompileStopped when it does not finish."""
     limit_s = COMPILE_LIMIT_S if limit_s is None else limit_s
     with tempfile.TemporaryFile() as request:  # a file, not a pipe: the child reads it whole at its pace
         pickle.dump((text, name, tuple(options), arch, ptx, float(limit_s)), request)
         request.seek(0)
-        child = subprocess.Popen([sys.executable, "-P", "-c", _CHILD, __file__], stdin=request,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        child = subprocess.Popen(
+            [sys.executable, "-P", "-c", _CHILD, __file__],
+            stdin=request,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
     deadline = time.monotonic() + limit_s
     try:
         while True:
@@ -122,9 +135,11 @@ def compile(text: str, name: str, options, arch: str, *, ptx: bool = False,  # n
             if stop is not None and stop.is_set():
                 raise CompileStopped(f"the compile of {name} was stopped")
             if time.monotonic() > deadline:
-                raise CompileStopped(f"the compile of {name} did not finish within {limit_s:g} s: stopped "
-                                     "(a macro or template that expands without end, or an #include that "
-                                     "never ends?)")
+                raise CompileStopped(
+                    f"the compile of {name} did not finish within {limit_s:g} s: stopped "
+                    "(a macro or template that expands without end, or an #include that "
+                    "never ends?)"
+                )
     finally:
         if child.returncode is None:  # stopped, or the caller's Ctrl-C / SIGTERM: the child goes too
             child.kill()
@@ -142,8 +157,9 @@ def _answer(code: int, out: bytes, err: bytes, name: str) -> Output:
         raise CompileStopped(f"the compile of {name} went over its time limit: stopped")
     said = (err.decode(errors="replace").strip().splitlines() or [""])[-1]
     if code in (-signal.SIGABRT, -signal.SIGSEGV) or "MemoryError" in said or "bad_alloc" in said:
-        raise CompileStopped(f"the compile of {name} ran out of memory (capped at {MEMORY_CAP >> 30} GiB) "
-                             f"or crashed (exit {code})")
+        raise CompileStopped(
+            f"the compile of {name} ran out of memory (capped at {MEMORY_CAP >> 30} GiB) or crashed (exit {code})"
+        )
     raise CompileStopped(f"the compiler process for {name} failed (exit {code}): {said or 'no message'}")
 
 
@@ -188,8 +204,10 @@ def line_name(name: str) -> str:
     return "".join(c if c.isprintable() and c not in '"\\' else "_" for c in name)
 
 
-_PTXAS = re.compile(r"^ptxas(?: application ptx input, line (?P<line>\d+);)? *(?P<severity>error|warning|fatal) *: "
-                    r"(?P<message>.*)$")
+_PTXAS = re.compile(
+    r"^ptxas(?: application ptx input, line (?P<line>\d+);)? *(?P<severity>error|warning|fatal) *: "
+    r"(?P<message>.*)$"
+)
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"(.*?)"')
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
 

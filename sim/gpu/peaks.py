@@ -59,8 +59,12 @@ class Peaks:
 
     def source_lines(self) -> list[str]:
         """One line per figure: its value and where it came from."""
-        values = {"copy": f"{self.copy_gbs:,.0f} GB/s", "fp32": f"{self.fp32_gflops / 1e3:,.1f} TFLOP/s",
-                  "fp64": f"{self.fp64_gflops / 1e3:,.1f} TFLOP/s", "link": f"{self.link_gbs:,.1f} GB/s"}
+        values = {
+            "copy": f"{self.copy_gbs:,.0f} GB/s",
+            "fp32": f"{self.fp32_gflops / 1e3:,.1f} TFLOP/s",
+            "fp64": f"{self.fp64_gflops / 1e3:,.1f} TFLOP/s",
+            "link": f"{self.link_gbs:,.1f} GB/s",
+        }
         return [f"{name} {value}: {self.sources.get(name, 'unknown')}" for name, value in values.items()]
 
 
@@ -91,8 +95,7 @@ SMI_FIELDS = ("name", "driver_version", "clocks.max.sm", "clocks.max.mem", "ecc.
 def parse_smi(line: str) -> dict:
     """nvidia-smi's CSV line of SMI_FIELDS (noheader, nounits) as facts."""
     name, driver, sm, mem, ecc = (part.strip() for part in line.split(","))
-    return {"name": name, "driver": driver, "sm_clock_mhz": _number(sm), "mem_clock_mhz": _number(mem),
-            "ecc": ecc}
+    return {"name": name, "driver": driver, "sm_clock_mhz": _number(sm), "mem_clock_mhz": _number(mem), "ecc": ecc}
 
 
 def _number(text: str) -> int | None:
@@ -103,8 +106,13 @@ def gpu_facts(device: int = 0) -> dict:
     """The device's name, driver, maximum SM and memory clocks and ECC mode: nvidia-smi's, or CuPy's
     properties where nvidia-smi cannot answer."""
     try:
-        out = subprocess.run(["nvidia-smi", f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader,nounits",
-                              "-i", str(device)], capture_output=True, text=True, timeout=10, check=True).stdout
+        out = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader,nounits", "-i", str(device)],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
         return parse_smi(out.strip().splitlines()[0])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         pass
@@ -116,12 +124,21 @@ def gpu_facts(device: int = 0) -> dict:
         props = device_properties(device)
         driver = cupy.cuda.runtime.driverGetVersion()
     except Exception as exc:  # noqa: BLE001  neither answers: a record still says what it could not read
-        return {"name": "unknown GPU", "driver": "unknown", "sm_clock_mhz": None, "mem_clock_mhz": None,
-                "ecc": "unknown", "unread": f"{type(exc).__name__}: {exc}"}
-    return {"name": props["name"], "driver": f"CUDA {driver // 1000}.{driver % 1000 // 10}",
-            "sm_clock_mhz": props.get("clockRate", 0) // 1000 or None,
-            "mem_clock_mhz": props.get("memoryClockRate", 0) // 1000 or None,
-            "ecc": "Enabled" if props.get("ECCEnabled") else "Disabled"}
+        return {
+            "name": "unknown GPU",
+            "driver": "unknown",
+            "sm_clock_mhz": None,
+            "mem_clock_mhz": None,
+            "ecc": "unknown",
+            "unread": f"{type(exc).__name__}: {exc}",
+        }
+    return {
+        "name": props["name"],
+        "driver": f"CUDA {driver // 1000}.{driver % 1000 // 10}",
+        "sm_clock_mhz": props.get("clockRate", 0) // 1000 or None,
+        "mem_clock_mhz": props.get("memoryClockRate", 0) // 1000 or None,
+        "ecc": "Enabled" if props.get("ECCEnabled") else "Disabled",
+    }
 
 
 def cpu_facts() -> dict:
@@ -217,12 +234,23 @@ def measure_peaks(device: int, facts: dict) -> Peaks:
     cupy.get_default_memory_pool().free_all_blocks()
     cupy.get_default_pinned_memory_pool().free_all_blocks()
     when = datetime.date.today().isoformat()
-    where = (f"measured {when} on {facts['name']} (driver {facts['driver']}, SM {facts.get('sm_clock_mhz')} MHz, "
-             f"memory {facts.get('mem_clock_mhz')} MHz)")
-    return Peaks(facts["name"], 2 * COPY_BYTES / copy_s / 1e9, flops / fp32_s / 1e9, flops / fp64_s / 1e9,
-                 LINK_BYTES / link_s / 1e9,
-                 {"copy": f"{where}: float4 copy or memcpy, {COPY_BYTES >> 20} MiB", "fp32": f"{where}: FMA chains",
-                  "fp64": f"{where}: FMA chains", "link": f"{where}: device to pinned host memory"})
+    where = (
+        f"measured {when} on {facts['name']} (driver {facts['driver']}, SM {facts.get('sm_clock_mhz')} MHz, "
+        f"memory {facts.get('mem_clock_mhz')} MHz)"
+    )
+    return Peaks(
+        facts["name"],
+        2 * COPY_BYTES / copy_s / 1e9,
+        flops / fp32_s / 1e9,
+        flops / fp64_s / 1e9,
+        LINK_BYTES / link_s / 1e9,
+        {
+            "copy": f"{where}: float4 copy or memcpy, {COPY_BYTES >> 20} MiB",
+            "fp32": f"{where}: FMA chains",
+            "fp64": f"{where}: FMA chains",
+            "link": f"{where}: device to pinned host memory",
+        },
+    )
 
 
 def _copy_seconds(k, sms: int) -> float:

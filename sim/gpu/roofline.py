@@ -89,8 +89,15 @@ class StagePerf:
     model: StageModel | None = None  # what the figures come from
 
     def as_json(self) -> dict:
-        return {"gbs": self.gbs, "copy_pct": self.copy_pct, "gflops": self.gflops, "flop_pct": self.flop_pct,
-                "intensity": self.intensity, "bound": self.bound, "sol_ms": self.min_ms}
+        return {
+            "gbs": self.gbs,
+            "copy_pct": self.copy_pct,
+            "gflops": self.gflops,
+            "flop_pct": self.flop_pct,
+            "intensity": self.intensity,
+            "bound": self.bound,
+            "sol_ms": self.min_ms,
+        }
 
 
 def bound(copy_pct: float | None, flop_pct: float | None) -> str:
@@ -117,16 +124,20 @@ def analyse(stage: str, model: StageModel, ms: float, peaks) -> StagePerf:
     if byte_peak and flop_peak:
         least = min(model.bytes_min, model.bytes_actual)  # a variant that fuses steps beats the step's least
         min_ms = 1e3 * max(least * model.units / (byte_peak * 1e9), model.total_flops / (flop_peak * 1e9))
-    return StagePerf(stage, ms, gbs, copy_pct, gflops, flop_pct, model.intensity, bound(copy_pct, flop_pct), min_ms,
-                     model)
+    return StagePerf(
+        stage, ms, gbs, copy_pct, gflops, flop_pct, model.intensity, bound(copy_pct, flop_pct), min_ms, model
+    )
 
 
 def analyse_stages(spec: SceneSpec, setup: Setup, stage_ms: Mapping[str, float], peaks) -> list[StagePerf]:
     """Every modelled stage with a time (> 0) in ``stage_ms``, in its order (a timer's: the spec's stages,
     then those a scene times now and then, such as a frame replayed as one CUDA graph)."""
     stage_models = models(spec, setup)
-    return [analyse(name, stage_models[name], ms, peaks) for name, ms in stage_ms.items()
-            if name in stage_models and ms > 0.0]
+    return [
+        analyse(name, stage_models[name], ms, peaks)
+        for name, ms in stage_ms.items()
+        if name in stage_models and ms > 0.0
+    ]
 
 
 def figures(spec: SceneSpec, setup: Setup, stage_ms: Mapping[str, float], peaks) -> dict[str, dict]:
@@ -144,9 +155,11 @@ def model_lines(perf: StagePerf) -> list[str]:
     lines = [f"{perf.ms:.4g} ms now" + (f", {perf.min_ms:.4g} ms at the speed of light" if perf.min_ms else "")]
     m = perf.model
     if m is not None:
-        lines += [f"per {m.per}: {m.bytes_actual:,.4g} B {TRAFFIC[m.where]} ({m.bytes_min:,.4g} B the least), "
-                  f"{m.flops:,.4g} {OPERATIONS[m.flop_kind]}",
-                  f"{m.units:,.0f} {m.per}s in the timed steps"]
+        lines += [
+            f"per {m.per}: {m.bytes_actual:,.4g} B {TRAFFIC[m.where]} ({m.bytes_min:,.4g} B the least), "
+            f"{m.flops:,.4g} {OPERATIONS[m.flop_kind]}",
+            f"{m.units:,.0f} {m.per}s in the timed steps",
+        ]
         if m.note:
             lines.append(m.note)
     return lines
@@ -161,8 +174,10 @@ def figure_text(fig: Mapping[str, Any], rates_only: bool = False) -> str:
     ``rates_only`` (no peaks, as on the CPU): GB/s and GFLOP/s alone."""
     if rates_only:
         return f"{fig['gbs']:>9.1f} GB/s  {fig['gflops']:>9.1f} GFLOP/s"
-    return (f"{fig['gbs']:>9.1f} GB/s {percent(fig['copy_pct']):>5}  {fig['gflops']:>9.1f} GFLOP/s "
-            f"{percent(fig['flop_pct']):>5}  {fig['bound'] or '-'}")
+    return (
+        f"{fig['gbs']:>9.1f} GB/s {percent(fig['copy_pct']):>5}  {fig['gflops']:>9.1f} GFLOP/s "
+        f"{percent(fig['flop_pct']):>5}  {fig['bound'] or '-'}"
+    )
 
 
 def figure_header(rates_only: bool = False) -> str:
@@ -174,5 +189,4 @@ def figure_header(rates_only: bool = False) -> str:
 
 def record_lines(record: Mapping[str, Any]) -> list[str]:
     """A benchmark record's speed-of-light lines, one per stage (none when it has no figures)."""
-    return [f"speed of light {stage:<16}{figure_text(fig)}"
-            for stage, fig in record.get("speed_of_light", {}).items()]
+    return [f"speed of light {stage:<16}{figure_text(fig)}" for stage, fig in record.get("speed_of_light", {}).items()]

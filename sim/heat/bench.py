@@ -48,12 +48,25 @@ def copy_rate(device: int = 0, repeats: int = 10) -> float:
 
 
 def configurations(kernels, blocks, ks) -> list[tuple[str, tuple[int, int], int | None]]:
-    return [(kernel, tuple(block), k) for kernel in kernels for block in blocks
-            for k in (ks if kernel == "temporal" else [None])]
+    return [
+        (kernel, tuple(block), k)
+        for kernel in kernels
+        for block in blocks
+        for k in (ks if kernel == "temporal" else [None])
+    ]
 
 
-def run(sizes, steps: int, kernels=KERNELS, blocks=BLOCK_SHAPES, ks=(8,), fma: bool = False, progress: bool = True,
-        repeats: int = 3, device: int = 0) -> dict:
+def run(
+    sizes,
+    steps: int,
+    kernels=KERNELS,
+    blocks=BLOCK_SHAPES,
+    ks=(8,),
+    fma: bool = False,
+    progress: bool = True,
+    repeats: int = 3,
+    device: int = 0,
+) -> dict:
     """Time every configuration on n x n grids for each n in ``sizes``; the report of ``sim.cmdline.bench.report``
     with the copy rate added. KernelError (ValueError) before any timing for a shape a variant cannot run."""
     import cupy
@@ -80,22 +93,33 @@ def run(sizes, steps: int, kernels=KERNELS, blocks=BLOCK_SHAPES, ks=(8,), fma: b
                 label = f"[{len(results) + 1}/{total}] n={n} {kernel} {block[0]}x{block[1]}" + (f" k={k}" if k else "")
                 if progress:
                     print(f"{label} ...", file=sys.stderr, flush=True)
-                timing = measure.measure(functools.partial(heat.step, steps), measure.EventClock(),  # warm-up compiles
-                                         setup=functools.partial(heat.load, start_field), min_repeats=repeats,
-                                         flush=measure.l2_flush(12 * n * n, device), between=interrupts.check)
+                timing = measure.measure(
+                    functools.partial(heat.step, steps),
+                    measure.EventClock(),  # warm-up compiles
+                    setup=functools.partial(heat.load, start_field),
+                    min_repeats=repeats,
+                    flush=measure.l2_flush(12 * n * n, device),
+                    between=interrupts.check,
+                )
                 if reference is None:
                     reference = heat.field.copy()
                 exact = bool(cupy.array_equal(heat.field, reference))
-                record = record_for(n, steps, kernel, block, k, fma, timing, floor_ms, rate, exact,
-                                    heat.launch_info())
+                record = record_for(n, steps, kernel, block, k, fma, timing, floor_ms, rate, exact, heat.launch_info())
                 record["speed_of_light"] = bench.speed_of_light(
-                    SPEC, Setup(n * n, 1.0, kernel, block, {"k": str(k or 1)}), {"step": record["ms_per_step"]}, True,
-                    device)
+                    SPEC,
+                    Setup(n * n, 1.0, kernel, block, {"k": str(k or 1)}),
+                    {"step": record["ms_per_step"]},
+                    True,
+                    device,
+                )
                 results.append(record)
                 if progress:
-                    print(f"{label}: {timing.scaled(1 / max(steps, 1)).text()} ms/step, {record['gcells_per_s']:.1f} G "
-                          f"cell-updates/s, {record['floor_ratio']:.2f} x floor" + ("" if exact else ", NOT EXACT"),
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"{label}: {timing.scaled(1 / max(steps, 1)).text()} ms/step, {record['gcells_per_s']:.1f} G "
+                        f"cell-updates/s, {record['floor_ratio']:.2f} x floor" + ("" if exact else ", NOT EXACT"),
+                        file=sys.stderr,
+                        flush=True,
+                    )
             del heat, start_field, reference
         bench.release_memory()
     report = bench.report("heat", results)
@@ -107,38 +131,57 @@ def record_for(n, steps, kernel, block, k, fma, timing, floor_ms, rate, exact, i
     step = timing.scaled(1 / max(steps, 1))
     per_step = step.median
     return {
-        "n": n, "ni": n, "nj": n, "steps": steps, "backend": "gpu", "kernel": kernel, "block": f"{block[0]}x{block[1]}",
-        "k": k, "fma": fma, **timing.fields("run_ms"), "runs_ms": list(timing.samples), **step.fields("ms_per_step"),
+        "n": n,
+        "ni": n,
+        "nj": n,
+        "steps": steps,
+        "backend": "gpu",
+        "kernel": kernel,
+        "block": f"{block[0]}x{block[1]}",
+        "k": k,
+        "fma": fma,
+        **timing.fields("run_ms"),
+        "runs_ms": list(timing.samples),
+        **step.fields("ms_per_step"),
         "gcells_per_s": (n - 2) ** 2 / (per_step * 1e-3) / 1e9 if steps else 0.0,
-        "floor_ms_per_step": floor_ms, "copy_TBps": rate / 1e12,
+        "floor_ms_per_step": floor_ms,
+        "copy_TBps": rate / 1e12,
         "floor_ratio": floor_ms / per_step if steps else 0.0,  # > 1: faster than one sweep a step at the copy rate
         "seed_run_s": per_step * SEED_STEPS / 1e3,  # this grid at the seed's 5000 steps
         "seed_t4_s": SEED_T4_S.get(kernel) if n == SEED_N else None,
-        "exact": exact, **info,
+        "exact": exact,
+        **info,
     }
 
 
 def table(report: dict) -> str:
-    lines = [f"heat on {report['device']} (commit {report['commit']}, {report['date']}); CUDA events, median ± 95% "
-             "error (runs); "
-             f"copy {report.get('copy_TBps', 0):.2f} TB/s, floor = 8 bytes/update at that rate",
-             f"{'n':>6} {'steps':>5} {'kernel':>8} {'block':>6} {'k':>2} {'ms/step':>24} {'run s':>8} {'Gcell/s':>8} "
-             f"{'floor ms':>8} {'x floor':>7} {'5000 st s':>9} {'T4 s':>6} {'regs':>4} {'rows':>5} exact"]
+    lines = [
+        f"heat on {report['device']} (commit {report['commit']}, {report['date']}); CUDA events, median ± 95% "
+        "error (runs); "
+        f"copy {report.get('copy_TBps', 0):.2f} TB/s, floor = 8 bytes/update at that rate",
+        f"{'n':>6} {'steps':>5} {'kernel':>8} {'block':>6} {'k':>2} {'ms/step':>24} {'run s':>8} {'Gcell/s':>8} "
+        f"{'floor ms':>8} {'x floor':>7} {'5000 st s':>9} {'T4 s':>6} {'regs':>4} {'rows':>5} exact",
+    ]
     for r in report["results"]:
         t4 = f"{r['seed_t4_s']:.2f}" if r["seed_t4_s"] else "-"
-        lines.append(f"{r['n']:>6} {r['steps']:>5} {r['kernel']:>8} {r['block']:>6} {r['k'] or '-':>2} "
-                     f"{measure.figure_text(r, 'ms_per_step'):>24} {r['run_ms'] / 1e3:>8.3f} {r['gcells_per_s']:>8.1f} "
-                     f"{r['floor_ms_per_step']:>8.4f} {r['floor_ratio']:>7.2f} {r['seed_run_s']:>9.3f} {t4:>6} "
-                     f"{r['registers']:>4} {r['rows'] or '-':>5} {'yes' if r['exact'] else 'NO'}")
+        lines.append(
+            f"{r['n']:>6} {r['steps']:>5} {r['kernel']:>8} {r['block']:>6} {r['k'] or '-':>2} "
+            f"{measure.figure_text(r, 'ms_per_step'):>24} {r['run_ms'] / 1e3:>8.3f} {r['gcells_per_s']:>8.1f} "
+            f"{r['floor_ms_per_step']:>8.4f} {r['floor_ratio']:>7.2f} {r['seed_run_s']:>9.3f} {t4:>6} "
+            f"{r['registers']:>4} {r['rows'] or '-':>5} {'yes' if r['exact'] else 'NO'}"
+        )
         lines += [f"{'':>6} {line}" for line in record_lines(r)]
     for n in sorted({r["n"] for r in report["results"]}):
         for kernel in KERNELS:
             rows = [r for r in report["results"] if r["n"] == n and r["kernel"] == kernel]
             if rows:
                 best = min(rows, key=lambda r: r["ms_per_step"])
-                lines.append(f"best {kernel:>8} n={n}: {best['block']}" + (f" k={best['k']}" if best["k"] else "")
-                             + f" {best['ms_per_step']:.4f} ms/step, {best['gcells_per_s']:.1f} G cell-updates/s, "
-                             f"{best['floor_ratio']:.2f} x floor, {best['seed_run_s']:.3f} s for 5000 steps")
+                lines.append(
+                    f"best {kernel:>8} n={n}: {best['block']}"
+                    + (f" k={best['k']}" if best["k"] else "")
+                    + f" {best['ms_per_step']:.4f} ms/step, {best['gcells_per_s']:.1f} G cell-updates/s, "
+                    f"{best['floor_ratio']:.2f} x floor, {best['seed_run_s']:.3f} s for 5000 steps"
+                )
     return "\n".join(lines)
 
 
@@ -159,18 +202,37 @@ def ks_arg(text: str) -> list[int]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sizes", "-n", "--count", dest="sizes", type=cli.counts, default=[SEED_N],
-                   help=f"comma-separated grid sides n (n x n cells; default {SEED_N})")
+    p.add_argument(
+        "--sizes",
+        "-n",
+        "--count",
+        dest="sizes",
+        type=cli.counts,
+        default=[SEED_N],
+        help=f"comma-separated grid sides n (n x n cells; default {SEED_N})",
+    )
     p.add_argument("--steps", type=cli.positive_int, default=500, help="timed steps per run (default 500)")
     p.add_argument("--kernel", default="all", help=f"comma-separated kernels ({', '.join(KERNELS)}) or all (default)")
-    p.add_argument("--block", type=blocks_arg, default=[(32, 4)],
-                   help="comma-separated block shapes WxH, or all (the panel's shapes; default 32x4)")
-    p.add_argument("--k", type=ks_arg, default=[8],
-                   help=f"temporal steps per launch, comma-separated or all (1..{K_MAX}; default 8)")
+    p.add_argument(
+        "--block",
+        type=blocks_arg,
+        default=[(32, 4)],
+        help="comma-separated block shapes WxH, or all (the panel's shapes; default 32x4)",
+    )
+    p.add_argument(
+        "--k",
+        type=ks_arg,
+        default=[8],
+        help=f"temporal steps per launch, comma-separated or all (1..{K_MAX}; default 8)",
+    )
     p.add_argument("--fma", action="store_true", help="time the --fmad=true builds")
-    p.add_argument("--repeats", type=cli.positive_int, default=1,
-                   help="at least this many timed runs per configuration (default 1; more until the median is "
-                        "known to 1%% or the time budget ends)")
+    p.add_argument(
+        "--repeats",
+        type=cli.positive_int,
+        default=1,
+        help="at least this many timed runs per configuration (default 1; more until the median is "
+        "known to 1%% or the time budget ends)",
+    )
     p.add_argument("--backend", default="gpu", choices=("gpu",), help="the kernels run on the GPU")
 
 
@@ -199,11 +261,16 @@ def check_resources(request: HeatBenchRequest, kernels: list[str]) -> None:
     from sim.heat import SPEC
 
     runs = len(configurations(kernels, request.block, request.k)) * (1 + request.repeats)
-    each = [resources.Estimate(f"bench heat: a {count_text(n)}x{count_text(n)} grid x "
-                               f"{count_text(request.steps)} steps x {runs} runs on the GPU",
-                               memory=course.INIT_BYTES_PER_CELL * n * n, gpu_memory=12 * n * n,  # 2 buffers, start
-                               seconds=runs * request.steps * (n * n / SPEC.pace[1] + resources.STEP_SECONDS))
-            for n in request.sizes]
+    each = [
+        resources.Estimate(
+            f"bench heat: a {count_text(n)}x{count_text(n)} grid x "
+            f"{count_text(request.steps)} steps x {runs} runs on the GPU",
+            memory=course.INIT_BYTES_PER_CELL * n * n,
+            gpu_memory=12 * n * n,  # 2 buffers, start
+            seconds=runs * request.steps * (n * n / SPEC.pace[1] + resources.STEP_SECONDS),
+        )
+        for n in request.sizes
+    ]
     resources.check_in_turn(each, f"bench heat: {len(each)} grid sizes")
 
 
@@ -230,8 +297,9 @@ def run_command(request: HeatBenchRequest) -> int:
     from sim.heat.gpu import KernelError
 
     try:
-        report = run(request.sizes, request.steps, kernels, request.block, request.k, request.fma, True,
-                     request.repeats)
+        report = run(
+            request.sizes, request.steps, kernels, request.block, request.k, request.fma, True, request.repeats
+        )
     except KernelError as exc:
         raise UsageError(str(exc)) from None
     bench.publish(report, table(report), request.json, request.baseline)

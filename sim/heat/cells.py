@@ -62,7 +62,7 @@ class HeatInspector(Inspector):
     def describe(self, item: int) -> dict[str, str]:
         scene = self.scene
         i, j = self.cell(item)
-        near = scene.sim.field[max(j - 1, 0):j + 2, max(i - 1, 0):i + 2]
+        near = scene.sim.field[max(j - 1, 0) : j + 2, max(i - 1, 0) : i + 2]
         near = near.get() if hasattr(near, "get") else np.array(near)  # 3x3 cells at most, never the field
         values = {"cell": f"i {i}, j {j}", **cell_values(near, i, j, scene.ni, scene.nj, scene.sim.tfac)}
         if scene.gpu is not None:

@@ -57,24 +57,50 @@ class HeatRequest:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ni", type=functools.partial(cli.count, lo=3, what="ni"), default=course.NI,
-                   help=f"cells in x, the fast index (>= 3; default {course.NI})")
-    p.add_argument("--nj", type=functools.partial(cli.count, lo=3, what="nj"), default=course.NJ,
-                   help=f"cells in y (>= 3; default {course.NJ})")
-    p.add_argument("--steps", type=functools.partial(cli.count, lo=0, what="steps"), default=course.STEPS,
-                   help=f"time steps (>= 0; default {course.STEPS})")
-    p.add_argument("--factor", type=functools.partial(cli.number, what="factor"), default=course.TFAC,
-                   help=f"tfac, the diffusion factor (0 <= F < 0.25 for stability; default {course.TFAC})")
+    p.add_argument(
+        "--ni",
+        type=functools.partial(cli.count, lo=3, what="ni"),
+        default=course.NI,
+        help=f"cells in x, the fast index (>= 3; default {course.NI})",
+    )
+    p.add_argument(
+        "--nj",
+        type=functools.partial(cli.count, lo=3, what="nj"),
+        default=course.NJ,
+        help=f"cells in y (>= 3; default {course.NJ})",
+    )
+    p.add_argument(
+        "--steps",
+        type=functools.partial(cli.count, lo=0, what="steps"),
+        default=course.STEPS,
+        help=f"time steps (>= 0; default {course.STEPS})",
+    )
+    p.add_argument(
+        "--factor",
+        type=functools.partial(cli.number, what="factor"),
+        default=course.TFAC,
+        help=f"tfac, the diffusion factor (0 <= F < 0.25 for stability; default {course.TFAC})",
+    )
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
     p.add_argument("--kernel", help="GPU: global (default), shared, pitched, temporal or all")
-    p.add_argument("--block", type=cli.block,
-                   help=f"GPU: block shape WxH (default {DEFAULT_BLOCK[0]}x{DEFAULT_BLOCK[1]})")
-    p.add_argument("--k", type=functools.partial(cli.count, lo=1, what="k"),
-                   help=f"GPU temporal kernel: steps per launch (default {DEFAULT_K})")
-    p.add_argument("--fma", action="store_true",
-                   help="GPU: build with fused multiply-adds (nvcc's default; differs from the CPU by ~1e-5)")
-    p.add_argument("--compare", action="store_true",
-                   help="GPU: also run the CPU reference and print the course's max-error check (exit 1 if it fails)")
+    p.add_argument(
+        "--block", type=cli.block, help=f"GPU: block shape WxH (default {DEFAULT_BLOCK[0]}x{DEFAULT_BLOCK[1]})"
+    )
+    p.add_argument(
+        "--k",
+        type=functools.partial(cli.count, lo=1, what="k"),
+        help=f"GPU temporal kernel: steps per launch (default {DEFAULT_K})",
+    )
+    p.add_argument(
+        "--fma",
+        action="store_true",
+        help="GPU: build with fused multiply-adds (nvcc's default; differs from the CPU by ~1e-5)",
+    )
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="GPU: also run the CPU reference and print the course's max-error check (exit 1 if it fails)",
+    )
     p.add_argument("--output", metavar="FILE", help="write the final field: raw little-endian float32, memory order")
     p.add_argument("--stats", action="store_true", help="print the float64 sum, min and max of the final field")
 
@@ -82,13 +108,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def check_arguments(request: HeatRequest) -> None:
     """Everything that needs no device, before any work."""
     if not (math.isfinite(request.factor) and 0 <= request.factor < 0.25):
-        raise UsageError("--factor must be >= 0 and < 0.25 (the explicit scheme's stability limit), "
-                         f"got {request.factor}")
+        raise UsageError(
+            f"--factor must be >= 0 and < 0.25 (the explicit scheme's stability limit), got {request.factor}"
+        )
     if request.backend == "cpu":
         given = [f"--{name}" for name in GPU_ONLY if getattr(request, name) not in (None, False)]
         if given:
-            raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend only "
-                             "(add --backend gpu)")
+            raise UsageError(
+                f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend only "
+                "(add --backend gpu)"
+            )
     if request.kernel is not None:
         cli.choice(request.kernel, KERNEL_CHOICES, "kernel")
     request.block_shape()  # refuses a block that is a thread count, not a shape
@@ -109,12 +138,17 @@ def estimate(request: HeatRequest, kernels: int = 0) -> resources.Estimate:
     cpu_seconds = updates / (cpu_pace * resources.cpu_threads()) + request.steps * resources.STEP_SECONDS
     # the initial field while drawing glibc rand(); the result, or the CPU reference's 2 buffers
     host = cells * (course.INIT_BYTES_PER_CELL + (12 if request.compare else 4 if kernels else 0))
-    seconds = (kernels * (updates / gpu_pace + request.steps * resources.STEP_SECONDS)
-               + (cpu_seconds if request.compare or not kernels else 0.0))
+    seconds = kernels * (updates / gpu_pace + request.steps * resources.STEP_SECONDS) + (
+        cpu_seconds if request.compare or not kernels else 0.0
+    )
     grid = f"a {count_text(request.ni)}x{count_text(request.nj)} grid"
-    return resources.Estimate(f"heat: {grid} x {count_text(request.steps)} steps on the "
-                              f"{'GPU' if kernels else 'CPU'}", memory=host, seconds=seconds,
-                              disk=4 * cells if request.output else 0, disk_path=request.output)
+    return resources.Estimate(
+        f"heat: {grid} x {count_text(request.steps)} steps on the {'GPU' if kernels else 'CPU'}",
+        memory=host,
+        seconds=seconds,
+        disk=4 * cells if request.output else 0,
+        disk_path=request.output,
+    )
 
 
 def run(request: HeatRequest) -> int:
@@ -164,8 +198,10 @@ def run_gpu(request: HeatRequest) -> int:
     if block[0] * block[1] > 1024:
         raise UsageError(f"block {block[0]}x{block[1]} has {block[0] * block[1]} threads: at most 1024")
     if "temporal" in kernels_ and (block[0] % 32 or not 1 <= k <= builds.K_MAX):
-        raise UsageError(f"the temporal kernel needs a block width that is a multiple of 32 and 1 <= k <= "
-                         f"{builds.K_MAX}, got {block[0]}x{block[1]}, k={k}")
+        raise UsageError(
+            f"the temporal kernel needs a block width that is a multiple of 32 and 1 <= k <= "
+            f"{builds.K_MAX}, got {block[0]}x{block[1]}, k={k}"
+        )
     if not gpu_status().available:
         raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
     import cupy
@@ -180,8 +216,10 @@ def run_gpu(request: HeatRequest) -> int:
     need = max(gpu.device_bytes(kernel, request.ni, request.nj) for kernel in kernels_)
     free = cupy.cuda.runtime.memGetInfo()[0]
     if need > free:
-        raise UsageError(f"a {request.ni}x{request.nj} grid needs about {need / 1e9:.1f} GB of GPU memory "
-                         f"(2 float32 buffers, rows padded for pitched/temporal); {free / 1e9:.1f} GB free")
+        raise UsageError(
+            f"a {request.ni}x{request.nj} grid needs about {need / 1e9:.1f} GB of GPU memory "
+            f"(2 float32 buffers, rows padded for pitched/temporal); {free / 1e9:.1f} GB free"
+        )
     field = course.initial_field(request.ni, request.nj)
     print(course.initial_cells_line(field))
     results = {}
@@ -224,9 +262,14 @@ def finish(request: HeatRequest, field: np.ndarray) -> None:
 
 
 COMMANDS = (
-    Command("heat", "DLI heat conduction, course-compatible: 2D stencil on the CPU or GPU (global, shared, "
-                    "pitched, temporal)", add_arguments, run,
-            "The DLI heat-conduction exercise: a float32 5-point stencil on an NI x NJ grid from glibc rand() "
-            "(no srand), boundary held fixed. Prints the three initial cells, the launch grid and the time of "
-            "each run; --compare adds the CPU reference and the course's max-error check.", request=HeatRequest),
+    Command(
+        "heat",
+        "DLI heat conduction, course-compatible: 2D stencil on the CPU or GPU (global, shared, pitched, temporal)",
+        add_arguments,
+        run,
+        "The DLI heat-conduction exercise: a float32 5-point stencil on an NI x NJ grid from glibc rand() "
+        "(no srand), boundary held fixed. Prints the three initial cells, the launch grid and the time of "
+        "each run; --compare adds the CPU reference and the course's max-error check.",
+        request=HeatRequest,
+    ),
 )

@@ -57,15 +57,20 @@ def check_launch(kernel: str, block, k: int = 1, device: int = 0) -> None:
     limit = int(props["maxThreadsPerBlock"])
     dims = props["maxThreadsDim"]
     if bx < 1 or by < 1 or bx * by > limit or bx > dims[0] or by > dims[1]:
-        raise KernelError(f"block {bx}x{by} ({bx * by} threads) cannot run: at most {limit} threads a block, "
-                          f"{dims[0]} across and {dims[1]} down")
+        raise KernelError(
+            f"block {bx}x{by} ({bx * by} threads) cannot run: at most {limit} threads a block, "
+            f"{dims[0]} across and {dims[1]} down"
+        )
     if kernel == "shared" and (bx + 2) * (by + 2) * 4 > int(props["sharedMemPerBlock"]):
-        raise KernelError(f"block {bx}x{by}: its tile and halo need {(bx + 2) * (by + 2) * 4:,} bytes of shared "
-                          f"memory, {int(props['sharedMemPerBlock']):,} available")
+        raise KernelError(
+            f"block {bx}x{by}: its tile and halo need {(bx + 2) * (by + 2) * 4:,} bytes of shared "
+            f"memory, {int(props['sharedMemPerBlock']):,} available"
+        )
     if kernel == "temporal":
         if bx % 32:
-            raise KernelError(f"the temporal kernel streams one strip per warp: block width must be a multiple "
-                              f"of 32, got {bx}")
+            raise KernelError(
+                f"the temporal kernel streams one strip per warp: block width must be a multiple of 32, got {bx}"
+            )
         if not 1 <= k <= K_MAX:
             raise KernelError(f"temporal steps per launch k must be 1..{K_MAX}, got {k}")
 
@@ -73,8 +78,16 @@ def check_launch(kernel: str, block, k: int = 1, device: int = 0) -> None:
 class HeatGpu:
     """The field (nj, ni) float32 on ``device`` and a scratch buffer, stepped by one variant."""
 
-    def __init__(self, field, device: int = 0, kernel: str = "global", block=(32, 8), k: int = 1,
-                 fma: bool = False, tfac: float = TFAC):
+    def __init__(
+        self,
+        field,
+        device: int = 0,
+        kernel: str = "global",
+        block=(32, 8),
+        k: int = 1,
+        fma: bool = False,
+        tfac: float = TFAC,
+    ):
         self.device = int(device)
         nj, ni = np.shape(field)
         if ni < 3 or nj < 3:
@@ -103,13 +116,13 @@ class HeatGpu:
             self._allocate(row_stride(self.kernel, self.ni, self.device))
         with cupy.cuda.Device(self.device):
             values = cupy.asarray(field, dtype=cupy.float32)
-            self._a[:, :self.ni] = values
-            self._b[:, :self.ni] = values
+            self._a[:, : self.ni] = values
+            self._b[:, : self.ni] = values
 
     @property
     def field(self):
         """The current state: a CuPy (nj, ni) view of the device buffer (rows ``stride`` apart)."""
-        return self._a[:, :self.ni]
+        return self._a[:, : self.ni]
 
     def get(self) -> np.ndarray:
         """The current state on the host, (nj, ni) float32."""
@@ -133,9 +146,23 @@ class HeatGpu:
         i0, j0, w, h = box
         fn = cuda.kernel(kernels.simple(self.fma), self.device, "paint")
         with cupy.cuda.Device(self.device):
-            fn((ceil_div(w, 32), ceil_div(h, 8)), (32, 8),
-               (np.int64(self.stride), np.int32(i0), np.int32(j0), np.int32(w), np.int32(h), np.float64(x),
-                np.float64(y), np.float64(radius) * np.float64(radius), np.float32(value), self._a, self._b))
+            fn(
+                (ceil_div(w, 32), ceil_div(h, 8)),
+                (32, 8),
+                (
+                    np.int64(self.stride),
+                    np.int32(i0),
+                    np.int32(j0),
+                    np.int32(w),
+                    np.int32(h),
+                    np.float64(x),
+                    np.float64(y),
+                    np.float64(radius) * np.float64(radius),
+                    np.float32(value),
+                    self._a,
+                    self._b,
+                ),
+            )
 
     # --- variant ----------------------------------------------------------------------------------
     def configure(self, kernel: str | None = None, block=None, k: int | None = None, fma: bool | None = None) -> None:
@@ -193,8 +220,13 @@ class HeatGpu:
         shared = (self.block[0] + 2) * (self.block[1] + 2) * 4 if self.kernel == "shared" else 0
         with cupy.cuda.Device(self.device):
             per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, threads, shared)
-        return {"registers": int(fn.num_regs), "local_bytes": int(fn.local_size_bytes), "blocks_per_sm": int(per_sm),
-                "rows": self.rows() if self.kernel == "temporal" else None, "stride": self.stride}
+        return {
+            "registers": int(fn.num_regs),
+            "local_bytes": int(fn.local_size_bytes),
+            "blocks_per_sm": int(per_sm),
+            "rows": self.rows() if self.kernel == "temporal" else None,
+            "stride": self.stride,
+        }
 
     # --- stepping -------------------------------------------------------------------------------------
     def prepared(self, k: int = 1) -> tuple:
@@ -243,7 +275,7 @@ class HeatGpu:
             done = stepped = 0
             chunk = 1
             while done < len(plan):
-                for k in plan[done:done + chunk]:
+                for k in plan[done : done + chunk]:
                     self._launch(k)
                     stepped += k
                 done = min(len(plan), done + chunk)

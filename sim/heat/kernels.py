@@ -163,9 +163,19 @@ def models(setup) -> dict:
     # At k = 8 that is 1.33 updates computed for each kept, which bounds it by the FP32 instruction issue,
     # not by DRAM (Nsight Compute: bench/ncu_models.sh).
     recompute = STRIP / width(k) * (BAND_ROWS + 2 * k) / BAND_ROWS if kernel == "temporal" else 1.0
-    note = {"temporal": f"k = {k} steps on chip between a read and a write: 8/k B per update; "
-                        f"{recompute:.2f} updates computed for each kept (overlapping strips and bands)",
-            "shared": "neighbours staged in shared memory; DRAM reads each cell once",
-            }.get(kernel, "each cell read 5 times through L1/L2; DRAM about once")
-    return {"step": StageModel(bytes_min=8.0, bytes_actual=8.0 / k, flops=9.0 * recompute, units=setup.n * setup.steps,
-                               per="item-step", flop_kind="fp32", note=note)}
+    note = {
+        "temporal": f"k = {k} steps on chip between a read and a write: 8/k B per update; "
+        f"{recompute:.2f} updates computed for each kept (overlapping strips and bands)",
+        "shared": "neighbours staged in shared memory; DRAM reads each cell once",
+    }.get(kernel, "each cell read 5 times through L1/L2; DRAM about once")
+    return {
+        "step": StageModel(
+            bytes_min=8.0,
+            bytes_actual=8.0 / k,
+            flops=9.0 * recompute,
+            units=setup.n * setup.steps,
+            per="item-step",
+            flop_kind="fp32",
+            note=note,
+        )
+    }

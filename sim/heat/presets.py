@@ -42,7 +42,7 @@ def plate_field(ni: int, nj: int, sources) -> np.ndarray:
         box = paint_box(ni, nj, x, y, r)
         if box is not None:
             i0, j0, w, h = box
-            field[j0:j0 + h, i0:i0 + w][paint_mask(i0, j0, w, h, x, y, r)] = np.float32(s["t"])
+            field[j0 : j0 + h, i0 : i0 + w][paint_mask(i0, j0, w, h, x, y, r)] = np.float32(s["t"])
     return field
 
 

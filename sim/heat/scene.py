@@ -51,8 +51,17 @@ class HeatScene(Scene):
     # 4M cells step on one core (a 10-step frame at 1000x1000: ~1.5 ms), the other left to the renderer
     serial_items = 1 << 22
 
-    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None, seed: int | None = None,
-                 variant: str | None = None, block: Any = None, device: int = 0, **options: str) -> None:
+    def __init__(
+        self,
+        preset: str | None = None,
+        backend: str = "cpu",
+        n: int | None = None,
+        seed: int | None = None,
+        variant: str | None = None,
+        block: Any = None,
+        device: int = 0,
+        **options: str,
+    ) -> None:
         self.cpu: HeatCpu | None = None
         self.gpu: HeatGpu | None = None  # when the field is on the device
         self.ni = self.nj = 0
@@ -115,8 +124,10 @@ class HeatScene(Scene):
             cells, gpu_most = ni * nj, self.spec.count_limits[1]
             gpu_takes = self.backend == "cpu" and "gpu" in self.supported_backends and cells <= gpu_most
             advice = ("use the GPU backend (a, --backend gpu) or " if gpu_takes else "use ") + "fewer cells (-n)"
-            raise Refused(f"preset {preset}: {ni:,} x {nj:,} = {cells:,} cells is more than the "
-                          f"{self.backend.upper()} backend takes ({most:,}); {advice}")
+            raise Refused(
+                f"preset {preset}: {ni:,} x {nj:,} = {cells:,} cells is more than the "
+                f"{self.backend.upper()} backend takes ({most:,}); {advice}"
+            )
         new = preset != self.preset  # another preset brings its own sliders; a reload (r, -n) keeps them
         factor = float(table["factor"]) if new else self.settings.factor
         field = initial_field(table, ni, nj, self.seed)
@@ -136,8 +147,15 @@ class HeatScene(Scene):
         under its warm-up screen)."""
         from sim.heat.gpu import HeatGpu
 
-        sim = HeatGpu(field, device=self.device, kernel=self.knobs.variant, block=self.knobs.block, k=self.k,
-                      fma=self.fma, tfac=tfac)
+        sim = HeatGpu(
+            field,
+            device=self.device,
+            kernel=self.knobs.variant,
+            block=self.knobs.block,
+            k=self.k,
+            fma=self.fma,
+            tfac=tfac,
+        )
         if compile_now:
             sim.launch_info()
         return sim
@@ -150,8 +168,10 @@ class HeatScene(Scene):
         else:
             most = self.spec.count_limits[0]
             if self.n > most:
-                raise ValueError(f"{self.n:,} cells is more than the CPU backend takes ({most:,}): stay on the GPU "
-                                 "or load fewer cells")
+                raise ValueError(
+                    f"{self.n:,} cells is more than the CPU backend takes ({most:,}): stay on the GPU "
+                    "or load fewer cells"
+                )
             gpu = self.gpu_heat
             self.cpu = HeatCpu(gpu.get(), float(gpu.tfac))
             self.gpu = None
@@ -211,8 +231,12 @@ class HeatScene(Scene):
         error = float(np.max(np.abs(gpu - cpu), initial=np.float32(0)))
         mismatch = differ.reshape(-1)
         self._mark(mismatch, (gpu, cpu))
-        self.checks.record("the CPU steps from the same field", mismatch, started,
-                          {"max error": error, "steps checked": steps, "compared": compared})
+        self.checks.record(
+            "the CPU steps from the same field",
+            mismatch,
+            started,
+            {"max error": error, "steps checked": steps, "compared": compared},
+        )
 
     def _mark(self, mismatch: np.ndarray, checked=None) -> None:
         """Keep a check's differing cells (flat) for the view: NaN on the host, a device index list on the GPU."""
@@ -236,8 +260,11 @@ class HeatScene(Scene):
         self.sim.load(outputs["tout"])
         if comparison is not None:
             self._mark(comparison.mismatch)
-            self.checks.record_user("the CPU step from the same field", comparison,
-                                   {"max error": comparison.max_abs, "steps checked": 1, "compared": comparison.rule})
+            self.checks.record_user(
+                "the CPU step from the same field",
+                comparison,
+                {"max error": comparison.max_abs, "steps checked": 1, "compared": comparison.rule},
+            )
         self._changed()
 
     # --- the paint tool --------------------------------------------------------------------------
@@ -294,10 +321,16 @@ class HeatScene(Scene):
     def view(self, color_mode: str) -> FieldView:
         tiles = self.gpu.tiles().for_view() if color_mode == BLOCK_COLORS and self.gpu is not None else None
         span = self.color_scales.ranges.get(color_mode)  # 0..100 until the panel says otherwise
-        return FieldView(shape=(self.nj, self.ni), extent=(0.0, 0.0, float(self.ni), float(self.nj)),
-                         value_range=span, legend=Legend(TEMPERATURE, *(span or TEMPERATURE_RANGE)),
-                         host=self.host_field, write=self._write if self.gpu is not None else None,
-                         colormap="inferno", tiles=tiles)
+        return FieldView(
+            shape=(self.nj, self.ni),
+            extent=(0.0, 0.0, float(self.ni), float(self.nj)),
+            value_range=span,
+            legend=Legend(TEMPERATURE, *(span or TEMPERATURE_RANGE)),
+            host=self.host_field,
+            write=self._write if self.gpu is not None else None,
+            colormap="inferno",
+            tiles=tiles,
+        )
 
     # --- the statistics (readout) and the temperature summary they show ---------------------------
     def stats(self) -> dict:
@@ -343,10 +376,15 @@ def summary(f, xp) -> tuple[float, float, float, int, int]:
         return lo, mean, hi, 0, 0
     finite = xp.isfinite(f)
     count = finite.sum(dtype=xp.float64)
-    five = xp.stack([xp.where(finite, f, xp.inf).min().astype(xp.float64),
-                     xp.where(finite, f, 0).sum(dtype=xp.float64) / xp.maximum(count, 1),
-                     xp.where(finite, f, -xp.inf).max().astype(xp.float64),
-                     xp.isnan(f).sum(dtype=xp.float64), xp.isinf(f).sum(dtype=xp.float64)])
+    five = xp.stack(
+        [
+            xp.where(finite, f, xp.inf).min().astype(xp.float64),
+            xp.where(finite, f, 0).sum(dtype=xp.float64) / xp.maximum(count, 1),
+            xp.where(finite, f, -xp.inf).max().astype(xp.float64),
+            xp.isnan(f).sum(dtype=xp.float64),
+            xp.isinf(f).sum(dtype=xp.float64),
+        ]
+    )
     lo, mean, hi, nan, inf = (float(v) for v in (five.get() if xp is not np else five))
     if not count:
         lo = mean = hi = math.nan

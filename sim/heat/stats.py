@@ -115,9 +115,17 @@ class HeatReadout:
         scene = self.scene
         tfac = float(scene.sim.tfac)
         temperature, note = self._temperature()
-        return {"n": scene.n, "steps": scene.steps, "grid": f"{scene.ni:,} x {scene.nj:,} ({scene.n:,} cells)",
-                "steps_per_frame": scene.frame_steps, "factor": tfac, "pace": pace_text(tfac),
-                "cell_updates": self.cell_update_rate(), "temperature": temperature, finite.STAT_KEY: note}
+        return {
+            "n": scene.n,
+            "steps": scene.steps,
+            "grid": f"{scene.ni:,} x {scene.nj:,} ({scene.n:,} cells)",
+            "steps_per_frame": scene.frame_steps,
+            "factor": tfac,
+            "pace": pace_text(tfac),
+            "cell_updates": self.cell_update_rate(),
+            "temperature": temperature,
+            finite.STAT_KEY: note,
+        }
 
 
 class SummaryRead:

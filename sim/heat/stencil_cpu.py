@@ -118,7 +118,7 @@ class HeatCpu:
         i0, j0, w, h = box
         mask = paint_mask(i0, j0, w, h, x, y, radius)
         for buffer in (self.field, self._scratch):
-            buffer[j0:j0 + h, i0:i0 + w][mask] = np.float32(value)
+            buffer[j0 : j0 + h, i0 : i0 + w][mask] = np.float32(value)
         return int(mask.sum())
 
 

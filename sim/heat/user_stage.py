@@ -52,8 +52,10 @@ class StepStage:
     def inputs(self, size: int, seed: int) -> dict:
         ni, nj = shape(size)
         rng = np.random.default_rng(seed)
-        return {"tin": rng.uniform(1.0, 100.0, (nj, ni)).astype(np.float32),
-                "tfac": np.float32(rng.uniform(0.05, 0.24))}
+        return {
+            "tin": rng.uniform(1.0, 100.0, (nj, ni)).astype(np.float32),
+            "tfac": np.float32(rng.uniform(0.05, 0.24)),
+        }
 
     def outputs(self, inputs: dict) -> dict[str, Output]:
         return {"tout": Output(inputs["tin"].shape, np.float32)}
@@ -105,6 +107,8 @@ def compare_fields(expected: np.ndarray, got: np.ndarray) -> Comparison:
     ni = expected.shape[1]
     want, have = expected.reshape(-1), got.reshape(-1)
     wrong = have.view(np.uint32) != want.view(np.uint32)
-    return comparison([Values(want, have, wrong, np.arange(want.size), lambda c: f"cell ({c % ni}, {c // ni})",
-                              "tout")],
-                      want.size, "exact (bit for bit)")
+    return comparison(
+        [Values(want, have, wrong, np.arange(want.size), lambda c: f"cell ({c % ni}, {c // ni})", "tout")],
+        want.size,
+        "exact (bit for bit)",
+    )

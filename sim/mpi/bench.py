@@ -38,8 +38,10 @@ def run(request, spec: SceneSpec) -> int:
         over = " or ".join(f"bench {s.name}" for s in SCENES.values() if s.benchmark().over_ranks)
         raise UsageError(f"bench {spec.name} runs in one process; over MPI ranks: {over}")
     if request.baseline is not None:
-        raise UsageError("--baseline compares one process's configurations with an earlier JSON; the scaling "
-                         "tables over MPI ranks have nothing to compare it with: leave it out")
+        raise UsageError(
+            "--baseline compares one process's configurations with an earlier JSON; the scaling "
+            "tables over MPI ranks have nothing to compare it with: leave it out"
+        )
     return over_ranks(request, spec)
 
 
@@ -72,15 +74,22 @@ class Ranks:
 def efficiency(records: list[dict], key: str) -> None:
     """speedup and efficiency of each record against the one-rank record of its group."""
     for r in records:
-        base = next(b for b in records if b["ranks"] == 1 and b["scaling"] == r["scaling"] and
-                    (b["n"] == r["n"] if r["scaling"] == "strong" else True) and b["config"] == r["config"])
+        base = next(
+            b
+            for b in records
+            if b["ranks"] == 1
+            and b["scaling"] == r["scaling"]
+            and (b["n"] == r["n"] if r["scaling"] == "strong" else True)
+            and b["config"] == r["config"]
+        )
         ratio = base[key] / r[key] if r[key] else 0.0
         r["speedup"] = ratio if r["scaling"] == "strong" else None
         r["efficiency"] = ratio / r["ranks"] if r["scaling"] == "strong" else ratio
 
 
-def finish(request, comm, ranks: Ranks, device: int, gpu: bool, records: list[dict], workload: str, columns: Columns,
-           exact) -> int:
+def finish(
+    request, comm, ranks: Ranks, device: int, gpu: bool, records: list[dict], workload: str, columns: Columns, exact
+) -> int:
     """Every rank ends the run; rank 0 adds the efficiencies, publishes the report (its table in the scene's
     ``columns``) and exits 1 unless every record is ``exact`` (the one-rank result)."""
     names = _names(comm, device, gpu)  # (every rank takes part)
@@ -121,8 +130,12 @@ def say(text: str) -> None:
 
 def _report(report: dict, comm, transport: str, names: list[str], gpu: bool) -> dict:
     """The shared report plus where each rank ran."""
-    report.update(ranks=comm.size, hosts=comm.hosts, transport=transport,
-                  rank_devices=[{"rank": q, "device": name} for q, name in enumerate(names)])
+    report.update(
+        ranks=comm.size,
+        hosts=comm.hosts,
+        transport=transport,
+        rank_devices=[{"rank": q, "device": name} for q, name in enumerate(names)],
+    )
     if gpu:
         report["device"] = f"{comm.size} x {names[0]}" if len(set(names)) == 1 else ", ".join(names)
     return report
@@ -135,4 +148,3 @@ def _names(comm, device: int, gpu: bool) -> list[str]:
     name = device_properties(device)["name"]
     raw = np.frombuffer(name.encode()[:63].ljust(64, b"\0"), np.uint8)
     return [bytes(row).rstrip(b"\0").decode() for row in comm.allgather(raw)]
-

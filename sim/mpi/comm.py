@@ -219,11 +219,15 @@ def world() -> Comm:
             warnings.simplefilter("ignore", RuntimeWarning)
             from mpi4py import MPI
     except ImportError as exc:
-        raise LaunchError(f"{said} says this is rank {launched_rank()} of {launched_size()} of an MPI launch, but "
-                          f"mpi4py cannot be imported ({exc}): install the [mpi] extra") from None
+        raise LaunchError(
+            f"{said} says this is rank {launched_rank()} of {launched_size()} of an MPI launch, but "
+            f"mpi4py cannot be imported ({exc}): install the [mpi] extra"
+        ) from None
     comm = MpiComm(MPI.COMM_WORLD, MPI)
     if comm.size != launched_size():
-        raise LaunchError(f"{said} says this is one of {launched_size()} MPI ranks, but MPI has {comm.size}: start "
-                          f"it with mpiexec -n {launched_size()} from mpi4py's MPI (the [mpi] extra's is "
-                          f".venv/bin/mpiexec), or unset {_env_name(ENV_SIZE)}")
+        raise LaunchError(
+            f"{said} says this is one of {launched_size()} MPI ranks, but MPI has {comm.size}: start "
+            f"it with mpiexec -n {launched_size()} from mpi4py's MPI (the [mpi] extra's is "
+            f".venv/bin/mpiexec), or unset {_env_name(ENV_SIZE)}"
+        )
     return comm

@@ -132,8 +132,10 @@ def _arguments_differ(comm, argv: list[str]) -> str | None:
         return None
     if not comm.is_root:
         return ""
-    return (f"rank {q} of {comm.size} was started with other arguments ({shlex.join(texts[q])}) than rank 0 "
-            f"({shlex.join(texts[0])}): every rank must run the same command line")
+    return (
+        f"rank {q} of {comm.size} was started with other arguments ({shlex.join(texts[q])}) than rank 0 "
+        f"({shlex.join(texts[0])}): every rank must run the same command line"
+    )
 
 
 def _agree(code: int) -> tuple[int, int]:
@@ -191,16 +193,25 @@ def _call(main, argv) -> int:
 def _report(comm, code: int) -> None:
     """A failed rank's message on the real stderr (rank 0's went there already)."""
     if code in {128 + sig for sig in interrupts.SIGNALS}:  # stopped alone, between two of its own chunks
-        print(f"kernel-lab: rank {comm.rank} of {comm.size} stopped by a signal (exit {code}); stopping every rank",
-              file=_state.real_stderr, flush=True)
+        print(
+            f"kernel-lab: rank {comm.rank} of {comm.size} stopped by a signal (exit {code}); stopping every rank",
+            file=_state.real_stderr,
+            flush=True,
+        )
         return
     if comm.is_root:
-        print(f"kernel-lab: rank 0 of {comm.size} failed (exit {code}); stopping every rank", file=_state.real_stderr,
-              flush=True)
+        print(
+            f"kernel-lab: rank 0 of {comm.size} failed (exit {code}); stopping every rank",
+            file=_state.real_stderr,
+            flush=True,
+        )
         return
     text = (_state.tail.text if _state.tail else "").rstrip() or "(no message)"
-    print(f"kernel-lab: rank {comm.rank} of {comm.size} failed (exit {code}):\n{text}", file=_state.real_stderr,
-          flush=True)
+    print(
+        f"kernel-lab: rank {comm.rank} of {comm.size} failed (exit {code}):\n{text}",
+        file=_state.real_stderr,
+        flush=True,
+    )
 
 
 def _share_cores(comm) -> None:

@@ -22,8 +22,13 @@ from sim.mpi.comm import Comm, MpiComm
 
 TRANSPORTS = ("nccl", "cuda-mpi", "host")
 # Variables with which MPI libraries announce (or are told to use) CUDA-aware transfers
-CUDA_AWARE_ENV = {"OMPI_MCA_opal_cuda_support": "true", "MPICH_GPU_SUPPORT_ENABLED": "1",
-                  "MPIR_CVAR_ENABLE_GPU": "1", "MV2_USE_CUDA": "1", "I_MPI_OFFLOAD": "1"}
+CUDA_AWARE_ENV = {
+    "OMPI_MCA_opal_cuda_support": "true",
+    "MPICH_GPU_SUPPORT_ENABLED": "1",
+    "MPIR_CVAR_ENABLE_GPU": "1",
+    "MV2_USE_CUDA": "1",
+    "I_MPI_OFFLOAD": "1",
+}
 
 
 class HostLink:
@@ -118,9 +123,14 @@ class NcclLink:
         with cupy.cuda.Device(device):
             self._comm = nccl.NcclCommunicator(comm.size, uid_arg, comm.rank)
         self.version = nccl.get_version()
-        self._types = {np.dtype(np.uint8): nccl.NCCL_UINT8, np.dtype(np.int32): nccl.NCCL_INT32,
-                       np.dtype(np.int64): nccl.NCCL_INT64, np.dtype(np.uint64): nccl.NCCL_UINT64,
-                       np.dtype(np.float32): nccl.NCCL_FLOAT32, np.dtype(np.float64): nccl.NCCL_FLOAT64}
+        self._types = {
+            np.dtype(np.uint8): nccl.NCCL_UINT8,
+            np.dtype(np.int32): nccl.NCCL_INT32,
+            np.dtype(np.int64): nccl.NCCL_INT64,
+            np.dtype(np.uint64): nccl.NCCL_UINT64,
+            np.dtype(np.float32): nccl.NCCL_FLOAT32,
+            np.dtype(np.float64): nccl.NCCL_FLOAT64,
+        }
         self._ops = {"sum": nccl.NCCL_SUM, "min": nccl.NCCL_MIN, "max": nccl.NCCL_MAX}
 
     def exchange(self, sends, recvs) -> None:
@@ -143,8 +153,9 @@ class NcclLink:
 
         if a.dtype not in self._types:
             raise ValueError(f"NCCL reduces {', '.join(map(str, self._types))}, not {a.dtype}")
-        self._comm.allReduce(_pointer(a), _pointer(a), a.size, self._types[a.dtype], self._ops[op],
-                             cupy.cuda.get_current_stream().ptr)
+        self._comm.allReduce(
+            _pointer(a), _pointer(a), a.size, self._types[a.dtype], self._ops[op], cupy.cuda.get_current_stream().ptr
+        )
 
     def describe(self) -> str:
         v = self.version

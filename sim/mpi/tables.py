@@ -23,21 +23,30 @@ class Columns:
 
 def table(report: dict, columns: Columns) -> str:
     """Strong and weak scaling, one block per configuration, the ranks' own figures below each row."""
-    lines = [f"{report['workload']} on {report['device']} (commit {report['commit']}, {report['date']}); "
-             f"{report['ranks']} ranks on {report['hosts']} host(s); messages: {report['transport']}"]
+    lines = [
+        f"{report['workload']} on {report['device']} (commit {report['commit']}, {report['date']}); "
+        f"{report['ranks']} ranks on {report['hosts']} host(s); messages: {report['transport']}"
+    ]
     groups: dict = {}
     for r in report["results"]:
         groups.setdefault((r["scaling"], r["config"], r["n"] if r["scaling"] == "strong" else 0), []).append(r)
     for (scaling, config, _), rows in groups.items():
         first = rows[0]
-        what = (f"n = {first['n']:,}" if scaling == "strong" else
-                f"{first['n']:,} {columns.items} on one rank, grown with the ranks")
+        what = (
+            f"n = {first['n']:,}"
+            if scaling == "strong"
+            else f"{first['n']:,} {columns.items} on one rank, grown with the ranks"
+        )
         lines.append(f"\n{scaling} scaling, {what}; {config.strip()}{columns.setting(first)}")
-        lines.append(f"  {'ranks':>5} {'n':>13} {columns.time_heading:>12} {'speedup':>8} {'efficiency':>10}"
-                     + columns.tail_heading)
+        lines.append(
+            f"  {'ranks':>5} {'n':>13} {columns.time_heading:>12} {'speedup':>8} {'efficiency':>10}"
+            + columns.tail_heading
+        )
         for r in rows:
             speedup = f"{r['speedup']:.2f}x" if r.get("speedup") else "-"
-            lines.append(f"  {r['ranks']:>5} {r['n']:>13,} {r[columns.time_key]:>12.3f} {speedup:>8} "
-                         f"{r['efficiency']:>9.1%}{columns.tail(r)}")
+            lines.append(
+                f"  {r['ranks']:>5} {r['n']:>13,} {r[columns.time_key]:>12.3f} {speedup:>8} "
+                f"{r['efficiency']:>9.1%}{columns.tail(r)}"
+            )
             lines.extend(f"        rank {p['rank']}: {columns.rank_line(p)}" for p in r["per_rank"])
     return "\n".join(lines)

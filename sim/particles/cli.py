@@ -70,8 +70,10 @@ def _on_gpu(request: ParticlesRequest) -> bool:
     if given and not on_gpu:
         why = "" if request.backend == "cpu" else f" (auto chose the CPU: {gpu_status().reason})"
         names = " and ".join(f"--{name}" for name in given)
-        raise UsageError(f"{names} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend only{why}: "
-                         "add --backend gpu, or leave " + ("it" if len(given) == 1 else "them") + " out")
+        raise UsageError(
+            f"{names} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend only{why}: "
+            "add --backend gpu, or leave " + ("it" if len(given) == 1 else "them") + " out"
+        )
     return on_gpu
 
 
@@ -92,7 +94,9 @@ def estimate(request: ParticlesRequest, on_gpu: bool) -> resources.Estimate:
         memory=HOST_BYTES_PER_PARTICLE * n + (100 * n if frames else 0),  # + a frame's text
         seconds=seconds + frames * n * FRAME_SECONDS_PER_PARTICLE,
         gpu_memory=GPU_BYTES_PER_PARTICLE * n if on_gpu else 0,
-        disk=frames * n * LINE_BYTES, disk_path=request.output)
+        disk=frames * n * LINE_BYTES,
+        disk_path=request.output,
+    )
 
 
 def run_particles(request: ParticlesRequest) -> int:
@@ -110,8 +114,14 @@ def run_particles(request: ParticlesRequest) -> int:
     resources.check(need)
     options = {name: getattr(request, name) for name in GPU_ONLY}
     try:
-        scene = create_scene("particles", preset=init, backend=request.backend, n=request.n, seed=request.seed,
-                             **{k: v for k, v in options.items() if v is not None})
+        scene = create_scene(
+            "particles",
+            preset=init,
+            backend=request.backend,
+            n=request.n,
+            seed=request.seed,
+            **{k: v for k, v in options.items() if v is not None},
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if request.output is not None:  # written to a temporary file, renamed when complete
@@ -120,8 +130,7 @@ def run_particles(request: ParticlesRequest) -> int:
     else:
         seconds = simulate(scene, request.steps, need)
     stats = scene.stats_per_step
-    print(f"n = {scene.n}, simulation time = {seconds:g} seconds, absmin = {stats.absmin:f}, "
-          f"absavg = {stats.absavg:f}")
+    print(f"n = {scene.n}, simulation time = {seconds:g} seconds, absmin = {stats.absmin:f}, absavg = {stats.absavg:f}")
     for warning in stats.warnings():
         print(warning)
     return 0
@@ -164,13 +173,22 @@ def run_check(request: TrajectoryCheckRequest) -> int:
 
 
 COMMANDS = (
-    Command("particles", "CS 267 particles, course-compatible: prints n, time, absmin, absavg; -o writes frames",
-            add_particles_arguments, run_particles,
-            "Runs the CS 267 particle simulation like the course's starters: prints "
-            "'n = N, simulation time = T seconds, absmin = A, absavg = B' and the course's warnings.",
-            request=ParticlesRequest),
-    Command("particles-check", "the course's checker: compare two -o files", add_check_arguments, run_check,
-            "Mean distance between two trajectory files per frame; passes when the mean over the first 50 "
-            "frames < 3e-7 and over all frames < 0.025. Both files are streamed: constant memory.",
-            request=TrajectoryCheckRequest),
+    Command(
+        "particles",
+        "CS 267 particles, course-compatible: prints n, time, absmin, absavg; -o writes frames",
+        add_particles_arguments,
+        run_particles,
+        "Runs the CS 267 particle simulation like the course's starters: prints "
+        "'n = N, simulation time = T seconds, absmin = A, absavg = B' and the course's warnings.",
+        request=ParticlesRequest,
+    ),
+    Command(
+        "particles-check",
+        "the course's checker: compare two -o files",
+        add_check_arguments,
+        run_check,
+        "Mean distance between two trajectory files per frame; passes when the mean over the first 50 "
+        "frames < 3e-7 and over all frames < 0.025. Both files are streamed: constant memory.",
+        request=TrajectoryCheckRequest,
+    ),
 )

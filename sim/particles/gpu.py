@@ -29,8 +29,19 @@ MAX_TEXTURE_1D_LINEAR_WIDTH = 69  # cudaDevAttrMaxTexture1DLinearWidth: 2^27 tex
 
 
 class ParticlesGpu:
-    def __init__(self, x, y, vx, vy, size: float, variant: str = "plain", precision: str = "fp64",
-                 block: int = 256, stats: bool = True, device: int = 0):
+    def __init__(
+        self,
+        x,
+        y,
+        vx,
+        vy,
+        size: float,
+        variant: str = "plain",
+        precision: str = "fp64",
+        block: int = 256,
+        stats: bool = True,
+        device: int = 0,
+    ):
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
         if precision not in ("fp64", "fp32"):
@@ -45,8 +56,11 @@ class ParticlesGpu:
         self.inv_width = self.nb / size  # bins of side size / nb, at least the reach
         self.bins = self.nb * self.nb
         # (pos (n, 2), vel (n, 2), ids): x, y pairs side by side, one wide load per particle
-        state = [cupy.asarray(np.column_stack([x, y]), self.real), cupy.asarray(np.column_stack([vx, vy]), self.real),
-                 cupy.arange(n, dtype=cupy.int32)]
+        state = [
+            cupy.asarray(np.column_stack([x, y]), self.real),
+            cupy.asarray(np.column_stack([vx, vy]), self.real),
+            cupy.arange(n, dtype=cupy.int32),
+        ]
         self.buffers = [[cupy.empty_like(a) for a in state], state]  # the state starts in set 1
         self.cur = 1
         self.bin = cupy.empty(n, cupy.int32)
@@ -62,8 +76,11 @@ class ParticlesGpu:
             self.totals = cupy.asarray([1.0, 0.0, 0.0])  # absmin, sum of per-step averages, steps with pairs
         self.perm = cupy.empty(n, cupy.int32)
         # TEXTURE: one texture object per buffer the step reads (both sets' positions and velocities)
-        self.textures = [[linear_texture(a, self.real, self.device) for a in s[:2]] for s in self.buffers] \
-            if variant == "texture" else None
+        self.textures = (
+            [[linear_texture(a, self.real, self.device) for a in s[:2]] for s in self.buffers]
+            if variant == "texture"
+            else None
+        )
         self._bin()
 
     def load_state(self, x, y, vx, vy) -> None:
@@ -79,17 +96,30 @@ class ParticlesGpu:
     # --- every step re-sorted ------------------------------------------------------------------
     def _bin(self) -> None:
         """Bin the current set from scratch (the counts are clear): count, scan, each slot's source."""
-        self.k["count_bins"](*grid_for(self.n, 256), (self.buffers[self.cur][0], np.int32(self.n),
-                                                      self.real(self.inv_width), np.int32(self.nb), self.bin,
-                                                      self.offset, self.count))
+        self.k["count_bins"](
+            *grid_for(self.n, 256),
+            (
+                self.buffers[self.cur][0],
+                np.int32(self.n),
+                self.real(self.inv_width),
+                np.int32(self.nb),
+                self.bin,
+                self.offset,
+                self.count,
+            ),
+        )
         self._scan()
         self._reorder()
 
     def _scan(self) -> None:
         if self.variant == "blockscan":  # the report's three launches; they clear the counts too
             m = np.int32(self.bins)
-            self.k["scan_blocks"]((self.scan_blocks,), (SCAN_BLOCK,), (self.count, m, self.start, self.block_sums),
-                                  shared_mem=2 * SCAN_BLOCK * 4)
+            self.k["scan_blocks"](
+                (self.scan_blocks,),
+                (SCAN_BLOCK,),
+                (self.count, m, self.start, self.block_sums),
+                shared_mem=2 * SCAN_BLOCK * 4,
+            )
             self.k["scan_totals"]((1,), (1024,), (self.block_sums, np.int32(self.scan_blocks)))
             self.k["add_sums"]((self.scan_blocks,), (SCAN_BLOCK,), (self.start, m, self.block_sums))
         else:
@@ -97,8 +127,9 @@ class ParticlesGpu:
 
     def _reorder(self) -> None:
         """Each bin-order slot's source index (the next step reads through it); the counts cleared."""
-        self.k["place"](*grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n), self.perm,
-                                                 self.count))
+        self.k["place"](
+            *grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n), self.perm, self.count)
+        )
 
     def prepared_step(self) -> tuple:
         """The fused step's launch from the current set into the other (forces, move, walls, the count into
@@ -106,9 +137,27 @@ class ParticlesGpu:
         a, b = self.buffers[self.cur], self.buffers[1 - self.cur]
         source = self.textures[self.cur] if self.textures else a[:2]
         grid, block = grid_for(self.n, self.block)
-        return self.k["step"], grid, block, (
-            *source, self.start, np.int32(self.n), self.real(self.size), self.real(self.inv_width),
-            np.int32(self.nb), *b[:2], self.bin, self.offset, self.count, self._stats_arg(), self.perm, a[2], b[2])
+        return (
+            self.k["step"],
+            grid,
+            block,
+            (
+                *source,
+                self.start,
+                np.int32(self.n),
+                self.real(self.size),
+                self.real(self.inv_width),
+                np.int32(self.nb),
+                *b[:2],
+                self.bin,
+                self.offset,
+                self.count,
+                self._stats_arg(),
+                self.perm,
+                a[2],
+                b[2],
+            ),
+        )
 
     def step(self, timer) -> None:
         fn, grid, block, args = self.prepared_step()
@@ -170,7 +219,6 @@ class ParticlesGpu:
         return absmin, total, int(steps)
 
 
-
 def texture_limit(device: int) -> int:
     """The most texels of a 1D texture over linear memory on ``device``."""
     from cupy.cuda import runtime
@@ -186,14 +234,16 @@ def linear_texture(a, real, device: int):
     texels = a.shape[0]
     limit = texture_limit(device)
     if texels > limit:
-        raise ValueError(f"the texture variant reads at most {limit} particles on this GPU (a 1D texture over "
-                         f"linear memory has at most that many texels); {texels} asked: use plain")
+        raise ValueError(
+            f"the texture variant reads at most {limit} particles on this GPU (a 1D texture over "
+            f"linear memory has at most that many texels); {texels} asked: use plain"
+        )
     if real == np.float64:
         channels = texture.ChannelFormatDescriptor(32, 32, 32, 32, runtime.cudaChannelFormatKindSigned)
     else:
         channels = texture.ChannelFormatDescriptor(32, 32, 0, 0, runtime.cudaChannelFormatKindFloat)
-    resource = texture.ResourceDescriptor(runtime.cudaResourceTypeLinear, arr=a, chDesc=channels,
-                                          sizeInBytes=a.nbytes)
-    sampling = texture.TextureDescriptor(filterMode=runtime.cudaFilterModePoint,
-                                         readMode=runtime.cudaReadModeElementType)
+    resource = texture.ResourceDescriptor(runtime.cudaResourceTypeLinear, arr=a, chDesc=channels, sizeInBytes=a.nbytes)
+    sampling = texture.TextureDescriptor(
+        filterMode=runtime.cudaFilterModePoint, readMode=runtime.cudaReadModeElementType
+    )
     return texture.TextureObject(resource, sampling)

@@ -43,8 +43,13 @@ def step(variant: str, precision: str, block: int, stats: bool, ranks: bool = Fa
 def builds() -> list[Build]:
     every_block = [step("plain", "fp64", b, True) for b in BLOCK_SIZES]
     every_kind = [step(v, p, DEFAULT_BLOCK, s) for v in VARIANTS for p in PRECISIONS for s in (True, False)]
-    ranks = [step(v, p, b, s, ranks=True) for v in RANK_VARIANTS for p in PRECISIONS for s in (True, False)
-             for b in (DEFAULT_BLOCK, 256)]  # the bench's and the run's
+    ranks = [
+        step(v, p, b, s, ranks=True)
+        for v in RANK_VARIANTS
+        for p in PRECISIONS
+        for s in (True, False)
+        for b in (DEFAULT_BLOCK, 256)
+    ]  # the bench's and the run's
     return every_block + every_kind + ranks + [step("tiled", "fp64", 1024, True)]
 
 
@@ -65,27 +70,50 @@ def models(setup) -> dict:
     # bin. The least: each particle's bin read and its bin-order slot written (4 B + 4 B). The scan reads and
     # writes every bin's count (8 B a bin); place reads bin, offset and the bin's start (12 B), writes the slot
     # (4 B) and clears the count (4 B a bin). Integer work: about 19 operations a particle (Nsight Compute, 10M).
-    bin_stage = StageModel(bytes_min=8.0, bytes_actual=16.0 + 12.0 * bins_each, flops=19.0, units=units,
-                           per="item-step", flop_kind="int", note=f"{bins_each:.2f} bins a particle")
+    bin_stage = StageModel(
+        bytes_min=8.0,
+        bytes_actual=16.0 + 12.0 * bins_each,
+        flops=19.0,
+        units=units,
+        per="item-step",
+        flop_kind="int",
+        note=f"{bins_each:.2f} bins a particle",
+    )
     # forces+move. The least: the state read and written once (2 x 4 reals). The kernel also reads its slot
     # (4 B) and writes bin and offset (8 B); the neighbours' positions mostly come through L1/L2, but the bin
     # rows above and below are partly read again from DRAM: about one more position a particle (Nsight Compute
     # at 10M fp64: 95 B a particle). Arithmetic: 5 FLOP a candidate (dx, dy, r^2), 15 a neighbour within the
     # cutoff (rsqrt, the force), 12 for the move and walls.
-    forces = StageModel(bytes_min=2 * state, bytes_actual=2 * state + 12.0 + 2 * real,
-                        flops=5.0 * candidates + 15.0 * neighbours + 12.0, units=units, per="item-step",
-                        flop_kind="fp64" if real == 8.0 else "fp32",
-                        note=f"{candidates:.1f} candidates, {neighbours:.2f} neighbours a particle")
+    forces = StageModel(
+        bytes_min=2 * state,
+        bytes_actual=2 * state + 12.0 + 2 * real,
+        flops=5.0 * candidates + 15.0 * neighbours + 12.0,
+        units=units,
+        per="item-step",
+        flop_kind="fp64" if real == 8.0 else "fp32",
+        note=f"{candidates:.1f} candidates, {neighbours:.2f} neighbours a particle",
+    )
     # forces (your own kernel's stage, sim.particles.user_stage): the force loop alone on the CPU twin's bins, a
     # cutoff wide. The least: the particle's position in, its acceleration out (2 x 2 reals); it also reads its
     # bin (4 B), its 9 bins' starts and members and their positions through L1/L2. Arithmetic as above, no move.
     twin_candidates = 9.0 * per_area * world.CUTOFF**2
-    user_forces = StageModel(bytes_min=4 * real, bytes_actual=4 * real + 4.0, flops=5.0 * twin_candidates
-                             + 15.0 * neighbours, units=units, per="item-step", flop_kind=forces.flop_kind,
-                             note=f"your kernel's force loop: {twin_candidates:.1f} candidates, {neighbours:.2f} "
-                                  "neighbours a particle")
+    user_forces = StageModel(
+        bytes_min=4 * real,
+        bytes_actual=4 * real + 4.0,
+        flops=5.0 * twin_candidates + 15.0 * neighbours,
+        units=units,
+        per="item-step",
+        flop_kind=forces.flop_kind,
+        note=f"your kernel's force loop: {twin_candidates:.1f} candidates, {neighbours:.2f} neighbours a particle",
+    )
     # A frame replayed as one CUDA graph times both stages together.
-    graph = StageModel(bytes_min=bin_stage.bytes_min + forces.bytes_min,
-                       bytes_actual=bin_stage.bytes_actual + forces.bytes_actual, flops=forces.flops, units=units,
-                       per="item-step", flop_kind=forces.flop_kind, note="bin and forces+move in one CUDA graph")
+    graph = StageModel(
+        bytes_min=bin_stage.bytes_min + forces.bytes_min,
+        bytes_actual=bin_stage.bytes_actual + forces.bytes_actual,
+        flops=forces.flops,
+        units=units,
+        per="item-step",
+        flop_kind=forces.flop_kind,
+        note="bin and forces+move in one CUDA graph",
+    )
     return {"bin": bin_stage, "forces+move": forces, GRAPH_STAGE: graph, "forces": user_forces}

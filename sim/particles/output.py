@@ -111,8 +111,11 @@ class TrajectoryReader:
         if not (math.isfinite(size) and size > 0):
             raise self._error(f"box size must be a positive number, got {size_text.decode(errors='replace')!r}", 1)
         if n * MIN_PARTICLE_BYTES > self.declared:
-            raise self._error(f"declares {n:,} particles, but one frame of them needs at least "
-                              f"{n * MIN_PARTICLE_BYTES:,} bytes and the file has {self.declared:,}", 1)
+            raise self._error(
+                f"declares {n:,} particles, but one frame of them needs at least "
+                f"{n * MIN_PARTICLE_BYTES:,} bytes and the file has {self.declared:,}",
+                1,
+            )
         return n, size
 
     def next_frame(self) -> bool:
@@ -150,22 +153,27 @@ class TrajectoryReader:
             raise self._error(*self._first_bad(lines, first))
         if not np.isfinite(xy).all():
             row = int(np.flatnonzero(~np.isfinite(xy).all(axis=1))[0])
-            raise self._error(f"frame {self.frames}: {lines[row].strip()[:40].decode(errors='replace')!r} is "
-                              "not a finite position", first + row)
+            raise self._error(
+                f"frame {self.frames}: {lines[row].strip()[:40].decode(errors='replace')!r} is not a finite position",
+                first + row,
+            )
         self.left -= k
         return xy
 
     def _first_bad(self, lines: list[bytes], first: int) -> tuple[str, int]:
         """The message for the first line of ``lines`` that is not 'x y', and its line number."""
         for start in range(0, len(lines), 256):
-            if _parses(lines[start:start + 256]):
+            if _parses(lines[start : start + 256]):
                 continue
             for row in range(start, min(start + 256, len(lines))):
-                if not _parses(lines[row:row + 1]):
+                if not _parses(lines[row : row + 1]):
                     text = lines[row].strip()[:40].decode(errors="replace")
                     if row == 0 and self.left == self.n and self.frames:
-                        return (f"junk after the last frame ({self.frames - 1}): expected the end of the file or "
-                                f"another frame, got {text!r}", first)
+                        return (
+                            f"junk after the last frame ({self.frames - 1}): expected the end of the file or "
+                            f"another frame, got {text!r}",
+                            first,
+                        )
                     what = "expected 'x y'" if len(lines[row].split()) != 2 else "not numbers"
                     return f"frame {self.frames}: {what}, got {text!r}", first + row
         return f"frame {self.frames}: unreadable", first
@@ -178,8 +186,10 @@ class TrajectoryReader:
         if not line:
             raise self._error(f"the file ends without the empty line after frame {self.frames}")
         if not line.isspace():
-            raise self._error(f"expected an empty line after frame {self.frames} ({self.n} particles), got "
-                              f"{line.strip()[:40].decode(errors='replace')!r}")
+            raise self._error(
+                f"expected an empty line after frame {self.frames} ({self.n} particles), got "
+                f"{line.strip()[:40].decode(errors='replace')!r}"
+            )
         self.frames += 1
 
 
@@ -216,16 +226,16 @@ def check(path_a: str, path_b: str) -> tuple[float, float, bool]:
     with TrajectoryReader(path_a) as a, TrajectoryReader(path_b) as b:
         if a.n != b.n:  # read both through first: a malformed file is reported as such
             frames_a, frames_b = _count(a), _count(b)
-            raise FormatError(f"the files differ in shape: {a.n} particles x {frames_a} frames "
-                              f"vs {b.n} x {frames_b}")
+            raise FormatError(f"the files differ in shape: {a.n} particles x {frames_a} frames vs {b.n} x {frames_b}")
         early = overall = 0.0
         while True:
             more_a, more_b = a.next_frame(), b.next_frame()
             if more_a != more_b:
                 frames_a = _rest(a) if more_a else a.frames
                 frames_b = _rest(b) if more_b else b.frames
-                raise FormatError(f"the files differ in shape: {a.n} particles x {frames_a} frames "
-                                  f"vs {b.n} x {frames_b}")
+                raise FormatError(
+                    f"the files differ in shape: {a.n} particles x {frames_a} frames vs {b.n} x {frames_b}"
+                )
             if not more_a:
                 break
             interrupts.check()

@@ -20,8 +20,9 @@ class HostParticles:
     ay: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        self.x, self.y, self.vx, self.vy = (np.ascontiguousarray(a, np.float64) for a in (self.x, self.y, self.vx,
-                                                                                          self.vy))
+        self.x, self.y, self.vx, self.vy = (
+            np.ascontiguousarray(a, np.float64) for a in (self.x, self.y, self.vx, self.vy)
+        )
         self.ax = np.zeros(self.x.shape[0])
         self.ay = np.zeros(self.x.shape[0])
 

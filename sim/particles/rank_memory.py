@@ -57,7 +57,7 @@ class RankMemory:
         self.offset = _grown(xp, self.offset, (new_rows,), xp.int32)
         room = xp.empty(new_head + new_rows, xp.int32)
         if self._perm_room is not None:
-            room[new_head - self.head:new_head + self.rows] = self._perm_room
+            room[new_head - self.head : new_head + self.rows] = self._perm_room
         self._perm_room, self.perm = room, room[new_head:]  # perm[-head] is the first slot of the room
         self.rows, self.head = new_rows, new_head
 
@@ -67,8 +67,11 @@ class RankMemory:
             return
         xp, self.send_rows = self.xp, _more(rows)
         for side in SIDES:
-            self.leavers[side] = (xp.empty((self.send_rows, 2), self.real), xp.empty((self.send_rows, 2), self.real),
-                                  xp.empty(self.send_rows, xp.int32))
+            self.leavers[side] = (
+                xp.empty((self.send_rows, 2), self.real),
+                xp.empty((self.send_rows, 2), self.real),
+                xp.empty(self.send_rows, xp.int32),
+            )
             self.ghosts[side] = xp.empty((self.send_rows, 2), self.real)
 
     def set(self, s: int) -> tuple:
@@ -78,7 +81,7 @@ class RankMemory:
 def _grown(xp, old, shape, dtype):
     new = xp.empty(shape, dtype)
     if old is not None:
-        new[:old.shape[0]] = old
+        new[: old.shape[0]] = old
     return new
 
 

@@ -19,12 +19,13 @@ def to_owners(rank) -> int:
     n = hi - lo
     pos, vel, ids = mem.set(rank.cur)
     rank.count[...] = 0
-    k["count_bins"](*grid_for(n, 256), (pos[lo:], np.int32(n), rank.inv_width, np.int32(nb), mem.bin[lo:],
-                                        mem.offset[lo:], rank.count))
+    k["count_bins"](
+        *grid_for(n, 256),
+        (pos[lo:], np.int32(n), rank.inv_width, np.int32(nb), mem.bin[lo:], mem.offset[lo:], rank.count),
+    )
     rank.start[0] = 0
     xp.cumsum(rank.count, dtype=xp.int32, out=rank.start[1:])
-    k["place"](*grid_for(n, 256), (mem.bin, mem.offset, rank.start, np.int32(hi), mem.perm, rank.count,
-                                   np.int32(lo)))
+    k["place"](*grid_for(n, 256), (mem.bin, mem.offset, rank.start, np.int32(hi), mem.perm, rank.count, np.int32(lo)))
     spare = mem.set(1 - rank.cur)  # my particles in bin order there
     k["pack_leavers"](*grid_for(n, 256), (pos, vel, ids, mem.perm, np.int32(0), np.int32(n), *spare))
     bounds = rank.host(rank.start[xp.asarray(rank.strips.cuts() * nb)]).astype(np.int64)
@@ -32,12 +33,22 @@ def to_owners(rank) -> int:
     out = np.diff(bounds)
     out[me] = 0
     incoming = comm.alltoall(out)
-    sends = [(q, a[bounds[q]:bounds[q + 1]]) for q in range(comm.size) if out[q] for a in spare]
-    arriving = [(q, (xp.empty((int(incoming[q]), 2), rank.real), xp.empty((int(incoming[q]), 2), rank.real),
-                     xp.empty(int(incoming[q]), xp.int32))) for q in range(comm.size) if incoming[q]]
+    sends = [(q, a[bounds[q] : bounds[q + 1]]) for q in range(comm.size) if out[q] for a in spare]
+    arriving = [
+        (
+            q,
+            (
+                xp.empty((int(incoming[q]), 2), rank.real),
+                xp.empty((int(incoming[q]), 2), rank.real),
+                xp.empty(int(incoming[q]), xp.int32),
+            ),
+        )
+        for q in range(comm.size)
+        if incoming[q]
+    ]
     rank.link.exchange(sends, [(q, a) for q, arrays in arriving for a in arrays])
     rank.bytes_sent += sum(a.nbytes for _, a in sends) + 8 * comm.size
-    parts = [tuple(a[bounds[me]:bounds[me + 1]] for a in spare)] + [arrays for _, arrays in arriving]
+    parts = [tuple(a[bounds[me] : bounds[me + 1]] for a in spare)] + [arrays for _, arrays in arriving]
     total = sum(p[2].shape[0] for p in parts)
     mem.fit(total + 4 * nb, 4 * nb)  # (parts still hold the arrays they are views of)
     for column, a in enumerate(mem.set(rank.cur)):

@@ -46,12 +46,27 @@ def strip_rows(n: int, on_gpu: bool) -> int:
 def check_ranks(n: int, ranks: int, on_gpu: bool) -> None:
     rows = strip_rows(n, on_gpu)
     if rows < ranks:
-        raise UsageError(f"{n:,} particles make {rows} bin rows, fewer than the {ranks} ranks (each rank takes at "
-                         "least one): use fewer ranks or more particles")
+        raise UsageError(
+            f"{n:,} particles make {rows} bin rows, fewer than the {ranks} ranks (each rank takes at "
+            "least one): use fewer ranks or more particles"
+        )
 
 
-def start_rank(comm, link, init: str, n: int, seed: int, on_gpu: bool, steps: int, variant: str = "plain",
-               precision: str = "fp64", block: int = 256, device: int = 0, stats: bool = True, drawn=None):
+def start_rank(
+    comm,
+    link,
+    init: str,
+    n: int,
+    seed: int,
+    on_gpu: bool,
+    steps: int,
+    variant: str = "plain",
+    precision: str = "fp64",
+    block: int = 256,
+    device: int = 0,
+    stats: bool = True,
+    drawn=None,
+):
     """This rank's share of the starter's initial state (``drawn``: (x, y, vx, vy) already drawn), ready to
     step (the CPU step always measures the distance statistics; the GPU's only with ``stats``)."""
     from sim.particles.init import INITS  # (numba: loaded when ranks start)
@@ -80,8 +95,9 @@ def gather_state(comm, rank, n: int, columns: int = 5) -> np.ndarray | None:
     return out
 
 
-def run_steps(comm, rank, steps: int, n: int, frames: bool = False, writer=None,
-              progress=None) -> tuple[float, np.ndarray]:
+def run_steps(
+    comm, rank, steps: int, n: int, frames: bool = False, writer=None, progress=None
+) -> tuple[float, np.ndarray]:
     """``steps`` steps; with ``frames``, every rank's positions gathered after every SAVE_EVERY-th step and
     written by rank 0's ``writer``. (seconds, per-step statistics (steps, 3): closest pair, sum of pair
     distances, pairs, over all ranks)."""
@@ -106,9 +122,13 @@ def run_steps(comm, rank, steps: int, n: int, frames: bool = False, writer=None,
         cupy.cuda.get_current_stream().synchronize()
     comm.barrier()
     seconds = time.perf_counter() - start
-    total = np.column_stack([comm.allreduce(np.ascontiguousarray(local[:, 0]), "min"),
-                             comm.allreduce(np.ascontiguousarray(local[:, 1]), "sum"),
-                             comm.allreduce(np.ascontiguousarray(local[:, 2]), "sum")])
+    total = np.column_stack(
+        [
+            comm.allreduce(np.ascontiguousarray(local[:, 0]), "min"),
+            comm.allreduce(np.ascontiguousarray(local[:, 1]), "sum"),
+            comm.allreduce(np.ascontiguousarray(local[:, 2]), "sum"),
+        ]
+    )
     return seconds, total
 
 
@@ -130,8 +150,10 @@ def run(request: ParticlesRequest, init: str, on_gpu: bool, need: resources.Esti
     if on_gpu:
         if not gpu_status().available:
             raise BackendUnavailable(f"GPU backend unavailable: {gpu_status().reason}")
-        options = {"variant": cli.choice(request.variant or "plain", VARIANTS, "variant"),
-                   "precision": request.precision or "fp64"}
+        options = {
+            "variant": cli.choice(request.variant or "plain", VARIANTS, "variant"),
+            "precision": request.precision or "fp64",
+        }
         import cupy
 
         device = mpi.gpu_of(comm)
@@ -141,21 +163,27 @@ def run(request: ParticlesRequest, init: str, on_gpu: bool, need: resources.Esti
     root = comm.is_root
     if root:
         where = f"GPU {device} of each" if on_gpu else "the CPU"
-        print(f"  {comm.size} ranks on {comm.hosts} host(s), {where}, strips of bin rows; messages: "
-              f"{link.describe()}", file=sys.stderr, flush=True)
+        print(
+            f"  {comm.size} ranks on {comm.hosts} host(s), {where}, strips of bin rows; messages: {link.describe()}",
+            file=sys.stderr,
+            flush=True,
+        )
     rank = start_rank(comm, link, init, request.n, request.seed, on_gpu, request.steps, device=device, **options)
     output = atomic_output(request.output, what="output file") if request.output is not None and root else None
     with output or contextlib.nullcontext() as stream:
         writer = TrajectoryWriter(stream, request.n, world.box_size(request.n)) if stream is not None else None
         with resources.Progress("particles", request.steps, "steps", show=need.long and root) as progress:
-            seconds, per_step = run_steps(comm, rank, request.steps, request.n, request.output is not None, writer,
-                                          progress)
+            seconds, per_step = run_steps(
+                comm, rank, request.steps, request.n, request.output is not None, writer, progress
+            )
     link.close()
     mpi.end()
     if root:
         stats = fold(per_step)
-        print(f"n = {request.n}, simulation time = {seconds:g} seconds, absmin = {stats.absmin:f}, "
-              f"absavg = {stats.absavg:f}")
+        print(
+            f"n = {request.n}, simulation time = {seconds:g} seconds, absmin = {stats.absmin:f}, "
+            f"absavg = {stats.absavg:f}"
+        )
         for warning in stats.warnings():
             print(warning)
     return 0

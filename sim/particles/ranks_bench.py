@@ -35,10 +35,15 @@ def _rank_line(p: dict) -> str:
     return f"{p['particles']:,} particles; ms/step: {stages}; exchange {p['exchange_ms']:.3f}"
 
 
-COLUMNS = Columns("step_ms", "ms/step", "particles", setting=lambda first: f", {first['steps']} steps",
-                  tail_heading=f" {'halo KB/step':>12} same bits",
-                  tail=lambda r: f" {r['halo_bytes_per_step'] / 1e3:>12.1f} {SAME[r['identical_to_one_rank']]}",
-                  rank_line=_rank_line)
+COLUMNS = Columns(
+    "step_ms",
+    "ms/step",
+    "particles",
+    setting=lambda first: f", {first['steps']} steps",
+    tail_heading=f" {'halo KB/step':>12} same bits",
+    tail=lambda r: f" {r['halo_bytes_per_step'] / 1e3:>12.1f} {SAME[r['identical_to_one_rank']]}",
+    rank_line=_rank_line,
+)
 
 
 def scaling(request: BenchRequest, spec: SceneSpec) -> int:
@@ -49,11 +54,11 @@ def scaling(request: BenchRequest, spec: SceneSpec) -> int:
     sizes = request.count or [_default_count(spec)]
     knobs = spec.gpu_knobs
     given_variants, given_precisions = request.variant, request.options.get("precision")
-    variants = (cli.choices(given_variants, knobs.variants, "variant") if gpu and given_variants
-                else [knobs.default_variant])
+    variants = (
+        cli.choices(given_variants, knobs.variants, "variant") if gpu and given_variants else [knobs.default_variant]
+    )
     blocks = [_threads(b) for b in request.block or [knobs.default_block]] if gpu else [knobs.default_block]
-    precisions = (cli.choices(given_precisions, ("fp64", "fp32"), "precision") if gpu and given_precisions
-                  else ["fp64"])
+    precisions = cli.choices(given_precisions, ("fp64", "fp32"), "precision") if gpu and given_precisions else ["fp64"]
     if not gpu and (given_variants or request.block or given_precisions):
         raise UsageError("--variant, --block and --precision apply to the GPU backend only")
     counts = rank_counts(comm.size)
@@ -80,11 +85,22 @@ def scaling(request: BenchRequest, spec: SceneSpec) -> int:
                 if record:
                     record.update(scaling=kind, config=f"{variant} block {block} {precision}" if gpu else "CPU")
                     records.append(record)
-                    say(f"{kind} n={n:,} ranks={r} {backend}: {record['step_ms']:.3f} ms/step"
-                        + ("" if record["identical_to_one_rank"] in (True, None) else "  STATE DIFFERS"))
+                    say(
+                        f"{kind} n={n:,} ranks={r} {backend}: {record['step_ms']:.3f} ms/step"
+                        + ("" if record["identical_to_one_rank"] in (True, None) else "  STATE DIFFERS")
+                    )
                 progress.advance(1)
-    return finish(request, comm, ranks, device, gpu, records, "particles-scaling", COLUMNS,
-                  lambda r: r["identical_to_one_rank"] in (True, None))
+    return finish(
+        request,
+        comm,
+        ranks,
+        device,
+        gpu,
+        records,
+        "particles-scaling",
+        COLUMNS,
+        lambda r: r["identical_to_one_rank"] in (True, None),
+    )
 
 
 def _default_count(spec: SceneSpec) -> int:
@@ -112,8 +128,18 @@ def check_particles(request: BenchRequest, spec, sizes: list[int], counts: list[
     resources.check_in_turn(each, f"bench {spec.name}: {len(runs)} sizes over {counts[-1]} ranks")
 
 
-def _run(sub_link, request: BenchRequest, n: int, gpu: bool, variant: str, block: int, precision: str, device: int,
-         finals: dict, drawn: dict) -> dict | None:
+def _run(
+    sub_link,
+    request: BenchRequest,
+    n: int,
+    gpu: bool,
+    variant: str,
+    block: int,
+    precision: str,
+    device: int,
+    finals: dict,
+    drawn: dict,
+) -> dict | None:
     """One timed run on the first r ranks; the record on rank 0 (None elsewhere)."""
     sub, link = sub_link
     steps, warmup = request.steps, request.warmup
@@ -123,8 +149,9 @@ def _run(sub_link, request: BenchRequest, n: int, gpu: bool, variant: str, block
         drawn[n] = INITS[init](n, seed)
     if sub.size == 1:
         return _one_process(request, n, gpu, variant, block, precision, device, finals, drawn[n])
-    rank = start_rank(sub, link, init, n, seed, gpu, warmup + steps, variant, precision, block, device, stats=False,
-                      drawn=drawn[n])
+    rank = start_rank(
+        sub, link, init, n, seed, gpu, warmup + steps, variant, precision, block, device, stats=False, drawn=drawn[n]
+    )
     for _ in range(warmup):
         rank.step()
     sync(gpu)
@@ -148,15 +175,32 @@ def _run(sub_link, request: BenchRequest, n: int, gpu: bool, variant: str, block
     identical = None
     if state is not None and n in finals:  # the CPU's state, gathered on rank 0
         identical = bool(np.array_equal(state.view(np.uint64), finals[n].view(np.uint64)))
-    per_rank = [{"rank": q, "particles": int(row[0]), "halo_bytes_per_step": row[1], "slow_steps": int(row[2]),
-                 "stage_ms": dict(zip(STAGE_KEYS, row[3:].tolist(), strict=True)),
-                 "exchange_ms": float(sum(row[3 + STAGE_KEYS.index(k)] for k in EXCHANGE))}
-                for q, row in enumerate(table)]
-    return {"n": n, "ranks": sub.size, "backend": "gpu" if gpu else "cpu", "variant": variant if gpu else None,
-            "block": block if gpu else None, "precision": precision if gpu else None, "steps": steps,
-            "wall_s": wall, "step_ms": wall / steps * 1e3, "per_rank": per_rank,
-            "halo_bytes_per_step": float(sum(p["halo_bytes_per_step"] for p in per_rank)),
-            "identical_to_one_rank": identical, "dt": world.DT}
+    per_rank = [
+        {
+            "rank": q,
+            "particles": int(row[0]),
+            "halo_bytes_per_step": row[1],
+            "slow_steps": int(row[2]),
+            "stage_ms": dict(zip(STAGE_KEYS, row[3:].tolist(), strict=True)),
+            "exchange_ms": float(sum(row[3 + STAGE_KEYS.index(k)] for k in EXCHANGE)),
+        }
+        for q, row in enumerate(table)
+    ]
+    return {
+        "n": n,
+        "ranks": sub.size,
+        "backend": "gpu" if gpu else "cpu",
+        "variant": variant if gpu else None,
+        "block": block if gpu else None,
+        "precision": precision if gpu else None,
+        "steps": steps,
+        "wall_s": wall,
+        "step_ms": wall / steps * 1e3,
+        "per_rank": per_rank,
+        "halo_bytes_per_step": float(sum(p["halo_bytes_per_step"] for p in per_rank)),
+        "identical_to_one_rank": identical,
+        "dt": world.DT,
+    }
 
 
 def _one_process(request: BenchRequest, n, gpu, variant, block, precision, device, finals, drawn) -> dict:
@@ -190,9 +234,27 @@ def _one_process(request: BenchRequest, n, gpu, variant, block, precision, devic
     if host is not None:
         finals[n] = np.column_stack([host.x, host.y, host.vx, host.vy])
     stages = {k: timer.median(k) for k in STAGE_KEYS}
-    return {"n": n, "ranks": 1, "backend": "gpu" if gpu else "cpu", "variant": variant if gpu else None,
-            "block": block if gpu else None, "precision": precision if gpu else None, "steps": request.steps,
-            "wall_s": wall, "step_ms": wall / request.steps * 1e3, "halo_bytes_per_step": 0.0,
-            "per_rank": [{"rank": 0, "particles": n, "halo_bytes_per_step": 0.0, "slow_steps": 0, "stage_ms": stages,
-                          "exchange_ms": 0.0}], "identical_to_one_rank": None if gpu else True, "dt": world.DT}
-
+    return {
+        "n": n,
+        "ranks": 1,
+        "backend": "gpu" if gpu else "cpu",
+        "variant": variant if gpu else None,
+        "block": block if gpu else None,
+        "precision": precision if gpu else None,
+        "steps": request.steps,
+        "wall_s": wall,
+        "step_ms": wall / request.steps * 1e3,
+        "halo_bytes_per_step": 0.0,
+        "per_rank": [
+            {
+                "rank": 0,
+                "particles": n,
+                "halo_bytes_per_step": 0.0,
+                "slow_steps": 0,
+                "stage_ms": stages,
+                "exchange_ms": 0.0,
+            }
+        ],
+        "identical_to_one_rank": None if gpu else True,
+        "dt": world.DT,
+    }

@@ -65,9 +65,26 @@ def rows_of(y: np.ndarray, size: float, precision: str, bin_cutoffs: float = BIN
 
 
 class GpuRank:
-    def __init__(self, comm, link, x, y, vx, vy, ids, size: float, steps: int, variant: str = "plain",
-                 precision: str = "fp64", block: int = 256, stats: bool = True, device: int = 0, xp: Any = None,
-                 kernels=None, timer=None):
+    def __init__(
+        self,
+        comm,
+        link,
+        x,
+        y,
+        vx,
+        vy,
+        ids,
+        size: float,
+        steps: int,
+        variant: str = "plain",
+        precision: str = "fp64",
+        block: int = 256,
+        stats: bool = True,
+        device: int = 0,
+        xp: Any = None,
+        kernels=None,
+        timer=None,
+    ):
         if xp is None:
             import cupy
 
@@ -112,8 +129,9 @@ class GpuRank:
         inner1 = max(row1 - (2 if self.above is not None else 0), inner0)
         # probed after each scan: the window's total, my first and end slot, my bottom row's end, my top row's
         # first, the interior's first and end
-        self.at = xp.asarray([self.w1, row0 * nb, row1 * nb, (row0 + 1) * nb, (row1 - 1) * nb, inner0 * nb,
-                              inner1 * nb], dtype=np.int64)
+        self.at = xp.asarray(
+            [self.w1, row0 * nb, row1 * nb, (row0 + 1) * nb, (row1 - 1) * nb, inner0 * nb, inner1 * nb], dtype=np.int64
+        )
         self.probed = xp.zeros(self.at.shape[0] + 1, i32)
         self.probed_host = self.streams.pinned(self.at.shape[0] + 1, np.int32)
         self.stats = xp.zeros((max(1, steps), 3), xp.uint64)  # per step: closest pair (bits), sum, pairs
@@ -207,23 +225,47 @@ class GpuRank:
                 continue
             first, count, bin0 = rows[side]
             out = self.mem.ghosts[side][:count]
-            self.k["pack_ghosts"](*grid_for(max(count, nb + 1), 256), (
-                pos, self.mem.perm, np.int32(first), np.int32(count), self.start, np.int32(bin0), np.int32(nb),
-                out, self.seg_out[side]))
+            self.k["pack_ghosts"](
+                *grid_for(max(count, nb + 1), 256),
+                (
+                    pos,
+                    self.mem.perm,
+                    np.int32(first),
+                    np.int32(count),
+                    self.start,
+                    np.int32(bin0),
+                    np.int32(nb),
+                    out,
+                    self.seg_out[side],
+                ),
+            )
             sends += [(self.peers[side], out), (self.peers[side], self.seg_out[side])]
-            recvs += [(self.peers[side], pos[at[side]:at[side] + g[side]]), (self.peers[side], self.seg_in[side])]
+            recvs += [(self.peers[side], pos[at[side] : at[side] + g[side]]), (self.peers[side], self.seg_in[side])]
         self.link.exchange(sends, recvs)
         self.bytes_sent += sum(a.nbytes for _, a in sends)
         # below: slots [lo - g, lo), bins of row0 - 1 but its last start (my first slot);
         # above: slots [hi, hi + g), bins of row1 after its first start (my end)
-        slots = {"below": (lo - g["below"], self.ghost_rows["below"].start, 0, nb - 1),
-                 "above": (hi, self.ghost_rows["above"].start, 1, nb)}
+        slots = {
+            "below": (lo - g["below"], self.ghost_rows["below"].start, 0, nb - 1),
+            "above": (hi, self.ghost_rows["above"].start, 1, nb),
+        }
         for side in SIDES:
             if self.peers[side] is not None:
                 slot0, bin0, b_lo, b_hi = slots[side]
-                self.k["take_ghosts"](*grid_for(max(g[side], nb + 1), 256), (
-                    self.mem.perm, np.int32(slot0), np.int32(g[side]), np.int32(at[side]), self.start,
-                    np.int32(bin0), np.int32(b_lo), np.int32(b_hi), self.seg_in[side]))
+                self.k["take_ghosts"](
+                    *grid_for(max(g[side], nb + 1), 256),
+                    (
+                        self.mem.perm,
+                        np.int32(slot0),
+                        np.int32(g[side]),
+                        np.int32(at[side]),
+                        self.start,
+                        np.int32(bin0),
+                        np.int32(b_lo),
+                        np.int32(b_hi),
+                        self.seg_in[side],
+                    ),
+                )
 
     def _step(self, first: int, end: int) -> None:
         if end <= first:
@@ -231,10 +273,31 @@ class GpuRank:
         pos, vel, ids = self.mem.set(self.cur)
         pos2, vel2, ids2 = self.mem.set(1 - self.cur)
         stats = self.stats[self.t] if self.stats_on else NULL
-        self.k["step"](*grid_for(end - first, self.block), (
-            pos, vel, self.start, np.int32(end), self.real(self.size), self.inv_width, np.int32(self.nb), pos2, vel2,
-            self.mem.bin, self.mem.offset, self.count, stats, self.mem.perm, ids, ids2, np.int32(first),
-            np.int32(self.w0), np.int32(self.w1), self.stray))
+        self.k["step"](
+            *grid_for(end - first, self.block),
+            (
+                pos,
+                vel,
+                self.start,
+                np.int32(end),
+                self.real(self.size),
+                self.inv_width,
+                np.int32(self.nb),
+                pos2,
+                vel2,
+                self.mem.bin,
+                self.mem.offset,
+                self.count,
+                stats,
+                self.mem.perm,
+                ids,
+                ids2,
+                np.int32(first),
+                np.int32(self.w0),
+                np.int32(self.w1),
+                self.stray,
+            ),
+        )
 
     def _counts(self) -> None:
         """The counts I made in my neighbours' rows to them; theirs in mine added to my counts."""
@@ -247,17 +310,27 @@ class GpuRank:
         self.bytes_sent += sum(a.nbytes for _, a in sends)
         for side in SIDES:
             if self.peers[side] is not None:
-                self.k["count_arrivals"](*grid_for(self.nb, 256), (
-                    self.count[self.rows[side]], self.imm[side], self.own_below if side == "below" else NULL,
-                    np.int32(self.nb)))
+                self.k["count_arrivals"](
+                    *grid_for(self.nb, 256),
+                    (
+                        self.count[self.rows[side]],
+                        self.imm[side],
+                        self.own_below if side == "below" else NULL,
+                        np.int32(self.nb),
+                    ),
+                )
 
     def _scan(self) -> None:
         """Bin starts of the window relative to its first bin (start[w0] = 0)."""
         w0, m = self.w0, self.w1 - self.w0
         if self.variant == "blockscan":  # the report's three launches, on the window (they clear the counts)
             blocks = ceil_div(m, 2 * SCAN_BLOCK)
-            self.k["scan_blocks"]((blocks,), (SCAN_BLOCK,), (self.count[w0:], np.int32(m), self.start[w0:],
-                                                             self.block_sums), shared_mem=2 * SCAN_BLOCK * 4)
+            self.k["scan_blocks"](
+                (blocks,),
+                (SCAN_BLOCK,),
+                (self.count[w0:], np.int32(m), self.start[w0:], self.block_sums),
+                shared_mem=2 * SCAN_BLOCK * 4,
+            )
             self.k["scan_totals"]((1,), (1024,), (self.block_sums, np.int32(blocks)))
             self.k["add_sums"]((blocks,), (SCAN_BLOCK,), (self.start[w0:], np.int32(m), self.block_sums))
             self.start[w0] = 0
@@ -280,8 +353,10 @@ class GpuRank:
 
     def _place(self, first: int, end: int) -> None:
         """Each of the window's slots (mine and the leavers') the row the step wrote its particle at."""
-        self.k["place"](*grid_for(end - first, 256), (self.mem.bin, self.mem.offset, self.start, np.int32(end),
-                                                      self.mem.perm, self.count, np.int32(first)))
+        self.k["place"](
+            *grid_for(end - first, 256),
+            (self.mem.bin, self.mem.offset, self.start, np.int32(end), self.mem.perm, self.count, np.int32(first)),
+        )
         if self.variant != "blockscan":  # bins with arrivals and none of mine: no particle of mine clears them
             for side in SIDES:
                 if self.peers[side] is not None:
@@ -301,22 +376,44 @@ class GpuRank:
             slot0, count = leaving[side]
             out = tuple(a[:count] for a in self.mem.leavers[side])
             if count:
-                self.k["pack_leavers"](*grid_for(count, 256), (pos, vel, ids, self.mem.perm, np.int32(slot0),
-                                                               np.int32(count), *out))
+                self.k["pack_leavers"](
+                    *grid_for(count, 256), (pos, vel, ids, self.mem.perm, np.int32(slot0), np.int32(count), *out)
+                )
             sends += [(self.peers[side], a) for a in out]
-            recvs += [(self.peers[side], a[arriving[side]:arriving[side] + k[side]]) for a in state]
+            recvs += [(self.peers[side], a[arriving[side] : arriving[side] + k[side]]) for a in state]
         self.link.exchange(sends, recvs)
         self.bytes_sent += sum(a.nbytes for _, a in sends)
-        for side, bin0, own in (("below", self.row0 * self.nb, self.own_below), ("above", (self.row1 - 1) * self.nb,
-                                                                                    NULL)):
+        for side, bin0, own in (
+            ("below", self.row0 * self.nb, self.own_below),
+            ("above", (self.row1 - 1) * self.nb, NULL),
+        ):
             if k[side]:
-                self.k["place_arrivals"](*grid_for(k[side], 256), (
-                    pos[arriving[side]:], np.int32(k[side]), np.int32(arriving[side]), self.inv_width,
-                    np.int32(self.nb), self.start, np.int32(bin0), own, self.imm[side], self.mem.perm))
+                self.k["place_arrivals"](
+                    *grid_for(k[side], 256),
+                    (
+                        pos[arriving[side] :],
+                        np.int32(k[side]),
+                        np.int32(arriving[side]),
+                        self.inv_width,
+                        np.int32(self.nb),
+                        self.start,
+                        np.int32(bin0),
+                        own,
+                        self.imm[side],
+                        self.mem.perm,
+                    ),
+                )
         self.end = at + k["below"] + k["above"]
 
-    def _agree(self, stray: bool, mine: int | None = None, bottom: int = 0, top: int = 0, leave_below: int = 0,
-               leave_above: int = 0) -> bool:
+    def _agree(
+        self,
+        stray: bool,
+        mine: int | None = None,
+        bottom: int = 0,
+        top: int = 0,
+        leave_below: int = 0,
+        leave_above: int = 0,
+    ) -> bool:
         """All-gather (stray flag, particles, bottom row, top row, leaving below, leaving above) of every
         rank; True if any rank had a stray. Sets the next ghosts' and this step's arrivals' counts."""
         if mine is None:
@@ -326,10 +423,14 @@ class GpuRank:
             return True
         self.bottom, self.top = bottom, top
         b, a = self.below, self.above
-        self.ghosts_in = {"below": int(table[b, 3]) if b is not None else 0,
-                          "above": int(table[a, 2]) if a is not None else 0}
-        self.arriving = {"below": int(table[b, 5]) if b is not None else 0,
-                         "above": int(table[a, 4]) if a is not None else 0}
+        self.ghosts_in = {
+            "below": int(table[b, 3]) if b is not None else 0,
+            "above": int(table[a, 2]) if a is not None else 0,
+        }
+        self.arriving = {
+            "below": int(table[b, 5]) if b is not None else 0,
+            "above": int(table[a, 4]) if a is not None else 0,
+        }
         return False
 
     # --- the rare way: every particle to its owner ---------------------------------------------------
@@ -343,8 +444,18 @@ class GpuRank:
 
     def _rebin(self, m: int) -> None:
         """The current set's rows [0, m), all in my strip, binned afresh: my slots [0, m)."""
-        self.k["count_bins"](*grid_for(m, 256), (self.mem.pos[self.cur], np.int32(m), self.inv_width,
-                                                 np.int32(self.nb), self.mem.bin, self.mem.offset, self.count))
+        self.k["count_bins"](
+            *grid_for(m, 256),
+            (
+                self.mem.pos[self.cur],
+                np.int32(m),
+                self.inv_width,
+                np.int32(self.nb),
+                self.mem.bin,
+                self.mem.offset,
+                self.count,
+            ),
+        )
         self._scan()
         total, first, end, bottom_end, top_begin, inner0, inner1, _ = self._probe()
         if (first, end, total) != (0, m, m):
@@ -357,7 +468,7 @@ class GpuRank:
     def state(self) -> tuple[np.ndarray, ...]:
         """(ids, x, y, vx, vy) of my particles, float64 on the host."""
         self._settle()
-        rows = self.mem.perm[self.lo:self.hi]
+        rows = self.mem.perm[self.lo : self.hi]
         pos, vel, ids = (self.host(a[rows]) for a in self.mem.set(self.cur))
         return ids.astype(np.int64), *(np.asarray(a, np.float64) for a in (pos[:, 0], pos[:, 1], vel[:, 0], vel[:, 1]))
 
@@ -367,7 +478,7 @@ class GpuRank:
 
     def step_stats(self) -> np.ndarray:
         """(steps done, 3) float64: per step my closest pair, the sum of my pair distances, my pairs."""
-        raw = self.host(self.stats[:self.t])
+        raw = self.host(self.stats[: self.t])
         out = np.empty((self.t, 3))
         out[:, 0] = raw[:, 0].view(np.float64)
         out[:, 1] = raw[:, 1].view(np.float64)

@@ -58,8 +58,17 @@ class ParticlesScene(PointsScene, Scene):
     uniform_palette = UNIFORM_PALETTE
     default_seed = 1
 
-    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None, seed: int | None = None,
-                 variant: str | None = None, block: Any = None, device: int = 0, **options: str) -> None:
+    def __init__(
+        self,
+        preset: str | None = None,
+        backend: str = "cpu",
+        n: int | None = None,
+        seed: int | None = None,
+        variant: str | None = None,
+        block: Any = None,
+        device: int = 0,
+        **options: str,
+    ) -> None:
         self.gpu: ParticlesGpu | None = None  # when the state is on the GPU
         self.host: HostParticles | None = None
         self._drag: tuple[float, float] | None = None
@@ -101,8 +110,18 @@ class ParticlesScene(PointsScene, Scene):
     def _new_gpu(self, x, y, vx, vy, size=None):
         from sim.particles.gpu import ParticlesGpu
 
-        return ParticlesGpu(x, y, vx, vy, size or self.size, self.knobs.variant, self.precision, self.knobs.block,
-                            self.stats_on, device=self.device)
+        return ParticlesGpu(
+            x,
+            y,
+            vx,
+            vy,
+            size or self.size,
+            self.knobs.variant,
+            self.precision,
+            self.knobs.block,
+            self.stats_on,
+            device=self.device,
+        )
 
     def move_state(self, backend: str) -> None:
         """Move the state across without a reset (the distance statistics start over)."""
@@ -202,8 +221,12 @@ class ParticlesScene(PointsScene, Scene):
         cpu_by_id = np.empty((4, n))
         cpu_by_id[:, ids] = np.stack([cpu.x, cpu.y, cpu.vx, cpu.vy])
         self.checked = (gpu_by_id, cpu_by_id, gids)
-        self.checks.record("the CPU step from the same state", distance > tolerance, started,
-                          {"largest difference": float(distance.max(initial=0.0))})
+        self.checks.record(
+            "the CPU step from the same state",
+            distance > tolerance,
+            started,
+            {"largest difference": float(distance.max(initial=0.0))},
+        )
 
     def host_positions(self) -> tuple[np.ndarray, np.ndarray]:
         """x, y in the particles' own order (the course's output order)."""
@@ -231,8 +254,9 @@ class ParticlesScene(PointsScene, Scene):
             self.gpu.load_state(p.x, p.y, p.vx, p.vy)
         self.checked = None  # the built-in check's states say nothing about this step
         if comparison is not None:
-            self.checks.record_user("the CPU twin's forces from the same positions", comparison,
-                                   {"largest difference": comparison.max_abs})
+            self.checks.record_user(
+                "the CPU twin's forces from the same positions", comparison, {"largest difference": comparison.max_abs}
+            )
 
     # --- the push tool ---------------------------------------------------------------------------
     def tool_reach(self) -> float:
@@ -248,8 +272,10 @@ class ParticlesScene(PointsScene, Scene):
             return
         frame_seconds = self.spec.steps_per_frame * self.spec.dt
         strength = self.controls.tool_values["strength"]
-        dvx, dvy = ((event.x - self._drag[0]) / frame_seconds * strength,
-                    (event.y - self._drag[1]) / frame_seconds * strength)
+        dvx, dvy = (
+            (event.x - self._drag[0]) / frame_seconds * strength,
+            (event.y - self._drag[1]) / frame_seconds * strength,
+        )
         speed = float(np.hypot(dvx, dvy))
         if speed > MAX_PUSH_SPEED:
             dvx, dvy = dvx * MAX_PUSH_SPEED / speed, dvy * MAX_PUSH_SPEED / speed
@@ -283,8 +309,14 @@ class ParticlesScene(PointsScene, Scene):
     def mode_legend(self, mode: str) -> Legend:
         if mode == "speed":
             return Legend("speed", 0.0, 1.0, "box units/s")
-        return Legend("bin (neighbouring bins apart in colour)", 0, self.nbins**2 - 1, "bins",
-                      colormap="viridis", categorical=True)
+        return Legend(
+            "bin (neighbouring bins apart in colour)",
+            0,
+            self.nbins**2 - 1,
+            "bins",
+            colormap="viridis",
+            categorical=True,
+        )
 
     def fill_points(self, xp, pos_out, quantity_out, mode: str) -> None:
         self._fill_positions(pos_out)
@@ -304,8 +336,9 @@ class ParticlesScene(PointsScene, Scene):
             out[:] = xp.sqrt(vx * vx + vy * vy)
             return
         inv = self.nbins / self.size
-        out[:] = xp.minimum((y * inv).astype(xp.int64), self.nbins - 1) * self.nbins + \
-            xp.minimum((x * inv).astype(xp.int64), self.nbins - 1)
+        out[:] = xp.minimum((y * inv).astype(xp.int64), self.nbins - 1) * self.nbins + xp.minimum(
+            (x * inv).astype(xp.int64), self.nbins - 1
+        )
 
     def positions(self) -> np.ndarray:
         """(n, 4) x, y, 0, radius on the host."""
@@ -323,8 +356,15 @@ class ParticlesScene(PointsScene, Scene):
         """absmin and absavg only while they are measured (None, shown as "-", with the statistics off)."""
         measured = self.stats_per_step if self.stats_on else None
         absmin, absavg = (measured.absmin, measured.absavg) if measured is not None else (None, None)
-        return {"n": self.n, "size": self.size, "steps": self.steps, "sim_time": self.sim_time,
-                "absmin": absmin, "absavg": absavg, finite.STAT_KEY: self.checks.suspect_note}
+        return {
+            "n": self.n,
+            "size": self.size,
+            "steps": self.steps,
+            "sim_time": self.sim_time,
+            "absmin": absmin,
+            "absavg": absavg,
+            finite.STAT_KEY: self.checks.suspect_note,
+        }
 
     # --- the live distance histogram -------------------------------------------------------------------
     def histogram_points(self):

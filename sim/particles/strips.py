@@ -26,8 +26,10 @@ class Strips:
 
     def __post_init__(self) -> None:
         if self.rows < self.ranks:
-            raise ValueError(f"the box has {self.rows} bin rows, fewer than the {self.ranks} ranks: each rank needs "
-                             "at least one (use fewer ranks or more particles)")
+            raise ValueError(
+                f"the box has {self.rows} bin rows, fewer than the {self.ranks} ranks: each rank needs "
+                "at least one (use fewer ranks or more particles)"
+            )
 
     def bounds(self, rank: int) -> tuple[int, int]:
         """Rows [row0, row1) of ``rank``: equal shares of rows (the particles fill the box evenly)."""

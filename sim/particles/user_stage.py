@@ -75,17 +75,36 @@ class ForcesStage:
         n = int(inputs["n"])
         ax, ay = np.empty(n), np.empty(n)
         bins, start, members = (inputs[k].astype(np.int64) for k in ("bin", "start", "members"))  # the twin's types
-        binning_cpu.forces(inputs["x"], inputs["y"], ax, ay, int(inputs["nb"]), bins, start, members, np.empty(n),
-                           np.empty(n),
-                           np.empty(n, np.int64))
+        binning_cpu.forces(
+            inputs["x"],
+            inputs["y"],
+            ax,
+            ay,
+            int(inputs["nb"]),
+            bins,
+            start,
+            members,
+            np.empty(n),
+            np.empty(n),
+            np.empty(n, np.int64),
+        )
         return {"ax": ax, "ay": ay}
 
     def launch(self, inputs: Arrays, block) -> tuple[tuple[int, ...], tuple[int, ...], int]:
         return one_per_item(inputs["n"], block)
 
     def args(self, inputs: Arrays, device: dict) -> tuple:
-        return (device["x"], device["y"], device["bin"], device["start"], device["members"], inputs["n"],
-                inputs["nb"], device["ax"], device["ay"])
+        return (
+            device["x"],
+            device["y"],
+            device["bin"],
+            device["start"],
+            device["members"],
+            inputs["n"],
+            inputs["nb"],
+            device["ax"],
+            device["ay"],
+        )
 
     def compare(self, inputs: Arrays, expected: Arrays, got: Arrays) -> Comparison:
         n, atol = int(inputs["n"]), tolerance(float(inputs["size"]))
@@ -94,8 +113,7 @@ class ForcesStage:
             want, have = expected[name], np.asarray(got[name])
             with np.errstate(invalid="ignore"):
                 wrong = ~(np.abs(have - want) <= atol)  # NaN: wrong
-            values.append(Values(want, have, wrong, np.arange(n), _particle_label(axis),
-                                 name))
+            values.append(Values(want, have, wrong, np.arange(n), _particle_label(axis), name))
         return comparison(values, n, f"|difference| <= {atol:.3g} (moves a particle 1e-12 of the box in a step)")
 
     def builtin_launch(self, variant: str, inputs: Arrays, block):
@@ -107,8 +125,17 @@ class ForcesStage:
         from sim.userkernel.timing import Launch, zero
 
         n = int(inputs["n"])
-        gpu = ParticlesGpu(inputs["x"], inputs["y"], np.zeros(n), np.zeros(n), float(inputs["size"]), variant,
-                           "fp64", int(block), stats=False)
+        gpu = ParticlesGpu(
+            inputs["x"],
+            inputs["y"],
+            np.zeros(n),
+            np.zeros(n),
+            float(inputs["size"]),
+            variant,
+            "fp64",
+            int(block),
+            stats=False,
+        )
         fn, grid, threads, args = gpu.prepared_step()
         return Launch(lambda: fn(grid, threads, args), zero([gpu.count]))
 
@@ -124,9 +151,16 @@ def arrays(x: np.ndarray, y: np.ndarray, side: float) -> Arrays:
     x, y = np.ascontiguousarray(x, np.float64), np.ascontiguousarray(y, np.float64)
     nb = binning_cpu.bin_count(side)
     bins, start, members = binning_cpu.sort_into_bins(x, y, side, nb)
-    return {"x": x, "y": y, "bin": bins.astype(np.int32), "start": start.astype(np.int32),
-            "members": members.astype(np.int32), "n": np.int32(x.shape[0]), "nb": np.int32(nb),
-            "size": np.float64(side)}
+    return {
+        "x": x,
+        "y": y,
+        "bin": bins.astype(np.int32),
+        "start": start.astype(np.int32),
+        "members": members.astype(np.int32),
+        "n": np.int32(x.shape[0]),
+        "nb": np.int32(nb),
+        "size": np.float64(side),
+    }
 
 
 def _particle_label(axis: str) -> Callable[[int], str]:

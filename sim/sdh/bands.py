@@ -64,8 +64,9 @@ def share_pairs(n: int, bands: list[tuple[int, int]]) -> int:
     return sum(pairs_before(n, last) - pairs_before(n, first) for first, last in bands)
 
 
-def share_cpu(points: np.ndarray, width: float, buckets: int, bands: list[tuple[int, int]],
-              progress=None) -> np.ndarray:
+def share_cpu(
+    points: np.ndarray, width: float, buckets: int, bands: list[tuple[int, int]], progress=None
+) -> np.ndarray:
     """Counts (int64) of the pairs of the bands' rows, with sdh_cpu's tile kernel, in chunks of rows
     sized to about CHUNK_SECONDS each (Ctrl-C within a second, even progress)."""
     import numba
@@ -99,8 +100,9 @@ class GpuShare:
     are made once from every atom (sdh/gpu.py arguments: the tensor kernel's centre, error bound and
     counters are those of the one-process run) and each band launches on views from its first row."""
 
-    def __init__(self, points, width: float, buckets: int, kernel: str, block: int, bands: list[tuple[int, int]],
-                 device: int):
+    def __init__(
+        self, points, width: float, buckets: int, kernel: str, block: int, bands: list[tuple[int, int]], device: int
+    ):
         import cupy
 
         from sim.sdh import gpu
@@ -154,8 +156,18 @@ class DistributedResult:
     rank_ms: np.ndarray  # per rank: its own part (kernel events on the GPU, host clock on the CPU)
 
 
-def histogram(comm, link, points, width: float, buckets: int, backend: str, kernel: str = "fast",
-              block: int = 256, device: int = 0, progress=None) -> DistributedResult:
+def histogram(
+    comm,
+    link,
+    points,
+    width: float,
+    buckets: int,
+    backend: str,
+    kernel: str = "fast",
+    block: int = 256,
+    device: int = 0,
+    progress=None,
+) -> DistributedResult:
     """The histogram of all pairs over ``comm``'s ranks (each rank holds every atom)."""
     n = points.shape[0]
     unit = rows_per_block(kernel, block) if backend == "gpu" else 1

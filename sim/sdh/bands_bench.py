@@ -24,9 +24,15 @@ from sim.sdh.kernels import RANK_KERNELS
 if TYPE_CHECKING:  # the request type only: no import cycle
     from sim.sdh.bench import SdhBenchRequest
 
-COLUMNS = Columns("total_ms", "total ms", "atoms", setting=lambda first: f", W = {first['w']:g}",
-                  tail_heading=" exact", tail=lambda r: f" {SAME[r['histogram_equals_one_rank']]}",
-                  rank_line=lambda p: f"own part {p['own_ms']:.3f} ms")
+COLUMNS = Columns(
+    "total_ms",
+    "total ms",
+    "atoms",
+    setting=lambda first: f", W = {first['w']:g}",
+    tail_heading=" exact",
+    tail=lambda r: f" {SAME[r['histogram_equals_one_rank']]}",
+    rank_line=lambda p: f"own part {p['own_ms']:.3f} ms",
+)
 
 
 def run(request: SdhBenchRequest) -> int:
@@ -63,30 +69,55 @@ def run(request: SdhBenchRequest) -> int:
                         sub, link = ranks.subs[r]
                         points = data.atoms(n)
                         repeats = sdh_repeats(n)
-                        results = [bands.histogram(sub, link, points, width, buckets, backend, kernel, block,
-                                                   device, None if gpu else progress) for _ in range(repeats)]
+                        results = [
+                            bands.histogram(
+                                sub,
+                                link,
+                                points,
+                                width,
+                                buckets,
+                                backend,
+                                kernel,
+                                block,
+                                device,
+                                None if gpu else progress,
+                            )
+                            for _ in range(repeats)
+                        ]
                         if gpu:  # one launch a histogram
                             progress.advance(_root_pairs(n, r) * repeats)
                         result = sorted(results, key=lambda x: x.wall_ms)[len(results) // 2]
                         if comm.is_root:
                             reference = references.setdefault(n, result.counts)
-                            exact = bool(np.array_equal(result.counts, reference)
-                                         and int(result.counts.sum()) == data.pair_count(n))
-                            record = {"scaling": scaling, "n": n, "ranks": r, "w": width, "backend": backend,
-                                      "kernel": kernel if gpu else None, "block": block if gpu else None,
-                                      "config": f"{kernel} block {block}" if gpu else "CPU", "total_ms": result.wall_ms,
-                                      "pairs_per_s": data.pair_count(n) / (result.wall_ms * 1e-3),
-                                      "per_rank": [{"rank": q, "own_ms": float(ms)} for q, ms in
-                                                   enumerate(result.rank_ms)],
-                                      "histogram_equals_one_rank": exact}
-                            say(f"{scaling} n={n:,} ranks={r} {kernel if gpu else 'cpu'}: {result.wall_ms:.2f} ms"
-                                + ("" if exact else "  HISTOGRAM DIFFERS"))
+                            exact = bool(
+                                np.array_equal(result.counts, reference)
+                                and int(result.counts.sum()) == data.pair_count(n)
+                            )
+                            record = {
+                                "scaling": scaling,
+                                "n": n,
+                                "ranks": r,
+                                "w": width,
+                                "backend": backend,
+                                "kernel": kernel if gpu else None,
+                                "block": block if gpu else None,
+                                "config": f"{kernel} block {block}" if gpu else "CPU",
+                                "total_ms": result.wall_ms,
+                                "pairs_per_s": data.pair_count(n) / (result.wall_ms * 1e-3),
+                                "per_rank": [{"rank": q, "own_ms": float(ms)} for q, ms in enumerate(result.rank_ms)],
+                                "histogram_equals_one_rank": exact,
+                            }
+                            say(
+                                f"{scaling} n={n:,} ranks={r} {kernel if gpu else 'cpu'}: {result.wall_ms:.2f} ms"
+                                + ("" if exact else "  HISTOGRAM DIFFERS")
+                            )
                     comm.barrier()
                     mpi.check_interrupts(comm)
                     if record:
                         records.append(record)
-    return finish(request, comm, ranks, device, gpu, records, "sdh-scaling", COLUMNS,
-                  lambda r: r["histogram_equals_one_rank"])
+    return finish(
+        request, comm, ranks, device, gpu, records, "sdh-scaling", COLUMNS, lambda r: r["histogram_equals_one_rank"]
+    )
 
 
 def _root_pairs(n: int, ranks: int) -> int:
@@ -107,10 +138,12 @@ def check_sdh(request: SdhBenchRequest, counts: list[int], buckets: int, kernels
     runs = [(n, sdh_repeats(n) * len(counts) * blocks) for n in request.count]
     if len(counts) > 1:
         runs += [(weak_atoms(min(request.count), r), sdh_repeats(min(request.count)) * blocks) for r in counts]
-    resources.check_in_turn([histogram_estimate(n, buckets, backend, kernels, runs=k, label="bench sdh")
-                             for n, k in runs], f"bench sdh: {len(runs)} sizes on the {backend.upper()}")
+    resources.check_in_turn(
+        [histogram_estimate(n, buckets, backend, kernels, runs=k, label="bench sdh") for n, k in runs],
+        f"bench sdh: {len(runs)} sizes on the {backend.upper()}",
+    )
 
 
 def weak_atoms(n: int, ranks: int) -> int:
     """Atoms whose pairs per rank over ``ranks`` equal n's pairs on one: n * sqrt(ranks), rounded."""
-    return int(round(n * ranks ** 0.5))
+    return int(round(n * ranks**0.5))

@@ -28,15 +28,31 @@ RUNS = 2  # of each kernel, block and size in the estimate: the harness's warm-u
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-n", "--count", "--sizes", dest="count", type=functools.partial(cli.counts, lo=2, what="atoms"),
-                   default=[100_000], help="comma-separated atom counts, each at least 2 (default 100000)")
+    p.add_argument(
+        "-n",
+        "--count",
+        "--sizes",
+        dest="count",
+        type=functools.partial(cli.counts, lo=2, what="atoms"),
+        default=[100_000],
+        help="comma-separated atom counts, each at least 2 (default 100000)",
+    )
     p.add_argument("--kernel", type=cli.items, help="GPU: comma-separated kernels, or all (default)")
-    p.add_argument("--block", type=cli.counts,
-                   help=f"GPU: comma-separated block sizes, 1..1024 (default {DEFAULT_BLOCK})")
-    p.add_argument("--width", type=functools.partial(cli.number, what="bucket width"), default=500.0,
-                   help="bucket width (default 500)")
-    p.add_argument("--backend", default="gpu", choices=("gpu", "cpu"),
-                   help="gpu (default): the kernels; cpu: the CPU histogram, as a scaling table over MPI ranks")
+    p.add_argument(
+        "--block", type=cli.counts, help=f"GPU: comma-separated block sizes, 1..1024 (default {DEFAULT_BLOCK})"
+    )
+    p.add_argument(
+        "--width",
+        type=functools.partial(cli.number, what="bucket width"),
+        default=500.0,
+        help="bucket width (default 500)",
+    )
+    p.add_argument(
+        "--backend",
+        default="gpu",
+        choices=("gpu", "cpu"),
+        help="gpu (default): the kernels; cpu: the CPU histogram, as a scaling table over MPI ranks",
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,8 +93,10 @@ def check_arguments(request: SdhBenchRequest) -> SdhBenchRequest:
         given = [name for name in ("kernel", "block", "baseline") if getattr(request, name) is not None]
         if given:
             names = " and ".join(f"--{name}" for name in given)
-            raise UsageError(f"{names} appl{'ies' if len(given) == 1 else 'y'} to the GPU kernels; --backend cpu "
-                             f"times the CPU histogram: leave {'it' if len(given) == 1 else 'them'} out")
+            raise UsageError(
+                f"{names} appl{'ies' if len(given) == 1 else 'y'} to the GPU kernels; --backend cpu "
+                f"times the CPU histogram: leave {'it' if len(given) == 1 else 'them'} out"
+            )
         return request
     request = dataclasses.replace(request, kernel=request.kernel or ["all"], block=request.block or [DEFAULT_BLOCK])
     cli.choices(request.gpu_kernels, KERNELS, "kernel")
@@ -102,8 +120,10 @@ def run(request: SdhBenchRequest) -> int:
     kernels = cli.choices(request.gpu_kernels, KERNELS, "kernel")
     buckets = data.bucket_count(request.width)
     runs = RUNS * len(request.gpu_blocks)
-    resources.check_in_turn([histogram_estimate(n, buckets, "gpu", kernels, runs=runs, label="bench sdh")
-                             for n in request.count], f"bench sdh: {len(request.count)} sizes x {len(kernels)} kernels")
+    resources.check_in_turn(
+        [histogram_estimate(n, buckets, "gpu", kernels, runs=runs, label="bench sdh") for n in request.count],
+        f"bench sdh: {len(request.count)} sizes x {len(kernels)} kernels",
+    )
     if not gpu_status().available:
         raise BackendUnavailable(f"the sdh benchmark times GPU kernels: {gpu_status().reason}")
     from sim.sdh import gpu
@@ -124,12 +144,26 @@ def run(request: SdhBenchRequest) -> int:
                 print(f"kernel {kernel} block {block} disagrees at n={n}", file=sys.stderr)
                 failed = True
             pairs, ms = data.pair_count(n), timing.median
-            records.append({"n": n, "w": request.width, "backend": "gpu", "kernel": kernel, "block": block,
-                            **timing.fields("kernel_ms"), "pairs_per_s": pairs / (ms * 1e-3), "exact": exact,
-                            "speed_of_light": bench.speed_of_light(SPEC, Setup(n, 1.0, kernel, block, stats={
-                                "buckets": buckets}), {"histogram": ms}, True)})
-            print(f"n={n:,} {kernel} block {block}: {timing.text()} ms, {pairs / (ms * 1e-3):.4g} pairs/s",
-                  file=sys.stderr, flush=True)
+            records.append(
+                {
+                    "n": n,
+                    "w": request.width,
+                    "backend": "gpu",
+                    "kernel": kernel,
+                    "block": block,
+                    **timing.fields("kernel_ms"),
+                    "pairs_per_s": pairs / (ms * 1e-3),
+                    "exact": exact,
+                    "speed_of_light": bench.speed_of_light(
+                        SPEC, Setup(n, 1.0, kernel, block, stats={"buckets": buckets}), {"histogram": ms}, True
+                    ),
+                }
+            )
+            print(
+                f"n={n:,} {kernel} block {block}: {timing.text()} ms, {pairs / (ms * 1e-3):.4g} pairs/s",
+                file=sys.stderr,
+                flush=True,
+            )
         del points
         bench.release_memory()
     report = bench.report("sdh", records)
@@ -138,13 +172,17 @@ def run(request: SdhBenchRequest) -> int:
 
 
 def table(rep: dict) -> str:
-    lines = [f"sdh on {rep['device']} (commit {rep['commit']}, {rep['date']}); CUDA-event kernel times, "
-             "median ± 95% error (runs)",
-             f"{'n':>10} {'w':>7} {'kernel':>11} {'block':>5} {'kernel ms':>26} {'pairs/s':>12}"]
+    lines = [
+        f"sdh on {rep['device']} (commit {rep['commit']}, {rep['date']}); CUDA-event kernel times, "
+        "median ± 95% error (runs)",
+        f"{'n':>10} {'w':>7} {'kernel':>11} {'block':>5} {'kernel ms':>26} {'pairs/s':>12}",
+    ]
     for r in rep["results"]:
-        lines.append(f"{r['n']:>10} {r['w']:>7g} {r['kernel']:>11} {r['block']:>5} "
-                     f"{measure.figure_text(r, 'kernel_ms'):>26} {r['pairs_per_s']:>12.4g}"
-                     + ("" if r.get("exact", True) else "  WRONG COUNTS"))
+        lines.append(
+            f"{r['n']:>10} {r['w']:>7g} {r['kernel']:>11} {r['block']:>5} "
+            f"{measure.figure_text(r, 'kernel_ms'):>26} {r['pairs_per_s']:>12.4g}"
+            + ("" if r.get("exact", True) else "  WRONG COUNTS")
+        )
         lines += [f"{'':>10} {line}" for line in record_lines(r)]
     return "\n".join(lines)
 

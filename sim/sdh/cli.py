@@ -28,8 +28,14 @@ from sim.sdh import bands
 DEFAULT_BLOCK = 256
 DEFAULT_KERNELS = ("tensor", "fast")  # fastest first: the first that can run at the width and block is the default
 # Kernel pace on an H200 at W = 500 (bench/results/h200-sdh-*.json), for the time estimate only
-GPU_PAIRS_PER_SECOND = {"naive": 4.5e9, "naive-priv": 1.5e11, "tiled": 4.5e9, "tiled-priv": 2e11, "fast": 0.9e12,
-                        "tensor": 1.7e12}
+GPU_PAIRS_PER_SECOND = {
+    "naive": 4.5e9,
+    "naive-priv": 1.5e11,
+    "tiled": 4.5e9,
+    "tiled-priv": 2e11,
+    "fast": 0.9e12,
+    "tensor": 1.7e12,
+}
 
 
 @dataclass(frozen=True)
@@ -45,20 +51,39 @@ class SdhRequest:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("atoms", type=functools.partial(cli.count, lo=2, what="atoms"), metavar="N",
-                   help="number of atoms (>= 2; 10k, 1e6 and the like)")
-    p.add_argument("width", type=functools.partial(cli.number, what="bucket width"), metavar="W",
-                   help=f"bucket width (> 0; at most 1,000,000 buckets: W >= {23000 * 1.732 / 1e6:.4g})")
-    p.add_argument("block", type=functools.partial(cli.count, what="block size"), nargs="?", metavar="BLOCK",
-                   help=f"GPU: CUDA block size, 1..1024 (multiple of 32 for the fast kernel; default {DEFAULT_BLOCK})")
+    p.add_argument(
+        "atoms",
+        type=functools.partial(cli.count, lo=2, what="atoms"),
+        metavar="N",
+        help="number of atoms (>= 2; 10k, 1e6 and the like)",
+    )
+    p.add_argument(
+        "width",
+        type=functools.partial(cli.number, what="bucket width"),
+        metavar="W",
+        help=f"bucket width (> 0; at most 1,000,000 buckets: W >= {23000 * 1.732 / 1e6:.4g})",
+    )
+    p.add_argument(
+        "block",
+        type=functools.partial(cli.count, what="block size"),
+        nargs="?",
+        metavar="BLOCK",
+        help=f"GPU: CUDA block size, 1..1024 (multiple of 32 for the fast kernel; default {DEFAULT_BLOCK})",
+    )
     p.add_argument("--backend", default="cpu", choices=("cpu", "gpu"), help="default cpu")
-    p.add_argument("--kernel", type=cli.items,
-                   help="GPU: naive, naive-priv, tiled, tiled-priv, fast, tensor, all (those that can run "
-                        "at this width), or a comma-separated list; default: the fastest exact kernel that "
-                        "can run at this width and block, tensor (bucket widths above about 170 at block "
-                        "256), else fast")
-    p.add_argument("--compare", action="store_true",
-                   help="GPU: also compute on the CPU, print the difference histogram, exit 1 if any bucket differs")
+    p.add_argument(
+        "--kernel",
+        type=cli.items,
+        help="GPU: naive, naive-priv, tiled, tiled-priv, fast, tensor, all (those that can run "
+        "at this width), or a comma-separated list; default: the fastest exact kernel that "
+        "can run at this width and block, tensor (bucket widths above about 170 at block "
+        "256), else fast",
+    )
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="GPU: also compute on the CPU, print the difference histogram, exit 1 if any bucket differs",
+    )
 
 
 def _checked(request: SdhRequest) -> tuple[int, list[str], int]:
@@ -68,12 +93,21 @@ def _checked(request: SdhRequest) -> tuple[int, list[str], int]:
 
     buckets = data.bucket_count(request.width)  # WidthError (a UsageError): not positive, or past MAX_BUCKETS
     if request.backend != "gpu":
-        given = [name for name, on in (("BLOCK", request.block is not None), ("--kernel", request.kernel is not None),
-                                       ("--compare", request.compare)) if on]
+        given = [
+            name
+            for name, on in (
+                ("BLOCK", request.block is not None),
+                ("--kernel", request.kernel is not None),
+                ("--compare", request.compare),
+            )
+            if on
+        ]
         if given:
-            raise UsageError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend "
-                             "only: add --backend gpu, or leave "
-                             f"{'it' if len(given) == 1 else 'them'} out")
+            raise UsageError(
+                f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the GPU backend "
+                "only: add --backend gpu, or leave "
+                f"{'it' if len(given) == 1 else 'them'} out"
+            )
         return buckets, [], 0
     block = DEFAULT_BLOCK if request.block is None else request.block
     if not 1 <= block <= 1024:
@@ -103,8 +137,9 @@ def _slots(kernel: str, buckets: int) -> tuple:
     return (gpu.fine_slots(buckets),) if kernel == "tensor" else ()  # the course cube's counters
 
 
-def runnable(kernels: list[str], every: bool, n: int, buckets: int, blocks: list[int], device: int = 0,
-             say: bool = True) -> list[str]:
+def runnable(
+    kernels: list[str], every: bool, n: int, buckets: int, blocks: list[int], device: int = 0, say: bool = True
+) -> list[str]:
     """The kernels that can run with these settings and every block, all checked before any runs. A kernel
     named outright that cannot is a UsageError saying why; with ``every`` (``--kernel all``) it is left out
     with a line saying why (the tensor kernel at narrow buckets) where ``say`` (MPI: rank 0 alone)."""
@@ -136,8 +171,9 @@ def estimate(request: SdhRequest, buckets: int, kernels: list[str]) -> resources
     return histogram_estimate(request.atoms, buckets, request.backend, kernels, request.compare)
 
 
-def histogram_estimate(n: int, buckets: int, backend: str, kernels=(), compare: bool = False, runs: int = 1,
-                       label: str = "sdh") -> resources.Estimate:
+def histogram_estimate(
+    n: int, buckets: int, backend: str, kernels=(), compare: bool = False, runs: int = 1, label: str = "sdh"
+) -> resources.Estimate:
     """Memory and time of ``runs`` histograms of ``n`` atoms on the CPU, or of each of ``kernels`` on the GPU
     (and the CPU's once, with ``compare``); ``sdh`` and ``bench sdh`` alike."""
     from sim.sdh import data, sdh_cpu
@@ -150,8 +186,9 @@ def histogram_estimate(n: int, buckets: int, backend: str, kernels=(), compare: 
     if backend != "gpu":
         return resources.Estimate(f"{what} on the CPU", memory=host, seconds=runs * cpu_seconds)
     seconds = runs * sum(pairs / GPU_PAIRS_PER_SECOND[k] for k in kernels) + (cpu_seconds if compare else 0.0)
-    return resources.Estimate(f"{what} on the GPU", memory=host, seconds=seconds,
-                              gpu_memory=64 * n + 16 * buckets + (1 << 20))
+    return resources.Estimate(
+        f"{what} on the GPU", memory=host, seconds=seconds, gpu_memory=64 * n + 16 * buckets + (1 << 20)
+    )
 
 
 def run(request: SdhRequest) -> int:
@@ -168,8 +205,11 @@ def run(request: SdhRequest) -> int:
         return run_ranks(request, buckets, kernels, block, need)
     resources.check(need)
     if request.backend == "gpu" and need.long:
-        print("  each kernel runs as one launch: Ctrl-C takes effect when the running kernel ends",
-              file=sys.stderr, flush=True)
+        print(
+            "  each kernel runs as one launch: Ctrl-C takes effect when the running kernel ends",
+            file=sys.stderr,
+            flush=True,
+        )
     from sim.sdh import data, sdh_cpu
     from sim.sdh.output import format_histogram
 
@@ -226,8 +266,11 @@ def run_ranks(request: SdhRequest, buckets: int, kernels: list[str], block: int,
     root = comm.is_root
     if root:
         where = f"GPU {device} of each" if request.backend == "gpu" else "the CPU"
-        print(f"  {comm.size} ranks on {comm.hosts} host(s), {where}; messages: {link.describe()}",
-              file=sys.stderr, flush=True)
+        print(
+            f"  {comm.size} ranks on {comm.hosts} host(s), {where}; messages: {link.describe()}",
+            file=sys.stderr,
+            flush=True,
+        )
     pairs = data.pair_count(request.atoms)
     show = need.long and root
 
@@ -251,8 +294,12 @@ def run_ranks(request: SdhRequest, buckets: int, kernels: list[str], block: int,
         if root:
             label = "" if len(kernels) == 1 else f" ({kernel})"
             print(f"Running time for GPU version{label}: {result.wall_ms:0.5f} ms", flush=True)
-            print(f"  kernel ms per rank: {', '.join(f'{ms:.3f}' for ms in result.rank_ms)}; whole run (start to the "
-                  f"summed histogram on rank 0): {result.wall_ms:.3f} ms", file=sys.stderr, flush=True)
+            print(
+                f"  kernel ms per rank: {', '.join(f'{ms:.3f}' for ms in result.rank_ms)}; whole run (start to the "
+                f"summed histogram on rank 0): {result.wall_ms:.3f} ms",
+                file=sys.stderr,
+                flush=True,
+            )
     reference = cpu_counts("CPU histogram for --compare (rank 0's share)").counts if request.compare else None
     link.close()
     mpi.end()
@@ -285,7 +332,13 @@ def print_gpu_histograms(results: dict, kernels: list[str], reference, pairs: in
 
 
 COMMANDS = (
-    Command("sdh", "spatial distance histogram, course-compatible: ./SDH atoms width [block]", add_arguments, run,
-            "The histogram of all N(N-1)/2 distances of N atoms from glibc rand() after srand(1) in a cube of "
-            "side 23000, printed like the course's program.", request=SdhRequest),
+    Command(
+        "sdh",
+        "spatial distance histogram, course-compatible: ./SDH atoms width [block]",
+        add_arguments,
+        run,
+        "The histogram of all N(N-1)/2 distances of N atoms from glibc rand() after srand(1) in a cube of "
+        "side 23000, printed like the course's program.",
+        request=SdhRequest,
+    ),
 )

@@ -44,8 +44,10 @@ def bucket_count(width: float) -> int:
         raise WidthError(f"bucket width must be positive, got {width}")
     buckets = BOX_SIZE * 1.732 / width + 1  # float: a tiny width gives inf, not an exception
     if buckets > MAX_BUCKETS:
-        raise WidthError(f"bucket width {width:g} makes {buckets:.4g} buckets; at most {MAX_BUCKETS:,} "
-                         f"(a width of at least {MIN_WIDTH:.4g})")
+        raise WidthError(
+            f"bucket width {width:g} makes {buckets:.4g} buckets; at most {MAX_BUCKETS:,} "
+            f"(a width of at least {MIN_WIDTH:.4g})"
+        )
     return int(BOX_SIZE * 1.732 / width) + 1
 
 

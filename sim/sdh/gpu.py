@@ -23,8 +23,9 @@ def fine_slots(buckets: int) -> int:
     return (buckets + 1) ** 2 + 2
 
 
-def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
-                 slots: int | None = None) -> tuple[int, int, bool]:
+def launch_shape(
+    kernel: str, n: int, block: int, buckets: int, device: int = 0, slots: int | None = None
+) -> tuple[int, int, bool]:
     """(blocks, dynamic shared bytes, lane counters?); KernelError for a block size or bucket count it cannot take.
 
     The fast kernel counts per lane when the columns fit in shared memory, else per warp (atomics). The
@@ -33,8 +34,7 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
     if not 1 <= block <= 1024:
         raise KernelError(f"block size must be 1..1024, got {block}")
     if kernel in ("fast", "tensor") and block % 32:
-        raise KernelError(f"the {kernel} kernel works in whole warps: block size must be a multiple of 32, "
-                          f"got {block}")
+        raise KernelError(f"the {kernel} kernel works in whole warps: block size must be a multiple of 32, got {block}")
     if kernel in ("naive", "naive-priv"):
         blocks, shared = ceil_div(n, block), 0
     elif kernel in ("tiled", "tiled-priv"):
@@ -47,8 +47,9 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
         blocks = ceil_div(n, rows_per_block(kernel, block))
         shared = 40 * block + 4 * slots  # the tile's B columns (32 bytes) and C (8), the 32-bit counters
         if rows_per_block(kernel, block) * n >= 2**32:  # a block's pairs could overflow one 32-bit counter
-            raise KernelError(f"kernel {kernel} counts a block's pairs in 32-bit counters: at n={n:,} use a block "
-                              f"size below {block}")
+            raise KernelError(
+                f"kernel {kernel} counts a block's pairs in 32-bit counters: at n={n:,} use a block size below {block}"
+            )
     if kernel == "fast":
         warps = block // 32
         blocks = ceil_div(n, rows_per_block(kernel, block))
@@ -59,13 +60,17 @@ def launch_shape(kernel: str, n: int, block: int, buckets: int, device: int = 0,
     if kernel.endswith("priv"):
         shared += 8 * buckets
     if kernel == "tensor" and shared > limit:
-        raise KernelError(f"the tensor kernel keeps a counter per whole squared distance in buckets: {slots:,} "
-                          f"counters ({buckets:,} buckets) need {shared:,} bytes of shared memory at block {block} "
-                          f"({limit:,} available); in the course's cube it needs a bucket width above "
-                          f"{kernels.tensor_min_width(block, limit):.4g}")
+        raise KernelError(
+            f"the tensor kernel keeps a counter per whole squared distance in buckets: {slots:,} "
+            f"counters ({buckets:,} buckets) need {shared:,} bytes of shared memory at block {block} "
+            f"({limit:,} available); in the course's cube it needs a bucket width above "
+            f"{kernels.tensor_min_width(block, limit):.4g}"
+        )
     if shared > limit:
-        raise KernelError(f"kernel {kernel} needs {shared:,} bytes of shared memory for {buckets:,} buckets at block "
-                          f"{block} ({limit:,} available): use a larger bucket width or another kernel")
+        raise KernelError(
+            f"kernel {kernel} needs {shared:,} bytes of shared memory for {buckets:,} buckets at block "
+            f"{block} ({limit:,} available): use a larger bucket width or another kernel"
+        )
     return blocks, shared, lanes
 
 
@@ -82,19 +87,25 @@ def arguments(kernel: str, p, width: float, buckets: int) -> tuple[tuple, int | 
     if kernel != "tensor":
         return args, None, False
     qa, qb, cj, e, slots = squares.inputs(p, width, cupy)  # sdh/tensor.cuh's inputs and error bound
-    return (qa, qb, cj, x, y, z, np.int64(n), np.float64(width), np.int32(buckets), np.int32(slots),
-            np.float64(2.0 * e)), slots, squares.one_add(e)
+    return (
+        (qa, qb, cj, x, y, z, np.int64(n), np.float64(width), np.int32(buckets), np.int32(slots), np.float64(2.0 * e)),
+        slots,
+        squares.one_add(e),
+    )
 
 
 def from_row(args: tuple, first: int) -> tuple:
     """``arguments``'s arguments for the atoms from row ``first`` on (the ranks' bands, sim.sdh.bands): every
     per-atom array a view from that row, the atom count (the one int64) less ``first``; the rest as they are."""
-    return tuple(a[first:] if isinstance(a, cupy.ndarray) else np.int64(a - first) if isinstance(a, np.int64) else a
-                 for a in args)
+    return tuple(
+        a[first:] if isinstance(a, cupy.ndarray) else np.int64(a - first) if isinstance(a, np.int64) else a
+        for a in args
+    )
 
 
-def histogram(points, width: float, buckets: int, kernel: str = "fast", block: int = 256,
-              repeats: int = 1, device: int = 0) -> tuple[np.ndarray, float]:
+def histogram(
+    points, width: float, buckets: int, kernel: str = "fast", block: int = 256, repeats: int = 1, device: int = 0
+) -> tuple[np.ndarray, float]:
     """(counts int64, median kernel milliseconds over ``repeats`` runs, CUDA events, transfers excluded)."""
     with cupy.cuda.Device(device):
         run, hist, _ = launcher(points, width, buckets, kernel, block, device)
@@ -110,8 +121,7 @@ def histogram(points, width: float, buckets: int, kernel: str = "fast", block: i
         return hist.get().astype(np.int64), float(np.median(times))
 
 
-def measured_histogram(points, width: float, buckets: int, kernel: str = "fast", block: int = 256,
-                       device: int = 0):
+def measured_histogram(points, width: float, buckets: int, kernel: str = "fast", block: int = 256, device: int = 0):
     """(counts int64, ``sim.gpu.measure.Timing`` of the kernel in milliseconds): the benchmark's harness, the
     L2 cache flushed between runs where the atoms and counters fit in it."""
     from sim.cmdline import interrupts
@@ -119,8 +129,13 @@ def measured_histogram(points, width: float, buckets: int, kernel: str = "fast",
 
     with cupy.cuda.Device(device):
         run, hist, working_set = launcher(points, width, buckets, kernel, block, device)
-        timing = measure.measure(run, measure.EventClock(), setup=lambda: hist.fill(0),
-                                 flush=measure.l2_flush(working_set, device), between=interrupts.check)
+        timing = measure.measure(
+            run,
+            measure.EventClock(),
+            setup=lambda: hist.fill(0),
+            flush=measure.l2_flush(working_set, device),
+            between=interrupts.check,
+        )
         return hist.get().astype(np.int64), timing
 
 
@@ -140,5 +155,6 @@ def launcher(points, width, buckets, kernel, block, device=0):
 
     def run() -> None:
         fn((blocks,), (block,), (*args, hist), shared_mem=shared)
+
     working_set = hist.nbytes + sum(a.nbytes for a in args if isinstance(a, cupy.ndarray))
     return run, hist, working_set

@@ -64,12 +64,12 @@ def distance_density(r, sides) -> np.ndarray:
     volume = math.prod(sides)
     out = np.empty_like(r)
     for start in range(0, r.shape[0], CHUNK):
-        part = r[start:start + CHUNK]
+        part = r[start : start + CHUNK]
         if len(sides) == 2:
             angular = 4.0 * _quadrant(part, *sides)
-            out[start:start + CHUNK] = part * angular / volume**2
+            out[start : start + CHUNK] = part * angular / volume**2
         elif len(sides) == 3:
-            out[start:start + CHUNK] = part**2 * _angular_3d(part, *sides) / volume**2
+            out[start : start + CHUNK] = part**2 * _angular_3d(part, *sides) / volume**2
         else:
             raise ValueError(f"a box has 2 or 3 sides here, got {len(sides)}")
     return out
@@ -86,7 +86,7 @@ def ideal_pairs(n: int, sides, width: float, buckets: int) -> np.ndarray:
     edges[-1] = max(edges[-1], diagonal)
     edges = np.minimum(edges, diagonal)  # nothing lies beyond the diagonal
     # f(r) changes form where r passes a side or a face's diagonal: integrate between those too
-    kinks = [*sides, *(math.hypot(a, b) for i, a in enumerate(sides) for b in sides[i + 1:])]
+    kinks = [*sides, *(math.hypot(a, b) for i, a in enumerate(sides) for b in sides[i + 1 :])]
     cuts = np.union1d(edges, [k for k in kinks if edges[0] < k < edges[-1]])
     lo, hi = cuts[:-1, None], cuts[1:, None]
     x, w = np.polynomial.legendre.leggauss(R_NODES)

@@ -34,14 +34,17 @@ class BucketInspector(Inspector):
         count = int(counts[item])
         expected = float(scene.ideal_pairs()[item])
         last = " and beyond (far corners)" if item == counts.shape[0] - 1 else ""
-        return {"bucket": f"{item} of {counts.shape[0]}",
-                "distance": f"{item * width:.6g} .. {(item + 1) * width:.6g}{last}",
-                "pairs": f"{count:,}",
-                "share": f"{count / max(scene.total_pairs(), 1):.4%} of all pairs"
-                + (" (impossible: below 0 or above N(N-1)/2)" if scene.impossible(np.array(count, np.int64)) else ""),
-                "g(r)": f"{count / expected:.4g} (an ideal gas in the cube: {expected:,.0f} pairs)" if expected > 0
-                else "-",
-                "counted on": f"{scene.backend.upper()} ({scene.counted_with if scene.backend == 'gpu' else 'numba'})"}
+        return {
+            "bucket": f"{item} of {counts.shape[0]}",
+            "distance": f"{item * width:.6g} .. {(item + 1) * width:.6g}{last}",
+            "pairs": f"{count:,}",
+            "share": f"{count / max(scene.total_pairs(), 1):.4%} of all pairs"
+            + (" (impossible: below 0 or above N(N-1)/2)" if scene.impossible(np.array(count, np.int64)) else ""),
+            "g(r)": f"{count / expected:.4g} (an ideal gas in the cube: {expected:,.0f} pairs)"
+            if expected > 0
+            else "-",
+            "counted on": f"{scene.backend.upper()} ({scene.counted_with if scene.backend == 'gpu' else 'numba'})",
+        }
 
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
         """The bucket's count from the GPU kernel and from the exact CPU histogram."""

@@ -84,5 +84,14 @@ def models(setup) -> dict:
     else:  # dx, dy, dz; three squares; two sums; sqrt; / w (sqrt and division counted once each)
         flops, kind = 10.0, "fp32" if kernel == "fast" else "fp64"
         note = "float32 distances, float64 recheck near edges" if kernel == "fast" else "float64 distance per pair"
-    return {"histogram": StageModel(bytes_min=least / pairs, bytes_actual=moved / pairs, flops=flops,
-                                    units=pairs * setup.steps, per="pair", flop_kind=kind, note=note)}
+    return {
+        "histogram": StageModel(
+            bytes_min=least / pairs,
+            bytes_actual=moved / pairs,
+            flops=flops,
+            units=pairs * setup.steps,
+            per="pair",
+            flop_kind=kind,
+            note=note,
+        )
+    }

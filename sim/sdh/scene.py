@@ -36,8 +36,16 @@ class HistogramScene(Scene):
     inspector_type = BucketInspector
     default_seed = 1
 
-    def __init__(self, preset: str | None = None, backend: str = "cpu", n: int | None = None, seed: int | None = None,
-                 variant: str | None = None, block: Any = None, device: int = 0) -> None:
+    def __init__(
+        self,
+        preset: str | None = None,
+        backend: str = "cpu",
+        n: int | None = None,
+        seed: int | None = None,
+        variant: str | None = None,
+        block: Any = None,
+        device: int = 0,
+    ) -> None:
         self.settings = HistogramSettings()
         self.counts = np.zeros(1, np.int64)
         self.last_ms = 0.0
@@ -96,29 +104,38 @@ class HistogramScene(Scene):
             reference = sdh_cpu.histogram(self.points, width, buckets)
             differ = counts != reference
             self.reference = reference
-            self.checks.record("the exact CPU histogram", differ, checked,
-                              {"pairs differing": int(np.abs(counts - reference).sum())}, unit="buckets")
+            self.checks.record(
+                "the exact CPU histogram",
+                differ,
+                checked,
+                {"pairs differing": int(np.abs(counts - reference).sum())},
+                unit="buckets",
+            )
 
     def _gpu_histogram(self, gpu, width: float, buckets: int) -> tuple[np.ndarray, float]:
         """The chosen kernel's histogram or, where it cannot count at this width and block (gpu.KernelError,
         remembered so it is not retried every step), the next in kernels.FASTEST_FIRST's order that can."""
         order = kernels.FASTEST_FIRST
         chosen = self.knobs.variant
-        tried = [chosen, *(order[order.index(chosen) + 1:] if chosen in order else ())]
+        tried = [chosen, *(order[order.index(chosen) + 1 :] if chosen in order else ())]
         for kernel in tried:
             key = (kernel, width, self.knobs.block, self.n)
             if key in self._refused:
                 continue
             try:
-                counts, ms = gpu.histogram(self.device_points, width, buckets, kernel, self.knobs.block,
-                                           device=self.device)
+                counts, ms = gpu.histogram(
+                    self.device_points, width, buckets, kernel, self.knobs.block, device=self.device
+                )
             except gpu.KernelError as exc:
                 self._refused[key] = str(exc)
                 continue
             self.counted_with = kernel
             why = self._refused.get((self.knobs.variant, width, self.knobs.block, self.n))
-            self.backend_note = (f"{self.knobs.variant} cannot count at width {width:g}: {why}; counted with {kernel}"
-                                 if kernel != self.knobs.variant else self._backend_note)
+            self.backend_note = (
+                f"{self.knobs.variant} cannot count at width {width:g}: {why}; counted with {kernel}"
+                if kernel != self.knobs.variant
+                else self._backend_note
+            )
             return counts, ms
         raise gpu.KernelError(self._refused[(self.knobs.variant, width, self.knobs.block, self.n)])
 
@@ -134,8 +151,9 @@ class HistogramScene(Scene):
         """A histogram counted outside the scene (a user's kernel, unsigned): its impossible buckets marked."""
         self.counts = np.asarray(counts).astype(np.int64)  # past 2^63: negative, and so impossible
         bad = self.impossible(self.counts)
-        self.checks.mark_suspect(bad, f"{int(bad.sum()):,} buckets below 0 or above N(N-1)/2 (marked red)" if bad.any()
-                          else finite.CLEAN)
+        self.checks.mark_suspect(
+            bad, f"{int(bad.sum()):,} buckets below 0 or above N(N-1)/2 (marked red)" if bad.any() else finite.CLEAN
+        )
 
     # --- the histogram from a user's kernel (sim.sdh.user_stage) ------------------------------------------
     def user_stage_inputs(self, stage: str) -> dict:
@@ -147,14 +165,22 @@ class HistogramScene(Scene):
         self.take_counts(outputs["hist"])
         self.reference = None  # the built-in check's CPU histogram says nothing about this one
         if comparison is not None:
-            self.checks.record_user("the exact CPU histogram", comparison,
-                                   {"buckets differing": comparison.mismatches}, unit="buckets")
+            self.checks.record_user(
+                "the exact CPU histogram", comparison, {"buckets differing": comparison.mismatches}, unit="buckets"
+            )
 
     def stats(self) -> dict:
         pairs = self.total_pairs()
-        return {"n": self.n, "buckets": self.counts.shape[0], "pairs": pairs, "histogram_ms": self.last_ms,
-                "pairs_per_s": pairs / (self.last_ms * 1e-3) if self.last_ms else 0.0, "steps": self.steps,
-                "sim_time": 0.0, finite.STAT_KEY: self.checks.suspect_note}
+        return {
+            "n": self.n,
+            "buckets": self.counts.shape[0],
+            "pairs": pairs,
+            "histogram_ms": self.last_ms,
+            "pairs_per_s": pairs / (self.last_ms * 1e-3) if self.last_ms else 0.0,
+            "steps": self.steps,
+            "sim_time": 0.0,
+            finite.STAT_KEY: self.checks.suspect_note,
+        }
 
     def ideal_pairs(self) -> np.ndarray:
         """The pairs an ideal gas of as many atoms in the atoms' cube puts in each bucket (kept while the
@@ -176,12 +202,17 @@ class HistogramScene(Scene):
         buckets = np.arange(counts.shape[0])
         series = [Series("pairs", edges, counts, "stairs", items=buckets)]
         if bad is not None:
-            series += finite.marks(edges, counts, finite.span(counts)[1], buckets,
-                                   f"{int(bad.sum()):,} impossible counts (not drawn)")
+            series += finite.marks(
+                edges, counts, finite.span(counts)[1], buckets, f"{int(bad.sum()):,} impossible counts (not drawn)"
+            )
         histogram = Plot("distance histogram", series, "r", "pairs")
-        rdf = Plot("g(r) against an ideal gas in the cube",
-                   [Series("g(r)", edges[:g.size] + 0.5 * width, g, "line", GREEN, items=buckets[:g.size])], "r",
-                   "g(r)", hlines=(1.0,))
+        rdf = Plot(
+            "g(r) against an ideal gas in the cube",
+            [Series("g(r)", edges[: g.size] + 0.5 * width, g, "line", GREEN, items=buckets[: g.size])],
+            "r",
+            "g(r)",
+            hlines=(1.0,),
+        )
         return PlotsView([histogram, rdf], columns=1)
 
     @property

@@ -47,8 +47,9 @@ def course_buckets(p: np.ndarray, i: np.ndarray, j: np.ndarray, width: float, bu
     return np.minimum((dist / width).astype(np.int64), buckets - 1)
 
 
-def histogram(points: np.ndarray, width: float, buckets: int, rows: int = 256,
-              band: tuple[int, int] | None = None) -> tuple[np.ndarray, int]:
+def histogram(
+    points: np.ndarray, width: float, buckets: int, rows: int = 256, band: tuple[int, int] | None = None
+) -> tuple[np.ndarray, int]:
     """(counts int64, pairs rechecked) by the tensor kernel's method, ``rows`` rows of pairs at a time: the
     pairs (i, j > i) of rows i in ``band`` [first, last) (every row without), inputs made from every point
     (as the ranks' bands, sim.sdh.bands)."""

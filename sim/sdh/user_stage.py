@@ -73,6 +73,11 @@ class HistogramStage:
 def arrays(points: np.ndarray, width: float, buckets: int) -> Arrays:
     """The stage's inputs for ``points`` (n, 3) counted in ``buckets`` buckets of ``width``."""
     p = np.asarray(points, np.float64)
-    return {"x": np.ascontiguousarray(p[:, 0]), "y": np.ascontiguousarray(p[:, 1]),
-            "z": np.ascontiguousarray(p[:, 2]), "n": np.int64(p.shape[0]), "w": np.float64(width),
-            "nb": np.int32(buckets)}
+    return {
+        "x": np.ascontiguousarray(p[:, 0]),
+        "y": np.ascontiguousarray(p[:, 1]),
+        "z": np.ascontiguousarray(p[:, 2]),
+        "n": np.int64(p.shape[0]),
+        "w": np.float64(width),
+        "nb": np.int32(buckets),
+    }

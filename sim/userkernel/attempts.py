@@ -55,12 +55,12 @@ class Attempt:
         if not self.steps:
             return None
         if self._median is None:
-            self._median = float(np.nanmedian(self._times[:min(self.steps, KEPT)]))
+            self._median = float(np.nanmedian(self._times[: min(self.steps, KEPT)]))
         return self._median
 
     @property
     def verdict(self) -> str:
-        """"yes", "no: 12 wrong", "failed", "does not compile", or "-" (not compared: verification off)."""
+        """ "yes", "no: 12 wrong", "failed", "does not compile", or "-" (not compared: verification off)."""
         if not self.compiles:
             return "does not compile"
         if self.error:

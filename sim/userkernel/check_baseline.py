@@ -21,8 +21,9 @@ def _whole(value, least: int) -> bool:
 
 
 def _time(value) -> bool:
-    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
-                             and math.isfinite(value) and value >= 0)
+    return value is None or (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    )
 
 
 # What check --json writes in each field the comparison reads: checked once, at load
@@ -42,10 +43,10 @@ def _case_problem(case) -> str:
         return "is not a case (an object of fields)"
     missing = [name for name in REQUIRED if name not in case]
     if missing:
-        return f"has no \"{missing[0]}\""
+        return f'has no "{missing[0]}"'
     for name, (valid, expected) in CASE_SCHEMA.items():
         if name in case and not valid(case[name]):
-            return f"field \"{name}\" is not {expected}"
+            return f'field "{name}" is not {expected}'
     return ""
 
 
@@ -53,10 +54,14 @@ def load(path: str) -> dict:
     """The check report in ``path``; UsageError (exit 2) naming the file when it is not one."""
     report = read_json(path, "baseline", SIZE_LIMIT)
     if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
-        hint = " (a bench report: compare it with bench --baseline)" if isinstance(report, dict) and \
-            "results" in report else ""
-        raise UsageError(f"baseline {path!r} is not a check report (no \"cases\" list; write one with check --json)"
-                         + hint)
+        hint = (
+            " (a bench report: compare it with bench --baseline)"
+            if isinstance(report, dict) and "results" in report
+            else ""
+        )
+        raise UsageError(
+            f'baseline {path!r} is not a check report (no "cases" list; write one with check --json)' + hint
+        )
     for name in ("scene", "stage"):
         if not isinstance(report.get(name), str):
             raise UsageError(f"baseline {path!r} does not say its {name} (a check --json report does)")
@@ -80,8 +85,10 @@ def argument(path: str) -> dict:
 def same_stage(old: dict, scene: str, stage: str) -> None:
     """UsageError unless the baseline checked the same scene and stage."""
     if (old["scene"], old["stage"]) != (scene, stage):
-        raise UsageError(f"baseline {old['path']!r} is a check of {old['scene']} {old['stage']}, not of {scene} "
-                         f"{stage}: compare with a check --json of the same stage")
+        raise UsageError(
+            f"baseline {old['path']!r} is a check of {old['scene']} {old['stage']}, not of {scene} "
+            f"{stage}: compare with a check --json of the same stage"
+        )
 
 
 def _correct(case: dict) -> str:
@@ -96,8 +103,10 @@ def _ms(value) -> str:
 
 def comparison(new: dict, old: dict) -> str:
     """Each case of ``new`` (this check's record) beside the same size and seed in ``old``."""
-    lines = [f"against the baseline {old['path']} ({old.get('file', '?')}; {old.get('device') or '?'}, commit "
-             f"{old.get('commit') or '?'}, {old.get('date') or '?'})"]
+    lines = [
+        f"against the baseline {old['path']} ({old.get('file', '?')}; {old.get('device') or '?'}, commit "
+        f"{old.get('commit') or '?'}, {old.get('date') or '?'})"
+    ]
     if old.get("device") != new.get("device"):
         then, now = old.get("device") or "?", new.get("device") or "?"
         lines.append(f"  note: the baseline ran on {then}, this check on {now}")
@@ -113,11 +122,15 @@ def comparison(new: dict, old: dict) -> str:
             lines.append(f"{head} {'-':>10} {_ms(case['ms']):>10} {'-':>9}  not in the baseline -> {_correct(case)}")
             continue
         ratio = f"{case['ms'] / then['ms']:.3f}" if case["ms"] is not None and then.get("ms") else "-"
-        lines.append(f"{head} {_ms(then.get('ms')):>10} {_ms(case['ms']):>10} {ratio:>9}  "
-                     f"{_correct(then)} -> {_correct(case)}")
+        lines.append(
+            f"{head} {_ms(then.get('ms')):>10} {_ms(case['ms']):>10} {ratio:>9}  {_correct(then)} -> {_correct(case)}"
+        )
     if olds:
         named = [f"size {size:,} seed {seed}" for size, seed in sorted(olds)[:SHOWN]]
         more = f" and {len(olds) - SHOWN:,} more" if len(olds) > SHOWN else ""
-        lines.append(f"  {len(olds):,} case{'s' if len(olds) != 1 else ''} of the baseline not run now: "
-                     + "; ".join(named) + more)
+        lines.append(
+            f"  {len(olds):,} case{'s' if len(olds) != 1 else ''} of the baseline not run now: "
+            + "; ".join(named)
+            + more
+        )
     return "\n".join(lines)

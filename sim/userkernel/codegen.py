@@ -72,12 +72,25 @@ def as_json(fp: footprint.Footprint | None, block, shared: int, tgt: Target) -> 
     if fp is None:
         return None
     occ = occupancy(fp, block, shared, tgt)
-    return {"arch": tgt.arch, "registers": fp.registers, "static_shared": fp.static_shared,
-            "dynamic_shared": shared, "stack_frame": fp.stack_frame, "spill_stores": fp.spill_stores,
-            "spill_loads": fp.spill_loads, "barriers": fp.barriers,
-            "occupancy": None if occ is None else {"fraction": occ.fraction, "blocks": occ.blocks,
-                                                    "warps": occ.warps, "limiter": occ.limiter,
-                                                    "limits": tgt.where}}
+    return {
+        "arch": tgt.arch,
+        "registers": fp.registers,
+        "static_shared": fp.static_shared,
+        "dynamic_shared": shared,
+        "stack_frame": fp.stack_frame,
+        "spill_stores": fp.spill_stores,
+        "spill_loads": fp.spill_loads,
+        "barriers": fp.barriers,
+        "occupancy": None
+        if occ is None
+        else {
+            "fraction": occ.fraction,
+            "blocks": occ.blocks,
+            "warps": occ.warps,
+            "limiter": occ.limiter,
+            "limits": tgt.where,
+        },
+    }
 
 
 class Report(NamedTuple):

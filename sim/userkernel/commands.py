@@ -82,9 +82,12 @@ def run_template(args: TemplateRequest) -> int:
     if "\n" not in quoted and "\r" not in quoted:  # the header's commands name the file written, to paste
         text = text.replace(f"--kernel-file {os.path.basename(stage.template)}", f"--kernel-file {quoted}")
     write_text(args.output, text, "template file")
-    print(f"wrote the {s.name} {stage.name} template to {args.output}; next:\n"
-          f"  python main.py check {s.name} --kernel-file {quoted}\n"
-          f"  python main.py view {s.name} --kernel-file {quoted}", file=sys.stderr)
+    print(
+        f"wrote the {s.name} {stage.name} template to {args.output}; next:\n"
+        f"  python main.py check {s.name} --kernel-file {quoted}\n"
+        f"  python main.py view {s.name} --kernel-file {quoted}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -100,12 +103,22 @@ def _add_kernel_arguments(p: argparse.ArgumentParser, repeats: int) -> None:
     p.add_argument("scene", help="the scene whose stage the kernel replaces")
     p.add_argument("--kernel-file", required=True, metavar="FILE", help="your kernel (.cu), read as text")
     p.add_argument("--stage", help="the stage it replaces (default: the scene's first); stages: " + stages_text())
-    p.add_argument("--block", type=cli.block, help="CUDA block: threads (256) or a 2D shape (32x8); default the "
-                                                   "stage's")
-    p.add_argument("--repeats", type=cli.positive_int, default=repeats,
-                   help=f"timed launches after a warm-up; the median counts (default {repeats})")
-    p.add_argument("--time-limit", type=_seconds, default=5.0, metavar="S",
-                   help="seconds one launch may take before it is stopped (default 5)")
+    p.add_argument(
+        "--block", type=cli.block, help="CUDA block: threads (256) or a 2D shape (32x8); default the stage's"
+    )
+    p.add_argument(
+        "--repeats",
+        type=cli.positive_int,
+        default=repeats,
+        help=f"timed launches after a warm-up; the median counts (default {repeats})",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=_seconds,
+        default=5.0,
+        metavar="S",
+        help="seconds one launch may take before it is stopped (default 5)",
+    )
 
 
 def _block(adapter, given, stage):
@@ -149,8 +162,11 @@ def _compiles(src, command: str, arch: str | None = None):
     except CompileFailed as exc:
         errors = sum(d.severity == "error" for d in exc.diagnostics)
         print(*exc.diagnostics, sep="\n", file=sys.stderr)
-        print(f"kernel-lab {command}: {src.name} does not compile ({errors} error{'s' if errors != 1 else ''}); "
-              "nothing was run", file=sys.stderr)
+        print(
+            f"kernel-lab {command}: {src.name} does not compile ({errors} error{'s' if errors != 1 else ''}); "
+            "nothing was run",
+            file=sys.stderr,
+        )
         return None
     print(*warnings, sep="\n", file=sys.stderr, end="\n" if warnings else "")
     return checked
@@ -168,26 +184,33 @@ def _sandbox_stop(exc: SandboxError, src, command: str) -> int:
 # --- check ------------------------------------------------------------------------------------------------
 def add_check_arguments(p: argparse.ArgumentParser) -> None:
     _add_kernel_arguments(p, CHECK_REPEATS)
-    p.add_argument("--sizes", type=cli.counts, help="comma-separated item counts (default: the stage's edge sizes "
-                                                    "and a large one)")
-    p.add_argument("--seeds", type=_seeds, default=3, metavar="K",
-                   help="random inputs for each size, seeds 0..K-1 (default 3)")
+    p.add_argument(
+        "--sizes", type=cli.counts, help="comma-separated item counts (default: the stage's edge sizes and a large one)"
+    )
+    p.add_argument(
+        "--seeds", type=_seeds, default=3, metavar="K", help="random inputs for each size, seeds 0..K-1 (default 3)"
+    )
     p.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE, or - for stdout")
-    p.add_argument("--baseline", metavar="OLD.json", type=check_baseline.argument,
-                   help="an earlier check --json of the same stage: print each case's kernel time and "
-                        "correctness then and now")
+    p.add_argument(
+        "--baseline",
+        metavar="OLD.json",
+        type=check_baseline.argument,
+        help="an earlier check --json of the same stage: print each case's kernel time and correctness then and now",
+    )
     sanitize_check.add_argument(p)
     p.add_argument("--ptx", metavar="FILE", help="write the PTX NVRTC makes of the kernel to FILE")
-    p.add_argument("--sass", metavar="FILE", help="write its SASS to FILE (needs cuobjdump or nvdisasm, from the "
-                                                  "CUDA toolkit)")
+    p.add_argument(
+        "--sass", metavar="FILE", help="write its SASS to FILE (needs cuobjdump or nvdisasm, from the CUDA toolkit)"
+    )
 
 
 def _seeds(text: str) -> int:
     """--seeds K: seeds 0..K-1, each a generator's 32-bit seed (so K is at most 2^32)."""
     count = cli.positive_int(text)
     if count > cli.SEED_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be at most {cli.SEED_LIMIT:,} (seeds 0..K-1 are 32-bit), "
-                                         f"got {cli.count_text(count)}")
+        raise argparse.ArgumentTypeError(
+            f"must be at most {cli.SEED_LIMIT:,} (seeds 0..K-1 are 32-bit), got {cli.count_text(count)}"
+        )
     return count
 
 
@@ -219,11 +242,14 @@ def run_check(args: CheckRequest) -> int:
     for line in codegen.write_listings(src, args.ptx, args.sass, tgt.arch):
         print(f"kernel-lab check: {line}", file=sys.stderr)
     figure = speed.grader_figures(_spec(src.scene), src, adapter, block)
-    with Sandbox(args.time_limit) as box, progress.Progress(f"check {src.variant}", len(sizes) * len(seeds),
-                                                           "cases", show=estimate.long) as bar:
+    with (
+        Sandbox(args.time_limit) as box,
+        progress.Progress(f"check {src.variant}", len(sizes) * len(seeds), "cases", show=estimate.long) as bar,
+    ):
         try:
-            cases = grader.grade(src, adapter, sizes, seeds, block, box, args.repeats,
-                                 lambda done: bar.advance(1), first, figure)
+            cases = grader.grade(
+                src, adapter, sizes, seeds, block, box, args.repeats, lambda done: bar.advance(1), first, figure
+            )
         except SandboxError as exc:
             if exc.kind == "no-gpu":  # what the compiler made is known without one
                 print(*built.lines, sep="\n", file=sys.stderr if args.json == "-" else sys.stdout)
@@ -231,13 +257,20 @@ def run_check(args: CheckRequest) -> int:
     device = next((c.result.device for c in cases if c.result), "")
     wrong = sum(not c.correct for c in cases)
     advice = hints(cases, adapter.item, grader.builds_without_fma(adapter))
-    lines = [f"check {src.scene} {src.stage.name}: {src.name} on {device or 'the GPU'}, block "
-             f"{cli.block_text(block)}, median of {args.repeats} launches after a warm-up (ms)",
-             grader.table(cases, src.variant, adapter.builtin), *grader.details(cases, adapter.item),
-             *speed.lines(cases[-1].speed, src.variant, f"speed of light at {sizes[-1]:,} {adapter.item}s, seed "
-                                                        f"{cases[-1].seed} (* yours):"),
-             *built.lines, *(f"hint: {line}" for line in advice),
-             f"{len(cases) - wrong} of {len(cases)} cases correct" + ("" if not wrong else f"; {wrong} wrong")]
+    lines = [
+        f"check {src.scene} {src.stage.name}: {src.name} on {device or 'the GPU'}, block "
+        f"{cli.block_text(block)}, median of {args.repeats} launches after a warm-up (ms)",
+        grader.table(cases, src.variant, adapter.builtin),
+        *grader.details(cases, adapter.item),
+        *speed.lines(
+            cases[-1].speed,
+            src.variant,
+            f"speed of light at {sizes[-1]:,} {adapter.item}s, seed {cases[-1].seed} (* yours):",
+        ),
+        *built.lines,
+        *(f"hint: {line}" for line in advice),
+        f"{len(cases) - wrong} of {len(cases)} cases correct" + ("" if not wrong else f"; {wrong} wrong"),
+    ]
     record = grader.record(cases, src, block, device, git_commit(), advice)
     if args.baseline is not None:
         lines.append(check_baseline.comparison(record, args.baseline))
@@ -283,29 +316,42 @@ def run_bench(args: KernelBenchRequest) -> int:
     times = {src.variant: result.ms, **result.builtin_ms}
     medians = {name: float(np.median(ms)) if ms else None for name, ms in times.items()}
     mine = medians[src.variant]
-    found = speed.perfs(_spec(src.scene), src.stage, adapter, inputs, block, medians, speed.device_peaks(),
-                        expected)
-    lines = [f"bench {src.scene} {src.stage.name} on {result.device}: {size:,} {adapter.item}s, block "
-             f"{cli.block_text(block)}, median of {args.repeats} launches after a warm-up",
-             f"  {'variant':<24}{'ms':>12}{'time vs yours':>15}"]
+    found = speed.perfs(_spec(src.scene), src.stage, adapter, inputs, block, medians, speed.device_peaks(), expected)
+    lines = [
+        f"bench {src.scene} {src.stage.name} on {result.device}: {size:,} {adapter.item}s, block "
+        f"{cli.block_text(block)}, median of {args.repeats} launches after a warm-up",
+        f"  {'variant':<24}{'ms':>12}{'time vs yours':>15}",
+    ]
     for name, ms in medians.items():
         ratio = f"{ms / mine:.2f}x" if ms and mine else "-"
         lines.append(f"  {name:<24}{'-' if ms is None else format(ms, '.4f'):>12}{ratio:>15}")
     lines += speed.lines(found, src.variant, "  speed of light (* yours):", "  ")
     lines += [f"  {line}" for line in built.lines]
     if not correct:
-        lines.append(f"  your kernel's result is wrong ({comparison.mismatches:,} {adapter.item}s differ"
-                     + "".join(f"; {m}" for m in result.overflow) + f"): check {src.scene} --kernel-file "
-                     f"{src.name} shows where")
+        lines.append(
+            f"  your kernel's result is wrong ({comparison.mismatches:,} {adapter.item}s differ"
+            + "".join(f"; {m}" for m in result.overflow)
+            + f"): check {src.scene} --kernel-file "
+            f"{src.name} shows where"
+        )
     block_field = list(block) if isinstance(block, tuple) else block
     workload = f"{src.scene} {src.stage.name}"
-    report = {"device": result.device, "commit": git_commit(),
-              "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-              "workload": workload, "file": src.name, "size": size, "block": block_field, "correct": correct,
-              # each record names its configuration (sim.cmdline.baseline.KEYS): --baseline compares record by record
-              "results": [{"stage": workload, "n": size, "variant": name, "block": block_field,
-                           "median_ms": medians[name], "ms": ms} for name, ms in times.items()],
-              "compiled": built.json}
+    report = {
+        "device": result.device,
+        "commit": git_commit(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "workload": workload,
+        "file": src.name,
+        "size": size,
+        "block": block_field,
+        "correct": correct,
+        # each record names its configuration (sim.cmdline.baseline.KEYS): --baseline compares record by record
+        "results": [
+            {"stage": workload, "n": size, "variant": name, "block": block_field, "median_ms": medians[name], "ms": ms}
+            for name, ms in times.items()
+        ],
+        "compiled": built.json,
+    }
     for r in report["results"]:
         if r["variant"] in found:
             r["speed_of_light"] = speed.as_json(found[r["variant"]])

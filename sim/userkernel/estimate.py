@@ -40,6 +40,7 @@ def _per_size(adapter):
     def at(size: int) -> tuple[float, float]:
         slope_in, slope_out = (in_hi - in_lo) / (hi - lo), (out_hi - out_lo) / (hi - lo)
         return max(in_lo + slope_in * (size - lo), 0.0), max(out_lo + slope_out * (size - lo), 0.0)
+
     return at
 
 
@@ -56,6 +57,8 @@ def check_estimate(spec, stage, adapter, sizes: list[int], seeds: int) -> resour
         case = CASE_SECONDS + (2 * made + 2 * out) / HOST_BYTES_PER_S + twin
         seconds += seeds * case
     shown = ", ".join(count_text(size) for size in sizes)
-    what = (f"check {spec.name} {stage.name}: {len(sizes) * seeds:,} case{'s' if len(sizes) * seeds != 1 else ''} "
-            f"(size{'s' if len(sizes) != 1 else ''} {shown} x {count_text(seeds)} seed{'s' if seeds != 1 else ''})")
+    what = (
+        f"check {spec.name} {stage.name}: {len(sizes) * seeds:,} case{'s' if len(sizes) * seeds != 1 else ''} "
+        f"(size{'s' if len(sizes) != 1 else ''} {shown} x {count_text(seeds)} seed{'s' if seeds != 1 else ''})"
+    )
     return resources.Estimate(what, memory=int(min(held + peak, 1 << 80)), seconds=seconds)

@@ -109,13 +109,18 @@ def limits_of(arch: str, props: dict | None = None) -> SmLimits | None:
     if not props:
         return base
     base = base or LIMITS["sm_90"]  # a newer target: its device's figures, the allocation units of Hopper
-    return SmLimits(arch, int(props.get("regsPerMultiprocessor") or base.registers),
-                    int(props.get("maxThreadsPerMultiProcessor") or base.threads),
-                    int(props.get("maxBlocksPerMultiProcessor") or base.blocks),
-                    int(props.get("sharedMemPerMultiprocessor") or base.shared),
-                    int(props.get("sharedMemPerBlockOptin") or base.shared_per_block),
-                    base.register_unit, base.shared_unit,
-                    int(props.get("reservedSharedMemPerBlock", base.shared_reserved)), base.max_registers)
+    return SmLimits(
+        arch,
+        int(props.get("regsPerMultiprocessor") or base.registers),
+        int(props.get("maxThreadsPerMultiProcessor") or base.threads),
+        int(props.get("maxBlocksPerMultiProcessor") or base.blocks),
+        int(props.get("sharedMemPerMultiprocessor") or base.shared),
+        int(props.get("sharedMemPerBlockOptin") or base.shared_per_block),
+        base.register_unit,
+        base.shared_unit,
+        int(props.get("reservedSharedMemPerBlock", base.shared_reserved)),
+        base.max_registers,
+    )
 
 
 @dataclass(frozen=True)
@@ -132,8 +137,10 @@ class Occupancy:
     def text(self) -> str:
         if not self.blocks:
             return f"none: {self.limiter}"
-        return (f"{self.fraction:.0%} ({self.blocks} block{'s' if self.blocks != 1 else ''} of {self.threads} "
-                f"threads, {self.warps} warps an SM; limited by {self.limiter})")
+        return (
+            f"{self.fraction:.0%} ({self.blocks} block{'s' if self.blocks != 1 else ''} of {self.threads} "
+            f"threads, {self.warps} warps an SM; limited by {self.limiter})"
+        )
 
 
 def occupancy(fp: Footprint, threads: int, dynamic_shared: int, limits: SmLimits) -> Occupancy:
@@ -141,19 +148,34 @@ def occupancy(fp: Footprint, threads: int, dynamic_shared: int, limits: SmLimits
     occupancy calculator's arithmetic): the fewest blocks the registers, the shared memory, the threads and
     the block slots allow."""
     warps_per_block = ceil_div(threads, WARP)
-    shared = ceil_div(fp.static_shared + dynamic_shared + limits.shared_reserved, limits.shared_unit) \
-        * limits.shared_unit
+    shared = (
+        ceil_div(fp.static_shared + dynamic_shared + limits.shared_reserved, limits.shared_unit) * limits.shared_unit
+    )
     if fp.static_shared + dynamic_shared > limits.shared_per_block:
-        return Occupancy(threads, 0, 0, 0.0, f"{fp.static_shared + dynamic_shared:,} bytes of shared memory a "
-                         f"block, past {limits.shared_per_block:,}", shared)
+        return Occupancy(
+            threads,
+            0,
+            0,
+            0.0,
+            f"{fp.static_shared + dynamic_shared:,} bytes of shared memory a block, past {limits.shared_per_block:,}",
+            shared,
+        )
     per_warp = ceil_div(fp.registers * WARP, limits.register_unit) * limits.register_unit
     if per_warp * warps_per_block > limits.registers:
-        return Occupancy(threads, 0, 0, 0.0, f"{fp.registers} registers a thread x {threads} threads is past "
-                         f"the SM's {limits.registers:,}", shared)
-    caps = {"registers": limits.registers // per_warp // warps_per_block if per_warp else limits.blocks,
-            "shared memory": limits.shared // shared,
-            "threads": limits.warps // warps_per_block,
-            "blocks": limits.blocks}
+        return Occupancy(
+            threads,
+            0,
+            0,
+            0.0,
+            f"{fp.registers} registers a thread x {threads} threads is past the SM's {limits.registers:,}",
+            shared,
+        )
+    caps = {
+        "registers": limits.registers // per_warp // warps_per_block if per_warp else limits.blocks,
+        "shared memory": limits.shared // shared,
+        "threads": limits.warps // warps_per_block,
+        "blocks": limits.blocks,
+    }
     limiter = min(caps, key=lambda k: caps[k])  # the first of equals: registers before threads
     blocks = caps[limiter]
     warps = blocks * warps_per_block
@@ -172,12 +194,17 @@ def threads_of(block) -> int:
 
 def lines(fp: Footprint, occ: Occupancy | None, dynamic_shared: int, arch: str) -> list[str]:
     """The "compiled:" block, one fact a line."""
-    local = (f"local memory {fp.stack_frame:,} B stack frame a thread, {fp.spill_stores:,} B spill stores, "
-             f"{fp.spill_loads:,} B spill loads")
+    local = (
+        f"local memory {fp.stack_frame:,} B stack frame a thread, {fp.spill_stores:,} B spill stores, "
+        f"{fp.spill_loads:,} B spill loads"
+    )
     if fp.uses_local:
         local += " (local memory lives in DRAM, cached: a local array or spills)"
-    found = [f"registers {fp.registers} a thread", local,
-             f"shared memory {fp.static_shared:,} B static + {dynamic_shared:,} B dynamic a block"]
+    found = [
+        f"registers {fp.registers} a thread",
+        local,
+        f"shared memory {fp.static_shared:,} B static + {dynamic_shared:,} B dynamic a block",
+    ]
     if occ is not None:
         found.append(f"occupancy on {arch}: {occ.text()}")
     return found

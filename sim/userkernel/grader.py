@@ -36,8 +36,13 @@ class Case:
     @property
     def correct(self) -> bool:
         comparison, result = self.comparison, self.result  # both there when the case finished (no error)
-        return (not self.error and comparison is not None and comparison.correct
-                and result is not None and not result.overflow)
+        return (
+            not self.error
+            and comparison is not None
+            and comparison.correct
+            and result is not None
+            and not result.overflow
+        )
 
     @property
     def ms(self) -> float | None:
@@ -49,8 +54,9 @@ class Case:
         return float(np.median(times)) if times else None
 
 
-def grade(source, adapter, sizes, seeds, block, box, repeats: int, progress=None, first_inputs=None,
-          speed=None) -> list[Case]:
+def grade(
+    source, adapter, sizes, seeds, block, box, repeats: int, progress=None, first_inputs=None, speed=None
+) -> list[Case]:
     """Every size x seed; SandboxError for what ends the whole check ("no-gpu", "compile"), a case with its
     error for a fault or a time-out (the next case gets a new worker). ``first_inputs``: inputs already made
     for the first seed, by size; ``speed(inputs, expected, case)``: the case's figures by variant."""
@@ -118,17 +124,22 @@ def table(cases: list[Case], variant: str, builtin: tuple[str, ...]) -> str:
     figured = any(case.speed for case in cases)
     only = speed.rates_only({k: v for case in cases for k, v in case.speed.items()})
     rates = ("GB/s",) if only else ("GB/s", "% limit")
-    head = (f"{'size':>12} {'seed':>5} {'correct':>8} {'mismatches':>11} {'max error':>12}"
-            + "".join(f" {name + ' ms':>{max(12, len(name) + 4)}}" for name in times)
-            + ("".join(f" {name:>9}" for name in rates) if figured else ""))
+    head = (
+        f"{'size':>12} {'seed':>5} {'correct':>8} {'mismatches':>11} {'max error':>12}"
+        + "".join(f" {name + ' ms':>{max(12, len(name) + 4)}}" for name in times)
+        + ("".join(f" {name:>9}" for name in rates) if figured else "")
+    )
     lines = [head]
     for case in cases:
         c = case.comparison
-        row = (f"{case.size:>12,} {case.seed:>5} {verdict(case):>8} {_number(c.mismatches if c else None, ','):>11} "
-               f"{format(c.max_abs, '.3g') if c else '-':>12}")
+        row = (
+            f"{case.size:>12,} {case.seed:>5} {verdict(case):>8} {_number(c.mismatches if c else None, ','):>11} "
+            f"{format(c.max_abs, '.3g') if c else '-':>12}"
+        )
         values = [case.ms, *(case.builtin_ms(name) for name in builtin)]
-        row += "".join(f" {_number(ms, '.4f'):>{max(12, len(name) + 4)}}"
-                       for name, ms in zip(times, values, strict=True))
+        row += "".join(
+            f" {_number(ms, '.4f'):>{max(12, len(name) + 4)}}" for name, ms in zip(times, values, strict=True)
+        )
         if figured:
             row += "".join(f" {cell:>9}" for cell in speed.columns(case.speed.get(variant), only))
         lines.append(row)
@@ -150,14 +161,17 @@ def details(cases: list[Case], item: str) -> list[str]:
             continue
         lines += [f"  {message}" for message in result.overflow]
         if c.mismatches:
-            lines.append(f"  {c.mismatches:,} {item}{'s' if c.mismatches != 1 else ''} differ, compared {c.rule}; "
-                         "the worst:")
+            lines.append(
+                f"  {c.mismatches:,} {item}{'s' if c.mismatches != 1 else ''} differ, compared {c.rule}; the worst:"
+            )
             lines.append(f"    {item:<24}{'expected':>16}{'got':>16}{'difference':>14}")
             for w in c.worst:
                 lines.append(f"    {w.label:<24}{w.expected:>16.9g}{w.got:>16.9g}{w.difference:>14.3g}")
             if any(math.isnan(w.got) for w in c.worst):
-                lines.append(f"    (nan: the {item} still holds the poison its buffer started with, never written, "
-                             "or the kernel computed NaN)")
+                lines.append(
+                    f"    (nan: the {item} still holds the poison its buffer started with, never written, "
+                    "or the kernel computed NaN)"
+                )
     return lines
 
 
@@ -172,19 +186,35 @@ def record(cases: list[Case], source, block, device: str, commit: str, hints: Se
     def one(case: Case) -> dict:
         c = case.comparison
         return {
-            "size": case.size, "seed": case.seed, "correct": case.correct, "error": case.error or None,
-            "mismatches": c.mismatches if c else None, "max_abs": _finite(c.max_abs) if c else None,
-            "max_rel": _finite(c.max_rel) if c else None, "compare": c.rule if c else None,
-            "ms": case.ms, "ms_all": case.result.ms if case.result else [],
+            "size": case.size,
+            "seed": case.seed,
+            "correct": case.correct,
+            "error": case.error or None,
+            "mismatches": c.mismatches if c else None,
+            "max_abs": _finite(c.max_abs) if c else None,
+            "max_rel": _finite(c.max_rel) if c else None,
+            "compare": c.rule if c else None,
+            "ms": case.ms,
+            "ms_all": case.result.ms if case.result else [],
             "builtin_ms": {name: case.builtin_ms(name) for name in (case.result.builtin_ms if case.result else {})},
-            "overflow": case.result.overflow if case.result else [], "unstable": case.unstable,
+            "overflow": case.result.overflow if case.result else [],
+            "unstable": case.unstable,
             "speed_of_light": {name: speed.as_json(p) for name, p in case.speed.items()},
-            "worst": [{"index": w.index, "label": w.label, "expected": _finite(w.expected), "got": _finite(w.got)}
-                      for w in (c.worst if c else [])],
+            "worst": [
+                {"index": w.index, "label": w.label, "expected": _finite(w.expected), "got": _finite(w.got)}
+                for w in (c.worst if c else [])
+            ],
         }
 
-    return {"device": device, "commit": commit,
-            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "scene": source.scene, "stage": source.stage.name, "file": source.name,
-            "block": list(block) if isinstance(block, tuple) else block, "correct": all(c.correct for c in cases),
-            "cases": [one(case) for case in cases], "hints": list(hints)}
+    return {
+        "device": device,
+        "commit": commit,
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "scene": source.scene,
+        "stage": source.stage.name,
+        "file": source.name,
+        "block": list(block) if isinstance(block, tuple) else block,
+        "correct": all(c.correct for c in cases),
+        "cases": [one(case) for case in cases],
+        "hints": list(hints),
+    }

@@ -32,7 +32,7 @@ def sentinel(dtype):
 
 
 def values(count: int, where: str, name: str, at_least: bool = False) -> str:
-    """"wrote 12 values past the end of `out`" (``where``: "past the end of" / "before the start of")."""
+    """ "wrote 12 values past the end of `out`" (``where``: "past the end of" / "before the start of")."""
     return f"wrote {'at least ' if at_least else ''}{count} value{'s' if count != 1 else ''} {where} `{name}`"
 
 
@@ -51,7 +51,7 @@ class Guarded:
         self.whole = xp.empty(self.size + 2 * self.pad, dtype)
         if start != "unset":
             self.whole.view(self._bits).fill(SENTINEL_BITS[np.dtype(dtype).itemsize])
-        self.body = self.whole[self.pad:self.pad + self.size].reshape(self.shape)
+        self.body = self.whole[self.pad : self.pad + self.size].reshape(self.shape)
         if start == "zero":
             self.body.fill(0)
 
@@ -62,8 +62,10 @@ class Guarded:
         """What the launch wrote outside the body, one message per side ([] when nothing). A count equal to
         the pad is a lower bound: writes further out reach memory no guard watches."""
         found = []
-        for part, where in ((self.whole[self.pad + self.size:], "past the end of"),
-                            (self.whole[:self.pad], "before the start of")):
+        for part, where in (
+            (self.whole[self.pad + self.size :], "past the end of"),
+            (self.whole[: self.pad], "before the start of"),
+        ):
             count = self._changed(part)
             if count:
                 found.append(values(count, where, self.name, at_least=count == self.pad))

@@ -15,14 +15,22 @@ import math
 import numpy as np
 
 BOUNDS = "writes past the end of a buffer: a bound check is missing (leave when the index is past the count)"
-NEVER_WRITTEN = ("some {item}s were never written (they still hold the poison their buffer started with): "
-                 "does the grid cover every {item}? an early return?")
-RACE = ("the mismatches change from run to run on the same inputs: a race (a shared-memory read before "
-        "__syncthreads(), or a non-atomic update of a value other threads update too)")
-FMA = ("every difference is within one unit in the last place: a fused multiply-add? this stage builds without "
-       "FMA (--fmad=false), as its CPU twin rounds each product; fmaf or __fmaf_rn round once")
-SIZES = ("right at {right} {item}s, wrong at {wrong}: an index uses the wrong extent or stride (columns for rows, "
-         "a row's length for the stride), or the last partial block is mishandled")
+NEVER_WRITTEN = (
+    "some {item}s were never written (they still hold the poison their buffer started with): "
+    "does the grid cover every {item}? an early return?"
+)
+RACE = (
+    "the mismatches change from run to run on the same inputs: a race (a shared-memory read before "
+    "__syncthreads(), or a non-atomic update of a value other threads update too)"
+)
+FMA = (
+    "every difference is within one unit in the last place: a fused multiply-add? this stage builds without "
+    "FMA (--fmad=false), as its CPU twin rounds each product; fmaf or __fmaf_rn round once"
+)
+SIZES = (
+    "right at {right} {item}s, wrong at {wrong}: an index uses the wrong extent or stride (columns for rows, "
+    "a row's length for the stride), or the last partial block is mishandled"
+)
 
 
 def _eps(case) -> float:
@@ -37,8 +45,11 @@ def _never_written(case) -> bool:
 
 def _within_one_ulp(case) -> bool:
     c = case.comparison
-    return (bool(c.worst) and all(math.isfinite(w.got) and math.isfinite(w.expected) for w in c.worst)
-            and c.max_rel <= _eps(case))
+    return (
+        bool(c.worst)
+        and all(math.isfinite(w.got) and math.isfinite(w.expected) for w in c.worst)
+        and c.max_rel <= _eps(case)
+    )
 
 
 def hints(cases: list, item: str, fma_off: bool = True) -> list[str]:
@@ -57,6 +68,7 @@ def hints(cases: list, item: str, fma_off: bool = True) -> list[str]:
     wrong = sorted({c.size for c in mismatched})
     right = sorted({c.size for c in ran if c.size not in wrong and c.correct})
     if wrong and right and not any(_never_written(c) or _within_one_ulp(c) for c in mismatched):
-        found.append(SIZES.format(right=", ".join(f"{s:,}" for s in right), wrong=", ".join(f"{s:,}" for s in wrong),
-                                  item=item))
+        found.append(
+            SIZES.format(right=", ".join(f"{s:,}" for s in right), wrong=", ".join(f"{s:,}" for s in wrong), item=item)
+        )
     return found

@@ -46,8 +46,9 @@ def refused(source) -> list[tuple[int, str]]:
                 except OSError:
                     continue
                 if not stat.S_ISREG(mode):
-                    found.append((line, f'#include "{name}" is {describe_mode(mode)} ({path}), not a header '
-                                        "file: not compiled"))
+                    found.append(
+                        (line, f'#include "{name}" is {describe_mode(mode)} ({path}), not a header file: not compiled')
+                    )
                 elif path.resolve() not in seen:
                     seen.add(path.resolve())
                     try:  # checked again as it is opened: a file swapped for a FIFO in between is not read

@@ -137,8 +137,9 @@ class LiveStage:
         self.comparison, self.overflow = comparison, list(got.overflow)
         self.ms = float(got.checked_ms)
         scene.timer.add(self.stage.name, self.ms)
-        self.attempts.ran(self.ms, comparison, got.overflow,
-                          self.footprint.registers if self.footprint is not None else None)
+        self.attempts.ran(
+            self.ms, comparison, got.overflow, self.footprint.registers if self.footprint is not None else None
+        )
         self.steps_run += 1
 
     def sanitize(self, tool: str) -> bool:
@@ -147,8 +148,10 @@ class LiveStage:
         a run is in flight. The step's inputs are copied here: the scene steps on meanwhile."""
         if self.build is None or self.sanitizer.running:
             return False
-        inputs = {name: value.copy() if isinstance(value, np.ndarray) else value
-                  for name, value in self.scene.user_stage_inputs(self.stage.name).items()}
+        inputs = {
+            name: value.copy() if isinstance(value, np.ndarray) else value
+            for name, value in self.scene.user_stage_inputs(self.stage.name).items()
+        }
         block = self.scene.knobs.block if self.scene.knobs.block is not None else self.adapter.default_block()
         return self.sanitizer.start(self.build, inputs, block, tool, size=self.scene.n)
 
@@ -171,8 +174,9 @@ class LiveStage:
         if self.footprint is None:
             return []
         shared = self.launch[1] if self.launch is not None else 0
-        return [f"compiled for {ARCH}: " + line for line in footprint.lines(self.footprint, self.occupancy(), shared,
-                                                                           ARCH)]
+        return [
+            f"compiled for {ARCH}: " + line for line in footprint.lines(self.footprint, self.occupancy(), shared, ARCH)
+        ]
 
     # --- one item, for the viewer's pointer --------------------------------------------------------
     def describe_check(self, item: int) -> list[tuple[str, str, str, str]]:
@@ -191,4 +195,3 @@ class LiveStage:
             self.watcher.close()
         self.sandbox.close()
         self.sanitizer.cancel()
-

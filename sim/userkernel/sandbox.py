@@ -107,8 +107,9 @@ class Sandbox:
             self._conn.close()
         self._process = self._conn = None
 
-    def run(self, source: UserSource, inputs: dict, block, repeats: int = 0,
-            builtin: tuple[str, ...] = ()) -> RunResult:
+    def run(
+        self, source: UserSource, inputs: dict, block, repeats: int = 0, builtin: tuple[str, ...] = ()
+    ) -> RunResult:
         """Compile (cached in the worker by source text), one checked launch, ``repeats`` timed launches after
         a warm-up, the built-in variants when asked; SandboxError when it cannot finish."""
         if self._process is None or not self._process.is_alive():
@@ -143,8 +144,9 @@ class Sandbox:
                 if phase == "kernel":
                     what = "the kernel" if launches == 1 else f"{launches} launches of the kernel"
                     raise SandboxError("timeout", f"{what} did not return within {limit:g} s; it was stopped")
-                raise SandboxError("timeout", f"the sandbox did not answer within {limit:g} s while setting up; "
-                                              "it was stopped")
+                raise SandboxError(
+                    "timeout", f"the sandbox did not answer within {limit:g} s while setting up; it was stopped"
+                )
             tag, *rest = message
             if tag == "phase":  # ("phase", name) or ("phase", "kernel", launches queued back to back)
                 phase, launches = rest[0], (rest[1] if len(rest) > 1 else 1)
@@ -231,8 +233,9 @@ def _kernel(source: UserSource):
         try:
             _modules[key] = load_module(key[0], source.name, key[1], device.id)
         except BuildFailed as exc:
-            errors = [d for d in failed_build(exc.log, source, arch_for(device.compute_capability))
-                      if d.severity == "error"]
+            errors = [
+                d for d in failed_build(exc.log, source, arch_for(device.compute_capability)) if d.severity == "error"
+            ]
             raise SandboxError("compile", str(errors[0]).splitlines()[0]) from None
         except CompileStopped as exc:
             raise SandboxError("compile", f"{source.shown_name}: {exc}") from None

@@ -21,11 +21,17 @@ SMALL = 10_000  # items: a sanitized launch is 10-100 times slower, and racechec
 
 
 def add_argument(p) -> None:
-    p.add_argument("--sanitize", nargs="?", const="memcheck", choices=sanitizer.TOOLS, metavar="TOOL",
-                   help="run the kernel once under compute-sanitizer (CUDA toolkit) instead of grading it: "
-                        + "; ".join(f"{tool}: {what}" for tool, what in sanitizer.WHAT.items())
-                        + f" (default memcheck); one small case (at most {SMALL:,} items, or the smallest of "
-                          f"--sizes), seed 0, bounded to {sanitizer.LIMIT_S:g} s")
+    p.add_argument(
+        "--sanitize",
+        nargs="?",
+        const="memcheck",
+        choices=sanitizer.TOOLS,
+        metavar="TOOL",
+        help="run the kernel once under compute-sanitizer (CUDA toolkit) instead of grading it: "
+        + "; ".join(f"{tool}: {what}" for tool, what in sanitizer.WHAT.items())
+        + f" (default memcheck); one small case (at most {SMALL:,} items, or the smallest of "
+        f"--sizes), seed 0, bounded to {sanitizer.LIMIT_S:g} s",
+    )
 
 
 def case_size(adapter, given) -> int:
@@ -49,9 +55,13 @@ def run(args, src, adapter, block, compiles) -> int:
         raise UsageError(f"--sizes: {exc}") from None
     if not compiles(src, "check"):
         return EXIT_USAGE
-    case = (f"{size:,} {adapter.item}{'s' if size != 1 else ''}, seed 0, block {cli.block_text(block)}")
-    print(f"check --sanitize {tool}: {src.name} once under compute-sanitizer on one small case ({case}; up to "
-          f"{sanitizer.LIMIT_S:g} s); check without --sanitize grades every size", file=sys.stderr, flush=True)
+    case = f"{size:,} {adapter.item}{'s' if size != 1 else ''}, seed 0, block {cli.block_text(block)}"
+    print(
+        f"check --sanitize {tool}: {src.name} once under compute-sanitizer on one small case ({case}; up to "
+        f"{sanitizer.LIMIT_S:g} s); check without --sanitize grades every size",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         outcome = sanitizer.run(src, inputs, block, tool)
     except SanitizerError as exc:
@@ -63,12 +73,17 @@ def run(args, src, adapter, block, compiles) -> int:
     from sim.cmdline.bench import git_commit, publish
 
     found = outcome.hazards
-    lines = [f"compute-sanitizer {tool} on {outcome.device or 'the GPU'}: {src.scene} {src.stage.name}, {src.name}, "
-             f"{case}", *outcome.lines(src)]
+    lines = [
+        f"compute-sanitizer {tool} on {outcome.device or 'the GPU'}: {src.scene} {src.stage.name}, {src.name}, {case}",
+        *outcome.lines(src),
+    ]
     if outcome.launch_error:
         lines.append(f"the launch: {outcome.launch_error}")
-    lines.append(f"{len(found)} hazard{'s' if len(found) != 1 else ''} found" if found
-                 else f"none found ({sanitizer.WHAT[tool]})")
+    lines.append(
+        f"{len(found)} hazard{'s' if len(found) != 1 else ''} found"
+        if found
+        else f"none found ({sanitizer.WHAT[tool]})"
+    )
     publish(record(outcome, src, size, block, git_commit()), "\n".join(lines), args.json)
     return EXIT_FAILED if found else 0
 
@@ -78,14 +93,31 @@ def record(outcome, src, size: int, block, commit: str) -> dict:
     from sim.userkernel.sanitizer_report import placed
 
     def one(finding) -> dict:
-        return {"category": finding.category, "severity": finding.severity, "headline": finding.headline,
-                "at": [{"file": d.file, "line": d.line, "severity": d.severity, "message": d.message, "text": d.text}
-                       for d in placed(finding, src, outcome.buffers)],
-                "thread": finding.thread or None, "block": finding.block or None, "address": finding.address}
+        return {
+            "category": finding.category,
+            "severity": finding.severity,
+            "headline": finding.headline,
+            "at": [
+                {"file": d.file, "line": d.line, "severity": d.severity, "message": d.message, "text": d.text}
+                for d in placed(finding, src, outcome.buffers)
+            ],
+            "thread": finding.thread or None,
+            "block": finding.block or None,
+            "address": finding.address,
+        }
 
-    return {"device": outcome.device, "commit": commit,
-            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "scene": src.scene, "stage": src.stage.name, "file": src.name, "tool": outcome.tool, "size": size,
-            "seed": 0, "block": list(block) if isinstance(block, tuple) else block,
-            "clean": not outcome.hazards, "findings": [one(f) for f in outcome.report.findings],
-            "launch_error": outcome.launch_error or None}
+    return {
+        "device": outcome.device,
+        "commit": commit,
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "scene": src.scene,
+        "stage": src.stage.name,
+        "file": src.name,
+        "tool": outcome.tool,
+        "size": size,
+        "seed": 0,
+        "block": list(block) if isinstance(block, tuple) else block,
+        "clean": not outcome.hazards,
+        "findings": [one(f) for f in outcome.report.findings],
+        "launch_error": outcome.launch_error or None,
+    }

@@ -35,25 +35,33 @@ from sim.userkernel import sanitizer_report
 from sim.userkernel.sanitizer_report import Finding, Report
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
-WHAT = {"memcheck": "out-of-bounds and misaligned accesses", "racecheck": "shared-memory races",
-        "synccheck": "misused barriers (__syncthreads in divergent code)",
-        "initcheck": "reads of global memory never written"}
+WHAT = {
+    "memcheck": "out-of-bounds and misaligned accesses",
+    "racecheck": "shared-memory races",
+    "synccheck": "misused barriers (__syncthreads in divergent code)",
+    "initcheck": "reads of global memory never written",
+}
 LIMIT_S = 180.0  # the whole sanitized run: a new process, CuPy, the compile, one instrumented launch
 PRINT_LIMIT = 20  # reports the tool prints (a wrong index repeats in every thread)
 PADDING = 1 << 16  # bytes memcheck puts after every allocation: a write a few rows too far lands there
 POLL_S = 0.05
 TOOLKIT_BIN = "/usr/local/cuda/bin"  # where the CUDA toolkit installs by default
 ROOT = str(Path(__file__).resolve().parents[2])  # the product's folder: the child imports sim from it
-MISSING = ("compute-sanitizer was not found (on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin): it comes with "
-           "the CUDA toolkit (https://developer.nvidia.com/cuda-downloads); put its bin folder on PATH or set "
-           "CUDA_HOME")
+MISSING = (
+    "compute-sanitizer was not found (on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin): it comes with "
+    "the CUDA toolkit (https://developer.nvidia.com/cuda-downloads); put its bin folder on PATH or set "
+    "CUDA_HOME"
+)
 # the tool's launcher: dies with its caller (PR_SET_PDEATHSIG outlives exec), then becomes compute-sanitizer
-_LAUNCH = ("import ctypes, os, signal, sys\n"
-           "ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n"
-           "os.getppid() == 1 and os._exit(1)\n"
-           "os.execv(sys.argv[1], sys.argv[1:])\n")
-_CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); "
-          "from sim.userkernel.sanitize_child import main; main(*sys.argv[2:])")
+_LAUNCH = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n"
+    "os.getppid() == 1 and os._exit(1)\n"
+    "os.execv(sys.argv[1], sys.argv[1:])\n"
+)
+_CHILD = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from sim.userkernel.sanitize_child import main; main(*sys.argv[2:])"
+)
 
 
 class SanitizerError(RuntimeError):
@@ -88,8 +96,11 @@ class Outcome:
 def find() -> str | None:
     """compute-sanitizer's path: on PATH, in $CUDA_HOME/bin (or $CUDA_PATH/bin), in /usr/local/cuda/bin."""
     places = [shutil.which("compute-sanitizer")]
-    places += [os.path.join(os.environ[name], "bin", "compute-sanitizer") for name in ("CUDA_HOME", "CUDA_PATH")
-               if os.environ.get(name)]
+    places += [
+        os.path.join(os.environ[name], "bin", "compute-sanitizer")
+        for name in ("CUDA_HOME", "CUDA_PATH")
+        if os.environ.get(name)
+    ]
     places.append(os.path.join(TOOLKIT_BIN, "compute-sanitizer"))
     return next((p for p in places if p and os.path.isfile(p) and os.access(p, os.X_OK)), None)
 
@@ -99,9 +110,23 @@ def arguments(exe: str, tool: str, log: str, limit_s: float = LIMIT_S, print_lim
     only (the host's would be Python's interpreter), the kernel ended (not the context) on a memory error."""
     if tool not in TOOLS:
         raise ValueError(f"the sanitizer's tool is one of {', '.join(TOOLS)}, not {tool!r}")
-    args = [exe, "--tool", tool, "--print-limit", str(print_limit), "--show-backtrace", "device",
-            "--log-file", log, "--launch-timeout", str(max(1, int(limit_s))),
-            "--target-processes", "application-only", "--destroy-on-device-error", "kernel"]
+    args = [
+        exe,
+        "--tool",
+        tool,
+        "--print-limit",
+        str(print_limit),
+        "--show-backtrace",
+        "device",
+        "--log-file",
+        log,
+        "--launch-timeout",
+        str(max(1, int(limit_s))),
+        "--target-processes",
+        "application-only",
+        "--destroy-on-device-error",
+        "kernel",
+    ]
     if tool == "memcheck":
         args += ["--padding", str(PADDING)]
     return args
@@ -122,8 +147,11 @@ def _wait(process: subprocess.Popen, limit_s: float, stop) -> None:
         if stop is not None and stop.is_set():
             raise SanitizerError("stopped", "the sanitized run was stopped")
         if time.monotonic() > deadline:
-            raise SanitizerError("timeout", f"the sanitized run did not finish within {limit_s:g} s; it was stopped "
-                                            "(a kernel that never returns, or one slowed past the limit)")
+            raise SanitizerError(
+                "timeout",
+                f"the sanitized run did not finish within {limit_s:g} s; it was stopped "
+                "(a kernel that never returns, or one slowed past the limit)",
+            )
         time.sleep(POLL_S)
 
 
@@ -134,8 +162,17 @@ def _read(path: Path, binary: bool = False):
         return None
 
 
-def run(source, inputs: dict, block, tool: str = "memcheck", *, limit_s: float = LIMIT_S,
-        print_limit: int = PRINT_LIMIT, stop=None, exe: str | None = None) -> Outcome:
+def run(
+    source,
+    inputs: dict,
+    block,
+    tool: str = "memcheck",
+    *,
+    limit_s: float = LIMIT_S,
+    print_limit: int = PRINT_LIMIT,
+    stop=None,
+    exe: str | None = None,
+) -> Outcome:
     """One launch of ``source``'s kernel on ``inputs`` under ``tool``; SanitizerError when the run could not
     say anything about the kernel."""
     exe = exe or find()
@@ -145,11 +182,25 @@ def run(source, inputs: dict, block, tool: str = "memcheck", *, limit_s: float =
         work = Path(folder)
         request, result, log, said = work / "request", work / "result", work / "report.txt", work / "output.txt"
         request.write_bytes(pickle.dumps((source, inputs, block, tool)))
-        command = [sys.executable, "-P", "-S", "-c", _LAUNCH, *arguments(exe, tool, str(log), limit_s, print_limit),
-                   sys.executable, "-P", "-c", _CHILD, ROOT, str(request), str(result)]
+        command = [
+            sys.executable,
+            "-P",
+            "-S",
+            "-c",
+            _LAUNCH,
+            *arguments(exe, tool, str(log), limit_s, print_limit),
+            sys.executable,
+            "-P",
+            "-c",
+            _CHILD,
+            ROOT,
+            str(request),
+            str(result),
+        ]
         with open(said, "wb") as output:
-            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
-                                       start_new_session=True)  # its own group: killed whole, Ctrl-C is ours
+            process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+            )  # its own group: killed whole, Ctrl-C is ours
         try:
             _wait(process, limit_s, stop)
         finally:
@@ -199,8 +250,9 @@ class Background:
             return False
         self._stop = threading.Event()
         self.tool, self.size, self.outcome, self.error, self.lines = tool, size, None, "", []
-        self._thread = threading.Thread(target=self._work, args=(source, inputs, block, tool, self._stop),
-                                        name="kernel-lab sanitizer", daemon=True)
+        self._thread = threading.Thread(
+            target=self._work, args=(source, inputs, block, tool, self._stop), name="kernel-lab sanitizer", daemon=True
+        )
         self._thread.start()
         return True
 
@@ -216,8 +268,10 @@ class Background:
             self.error = f"{type(exc).__name__}: {first}"
         else:
             if not stop.is_set():
-                self.lines = [(f.severity if f.in_kernel else "note",
-                               sanitizer_report.described(f, source, outcome.buffers)) for f in outcome.report.findings]
+                self.lines = [
+                    (f.severity if f.in_kernel else "note", sanitizer_report.described(f, source, outcome.buffers))
+                    for f in outcome.report.findings
+                ]
                 self.outcome = outcome
 
     def cancel(self) -> None:

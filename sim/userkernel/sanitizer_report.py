@@ -31,28 +31,44 @@ from sim.userkernel.source import Diagnostic, shown
 
 _PREFIX = re.compile(r"^=+ ?")
 _NUMBER = r"\d[\d,]*"
-_SITE = re.compile(rf"(?:^|\s)in (?P<file>\S(?:.*?\S)?):(?P<line>\d+)(?::(?P<function>.+?))?"
-                   rf"(?:\s+\[(?P<hazards>{_NUMBER}) hazards?\])?\s*$")
+_SITE = re.compile(
+    rf"(?:^|\s)in (?P<file>\S(?:.*?\S)?):(?P<line>\d+)(?::(?P<function>.+?))?"
+    rf"(?:\s+\[(?P<hazards>{_NUMBER}) hazards?\])?\s*$"
+)
 _HAZARDS = re.compile(rf"\[(?P<hazards>{_NUMBER}) hazards?\]\s*$")
 _ACCESS = re.compile(r"(?P<access>Read|Write) access at (?P<at>.*?)(?=\s+and (?:Read|Write) access at |$)")
 _RACE = re.compile(r"^(?P<severity>error|warning|info): race reported between (?P<rest>.*)$", re.IGNORECASE)
 _THREAD = re.compile(r"^by thread (?P<thread>\([\d, ]+\)) in block (?P<block>\([\d, ]+\))")
 # "Access to 0x... is out of bounds" (CUDA 13's compute-sanitizer), "Address 0x... is ..." (older releases)
 _ADDRESS = re.compile(r"^(?:Address|Access (?:to|at)) (?P<address>0x[0-9a-fA-F]+)(?: (?P<problem>.*))?$")
-_NEAREST = re.compile(rf"^and is (?P<distance>{_NUMBER}) bytes? (?P<side>after|before) the nearest allocation at "
-                      rf"(?P<start>0x[0-9a-fA-F]+) of size (?P<size>{_NUMBER}) bytes?")
-_SUMMARY = re.compile(rf"^(?:ERROR SUMMARY: (?P<errors>{_NUMBER}) errors?|RACECHECK SUMMARY: (?P<hazards>{_NUMBER}) "
-                      rf"hazards? displayed)")
-_CONTINUED = re.compile(r"^(?:and |at |by thread |Address |Access (?:to|at) |Device Frame|Host Frame|"
-                        r"Saved host backtrace|Current Value|(?:Read|Write) Thread|Default timeout)")
-_CATEGORIES = ((re.compile(r"^(?:Potential )?invalid __\w+__ ", re.IGNORECASE), "memory"),
-               (re.compile(r"^Malloc/Free error", re.IGNORECASE), "memory"),
-               (re.compile(r"^Uninitialized __\w+__ memory", re.IGNORECASE), "init"),
-               (re.compile(r"^(?:Barrier error detected|Warpgroup MMA sequence error)", re.IGNORECASE), "sync"),
-               (re.compile(r"^(?:error|warning): Potential \w+ hazard detected", re.IGNORECASE), "race"),
-               (re.compile(r"^Program hit ", re.IGNORECASE), "api"))
-TOOL_OF = {"memory": "memcheck", "init": "initcheck", "sync": "synccheck", "race": "racecheck", "api": "CUDA API",
-           "device": "memcheck"}
+_NEAREST = re.compile(
+    rf"^and is (?P<distance>{_NUMBER}) bytes? (?P<side>after|before) the nearest allocation at "
+    rf"(?P<start>0x[0-9a-fA-F]+) of size (?P<size>{_NUMBER}) bytes?"
+)
+_SUMMARY = re.compile(
+    rf"^(?:ERROR SUMMARY: (?P<errors>{_NUMBER}) errors?|RACECHECK SUMMARY: (?P<hazards>{_NUMBER}) "
+    rf"hazards? displayed)"
+)
+_CONTINUED = re.compile(
+    r"^(?:and |at |by thread |Address |Access (?:to|at) |Device Frame|Host Frame|"
+    r"Saved host backtrace|Current Value|(?:Read|Write) Thread|Default timeout)"
+)
+_CATEGORIES = (
+    (re.compile(r"^(?:Potential )?invalid __\w+__ ", re.IGNORECASE), "memory"),
+    (re.compile(r"^Malloc/Free error", re.IGNORECASE), "memory"),
+    (re.compile(r"^Uninitialized __\w+__ memory", re.IGNORECASE), "init"),
+    (re.compile(r"^(?:Barrier error detected|Warpgroup MMA sequence error)", re.IGNORECASE), "sync"),
+    (re.compile(r"^(?:error|warning): Potential \w+ hazard detected", re.IGNORECASE), "race"),
+    (re.compile(r"^Program hit ", re.IGNORECASE), "api"),
+)
+TOOL_OF = {
+    "memory": "memcheck",
+    "init": "initcheck",
+    "sync": "synccheck",
+    "race": "racecheck",
+    "api": "CUDA API",
+    "device": "memcheck",
+}
 
 
 def _int(text: str) -> int:
@@ -175,8 +191,9 @@ def _finding(lines: list[str]) -> Finding | None:
         elif address := _ADDRESS.match(line):
             finding.address, finding.problem = int(address["address"], 16), (address["problem"] or "").strip()
         elif nearest := _NEAREST.match(line):
-            finding.nearest = Nearest(_int(nearest["distance"]), nearest["side"], int(nearest["start"], 16),
-                                      _int(nearest["size"]))
+            finding.nearest = Nearest(
+                _int(nearest["distance"]), nearest["side"], int(nearest["start"], 16), _int(nearest["size"])
+            )
     return finding
 
 
@@ -206,8 +223,11 @@ def is_users(file: str, source) -> bool:
     if not file:
         return False
     alias = line_name(source.name)
-    return (file == alias or os.path.normpath(file) == os.path.abspath(alias)
-            or ("/" not in file and file == os.path.basename(alias)))
+    return (
+        file == alias
+        or os.path.normpath(file) == os.path.abspath(alias)
+        or ("/" not in file and file == os.path.basename(alias))
+    )
 
 
 def _number(value: int) -> str:
@@ -223,8 +243,10 @@ def buffer_text(finding: Finding, buffers: dict[str, tuple[int, int]]) -> str:
             if start == near.start:
                 where = "past the end of" if near.side == "after" else "before the start of"
                 return f"{_number(near.distance)} bytes {where} `{name}` ({_number(size)} bytes)"
-        return (f"{_number(near.distance)} bytes {near.side} an allocation of {_number(near.size)} bytes at "
-                f"{near.start:#x} (not one of the kernel's buffers)")
+        return (
+            f"{_number(near.distance)} bytes {near.side} an allocation of {_number(near.size)} bytes at "
+            f"{near.start:#x} (not one of the kernel's buffers)"
+        )
     if finding.address is None or not buffers:
         return ""
     address = finding.address
@@ -235,8 +257,11 @@ def buffer_text(finding: Finding, buffers: dict[str, tuple[int, int]]) -> str:
         return ""
     # memcheck names no allocation near it: the nearest of the kernel's buffers (counted as memcheck does)
     distance, name, side, size = min(
-        (address - (start + size) + 1, name, "past the end of", size) if address >= start + size
-        else (start - address, name, "before the start of", size) for name, (start, size) in buffers.items())
+        (address - (start + size) + 1, name, "past the end of", size)
+        if address >= start + size
+        else (start - address, name, "before the start of", size)
+        for name, (start, size) in buffers.items()
+    )
     return f"{_number(distance)} bytes {side} `{name}` ({_number(size)} bytes)"
 
 
@@ -259,13 +284,26 @@ def _race_diagnostics(finding: Finding, source, lines: list[str]) -> list[Diagno
     hazards = sum(s.hazards or 0 for s in sides)
     count = f" ({_number(hazards)} hazard{'s' if hazards != 1 else ''})" if hazards else ""
     named = ", ".join(f"the {s.access} at line {s.line}" for s in others) or "another access"
-    found = [_diagnostic(first, source, lines, finding.severity,
-                         f"racecheck: this {first.access or 'access'} races with {named}{count}: nothing orders "
-                         "them (a __syncthreads() between them, or __syncwarp() within a warp)")]
+    found = [
+        _diagnostic(
+            first,
+            source,
+            lines,
+            finding.severity,
+            f"racecheck: this {first.access or 'access'} races with {named}{count}: nothing orders "
+            "them (a __syncthreads() between them, or __syncwarp() within a warp)",
+        )
+    ]
     for side in others:
-        found.append(_diagnostic(side, source, lines, "note",
-                                 f"racecheck: the {side.access or 'access'} racing with the {first.access} at "
-                                 f"line {first.line}"))
+        found.append(
+            _diagnostic(
+                side,
+                source,
+                lines,
+                "note",
+                f"racecheck: the {side.access or 'access'} racing with the {first.access} at line {first.line}",
+            )
+        )
     return found
 
 

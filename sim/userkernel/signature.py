@@ -61,7 +61,7 @@ _ASSERT = re.compile(r'static assertion failed with "(?P<text>.*)"')
 
 def parameters(stage: UserStage) -> list[tuple[str, str]]:
     """(C type, name) of each parameter of the stage's signature, in order."""
-    inside = stage.signature[stage.signature.index("(") + 1:stage.signature.rindex(")")]
+    inside = stage.signature[stage.signature.index("(") + 1 : stage.signature.rindex(")")]
     found = []
     for part in inside.split(","):
         match = re.fullmatch(r"\s*(?P<type>.*?[\s*&])(?P<name>\w+)\s*", part)
@@ -75,13 +75,18 @@ def check_text(stage: UserStage) -> str:
     """The C++ that refuses an entry kernel whose parameters differ from the stage's."""
     params = parameters(stage)
     listed = ", ".join(f"{t} {n}" for t, n in params)
-    lines = [f'#line 1 "{FILE}"', _TRAITS,
-             f"using entry = args<decltype({stage.entry})>;",
-             f'static_assert(entry::count < 0 || entry::count == {len(params)}, '
-             f'"{stage.entry} takes {len(params)} parameters, as the stage passes them: ({listed})");']
+    lines = [
+        f'#line 1 "{FILE}"',
+        _TRAITS,
+        f"using entry = args<decltype({stage.entry})>;",
+        f"static_assert(entry::count < 0 || entry::count == {len(params)}, "
+        f'"{stage.entry} takes {len(params)} parameters, as the stage passes them: ({listed})");',
+    ]
     for i, (ctype, name) in enumerate(params):
-        lines.append(f"static_assert(entry::count != {len(params)} || matches<entry::at<{i}>, {ctype}>::value, "
-                     f'"parameter {i + 1} of {stage.entry}, {name}: the stage passes {ctype}");')
+        lines.append(
+            f"static_assert(entry::count != {len(params)} || matches<entry::at<{i}>, {ctype}>::value, "
+            f'"parameter {i + 1} of {stage.entry}, {name}: the stage passes {ctype}");'
+        )
     lines.append("}")
     return "\n".join(lines)
 
@@ -94,8 +99,10 @@ def entry_line(text: str, entry: str) -> int:
 
 def missing_entry(stage: UserStage) -> str:
     """What to say when the file defines no entry kernel."""
-    return (f'no kernel named {stage.entry}: the {stage.name} stage needs '
-            f'extern "C" __global__ void {stage.entry}(...) ({stage.signature})')
+    return (
+        f"no kernel named {stage.entry}: the {stage.name} stage needs "
+        f'extern "C" __global__ void {stage.entry}(...) ({stage.signature})'
+    )
 
 
 def messages(compiler_messages: list[str], stage: UserStage) -> list[str]:

@@ -39,8 +39,10 @@ ARCH = "sm_90"  # what the check compiles for when not told: the product's GPUs
 # reference build's options (and its cached cubins)
 REPORT_OPTIONS = ("--ptxas-options=-v",)
 # NVRTC's message head: `my_step.cu(12): error: ...`, `... warning #177-D: ...`, `... catastrophic error: ...`
-_HEAD = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<severity>catastrophic error|error|warning)"
-                   r"(?: #[\w-]+)?: (?P<message>.*)$")
+_HEAD = re.compile(
+    r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<severity>catastrophic error|error|warning)"
+    r"(?: #[\w-]+)?: (?P<message>.*)$"
+)
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ class Diagnostic:
 def shown(text: str, width: int = SHOWN_WIDTH) -> str:
     """``text`` on one line of at most ``width`` characters (control characters escaped, the rest cut)."""
     text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,10 @@ class UserSource:
         parameters against the stage's signature (``sim.userkernel.signature``), and a last line naming the
         shared headers' digest (a user's kernel may include them: the cubin cache keys on this text,
         and a header edited since must not bring back the kernel compiled from the old one)."""
-        return (f'#line 1 "{line_name(self.name)}"\n{self.text}\n{signature.check_text(self.stage)}\n'
-                f'// headers {headers_digest()}\n')
+        return (
+            f'#line 1 "{line_name(self.name)}"\n{self.text}\n{signature.check_text(self.stage)}\n'
+            f"// headers {headers_digest()}\n"
+        )
 
 
 def load(path, spec: SceneSpec, stage: str | None = None) -> UserSource:
@@ -141,16 +145,27 @@ def diagnostics(log: str, source: UserSource, ptx: str = "") -> list[Diagnostic]
     def add(file: str, number: int, severity: str, message: str) -> None:
         own = _is_own(file, source) or not file
         text = lines[number - 1] if own and 1 <= number <= len(lines) else ""
-        found.append(Diagnostic(source.shown_name if own else shown(file), max(number, 1), severity,
-                                shown(message.strip(), 4 * SHOWN_WIDTH), shown(text.strip())))
+        found.append(
+            Diagnostic(
+                source.shown_name if own else shown(file),
+                max(number, 1),
+                severity,
+                shown(message.strip(), 4 * SHOWN_WIDTH),
+                shown(text.strip()),
+            )
+        )
 
     for raw in log.splitlines():
         match = _HEAD.match(raw.strip())
         if match and match["file"] == signature.FILE:  # the appended check of the entry's parameters
             about_signature.append(match["message"])
         elif match:
-            add(match["file"], int(match["line"]), "warning" if match["severity"] == "warning" else "error",
-                match["message"])
+            add(
+                match["file"],
+                int(match["line"]),
+                "warning" if match["severity"] == "warning" else "error",
+                match["message"],
+            )
     for message in ptxas_messages(log, ptx):
         add(message.file, message.line, message.severity, f"ptxas: {message.message}")
     if about_signature:  # about the user's kernel: at the line that declares it
@@ -209,8 +224,11 @@ def failed_build(log: str, source: UserSource, arch: str = ARCH, stop=None) -> l
             pass
     found = diagnostics(log, source, ptx)
     if not any(d.severity == "error" for d in found):  # a log we could not read: its first line that is no warning
-        said = [ln.strip() for ln in log.splitlines() if ln.strip() and "warning" not in ln.lower()
-                and not ln.startswith(("ptxas info", "ptxas  "))]  # ptxas's -v report is no reason
+        said = [
+            ln.strip()
+            for ln in log.splitlines()
+            if ln.strip() and "warning" not in ln.lower() and not ln.startswith(("ptxas info", "ptxas  "))
+        ]  # ptxas's -v report is no reason
         found.append(Diagnostic(source.shown_name, 1, "error", shown(said[0] if said else "did not compile"), ""))
     return found
 
@@ -227,13 +245,14 @@ def check_build(source: UserSource, arch: str = ARCH, stop=None) -> Checked:
     """``compile_check``'s messages and, when it compiles, the entry's registers, shared and local memory
     (ptxas's report, ``REPORT_OPTIONS``)."""
     lines = source.text.splitlines()
-    refused = [Diagnostic(source.shown_name, number, "error", message, shown(lines[number - 1].strip()))
-               for number, message in includes.refused(source)]
+    refused = [
+        Diagnostic(source.shown_name, number, "error", message, shown(lines[number - 1].strip()))
+        for number, message in includes.refused(source)
+    ]
     if refused:
         return Checked(refused, arch=arch)
     try:
-        out = nvrtc.compile(source.compiled_text(), source.name, (*options(source), *REPORT_OPTIONS), arch,
-                            stop=stop)
+        out = nvrtc.compile(source.compiled_text(), source.name, (*options(source), *REPORT_OPTIONS), arch, stop=stop)
     except nvrtc.CompileStopped as exc:
         if stop is not None and stop.is_set():
             raise

@@ -28,8 +28,7 @@ def device_peaks(device: int = 0):
     return peaks.current(device)
 
 
-def perf(spec, stage, adapter, inputs, variant: str, block, ms: float | None, peaks,
-         expected=None) -> StagePerf | None:
+def perf(spec, stage, adapter, inputs, variant: str, block, ms: float | None, peaks, expected=None) -> StagePerf | None:
     """``variant``'s figures for ``ms`` on ``inputs`` (None without a time or a model for the stage)."""
     if not ms or ms <= 0:
         return None
@@ -37,8 +36,9 @@ def perf(spec, stage, adapter, inputs, variant: str, block, ms: float | None, pe
     return analyse(variant, model, ms, peaks) if model is not None else None
 
 
-def perfs(spec, stage, adapter, inputs, block, times: Mapping[str, float | None], peaks,
-          expected=None) -> dict[str, StagePerf]:
+def perfs(
+    spec, stage, adapter, inputs, block, times: Mapping[str, float | None], peaks, expected=None
+) -> dict[str, StagePerf]:
     """Each timed variant's figures, in ``times``' order (the user's kernel first)."""
     found = {name: perf(spec, stage, adapter, inputs, name, block, ms, peaks, expected) for name, ms in times.items()}
     return {name: p for name, p in found.items() if p is not None}
@@ -85,9 +85,11 @@ def lines(found: Mapping[str, StagePerf], mine: str, heading: str, indent: str =
         out.append(row + ("" if only else f"  {percent(figure['sol_pct']):>10}"))
     model = found[mine].model if mine in found else next(iter(found.values())).model
     if model is not None:
-        out.append(f"{indent}  model per {model.per}: {model.bytes_actual:,.4g} B {TRAFFIC[model.where]} "
-                   f"({model.bytes_min:,.4g} B the least), {model.flops:,.4g} {OPERATIONS[model.flop_kind]}"
-                   + ("; % of limit: the speed-of-light time over the time taken" if not only else ""))
+        out.append(
+            f"{indent}  model per {model.per}: {model.bytes_actual:,.4g} B {TRAFFIC[model.where]} "
+            f"({model.bytes_min:,.4g} B the least), {model.flops:,.4g} {OPERATIONS[model.flop_kind]}"
+            + ("; % of limit: the speed-of-light time over the time taken" if not only else "")
+        )
     return out
 
 
@@ -117,5 +119,7 @@ def perf_text(p: StagePerf) -> str:
     """One line: GB/s and GFLOP/s, with % of the peaks and of the limit where there are peaks."""
     if p.copy_pct is None:
         return f"{p.gbs:,.1f} GB/s, {p.gflops:,.1f} GFLOP/s (rates only: no peaks for this device)"
-    return (f"{p.gbs:,.1f} GB/s ({percent(p.copy_pct)} of copy), {p.gflops:,.1f} GFLOP/s ({percent(p.flop_pct)} "
-            f"of the FLOP peak), {percent(sol_pct(p))} of the speed-of-light limit, {p.bound or '-'}")
+    return (
+        f"{p.gbs:,.1f} GB/s ({percent(p.copy_pct)} of copy), {p.gflops:,.1f} GFLOP/s ({percent(p.flop_pct)} "
+        f"of the FLOP peak), {percent(sol_pct(p))} of the speed-of-light limit, {p.bound or '-'}"
+    )

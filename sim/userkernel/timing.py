@@ -42,4 +42,5 @@ def zero(arrays) -> Callable[[], None] | None:
     def clear() -> None:
         for a in arrays:
             a.fill(0)
+
     return clear

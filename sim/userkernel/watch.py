@@ -35,8 +35,7 @@ class Reload:
 
     @property
     def compiles(self) -> bool:
-        return self.source is not None and not self.problem and not any(
-            d.severity == "error" for d in self.diagnostics)
+        return self.source is not None and not self.problem and not any(d.severity == "error" for d in self.diagnostics)
 
 
 class SourceWatcher:

@@ -85,10 +85,20 @@ def device_sync(scene) -> None:
     scene.finish()
 
 
-def time_frames(scene, composer: FrameComposer, surface: Surface, size: tuple[int, int], camera: OrbitCamera,
-                mode: str, frames: int, split: bool, after_draw: Callable[[], None] | None = None,
-                warmup: int = 0, before_draw: Callable[[], None] | None = None,
-                panel: PanelLayer | None = None) -> tuple[harness.Timing, np.ndarray]:
+def time_frames(
+    scene,
+    composer: FrameComposer,
+    surface: Surface,
+    size: tuple[int, int],
+    camera: OrbitCamera,
+    mode: str,
+    frames: int,
+    split: bool,
+    after_draw: Callable[[], None] | None = None,
+    warmup: int = 0,
+    before_draw: Callable[[], None] | None = None,
+    panel: PanelLayer | None = None,
+) -> tuple[harness.Timing, np.ndarray]:
     """(the whole frame's timing in ms, (frames, 3) milliseconds: physics, the view into the GL buffers,
     drawing), whole frames timed by ``sim.gpu.measure`` on the host clock: at least ``frames`` after ``warmup``.
 
@@ -133,19 +143,25 @@ def recording_pass(run: Frames, scene, surface: Surface, size, frames: int, path
     the pixel ring, encoded on its thread."""
     from viewer.record.recorder import STEPS, Recorder, RecordOptions
 
-    recorder = Recorder(surface.ctx, path, size, RecordOptions(STEPS, every=scene.spec.steps_per_frame, fps=60),
-                        steps=scene.steps)
+    recorder = Recorder(
+        surface.ctx, path, size, RecordOptions(STEPS, every=scene.spec.steps_per_frame, fps=60), steps=scene.steps
+    )
     try:
-        timing, _ = run(frames, split=False,
-                        after_draw=lambda: recorder.capture(surface.fbo, copies=recorder.due(scene.steps)))
+        timing, _ = run(
+            frames, split=False, after_draw=lambda: recorder.capture(surface.fbo, copies=recorder.due(scene.steps))
+        )
     except BaseException:
         recorder.abort()
         raise
     started = time.perf_counter()
     saved = recorder.stop()
-    return {**timing.fields("record_frame_ms", "record_repeats"), "record_frames": recorder.frames,
-            "record_finish_s": time.perf_counter() - started, "record_path": str(saved),
-            "record_codec": recorder.writer.codec}
+    return {
+        **timing.fields("record_frame_ms", "record_repeats"),
+        "record_frames": recorder.frames,
+        "record_finish_s": time.perf_counter() - started,
+        "record_path": str(saved),
+        "record_codec": recorder.writer.codec,
+    }
 
 
 def picking_pass(run: Frames, scene, composer: FrameComposer, size, camera, frames: int) -> dict:
@@ -184,13 +200,28 @@ def picking_pass(run: Frames, scene, composer: FrameComposer, size, camera, fram
     whole = parts.sum(axis=1)
     on = np.array(picked[: len(whole)], bool)
     with_pick, without = harness.summarise(whole[on]), harness.summarise(whole[~on])
-    return {**with_pick.fields("pick_frame_ms", "pick_repeats"), "pick_plain_frame_ms": without.median,
-            "pick_plain_frame_ms_err": without.error, "pick_added_ms": with_pick.median - without.median,
-            "pick_ms": float(np.median(pick_ms)), "pick_method": picking.used, "picked": len(found)}
+    return {
+        **with_pick.fields("pick_frame_ms", "pick_repeats"),
+        "pick_plain_frame_ms": without.median,
+        "pick_plain_frame_ms_err": without.error,
+        "pick_added_ms": with_pick.median - without.median,
+        "pick_ms": float(np.median(pick_ms)),
+        "pick_method": picking.used,
+        "picked": len(found),
+    }
 
 
-def measure(scene, width: int, height: int, frames: int, warmup: int, headless: bool, record=None,
-            pick: bool = False, opened: tuple[str, ...] | None = None) -> dict:
+def measure(
+    scene,
+    width: int,
+    height: int,
+    frames: int,
+    warmup: int,
+    headless: bool,
+    record=None,
+    pick: bool = False,
+    opened: tuple[str, ...] | None = None,
+) -> dict:
     """``opened``: the panel's open sections (``viewer.bench.panel_layer``), None for no panel."""
     surface = offscreen_surface(width, height) if headless else window_surface(width, height)
     layer = None
@@ -247,27 +278,43 @@ def _size(text: str) -> tuple[int, int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Time whole displayed frames (physics + render).")
     parser.add_argument("-n", type=int, default=1_000_000, help="item count (default 1000000)")
-    parser.add_argument("--scene", choices=tuple(SCENES), default=next(iter(SCENES)),
-                        help=f"default {next(iter(SCENES))}")
-    parser.add_argument("--preset", help="default: the run preset if it takes a count, else the preset with the "
-                                         "largest default count")
+    parser.add_argument(
+        "--scene", choices=tuple(SCENES), default=next(iter(SCENES)), help=f"default {next(iter(SCENES))}"
+    )
+    parser.add_argument(
+        "--preset", help="default: the run preset if it takes a count, else the preset with the largest default count"
+    )
     parser.add_argument("--variant", help="GPU kernel variant; default: the spec's variant for large counts")
     parser.add_argument("--size", type=_size, default=(1920, 1080), help="WxH (default 1920x1080)")
-    parser.add_argument("--backend", choices=("cpu", "gpu", "auto"), default="auto",
-                        help="physics backend (default auto: the GPU when there is one)")
-    parser.add_argument("--frames", type=int, default=100,
-                        help="timed frames per pass, at least (default 100; more until the median is known to 1%% "
-                             "or the time budget ends)")
+    parser.add_argument(
+        "--backend",
+        choices=("cpu", "gpu", "auto"),
+        default="auto",
+        help="physics backend (default auto: the GPU when there is one)",
+    )
+    parser.add_argument(
+        "--frames",
+        type=int,
+        default=100,
+        help="timed frames per pass, at least (default 100; more until the median is known to 1%% "
+        "or the time budget ends)",
+    )
     parser.add_argument("--warmup", type=int, default=10, help="untimed frames first (default 10)")
-    parser.add_argument("--headless", action="store_true",
-                        help="draw offscreen through EGL (the default when there is no display)")
+    parser.add_argument(
+        "--headless", action="store_true", help="draw offscreen through EGL (the default when there is no display)"
+    )
     parser.add_argument("--record", metavar="MP4", help="also time frames recorded to this MP4 (H.264, --size: even)")
     parser.add_argument("--pick", action="store_true", help="also time frames that pick the item under the centre")
-    parser.add_argument("--panel", default="all", metavar="SECTIONS",
-                        help=f"the panel over the view with these sections open: {', '.join(CHOICES)} (no panel) or "
-                             "a comma list of section titles (default all: every section open)")
-    parser.add_argument("--json", metavar="FILE",
-                        help="also write the figures as JSON to FILE (sim.cmdline.bench's report)")
+    parser.add_argument(
+        "--panel",
+        default="all",
+        metavar="SECTIONS",
+        help=f"the panel over the view with these sections open: {', '.join(CHOICES)} (no panel) or "
+        "a comma list of section titles (default all: every section open)",
+    )
+    parser.add_argument(
+        "--json", metavar="FILE", help="also write the figures as JSON to FILE (sim.cmdline.bench's report)"
+    )
     args = parser.parse_args(argv)
     if args.n < 1 or args.frames < 1 or args.warmup < 0:
         parser.error("-n and --frames must be at least 1, --warmup at least 0")
@@ -314,32 +361,42 @@ def main(argv: list[str] | None = None) -> int:
     unit = spec.words.unit
     variant = f", {scene.knobs.variant} variant" if spec.gpu else ""
     end = f", {scene.n:,} at the end" if scene.n != started_with else ""
-    print(f"{started_with:,} {unit}{end} ({scene.preset} preset{variant}, {spec.steps_per_frame} steps a frame), "
-          f"{scene.backend}, {width}x{height} {result['surface']} on {result['renderer']}; "
-          f"view into GL through {feed}, drawn as {result['drawn_as']}; panel: {result['panel']}")
-    print(f"whole frame: median ± 95% error (frames) {harness.figure_text(result, 'frame_ms')} ms "
-          f"({1e3 / result['frame_ms']:.1f} frames/s)")
+    print(
+        f"{started_with:,} {unit}{end} ({scene.preset} preset{variant}, {spec.steps_per_frame} steps a frame), "
+        f"{scene.backend}, {width}x{height} {result['surface']} on {result['renderer']}; "
+        f"view into GL through {feed}, drawn as {result['drawn_as']}; panel: {result['panel']}"
+    )
+    print(
+        f"whole frame: median ± 95% error (frames) {harness.figure_text(result, 'frame_ms')} ms "
+        f"({1e3 / result['frame_ms']:.1f} frames/s)"
+    )
     render_ms = result["feed_ms"] + result["draw_ms"]
-    print(f"split (device synced between parts): physics {result['physics_ms']:.2f} ms, "
-          f"render {render_ms:.2f} ms = view into GL {result['feed_ms']:.2f} + draw {result['draw_ms']:.2f}, "
-          f"frame {result['split_frame_ms']:.2f} ms (medians)")
+    print(
+        f"split (device synced between parts): physics {result['physics_ms']:.2f} ms, "
+        f"render {render_ms:.2f} ms = view into GL {result['feed_ms']:.2f} + draw {result['draw_ms']:.2f}, "
+        f"frame {result['split_frame_ms']:.2f} ms (medians)"
+    )
     stages = ", ".join(f"{name} {ms:.2f}" for name, ms in result["stages"].items())
     print(f"scene stage timer (ms per frame, median): {stages}")
     base = result["frame_ms"]
     if "record_frame_ms" in result:
         ms = result["record_frame_ms"]
-        print(f"recording ({result['record_codec']}, a video frame per frame): median "
-              f"{harness.figure_text(result, 'record_frame_ms', repeats='record_repeats')} ms "
-              f"({1e3 / ms:.1f} frames/s), {100 * (base / ms - 1):+.1f}% frame rate against no recording; "
-              f"{result['record_frames']} frames, finishing the file took {result['record_finish_s']:.2f} s: "
-              f"{result['record_path']}")
+        print(
+            f"recording ({result['record_codec']}, a video frame per frame): median "
+            f"{harness.figure_text(result, 'record_frame_ms', repeats='record_repeats')} ms "
+            f"({1e3 / ms:.1f} frames/s), {100 * (base / ms - 1):+.1f}% frame rate against no recording; "
+            f"{result['record_frames']} frames, finishing the file took {result['record_finish_s']:.2f} s: "
+            f"{result['record_path']}"
+        )
     if "pick_frame_ms" in result:
         ms = result["pick_frame_ms"]
-        print(f"picking ({result['pick_method']}, every other run of {RUN} frames, {result['picked']} frames showed a "
-              f"tooltip): median {harness.figure_text(result, 'pick_frame_ms', repeats='pick_repeats')} ms per frame, "
-              f"{result['pick_added_ms']:+.2f} ms against the frames between them without (median "
-              f"{result['pick_plain_frame_ms']:.2f} ms); the pick and description alone {result['pick_ms']:.3f} ms "
-              f"of host time")
+        print(
+            f"picking ({result['pick_method']}, every other run of {RUN} frames, {result['picked']} frames showed a "
+            f"tooltip): median {harness.figure_text(result, 'pick_frame_ms', repeats='pick_repeats')} ms per frame, "
+            f"{result['pick_added_ms']:+.2f} ms against the frames between them without (median "
+            f"{result['pick_plain_frame_ms']:.2f} ms); the pick and description alone {result['pick_ms']:.3f} ms "
+            f"of host time"
+        )
     if args.json:
         write_report(args.json, scene, started_with, width, height, args.frames, result)
     return 0
@@ -353,10 +410,18 @@ def write_report(path: str, scene, n: int, width: int, height: int, frames: int,
     from sim.cmdline import bench
     from sim.cmdline.writer import write_text
 
-    record = {"scene": scene.spec.name, "preset": scene.preset, "n": n, "n_end": scene.n, "backend": scene.backend,
-              "variant": scene.knobs.variant if scene.spec.gpu else None, "width": width, "height": height,
-              "frames": frames,
-              **{k: v for k, v in result.items() if v is None or isinstance(v, int | float | str | dict)}}
+    record = {
+        "scene": scene.spec.name,
+        "preset": scene.preset,
+        "n": n,
+        "n_end": scene.n,
+        "backend": scene.backend,
+        "variant": scene.knobs.variant if scene.spec.gpu else None,
+        "width": width,
+        "height": height,
+        "frames": frames,
+        **{k: v for k, v in result.items() if v is None or isinstance(v, int | float | str | dict)},
+    }
     write_text(path, json.dumps(bench.report("frame", [record]), indent=2) + "\n", "JSON file")
 
 

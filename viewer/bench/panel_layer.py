@@ -28,8 +28,9 @@ def sections(text: str) -> tuple[str, ...] | None:
         raise ValueError(f"--panel {text!r}: {', '.join(CHOICES)} or a comma list of section titles")
     unknown = [t for t in titles if t not in style.SECTIONS]
     if unknown:
-        raise ValueError(f"--panel: no section {', '.join(map(repr, unknown))} (the sections: "
-                         f"{', '.join(style.SECTIONS)})")
+        raise ValueError(
+            f"--panel: no section {', '.join(map(repr, unknown))} (the sections: {', '.join(style.SECTIONS)})"
+        )
     return titles
 
 

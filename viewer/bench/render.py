@@ -17,8 +17,9 @@ from viewer.bench.frame import timed_preset
 from viewer.window.app import Viewer, display_problem
 
 
-def measure(n: int, width: int, height: int, frames: int, live: bool = False,
-            scene_name: str = next(iter(SCENES))) -> tuple[float, float]:
+def measure(
+    n: int, width: int, height: int, frames: int, live: bool = False, scene_name: str = next(iter(SCENES))
+) -> tuple[float, float]:
     """(frames per second, median render ms) over ``frames`` frames."""
     spec = SCENES[scene_name]
     viewer = Viewer(spec.create(preset=timed_preset(spec), n=n), width, height, max_fps=None)
@@ -42,8 +43,9 @@ def measure(n: int, width: int, height: int, frames: int, live: bool = False,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scene", choices=tuple(SCENES), default=next(iter(SCENES)),
-                        help=f"default {next(iter(SCENES))}")
+    parser.add_argument(
+        "--scene", choices=tuple(SCENES), default=next(iter(SCENES)), help=f"default {next(iter(SCENES))}"
+    )
     parser.add_argument("-n", type=int, default=10_000, help="item count (default 10000)")
     parser.add_argument("--size", default="1280x800", help="window size WxH (default 1280x800)")
     parser.add_argument("--frames", type=int, default=100, help="timed frames (default 100)")
@@ -56,8 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     width, height = (int(v) for v in args.size.lower().split("x"))
     fps, median_ms = measure(args.n, width, height, args.frames, args.live, args.scene)
     mode = "physics running" if args.live else "physics paused"
-    print(f"{args.n} {SCENES[args.scene].words.unit}, {width}x{height}, panel on, {mode}: {fps:.1f} frames/s, "
-          f"median render {median_ms:.1f} ms")
+    print(
+        f"{args.n} {SCENES[args.scene].words.unit}, {width}x{height}, panel on, {mode}: {fps:.1f} frames/s, "
+        f"median render {median_ms:.1f} ms"
+    )
     return 0
 
 

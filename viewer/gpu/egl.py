@@ -16,8 +16,11 @@ NVIDIA_VENDOR_FILE = Path("/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.
 SYSTEM_VENDOR_DIR = Path("/usr/share/glvnd/egl_vendor.d")
 
 
-def prefer_nvidia_egl(environ: MutableMapping[str, str] = os.environ,
-                      nvidia_file: Path = NVIDIA_VENDOR_FILE, system_dir: Path = SYSTEM_VENDOR_DIR) -> bool:
+def prefer_nvidia_egl(
+    environ: MutableMapping[str, str] = os.environ,
+    nvidia_file: Path = NVIDIA_VENDOR_FILE,
+    system_dir: Path = SYSTEM_VENDOR_DIR,
+) -> bool:
     """Put NVIDIA's EGL first, the system's vendors (Mesa) after it as a fallback; True if set.
 
     Does nothing when the user chose vendors already or when the NVIDIA file is not there.

@@ -60,8 +60,9 @@ class GLBufferRegistration:
         self._mapped = False
         try:
             for glo in self.glos:
-                (resource,) = _check(f"cudaGraphicsGLRegisterBuffer(buffer {glo})",
-                                     runtime.cudaGraphicsGLRegisterBuffer(glo, flags))
+                (resource,) = _check(
+                    f"cudaGraphicsGLRegisterBuffer(buffer {glo})", runtime.cudaGraphicsGLRegisterBuffer(glo, flags)
+                )
                 if resource is None or int(resource) == 0:
                     raise InteropError(f"cudaGraphicsGLRegisterBuffer(buffer {glo}) returned a null handle")
                 self._resources.append(resource)
@@ -89,14 +90,17 @@ class GLBufferRegistration:
         try:
             # One resource per call: the bindings take a single handle (or a raw pointer to an array).
             for glo, resource in zip(self.glos, self._resources, strict=True):
-                _check(f"cudaGraphicsMapResources(buffer {glo})",
-                       runtime.cudaGraphicsMapResources(1, resource, stream_ptr))
+                _check(
+                    f"cudaGraphicsMapResources(buffer {glo})", runtime.cudaGraphicsMapResources(1, resource, stream_ptr)
+                )
                 done.append((glo, resource))
             self._mapped = True
             pointers = []
             for glo, resource in done:
-                ptr, size = _check(f"cudaGraphicsResourceGetMappedPointer(buffer {glo})",
-                                   runtime.cudaGraphicsResourceGetMappedPointer(resource))
+                ptr, size = _check(
+                    f"cudaGraphicsResourceGetMappedPointer(buffer {glo})",
+                    runtime.cudaGraphicsResourceGetMappedPointer(resource),
+                )
                 pointers.append((int(ptr), int(size)))
             yield pointers
         finally:
@@ -104,8 +108,10 @@ class GLBufferRegistration:
             errors = []
             for glo, resource in reversed(done):
                 try:
-                    _check(f"cudaGraphicsUnmapResources(buffer {glo})",
-                           runtime.cudaGraphicsUnmapResources(1, resource, stream_ptr))
+                    _check(
+                        f"cudaGraphicsUnmapResources(buffer {glo})",
+                        runtime.cudaGraphicsUnmapResources(1, resource, stream_ptr),
+                    )
                 except InteropError as exc:
                     errors.append(str(exc))
             if errors:
@@ -120,8 +126,9 @@ class GLBufferRegistration:
         errors = []
         for glo, resource in zip(self.glos, resources, strict=False):
             try:
-                _check(f"cudaGraphicsUnregisterResource(buffer {glo})",
-                       runtime.cudaGraphicsUnregisterResource(resource))
+                _check(
+                    f"cudaGraphicsUnregisterResource(buffer {glo})", runtime.cudaGraphicsUnregisterResource(resource)
+                )
             except InteropError as exc:
                 errors.append(str(exc))
         if errors:

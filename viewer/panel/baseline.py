@@ -41,8 +41,10 @@ class BaselineBars:
             ctl.say(f"baseline not loaded: {exc}")
             return False
         self.report, self.path, self._matched = report, path.strip(), None
-        ctl.say(f"baseline: {len(report['results'])} timed records from {self.path} "
-                f"({report.get('device', '?')}, commit {report.get('commit', '?')})")
+        ctl.say(
+            f"baseline: {len(report['results'])} timed records from {self.path} "
+            f"({report.get('device', '?')}, commit {report.get('commit', '?')})"
+        )
         return True
 
     def match(self, scene) -> tuple[dict | None, list[str]]:

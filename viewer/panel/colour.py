@@ -27,8 +27,13 @@ class ColourSection(PanelSection):
 
     def shows(self, ctx: PanelContext) -> bool:
         scene, spec = ctx.scene, ctx.scene.spec
-        return bool(scene.color_modes or spec.block_colors is not None or _legend(ctx) is not None
-                    or scene.checks.on and spec.verifier is not None)
+        return bool(
+            scene.color_modes
+            or spec.block_colors is not None
+            or _legend(ctx) is not None
+            or scene.checks.on
+            and spec.verifier is not None
+        )
 
     def draw(self, ctx: PanelContext) -> None:
         _draw(ctx.controller, ctx.shown, _legend(ctx))
@@ -107,9 +112,14 @@ def draw_legend_overlay(legend: Legend, colormap: str, area: tuple[float, float,
     x, y, _, h = area
     imgui.set_next_window_pos((x + 12, y + h - 12), imgui.Cond_.always, (0.0, 1.0))
     imgui.set_next_window_bg_alpha(0.6)
-    flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
-             | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_inputs
-             | imgui.WindowFlags_.no_focus_on_appearing | imgui.WindowFlags_.no_bring_to_front_on_focus)
+    flags = (
+        imgui.WindowFlags_.no_decoration
+        | imgui.WindowFlags_.always_auto_resize
+        | imgui.WindowFlags_.no_saved_settings
+        | imgui.WindowFlags_.no_inputs
+        | imgui.WindowFlags_.no_focus_on_appearing
+        | imgui.WindowFlags_.no_bring_to_front_on_focus
+    )
     imgui.begin("##legend", None, flags)
     draw_legend(legend, colormap, OVERLAY_WIDTH * ui_scale())
     imgui.end()

@@ -91,8 +91,12 @@ def verification_lines(result, unit: str) -> list[tuple[str, bool]]:
         text = f"{value:,}" if isinstance(value, int) else f"{value:.3g}" if isinstance(value, float) else str(value)
         lines.append((f"{name}: {text}", False))
     lines.append((f"check {result.check_ms:.1f} ms against {result.against}", False))
-    lines.append((f"passes: {result.passes_checked:,} checked, {result.passes_mismatched:,} mismatched",
-                  result.passes_mismatched > 0))
+    lines.append(
+        (
+            f"passes: {result.passes_checked:,} checked, {result.passes_mismatched:,} mismatched",
+            result.passes_mismatched > 0,
+        )
+    )
     return lines
 
 

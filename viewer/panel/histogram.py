@@ -28,8 +28,10 @@ def _draw(hist: LiveHistogram, scene, width: float) -> None:
     changed, on = imgui.checkbox("distance histogram", hist.enabled)
     if changed:
         hist.set_enabled(on)
-    tooltip(f"all pair distances of the current points and g(r), recounted every {EVERY_FRAMES} "
-            "frames on the physics backend")
+    tooltip(
+        f"all pair distances of the current points and g(r), recounted every {EVERY_FRAMES} "
+        "frames on the physics backend"
+    )
     if not hist.enabled:
         return
     hist.follow(scene)
@@ -41,16 +43,16 @@ def _draw(hist: LiveHistogram, scene, width: float) -> None:
     imgui.text(hist.timing_line())
     if hist.truncated:
         last = hist.result.counts.shape[0] - 1
-        wrapped(GREY, f"drawn up to r = {last * hist.result.width:.4g}: farther pairs are counted "
-                       "in the last bucket")
+        wrapped(GREY, f"drawn up to r = {last * hist.result.width:.4g}: farther pairs are counted in the last bucket")
     _plot(hist)
 
 
 def _width_slider(hist: LiveHistogram, width: float) -> None:
     span = hist.range
     imgui.set_next_item_width(width)
-    changed, width = imgui.slider_float("bucket width", hist.width, span.lo, span.hi, "%.4g",
-                                        imgui.SliderFlags_.logarithmic)
+    changed, width = imgui.slider_float(
+        "bucket width", hist.width, span.lo, span.hi, "%.4g", imgui.SliderFlags_.logarithmic
+    )
     if changed:
         hist.set_width(width)
     tooltip(f"world units; default {span.default:.4g}; ctrl+click to type")

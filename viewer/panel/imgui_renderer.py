@@ -115,9 +115,7 @@ class ImGuiRenderer:
         target.viewport = (0, 0, fb_w, fb_h)
         ctx.enable(moderngl.BLEND)
         ctx.blend_equation = moderngl.FUNC_ADD
-        ctx.blend_func = (
-            moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA, moderngl.ONE, moderngl.ONE_MINUS_SRC_ALPHA
-        )
+        ctx.blend_func = (moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA, moderngl.ONE, moderngl.ONE_MINUS_SRC_ALPHA)
         ctx.disable(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
         self.program["u_proj"].write(_ortho(pos_x, pos_x + disp_w, pos_y, pos_y + disp_h))
 

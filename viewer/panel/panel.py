@@ -41,10 +41,23 @@ class Panel:
         self.scene_section = SceneSection()
         self.speed_of_light = SpeedOfLightSection()
         self.baseline = BaselineBars(baseline)  # a report of sim.cmdline.baseline.load (view --baseline), or None
-        self.sections = in_panel_order([
-            self.scene_section, RunSection(), CountersSection(), ColourSection(), RecordSection(), CudaSection(),
-            YourKernelSection(self.speed_of_light), PhysicsSection(), ToolSection(), StageTimesSection(self.baseline),
-            self.speed_of_light, PairDistancesSection(), DisplaySection()])
+        self.sections = in_panel_order(
+            [
+                self.scene_section,
+                RunSection(),
+                CountersSection(),
+                ColourSection(),
+                RecordSection(),
+                CudaSection(),
+                YourKernelSection(self.speed_of_light),
+                PhysicsSection(),
+                ToolSection(),
+                StageTimesSection(self.baseline),
+                self.speed_of_light,
+                PairDistancesSection(),
+                DisplaySection(),
+            ]
+        )
         self.context = PanelContext()  # filled each frame: the sections' one argument
 
     def draw(self, ctl, app=None, shown=None, feed=None, legend=None) -> None:

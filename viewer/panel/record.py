@@ -21,10 +21,12 @@ def elapsed_text(seconds: float) -> str:
 
 
 def recording_line(app) -> str:
-    """"REC 00:12  name.mp4  (360 frames)" while recording."""
+    """ "REC 00:12  name.mp4  (360 frames)" while recording."""
     recorder = app.recording.recorder
-    return (f"REC {elapsed_text(recorder.elapsed())}  {recorder.path.name}  ({recorder.frames} frames, "
-            f"{recorder.video_seconds:.1f} s of video)")
+    return (
+        f"REC {elapsed_text(recorder.elapsed())}  {recorder.path.name}  ({recorder.frames} frames, "
+        f"{recorder.video_seconds:.1f} s of video)"
+    )
 
 
 def draw_recording_indicator(app) -> None:
@@ -78,8 +80,10 @@ def _options(recording) -> None:
             if imgui.selectable(label, clock == options.clock)[0]:
                 options.clock = clock
         imgui.end_combo()
-    tooltip("real time: the video plays at the speed you watch; every K steps: one video frame per K physics "
-            "steps, smooth even when the machine is slow")
+    tooltip(
+        "real time: the video plays at the speed you watch; every K steps: one video frame per K physics "
+        "steps, smooth even when the machine is slow"
+    )
     if options.clock == STEPS:
         changed, every = imgui.input_int("K steps a frame", int(options.every))
         if changed:
@@ -102,6 +106,5 @@ def _red_dot() -> None:
     draw = imgui.get_window_draw_list()
     at = imgui.get_cursor_screen_pos()
     size = imgui.get_text_line_height()
-    draw.add_circle_filled((at.x + size / 2, at.y + size / 2), size * 0.4,
-                           imgui.color_convert_float4_to_u32(RECORDING))
+    draw.add_circle_filled((at.x + size / 2, at.y + size / 2), size * 0.4, imgui.color_convert_float4_to_u32(RECORDING))
     imgui.dummy((size, size))

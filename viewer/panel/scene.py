@@ -16,19 +16,31 @@ def gpu_advice(reason: str) -> tuple[str, str]:
     text = reason.strip()
     lowered = text.lower()
     if "cupy is not installed" in lowered:
-        return (text.split(";")[0], "Install the GPU extra: .venv/bin/pip install -e '.[gpu]' (NVIDIA driver R580+ "
-                                    "for CUDA 13; with a CUDA 12 driver install cupy-cuda12x instead).")
+        return (
+            text.split(";")[0],
+            "Install the GPU extra: .venv/bin/pip install -e '.[gpu]' (NVIDIA driver R580+ "
+            "for CUDA 13; with a CUDA 12 driver install cupy-cuda12x instead).",
+        )
     if "no nvidia gpu" in lowered:  # no driver, or a driver without a GPU (sim.gpu.backend.nvidia_driver_problem)
-        return ("no NVIDIA GPU or driver was found",
-                "Everything runs on the CPU backend; the GPU controls need an NVIDIA GPU and its driver.")
+        return (
+            "no NVIDIA GPU or driver was found",
+            "Everything runs on the CPU backend; the GPU controls need an NVIDIA GPU and its driver.",
+        )
     if "nvidia driver did not start" in lowered:
         return (text.split(";")[0], "Check the driver with nvidia-smi; meanwhile everything runs on the CPU backend.")
     if "insufficient" in lowered or "driver version" in lowered or "driver is older" in lowered:
-        return ("the NVIDIA driver is older than CuPy's CUDA",
-                "Update the NVIDIA driver (R580+ for CUDA 13), or install the CuPy built for your driver's CUDA "
-                "(cupy-cuda12x for CUDA 12).")
-    if ("no cuda device" in lowered or "no cuda-capable device" in lowered or "nodevice" in lowered
-            or "no usable cuda device" in lowered and "driver" not in lowered):
+        return (
+            "the NVIDIA driver is older than CuPy's CUDA",
+            "Update the NVIDIA driver (R580+ for CUDA 13), or install the CuPy built for your driver's CUDA "
+            "(cupy-cuda12x for CUDA 12).",
+        )
+    if (
+        "no cuda device" in lowered
+        or "no cuda-capable device" in lowered
+        or "nodevice" in lowered
+        or "no usable cuda device" in lowered
+        and "driver" not in lowered
+    ):
         return ("no NVIDIA GPU was found", "Everything runs on the CPU backend; the GPU controls need an NVIDIA GPU.")
     if "no gpu kernels" in lowered:
         return (text, "")
@@ -97,8 +109,7 @@ class SceneSection(PanelSection):
         if hi > 100 * max(lo, 1):
             flags |= imgui.SliderFlags_.logarithmic
         imgui.set_next_item_width(item_width())
-        _, self._count_choice = imgui.slider_int("##count", self._count_choice, lo, hi,
-                                                 f"%d {ctl.words.unit}", flags)
+        _, self._count_choice = imgui.slider_int("##count", self._count_choice, lo, hi, f"%d {ctl.words.unit}", flags)
         # A stray click only moves the choice: reloading the preset waits for Apply, or for Enter
         # after typing a count (ctrl+click).
         entered = imgui.is_item_deactivated_after_edit() and _enter_pressed()

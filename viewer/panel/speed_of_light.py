@@ -28,9 +28,11 @@ from viewer.panel.style import GREY, SPEED_OF_LIGHT, tooltip, wrapped, wrapped_t
 RECENT = 30  # frames whose median a figure takes: a switched variant shows within half a second
 COLUMNS = ("stage", "GB/s", "% copy", "GFLOP/s", "% FLOP", "bound")
 INTENSITIES = np.logspace(-3, 4, 64)  # FLOP per byte, the roofline's x axis
-BOUND_HELP = {"memory": "at least 60% of the copy peak: fewer bytes (or fused steps) would help",
-              "arithmetic": "at least 60% of the FLOP peak: fewer operations would help",
-              "latency": "neither peak past 60%: launches, waits, exchanges or too little parallelism"}
+BOUND_HELP = {
+    "memory": "at least 60% of the copy peak: fewer bytes (or fused steps) would help",
+    "arithmetic": "at least 60% of the FLOP peak: fewer operations would help",
+    "latency": "neither peak past 60%: launches, waits, exchanges or too little parallelism",
+}
 
 
 def recent_ms(timer, name: str) -> float:
@@ -63,8 +65,10 @@ def user_stage_running(scene) -> str | None:
 
 def rows(perfs: list[StagePerf]) -> list[tuple[str, ...]]:
     """The table's rows, as the section writes them."""
-    return [(p.stage, f"{p.gbs:,.1f}", percent(p.copy_pct), f"{p.gflops:,.1f}", percent(p.flop_pct), p.bound or "-")
-            for p in perfs]
+    return [
+        (p.stage, f"{p.gbs:,.1f}", percent(p.copy_pct), f"{p.gflops:,.1f}", percent(p.flop_pct), p.bound or "-")
+        for p in perfs
+    ]
 
 
 @dataclass

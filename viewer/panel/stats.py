@@ -19,15 +19,27 @@ def counter_lines(ctl) -> list[tuple[str, str]]:
 def rate_lines(ctl, app=None) -> list[tuple[str, str]]:
     """(line, help) for the physics rate and, with a window, the frame rate and the draw time."""
     steps_s = 0.0 if ctl.paused else ctl.step_rate.rate
-    lines = [(f"physics: {steps_s:,.0f} steps/s" + ("  (paused)" if ctl.paused else ""),
-              "simulation steps per second of wall-clock time")]
+    lines = [
+        (
+            f"physics: {steps_s:,.0f} steps/s" + ("  (paused)" if ctl.paused else ""),
+            "simulation steps per second of wall-clock time",
+        )
+    ]
     if app is not None:
         fps = app.frame_rate.rate
         apart = f", one every {1e3 / fps:.1f} ms" if fps > 0 else ""
-        lines.append((f"frames: {fps:.1f}/s{apart}", "frame time: from one displayed frame to the next "
-                      "(physics, drawing and waiting for the frame limit)"))
-        lines.append((f"drawing: {app.render_ms:.1f} ms a frame", "draw time: the view, the panel and the "
-                      "buffer swap of one frame, without the physics"))
+        lines.append(
+            (
+                f"frames: {fps:.1f}/s{apart}",
+                "frame time: from one displayed frame to the next (physics, drawing and waiting for the frame limit)",
+            )
+        )
+        lines.append(
+            (
+                f"drawing: {app.render_ms:.1f} ms a frame",
+                "draw time: the view, the panel and the buffer swap of one frame, without the physics",
+            )
+        )
     return lines
 
 

@@ -89,12 +89,38 @@ def wrapped(colour, text: str) -> None:
 # --- sections that fold ---------------------------------------------------------------------------
 layout: dict[str, bool] = {}  # section title -> open; kept with the settings (the panel layout)
 # Every section's title in the panel's order, and those folded until a user opens them.
-SECTIONS = ("Scene", "Run", "Counters", "Colour", "Record", "CUDA", "Your kernel", "Physics", "Tool",
-            "Stage times (ms per frame)", "Speed of light", "Pair distances", "Display")
+SECTIONS = (
+    "Scene",
+    "Run",
+    "Counters",
+    "Colour",
+    "Record",
+    "CUDA",
+    "Your kernel",
+    "Physics",
+    "Tool",
+    "Stage times (ms per frame)",
+    "Speed of light",
+    "Pair distances",
+    "Display",
+)
 FOLDED = ("Record", "Speed of light", "Display")
 # Each section's title, by name: the sections take theirs from here, and the panel lays them out in SECTIONS' order.
-(SCENE, RUN, COUNTERS, COLOUR, RECORD, CUDA, YOUR_KERNEL, PHYSICS, TOOL, STAGE_TIMES, SPEED_OF_LIGHT,
- PAIR_DISTANCES, DISPLAY) = SECTIONS
+(
+    SCENE,
+    RUN,
+    COUNTERS,
+    COLOUR,
+    RECORD,
+    CUDA,
+    YOUR_KERNEL,
+    PHYSICS,
+    TOOL,
+    STAGE_TIMES,
+    SPEED_OF_LIGHT,
+    PAIR_DISTANCES,
+    DISPLAY,
+) = SECTIONS
 
 
 def open_sections(titles) -> None:

@@ -18,8 +18,14 @@ def attempt_table(attempts) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     shown = attempts.items[-SHOWN:][::-1]
     limit = any(a.limit_percent is not None for a in attempts.items)
     registers = any(a.registers is not None for a in attempts.items)
-    headings = ("#", "built", "correct", "ms", *(("% of limit",) if limit else ()),
-                *(("registers",) if registers else ()))
+    headings = (
+        "#",
+        "built",
+        "correct",
+        "ms",
+        *(("% of limit",) if limit else ()),
+        *(("registers",) if registers else ()),
+    )
     rows = []
     for a in shown:
         row = [str(a.number), a.built, a.verdict, "-" if a.ms is None else f"{a.ms:.4f}"]

@@ -62,9 +62,13 @@ def kernel_lines(ctl, sol=None) -> list[tuple[str, str]]:
     comparison = live.comparison if ctl.scene.checks.on else None
     if comparison is not None:
         wrong, items = comparison.mismatches, comparison.mismatch.shape[0]
-        lines.append(("error" if wrong else "good",
-                      f"{wrong:,} of {items:,} {live.adapter.item}s wrong ({comparison.rule}); "
-                      f"max abs {comparison.max_abs:.3g}, max rel {comparison.max_rel:.3g}"))
+        lines.append(
+            (
+                "error" if wrong else "good",
+                f"{wrong:,} of {items:,} {live.adapter.item}s wrong ({comparison.rule}); "
+                f"max abs {comparison.max_abs:.3g}, max rel {comparison.max_rel:.3g}",
+            )
+        )
     elif ctl.scene.knobs.user_runs() and not ctl.scene.checks.on:
         lines.append(("note", "verification off (v): the results are not compared with the CPU twin"))
     if live.first_divergence is not None:
@@ -99,11 +103,14 @@ def draw_user_kernel_section(ctl, sol=None) -> None:
     spec = ctl.spec
     kernel, stage = ctl.kernel, spec.user_stage()
     imgui.push_item_width(item_width())
-    entered, kernel.path_text = imgui.input_text_with_hint("##kernel file", "Load kernel… (path of a .cu file)",
-                                                           kernel.path_text, imgui.InputTextFlags_.enter_returns_true)
+    entered, kernel.path_text = imgui.input_text_with_hint(
+        "##kernel file", "Load kernel… (path of a .cu file)", kernel.path_text, imgui.InputTextFlags_.enter_returns_true
+    )
     imgui.pop_item_width()
-    tooltip(f"your own kernel for the {stage.name} stage: {stage.signature}; it becomes a variant named after "
-            "the file, compiled again on every save")
+    tooltip(
+        f"your own kernel for the {stage.name} stage: {stage.signature}; it becomes a variant named after "
+        "the file, compiled again on every save"
+    )
     imgui.same_line()
     if imgui.button("Load") or entered:
         kernel.load(kernel.path_text)

@@ -45,7 +45,9 @@ def draw_sanitizer(kernel, colours, wrapped) -> None:
     if imgui.button("Run one step under the sanitizer"):
         kernel.sanitize()
     imgui.end_disabled()
-    tooltip("the scene's next step through your kernel once under NVIDIA's compute-sanitizer (CUDA toolkit), in a "
-            f"process of its own, up to {LIMIT_S:g} s: what it finds shows here at file:line")
+    tooltip(
+        "the scene's next step through your kernel once under NVIDIA's compute-sanitizer (CUDA toolkit), in a "
+        f"process of its own, up to {LIMIT_S:g} s: what it finds shows here at file:line"
+    )
     for kind, text in sanitizer_lines(live):
         wrapped(colours[kind], text)

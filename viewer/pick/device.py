@@ -38,8 +38,13 @@ class DeviceRayTest:
         runtime.memsetAsync(self.best.data.ptr, 0xFF, 16, stream.ptr)
         if n:
             k = cuda.kernels(RAY_TEST, self.device)
-            args = (spheres, np.int32(n), *(np.float64(v) for v in origin), *(np.float64(v) for v in direction),
-                    self.best)
+            args = (
+                spheres,
+                np.int32(n),
+                *(np.float64(v) for v in origin),
+                *(np.float64(v) for v in direction),
+                self.best,
+            )
             for name in ("nearest_hit", "first_of_nearest"):
                 k[name]((cuda.ceil_div(n, BLOCK),), (BLOCK,), args)
         runtime.memcpyAsync(self.answer.ctypes.data, self.best.data.ptr, 16, runtime.memcpyDeviceToHost, stream.ptr)

@@ -65,8 +65,9 @@ class Picking:
         if self._device is not None:
             self._device.done = None
 
-    def hover(self, scene_view, ray: tuple[np.ndarray, np.ndarray] | None,
-              plane_point: tuple[float, float] | None) -> None:
+    def hover(
+        self, scene_view, ray: tuple[np.ndarray, np.ndarray] | None, plane_point: tuple[float, float] | None
+    ) -> None:
         """Find the item under the pointer: ``ray`` (origin, unit direction) and its ``plane_point``
         on z = 0, None when the pointer is not over the view. Plots are read from the renderer."""
         view = scene_view.current

@@ -114,8 +114,11 @@ def draw_pinned_window(rep: ItemReport, picking, at: tuple[float, float], can_fo
     camera (``can_follow``); returns False when the user unpinned it."""
     imgui.set_next_window_pos(at, imgui.Cond_.appearing)
     imgui.set_next_window_bg_alpha(0.9)
-    flags = imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_saved_settings \
+    flags = (
+        imgui.WindowFlags_.always_auto_resize
+        | imgui.WindowFlags_.no_saved_settings
         | imgui.WindowFlags_.no_focus_on_appearing
+    )
     title = next(iter(rep.values.items()), ("item", f"#{rep.item}"))
     _, still_open = imgui.begin(f"pinned: {title[0]} {title[1]}###pinned", True, flags)
     draw_report(rep)

@@ -27,8 +27,9 @@ class PixelRing:
         self._pending: deque[tuple[moderngl.Buffer, object]] = deque()
         self._next = 0
 
-    def read(self, fbo: moderngl.Framebuffer, origin: tuple[int, int] = (0, 0),
-             tag: object = None) -> tuple[np.ndarray, object] | None:
+    def read(
+        self, fbo: moderngl.Framebuffer, origin: tuple[int, int] = (0, 0), tag: object = None
+    ) -> tuple[np.ndarray, object] | None:
         """Start reading ``size`` pixels of ``fbo`` from ``origin`` (bottom-left, GL pixels); returns
         (pixels, tag) of the oldest read when the ring is full, else None."""
         ready = self._pop() if len(self._pending) == len(self._buffers) else None

@@ -48,8 +48,16 @@ class RecordOptions:
 
 
 class Recorder:
-    def __init__(self, ctx: moderngl.Context, path: str | Path, size: tuple[int, int], options: RecordOptions,
-                 steps: int = 0, now: float | None = None, wait_for_encoder: bool = True):
+    def __init__(
+        self,
+        ctx: moderngl.Context,
+        path: str | Path,
+        size: tuple[int, int],
+        options: RecordOptions,
+        steps: int = 0,
+        now: float | None = None,
+        wait_for_encoder: bool = True,
+    ):
         if options.clock not in CLOCKS:
             raise ValueError(f"unknown recording clock {options.clock!r} (choose {' or '.join(CLOCKS)})")
         if options.clock == STEPS and int(options.every) < 1:
@@ -101,8 +109,9 @@ class Recorder:
         no frame yet, or on the steps clock the last frame shows an earlier step."""
         return self.counted == 0 or (self.options.clock == STEPS and int(steps) != self.last_steps)
 
-    def capture(self, fbo: moderngl.Framebuffer, origin: tuple[int, int] = (0, 0), copies: int = 1,
-                steps: int | None = None) -> None:
+    def capture(
+        self, fbo: moderngl.Framebuffer, origin: tuple[int, int] = (0, 0), copies: int = 1, steps: int | None = None
+    ) -> None:
         """Read the recorded area of ``fbo`` (its bottom-left corner at ``origin``), the state at
         ``steps``, as ``copies`` frames."""
         if copies < 1:

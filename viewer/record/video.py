@@ -47,8 +47,10 @@ def check_size(size: tuple[int, int]) -> None:
     if width < 2 or height < 2 or width > MAX_SIDE or height > MAX_SIDE:
         raise UsageError(f"video size {width}x{height} must be 2 to {MAX_SIDE} pixels a side")
     if width % 2 or height % 2:
-        raise UsageError(f"video size {width}x{height}: H.264 needs an even width and height "
-                         f"(e.g. {width - width % 2}x{height - height % 2})")
+        raise UsageError(
+            f"video size {width}x{height}: H.264 needs an even width and height "
+            f"(e.g. {width - width % 2}x{height - height % 2})"
+        )
 
 
 def even_size(size: tuple[int, int]) -> tuple[int, int]:
@@ -126,8 +128,9 @@ class VideoWriter:
     def _check(self, pixels: np.ndarray, copies: int) -> int:
         self._raise_failure()
         if pixels.shape != (self.size[1], self.size[0], 3) or pixels.dtype != np.uint8:
-            raise ValueError(f"frame {pixels.shape} {pixels.dtype} does not match the video's "
-                             f"{self.size[0]}x{self.size[1]} RGB")
+            raise ValueError(
+                f"frame {pixels.shape} {pixels.dtype} does not match the video's {self.size[0]}x{self.size[1]} RGB"
+            )
         return max(int(copies), 0)
 
     def _queue(self, pixels: np.ndarray, copies: int) -> None:
@@ -185,8 +188,9 @@ class VideoWriter:
                 continue  # drain, so the frame loop never blocks on a dead encoder
             try:
                 # converted once, encoded once a copy: a held picture costs no conversions
-                frame = reformatter.reformat(av.VideoFrame.from_ndarray(waiting.pixels, format="rgb24"),
-                                             *self.size, "yuv420p")
+                frame = reformatter.reformat(
+                    av.VideoFrame.from_ndarray(waiting.pixels, format="rgb24"), *self.size, "yuv420p"
+                )
                 for _ in range(waiting.copies):
                     frame.pts, frame.time_base = self.encoded, time_base
                     for packet in self.stream.encode(frame):

@@ -61,8 +61,14 @@ class OrbitCamera:
         target = np.array([0.0, -0.3 * radius, 0.5 * (z_min + z_max)])
         distance = 2.9 * reach
         # The floor reaches 2.5x the trough's size: keep it inside the far plane and the zoom range.
-        return cls(target=target, distance=distance, yaw=32.0, pitch=30.0,
-                   max_distance=max(5000.0, 4.0 * distance), extent=4.0 * reach)
+        return cls(
+            target=target,
+            distance=distance,
+            yaw=32.0,
+            pitch=30.0,
+            max_distance=max(5000.0, 4.0 * distance),
+            extent=4.0 * reach,
+        )
 
     @classmethod
     def for_trough(cls, trough) -> OrbitCamera:
@@ -83,9 +89,16 @@ class OrbitCamera:
         half_tan = math.tan(math.radians(cls.fov_y) / 2)
         span = max(y1 - y0, (x1 - x0) / 1.6, 1e-9)  # a landscape view is about 1.6 times as wide
         distance = span / (1.5 * half_tan)
-        return cls(target=np.array([0.5 * (x0 + x1), 0.5 * (y0 + y1), 0.0]), distance=distance, yaw=0.0,
-                   pitch=0.0, min_distance=min(smallest / half_tan, distance), max_distance=4.0 * distance,
-                   extent=span, orbit_enabled=False)
+        return cls(
+            target=np.array([0.5 * (x0 + x1), 0.5 * (y0 + y1), 0.0]),
+            distance=distance,
+            yaw=0.0,
+            pitch=0.0,
+            min_distance=min(smallest / half_tan, distance),
+            max_distance=4.0 * distance,
+            extent=span,
+            orbit_enabled=False,
+        )
 
     @classmethod
     def looking_at(cls, point, distance: float, yaw: float = 0.0, pitch: float = 0.0) -> OrbitCamera:

@@ -44,8 +44,11 @@ class ColourTexture:
             self.name = name
 
     def set_palette(self, palette: np.ndarray) -> None:
-        if not self.name and self.colors is not None and (self.colors is palette
-                                                          or np.array_equal(self.colors, palette)):
+        if (
+            not self.name
+            and self.colors is not None
+            and (self.colors is palette or np.array_equal(self.colors, palette))
+        ):
             return
         self._set(palette)
         self.name = ""

@@ -20,8 +20,12 @@ from sim.contract import Plot, PlotsView, Series
 from sim.framework.colormap import stops
 
 HEATMAP_COLORMAP = "inferno"
-LEGEND_CORNERS = {"nw": implot.Location_.north_west, "ne": implot.Location_.north_east,
-                  "sw": implot.Location_.south_west, "se": implot.Location_.south_east}
+LEGEND_CORNERS = {
+    "nw": implot.Location_.north_west,
+    "ne": implot.Location_.north_east,
+    "sw": implot.Location_.south_west,
+    "se": implot.Location_.south_east,
+}
 SHADED_ALPHA = 0.35
 PAD = 6.0
 
@@ -154,8 +158,10 @@ def hovered_point(plot: Plot, mouse: tuple[float, float]) -> tuple[int, tuple[fl
                 right = np.append(px[1:], px[-1] + (px[-1] - px[-2] if count > 1 else HOVER_PIXELS))
                 inside = np.flatnonzero((px <= mouse[0]) & (mouse[0] < right))
             else:  # bars
-                half = 0.5 * abs(_to_pixels(np.array([series.width]), np.zeros(1), plot)[0][0]
-                                 - _to_pixels(np.zeros(1), np.zeros(1), plot)[0][0])
+                half = 0.5 * abs(
+                    _to_pixels(np.array([series.width]), np.zeros(1), plot)[0][0]
+                    - _to_pixels(np.zeros(1), np.zeros(1), plot)[0][0]
+                )
                 inside = np.flatnonzero(np.abs(px - mouse[0]) <= half)
             if inside.size:
                 i = int(inside[0])
@@ -174,16 +180,22 @@ class PlotsRenderer:
         self.pinned: int | None = None  # set by the viewer: drawn highlighted
         self.pinned_pixel: tuple[float, float] | None = None
 
-    def draw(self, view: PlotsView, area: tuple[float, float, float, float],
-             on_point: Callable[[str, float, float], None]) -> None:
+    def draw(
+        self, view: PlotsView, area: tuple[float, float, float, float], on_point: Callable[[str, float, float], None]
+    ) -> None:
         """The view's plots over ``area`` (x, y, w, h in display pixels, y down); call inside a frame."""
         x, y, width, height = area
         self.point_pixels = {}
         self.hovered = self.hovered_pixel = self.pinned_pixel = None
         imgui.set_next_window_pos((x, y), imgui.Cond_.always)
         imgui.set_next_window_size((width, height), imgui.Cond_.always)
-        flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_saved_settings
-                 | imgui.WindowFlags_.no_bring_to_front_on_focus | imgui.WindowFlags_.no_scroll_with_mouse)
+        flags = (
+            imgui.WindowFlags_.no_decoration
+            | imgui.WindowFlags_.no_move
+            | imgui.WindowFlags_.no_saved_settings
+            | imgui.WindowFlags_.no_bring_to_front_on_focus
+            | imgui.WindowFlags_.no_scroll_with_mouse
+        )
         imgui.push_style_var(imgui.StyleVar_.window_padding, (PAD, PAD))
         imgui.begin("##plots", None, flags)
         imgui.pop_style_var()
@@ -194,8 +206,9 @@ class PlotsRenderer:
             self._plot(i, plot, (max(pw - PAD, 20.0), max(ph - PAD, 20.0)), on_point)
         imgui.end()
 
-    def _plot(self, index: int, plot: Plot, size: tuple[float, float],
-              on_point: Callable[[str, float, float], None]) -> None:
+    def _plot(
+        self, index: int, plot: Plot, size: tuple[float, float], on_point: Callable[[str, float, float], None]
+    ) -> None:
         flags = implot.Flags_.no_menus | implot.Flags_.no_box_select
         if plot.equal_aspect:
             flags |= implot.Flags_.equal
@@ -247,9 +260,9 @@ class PlotsRenderer:
             where = where[where < min(len(series.x), len(series.y))]
             if where.size:
                 i = int(where[0])
-                px, py = _to_pixels(_f64(series.x[i:i + 1]), _f64(series.y[i:i + 1]), plot)
+                px, py = _to_pixels(_f64(series.x[i : i + 1]), _f64(series.y[i : i + 1]), plot)
                 if series.style == "stairs" and i + 1 < len(series.x):  # the middle of the step
-                    px = (px + _to_pixels(_f64(series.x[i + 1:i + 2]), _f64(series.y[i:i + 1]), plot)[0]) / 2
+                    px = (px + _to_pixels(_f64(series.x[i + 1 : i + 2]), _f64(series.y[i : i + 1]), plot)[0]) / 2
                 self.pinned_pixel = (float(px[0]), float(py[0]))
                 draw.add_circle(self.pinned_pixel, 7.0, colour, 0, 2.5)
 
@@ -260,6 +273,13 @@ class PlotsRenderer:
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         (x0, x1), (y0, y1) = plot.x_limits or (0.0, 1.0), plot.y_limits or (0.0, 1.0)
         implot.push_colormap(_colormap(HEATMAP_COLORMAP))
-        implot.plot_heatmap("##heatmap", np.ascontiguousarray(values), lo, hi if hi > lo else lo + 1.0, "",
-                            implot.Point(x0, y0), implot.Point(x1, y1))
+        implot.plot_heatmap(
+            "##heatmap",
+            np.ascontiguousarray(values),
+            lo,
+            hi if hi > lo else lo + 1.0,
+            "",
+            implot.Point(x0, y0),
+            implot.Point(x1, y1),
+        )
         implot.pop_colormap()

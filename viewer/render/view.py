@@ -25,8 +25,10 @@ from viewer.render.points import IMPOSTORS, SPLAT, PointsRenderer, points_camera
 __all__ = ["BACKGROUND", "IMPOSTORS", "LIGHT_DIR_VIEW", "SPLAT", "SceneView", "default_camera"]
 
 BACKGROUND = (0.075, 0.085, 0.105)
-FAULTED = "a kernel faulted on this GPU: CUDA–GL interop is off for this session; GL draws on this GPU may " \
-          "still stall or come out wrong until it is reset (check --sanitize names a bad access before it faults)"
+FAULTED = (
+    "a kernel faulted on this GPU: CUDA–GL interop is off for this session; GL draws on this GPU may "
+    "still stall or come out wrong until it is reset (check --sanitize names a bad access before it faults)"
+)
 # The light hangs above-left of the camera and moves with it, so the visible side is always lit.
 LIGHT_DIR_VIEW = np.array([-0.35, 0.75, 0.55]) / np.linalg.norm([-0.35, 0.75, 0.55])
 
@@ -103,8 +105,9 @@ class SceneView:
         return self.points.splat_problem if self.kind == "points" else None
 
     # --- drawing -------------------------------------------------------------------------------
-    def draw(self, target: moderngl.Framebuffer, camera: OrbitCamera | None, size: tuple[int, int],
-             covered_right: int = 0) -> None:
+    def draw(
+        self, target: moderngl.Framebuffer, camera: OrbitCamera | None, size: tuple[int, int], covered_right: int = 0
+    ) -> None:
         """Clear ``target`` and draw the view over its ``size`` (pixels), centred in the part left of
         ``covered_right`` pixels (where the panel sits). Nothing is drawn under the panel: on a
         software rasteriser hidden pixels cost as much as visible ones. Plots are drawn later, in

@@ -27,9 +27,17 @@ class WindowActions:
     """``geometry``: the window and its sizes; ``ctx``: its GL context; ``draw_frame(target, fb_size)``: the
     frame composed last, drawn again offscreen for a screenshot; ``screenshot_dir``: where F12 saves."""
 
-    def __init__(self, geometry: WindowGeometry, ctx, controller, viewpoint: Viewpoint, recording: WindowRecording,
-                 pointing: WindowPicking, draw_frame: Callable[[object, tuple[int, int]], None],
-                 screenshot_dir: Path):
+    def __init__(
+        self,
+        geometry: WindowGeometry,
+        ctx,
+        controller,
+        viewpoint: Viewpoint,
+        recording: WindowRecording,
+        pointing: WindowPicking,
+        draw_frame: Callable[[object, tuple[int, int]], None],
+        screenshot_dir: Path,
+    ):
         self.geometry, self.window, self.ctx = geometry, geometry.window, ctx
         self.controller, self.viewpoint = controller, viewpoint
         self.recording, self.pointing = recording, pointing
@@ -65,8 +73,12 @@ class WindowActions:
 
     def toggle_fullscreen(self) -> None:
         window = self.window
-        self.controller.act("full screen", window.set_fullscreen, not window.fullscreen,
-                            done=lambda: "full screen (F11: back)" if window.fullscreen else "windowed")
+        self.controller.act(
+            "full screen",
+            window.set_fullscreen,
+            not window.fullscreen,
+            done=lambda: "full screen (F11: back)" if window.fullscreen else "windowed",
+        )
 
     def toggle_help(self) -> None:
         self.show_help = not self.show_help
@@ -97,8 +109,9 @@ class WindowActions:
                 because = f"{why}: " if why else ""
                 dropped = f"; {recorder.dropped} pictures left out, the encoder behind" if recorder.dropped else ""
                 frames = f"{recorder.frames} frame{'s' if recorder.frames != 1 else ''}"
-                self._say(f"{because}recording saved: {path} ({frames}, {recorder.video_seconds:.1f} s of video"
-                          f"{dropped})")
+                self._say(
+                    f"{because}recording saved: {path} ({frames}, {recorder.video_seconds:.1f} s of video{dropped})"
+                )
         return path
 
     def abandon_recording(self) -> None:

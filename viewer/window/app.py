@@ -54,10 +54,18 @@ class Viewer:
     ``settings``: what was saved (``viewer.settings``), applied now and updated by ``close()``;
     None starts clean and keeps the session's choices in memory only."""
 
-    def __init__(self, scene, width: int = 1280, height: int = 800, visible: bool = True,
-                 max_fps: float | None = 60.0, screenshot_dir: Path | str = SCREENSHOT_DIR,
-                 recording_dir: Path | str = RECORDING_DIR, settings: Settings | None = None,
-                 baseline: dict | None = None):
+    def __init__(
+        self,
+        scene,
+        width: int = 1280,
+        height: int = 800,
+        visible: bool = True,
+        max_fps: float | None = 60.0,
+        screenshot_dir: Path | str = SCREENSHOT_DIR,
+        recording_dir: Path | str = RECORDING_DIR,
+        settings: Settings | None = None,
+        baseline: dict | None = None,
+    ):
         self.window = _make_window(width, height, visible, f"kernel-lab — {scene.spec.name}")
         set_window_icon(self.window)
         self.window.switch_to()
@@ -85,13 +93,28 @@ class Viewer:
         self._splat_reported = False  # likewise why its items are not splatted by CUDA
         self.settings = settings if settings is not None else Settings(None)  # in memory only when None
         self.ui_scale = style.clamp_ui_scale(getattr(self.window, "scale", 1.0) or 1.0)  # the monitor's
-        self.actions = WindowActions(self.geometry, self.ctx, controller, self.viewpoint, self.recording,
-                                     self.pointing, self.draw_frame, Path(screenshot_dir))
+        self.actions = WindowActions(
+            self.geometry,
+            self.ctx,
+            controller,
+            self.viewpoint,
+            self.recording,
+            self.pointing,
+            self.draw_frame,
+            Path(screenshot_dir),
+        )
         self.loop = FrameLoop(self, controller, self.actions, self.settings)
         self.session = SessionSettings(self.settings, controller, self.window, self.viewpoint, self.recording)
-        self.events = WindowEvents(self.input, self.pointing, self.viewpoint, self.geometry, controller,
-                                   self.actions, KeyMap(controller, self.actions),
-                                   busy=lambda: self.loop.warm_up is not None)
+        self.events = WindowEvents(
+            self.input,
+            self.pointing,
+            self.viewpoint,
+            self.geometry,
+            controller,
+            self.actions,
+            KeyMap(controller, self.actions),
+            busy=lambda: self.loop.warm_up is not None,
+        )
         controller.on_switch = self._scene_switched
         controller.new_scene = self.session.new_scene
         self.ui_scale = self.session.apply(self.ui_scale)
@@ -185,8 +208,9 @@ class Viewer:
         if self.recording.size_changed(fb_size):
             self.actions.stop_recording("the window changed size")
         self._set_ui_scale()
-        if not self.composer.compose_ui(self.window.get_size(), fb_size, dt, self.geometry.plots_area(),
-                                        self._overlays, self._point_moved):
+        if not self.composer.compose_ui(
+            self.window.get_size(), fb_size, dt, self.geometry.plots_area(), self._overlays, self._point_moved
+        ):
             return True  # the panel switched scenes: this frame's view and legend are the old one's
         recording = self.recording.active
         target = self.recording.framebuffer(self.ctx, fb_size) if recording else self.ctx.screen
@@ -213,8 +237,15 @@ class Viewer:
         drag = self.events.drag
         self.pointing.update(fb_size, dragging=drag is not None)
         self.pointing.draw(fb_size)
-        draw_tool_reach(self.scene, self.viewpoint.camera, self.pointing.pointer, self.geometry,
-                        self.input.wants_mouse, fb_size, drag)
+        draw_tool_reach(
+            self.scene,
+            self.viewpoint.camera,
+            self.pointing.pointer,
+            self.geometry,
+            self.input.wants_mouse,
+            fb_size,
+            drag,
+        )
         if self.actions.show_help:
             self.actions.show_help = draw_help(self.scene.spec)
         return True
@@ -291,9 +322,16 @@ class Viewer:
         self.window.close()
 
 
-def main(scene, width: int = 1280, height: int = 800, steps: int | None = None,
-         screenshot: str | Path | None = None, settings: Settings | None = None, kernel=None,
-         baseline: dict | None = None) -> int:
+def main(
+    scene,
+    width: int = 1280,
+    height: int = 800,
+    steps: int | None = None,
+    screenshot: str | Path | None = None,
+    settings: Settings | None = None,
+    kernel=None,
+    baseline: dict | None = None,
+) -> int:
     """Open the viewer on ``scene`` until the user quits; returns a process exit status.
 
     With ``steps``: a scripted run that advances the scene to exactly that many physics steps,

@@ -119,8 +119,9 @@ class Controller:
         self.paused = True
         if render_ms is not None:
             self.scene.timer.add("render", render_ms)
-        self.step_failed = not self.act("single step", self.scene.run_frame, 1,
-                                        done=lambda: f"one step: step {self.scene.steps}")
+        self.step_failed = not self.act(
+            "single step", self.scene.run_frame, 1, done=lambda: f"one step: step {self.scene.steps}"
+        )
 
     def reset(self) -> None:
         if self.act("reset", self.scene.reset, done=lambda: f"reset preset {self.scene.preset}"):
@@ -128,8 +129,13 @@ class Controller:
 
     # --- presets, scene keys and settings -------------------------------------------------------
     def load_preset(self, name: str, n: int | None = None) -> None:
-        if self.act(f"preset {name}", self.scene.load_preset, name, n,
-                    done=lambda: f"loaded preset {name}: {self.scene.n:,} {self.words.unit}"):
+        if self.act(
+            f"preset {name}",
+            self.scene.load_preset,
+            name,
+            n,
+            done=lambda: f"loaded preset {name}: {self.scene.n:,} {self.words.unit}",
+        ):
             self.step_rate.clear()
 
     def scene_key(self, label: str) -> None:
@@ -145,8 +151,9 @@ class Controller:
             return
         from sim.registry import SCENES
 
-        owners = [f"preset {p.name} of the {s.name} scene" for s in SCENES.values() for p in s.presets
-                  if p.key == label]
+        owners = [
+            f"preset {p.name} of the {s.name} scene" for s in SCENES.values() for p in s.presets if p.key == label
+        ]
         owners += [f"{t.label} of the {s.name} scene" for s in SCENES.values() for t in s.toggles if t.key == label]
         whose = " and ".join(owners) or "no scene's key"
         self.say(f"{label}: {whose}: it does not apply to the {spec.name} scene")
@@ -289,8 +296,12 @@ class Controller:
 
     def set_tool(self, on: bool) -> None:
         tool = self.spec.tool
-        self.act("tool", self.scene.controls.set_tool, on,
-                 done=lambda: f"{tool.name} tool {'on' if on else 'off'}: {tool.help}")
+        self.act(
+            "tool",
+            self.scene.controls.set_tool,
+            on,
+            done=lambda: f"{tool.name} tool {'on' if on else 'off'}: {tool.help}",
+        )
 
     def set_tool_value(self, name: str, value: float) -> None:
         self.act(f"setting {name}", self.scene.controls.set_tool_value, name, value)

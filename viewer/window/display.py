@@ -39,8 +39,7 @@ def display_problem() -> str | None:
 def _make_window(width: int, height: int, visible: bool, caption: str):
     base = dict(width=width, height=height, caption=caption, resizable=True, vsync=False, visible=visible)
     configs = (
-        pyglet.gl.Config(major_version=3, minor_version=3, forward_compatible=True, double_buffer=True,
-                         depth_size=24),
+        pyglet.gl.Config(major_version=3, minor_version=3, forward_compatible=True, double_buffer=True, depth_size=24),
         None,  # whatever the platform offers; the viewer checks the version through moderngl
     )
     error = None

@@ -20,8 +20,9 @@ class WindowEvents:
     the window; ``keys``: the key table bound to the controller and the actions; ``busy()``: whether the
     scene's first frame runs on the worker thread (only quitting then)."""
 
-    def __init__(self, imgui_input, pointing, viewpoint, geometry, controller, actions, keys: KeyMap,
-                 busy: Callable[[], bool]):
+    def __init__(
+        self, imgui_input, pointing, viewpoint, geometry, controller, actions, keys: KeyMap, busy: Callable[[], bool]
+    ):
         self.input, self.pointing, self.viewpoint, self.geometry = imgui_input, pointing, viewpoint, geometry
         self.controller, self.actions, self.keys = controller, actions, keys
         self._busy = busy
@@ -90,7 +91,7 @@ class WindowEvents:
         elif self.drag == PAN:
             camera.pan(dx, dy, self.geometry.size()[1])
         elif self.drag == ZOOM:
-            camera.zoom(1.01 ** -dy)
+            camera.zoom(1.01**-dy)
         elif self.drag == TOOL:
             self._send_pointer("drag", x, y, modifiers)
 
@@ -100,10 +101,16 @@ class WindowEvents:
         fb_size = geometry.fb_size()
         scale = geometry.fb_scale(fb_size)
         sx, sy, origin, direction = scene_point(camera, x * scale, y * scale, fb_size, geometry.covered_right(fb_size))
-        ray = {"origin": tuple(map(float, origin)), "direction": tuple(map(float, direction))} \
-            if camera.orbit_enabled else {}
-        self.controller.pointer(PointerEvent(kind, sx, sy, self.tool_button, bool(modifiers & key.MOD_SHIFT),
-                                               bool(modifiers & key.MOD_CTRL), **ray))
+        ray = (
+            {"origin": tuple(map(float, origin)), "direction": tuple(map(float, direction))}
+            if camera.orbit_enabled
+            else {}
+        )
+        self.controller.pointer(
+            PointerEvent(
+                kind, sx, sy, self.tool_button, bool(modifiers & key.MOD_SHIFT), bool(modifiers & key.MOD_CTRL), **ray
+            )
+        )
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self.input.mouse_position(x, y)

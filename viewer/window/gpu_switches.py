@@ -78,8 +78,12 @@ class GpuSwitches:
         if on and not self.kernels_run():
             self.ctl.say(f"v: verification checks the GPU kernels' work: {spec.gpu.kernels_run_hint}")
             return
-        self.ctl.act("verification", self.scene.checks.set_on, on,
-                     done=f"v: verification on: {verifier.checks}" if on else "v: verification off")
+        self.ctl.act(
+            "verification",
+            self.scene.checks.set_on,
+            on,
+            done=f"v: verification on: {verifier.checks}" if on else "v: verification off",
+        )
 
     def cycle_variant(self) -> None:
         knobs = self.scene.spec.gpu
@@ -92,8 +96,12 @@ class GpuSwitches:
 
     def _variant(self, what: str, variant: str, label: str = "") -> None:
         words = self.scene.spec.words
-        self.ctl.act(what, self.scene.knobs.set_variant, variant,
-                     done=lambda: f"{label}{words.variant} {self.scene.knobs.chosen}{self.variant_note()}")
+        self.ctl.act(
+            what,
+            self.scene.knobs.set_variant,
+            variant,
+            done=lambda: f"{label}{words.variant} {self.scene.knobs.chosen}{self.variant_note()}",
+        )
 
     def cycle_block_size(self) -> None:
         knobs = self.scene.spec.gpu
@@ -104,8 +112,12 @@ class GpuSwitches:
         self._block(f"block size {block_text(block)}", block)
 
     def _block(self, what: str, block, label: str = "") -> None:
-        self.ctl.act(what, self.scene.knobs.set_block, block,
-                     done=lambda: f"{label}block size {block_text(self.scene.knobs.block)}")
+        self.ctl.act(
+            what,
+            self.scene.knobs.set_block,
+            block,
+            done=lambda: f"{label}block size {block_text(self.scene.knobs.block)}",
+        )
 
     # --- colouring by CUDA block -----------------------------------------------------------------
     def block_colors_reason(self) -> str | None:

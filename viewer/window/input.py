@@ -21,16 +21,32 @@ from pyglet.window import key, mouse
 from viewer.render.camera import OrbitCamera
 
 _NAMED_KEYS = {
-    key.TAB: imgui.Key.tab, key.BACKSPACE: imgui.Key.backspace, key.RETURN: imgui.Key.enter,
-    key.ENTER: imgui.Key.enter, key.ESCAPE: imgui.Key.escape, key.INSERT: imgui.Key.insert,
-    key.DELETE: imgui.Key.delete, key.SPACE: imgui.Key.space, key.LEFT: imgui.Key.left_arrow,
-    key.RIGHT: imgui.Key.right_arrow, key.UP: imgui.Key.up_arrow, key.DOWN: imgui.Key.down_arrow,
-    key.PAGEUP: imgui.Key.page_up, key.PAGEDOWN: imgui.Key.page_down, key.HOME: imgui.Key.home,
-    key.END: imgui.Key.end, key.NUM_ENTER: imgui.Key.keypad_enter,
-    key.MINUS: imgui.Key.minus, key.PERIOD: imgui.Key.period, key.COMMA: imgui.Key.comma,
-    key.LCTRL: imgui.Key.left_ctrl, key.RCTRL: imgui.Key.right_ctrl,
-    key.LSHIFT: imgui.Key.left_shift, key.RSHIFT: imgui.Key.right_shift,
-    key.LALT: imgui.Key.left_alt, key.RALT: imgui.Key.right_alt,
+    key.TAB: imgui.Key.tab,
+    key.BACKSPACE: imgui.Key.backspace,
+    key.RETURN: imgui.Key.enter,
+    key.ENTER: imgui.Key.enter,
+    key.ESCAPE: imgui.Key.escape,
+    key.INSERT: imgui.Key.insert,
+    key.DELETE: imgui.Key.delete,
+    key.SPACE: imgui.Key.space,
+    key.LEFT: imgui.Key.left_arrow,
+    key.RIGHT: imgui.Key.right_arrow,
+    key.UP: imgui.Key.up_arrow,
+    key.DOWN: imgui.Key.down_arrow,
+    key.PAGEUP: imgui.Key.page_up,
+    key.PAGEDOWN: imgui.Key.page_down,
+    key.HOME: imgui.Key.home,
+    key.END: imgui.Key.end,
+    key.NUM_ENTER: imgui.Key.keypad_enter,
+    key.MINUS: imgui.Key.minus,
+    key.PERIOD: imgui.Key.period,
+    key.COMMA: imgui.Key.comma,
+    key.LCTRL: imgui.Key.left_ctrl,
+    key.RCTRL: imgui.Key.right_ctrl,
+    key.LSHIFT: imgui.Key.left_shift,
+    key.RSHIFT: imgui.Key.right_shift,
+    key.LALT: imgui.Key.left_alt,
+    key.RALT: imgui.Key.right_alt,
 }
 _LETTER_KEYS = {getattr(key, c.upper()): getattr(imgui.Key, c) for c in "abcdefghijklmnopqrstuvwxyz"}
 _DIGIT_KEYS = {getattr(key, f"_{d}"): getattr(imgui.Key, f"_{d}") for d in "0123456789"}
@@ -129,8 +145,9 @@ def gesture(button: int, modifiers: int, has_tool: bool, tool_on: bool, can_orbi
     return None
 
 
-def scene_point(camera: OrbitCamera, x: float, y: float, size: tuple[float, float],
-                covered_right: float = 0.0) -> tuple[float, float, np.ndarray, np.ndarray]:
+def scene_point(
+    camera: OrbitCamera, x: float, y: float, size: tuple[float, float], covered_right: float = 0.0
+) -> tuple[float, float, np.ndarray, np.ndarray]:
     """(x, y on the z = 0 plane, ray origin, ray direction) under the pixel (x, y), y up from the
     bottom, of a view of ``size`` whose right ``covered_right`` pixels hold the panel. A ray parallel
     to the plane gives NaN for x and y."""

@@ -99,8 +99,11 @@ class FrameLoop:
         if warm.done:
             self.finish_warm_up()
             return
-        self.host.draw_busy_frame(dt, "compiling kernels… the controls return once they are ready (Esc quits)",
-                                  lambda view: draw_compile_box(warm, view))
+        self.host.draw_busy_frame(
+            dt,
+            "compiling kernels… the controls return once they are ready (Esc quits)",
+            lambda view: draw_compile_box(warm, view),
+        )
 
     def finish_warm_up(self) -> None:
         """Wait for the worker (it is done unless the window is closing) and say how it went."""

@@ -16,8 +16,12 @@ from viewer.render.camera import OrbitCamera
 
 # --- cameras ------------------------------------------------------------------------------------------
 def camera_dict(camera: OrbitCamera) -> dict:
-    return {"target": [float(v) for v in camera.target], "distance": float(camera.distance),
-            "yaw": float(camera.yaw), "pitch": float(camera.pitch)}
+    return {
+        "target": [float(v) for v in camera.target],
+        "distance": float(camera.distance),
+        "yaw": float(camera.yaw),
+        "pitch": float(camera.pitch),
+    }
 
 
 def camera_from(saved, base: OrbitCamera) -> OrbitCamera | None:
@@ -43,11 +47,15 @@ def camera_from(saved, base: OrbitCamera) -> OrbitCamera | None:
 def capture_scene(scene, color_mode: str, camera: OrbitCamera | None, bookmarks: dict) -> dict:
     """What is kept of the scene the window shows."""
     spec = scene.spec
-    saved = {"preset": scene.preset, "color_mode": color_mode,
-             "params": {p.name: float(scene.controls.param_value(p.name)) for p in scene.params},
-             "toggles": dict(scene.controls.toggles), "options": dict(scene.knobs.options),
-             "color_ranges": {mode: list(span) for mode, span in scene.color_scales.ranges.items()},
-             "bookmarks": {k: v for k, v in bookmarks.items() if k in _bookmark_names()}}
+    saved = {
+        "preset": scene.preset,
+        "color_mode": color_mode,
+        "params": {p.name: float(scene.controls.param_value(p.name)) for p in scene.params},
+        "toggles": dict(scene.controls.toggles),
+        "options": dict(scene.knobs.options),
+        "color_ranges": {mode: list(span) for mode, span in scene.color_scales.ranges.items()},
+        "bookmarks": {k: v for k, v in bookmarks.items() if k in _bookmark_names()},
+    }
     if scene.takes_count:
         saved["count"] = int(scene.target_n)
     if spec.gpu is not None:
@@ -101,8 +109,9 @@ def apply_scene(ctl, saved: dict) -> list[str]:
         tool = _table(saved, "tool")
         for param in spec.tool.params:
             if _number(tool.get(param.name)):
-                attempt(param.name,
-                        lambda param=param: scene.controls.set_tool_value(param.name, float(tool[param.name])))
+                attempt(
+                    param.name, lambda param=param: scene.controls.set_tool_value(param.name, float(tool[param.name]))
+                )
         if isinstance(tool.get("on"), bool):
             attempt("tool", lambda: scene.controls.set_tool(tool["on"]))
     for mode, span in _table(saved, "color_ranges").items():
@@ -126,8 +135,12 @@ def capture_window(settings, window_size, fullscreen: bool, ui_scale: float, rec
     window["fullscreen"] = bool(fullscreen)
     window["ui_scale"] = float(ui_scale)
     settings.table("panel")["open"] = dict(style.layout)
-    settings.data["record"] = {"clock": record.clock, "every": int(record.every), "fps": float(record.fps),
-                               "panel": bool(record.panel)}
+    settings.data["record"] = {
+        "clock": record.clock,
+        "every": int(record.every),
+        "fps": float(record.fps),
+        "panel": bool(record.panel),
+    }
 
 
 def record_options(settings) -> RecordOptions:

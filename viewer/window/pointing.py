@@ -56,12 +56,18 @@ class WindowPicking:
         picking, view, camera, geometry = self.picking, self.view.current, self.viewpoint.camera, self.geometry
         ray = plane = None
         pointer = self.pointer
-        over_view = (pointer is not None and not dragging and not self.input.wants_mouse
-                     and geometry.over_view(pointer[0]) and camera is not None)
+        over_view = (
+            pointer is not None
+            and not dragging
+            and not self.input.wants_mouse
+            and geometry.over_view(pointer[0])
+            and camera is not None
+        )
         if over_view and not isinstance(view, PlotsView):
             scale = geometry.fb_scale(fb_size)
-            sx, sy, origin, direction = scene_point(camera, pointer[0] * scale, pointer[1] * scale, fb_size,
-                                                    geometry.covered_right(fb_size))
+            sx, sy, origin, direction = scene_point(
+                camera, pointer[0] * scale, pointer[1] * scale, fb_size, geometry.covered_right(fb_size)
+            )
             ray, plane = (origin, direction), (sx, sy)
         if isinstance(view, PlotsView) or ray is not None:
             picking.hover(self.view, ray, plane)

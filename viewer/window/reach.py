@@ -15,8 +15,15 @@ RING_LIGHT = imgui.ImVec4(1.0, 1.0, 1.0, 0.9)
 RING_DARK = imgui.ImVec4(0.0, 0.0, 0.0, 0.6)  # under the light one: visible on light and dark colours
 
 
-def draw_tool_reach(scene, camera, pointer: tuple[float, float] | None, geometry, panel_takes_mouse: bool,
-                    fb_size: tuple[int, int], drag: str | None) -> None:
+def draw_tool_reach(
+    scene,
+    camera,
+    pointer: tuple[float, float] | None,
+    geometry,
+    panel_takes_mouse: bool,
+    fb_size: tuple[int, int],
+    drag: str | None,
+) -> None:
     """Inside the ImGui frame, on the view's background layer (under the panel): the reach of ``scene``'s tool
     around ``pointer`` (display pixels, y up); ``geometry``: the window's ``WindowGeometry``; ``drag``: the
     gesture of the button held down, if any."""

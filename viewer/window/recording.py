@@ -60,8 +60,9 @@ class WindowRecording:
         path = Path(path) if path is not None else self.next_path()
         make_folder(path.parent, "recording")
         origin, size = self.area(fb_size, covered_right)
-        self.recorder = Recorder(ctx, path, size, RecordOptions(**vars(self.options)), steps=steps,
-                                 wait_for_encoder=False)
+        self.recorder = Recorder(
+            ctx, path, size, RecordOptions(**vars(self.options)), steps=steps, wait_for_encoder=False
+        )
         self._fb_size, self._origin, self._drawn_steps = tuple(fb_size), origin, None
         return path
 

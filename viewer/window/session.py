@@ -60,7 +60,8 @@ class SessionSettings:
         viewpoint = self.viewpoint
         with self.controller.guard("keeping the settings"):
             self.settings.table("scenes")[scene.spec.name] = persist.capture_scene(
-                scene, color_mode, viewpoint.camera, viewpoint.bookmarks)
+                scene, color_mode, viewpoint.camera, viewpoint.bookmarks
+            )
 
     def new_scene(self, name: str, backend: str):
         """The scene the combo switches to, started from its own saved preset and count; a saved count

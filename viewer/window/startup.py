@@ -72,8 +72,12 @@ def draw_compile_box(warm: WarmUp, view: tuple[float, float]) -> None:
     left edge (inside an ImGui frame)."""
     imgui.set_next_window_pos((view[0] * 0.5, view[1] * 0.5), imgui.Cond_.always, (0.5, 0.5))
     imgui.set_next_window_bg_alpha(0.92)
-    flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
-             | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_inputs)
+    flags = (
+        imgui.WindowFlags_.no_decoration
+        | imgui.WindowFlags_.always_auto_resize
+        | imgui.WindowFlags_.no_saved_settings
+        | imgui.WindowFlags_.no_inputs
+    )
     imgui.begin("##compiling", None, flags)
     elapsed = time.perf_counter() - warm.started
     imgui.text(f"compiling kernels…  {elapsed:.1f} s")

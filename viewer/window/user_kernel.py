@@ -7,8 +7,10 @@ holds one; it acts through the controller's message line and guarded ``act``."""
 from __future__ import annotations
 
 # after a GPU fault: memcheck checks each access before it is made, so it names the line instead
-SANITIZE_OFFER = ("; memcheck can name the line of a bad access before the GPU faults: \"Run one step under the "
-                  "sanitizer\" in Your kernel")
+SANITIZE_OFFER = (
+    '; memcheck can name the line of a bad access before the GPU faults: "Run one step under the '
+    'sanitizer" in Your kernel'
+)
 
 
 class UserKernel:

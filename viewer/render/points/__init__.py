@@ -96,8 +96,15 @@ class PointsRenderer:
         return self.colours.legend
 
     # --- drawing ---------------------------------------------------------------------------------
-    def draw(self, target: moderngl.Framebuffer, view: np.ndarray, proj: np.ndarray, light: np.ndarray,
-             near: float, size: tuple[int, int]) -> None:
+    def draw(
+        self,
+        target: moderngl.Framebuffer,
+        view: np.ndarray,
+        proj: np.ndarray,
+        light: np.ndarray,
+        near: float,
+        size: tuple[int, int],
+    ) -> None:
         """Items, then what surrounds them, with depth testing (set up by the caller)."""
         ctx = self.ctx
         self._draw_items(view, proj, light, near, size)
@@ -115,8 +122,9 @@ class PointsRenderer:
             target.depth_mask = True
         ctx.disable(moderngl.BLEND)
 
-    def _draw_items(self, view: np.ndarray, proj: np.ndarray, light: np.ndarray, near: float,
-                    size: tuple[int, int]) -> None:
+    def _draw_items(
+        self, view: np.ndarray, proj: np.ndarray, light: np.ndarray, near: float, size: tuple[int, int]
+    ) -> None:
         """Items written on the device are splatted by CUDA where this context allows; the rest
         are impostors (also the fallback, which keeps the reason in ``splat_problem``). Both draw a 2D
         view's discs at least MIN_DISC_PIXELS in radius."""

@@ -72,14 +72,22 @@ class PointColours:
         import cupy
 
         made_from = (self.colormap.colors, self.palette.colors)
-        if self._device_tables is None or any(a is not b for a, b in zip(self._device_tables[2], made_from,
-                                                                          strict=True)):
+        if self._device_tables is None or any(
+            a is not b for a, b in zip(self._device_tables[2], made_from, strict=True)
+        ):
             self._device_tables = (cupy.asarray(made_from[0]), cupy.asarray(made_from[1]), made_from)
         ramp, palette, _ = self._device_tables
         f = np.float32
         lo, hi = self.value_range
-        return (ramp, palette, np.int32(len(palette)), np.int32(self.categorical), f(lo), f(hi),
-                *(f(v) for v in MARKED_COLOR))
+        return (
+            ramp,
+            palette,
+            np.int32(len(palette)),
+            np.int32(self.categorical),
+            f(lo),
+            f(hi),
+            *(f(v) for v in MARKED_COLOR),
+        )
 
     def release(self) -> None:
         self.colormap.release()

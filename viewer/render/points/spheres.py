@@ -77,10 +77,16 @@ class SphereRenderer:
         """Copy (n, 4) float32 positions+radii and (n,) 32-bit quantities into the GL buffers."""
         positions = np.ascontiguousarray(positions, dtype=np.float32)
         quantity = np.ascontiguousarray(quantity)
-        if positions.ndim != 2 or positions.shape[1] != 4 or quantity.shape != positions.shape[:1] \
-                or quantity.itemsize != QUANTITY_BYTES:
-            raise ValueError(f"expected (n, 4) positions and n 32-bit quantities, got {positions.shape} and "
-                             f"{quantity.shape} {quantity.dtype}")
+        if (
+            positions.ndim != 2
+            or positions.shape[1] != 4
+            or quantity.shape != positions.shape[:1]
+            or quantity.itemsize != QUANTITY_BYTES
+        ):
+            raise ValueError(
+                f"expected (n, 4) positions and n 32-bit quantities, got {positions.shape} and "
+                f"{quantity.shape} {quantity.dtype}"
+            )
         n = positions.shape[0]
         self.reserve(n)
         if n:

@@ -31,8 +31,11 @@ def gl_problem(ctx: moderngl.Context) -> str | None:
     """Why this GL context cannot draw the splat (None when it can)."""
     if ctx.version_code >= 430:
         return None
-    missing = [name for name in ("GL_ARB_multi_draw_indirect", "GL_ARB_shader_storage_buffer_object")
-               if name not in ctx.extensions]
+    missing = [
+        name
+        for name in ("GL_ARB_multi_draw_indirect", "GL_ARB_shader_storage_buffer_object")
+        if name not in ctx.extensions
+    ]
     return f"GL {ctx.version_code} lacks {' and '.join(missing)} (GL 4.3)" if missing else None
 
 
@@ -74,8 +77,18 @@ class SphereSplat(RegistrationHolder):
             self._big_vao = self.spheres.vertex_array(self.big_positions, self.big_quantity)
             self.capacity = capacity
 
-    def splat(self, positions, quantity, colours: PointColours, view: np.ndarray, proj: np.ndarray,
-              light_dir_view: np.ndarray, near: float, size: tuple[int, int], min_radius: float = 0.0) -> None:
+    def splat(
+        self,
+        positions,
+        quantity,
+        colours: PointColours,
+        view: np.ndarray,
+        proj: np.ndarray,
+        light_dir_view: np.ndarray,
+        near: float,
+        size: tuple[int, int],
+        min_radius: float = 0.0,
+    ) -> None:
         """Run the kernel over CuPy (n, 4) ``positions`` and (n,) ``quantity``, coloured as ``colours``
         says, for this camera and size; no ball is drawn smaller than ``min_radius`` pixels (the
         impostors' ``set_min_radius``)."""
@@ -90,21 +103,40 @@ class SphereSplat(RegistrationHolder):
         stream = current_stream_ptr()
         width, height = size
         f = np.float32
-        with self._registration.mapped(stream) as [(image_ptr, image_size), (pos_ptr, pos_size),
-                                                   (q_ptr, q_size), (command_ptr, command_size)]:
+        with self._registration.mapped(stream) as [
+            (image_ptr, image_size),
+            (pos_ptr, pos_size),
+            (q_ptr, q_size),
+            (command_ptr, command_size),
+        ]:
             command = cupy_view(command_ptr, command_size, (4,), "uint32", self._registration)
             command[...] = self._command_template
             cupy.cuda.runtime.memsetAsync(image_ptr, 0xFF, width * height * 8, stream)  # no ball: all ones
             if n == 0:
                 return
-            args = (positions, quantity, np.int32(n), *(f(x) for x in view[:3].ravel()),
-                    f(proj[0, 0]), f(proj[0, 2]), f(proj[1, 1]), f(proj[1, 2]), f(proj[2, 2]), f(proj[2, 3]),
-                    f(near), *(f(x) for x in light_dir_view), np.int32(width), np.int32(height),
-                    np.int32(MAX_BOX), f(min_radius), *colours.kernel_args(),
-                    cupy_view(image_ptr, image_size, (height, width), "uint64", self._registration),
-                    cupy_view(pos_ptr, pos_size, (self.capacity, 4), "float32", self._registration),
-                    cupy_view(q_ptr, q_size, (self.capacity,), "uint32", self._registration),
-                    command)
+            args = (
+                positions,
+                quantity,
+                np.int32(n),
+                *(f(x) for x in view[:3].ravel()),
+                f(proj[0, 0]),
+                f(proj[0, 2]),
+                f(proj[1, 1]),
+                f(proj[1, 2]),
+                f(proj[2, 2]),
+                f(proj[2, 3]),
+                f(near),
+                *(f(x) for x in light_dir_view),
+                np.int32(width),
+                np.int32(height),
+                np.int32(MAX_BOX),
+                f(min_radius),
+                *colours.kernel_args(),
+                cupy_view(image_ptr, image_size, (height, width), "uint64", self._registration),
+                cupy_view(pos_ptr, pos_size, (self.capacity, 4), "float32", self._registration),
+                cupy_view(q_ptr, q_size, (self.capacity,), "uint32", self._registration),
+                command,
+            )
             cuda.kernel(SPLAT, cupy.cuda.Device().id)((cuda.ceil_div(n, BLOCK),), (BLOCK,), args)
 
     def draw(self, view: np.ndarray, proj: np.ndarray, light_dir_view: np.ndarray, near: float) -> None:
@@ -120,7 +152,14 @@ class SphereSplat(RegistrationHolder):
         try:
             self._unregister()
         finally:
-            for obj in (self._big_vao, self.big_positions, self.big_quantity, self.image_buffer, self.command,
-                        self._fullscreen, self.resolve):
+            for obj in (
+                self._big_vao,
+                self.big_positions,
+                self.big_quantity,
+                self.image_buffer,
+                self.command,
+                self._fullscreen,
+                self.resolve,
+            ):
                 if obj is not None:
                     obj.release()

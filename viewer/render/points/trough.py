@@ -49,9 +49,7 @@ class TroughRenderer:
     trough_color = (0.45, 0.55, 0.68, 0.38)
     floor_color = (0.16, 0.17, 0.20, 0.85)
 
-    def __init__(
-        self, ctx: moderngl.Context, radius: float = 40.0, z_min: float = -80.0, z_max: float = 80.0
-    ):
+    def __init__(self, ctx: moderngl.Context, radius: float = 40.0, z_min: float = -80.0, z_max: float = 80.0):
         self.ctx = ctx
         self.program = load_program(ctx, "surface")
         self.floor_program = load_program(ctx, "surface", ("FLAT_SURFACE",))
@@ -71,8 +69,15 @@ class TroughRenderer:
     def for_trough(cls, ctx: moderngl.Context, trough) -> TroughRenderer:
         return cls(ctx, float(trough.radius), float(trough.z_min), float(trough.z_max))
 
-    def _set_uniforms(self, program: moderngl.Program, view: np.ndarray, proj: np.ndarray,
-                      light_dir_view: np.ndarray, color, fade_radius: float) -> None:
+    def _set_uniforms(
+        self,
+        program: moderngl.Program,
+        view: np.ndarray,
+        proj: np.ndarray,
+        light_dir_view: np.ndarray,
+        color,
+        fade_radius: float,
+    ) -> None:
         program["u_view"].write(view.T.astype("f4").tobytes())
         program["u_proj"].write(proj.T.astype("f4").tobytes())
         program["u_light_dir"].value = tuple(float(x) for x in light_dir_view)
@@ -92,6 +97,12 @@ class TroughRenderer:
         self._trough_vao.render(moderngl.TRIANGLES)
 
     def release(self) -> None:
-        for obj in (self._trough_vao, self._floor_vao, self._trough_vbo, self._floor_vbo, self.program,
-                    self.floor_program):
+        for obj in (
+            self._trough_vao,
+            self._floor_vao,
+            self._trough_vbo,
+            self._floor_vbo,
+            self.program,
+            self.floor_program,
+        ):
             obj.release()
