@@ -251,7 +251,7 @@ def test_the_summary_of_a_pitched_field_is_read_when_it_arrives():
 
 def test_the_large_preset_runs_on_the_gpu():
     s = create_scene("heat", preset="large", backend="gpu")
-    assert (s.ni, s.nj) == (10000, 10000) and s.knobs.variant == "temporal" and s.k == 7
+    assert (s.ni, s.nj) == (10000, 10000) and s.knobs.variant == "temporal" and s.k == 8
     start = s.gpu.get()
     np.testing.assert_array_equal(start[:2], rand_field(10000, 2, 1))
     s.advance_frame()

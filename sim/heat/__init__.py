@@ -29,7 +29,7 @@ PRESETS = tuple(
     Preset(name, p["description"], p.get("count"), p.get("key")) for name, p in assets.presets("heat").items()
 )
 FACTOR_MAX = 0.2499  # the explicit scheme is stable for tfac < 0.25
-DEFAULT_K = 8  # temporal steps per launch: the fastest at 32x4 on an H200 (bench/results/h200-heat-temporal.json)
+DEFAULT_K = 8  # temporal steps per launch: the fastest at 32x4 on an H200 (docs/performance.md, heat)
 STEPS_PER_FRAME = 20  # CPU viewer at 1000x1000 on 2 cores: about 60 frames/s (docs/viewer.md, the heat scene)
 
 STATS = (

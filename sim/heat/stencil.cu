@@ -95,7 +95,7 @@ extern "C" __global__ void paint(long long stride, int i0, int j0, int w, int h,
 // Blocks of 256 threads or more: at least 16 warps per SM, so at most 128 registers a thread (1024-thread
 // blocks: 64, and spills). Smaller blocks: the registers the pipeline wants (about 150 at k = 8, no spills)
 // and as many blocks as fit (12 warps an SM at 128 threads): measured faster on an H200 than 128 registers
-// and spills (bench/results/h200-heat-temporal.json).
+// and spills (docs/performance.md, heat).
 #define TEMPORAL_MIN_BLOCKS (TEMPORAL_THREADS >= 256 ? 512 / TEMPORAL_THREADS : 1)
 #define COLS 4             // cells per lane: one float4
 #define STRIP (32 * COLS)  // columns a warp reads
