@@ -29,7 +29,7 @@ from sim.balls.render_cpu import QUANTITY_MODES, UNIFORM_PALETTE, UNITS, mapped_
 from sim.contract import Legend, Trough
 from sim.framework import finite
 from sim.framework.points import PointsScene
-from sim.framework.scene import Scene
+from sim.framework.scene import Scene, present
 from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
 
 if TYPE_CHECKING:
@@ -146,16 +146,12 @@ class BallsScene(PointsScene, Scene):
     @property
     def gpu_balls(self) -> BallsGpu:
         """The state on the GPU (``gpu``): there on the GPU backend and while CUDA proximity runs."""
-        if self.gpu is None:
-            raise RuntimeError("the balls have no GPU state")
-        return self.gpu
+        return present(self.gpu, "the balls have no GPU state")
 
     @property
     def cpu_balls(self) -> HostBalls:
         """The state on the CPU backend (``host``), there whenever the balls are not on the GPU."""
-        if self.host is None:
-            raise RuntimeError("the balls are on the GPU")
-        return self.host
+        return present(self.host, "the balls are on the GPU")
 
     # the CPU state by name, for tests and the CPU pipeline
     pos = property(lambda self: self.host.pos)

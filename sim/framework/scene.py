@@ -16,7 +16,7 @@ overrides the optional ones its capabilities need.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from sim.cmdline.cli import Refused, count_text
 from sim.cmdline.threads import numba_threads, sized_threads
@@ -29,6 +29,16 @@ from sim.framework.scene_bench import BenchFigures
 from sim.gpu.backend import BackendUnavailable, choose_backend, gpu_status
 from sim.gpu.cuda import GpuCompileError, stage_timer
 from sim.gpu.timing import StageTimer
+
+T = TypeVar("T")
+
+
+def present(value: T | None, absent: str) -> T:
+    """``value``, or RuntimeError(``absent``) where it is None: state one backend holds and the other not
+    (a scene's ``cpu_...`` / ``gpu_...`` properties)."""
+    if value is None:
+        raise RuntimeError(absent)
+    return value
 
 
 class Scene(ABC):

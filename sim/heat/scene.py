@@ -20,7 +20,7 @@ import numpy as np
 
 from sim.cmdline.cli import Refused
 from sim.contract import BLOCK_COLORS, FieldView, Legend, PointerEvent
-from sim.framework.scene import Scene
+from sim.framework.scene import Scene, present
 from sim.gpu.cuda import GpuCompileError
 from sim.heat import SPEC
 from sim.heat.cells import HeatInspector
@@ -96,16 +96,12 @@ class HeatScene(Scene):
     @property
     def cpu_heat(self) -> HeatCpu:
         """The stepper on the CPU backend (``cpu``), there whenever the field is not on the GPU."""
-        if self.cpu is None:
-            raise RuntimeError("the field is on the GPU")
-        return self.cpu
+        return present(self.cpu, "the field is on the GPU")
 
     @property
     def gpu_heat(self) -> HeatGpu:
         """The stepper on the GPU backend (``gpu``), there whenever the field is on the device."""
-        if self.gpu is None:
-            raise RuntimeError("the field is on the CPU")
-        return self.gpu
+        return present(self.gpu, "the field is on the CPU")
 
     @property
     def n(self) -> int:

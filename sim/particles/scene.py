@@ -16,7 +16,7 @@ from sim.contract import Box, Legend, PointerEvent
 from sim.framework import finite
 from sim.framework.checks import Inspector
 from sim.framework.points import PointsScene
-from sim.framework.scene import Scene
+from sim.framework.scene import Scene, present
 from sim.framework.scene_bench import BenchFigures
 from sim.gpu.cuda import FrameGraph
 from sim.gpu.timing import NULL_TIMER
@@ -144,16 +144,12 @@ class ParticlesScene(PointsScene, Scene):
     @property
     def cpu_particles(self) -> HostParticles:
         """The state on the CPU backend (``host``), there whenever the particles are not on the GPU."""
-        if self.host is None:
-            raise RuntimeError("the particles are on the GPU")
-        return self.host
+        return present(self.host, "the particles are on the GPU")
 
     @property
     def gpu_particles(self) -> ParticlesGpu:
         """The state on the GPU backend (``gpu``), there whenever the particles are on the GPU."""
-        if self.gpu is None:
-            raise RuntimeError("the particles are on the CPU")
-        return self.gpu
+        return present(self.gpu, "the particles are on the CPU")
 
     # the CPU state by name, for tests
     x = property(lambda self: self.host.x)
