@@ -20,7 +20,7 @@ run: install system-run
 	$(BIN)/python main.py
 
 test: install system-test lint
-	xvfb-run -a -s "-screen 0 1920x1080x24" $(BIN)/python -m pytest -n auto -ra --durations=15 $(PYTEST_ARGS)
+	xvfb-run -a -s "-screen 0 1920x1080x24 -noreset" $(BIN)/python -m pytest -n auto -ra --durations=15 $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -48,13 +48,14 @@ def own_display(config) -> None:
     """Window tests move the pointer and type with xdotool, and with no window manager focus follows the
     pointer: two workers' windows on one screen take each other's keys. Each worker starts its own Xvfb
     (as xvfb-run does: no window manager, the same screen), on a display number the server picks itself
-    (``-displayfd``: no two servers race for one), and its windows and commands use it."""
+    (``-displayfd``: no two servers race for one), and its windows and commands use it. ``-noreset``: an X
+    server resets when its last client leaves, and a window opened during the reset cannot connect."""
     xvfb = shutil.which("Xvfb")
     if xvfb is None:
         return
     read, write = os.pipe()
     server = subprocess.Popen(
-        [xvfb, "-displayfd", str(write), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
+        [xvfb, "-displayfd", str(write), "-screen", "0", "1920x1080x24", "-nolisten", "tcp", "-noreset"],
         pass_fds=(write,),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
