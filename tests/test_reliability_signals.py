@@ -213,17 +213,9 @@ def test_the_signal_handler_removes_the_temporary_file_before_the_process_unwind
 
 
 # --- MPI ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "sig, group",
-    [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
-    ids=["ctrl-c", "int-to-mpiexec", "term-to-mpiexec", "term-to-group"],
-)
-def test_a_signal_to_an_mpi_job_keeps_the_previous_output_and_leaves_no_temporary(tmp_path, sig, group):
-    if MPIEXEC is None:
-        pytest.skip("no mpiexec here (install the [mpi] extra)")
-    target = tmp_path / "out.txt"
-    target.write_text("previous")
-    proc = start(
+def start_mpi_particles(target):
+    """Two MPI ranks of a long particles run writing ``target``, in a process group of their own."""
+    return start(
         [
             MPIEXEC,
             "-n",
@@ -240,6 +232,19 @@ def test_a_signal_to_an_mpi_job_keeps_the_previous_output_and_leaves_no_temporar
         ],
         start_new_session=True,
     )
+
+
+@pytest.mark.parametrize(
+    "sig, group",
+    [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+    ids=["ctrl-c", "int-to-mpiexec", "term-to-mpiexec", "term-to-group"],
+)
+def test_a_signal_to_an_mpi_job_keeps_the_previous_output_and_leaves_no_temporary(tmp_path, sig, group):
+    if MPIEXEC is None:
+        pytest.skip("no mpiexec here (install the [mpi] extra)")
+    target = tmp_path / "out.txt"
+    target.write_text("previous")
+    proc = start_mpi_particles(target)
     try:
         wait_for_partial(tmp_path, proc)
         time.sleep(1.0)  # into the steps
@@ -260,23 +265,7 @@ def test_a_hung_up_mpi_job_leaves_no_temporary(tmp_path):
         pytest.skip("no mpiexec here (install the [mpi] extra)")
     target = tmp_path / "out.txt"
     target.write_text("previous")
-    proc = start(
-        [
-            MPIEXEC,
-            "-n",
-            "2",
-            sys.executable,
-            "main.py",
-            "particles",
-            "-n",
-            "100000",
-            "--steps",
-            "100000",
-            "-o",
-            str(target),
-        ],
-        start_new_session=True,
-    )
+    proc = start_mpi_particles(target)
     try:
         wait_for_partial(tmp_path, proc)
         time.sleep(1.0)
