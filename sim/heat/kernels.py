@@ -125,21 +125,18 @@ BAND_ROWS = 96  # a temporal band's most rows (band_rows)
 def band_rows(ni: int, nj: int, block: tuple[int, int], k: int, slots: int) -> int:
     """Rows per temporal band for ``slots`` resident blocks on the device (SMs x blocks per SM).
 
-    A band computes 2k rows it does not write, but short bands run faster: the halo rows a band re-reads were
-    read moments before by the band above it in the same wave, so they come from L2. On an H200 at 10000^2,
-    k = 8, 32x4: bands of 64 to 160 rows ran at 1.88 to 1.94 T cell-updates/s, 193 rows 1.80 T, 625 rows
-    1.45 T. So bands are at most 96 rows, and among those heights the one whose blocks fill their waves best
-    wins (the least waves x (rows + 2k); ties to taller bands).
+    A band computes 2k rows it does not write, so taller bands waste less, but only up to a point: the halo
+    rows a band re-reads were read moments before by the band above it, and from L2 only while bands are
+    short. On an H200 at 10000^2, k = 8, 32x4: bands of 84 / 96 / 112 / 128 / 160 rows ran at 2.03 / 2.08 /
+    2.06 / 2.05 / 2.03 T cell-updates/s (and 625 rows 1.45 T with an older kernel). So bands are as tall as
+    BAND_ROWS allows, split evenly; how the last wave of blocks fills did not predict those timings. On a grid
+    too small to give every warp slot of the device a band, bands are shorter, so that every slot gets one.
     """
     bx, by = block
-    across = ceil_div(ceil_div(ni, width(k)), bx // 32)
-    first = ceil_div(nj, BAND_ROWS * by)  # the fewest rows of blocks whose bands are short enough
-    candidates = []
-    for down in range(first, min(first + 64, MAX_GRID_Y) + 1):
-        rows = max(1, ceil_div(nj, down * by))
-        blocks = across * ceil_div(ceil_div(nj, rows), by)
-        candidates.append((ceil_div(blocks, max(1, slots)) * (rows + 2 * k), -rows))
-    rows = -min(candidates)[1]
+    strips = ceil_div(ni, width(k))  # warps across the grid
+    warp_slots = max(1, slots) * (bx // 32) * by
+    bands = max(ceil_div(nj, BAND_ROWS), ceil_div(warp_slots, strips))
+    rows = ceil_div(nj, min(bands, nj))
     while ceil_div(ceil_div(nj, rows), by) > MAX_GRID_Y:  # only for absurdly tall grids
         rows *= 2
     return rows

@@ -133,11 +133,30 @@ struct Pipeline {
     float4 ahead[3];         // input rows, loaded three iterations before they are used
 };
 
+// A lane's next input and output rows, each pointer moved one row an iteration and dereferenced only for
+// a row inside the grid. An empty asm after each move hides the pointer's history from the compiler, which
+// otherwise rebuilds every address as base + row * stride (64-bit multiplies in the loop: 6% more of its
+// instructions, 7% slower on an H200).
+struct Cursor {
+    const float* in;  // row yb - K + q + 3: the row loaded at iteration q
+    float* out;       // row yb + q - 2K: the row written at iteration q
+};
+
+__device__ __forceinline__ void next_row(const float*& p, long long stride) {
+    p += stride;
+    asm("" : "+l"(p));
+}
+
+__device__ __forceinline__ void next_row(float*& p, long long stride) {
+    p += stride;
+    asm("" : "+l"(p));
+}
+
 template <bool EDGE>
-__device__ __forceinline__ float4 load_row(const Band& b, int row, bool wanted) {
+__device__ __forceinline__ float4 load_row(const Band& b, const float* at, int row, bool wanted) {
+    if (!EDGE) return __ldg(reinterpret_cast<const float4*>(at));  // stream<false>: rows to ye + K + 4 exist
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (wanted && (!EDGE || (b.loadable && row >= 0 && row < b.nj)))
-        v = *reinterpret_cast<const float4*>(b.tin + (long long)row * b.stride + b.x);
+    if (wanted && b.loadable && row >= 0 && row < b.nj) v = __ldg(reinterpret_cast<const float4*>(at));
     return v;
 }
 
@@ -145,10 +164,11 @@ __device__ __forceinline__ float4 load_row(const Band& b, int row, bool wanted) 
 // yb - K + q - L from level L-1's rows of iterations q-2, q-1, q; level K's row yb + q - 2K is
 // written. Iterations before 2L give level L rows nothing valid depends on.
 template <int K, bool EDGE, int P>
-__device__ __forceinline__ void iteration(Pipeline<K>& p, const Band& b, int q) {
+__device__ __forceinline__ void iteration(Pipeline<K>& p, Cursor& at, const Band& b, int q) {
     constexpr int UP = (P + 1) % 3, CENTRE = (P + 2) % 3;
     const float4 in = p.ahead[P];
-    p.ahead[P] = load_row<EDGE>(b, b.yb - K + q + 3, q + 3 < b.q_end);
+    p.ahead[P] = load_row<EDGE>(b, at.in, b.yb - K + q + 3, q + 3 < b.q_end);
+    next_row(at.in, b.stride);
     p.ring[0][P][0] = in.x;
     p.ring[0][P][1] = in.y;
     p.ring[0][P][2] = in.z;
@@ -177,19 +197,21 @@ __device__ __forceinline__ void iteration(Pipeline<K>& p, const Band& b, int q) 
     }
     const int row = b.yb + q - 2 * K;
     if (b.writer && q >= 2 * K && row < b.ye) {
-        float* dst = b.tout + (long long)row * b.stride + b.x;
+        float* dst = at.out;
         if (!EDGE || b.x + COLS <= b.ni) {
-            *reinterpret_cast<float4*>(dst) = make_float4(out[0], out[1], out[2], out[3]);
+            __stcg(reinterpret_cast<float4*>(dst), make_float4(out[0], out[1], out[2], out[3]));  // L2 only: not re-read
         } else {
 #pragma unroll
             for (int k = 0; k < COLS; ++k)
                 if (b.x + k < b.ni) dst[k] = out[k];
         }
     }
+    next_row(at.out, b.stride);
 }
 
 // EDGE: the strip or band reaches the grid's boundary or beyond, so loads are guarded and the
-// boundary ring keeps its values; otherwise every cell the warp computes is interior.
+// boundary ring keeps its values; otherwise every cell the warp computes is interior, and every row
+// it loads exists (the loop runs to a multiple of 3 iterations and loads 3 ahead: rows to ye + K + 4).
 template <int K, bool EDGE>
 __device__ __forceinline__ void stream(const Band& b) {
     Pipeline<K> p;
@@ -199,12 +221,18 @@ __device__ __forceinline__ void stream(const Band& b) {
         for (int s = 0; s < 3; ++s)
 #pragma unroll
             for (int k = 0; k < COLS; ++k) p.ring[L][s][k] = 0.0f;
+    Cursor at;
+    at.in = b.tin + (long long)(b.yb - K) * b.stride + b.x;
+    at.out = b.tout + (long long)(b.yb - 2 * K) * b.stride + b.x;
 #pragma unroll
-    for (int s = 0; s < 3; ++s) p.ahead[s] = load_row<EDGE>(b, b.yb - K + s, true);
+    for (int s = 0; s < 3; ++s) {
+        p.ahead[s] = load_row<EDGE>(b, at.in, b.yb - K + s, true);
+        next_row(at.in, b.stride);
+    }
     for (int q = 0; q < b.q_end; q += 3) {
-        iteration<K, EDGE, 0>(p, b, q);
-        iteration<K, EDGE, 1>(p, b, q + 1);
-        iteration<K, EDGE, 2>(p, b, q + 2);
+        iteration<K, EDGE, 0>(p, at, b, q);
+        iteration<K, EDGE, 1>(p, at, b, q + 1);
+        iteration<K, EDGE, 2>(p, at, b, q + 2);
     }
 }
 
@@ -234,7 +262,7 @@ __device__ __forceinline__ void temporal(int ni, int nj, long long stride, float
     b.writer = lane >= T::HALO / COLS && lane < (T::HALO + T::WIDTH) / COLS;
     b.tin = tin;
     b.tout = tout;
-    if (x0 >= 0 && x0 + STRIP <= ni && b.yb - K >= 0 && b.ye + K <= nj)
+    if (x0 >= 0 && x0 + STRIP <= ni && b.yb - K >= 0 && b.ye + K + 5 <= nj)
         stream<K, false>(b);
     else
         stream<K, true>(b);
