@@ -684,7 +684,8 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
     ],
 )
 def test_no_gpu_stage_claims_more_than_the_device_can_do(name, preset, n, variant, options):
-    """A model that puts a stage above the measured copy or FLOP peak counts bytes or FLOP that never happen."""
+    """A model that puts a stage above the measured copy, FLOP or issue peak counts bytes, FLOP or instructions
+    that never happen."""
     from sim.gpu import peaks
     from sim.registry import create_scene
     from viewer.panel.speed_of_light import scene_perf
@@ -699,4 +700,5 @@ def test_no_gpu_stage_claims_more_than_the_device_can_do(name, preset, n, varian
     assert perfs, "no GPU stage timed"
     for perf in perfs:
         assert 0 < perf.copy_pct < 110 and perf.flop_pct < 110, perf
-        assert perf.bound in ("memory", "arithmetic", "latency")
+        assert perf.issue_pct is None or 0 < perf.issue_pct < 110, perf
+        assert perf.bound in ("memory", "arithmetic", "issue", "latency")
