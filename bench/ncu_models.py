@@ -1,5 +1,6 @@
 """The speed-of-light models against Nsight Compute: each GPU stage's headline configuration, one stage
-window profiled, the model's DRAM bytes and arithmetic beside what ncu counted.
+window profiled, the model's DRAM bytes, arithmetic and warp instructions (where it counts them) beside what
+ncu counted.
 
     python3 bench/ncu_models.py list                  the stages bench/ncu_models.sh profiles, one a line
     python3 bench/ncu_models.py metrics [--no-tensor] ncu's --metrics (without the DMMA count)
@@ -123,6 +124,7 @@ def write_model(folder: Path, stage_id: str, model) -> None:
         "bytes_min": model.bytes_min * model.units,
         "flops": model.total_flops,
         "flop_kind": model.flop_kind,
+        "instructions": model.total_instructions,  # 0: the model counts none
         "note": model.note,
     }
     (folder / f"{stage_id}.model.json").write_text(json.dumps(figures, indent=2) + "\n")
@@ -165,10 +167,18 @@ def ratio(model: float, measured: float) -> str:
     return f"{model / measured:.2f}" if measured > 0 else "-"
 
 
+def instruction_cells(model: float, measured: float) -> str:
+    """The model's warp instructions (G) and their ratio to ncu's; dashes where the model counts none (as
+    files written before it did)."""
+    if model <= 0:
+        return f"{'-':>13}{'-':>7}"
+    return f"{model / 1e9:>13.4f}{ratio(model, measured):>7}"
+
+
 def table(folder: Path) -> str:
     lines = [
         f"{'stage':<24}{'kernels':>8}{'model GB':>11}{'ncu GB':>10}{'ratio':>7}{'model GFLOP':>13}"
-        f"{'ncu GFLOP':>11}{'ratio':>7}{'ncu Ginst':>11}{'issue':>7}{'dram':>6}  kind"
+        f"{'ncu GFLOP':>11}{'ratio':>7}{'model Ginst':>13}{'ratio':>7}{'ncu Ginst':>11}{'issue':>7}{'dram':>6}  kind"
     ]
     for stage_id in HEADLINES:
         model_file, ncu_file = folder / f"{stage_id}.model.json", folder / f"{stage_id}.csv"
@@ -178,11 +188,12 @@ def table(folder: Path) -> str:
         model, ncu = json.loads(model_file.read_text()), ncu_totals(ncu_file)
         dram = ncu.get("dram__bytes_read.sum", 0.0) + ncu.get("dram__bytes_write.sum", 0.0)
         flops = sum(ncu.get(name, 0.0) * weight for name, weight in FLOP_METRICS[model["flop_kind"]])
+        instructions = ncu.get("smsp__inst_executed.sum", 0.0)
         lines.append(
             f"{stage_id:<24}{int(ncu.get('kernels', 0)):>8}{model['bytes'] / 1e9:>11.4f}{dram / 1e9:>10.4f}"
             f"{ratio(model['bytes'], dram):>7}{model['flops'] / 1e9:>13.3f}{flops / 1e9:>11.3f}"
-            f"{ratio(model['flops'], flops):>7}{ncu.get('smsp__inst_executed.sum', 0.0) / 1e9:>11.4f}"
-            f"{busy(ncu, 'issue'):>7}{busy(ncu, 'dram'):>6}  {model['flop_kind']}"
+            f"{ratio(model['flops'], flops):>7}{instruction_cells(model.get('instructions', 0.0), instructions)}"
+            f"{instructions / 1e9:>11.4f}{busy(ncu, 'issue'):>7}{busy(ncu, 'dram'):>6}  {model['flop_kind']}"
         )
     return "\n".join(lines)
 

@@ -92,6 +92,10 @@ def test_flop_peaks_per_kind_and_source_lines():
     assert found.flop_peak("fp64-tensor") == 60_000.0 and found.flop_peak("int") == 15_000.0
     lines = found.source_lines()
     assert lines[0] == "copy 3,000 GB/s: measured here" and lines[1] == "fp32 60.0 TFLOP/s: unknown"
+    # the schedulers' issue rate, from the FP32 FMA rate: 60 TFLOP/s / (2 FLOP x 32 lanes) = 937.5 G warp
+    # instructions a second (an H200 at 1980 MHz: 132 SMs x 4 x 1.98 GHz = 1045 G, 66.9 TFLOP/s)
+    assert found.issue_ginst == 937.5
+    assert lines[-1] == "issue 937.5 G warp instructions/s: the fp32 figure / 64"
 
 
 def test_nvidia_smi_line_and_device_key():

@@ -11,6 +11,8 @@ from sim.gpu.roofline import (
     analyse,
     analyse_stages,
     bound,
+    figure_header,
+    figure_text,
     figures,
     model_lines,
     models,
@@ -107,6 +109,46 @@ def test_heat_temporal_moves_eight_bytes_per_k_steps():
     assert plain.bytes_actual == 8.0 and plain.flops == 9.0
 
 
+# Nsight Compute on an H200, one window of each issue-bound headline: the warp instructions counted (heat's for
+# its kernel as trimmed), the window's units and the model's instructions per unit
+ISSUE_READINGS = {
+    "balls.proximity": (0.4673e9, 10e6, 46.73),  # a pass over 10M balls
+    "particles.forces+move": (0.2696e9, 10e6, 26.96),  # one step of 10M particles
+    "heat.step": (0.374e9, 8 * 10_000**2, 0.4675),  # 8 steps over 10000^2 cells
+}
+
+
+@pytest.mark.parametrize("stage_id", list(ISSUE_READINGS))
+def test_each_issue_bound_headline_counts_the_instructions_ncu_read(stage_id):
+    """The stage's model at its Nsight Compute case (built as bench/ncu_models.py builds it, without a GPU)
+    counts the warp instructions of the reading, per unit and for the window."""
+    ncu = ncu_models()
+    spec, case = ncu.HEADLINES[stage_id]
+    setup = Setup(case.count, case.window, case.variant, case.block, dict(case.options), case.preset, {})
+    model = models(spec, setup)[case.stage]
+    counted, units, per_unit = ISSUE_READINGS[stage_id]
+    assert model.units == units and model.instructions == pytest.approx(per_unit)
+    assert model.total_instructions == pytest.approx(counted)
+    assert "instructions as measured" in model.note
+
+
+def test_other_variants_count_no_instructions_and_say_so():
+    balls, particles, heat = SCENES["balls"], SCENES["particles"], SCENES["heat"]
+    unmeasured = [
+        models(balls, setup_for(balls, 1000, "sweep"))["proximity"],
+        models(particles, setup_for(particles, 1000, "tiled"))["forces+move"],
+        models(particles, Setup(1000, variant="plain", options={"precision": "fp32"}))["forces+move"],
+        models(heat, Setup(1000, variant="temporal", options={"k": "4"}))["step"],
+        models(heat, Setup(1000, variant="temporal", options={"k": "8", "fma": "on"}))["step"],
+        models(heat, Setup(1000, variant="global", options={"k": "8"}))["step"],
+    ]
+    for model in unmeasured:
+        assert model.instructions == 0.0 and "no instruction count: no issue limit" in model.note, model.note
+    assert models(balls, setup_for(balls, 1000, "grid"))["sort"].instructions == 0.0  # not issue-bound: uncounted
+    perf = analyse("step", unmeasured[-1], 4.0, PEAKS)
+    assert perf.issue_pct is None and perf.min_ms == pytest.approx(8 * 1000 / 3000e9 * 1e3)
+
+
 def test_a_particles_frame_replayed_as_one_cuda_graph_is_one_stage_of_both():
     from sim.particles.kernels import GRAPH_STAGE
 
@@ -115,6 +157,7 @@ def test_a_particles_frame_replayed_as_one_cuda_graph_is_one_stage_of_both():
     stage_models = models(spec, setup)
     graph = stage_models[GRAPH_STAGE]
     assert graph.total_bytes == pytest.approx(stage_models["bin"].total_bytes + stage_models["forces+move"].total_bytes)
+    assert graph.instructions == stage_models["forces+move"].instructions > 0  # bin's uncounted: a lower bound
     (perf,) = analyse_stages(spec, setup, {"bin": 0.0, "forces+move": 0.0, GRAPH_STAGE: 5.0}, PEAKS)
     assert perf.stage == GRAPH_STAGE and perf.gbs == pytest.approx(graph.total_bytes / 5e-3 / 1e9)
 
@@ -125,6 +168,12 @@ def test_bound_is_the_peak_reached_past_60_percent_else_latency():
     assert bound(59.0, 59.0) == "latency"
     assert bound(70.0, 90.0) == "arithmetic"
     assert bound(None, None) == ""
+    # the issue slots where a model counts instructions: the nearest limit again, else latency
+    assert bound(70.0, 10.0, 80.0) == "issue"
+    assert bound(70.0, 10.0, 50.0) == "memory" and bound(10.0, 75.0, 61.0) == "arithmetic"
+    assert bound(59.0, 20.0, 59.5) == "latency"
+    assert bound(80.0, 10.0, 80.0) == "memory"  # equals: memory, then arithmetic, then issue
+    assert bound(None, None, 90.0) == ""
 
 
 def test_analyse_gives_rates_and_shares_of_the_peaks():
@@ -140,6 +189,51 @@ def test_analyse_gives_rates_and_shares_of_the_peaks():
     assert fp64.bound == "arithmetic"
     slow = analyse("s", model, 400.0, PEAKS)
     assert slow.copy_pct == pytest.approx(0.6667, rel=1e-3) and slow.bound == "latency"
+    # no instruction count: no issue figure, the JSON says so and the text line is the one it always was
+    assert model.instructions == 0.0 and perf.issue_pct is None and perf.as_json()["issue_pct"] is None
+    assert figure_text(perf.as_json()).split() == ["2000.0", "GB/s", "67%", "2250.0", "GFLOP/s", "4%", "memory"]
+
+
+ISSUE_BOUND = StageModel(bytes_min=1.0, bytes_actual=1.0, flops=1.0, units=1e9, per="item", instructions=2.0)
+
+
+def test_a_stage_whose_instructions_take_most_issue_slots_is_issue_bound():
+    # 2e9 warp instructions at 60 TFLOP/s / 64 = 937.5 G a second: 2.133 ms, against 0.333 ms for the bytes
+    # and 0.017 ms for the FLOPs; timed at 3 ms the issue slots are 71% busy, DRAM 11%, the FP32 pipes 0.6%
+    assert PEAKS.issue_ginst == pytest.approx(937.5)
+    perf = analyse("pass", ISSUE_BOUND, 3.0, PEAKS)
+    assert perf.min_ms == pytest.approx(2.0 * 1e9 / (60_000e9 / 64) * 1e3)
+    assert perf.issue_pct == pytest.approx(100 * 2e9 / 3e-3 / 937.5e9)
+    assert perf.copy_pct == pytest.approx(100 * 1e9 / 3e-3 / 3000e9) and perf.bound == "issue"
+    assert perf.as_json()["issue_pct"] == perf.issue_pct and perf.as_json()["sol_ms"] == perf.min_ms
+    # where the instructions are the lesser limit they change neither the time nor the bound
+    light = analyse("pass", StageModel(8.0, 8.0, 9.0, 1e9, "item-step", instructions=0.1), 4.0, PEAKS)
+    assert light.min_ms == pytest.approx(8e9 / 3000e9 * 1e3) and light.bound == "memory"
+    assert light.issue_pct == pytest.approx(100 * 0.1e9 / 4e-3 / 937.5e9)
+    # no peaks or host work: no issue figure
+    assert analyse("pass", ISSUE_BOUND, 3.0, None).issue_pct is None
+    host = analyse("pass", StageModel(1.0, 1.0, 1.0, 1e9, "item", where="host", instructions=2.0), 3.0, PEAKS)
+    assert host.issue_pct is None and host.min_ms is None
+
+
+def test_the_text_line_and_the_tooltip_give_the_issue_slots():
+    perf = analyse("pass", ISSUE_BOUND, 3.0, PEAKS)
+    fig = perf.as_json()
+    assert figure_text(fig).split() == ["333.3", "GB/s", "11%", "333.3", "GFLOP/s", "1%", "71%", "issue"]
+    head, line = figure_header(issue=True), figure_text(fig, issue=True)
+    assert head.index("%issue") + len("%issue") == line.index("71%") + len("71%"), "the head over its column"
+    # in a table with an issue column, a figure without one (an older record) shows a dash there
+    old = analyse("s", StageModel(8.0, 8.0, 9.0, 1e9, "item"), 4.0, PEAKS).as_json()
+    del old["issue_pct"]
+    assert figure_text(old, issue=True).split()[-2:] == ["-", "memory"]
+    assert figure_text(old) == figure_text({**old, "issue_pct": None})  # no column of its own either way
+    lines = record_lines({"speed_of_light": {"pass": fig, "s": old}})
+    assert [line.split()[-2:] for line in lines] == [["71%", "issue"], ["-", "memory"]]
+    assert model_lines(perf)[1:4] == [
+        "per item: 1 B through DRAM (1 B the least), 1 FP32 FLOP, 2 warp instructions",
+        "1,000,000,000 items in the timed steps",
+        "71% of the schedulers' issue slots",
+    ]
 
 
 def test_a_stage_tells_the_model_behind_its_figures():
@@ -170,11 +264,13 @@ def test_stages_without_time_are_left_out_and_figures_are_json():
     fig = figures(heat, setup, {"step": 0.5, "unknown": 3.0}, PEAKS)
     assert list(fig) == ["step"]
     assert fig["step"]["gbs"] == pytest.approx(1e8 * 1.0 / 0.5e-3 / 1e9)  # 1 B an update (8 B / 8 steps)
-    # 9 FLOP an update kept, 12 computed (1.33 at k = 8): 2400 GFLOP/s, 4% of the 60 TFLOP/s peak
+    # 9 FLOP an update kept, 12 computed (1.33 at k = 8): 2400 GFLOP/s, 4% of the 60 TFLOP/s peak; 0.4675 warp
+    # instructions an update: 93.5 G a second, 10% of the 937.5 G issue slots
     assert fig["step"]["bound"] == "latency" and fig["step"]["flop_pct"] == pytest.approx(4.0)
+    assert fig["step"]["issue_pct"] == pytest.approx(100 * 0.4675e8 / 0.5e-3 / 937.5e9)
     lines = record_lines({"speed_of_light": fig})
     assert [line.split() for line in lines] == [
-        ["speed", "of", "light", "step", "200.0", "GB/s", "7%", "2400.0", "GFLOP/s", "4%", "latency"]
+        ["speed", "of", "light", "step", "200.0", "GB/s", "7%", "2400.0", "GFLOP/s", "4%", "10%", "latency"]
     ]
 
 
@@ -192,6 +288,9 @@ def test_section_rows_from_a_scenes_timer():
     steps = scene.frame_steps
     model = models(scene.spec, Setup.of_scene(scene, steps))["step"]
     assert perf.gbs == pytest.approx(model.total_bytes / (ms * 1e-3) / 1e9)
+    assert model.instructions > 0  # the temporal kernel at k = 8, as the plate starts: its issue slots too
+    issue_pct = 100 * model.total_instructions / (ms * 1e-3) / 1e9 / PEAKS.issue_ginst
+    assert perf.issue_pct == pytest.approx(issue_pct)
     assert rows([perf]) == [
         (
             "step",
@@ -199,15 +298,18 @@ def test_section_rows_from_a_scenes_timer():
             f"{perf.copy_pct:.0f}%",
             f"{perf.gflops:,.1f}",
             f"{perf.flop_pct:.0f}%",
+            f"{issue_pct:.0f}%",
             perf.bound,
         )
     ]
+    plain = analyse("step", StageModel(8.0, 8.0, 9.0, 1e9, "item"), 4.0, PEAKS)
+    assert rows([plain])[0][5:] == ("-", "memory")  # a model without instructions: a dash in the issue column
 
 
 @pytest.mark.window
 def test_the_window_draws_the_speed_of_light_section(monkeypatch):
-    """A heat window with a fake model (1e9 updates of 8 B and 9 FLOP a step) and fake peaks: the section
-    draws the figures of the stage's recent time; on the CPU it says it measures GPU stages."""
+    """A heat window with a fake model (1e9 updates of 8 B, 9 FLOP and 0.5 warp instructions a step) and fake
+    peaks: the section draws the figures of the stage's recent time; on the CPU it says it measures GPU stages."""
     from viewer.panel import style
     from viewer.panel.speed_of_light import recent_ms
     from viewer.window.app import Viewer, display_problem
@@ -216,7 +318,9 @@ def test_the_window_draws_the_speed_of_light_section(monkeypatch):
         pytest.skip(f"needs a display: {display_problem()}")
     from sim.registry import create_scene
 
-    fake = StageModel(bytes_min=8.0, bytes_actual=8.0, flops=9.0, units=1e9, per="item-step", note="fake")
+    fake = StageModel(
+        bytes_min=8.0, bytes_actual=8.0, flops=9.0, units=1e9, per="item-step", note="fake", instructions=0.5
+    )
     monkeypatch.setattr("sim.heat.kernels.models", lambda setup: {"step": fake})
     monkeypatch.setitem(style.layout, "Speed of light", True)
     v = Viewer(create_scene("heat", preset="plate", n=64), 900, 700, max_fps=None)
@@ -231,13 +335,15 @@ def test_the_window_draws_the_speed_of_light_section(monkeypatch):
         ms = recent_ms(v.scene.timer, "step")
         gbs = 8e9 / (ms * 1e-3) / 1e9
         gflops = 9e9 / (ms * 1e-3) / 1e9
+        issue_pct = 100 * 0.5e9 / (ms * 1e-3) / 937.5e9  # of 60 TFLOP/s / 64 warp instructions a second
         expected = (
             "step",
             f"{gbs:,.1f}",
             f"{100 * gbs / 3000:.0f}%",
             f"{gflops:,.1f}",
             f"{100 * gflops / 60_000:.0f}%",
-            bound(100 * gbs / 3000, 100 * gflops / 60_000),
+            f"{issue_pct:.0f}%",
+            bound(100 * gbs / 3000, 100 * gflops / 60_000, issue_pct),
         )
         assert section.rows == [expected] and section.note == ""
     finally:
@@ -493,6 +599,17 @@ def test_ncu_cases_are_the_scenes_own_and_the_same_as_when_they_were_listed_in_t
             assert name in {o.name for o in spec.options}
 
 
+def test_ncu_model_file_has_the_windows_instructions(tmp_path):
+    import json
+
+    ncu = ncu_models()
+    model = StageModel(8.0, 1.0, 12.0, 8e8, "item-step", instructions=0.4675, note="k = 8")
+    ncu.write_model(tmp_path, "heat.step", model)
+    written = json.loads((tmp_path / "heat.step.model.json").read_text())
+    assert written["instructions"] == pytest.approx(0.374e9) and written["bytes"] == pytest.approx(8e8)
+    assert written["flops"] == pytest.approx(9.6e9) and written["note"] == "k = 8"
+
+
 def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
     import json
 
@@ -515,15 +632,22 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
         '"300,000","90","20"',
         '"1","7","step_temporal_8","10,000,000","10,000,000","1,000,000","0","0","0","100,000","30","60"',
     ]
-    (tmp_path / "heat.step.csv").write_text("==PROF== Connected\n" + "\n".join([head, units, *kernels]) + "\n")
-    (tmp_path / "heat.step.model.json").write_text(
-        json.dumps({"bytes": 1.0e9, "bytes_min": 8e9, "flops": 0.9e9, "flop_kind": "fp32", "note": "k = 8"})
-    )
+    page = "==PROF== Connected\n" + "\n".join([head, units, *kernels]) + "\n"
+    (tmp_path / "heat.step.csv").write_text(page)
+    model = {"bytes": 1.0e9, "bytes_min": 8e9, "flops": 0.9e9, "flop_kind": "fp32", "note": "k = 8"}
+    (tmp_path / "heat.step.model.json").write_text(json.dumps({**model, "instructions": 2.4e6}))
+    # a model without instructions (or a file written before they were): dashes in their columns
+    (tmp_path / "particles.bin.csv").write_text(page)
+    (tmp_path / "particles.bin.model.json").write_text(json.dumps(model))
     totals = ncu.ncu_totals(tmp_path / "heat.step.csv")
     assert totals["kernels"] == 2 and totals["dram__bytes_read.sum"] == 410e6
     lines = ncu.table(tmp_path).splitlines()
-    heat = next(line for line in lines if line.startswith("heat.step")).split()
-    # 2 kernels; model 1 GB vs ncu 0.8 GB: 1.25; 0.9 GFLOP vs 100 M FMUL + 2 x 400 M FFMA = 0.9 GFLOP: 1.00
+    heat_line = next(line for line in lines if line.startswith("heat.step"))
+    heat = heat_line.split()
+    # 2 kernels; model 1 GB vs ncu 0.8 GB: 1.25; 0.9 GFLOP vs 100 M FMUL + 2 x 400 M FFMA = 0.9 GFLOP: 1.00;
+    # model 2.4 M warp instructions vs ncu 3 M: 0.80
+    assert lines[0].split()[12:18] == ["model", "Ginst", "ratio", "ncu", "Ginst", "issue"]
+    assert lines[0].index("model Ginst") + 11 == heat_line.index("0.0024") + 6, "the head over its column"
     assert heat == [
         "heat.step",
         "2",
@@ -533,11 +657,15 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
         "0.900",
         "0.900",
         "1.00",
+        "0.0024",
+        "0.80",
         "0.0030",
         "75%",
         "30%",
         "fp32",
     ]
+    particles = next(line for line in lines if line.startswith("particles.bin")).split()
+    assert particles[7:11] == ["1.00", "-", "-", "0.0030"]
     assert any(line.startswith("sdh.histogram") and "not profiled" in line for line in lines)
     assert "sm__inst_executed_pipe_tensor_op_dmma.sum" in ncu.metrics()
     assert "dmma" not in ncu.metrics(tensor=False)
@@ -556,7 +684,8 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
     ],
 )
 def test_no_gpu_stage_claims_more_than_the_device_can_do(name, preset, n, variant, options):
-    """A model that puts a stage above the measured copy or FLOP peak counts bytes or FLOP that never happen."""
+    """A model that puts a stage above the measured copy, FLOP or issue peak counts bytes, FLOP or instructions
+    that never happen."""
     from sim.gpu import peaks
     from sim.registry import create_scene
     from viewer.panel.speed_of_light import scene_perf
@@ -571,4 +700,5 @@ def test_no_gpu_stage_claims_more_than_the_device_can_do(name, preset, n, varian
     assert perfs, "no GPU stage timed"
     for perf in perfs:
         assert 0 < perf.copy_pct < 110 and perf.flop_pct < 110, perf
-        assert perf.bound in ("memory", "arithmetic", "latency")
+        assert perf.issue_pct is None or 0 < perf.issue_pct < 110, perf
+        assert perf.bound in ("memory", "arithmetic", "issue", "latency")

@@ -41,6 +41,10 @@ def builds() -> list[Build]:
 
 # --- speed of light (sim.gpu.roofline): per ball --------------------------------------------------------------
 STATE_BYTES = 40  # float4 pos, float4 vel, float2 spin y, z (gpu.py)
+# Nsight Compute, H200: 46.73 warp instructions per ball in the grid variant's proximity pass (0.4673 G in a
+# pass over 10M balls of the block preset, block 128, 23 predicate tests a ball; bench/ncu_models.sh). What the
+# variant executes, not an algorithmic minimum: the pass is bound by the schedulers' issue slots (78% busy).
+GRID_PROXIMITY_INSTRUCTIONS = 46.73
 
 
 def models(setup) -> dict:
@@ -72,7 +76,9 @@ def models(setup) -> dict:
     # grid search reads the cell starts (~2 cells a ball, 8 B) and moves vel, spin and ids (2 x 32 B).
     # Arithmetic: the predicate over the pair's lifetime, 25 FLOP for a candidate that passes the first axis
     # check, far fewer for most that do not: ~11 a test on average (Nsight Compute at 10M, 23 tests a ball).
+    # Instructions: the grid variant's, as measured (GRID_PROXIMITY_INSTRUCTIONS); the z-sweep's are unmeasured.
     least = 32.0 + 4.0 + 4.0 * listed
+    tested = f"{tests:.1f} predicate tests a ball (the last pass)"
     proximity = StageModel(
         bytes_min=least,
         bytes_actual=least + (72.0 if grid else 8.0),
@@ -80,7 +86,8 @@ def models(setup) -> dict:
         units=n * passes,
         per="item",
         flop_kind="fp32",
-        note=f"{tests:.1f} predicate tests a ball (the last pass)",
+        note=tested + ("; instructions as measured at 10M" if grid else "; no instruction count: no issue limit"),
+        instructions=GRID_PROXIMITY_INSTRUCTIONS if grid else 0.0,
     )
     # forces+integrate. The least: the state read and written (80 B). The kernel also reads the count and the
     # partner list (4 B + 4 B a listed partner); partners' states come through L1/L2. Arithmetic: ~20 FLOP a

@@ -9,8 +9,8 @@ stage, amortised per step) and stage_ms_err, step_ms, step_ms_err and repeats (t
 l2_flushed, item_steps_per_s and ``<one>_steps_per_s`` (e.g. ball_steps_per_s), steps_per_s, stats
 (the scene's statistics after the run), whatever the scene adds through its ``bench_type`` (the
 balls' passes, tests_per_s) and speed_of_light (stage -> gbs, copy_pct, gflops, flop_pct, intensity,
-bound, sol_ms: ``sim.gpu.roofline``). Every bench times through ``sim.gpu.measure``: a figure's ``<figure>_err``
-is the half-width of its median's 95% interval (None below 6 repeats), ``repeats`` how many it took.
+bound, sol_ms, issue_pct: ``sim.gpu.roofline``). Every bench times through ``sim.gpu.measure``: a figure's
+``<figure>_err`` is the half-width of its median's 95% interval (None below 6 repeats), ``repeats`` how many it took.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from sim.cmdline.requests import BenchRequest
 from sim.gpu import measure, peaks
 from sim.gpu.backend import device_name
 from sim.gpu.cuda import ceil_div
-from sim.gpu.roofline import Setup, figure_header, figure_text, figures
+from sim.gpu.roofline import Setup, figure_header, figure_text, figures, has_issue
 
 
 def git_commit() -> str:
@@ -274,13 +274,14 @@ def table(rep: dict, lines_of=None) -> str:
         knobs += "".join(f"  {k} {v}" for k, v in r["options"].items())
         lines.append(f"preset {r['preset']}  n {r['n']}  backend {r['backend']}{knobs}")
         sol = r.get("speed_of_light", {})
-        heads = f"  {figure_header(rates_only)}" if sol else ""
+        issue = has_issue(sol.values())
+        heads = f"  {figure_header(rates_only, issue)}" if sol else ""
         lines.append(f"  {'stage':<18}{'median ms/step ± error (frames)':>34}{heads}")
         errors = r.get("stage_ms_err", {})
         for name, ms in r["stage_ms"].items():
             text = measure.Timing(ms, errors[name], r["repeats"]).text() if name in errors else f"{ms:.4g}"
             figure = sol.get(name)
-            lines.append(f"  {name:<18}{text:>34}" + (f"  {figure_text(figure, rates_only)}" if figure else ""))
+            lines.append(f"  {name:<18}{text:>34}" + (f"  {figure_text(figure, rates_only, issue)}" if figure else ""))
         lines += [f"  {line}" for line in pace_lines(r)]
         lines += [f"  {line}" for line in (lines_of(r) if lines_of else ())]
         lines.append("  stats: " + ", ".join(_stat_text(k, v, r) for k, v in r["stats"].items()))

@@ -5,7 +5,8 @@ the device's name, driver and clocks: a new driver or other clocks measure again
 (``sim/gpu/peaks.cu``'s float4 copy and a device-to-device memcpy, the faster), the FP32 and FP64 FMA
 rates (chains of fused multiply-adds on every SM) and the device-to-host rate into pinned memory. Each
 figure says where it came from. Where a measurement cannot be made, an H100's or H200's datasheet
-values stand in (``DOCUMENTED``), marked as such.
+values stand in (``DOCUMENTED``), marked as such. The schedulers' instruction issue rate follows from the FP32
+FMA rate (``Peaks.issue_ginst``).
 
 Also the device fingerprint of a benchmark record (``fingerprint``): name, driver, clocks, ECC, commit;
 on a machine without a GPU, the processor and its cores. CuPy is imported inside the functions.
@@ -36,6 +37,10 @@ TENSOR_FP64_FACTOR = 2.0
 # Hopper issues 64 INT32 operations per SM and clock against 128 FP32 FMAs (2 FLOP each): a quarter of the
 # FP32 FLOP rate (CUDA C++ Programming Guide, "Arithmetic Instructions", compute capability 9.0)
 INT_OPS_FACTOR = 0.25
+# Since Volta each of an SM's 4 schedulers issues one warp instruction a clock, the rate at which its 128 FP32
+# lanes complete FMAs (4 warps x 32 lanes a clock). So the measured FMA rate carries the measured clocks:
+# warp instructions a second = FP32 FLOP/s / (2 FLOP an FMA x 32 lanes a warp instruction).
+FP32_FLOP_PER_ISSUE = 2 * 32
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,12 @@ class Peaks:
             return self.fp32_gflops * INT_OPS_FACTOR
         return self.fp32_gflops
 
+    @property
+    def issue_ginst(self) -> float:
+        """Giga warp instructions a second the schedulers can issue (all SMs): the FP32 FMA peak's rate, one
+        warp instruction a scheduler and clock (``FP32_FLOP_PER_ISSUE``)."""
+        return self.fp32_gflops / FP32_FLOP_PER_ISSUE
+
     def source_lines(self) -> list[str]:
         """One line per figure: its value and where it came from."""
         values = {
@@ -65,7 +76,8 @@ class Peaks:
             "fp64": f"{self.fp64_gflops / 1e3:,.1f} TFLOP/s",
             "link": f"{self.link_gbs:,.1f} GB/s",
         }
-        return [f"{name} {value}: {self.sources.get(name, 'unknown')}" for name, value in values.items()]
+        lines = [f"{name} {value}: {self.sources.get(name, 'unknown')}" for name, value in values.items()]
+        return lines + [f"issue {self.issue_ginst:,.1f} G warp instructions/s: the fp32 figure / {FP32_FLOP_PER_ISSUE}"]
 
 
 # Datasheet values (NVIDIA H100 Tensor Core GPU datasheet, nvidia.com/en-us/data-center/h100/; NVIDIA H200

@@ -3,16 +3,17 @@
 Each scene declares a model per stage (``SceneSpec.models``: ``models(setup) -> {stage: StageModel}``,
 beside its builds in ``kernels.py``): per unit of work (an item, a pair, an item-step, a system) the
 bytes the algorithm must move at the least, the DRAM bytes the chosen variant moves, and the
-arithmetic it does; ``units`` is how many units the timed window covers. ``analyse`` turns a model,
-the window's milliseconds and the device's peaks (``sim.gpu.peaks``) into the roofline's figures: GB/s and
-% of the copy peak, GFLOP/s and % of the FLOP peak, and what bounds the stage.
+arithmetic it does, and where measured the SASS warp instructions the variant executes; ``units`` is how many
+units the timed window covers. ``analyse`` turns a model, the window's milliseconds and the device's peaks
+(``sim.gpu.peaks``) into the roofline's figures: GB/s and % of the copy peak, GFLOP/s and % of the FLOP peak,
+% of the schedulers' issue slots (where the model counts instructions), and what bounds the stage.
 
 Plain data, no GPU: the viewer's "Speed of light" section and the benchmarks' columns share it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -35,6 +36,9 @@ class StageModel:
     flop_kind: FlopKind = "fp32"
     where: Where = "device"
     note: str = ""
+    # SASS warp instructions per unit the variant executes (what ncu's smsp__inst_executed counts): each takes
+    # one scheduler's issue slot. 0: not modelled (no issue limit)
+    instructions: float = 0.0
 
     @property
     def total_bytes(self) -> float:
@@ -43,6 +47,10 @@ class StageModel:
     @property
     def total_flops(self) -> float:
         return self.flops * self.units
+
+    @property
+    def total_instructions(self) -> float:
+        return self.instructions * self.units
 
     @property
     def intensity(self) -> float:
@@ -84,9 +92,10 @@ class StagePerf:
     gflops: float
     flop_pct: float | None
     intensity: float  # FLOP per byte
-    bound: str  # "memory", "arithmetic", "latency"; "" where no peak applies
-    min_ms: float | None  # the speed-of-light time: the least bytes at the copy peak or the FLOPs at theirs
+    bound: str  # "memory", "arithmetic", "issue", "latency"; "" where no peak applies
+    min_ms: float | None  # the speed-of-light time: the slowest of the least bytes, the FLOPs and the instructions
     model: StageModel | None = None  # what the figures come from
+    issue_pct: float | None = None  # % of the issue slots (None: the model counts no instructions, or no peaks)
 
     def as_json(self) -> dict:
         return {
@@ -97,16 +106,20 @@ class StagePerf:
             "intensity": self.intensity,
             "bound": self.bound,
             "sol_ms": self.min_ms,
+            "issue_pct": self.issue_pct,
         }
 
 
-def bound(copy_pct: float | None, flop_pct: float | None) -> str:
-    """What limits a stage: the peak it reaches at least 60% of (the nearer one if both), else latency."""
+def bound(copy_pct: float | None, flop_pct: float | None, issue_pct: float | None = None) -> str:
+    """What limits a stage: the peak it reaches at least 60% of (the nearest if more than one), else latency.
+    The issue slots count only where the model gives instructions (``issue_pct`` not None)."""
     if copy_pct is None or flop_pct is None:
         return ""
-    if max(copy_pct, flop_pct) < BOUND_SHARE:
-        return "latency"
-    return "memory" if copy_pct >= flop_pct else "arithmetic"
+    shares = [(copy_pct, "memory"), (flop_pct, "arithmetic")]
+    if issue_pct is not None:
+        shares.append((issue_pct, "issue"))
+    share, name = max(shares, key=lambda pair: pair[0])  # the first of equals: memory, then arithmetic
+    return name if share >= BOUND_SHARE else "latency"
 
 
 def analyse(stage: str, model: StageModel, ms: float, peaks) -> StagePerf:
@@ -114,18 +127,34 @@ def analyse(stage: str, model: StageModel, ms: float, peaks) -> StagePerf:
     seconds = ms * 1e-3
     gbs = model.total_bytes / seconds / 1e9 if seconds > 0 else 0.0
     gflops = model.total_flops / seconds / 1e9 if seconds > 0 else 0.0
-    byte_peak = flop_peak = None
+    ginst = model.total_instructions / seconds / 1e9 if seconds > 0 else 0.0
+    byte_peak = flop_peak = issue_peak = None
     if peaks is not None and model.where != "host":
         byte_peak = peaks.link_gbs if model.where == "link" else peaks.copy_gbs
         flop_peak = peaks.flop_peak(model.flop_kind)
+        issue_peak = peaks.issue_ginst if model.instructions > 0 else None
     copy_pct = 100.0 * gbs / byte_peak if byte_peak else None
     flop_pct = 100.0 * gflops / flop_peak if flop_peak else None
+    issue_pct = 100.0 * ginst / issue_peak if issue_peak else None
     min_ms = None
     if byte_peak and flop_peak:
         least = min(model.bytes_min, model.bytes_actual)  # a variant that fuses steps beats the step's least
-        min_ms = 1e3 * max(least * model.units / (byte_peak * 1e9), model.total_flops / (flop_peak * 1e9))
+        limits = [least * model.units / (byte_peak * 1e9), model.total_flops / (flop_peak * 1e9)]
+        if issue_peak:
+            limits.append(model.total_instructions / (issue_peak * 1e9))
+        min_ms = 1e3 * max(limits)
     return StagePerf(
-        stage, ms, gbs, copy_pct, gflops, flop_pct, model.intensity, bound(copy_pct, flop_pct), min_ms, model
+        stage,
+        ms,
+        gbs,
+        copy_pct,
+        gflops,
+        flop_pct,
+        model.intensity,
+        bound(copy_pct, flop_pct, issue_pct),
+        min_ms,
+        model,
+        issue_pct,
     )
 
 
@@ -155,11 +184,14 @@ def model_lines(perf: StagePerf) -> list[str]:
     lines = [f"{perf.ms:.4g} ms now" + (f", {perf.min_ms:.4g} ms at the speed of light" if perf.min_ms else "")]
     m = perf.model
     if m is not None:
+        issue = f", {m.instructions:,.4g} warp instructions" if m.instructions > 0 else ""
         lines += [
             f"per {m.per}: {m.bytes_actual:,.4g} B {TRAFFIC[m.where]} ({m.bytes_min:,.4g} B the least), "
-            f"{m.flops:,.4g} {OPERATIONS[m.flop_kind]}",
+            f"{m.flops:,.4g} {OPERATIONS[m.flop_kind]}{issue}",
             f"{m.units:,.0f} {m.per}s in the timed steps",
         ]
+        if perf.issue_pct is not None:
+            lines.append(f"{perf.issue_pct:.0f}% of the schedulers' issue slots")
         if m.note:
             lines.append(m.note)
     return lines
@@ -169,24 +201,37 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}%"
 
 
-def figure_text(fig: Mapping[str, Any], rates_only: bool = False) -> str:
-    """One stage's figures as the tables print them: GB/s, % of copy, GFLOP/s, % of FLOP peak, bound;
+def has_issue(figs: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether any of the figures has a % of the issue slots (a table then prints that column)."""
+    return any(fig.get("issue_pct") is not None for fig in figs)
+
+
+def figure_text(fig: Mapping[str, Any], rates_only: bool = False, issue: bool | None = None) -> str:
+    """One stage's figures as the tables print them: GB/s, % of copy, GFLOP/s, % of FLOP peak, % of the issue
+    slots (with ``issue``; None: where the figure has it, as records older than it do not), bound;
     ``rates_only`` (no peaks, as on the CPU): GB/s and GFLOP/s alone."""
     if rates_only:
         return f"{fig['gbs']:>9.1f} GB/s  {fig['gflops']:>9.1f} GFLOP/s"
+    if issue is None:
+        issue = has_issue([fig])
+    slots = f" {percent(fig.get('issue_pct')):>6}" if issue else ""
     return (
         f"{fig['gbs']:>9.1f} GB/s {percent(fig['copy_pct']):>5}  {fig['gflops']:>9.1f} GFLOP/s "
-        f"{percent(fig['flop_pct']):>5}  {fig['bound'] or '-'}"
+        f"{percent(fig['flop_pct']):>5}{slots}  {fig['bound'] or '-'}"
     )
 
 
-def figure_header(rates_only: bool = False) -> str:
-    """The heads over ``figure_text``'s columns."""
+def figure_header(rates_only: bool = False, issue: bool = False) -> str:
+    """The heads over ``figure_text``'s columns (``issue``: with the % of the issue slots)."""
     if rates_only:
         return f"{'memory':>14}  {'compute':>17}  speed of light: rates only (no peaks on the CPU: no % or bound)"
-    return f"{'memory':>14} {'%copy':>5}  {'compute':>17} {'%peak':>5}  bound (speed of light)"
+    slots = f" {'%issue':>6}" if issue else ""
+    return f"{'memory':>14} {'%copy':>5}  {'compute':>17} {'%peak':>5}{slots}  bound (speed of light)"
 
 
 def record_lines(record: Mapping[str, Any]) -> list[str]:
-    """A benchmark record's speed-of-light lines, one per stage (none when it has no figures)."""
-    return [f"speed of light {stage:<16}{figure_text(fig)}" for stage, fig in record.get("speed_of_light", {}).items()]
+    """A benchmark record's speed-of-light lines, one per stage (none when it has no figures); the % of the
+    issue slots in a column of its own where any stage has it."""
+    found = record.get("speed_of_light", {})
+    issue = has_issue(found.values())
+    return [f"speed of light {stage:<16}{figure_text(fig, issue=issue)}" for stage, fig in found.items()]

@@ -143,6 +143,13 @@ def band_rows(ni: int, nj: int, block: tuple[int, int], k: int, slots: int) -> i
 
 
 # --- speed of light (sim.gpu.roofline): per cell and step -------------------------------------------------------
+# Nsight Compute, H200: 0.4675 warp instructions per cell-update in the temporal kernel at k = 8, fma off: 0.374 G
+# in one frame of 8 steps over 10000^2 cells at block 32x4 (bench/ncu_models.sh; the count of the kernel trimmed
+# to about 811/859 of its instructions). What the variant executes, not an algorithmic minimum: the step is
+# bound by the schedulers' issue slots (75% of them busy).
+TEMPORAL_K8_INSTRUCTIONS = 0.374e9 / (10_000 * 10_000 * 8)
+
+
 def models(setup) -> dict:
     """The step per cell-update: float32 cells, ``setup.steps`` steps over ``setup.n`` cells."""
     from sim.gpu.roofline import StageModel
@@ -156,15 +163,22 @@ def models(setup) -> dict:
     # rows meet again in L1/L2, so DRAM sees about the 8 B; temporal k keeps k steps on chip between one
     # read and one write: 8 B per k steps (its halos, 2k rows a band and overlapping warp strips, are L2 hits).
     # Temporal also computes cells it does not write: a warp's strip overlaps its neighbours' (STRIP columns
-    # read for width(k) written) and a band computes 2k rows beyond its own (bands of about BAND_ROWS rows).
-    # At k = 8 that is 1.33 updates computed for each kept, which bounds it by the FP32 instruction issue,
-    # not by DRAM (Nsight Compute: bench/ncu_models.sh).
+    # read for width(k) written) and a band computes 2k rows beyond its own (bands of about BAND_ROWS rows):
+    # at k = 8, 1.33 updates computed for each kept. Its limit is the schedulers' issue slots, not DRAM, and
+    # not the FLOPs alone: a thread issues ~15 instructions a kept update (TEMPORAL_K8_INSTRUCTIONS x 32), of
+    # which the updates' FP32 arithmetic is about 9 (7 x 1.33); the neighbours' shuffles, the rows' loads and
+    # stores, the edge selects and the pipeline's bookkeeping are the rest (Nsight Compute: bench/ncu_models.sh).
+    # Instructions: temporal at k = 8 with fma off, as measured; other kernels, k and fma are unmeasured.
     recompute = STRIP / width(k) * (BAND_ROWS + 2 * k) / BAND_ROWS if kernel == "temporal" else 1.0
+    measured = kernel == "temporal" and k == 8 and setup.options.get("fma", "off") == "off"
+    counted = "; instructions as measured at 10000^2" if measured else "; no instruction count: no issue limit"
     note = {
         "temporal": f"k = {k} steps on chip between a read and a write: 8/k B per update; "
-        f"{recompute:.2f} updates computed for each kept (overlapping strips and bands)",
+        f"{recompute:.2f} updates computed for each kept (overlapping strips and bands){counted}",
         "shared": "neighbours staged in shared memory; DRAM reads each cell once",
     }.get(kernel, "each cell read 5 times through L1/L2; DRAM about once")
+    if kernel != "temporal":
+        note += counted
     return {
         "step": StageModel(
             bytes_min=8.0,
@@ -174,5 +188,6 @@ def models(setup) -> dict:
             per="item-step",
             flop_kind="fp32",
             note=note,
+            instructions=TEMPORAL_K8_INSTRUCTIONS if measured else 0.0,
         )
     }

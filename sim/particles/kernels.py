@@ -54,6 +54,12 @@ def builds() -> list[Build]:
 
 
 # --- speed of light (sim.gpu.roofline): per particle and step ----------------------------------------------------
+# Nsight Compute, H200: 26.96 warp instructions per particle-step in the plain fp64 forces+move kernel (0.2696 G
+# in one step of 10M particles, the 2020 preset, block 128, statistics off; bench/ncu_models.sh). What that
+# variant executes, not an algorithmic minimum: the step is bound by the schedulers' issue slots (68% busy).
+PLAIN_FP64_FORCES_INSTRUCTIONS = 26.96
+
+
 def models(setup) -> dict:
     """Per particle-step, at the course's density (a box of side sqrt(DENSITY n): 1 / DENSITY a unit area)."""
     from sim.gpu.roofline import StageModel
@@ -83,7 +89,9 @@ def models(setup) -> dict:
     # (4 B) and writes bin and offset (8 B); the neighbours' positions mostly come through L1/L2, but the bin
     # rows above and below are partly read again from DRAM: about one more position a particle (Nsight Compute
     # at 10M fp64: 95 B a particle). Arithmetic: 5 FLOP a candidate (dx, dy, r^2), 15 a neighbour within the
-    # cutoff (rsqrt, the force), 12 for the move and walls.
+    # cutoff (rsqrt, the force), 12 for the move and walls. Instructions: the plain fp64 kernel's, as measured
+    # (PLAIN_FP64_FORCES_INSTRUCTIONS); the other variants' and fp32's are unmeasured.
+    measured = setup.variant == "plain" and real == 8.0
     forces = StageModel(
         bytes_min=2 * state,
         bytes_actual=2 * state + 12.0 + 2 * real,
@@ -91,7 +99,9 @@ def models(setup) -> dict:
         units=units,
         per="item-step",
         flop_kind="fp64" if real == 8.0 else "fp32",
-        note=f"{candidates:.1f} candidates, {neighbours:.2f} neighbours a particle",
+        note=f"{candidates:.1f} candidates, {neighbours:.2f} neighbours a particle"
+        + ("; instructions as measured at 10M" if measured else "; no instruction count: no issue limit"),
+        instructions=PLAIN_FP64_FORCES_INSTRUCTIONS if measured else 0.0,
     )
     # forces (your own kernel's stage, sim.particles.user_stage): the force loop alone on the CPU twin's bins, a
     # cutoff wide. The least: the particle's position in, its acceleration out (2 x 2 reals); it also reads its
@@ -106,7 +116,7 @@ def models(setup) -> dict:
         flop_kind=forces.flop_kind,
         note=f"your kernel's force loop: {twin_candidates:.1f} candidates, {neighbours:.2f} neighbours a particle",
     )
-    # A frame replayed as one CUDA graph times both stages together.
+    # A frame replayed as one CUDA graph times both stages together (bin's instructions uncounted: a lower bound).
     graph = StageModel(
         bytes_min=bin_stage.bytes_min + forces.bytes_min,
         bytes_actual=bin_stage.bytes_actual + forces.bytes_actual,
@@ -114,6 +124,7 @@ def models(setup) -> dict:
         units=units,
         per="item-step",
         flop_kind=forces.flop_kind,
-        note="bin and forces+move in one CUDA graph",
+        note="bin and forces+move in one CUDA graph" + ("; forces+move's instructions" if measured else ""),
+        instructions=forces.instructions,
     )
     return {"bin": bin_stage, "forces+move": forces, GRAPH_STAGE: graph, "forces": user_forces}

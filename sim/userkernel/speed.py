@@ -72,16 +72,18 @@ def rates_only(found: Mapping[str, StagePerf]) -> bool:
 
 
 def lines(found: Mapping[str, StagePerf], mine: str, heading: str, indent: str = "") -> list[str]:
-    """A block: one line a variant (GB/s, % of the copy peak, GFLOP/s, % of the FLOP peak, bound, % of the
-    speed of light), the user's kernel marked; the model in words under it."""
+    """A block: one line a variant (GB/s, % of the copy peak, GFLOP/s, % of the FLOP peak, % of the issue slots
+    where a model counts instructions, bound, % of the speed of light), the user's kernel marked; the model in
+    words under it."""
     if not found:
         return []
     only = rates_only(found)
-    head = f"  {'variant':<24}{figure_header(only)}" + ("" if only else f"  {'% of limit':>10}")
+    issue = any(p.issue_pct is not None for p in found.values())
+    head = f"  {'variant':<24}{figure_header(only, issue)}" + ("" if only else f"  {'% of limit':>10}")
     out = [heading, indent + head]
     for name, p in found.items():
         figure = as_json(p)
-        row = f"{indent}{'* ' if name == mine else '  '}{name:<24}{figure_text(figure, only)}"
+        row = f"{indent}{'* ' if name == mine else '  '}{name:<24}{figure_text(figure, only, issue)}"
         out.append(row + ("" if only else f"  {percent(figure['sol_pct']):>10}"))
     model = found[mine].model if mine in found else next(iter(found.values())).model
     if model is not None:

@@ -1,7 +1,8 @@
 """The panel's "Speed of light": how close each GPU stage is to what the device can do.
 
 Per stage (the scene's models, ``sim.gpu.roofline``, over the median of the last frames' stage times): GB/s and
-% of the device's copy peak, GFLOP/s and % of its FLOP peak, and what bounds it (the stage's name tells the
+% of the device's copy peak, GFLOP/s and % of its FLOP peak, % of its schedulers' issue slots where the model
+counts the stage's instructions ("-" where it does not), and what bounds it (the stage's name tells the
 model behind them and its speed-of-light time when hovered); a log-log roofline with
 the memory and compute roofs from the device's peaks (``sim.gpu.peaks``) and a point per stage, which moves as
 the variant, the block size or the size change; and where the peaks came from. The section measures GPU
@@ -26,12 +27,14 @@ from viewer.panel.section import PanelContext, PanelSection
 from viewer.panel.style import GREY, SPEED_OF_LIGHT, tooltip, wrapped, wrapped_tooltip
 
 RECENT = 30  # frames whose median a figure takes: a switched variant shows within half a second
-COLUMNS = ("stage", "GB/s", "% copy", "GFLOP/s", "% FLOP", "bound")
+COLUMNS = ("stage", "GB/s", "% copy", "GFLOP/s", "% FLOP", "% issue", "bound")
+ISSUE_HELP = "% of the schedulers' issue slots the stage's warp instructions take ('-': the model counts none)"
 INTENSITIES = np.logspace(-3, 4, 64)  # FLOP per byte, the roofline's x axis
 BOUND_HELP = {
     "memory": "at least 60% of the copy peak: fewer bytes (or fused steps) would help",
     "arithmetic": "at least 60% of the FLOP peak: fewer operations would help",
-    "latency": "neither peak past 60%: launches, waits, exchanges or too little parallelism",
+    "issue": "at least 60% of the issue slots: fewer instructions (not only arithmetic) would help",
+    "latency": "no peak past 60%: launches, waits, exchanges or too little parallelism",
 }
 
 
@@ -66,7 +69,15 @@ def user_stage_running(scene) -> str | None:
 def rows(perfs: list[StagePerf]) -> list[tuple[str, ...]]:
     """The table's rows, as the section writes them."""
     return [
-        (p.stage, f"{p.gbs:,.1f}", percent(p.copy_pct), f"{p.gflops:,.1f}", percent(p.flop_pct), p.bound or "-")
+        (
+            p.stage,
+            f"{p.gbs:,.1f}",
+            percent(p.copy_pct),
+            f"{p.gflops:,.1f}",
+            percent(p.flop_pct),
+            percent(p.issue_pct),
+            p.bound or "-",
+        )
         for p in perfs
     ]
 
@@ -147,6 +158,8 @@ class SpeedOfLightSection(PanelSection):
                 imgui.text(cell)
                 if i == 0 and imgui.is_item_hovered(imgui.HoveredFlags_.for_tooltip):
                     wrapped_tooltip("\n".join(model_lines(perf)))
+                if i == COLUMNS.index("% issue"):
+                    tooltip(ISSUE_HELP)
                 if i == len(row) - 1:
                     tooltip(BOUND_HELP.get(perf.bound, "host work: no device peak applies"))
         imgui.end_table()
