@@ -143,11 +143,10 @@ def band_rows(ni: int, nj: int, block: tuple[int, int], k: int, slots: int) -> i
 
 
 # --- speed of light (sim.gpu.roofline): per cell and step -------------------------------------------------------
-# Nsight Compute, H200: 0.4675 warp instructions per cell-update in the temporal kernel at k = 8, fma off: 0.374 G
-# in one frame of 8 steps over 10000^2 cells at block 32x4 (bench/ncu_models.sh; the count of the kernel trimmed
-# to about 811/859 of its instructions). What the variant executes, not an algorithmic minimum: the step is
-# bound by the schedulers' issue slots (75% of them busy).
-TEMPORAL_K8_INSTRUCTIONS = 0.374e9 / (10_000 * 10_000 * 8)
+# Nsight Compute, H200: 0.367 warp instructions per cell-update in the temporal kernel at k = 8, fma off: 0.2936 G
+# in one frame of 8 steps over 10000^2 cells at block 32x4, bands of 96 rows (bench/ncu_models.sh). What the
+# variant executes, not an algorithmic minimum: the step is bound by the schedulers' issue slots.
+TEMPORAL_K8_INSTRUCTIONS = 0.2936e9 / (10_000 * 10_000 * 8)
 
 
 def models(setup) -> dict:
@@ -165,9 +164,9 @@ def models(setup) -> dict:
     # Temporal also computes cells it does not write: a warp's strip overlaps its neighbours' (STRIP columns
     # read for width(k) written) and a band computes 2k rows beyond its own (bands of about BAND_ROWS rows):
     # at k = 8, 1.33 updates computed for each kept. Its limit is the schedulers' issue slots, not DRAM, and
-    # not the FLOPs alone: a thread issues ~15 instructions a kept update (TEMPORAL_K8_INSTRUCTIONS x 32), of
-    # which the updates' FP32 arithmetic is about 9 (7 x 1.33); the neighbours' shuffles, the rows' loads and
-    # stores, the edge selects and the pipeline's bookkeeping are the rest (Nsight Compute: bench/ncu_models.sh).
+    # not the FLOPs alone: a thread issues about 11.7 instructions a kept update (TEMPORAL_K8_INSTRUCTIONS x 32),
+    # of which the updates' FP32 arithmetic is about 9.3 (7 x 1.33); the neighbours' shuffles, the rows' loads
+    # and stores and the pipeline's bookkeeping are the rest (Nsight Compute: bench/ncu_models.sh).
     # Instructions: temporal at k = 8 with fma off, as measured; other kernels, k and fma are unmeasured.
     recompute = STRIP / width(k) * (BAND_ROWS + 2 * k) / BAND_ROWS if kernel == "temporal" else 1.0
     measured = kernel == "temporal" and k == 8 and setup.options.get("fma", "off") == "off"
