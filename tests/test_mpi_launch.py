@@ -7,6 +7,7 @@ Also the script the tests launch: python tests/test_mpi_launch.py comm | fail RA
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -172,3 +173,28 @@ def _comm() -> int:
 
 if __name__ == "__main__":
     sys.exit(_comm() if sys.argv[1] == "comm" else _fail(sys.argv[2:]))
+
+
+def test_an_abort_waits_until_the_launcher_has_read_the_message(tmp_path):
+    # MPI_Abort tears the job down at once: what the failed rank wrote must have left its pipe first
+    import threading
+
+    from sim.mpi.launch import _wait_until_read
+
+    r, w = os.pipe()
+    with os.fdopen(w, "w") as writer:
+        writer.write("kernel-lab: rank 1 of 3 failed\n")
+        writer.flush()
+        threading.Timer(0.3, os.read, args=(r, 64)).start()  # the launcher reads a moment later
+        start = time.monotonic()
+        _wait_until_read(writer)
+        assert 0.25 < time.monotonic() - start < 1.5
+        start = time.monotonic()
+        _wait_until_read(writer)  # nothing unread: no wait
+        assert time.monotonic() - start < 0.05
+    os.close(r)
+    with open(tmp_path / "log", "w") as log:  # a file: nothing to wait for
+        log.write("x")
+        start = time.monotonic()
+        _wait_until_read(log, limit_s=1.0)
+        assert time.monotonic() - start < 0.05

@@ -23,12 +23,17 @@ their stderr kept (its last part) in case they fail. How a run ends, with no ran
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import io
 import json
 import os
 import shlex
+import stat
+import struct
 import sys
+import termios
+import time
 import traceback
 from typing import TextIO
 
@@ -167,12 +172,35 @@ def _run_ranks(main, argv) -> int:
         return code
     if _state.phase == "running" and code:
         _report(comm, code)
+        _wait_until_read(_state.real_stderr, sys.__stdout__)
         comm.abort(code)
         return code
     agreed, first = _agree(code)
     if agreed and first == comm.rank and not comm.is_root:
         _report(comm, code)
     return agreed
+
+
+def _wait_until_read(*streams, limit_s: float = 2.0) -> None:
+    """Wait (at most ``limit_s``) until the launcher has read what this rank wrote to the pipes or sockets
+    behind ``streams``: MPI_Abort tears the job down at once, and a message still in a pipe to the launcher's
+    stdio forwarder is lost with it (seen under load: a traceback cut after its first line)."""
+    fds = []
+    for stream in streams:
+        try:
+            fd = stream.fileno()
+            kind = os.fstat(fd).st_mode
+        except (AttributeError, OSError, ValueError):
+            continue
+        if stat.S_ISFIFO(kind) or stat.S_ISSOCK(kind):
+            fds.append((fd, termios.FIONREAD if stat.S_ISFIFO(kind) else termios.TIOCOUTQ))
+    deadline = time.monotonic() + limit_s
+    while fds and time.monotonic() < deadline:
+        try:
+            fds = [(fd, op) for fd, op in fds if struct.unpack("i", fcntl.ioctl(fd, op, b"\0\0\0\0"))[0] > 0]
+        except OSError:
+            return
+        time.sleep(0.005)
 
 
 def _call(main, argv) -> int:
