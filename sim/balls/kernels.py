@@ -89,13 +89,15 @@ def models(setup) -> dict:
         note=tested + ("; instructions as measured at 10M" if grid else "; no instruction count: no issue limit"),
         instructions=GRID_PROXIMITY_INSTRUCTIONS if grid else 0.0,
     )
-    # forces+integrate. The least: the state read and written (80 B). The kernel also reads the count and the
-    # partner list (4 B + 4 B a listed partner); partners' states come through L1/L2. Arithmetic: ~20 FLOP a
-    # listed partner (the overlap test; the contact's ~100 only for the few touching), ~25 for walls and the
-    # update (Nsight Compute at 10M: 105 FLOP a ball with 3.9 listed partners).
+    # forces+integrate. The least: the state read and written (80 B) and the partner list the pass wrote, read
+    # (its count 4 B + 4 B a listed partner: the pass's least counts writing them, so the step's counts reading
+    # them); partners' states come through L1/L2 (Nsight Compute at 10M: 98.5 B a ball from DRAM, this / 1.01).
+    # Arithmetic: ~20 FLOP a listed partner (the overlap test; the contact's ~100 only for the few touching),
+    # ~25 for walls and the update (Nsight Compute at 10M: 105 FLOP a ball with 3.9 listed partners).
+    with_lists = 2.0 * STATE_BYTES + 4.0 + 4.0 * listed
     step = StageModel(
-        bytes_min=2.0 * STATE_BYTES,
-        bytes_actual=2.0 * STATE_BYTES + 4.0 + 4.0 * listed,
+        bytes_min=with_lists,
+        bytes_actual=with_lists,
         flops=25.0 + 20.0 * listed,
         units=n * setup.steps,
         per="item-step",
