@@ -34,13 +34,18 @@ HEADLINES: dict[str, tuple[SceneSpec, NcuCase]] = {
 }
 SASS = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 DURATION = "gpu__time_duration.sum"
-# How busy the kernels kept the two limits a stage can reach: the schedulers' issue slots (every instruction,
-# arithmetic or not, takes one) and DRAM. The nearer one to 100% is the stage's real limit; both low means
-# latency (dependent loads, atomics, a chain of steps). Averaged over the kernels, weighted by their time.
+# How busy the kernels kept the limits a stage can reach: the schedulers' issue slots (every instruction,
+# arithmetic or not, takes one), DRAM, and L1's data pipe (one wavefront a clock an SM: a shared-memory access
+# takes one wavefront per bank conflict round, a global load one per 128-byte line its lanes touch). The nearest
+# to 100% is the stage's real limit; all low means latency (dependent loads, a chain of steps). Averaged over
+# the kernels, weighted by their time.
 BUSY = {
     "issue": "smsp__issue_active.avg.pct_of_peak_sustained_elapsed",
     "dram": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1": "l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed",
 }
+# L1's data-pipe wavefronts: all, and those of shared-memory atomics (a histogram's counters)
+WAVEFRONTS = ("l1tex__data_pipe_lsu_wavefronts.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum")
 FLOP_METRICS = {  # ncu's per-thread SASS counts of each kind and their FLOP: an FMA is 2, a DMMA m8n8k4 512
     "fp32": ((SASS.format("fadd"), 1), (SASS.format("fmul"), 1), (SASS.format("ffma"), 2)),
     "fp64": ((SASS.format("dadd"), 1), (SASS.format("dmul"), 1), (SASS.format("dfma"), 2)),
@@ -53,6 +58,7 @@ def metrics(tensor: bool = True) -> str:
     """The metrics ncu collects (bench/ncu_models.sh passes them to --metrics); without ``tensor`` the DMMA
     count is left out (for an ncu that does not know it)."""
     names = ["dram__bytes_read.sum", "dram__bytes_write.sum", "smsp__inst_executed.sum", DURATION, *BUSY.values()]
+    names += WAVEFRONTS
     kinds = [kind for name, kind in FLOP_METRICS.items() if tensor or name != "fp64-tensor"]
     names += [name for kind in kinds for name, _ in kind]
     return ",".join(names)
@@ -163,6 +169,12 @@ def busy(ncu: dict[str, float], which: str) -> str:
     return "-" if value is None else f"{value:.0f}%"
 
 
+def wavefronts(ncu: dict[str, float], name: str) -> str:
+    """G wavefronts of L1's data pipe; a dash where the page lacks the count (written before it was read)."""
+    value = ncu.get(name)
+    return "-" if value is None else f"{value / 1e9:.4f}"
+
+
 def ratio(model: float, measured: float) -> str:
     return f"{model / measured:.2f}" if measured > 0 else "-"
 
@@ -178,7 +190,8 @@ def instruction_cells(model: float, measured: float) -> str:
 def table(folder: Path) -> str:
     lines = [
         f"{'stage':<24}{'kernels':>8}{'model GB':>11}{'ncu GB':>10}{'ratio':>7}{'model GFLOP':>13}"
-        f"{'ncu GFLOP':>11}{'ratio':>7}{'model Ginst':>13}{'ratio':>7}{'ncu Ginst':>11}{'issue':>7}{'dram':>6}  kind"
+        f"{'ncu GFLOP':>11}{'ratio':>7}{'model Ginst':>13}{'ratio':>7}{'ncu Ginst':>11}{'issue':>7}{'dram':>6}{'l1':>6}"
+        f"{'G wavefronts':>14}{'atomics':>9}  kind"
     ]
     for stage_id in HEADLINES:
         model_file, ncu_file = folder / f"{stage_id}.model.json", folder / f"{stage_id}.csv"
@@ -193,7 +206,8 @@ def table(folder: Path) -> str:
             f"{stage_id:<24}{int(ncu.get('kernels', 0)):>8}{model['bytes'] / 1e9:>11.4f}{dram / 1e9:>10.4f}"
             f"{ratio(model['bytes'], dram):>7}{model['flops'] / 1e9:>13.3f}{flops / 1e9:>11.3f}"
             f"{ratio(model['flops'], flops):>7}{instruction_cells(model.get('instructions', 0.0), instructions)}"
-            f"{instructions / 1e9:>11.4f}{busy(ncu, 'issue'):>7}{busy(ncu, 'dram'):>6}  {model['flop_kind']}"
+            f"{instructions / 1e9:>11.4f}{busy(ncu, 'issue'):>7}{busy(ncu, 'dram'):>6}{busy(ncu, 'l1'):>6}"
+            f"{wavefronts(ncu, WAVEFRONTS[0]):>14}{wavefronts(ncu, WAVEFRONTS[1]):>9}  {model['flop_kind']}"
         )
     return "\n".join(lines)
 

@@ -95,7 +95,10 @@ def test_flop_peaks_per_kind_and_source_lines():
     # the schedulers' issue rate, from the FP32 FMA rate: 60 TFLOP/s / (2 FLOP x 32 lanes) = 937.5 G warp
     # instructions a second (an H200 at 1980 MHz: 132 SMs x 4 x 1.98 GHz = 1045 G, 66.9 TFLOP/s)
     assert found.issue_ginst == 937.5
-    assert lines[-1] == "issue 937.5 G warp instructions/s: the fp32 figure / 64"
+    assert lines[-2] == "issue 937.5 G warp instructions/s: the fp32 figure / 64"
+    # L1's data pipes, one wavefront an SM and clock against 128 FMAs: 60 TFLOP/s / 256 = 234.4 G a second
+    assert found.l1_gwave == 234.375
+    assert lines[-1] == "L1 234.4 G wavefronts/s: the fp32 figure / 256"
 
 
 def test_nvidia_smi_line_and_device_key():

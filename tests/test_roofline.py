@@ -130,7 +130,28 @@ def test_each_issue_bound_headline_counts_the_instructions_ncu_read(stage_id):
     counted, units, per_unit = ISSUE_READINGS[stage_id]
     assert model.units == units and model.instructions == pytest.approx(per_unit)
     assert model.total_instructions == pytest.approx(counted)
-    assert "instructions as measured" in model.note
+    assert "instructions" in model.note and "as measured" in model.note
+
+
+def test_the_histogram_counts_the_l1_wavefronts_ncu_read_and_they_bound_it():
+    """Nsight Compute on an H200, one histogram of 512,000 atoms (tensor, block 256): 17.99 G wavefronts of L1's
+    data pipe, 94% of its peak; the model carries them, and at the gate's 73.18 ms they are its limit."""
+    ncu = ncu_models()
+    spec, case = ncu.HEADLINES["sdh.histogram"]
+    setup = Setup(case.count, case.window, case.variant, case.block, dict(case.options), case.preset, {})
+    model = models(spec, setup)[case.stage]
+    assert model.total_wavefronts == pytest.approx(17.99e9) and "L1 wavefronts" in model.note
+    # H200 peaks: FP32 65.2 TFLOP/s -> 1019 G warp instructions, 254.7 G wavefronts a second
+    h200 = Peaks("H200", 4267.0, 65_200.0, 33_400.0, 55.0)
+    assert h200.l1_gwave == pytest.approx(65_200.0 / 256)
+    perf = analyse(case.stage, model, 73.18, h200)
+    assert perf.bound == "l1" and perf.l1_pct == pytest.approx(100 * 17.99e9 / 73.18e-3 / 254.6875e9)
+    assert perf.min_ms == pytest.approx(17.99e9 / 254.6875e9 * 1e3) and perf.as_json()["l1_pct"] == perf.l1_pct
+    assert perf.issue_pct == pytest.approx(100 * 46.39e9 / 73.18e-3 / (65_200e9 / 64))
+    assert "97% of L1's data pipe (its wavefronts)" in model_lines(perf)
+    # the other kernels count no wavefronts: no L1 figure, no L1 limit
+    fast = models(spec, Setup(case.count, 1, "fast", 256, {}, case.preset, {}))[case.stage]
+    assert fast.wavefronts == 0.0 and analyse(case.stage, fast, 100.0, h200).l1_pct is None
 
 
 def test_other_variants_count_no_instructions_and_say_so():
@@ -175,6 +196,9 @@ def test_bound_is_the_peak_reached_past_60_percent_else_latency():
     assert bound(59.0, 20.0, 59.5) == "latency"
     assert bound(80.0, 10.0, 80.0) == "memory"  # equals: memory, then arithmetic, then issue
     assert bound(None, None, 90.0) == ""
+    # L1's data pipe where a model counts wavefronts, likewise
+    assert bound(70.0, 10.0, 60.0, 95.0) == "l1" and bound(70.0, 10.0, 80.0, 75.0) == "issue"
+    assert bound(50.0, 10.0, None, 59.0) == "latency" and bound(20.0, 10.0, None, 61.0) == "l1"
 
 
 def test_analyse_gives_rates_and_shares_of_the_peaks():
@@ -624,14 +648,17 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
         ncu.SASS.format("ffma"),
         ncu.DURATION,
         *ncu.BUSY.values(),
+        *ncu.WAVEFRONTS,
     ]
     head = ",".join(f'"{n}"' for n in ["ID", "Process ID", "Kernel Name", *names])
-    units = ",".join(['""'] * 3 + ['"byte"', '"byte"', '"inst"', '"inst"', '"inst"', '"inst"', '"ns"', '"%"', '"%"'])
-    # the second kernel takes a third of the time: issue (90 x 3 + 30) / 4 = 75%, DRAM (20 x 3 + 60) / 4 = 30%
+    units = ",".join(['""'] * 3 + ['"byte"', '"byte"'] + ['"inst"'] * 4 + ['"ns"'] + ['"%"'] * 3 + ['"wavefront"'] * 2)
+    # the second kernel takes a third of the time: issue (90 x 3 + 30) / 4 = 75%, DRAM (20 x 3 + 60) / 4 = 30%,
+    # L1 (40 x 3 + 0) / 4 = 30%; wavefronts summed: 0.5 G + 0.1 G, none of them atomics
     kernels = [
         '"0","7","step_temporal_8","400,000,000","380,000,000","2,000,000","0","100,000,000","400,000,000",'
-        '"300,000","90","20"',
-        '"1","7","step_temporal_8","10,000,000","10,000,000","1,000,000","0","0","0","100,000","30","60"',
+        '"300,000","90","20","40","500,000,000","0"',
+        '"1","7","step_temporal_8","10,000,000","10,000,000","1,000,000","0","0","0","100,000","30","60","0",'
+        '"100,000,000","0"',
     ]
     page = "==PROF== Connected\n" + "\n".join([head, units, *kernels]) + "\n"
     (tmp_path / "heat.step.csv").write_text(page)
@@ -663,6 +690,9 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
         "0.0030",
         "75%",
         "30%",
+        "30%",
+        "0.6000",
+        "0.0000",
         "fp32",
     ]
     particles = next(line for line in lines if line.startswith("particles.bin")).split()
@@ -702,4 +732,4 @@ def test_no_gpu_stage_claims_more_than_the_device_can_do(name, preset, n, varian
     for perf in perfs:
         assert 0 < perf.copy_pct < 110 and perf.flop_pct < 110, perf
         assert perf.issue_pct is None or 0 < perf.issue_pct < 110, perf
-        assert perf.bound in ("memory", "arithmetic", "issue", "latency")
+        assert perf.bound in ("memory", "arithmetic", "issue", "l1", "latency")

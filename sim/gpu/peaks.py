@@ -5,8 +5,8 @@ the device's name, driver and clocks: a new driver or other clocks measure again
 (``sim/gpu/peaks.cu``'s float4 copy and a device-to-device memcpy, the faster), the FP32 and FP64 FMA
 rates (chains of fused multiply-adds on every SM) and the device-to-host rate into pinned memory. Each
 figure says where it came from. Where a measurement cannot be made, an H100's or H200's datasheet
-values stand in (``DOCUMENTED``), marked as such. The schedulers' instruction issue rate follows from the FP32
-FMA rate (``Peaks.issue_ginst``).
+values stand in (``DOCUMENTED``), marked as such. The schedulers' instruction issue rate and the L1 data pipes'
+wavefront rate follow from the FP32 FMA rate (``Peaks.issue_ginst``, ``Peaks.l1_gwave``).
 
 Also the device fingerprint of a benchmark record (``fingerprint``): name, driver, clocks, ECC, commit;
 on a machine without a GPU, the processor and its cores. CuPy is imported inside the functions.
@@ -41,6 +41,10 @@ INT_OPS_FACTOR = 0.25
 # lanes complete FMAs (4 warps x 32 lanes a clock). So the measured FMA rate carries the measured clocks:
 # warp instructions a second = FP32 FLOP/s / (2 FLOP an FMA x 32 lanes a warp instruction).
 FP32_FLOP_PER_ISSUE = 2 * 32
+# An SM's L1 data pipe processes one wavefront a clock (ncu: l1tex__data_pipe_lsu_wavefronts peak_sustained 1 a
+# cycle; a shared-memory access takes one per round of bank conflicts), while its 128 FP32 lanes complete 128 FMAs:
+# wavefronts a second = FP32 FLOP/s / (2 FLOP an FMA x 128 lanes).
+FP32_FLOP_PER_WAVEFRONT = 2 * 128
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,12 @@ class Peaks:
         warp instruction a scheduler and clock (``FP32_FLOP_PER_ISSUE``)."""
         return self.fp32_gflops / FP32_FLOP_PER_ISSUE
 
+    @property
+    def l1_gwave(self) -> float:
+        """Giga wavefronts a second the SMs' L1 data pipes can process (all SMs): one an SM and clock, at the
+        clock the FP32 FMA peak was measured at (``FP32_FLOP_PER_WAVEFRONT``)."""
+        return self.fp32_gflops / FP32_FLOP_PER_WAVEFRONT
+
     def source_lines(self) -> list[str]:
         """One line per figure: its value and where it came from."""
         values = {
@@ -77,7 +87,10 @@ class Peaks:
             "link": f"{self.link_gbs:,.1f} GB/s",
         }
         lines = [f"{name} {value}: {self.sources.get(name, 'unknown')}" for name, value in values.items()]
-        return lines + [f"issue {self.issue_ginst:,.1f} G warp instructions/s: the fp32 figure / {FP32_FLOP_PER_ISSUE}"]
+        return lines + [
+            f"issue {self.issue_ginst:,.1f} G warp instructions/s: the fp32 figure / {FP32_FLOP_PER_ISSUE}",
+            f"L1 {self.l1_gwave:,.1f} G wavefronts/s: the fp32 figure / {FP32_FLOP_PER_WAVEFRONT}",
+        ]
 
 
 # Datasheet values (NVIDIA H100 Tensor Core GPU datasheet, nvidia.com/en-us/data-center/h100/; NVIDIA H200

@@ -3,10 +3,12 @@
 Each scene declares a model per stage (``SceneSpec.models``: ``models(setup) -> {stage: StageModel}``,
 beside its builds in ``kernels.py``): per unit of work (an item, a pair, an item-step, a system) the
 bytes the algorithm must move at the least, the DRAM bytes the chosen variant moves, and the
-arithmetic it does, and where measured the SASS warp instructions the variant executes; ``units`` is how many
+arithmetic it does, and where measured the SASS warp instructions and L1 data-pipe wavefronts the variant
+executes; ``units`` is how many
 units the timed window covers. ``analyse`` turns a model, the window's milliseconds and the device's peaks
 (``sim.gpu.peaks``) into the roofline's figures: GB/s and % of the copy peak, GFLOP/s and % of the FLOP peak,
-% of the schedulers' issue slots (where the model counts instructions), and what bounds the stage.
+% of the schedulers' issue slots and of L1's data pipe (where the model counts instructions, wavefronts), and
+what bounds the stage.
 
 Plain data, no GPU: the viewer's "Speed of light" section and the benchmarks' columns share it.
 """
@@ -39,6 +41,9 @@ class StageModel:
     # SASS warp instructions per unit the variant executes (what ncu's smsp__inst_executed counts): each takes
     # one scheduler's issue slot. 0: not modelled (no issue limit)
     instructions: float = 0.0
+    # L1 data-pipe wavefronts per unit the variant executes (ncu's l1tex__data_pipe_lsu_wavefronts): an SM's pipe
+    # takes one a clock; a shared-memory access one per round of bank conflicts. 0: not modelled (no L1 limit)
+    wavefronts: float = 0.0
 
     @property
     def total_bytes(self) -> float:
@@ -51,6 +56,10 @@ class StageModel:
     @property
     def total_instructions(self) -> float:
         return self.instructions * self.units
+
+    @property
+    def total_wavefronts(self) -> float:
+        return self.wavefronts * self.units
 
     @property
     def intensity(self) -> float:
@@ -92,10 +101,11 @@ class StagePerf:
     gflops: float
     flop_pct: float | None
     intensity: float  # FLOP per byte
-    bound: str  # "memory", "arithmetic", "issue", "latency"; "" where no peak applies
-    min_ms: float | None  # the speed-of-light time: the slowest of the least bytes, the FLOPs and the instructions
+    bound: str  # "memory", "arithmetic", "issue", "l1", "latency"; "" where no peak applies
+    min_ms: float | None  # the speed-of-light time: the slowest of the least bytes, FLOPs, instructions, wavefronts
     model: StageModel | None = None  # what the figures come from
     issue_pct: float | None = None  # % of the issue slots (None: the model counts no instructions, or no peaks)
+    l1_pct: float | None = None  # % of L1's data pipe (None: the model counts no wavefronts, or no peaks)
 
     def as_json(self) -> dict:
         return {
@@ -107,17 +117,22 @@ class StagePerf:
             "bound": self.bound,
             "sol_ms": self.min_ms,
             "issue_pct": self.issue_pct,
+            "l1_pct": self.l1_pct,
         }
 
 
-def bound(copy_pct: float | None, flop_pct: float | None, issue_pct: float | None = None) -> str:
+def bound(
+    copy_pct: float | None, flop_pct: float | None, issue_pct: float | None = None, l1_pct: float | None = None
+) -> str:
     """What limits a stage: the peak it reaches at least 60% of (the nearest if more than one), else latency.
-    The issue slots count only where the model gives instructions (``issue_pct`` not None)."""
+    The issue slots and L1's data pipe count only where the model gives instructions, wavefronts (not None)."""
     if copy_pct is None or flop_pct is None:
         return ""
     shares = [(copy_pct, "memory"), (flop_pct, "arithmetic")]
     if issue_pct is not None:
         shares.append((issue_pct, "issue"))
+    if l1_pct is not None:
+        shares.append((l1_pct, "l1"))
     share, name = max(shares, key=lambda pair: pair[0])  # the first of equals: memory, then arithmetic
     return name if share >= BOUND_SHARE else "latency"
 
@@ -128,20 +143,25 @@ def analyse(stage: str, model: StageModel, ms: float, peaks) -> StagePerf:
     gbs = model.total_bytes / seconds / 1e9 if seconds > 0 else 0.0
     gflops = model.total_flops / seconds / 1e9 if seconds > 0 else 0.0
     ginst = model.total_instructions / seconds / 1e9 if seconds > 0 else 0.0
-    byte_peak = flop_peak = issue_peak = None
+    gwave = model.total_wavefronts / seconds / 1e9 if seconds > 0 else 0.0
+    byte_peak = flop_peak = issue_peak = l1_peak = None
     if peaks is not None and model.where != "host":
         byte_peak = peaks.link_gbs if model.where == "link" else peaks.copy_gbs
         flop_peak = peaks.flop_peak(model.flop_kind)
         issue_peak = peaks.issue_ginst if model.instructions > 0 else None
+        l1_peak = peaks.l1_gwave if model.wavefronts > 0 else None
     copy_pct = 100.0 * gbs / byte_peak if byte_peak else None
     flop_pct = 100.0 * gflops / flop_peak if flop_peak else None
     issue_pct = 100.0 * ginst / issue_peak if issue_peak else None
+    l1_pct = 100.0 * gwave / l1_peak if l1_peak else None
     min_ms = None
     if byte_peak and flop_peak:
         least = min(model.bytes_min, model.bytes_actual)  # a variant that fuses steps beats the step's least
         limits = [least * model.units / (byte_peak * 1e9), model.total_flops / (flop_peak * 1e9)]
         if issue_peak:
             limits.append(model.total_instructions / (issue_peak * 1e9))
+        if l1_peak:
+            limits.append(model.total_wavefronts / (l1_peak * 1e9))
         min_ms = 1e3 * max(limits)
     return StagePerf(
         stage,
@@ -151,10 +171,11 @@ def analyse(stage: str, model: StageModel, ms: float, peaks) -> StagePerf:
         gflops,
         flop_pct,
         model.intensity,
-        bound(copy_pct, flop_pct, issue_pct),
+        bound(copy_pct, flop_pct, issue_pct, l1_pct),
         min_ms,
         model,
         issue_pct,
+        l1_pct,
     )
 
 
@@ -185,6 +206,7 @@ def model_lines(perf: StagePerf) -> list[str]:
     m = perf.model
     if m is not None:
         issue = f", {m.instructions:,.4g} warp instructions" if m.instructions > 0 else ""
+        issue += f", {m.wavefronts:,.4g} L1 wavefronts" if m.wavefronts > 0 else ""
         lines += [
             f"per {m.per}: {m.bytes_actual:,.4g} B {TRAFFIC[m.where]} ({m.bytes_min:,.4g} B the least), "
             f"{m.flops:,.4g} {OPERATIONS[m.flop_kind]}{issue}",
@@ -192,6 +214,8 @@ def model_lines(perf: StagePerf) -> list[str]:
         ]
         if perf.issue_pct is not None:
             lines.append(f"{perf.issue_pct:.0f}% of the schedulers' issue slots")
+        if perf.l1_pct is not None:
+            lines.append(f"{perf.l1_pct:.0f}% of L1's data pipe (its wavefronts)")
         if m.note:
             lines.append(m.note)
     return lines

@@ -61,11 +61,17 @@ L2_BYTES = 50 << 20  # an H100's L2: later atoms re-read by every block stay the
 ATOM_BYTES = {"fast": 24 + 16, "tensor": 24 + 72}  # + float32 copies (float4) / the tensor's qa, qb, cj rows
 
 
-# Nsight Compute, H200: 0.3539 warp instructions per pair in the tensor kernel: 46.39 G for one histogram of
-# 512,000 atoms (the course preset, block 256; bench/ncu_models.sh). What the variant executes, not an
-# algorithmic minimum: the histogram keeps 59% of the issue slots busy and the FP64 tensor pipe far less, so its
-# limit is the schedulers' issue (the bucket atomics and the tile bookkeeping around each MMA), not the MMAs.
-TENSOR_INSTRUCTIONS = 46.39e9 / (512_000 * 511_999 / 2)
+# Nsight Compute, H200, one histogram of 512,000 atoms (the course preset, block 256; bench/ncu_models.sh): what
+# the tensor kernel executes, not an algorithmic minimum. 46.39 G warp instructions (0.354 a pair), 61% of the
+# issue slots; 17.99 G wavefronts of L1's data pipe (0.137 a pair), 94% of its peak: the limit. 14.33 G of them
+# are the counters' shared-memory atomics, 3.5 a warp's atomic: its 32 lanes count random counters, and the
+# lanes whose counters share one of the 32 banks take a round each. The FP64 tensor pipe is far from busy.
+# Copies of the counters (lane l in copy l % C) cut the rounds but not enough to pay for what they take from
+# shared memory at the course's 6,563 counters: 4 copies (two blocks an SM) 104 ms, 8 copies 103 ms, against
+# 73.1 ms (H200, block 256 and 512).
+PAIRS_PROFILED = 512_000 * 511_999 / 2
+TENSOR_INSTRUCTIONS = 46.39e9 / PAIRS_PROFILED
+TENSOR_WAVEFRONTS = 17.99e9 / PAIRS_PROFILED
 
 
 def models(setup) -> dict:
@@ -88,7 +94,10 @@ def models(setup) -> dict:
     kind: FlopKind
     if kernel == "tensor":  # one m8n8k4 float64 MMA per 8 x 8 pairs: 512 FLOP / 64 pairs
         flops, kind = 8.0, "fp64-tensor"
-        note = "squared distances on the FP64 tensor cores (8 FLOP a pair); instructions as measured at 512,000"
+        note = (
+            "squared distances on the FP64 tensor cores (8 FLOP a pair); instructions and L1 wavefronts (the"
+            " counters' atomics) as measured at 512,000"
+        )
     else:  # dx, dy, dz; three squares; two sums; sqrt; / w (sqrt and division counted once each)
         flops, kind = 10.0, "fp32" if kernel == "fast" else "fp64"
         note = "float32 distances, float64 recheck near edges" if kernel == "fast" else "float64 distance per pair"
@@ -102,5 +111,6 @@ def models(setup) -> dict:
             flop_kind=kind,
             note=note if kernel == "tensor" else note + "; no instruction count: no issue limit",
             instructions=TENSOR_INSTRUCTIONS if kernel == "tensor" else 0.0,
+            wavefronts=TENSOR_WAVEFRONTS if kernel == "tensor" else 0.0,
         )
     }

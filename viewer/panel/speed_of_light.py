@@ -2,8 +2,9 @@
 
 Per stage (the scene's models, ``sim.gpu.roofline``, over the median of the last frames' stage times): GB/s and
 % of the device's copy peak, GFLOP/s and % of its FLOP peak, % of its schedulers' issue slots where the model
-counts the stage's instructions ("-" where it does not), and what bounds it (the stage's name tells the
-model behind them and its speed-of-light time when hovered); a log-log roofline with
+counts the stage's instructions ("-" where it does not), and what bounds it (L1's data pipe among the limits
+where the model counts its wavefronts; the stage's name tells the model behind them and its speed-of-light time
+when hovered); a log-log roofline with
 the memory and compute roofs from the device's peaks (``sim.gpu.peaks``) and a point per stage, which moves as
 the variant, the block size or the size change; and where the peaks came from. The section measures GPU
 stages only: on the CPU it says how to run them on the GPU.
@@ -34,6 +35,7 @@ BOUND_HELP = {
     "memory": "at least 60% of the copy peak: fewer bytes (or fused steps) would help",
     "arithmetic": "at least 60% of the FLOP peak: fewer operations would help",
     "issue": "at least 60% of the issue slots: fewer instructions (not only arithmetic) would help",
+    "l1": "at least 60% of L1's data pipe: fewer wavefronts (shared-memory bank conflicts, scattered loads) would help",
     "latency": "no peak past 60%: launches, waits, exchanges or too little parallelism",
 }
 
