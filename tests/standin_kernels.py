@@ -268,7 +268,9 @@ class StandIn(dict):
         _count_bins(*_view(pos), int(n), float(inv), int(nb), *_view(bins), *_view(offsets), *_view(count))
 
     def place(self, grid, block, args, **_):
-        bins, offsets, start, n, perm, count, first = args
+        bins, offsets, start, n, perm, count, first, go = args
+        if _pointer(go) is not None and not go[0]:
+            return
         _place(*_view(bins), *_view(offsets), *_view(start), int(n), *_view(perm), *_view(count), int(first))
 
     def step(self, grid, block, args, **_):
@@ -293,7 +295,12 @@ class StandIn(dict):
             w0,
             w1,
             stray,
+            spec,
         ) = args
+        if _pointer(spec) is not None:  # slots from the device: as many as the launch covers
+            if not spec[2]:
+                return
+            first, n = int(spec[0]), min(int(spec[1]), int(spec[0]) + grid[0] * block[0])
         assert grid[0] * block[0] >= int(n) - int(first), "a launch covers its slots"
         dmin, dsum, pairs = _step(
             *_view(pos),
@@ -390,11 +397,12 @@ class StandIn(dict):
         )
 
     def probe(self, grid, block, args, **_):
-        start, at, m, stray, out = args
+        start, at, m, stray, out, cap, inner, spec = args
         (s, so) = _view(start)
         out[: int(m)] = s[so + at[: int(m)]]
         out[int(m)] = stray[0]
         stray[0] = 0
+        spec[:] = s[so + at[int(inner)]], s[so + at[int(inner) + 1]], int(s[so + at[0]] <= int(cap))
 
 
 class SideFirst(Streams):

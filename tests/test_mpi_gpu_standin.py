@@ -48,7 +48,8 @@ def run_standin(
     the rank's GPU): (state on rank 0 or None, rank, particle count after each step, largest difference of a
     step from a CPU step from the same state (verify)). ``order`` "side-first": the side stream's work before
     the interior step's; "tight": arrays start at the particles' count and grow by exactly what is needed
-    (they grow in many steps)."""
+    (they grow in many steps), the interior queued before the step's read covers half the slots it needs, and
+    the queued place and interior are taken back whenever a particle moves strips."""
     from sim.gpu.timing import StageTimer
     from sim.mpi.links import HostLink
     from sim.particles import world
@@ -61,6 +62,9 @@ def run_standin(
 
         rank_memory._more = lambda needed: needed
         ranks_gpu.RankMemory = lambda xp, real, rows, head: rank_memory.RankMemory(xp, real, rows - head, 0)
+        ranks_gpu.GpuRank._cover = lambda rank: rank.n // 2
+        # below the window's slots whenever a particle moves strips (the rows at first, before the first binning)
+        ranks_gpu.GpuRank._cap = lambda rank: rank.n if hasattr(rank, "hi") else rank.mem.rows
     x, y, vx, vy = initial(n, seed, kicks, KICK_VX_DIVISOR)
     size = world.box_size(n)
     mine = np.flatnonzero(Strips(bins_per_side(size), comm.size).owners(rows_of(y, size, precision)) == comm.rank)
@@ -174,6 +178,19 @@ def test_calm_run_over_ranks_matches_the_cpu_run(tmp_path, ranks, variant, order
     assert np.abs(np.load(out) - serial(3000, 60, 5, {})).max() < 1e-9
     summary = done.stdout.split()
     assert summary[1] == "3000" and int(summary[5]) > 0, done.stdout
+    assert_requeued(summary, order)
+
+
+def assert_requeued(summary: list[str], order: str) -> None:
+    """The place and interior queued before a step's read ran again where the window outgrew the arrays, and
+    the interior's missed slots were stepped after it: every step of a tight run (arrays grown by exactly what
+    is needed, the queued interior half what it needs), never in the others (arrays with room to spare from
+    the start, and the last step's particles and a row more covered)."""
+    outgrown, topped = int(summary[9]), int(summary[11])
+    if order == "tight":
+        assert outgrown > 0 and topped > 0, summary
+    else:
+        assert outgrown == topped == 0, summary
 
 
 @pytest.mark.parametrize("ranks, order", [(2, "-"), (3, "-"), (4, "-"), (3, "side-first"), (4, "tight")])
@@ -187,6 +204,7 @@ def test_fast_particles_over_ranks_step_like_the_cpu(tmp_path, ranks, order):
     assert int(summary[3]) > 0, "the jumps took the slow way at least once"
     assert int(summary[5]) > 0, "particles crossed between strips the usual way"
     assert float(summary[7]) < 1e-12, "every step is a CPU step from the same state, to rounding"
+    assert_requeued(summary, order)
 
 
 def test_rank_memory_keeps_what_it_holds_when_it_grows():
@@ -257,9 +275,13 @@ def _main(argv: list[str]) -> int:
         assert rank.k.launches["scan_blocks"] >= steps and rank.k.launches["add_sums"] >= steps
     slow = int(comm.allreduce(np.array([rank.everywhere_steps], np.int64), "max")[0])
     crossed = int(comm.allreduce(np.array([rank.migrants], np.int64))[0])
+    requeued = comm.allreduce(np.array([rank.outgrown_steps, rank.topped_up_steps], np.int64))
     if comm.is_root:
         np.save(out, state)
-        print(f"counts {','.join(map(str, sorted(set(counts))))} slow {slow} crossed {crossed} worst {worst:.3g}")
+        print(
+            f"counts {','.join(map(str, sorted(set(counts))))} slow {slow} crossed {crossed} worst {worst:.3g}"
+            f" outgrown {requeued[0]} topped {requeued[1]}"
+        )
     return 0
 
 

@@ -75,7 +75,8 @@ __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #endif
 #ifdef RANKS
 #define FIRST slot0  // the launch's first slot (a rank steps its interior rows and boundary rows apart)
-#define RANGE_ARGS , int slot0
+// go: the probe's verdict for a launch queued before the host read it (null: launched knowing)
+#define RANGE_ARGS , int slot0, const int* go
 #else
 #define FIRST 0
 #define RANGE_ARGS
@@ -110,10 +111,13 @@ extern "C" __global__ void count_bins(const REAL2* pos, int n, REAL inv_width, i
 
 // GATHER: slot start[bin] + offset of the bin order reads the particle the step left at index i.
 // It also clears the counts for the next step, touching only occupied bins (no pass over all bins).
-// RANKS: indices [slot0, n), the slots the step wrote.
+// RANKS: indices [slot0, n), the slots the step wrote; nothing when *go is 0 (the window outgrew perm).
 extern "C" __global__ void place(const int* bin, const int* offset, const int* start, int n, int* perm,
                                  int* count RANGE_ARGS)
 {
+#ifdef RANKS
+    if (go && !*go) return;
+#endif
     int i = FIRST + blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     int b = bin[i];
@@ -227,7 +231,9 @@ struct Pairs {
 // GATHER: i is the slot in bin order; the particle comes from SRC(i) of the last step's arrays, and
 // its moved state (and id) is written at i.
 // RANKS: slots [slot0, n); bins [w0, w1) are the rank's window: a particle that lands outside it
-// (it jumped past a neighbour's row) sets *stray, and the rank takes the slow way this step.
+// (it jumped past a neighbour's row) sets *stray, and the rank takes the slow way this step. With range
+// (the probe's spec: first, end, go), the slots come from the device: the rank queues the next step's
+// interior before it reads the probe; nothing when go is 0.
 extern "C" __global__ void __launch_bounds__(BLOCK) step(
     SRC2 pos, SRC2 vel, const int* __restrict__ start, int n, REAL size, REAL inv_width, int nb,
     REAL2* __restrict__ pos2, REAL2* __restrict__ vel2, int* __restrict__ bin, int* __restrict__ offset,
@@ -236,10 +242,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK) step(
     , const int* __restrict__ perm, const int* __restrict__ id, int* __restrict__ id2
 #endif
 #ifdef RANKS
-    , int slot0, int w0, int w1, int* __restrict__ stray
+    , int slot0, int w0, int w1, int* __restrict__ stray, const int* __restrict__ range
 #endif
     )
 {
+#ifdef RANKS
+    if (range) {
+        if (!range[2]) return;
+        slot0 = range[0];
+        n = range[1];
+    }
+#endif
     int i = FIRST + blockIdx.x * blockDim.x + threadIdx.x;
     bool live = i < n;
     REAL2 own = live ? load2(pos, SRC(i)) : REAL2{0, 0};
@@ -374,14 +387,22 @@ extern "C" __global__ void place_arrivals(const REAL2* __restrict__ pos, int k, 
 }
 
 // The step's host numbers in one copy: out[t] = start[at[t]] for t < m, then the stray flag (cleared).
+// spec, for the launches queued before the host reads those: the next step's interior slots (from
+// at[inner] and at[inner + 1]) and whether the window's slots (start[at[0]]) fit the rank's cap rows.
 extern "C" __global__ void probe(const int* __restrict__ start, const long long* __restrict__ at, int m,
-                                 int* __restrict__ stray, int* __restrict__ out)
+                                 int* __restrict__ stray, int* __restrict__ out, long long cap, int inner,
+                                 int* __restrict__ spec)
 {
     int t = threadIdx.x;
     if (t < m) out[t] = start[at[t]];
     if (t == m) {
         out[m] = *stray;
         *stray = 0;
+    }
+    if (t == m + 1) {
+        spec[0] = start[at[inner]];
+        spec[1] = start[at[inner + 1]];
+        spec[2] = start[at[0]] <= cap;
     }
 }
 #endif

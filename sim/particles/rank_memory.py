@@ -42,9 +42,13 @@ class RankMemory:
         self.fit(rows, head)
         self.fit_sends(1024)
 
+    def holds(self, rows: int, head: int) -> bool:
+        """Whether there are ``rows`` rows and slots and ``head`` slots before slot 0 already."""
+        return rows <= self.rows and head <= self.head
+
     def fit(self, rows: int, head: int) -> None:
         """At least ``rows`` rows and slots and ``head`` slots before slot 0; what is there is kept."""
-        if rows <= self.rows and head <= self.head:
+        if self.holds(rows, head):
             return
         xp = self.xp
         new_rows = _more(rows) if rows > self.rows else self.rows
@@ -100,6 +104,7 @@ class Streams:
             # do not wait for the interior's last blocks (CUDA clamps the number to its highest priority)
             self.side_stream = cupy.cuda.Stream(non_blocking=True, priority=SIDE_PRIORITY)
             self._to_side, self._to_main = cupy.cuda.Event(disable_timing=True), cupy.cuda.Event(disable_timing=True)
+            self._read = cupy.cuda.Event(disable_timing=True)  # the read queued last has landed
 
     def mark(self) -> None:
         """What ``main`` has queued so far comes before what ``side`` is given next (not what ``main`` is
@@ -128,10 +133,18 @@ class Streams:
 
         return cupyx.zeros_pinned(n, dtype)
 
-    def read(self, a, out) -> np.ndarray:
-        """``a`` copied into the host array ``out`` (waiting for ``main``)."""
-        if self.gpu:
-            a.get(out=out)
-        else:
+    def read_async(self, a, out) -> None:
+        """``a`` to be copied into the pinned host array ``out`` once ``main``'s work so far is done; main goes
+        on with what is queued after (``wait_read``)."""
+        if not self.gpu:
             out[...] = a
+            return
+        runtime, stream = self._cupy.cuda.runtime, self._cupy.cuda.get_current_stream()
+        runtime.memcpyAsync(out.ctypes.data, a.data.ptr, a.nbytes, runtime.memcpyDeviceToHost, stream.ptr)
+        self._read.record(stream)
+
+    def wait_read(self, out) -> np.ndarray:
+        """``out`` once the read queued last (``read_async``) has landed."""
+        if self.gpu:
+            self._read.synchronize()
         return out

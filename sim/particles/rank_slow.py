@@ -25,7 +25,10 @@ def to_owners(rank) -> int:
     )
     rank.start[0] = 0
     xp.cumsum(rank.count, dtype=xp.int32, out=rank.start[1:])
-    k["place"](*grid_for(n, 256), (mem.bin, mem.offset, rank.start, np.int32(hi), mem.perm, rank.count, np.int32(lo)))
+    no_go = np.uint64(0)  # (a null pointer: place all)
+    k["place"](
+        *grid_for(n, 256), (mem.bin, mem.offset, rank.start, np.int32(hi), mem.perm, rank.count, np.int32(lo), no_go)
+    )
     spare = mem.set(1 - rank.cur)  # my particles in bin order there
     k["pack_leavers"](*grid_for(n, 256), (pos, vel, ids, mem.perm, np.int32(0), np.int32(n), *spare))
     bounds = rank.host(rank.start[xp.asarray(rank.strips.cuts() * nb)]).astype(np.int64)

@@ -23,11 +23,15 @@ rank's second stream, for messages), with the timer's stages:
    particles it is about to hand them, per bin) and adds theirs to its own: the scan then keeps a slot
    for every arriving particle inside its bin;
 6. bin (main): the prefix sum over the window (common/scan.cuh's three launches, or the blockscan
-   variant's), one small read (slot bounds and the flag) and one MPI all-gather, then ``place`` (each
-   window slot's source row; the occupied bins' counts cleared). The migration waits for the next step
+   variant's), one small read (slot bounds and the flag) and one MPI all-gather. ``place`` (each window
+   slot's source row; the occupied bins' counts cleared) and the next step's interior are queued before
+   the read, so the GPU works while the host waits for it and for the other ranks: the interior takes its
+   slots from the device (the probe's ``spec``), and both do nothing if the window outgrew the rank's
+   arrays (the host then grows them and queues both again). The migration waits for the next step
    (``state`` queues it at once).
 If any rank's flag is set, that step re-bins every rank's particles over the whole box and sends each to
-its owner, whatever the distance (the slow way, sim/particles/rank_slow.py: more reads and messages).
+its owner, whatever the distance (the slow way, sim/particles/rank_slow.py: more reads and messages); the
+queued interior's counts and statistics are dropped and it runs again after.
 Arrays grow rarely, with room to spare (sim/particles/rank_memory.py): a step allocates nothing.
 
 ``xp`` and ``kernels`` default to CuPy and the compiled kernels; tests pass numpy and a stand-in.
@@ -50,6 +54,7 @@ BIN_CUTOFFS = builds.BIN_CUTOFFS  # as one GPU's
 SCAN_BLOCK = 512
 STAGES = ("ghosts", "forces+move", "counts", "bin", "migrate")
 NULL = np.uint64(0)  # a null pointer argument
+INNER_AT = 5  # the interior's first and end slots in the probe's ``at``
 
 
 def bins_per_side(size: float, bin_cutoffs: float = BIN_CUTOFFS) -> int:
@@ -134,12 +139,18 @@ class GpuRank:
         )
         self.probed = xp.zeros(self.at.shape[0] + 1, i32)
         self.probed_host = self.streams.pinned(self.at.shape[0] + 1, np.int32)
-        self.stats = xp.zeros((max(1, steps), 3), xp.uint64)  # per step: closest pair (bits), sum, pairs
+        self.spec = xp.zeros(3, i32)  # the next interior's first and end slots, and whether they fit (probe)
+        self.cap = 0  # the rows the last probe checked the window against
+        self.queued = False  # whether the next step's interior is queued (it takes its slots from spec)
+        # per step: closest pair (bits), sum, pairs; a row more for the interior queued after the last step
+        self.stats = xp.zeros((max(1, steps) + 1, 3), xp.uint64)
         self.stats[:, 0] = np.float64(1.0).view(np.uint64)
         self.t = 0
         self.bytes_sent = 0  # ghosts, counts and migrants this rank has sent
         self.migrants = 0  # particles handed to a neighbour the usual way
         self.everywhere_steps = 0  # steps that took the slow way (a particle jumped past a neighbour's row)
+        self.outgrown_steps = 0  # steps whose queued place and interior ran again (the window outgrew the arrays)
+        self.topped_up_steps = 0  # steps whose queued interior missed slots (more than it covered)
         n = x.shape[0]
         self.mem = RankMemory(xp, self.real, n + 4 * nb, 4 * nb)
         self.cur = 0  # the set the next step reads
@@ -170,8 +181,10 @@ class GpuRank:
 
     # --- one step -----------------------------------------------------------------------------------
     def step(self) -> None:
-        with self.timer.stage("forces+move"):
-            self._step(*self.inner)  # reads no slot, start or row that side writes
+        if not self.queued:  # (queued by the last step unless it took the slow way)
+            with self.timer.stage("forces+move"):
+                self._step(*self.inner)  # reads no slot, start or row that side writes
+        self.queued = False
         with self.streams.side():
             if self.pending is not None:  # the last step's leavers and arrivals
                 with self.timer.stage("migrate"):
@@ -189,19 +202,34 @@ class GpuRank:
             self._counts()
         with self.timer.stage("bin"):
             self._scan()
-            total, first, end, bottom_end, top_begin, inner0, inner1, stray = self._probe()
+            self._queue_probe()
+            self._place(self.lo, self.hi, self.spec[2:])  # (nothing if the window outgrew perm)
+            self.streams.mark()
+        with self.timer.stage("forces+move"):
+            launched = self._queue_interior()
+        with self.timer.stage("bin"):
+            total, first, end, bottom_end, top_begin, inner0, inner1, stray = self._probed()
             mine, leave_below, leave_above = end - first, first, total - end
             everywhere = self._agree(stray != 0, mine, bottom_end - first, end - top_begin, leave_below, leave_above)
             if everywhere:
+                self._drop_interior()
                 self._everywhere()
             else:
-                self._fit(total, first, leave_below, leave_above)
-                self._place(self.lo, self.hi)
-                self.streams.mark()
+                fitted = total <= self.cap  # the queued place and interior ran
+                self.outgrown_steps += not fitted
+                if self._fit(total, first, leave_below, leave_above) or not fitted:
+                    if not fitted:
+                        self._place(self.lo, self.hi)
+                    self.streams.mark()
                 # the migration is queued with the next step's ghosts, after its interior
                 self.pending = (self.hi, total, first, end)
                 self.migrants += leave_below + leave_above
                 self.lo, self.hi, self.inner = first, end, (inner0, inner1)
+                self.queued = True
+        if self.queued and (not fitted or inner1 - inner0 > launched):  # the slots the queued launch missed
+            self.topped_up_steps += fitted
+            with self.timer.stage("forces+move"):
+                self._step(inner0 + (launched if fitted else 0), inner1)
         self.timer.frame_done()
 
     def _settle(self) -> None:
@@ -267,7 +295,30 @@ class GpuRank:
                     ),
                 )
 
-    def _step(self, first: int, end: int) -> None:
+    def _queue_interior(self) -> int:
+        """The next step's interior, its slots from the device (spec): slots the launch covers (the last
+        step's particles and a row more; ``step`` launches the rest, if any, once it has read them)."""
+        (blocks,), (block,) = grid_for(self._cover(), self.block)
+        self._step(0, blocks * block, self.spec)
+        return blocks * block  # (its threads: a whole number of blocks)
+
+    def _cover(self) -> int:
+        return self.n + self.nb
+
+    def _cap(self) -> int:
+        """The window's slots the queued place and interior may write: the arrays' rows."""
+        return self.mem.rows
+
+    def _drop_interior(self) -> None:
+        """The queued interior is not the next step's (the slow way): its statistics cleared (the slow way
+        clears the counts), to be counted again when the step does it."""
+        self.streams.join()  # (numpy ranks: main's launches held back run now)
+        if self.stats_on:
+            self.stats[self.t] = 0
+            self.stats[self.t, 0] = np.float64(1.0).view(np.uint64)
+
+    def _step(self, first: int, end: int, spec=NULL) -> None:
+        """Slots [first, end); with ``spec``, as many as end - first of the slots spec gives."""
         if end <= first:
             return
         pos, vel, ids = self.mem.set(self.cur)
@@ -296,6 +347,7 @@ class GpuRank:
                 np.int32(self.w0),
                 np.int32(self.w1),
                 self.stray,
+                spec,
             ),
         )
 
@@ -337,25 +389,63 @@ class GpuRank:
         else:  # place clears the counts
             self.count_scan(self.count[w0:], self.start[w0:])
 
-    def _probe(self) -> list[int]:
-        """The step's one read from the device: the starts at ``at``, then the stray flag (cleared)."""
-        self.k["probe"]((1,), (32,), (self.start, self.at, np.int32(self.at.shape[0]), self.stray, self.probed))
-        return [int(v) for v in self.streams.read(self.probed, self.probed_host)]
+    def _queue_probe(self) -> None:
+        """The step's one read from the device, queued: the starts at ``at``, then the stray flag (cleared);
+        and spec (on the device) for the launches queued before the host has it."""
+        self.cap = self._cap()
+        self.k["probe"](
+            (1,),
+            (32,),
+            (
+                self.start,
+                self.at,
+                np.int32(self.at.shape[0]),
+                self.stray,
+                self.probed,
+                np.int64(self.cap),
+                np.int32(INNER_AT),
+                self.spec,
+            ),
+        )
+        self.streams.read_async(self.probed, self.probed_host)
 
-    def _fit(self, total: int, first: int, leave_below: int, leave_above: int) -> None:
+    def _probed(self) -> list[int]:
+        """The queued read, once it has landed."""
+        return [int(v) for v in self.streams.wait_read(self.probed_host)]
+
+    def _probe(self) -> list[int]:
+        self._queue_probe()
+        return self._probed()
+
+    def _fit(self, total: int, first: int, leave_below: int, leave_above: int) -> bool:
         """Room for this step's arrivals and leavers and the next step's ghosts, from the window's ``total``
-        slots, my ``first``. Only while side is idle (after the step's read), and before the mark that side
-        waits for (a grown array's copy is queued on main)."""
+        slots, my ``first``; whether the arrays grew. Only while side is idle (after the step's read), and
+        before the mark that side waits for (a grown array's copy is queued on main, after the interior)."""
         g, k = self.ghosts_in, self.arriving
         arrived_end = self.hi + k["below"] + k["above"]
-        self.mem.fit(max(arrived_end + g["below"] + g["above"], total + g["above"]), g["below"] - first)
+        rows, head = max(arrived_end + g["below"] + g["above"], total + g["above"]), g["below"] - first
+        grows = not self.mem.holds(rows, head)
+        if grows:
+            self.streams.join()  # (numpy ranks: main's held launches write the arrays before they are copied)
+        self.mem.fit(rows, head)
         self.mem.fit_sends(max(leave_below, leave_above, self.bottom, self.top))
+        return grows
 
-    def _place(self, first: int, end: int) -> None:
-        """Each of the window's slots (mine and the leavers') the row the step wrote its particle at."""
+    def _place(self, first: int, end: int, go=NULL) -> None:
+        """Each of the window's slots (mine and the leavers') the row the step wrote its particle at; with
+        ``go`` (spec's flag on the device), only if the window fitted the rows the probe checked."""
         self.k["place"](
             *grid_for(end - first, 256),
-            (self.mem.bin, self.mem.offset, self.start, np.int32(end), self.mem.perm, self.count, np.int32(first)),
+            (
+                self.mem.bin,
+                self.mem.offset,
+                self.start,
+                np.int32(end),
+                self.mem.perm,
+                self.count,
+                np.int32(first),
+                go,
+            ),
         )
         if self.variant != "blockscan":  # bins with arrivals and none of mine: no particle of mine clears them
             for side in SIDES:
@@ -438,6 +528,7 @@ class GpuRank:
         """Some particle moved more than a bin row: every rank's particles to their owners, re-binned."""
         self.everywhere_steps += 1
         self._rebin(rank_slow.to_owners(self))
+        self.queued = False
         self._agree(stray=False)
         self._fit(self.hi, self.lo, 0, 0)
         self.streams.mark()
