@@ -46,7 +46,7 @@ import numpy as np
 from sim.gpu import cuda
 from sim.gpu.cuda import ceil_div, grid_for
 from sim.particles import kernels as builds
-from sim.particles import rank_slow, world
+from sim.particles import rank_exchange, rank_slow, world
 from sim.particles.rank_memory import SIDES, RankMemory, Streams
 from sim.particles.strips import Strips
 
@@ -171,7 +171,7 @@ class GpuRank:
         vel[:n] = xp.asarray(np.column_stack([vx, vy]), self.real)
         ids_now[:n] = xp.asarray(ids, i32)
         self._rebin(n)
-        self._agree(stray=False)
+        rank_exchange.agree(self, stray=False)
         self._fit(self.hi, self.lo, 0, 0)
         self.streams.mark()
 
@@ -188,10 +188,10 @@ class GpuRank:
         with self.streams.side():
             if self.pending is not None:  # the last step's leavers and arrivals
                 with self.timer.stage("migrate"):
-                    self._migrate(*self.pending)
+                    rank_exchange.migrate(self, *self.pending)
                 self.pending = None
             with self.timer.stage("ghosts"):
-                self._ghosts()
+                rank_exchange.ghosts(self)
         with self.timer.stage("forces+move"):
             self.streams.join()
             self._step(self.lo, self.inner[0])
@@ -199,7 +199,7 @@ class GpuRank:
         self.cur = 1 - self.cur
         self.t += 1
         with self.timer.stage("counts"):
-            self._counts()
+            rank_exchange.counts(self)
         with self.timer.stage("bin"):
             self._scan()
             self._queue_probe()
@@ -210,7 +210,9 @@ class GpuRank:
         with self.timer.stage("bin"):
             total, first, end, bottom_end, top_begin, inner0, inner1, stray = self._probed()
             mine, leave_below, leave_above = end - first, first, total - end
-            everywhere = self._agree(stray != 0, mine, bottom_end - first, end - top_begin, leave_below, leave_above)
+            everywhere = rank_exchange.agree(
+                self, stray != 0, mine, bottom_end - first, end - top_begin, leave_below, leave_above
+            )
             if everywhere:
                 self._drop_interior()
                 self._everywhere()
@@ -236,64 +238,9 @@ class GpuRank:
         """The last step's migration queued (if it is not yet) and waited for by ``main``."""
         if self.pending is not None:
             with self.streams.side():
-                self._migrate(*self.pending)
+                rank_exchange.migrate(self, *self.pending)
             self.pending = None
         self.streams.join()
-
-    def _ghosts(self) -> None:
-        """(on side) My boundary rows to the neighbours; theirs after my state, their slots and bin starts."""
-        nb, lo, hi = self.nb, self.lo, self.hi
-        pos = self.mem.pos[self.cur]
-        g = self.ghosts_in
-        sends, recvs = [], []
-        rows = {"below": (lo, self.bottom, self.row0 * nb), "above": (hi - self.top, self.top, (self.row1 - 1) * nb)}
-        at = {"below": self.end, "above": self.end + g["below"]}
-        for side in SIDES:
-            if self.peers[side] is None:
-                continue
-            first, count, bin0 = rows[side]
-            out = self.mem.ghosts[side][:count]
-            self.k["pack_ghosts"](
-                *grid_for(max(count, nb + 1), 256),
-                (
-                    pos,
-                    self.mem.perm,
-                    np.int32(first),
-                    np.int32(count),
-                    self.start,
-                    np.int32(bin0),
-                    np.int32(nb),
-                    out,
-                    self.seg_out[side],
-                ),
-            )
-            sends += [(self.peers[side], out), (self.peers[side], self.seg_out[side])]
-            recvs += [(self.peers[side], pos[at[side] : at[side] + g[side]]), (self.peers[side], self.seg_in[side])]
-        self.link.exchange(sends, recvs)
-        self.bytes_sent += sum(a.nbytes for _, a in sends)
-        # below: slots [lo - g, lo), bins of row0 - 1 but its last start (my first slot);
-        # above: slots [hi, hi + g), bins of row1 after its first start (my end)
-        slots = {
-            "below": (lo - g["below"], self.ghost_rows["below"].start, 0, nb - 1),
-            "above": (hi, self.ghost_rows["above"].start, 1, nb),
-        }
-        for side in SIDES:
-            if self.peers[side] is not None:
-                slot0, bin0, b_lo, b_hi = slots[side]
-                self.k["take_ghosts"](
-                    *grid_for(max(g[side], nb + 1), 256),
-                    (
-                        self.mem.perm,
-                        np.int32(slot0),
-                        np.int32(g[side]),
-                        np.int32(at[side]),
-                        self.start,
-                        np.int32(bin0),
-                        np.int32(b_lo),
-                        np.int32(b_hi),
-                        self.seg_in[side],
-                    ),
-                )
 
     def _queue_interior(self) -> int:
         """The next step's interior, its slots from the device (spec): slots the launch covers (the last
@@ -350,27 +297,6 @@ class GpuRank:
                 spec,
             ),
         )
-
-    def _counts(self) -> None:
-        """The counts I made in my neighbours' rows to them; theirs in mine added to my counts."""
-        sends, recvs = [], []
-        for side in SIDES:
-            if self.peers[side] is not None:
-                sends.append((self.peers[side], self.count[self.ghost_rows[side]]))
-                recvs.append((self.peers[side], self.imm[side]))
-        self.link.exchange(sends, recvs)
-        self.bytes_sent += sum(a.nbytes for _, a in sends)
-        for side in SIDES:
-            if self.peers[side] is not None:
-                self.k["count_arrivals"](
-                    *grid_for(self.nb, 256),
-                    (
-                        self.count[self.rows[side]],
-                        self.imm[side],
-                        self.own_below if side == "below" else NULL,
-                        np.int32(self.nb),
-                    ),
-                )
 
     def _scan(self) -> None:
         """Bin starts of the window relative to its first bin (start[w0] = 0)."""
@@ -452,84 +378,13 @@ class GpuRank:
                 if self.peers[side] is not None:
                     self.count[self.rows[side]].fill(0)
 
-    def _migrate(self, at: int, total: int, first: int, end: int) -> None:
-        """(on side) The window's leavers (slots before ``first`` and from ``end`` to ``total``) packed through
-        perm and sent; arrivals received at rows from ``at`` on (after those the step wrote) and placed."""
-        pos, vel, ids = state = self.mem.set(self.cur)
-        k = self.arriving
-        leaving = {"below": (0, first), "above": (end, total - end)}
-        arriving = {"below": at, "above": at + k["below"]}
-        sends, recvs = [], []
-        for side in SIDES:
-            if self.peers[side] is None:
-                continue
-            slot0, count = leaving[side]
-            out = tuple(a[:count] for a in self.mem.leavers[side])
-            if count:
-                self.k["pack_leavers"](
-                    *grid_for(count, 256), (pos, vel, ids, self.mem.perm, np.int32(slot0), np.int32(count), *out)
-                )
-            sends += [(self.peers[side], a) for a in out]
-            recvs += [(self.peers[side], a[arriving[side] : arriving[side] + k[side]]) for a in state]
-        self.link.exchange(sends, recvs)
-        self.bytes_sent += sum(a.nbytes for _, a in sends)
-        for side, bin0, own in (
-            ("below", self.row0 * self.nb, self.own_below),
-            ("above", (self.row1 - 1) * self.nb, NULL),
-        ):
-            if k[side]:
-                self.k["place_arrivals"](
-                    *grid_for(k[side], 256),
-                    (
-                        pos[arriving[side] :],
-                        np.int32(k[side]),
-                        np.int32(arriving[side]),
-                        self.inv_width,
-                        np.int32(self.nb),
-                        self.start,
-                        np.int32(bin0),
-                        own,
-                        self.imm[side],
-                        self.mem.perm,
-                    ),
-                )
-        self.end = at + k["below"] + k["above"]
-
-    def _agree(
-        self,
-        stray: bool,
-        mine: int | None = None,
-        bottom: int = 0,
-        top: int = 0,
-        leave_below: int = 0,
-        leave_above: int = 0,
-    ) -> bool:
-        """All-gather (stray flag, particles, bottom row, top row, leaving below, leaving above) of every
-        rank; True if any rank had a stray. Sets the next ghosts' and this step's arrivals' counts."""
-        if mine is None:
-            mine, bottom, top = self.n, self.bottom, self.top
-        table = self.comm.allgather(np.array([int(stray), mine, bottom, top, leave_below, leave_above], np.int64))
-        if table[:, 0].any():
-            return True
-        self.bottom, self.top = bottom, top
-        b, a = self.below, self.above
-        self.ghosts_in = {
-            "below": int(table[b, 3]) if b is not None else 0,
-            "above": int(table[a, 2]) if a is not None else 0,
-        }
-        self.arriving = {
-            "below": int(table[b, 5]) if b is not None else 0,
-            "above": int(table[a, 4]) if a is not None else 0,
-        }
-        return False
-
     # --- the rare way: every particle to its owner ---------------------------------------------------
     def _everywhere(self) -> None:
         """Some particle moved more than a bin row: every rank's particles to their owners, re-binned."""
         self.everywhere_steps += 1
         self._rebin(rank_slow.to_owners(self))
         self.queued = False
-        self._agree(stray=False)
+        rank_exchange.agree(self, stray=False)
         self._fit(self.hi, self.lo, 0, 0)
         self.streams.mark()
 
