@@ -1,0 +1,237 @@
+"""The speed-of-light models against Nsight Compute: bench/ncu_models.py's cases, files and table, and the
+readings the models carry (the warp instructions of the issue-bound headlines, the histogram's L1 wavefronts)."""
+
+import pytest
+from test_roofline import setup_for
+
+from sim.contract import load
+from sim.gpu.peaks import Peaks
+from sim.gpu.roofline import Setup, StageModel, analyse, model_lines, models
+from sim.registry import SCENES
+
+
+# --- bench/ncu_models.py: the model against Nsight Compute's counts -------------------------------------------
+def ncu_models():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "ncu_models.py"
+    spec = importlib.util.spec_from_file_location("ncu_models", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ncu_covers_every_gpu_stage_of_every_scene():
+    ncu = ncu_models()
+    profiled = {tuple(stage_id.split(".", 1)) for stage_id in ncu.HEADLINES}
+    for name, spec in SCENES.items():
+        if name == "density":  # the particles' kernels
+            continue
+        stage_models = models(spec, setup_for(spec, 1000))
+        kernel_stages = {stage for stage in spec.stages if stage_models[stage].where == "device"}
+        assert {(name, stage) for stage in kernel_stages} <= profiled, name
+
+
+def test_ncu_cases_are_the_scenes_own_and_the_same_as_when_they_were_listed_in_the_script():
+    """(scene, stage, preset, count, variant, block, options, toggles, params, steps a frame, steps a window, whole
+    frame) of each case, in the registry's order; the batched Durbin solve profiles its own window."""
+    m = 1_000_000
+    ncu = ncu_models()
+    cases = {
+        stage_id: (
+            spec.name,
+            c.stage,
+            c.preset,
+            c.count,
+            c.variant,
+            c.block,
+            dict(c.options),
+            dict(c.toggles),
+            dict(c.params),
+            c.steps,
+            c.window,
+            c.whole_frame,
+        )
+        for stage_id, (spec, c) in ncu.HEADLINES.items()
+        if not c.profile
+    }
+    assert cases == {
+        "balls.sort": ("balls", "sort", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 6, False),
+        "balls.proximity": ("balls", "proximity", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 6, False),
+        "balls.forces+integrate": ("balls", "forces+integrate", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 1, False),
+        "particles.bin": (
+            "particles",
+            "bin",
+            "2020",
+            10 * m,
+            "plain",
+            128,
+            {},
+            {"statistics": False},
+            {},
+            10,
+            1,
+            False,
+        ),
+        "particles.forces+move": (
+            "particles",
+            "forces+move",
+            "2020",
+            10 * m,
+            "plain",
+            128,
+            {},
+            {"statistics": False},
+            {},
+            10,
+            1,
+            False,
+        ),
+        "sdh.histogram": ("sdh", "histogram", "course", 512_000, "tensor", 256, {}, {}, {}, 1, 1, False),
+        "heat.step": ("heat", "step", "large", 100 * m, "temporal", (32, 4), {"k": "8"}, {}, {}, 8, 8, False),
+        "durbin.recursion": (
+            "durbin",
+            "recursion",
+            "large",
+            200_000,
+            "persistent",
+            256,
+            {},
+            {},
+            {"speed": 1000},
+            1000,
+            1000,
+            True,
+        ),
+    }
+    assert list(ncu.HEADLINES) == [*cases, "durbin.batched"]
+    spec, batched = ncu.HEADLINES["durbin.batched"]
+    assert batched.stage == "recursion" and callable(load(batched.profile))
+    for spec, case in ncu.HEADLINES.values():
+        assert case.stage in spec.stages and not (case.profile and case.whole_frame)
+        for name, _ in case.options:
+            assert name in {o.name for o in spec.options}
+
+
+def test_ncu_model_file_has_the_windows_instructions(tmp_path):
+    import json
+
+    ncu = ncu_models()
+    model = StageModel(8.0, 1.0, 12.0, 8e8, "item-step", instructions=0.4675, note="k = 8")
+    ncu.write_model(tmp_path, "heat.step", model)
+    written = json.loads((tmp_path / "heat.step.model.json").read_text())
+    assert written["instructions"] == pytest.approx(0.374e9) and written["bytes"] == pytest.approx(8e8)
+    assert written["flops"] == pytest.approx(9.6e9) and written["note"] == "k = 8"
+
+
+def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
+    import json
+
+    ncu = ncu_models()
+    names = [
+        "dram__bytes_read.sum",
+        "dram__bytes_write.sum",
+        "smsp__inst_executed.sum",
+        ncu.SASS.format("fadd"),
+        ncu.SASS.format("fmul"),
+        ncu.SASS.format("ffma"),
+        ncu.DURATION,
+        *ncu.BUSY.values(),
+        *ncu.WAVEFRONTS,
+    ]
+    head = ",".join(f'"{n}"' for n in ["ID", "Process ID", "Kernel Name", *names])
+    units = ",".join(['""'] * 3 + ['"byte"', '"byte"'] + ['"inst"'] * 4 + ['"ns"'] + ['"%"'] * 3 + ['"wavefront"'] * 2)
+    # the second kernel takes a third of the time: issue (90 x 3 + 30) / 4 = 75%, DRAM (20 x 3 + 60) / 4 = 30%,
+    # L1 (40 x 3 + 0) / 4 = 30%; wavefronts summed: 0.5 G + 0.1 G, none of them atomics
+    kernels = [
+        '"0","7","step_temporal_8","400,000,000","380,000,000","2,000,000","0","100,000,000","400,000,000",'
+        '"300,000","90","20","40","500,000,000","0"',
+        '"1","7","step_temporal_8","10,000,000","10,000,000","1,000,000","0","0","0","100,000","30","60","0",'
+        '"100,000,000","0"',
+    ]
+    page = "==PROF== Connected\n" + "\n".join([head, units, *kernels]) + "\n"
+    (tmp_path / "heat.step.csv").write_text(page)
+    model = {"bytes": 1.0e9, "bytes_min": 8e9, "flops": 0.9e9, "flop_kind": "fp32", "note": "k = 8"}
+    (tmp_path / "heat.step.model.json").write_text(json.dumps({**model, "instructions": 2.4e6}))
+    # a model without instructions (or a file written before they were): dashes in their columns
+    (tmp_path / "particles.bin.csv").write_text(page)
+    (tmp_path / "particles.bin.model.json").write_text(json.dumps(model))
+    totals = ncu.ncu_totals(tmp_path / "heat.step.csv")
+    assert totals["kernels"] == 2 and totals["dram__bytes_read.sum"] == 410e6
+    lines = ncu.table(tmp_path).splitlines()
+    heat_line = next(line for line in lines if line.startswith("heat.step"))
+    heat = heat_line.split()
+    # 2 kernels; model 1 GB vs ncu 0.8 GB: 1.25; 0.9 GFLOP vs 100 M FMUL + 2 x 400 M FFMA = 0.9 GFLOP: 1.00;
+    # model 2.4 M warp instructions vs ncu 3 M: 0.80
+    assert lines[0].split()[12:18] == ["model", "Ginst", "ratio", "ncu", "Ginst", "issue"]
+    assert lines[0].index("model Ginst") + 11 == heat_line.index("0.0024") + 6, "the head over its column"
+    assert heat == [
+        "heat.step",
+        "2",
+        "1.0000",
+        "0.8000",
+        "1.25",
+        "0.900",
+        "0.900",
+        "1.00",
+        "0.0024",
+        "0.80",
+        "0.0030",
+        "75%",
+        "30%",
+        "30%",
+        "0.6000",
+        "0.0000",
+        "fp32",
+    ]
+    particles = next(line for line in lines if line.startswith("particles.bin")).split()
+    assert particles[7:11] == ["1.00", "-", "-", "0.0030"]
+    assert any(line.startswith("sdh.histogram") and "not profiled" in line for line in lines)
+    assert "sm__inst_executed_pipe_tensor_op_dmma.sum" in ncu.metrics()
+    assert "dmma" not in ncu.metrics(tensor=False)
+
+
+# Nsight Compute on an H200, one window of each issue-bound headline: the warp instructions counted (heat's for
+# its kernel with bands of 96 rows), the window's units and the model's instructions per unit
+ISSUE_READINGS = {
+    "balls.proximity": (0.4673e9, 10e6, 46.73),  # a pass over 10M balls
+    "particles.forces+move": (0.2696e9, 10e6, 26.96),  # one step of 10M particles
+    "heat.step": (0.2936e9, 8 * 10_000**2, 0.367),  # 8 steps over 10000^2 cells
+    "sdh.histogram": (46.39e9, 512_000 * 511_999 / 2, 0.353928),  # one histogram of 512,000 atoms
+}
+
+
+@pytest.mark.parametrize("stage_id", list(ISSUE_READINGS))
+def test_each_issue_bound_headline_counts_the_instructions_ncu_read(stage_id):
+    """The stage's model at its Nsight Compute case (built as bench/ncu_models.py builds it, without a GPU)
+    counts the warp instructions of the reading, per unit and for the window."""
+    ncu = ncu_models()
+    spec, case = ncu.HEADLINES[stage_id]
+    setup = Setup(case.count, case.window, case.variant, case.block, dict(case.options), case.preset, {})
+    model = models(spec, setup)[case.stage]
+    counted, units, per_unit = ISSUE_READINGS[stage_id]
+    assert model.units == units and model.instructions == pytest.approx(per_unit)
+    assert model.total_instructions == pytest.approx(counted)
+    assert "instructions" in model.note and "as measured" in model.note
+
+
+def test_the_histogram_counts_the_l1_wavefronts_ncu_read_and_they_bound_it():
+    """Nsight Compute on an H200, one histogram of 512,000 atoms (tensor, block 256): 17.99 G wavefronts of L1's
+    data pipe, 94% of its peak; the model carries them, and at the gate's 73.18 ms they are its limit."""
+    ncu = ncu_models()
+    spec, case = ncu.HEADLINES["sdh.histogram"]
+    setup = Setup(case.count, case.window, case.variant, case.block, dict(case.options), case.preset, {})
+    model = models(spec, setup)[case.stage]
+    assert model.total_wavefronts == pytest.approx(17.99e9) and "L1 wavefronts" in model.note
+    # H200 peaks: FP32 65.2 TFLOP/s -> 1019 G warp instructions, 254.7 G wavefronts a second
+    h200 = Peaks("H200", 4267.0, 65_200.0, 33_400.0, 55.0)
+    assert h200.l1_gwave == pytest.approx(65_200.0 / 256)
+    perf = analyse(case.stage, model, 73.18, h200)
+    assert perf.bound == "l1" and perf.l1_pct == pytest.approx(100 * 17.99e9 / 73.18e-3 / 254.6875e9)
+    assert perf.min_ms == pytest.approx(17.99e9 / 254.6875e9 * 1e3) and perf.as_json()["l1_pct"] == perf.l1_pct
+    assert perf.issue_pct == pytest.approx(100 * 46.39e9 / 73.18e-3 / (65_200e9 / 64))
+    assert "97% of L1's data pipe (its wavefronts)" in model_lines(perf)
+    # the other kernels count no wavefronts: no L1 figure, no L1 limit
+    fast = models(spec, Setup(case.count, 1, "fast", 256, {}, case.preset, {}))[case.stage]
+    assert fast.wavefronts == 0.0 and analyse(case.stage, fast, 100.0, h200).l1_pct is None
