@@ -15,7 +15,8 @@ NULL = np.uint64(0)  # a null pointer argument
 
 
 def ghosts(rank) -> None:
-    """(on side) My boundary rows to the neighbours; theirs after my state, their slots and bin starts."""
+    """(on side) The rank's boundary rows to its neighbours; theirs after its state, their slots and bin
+    starts set."""
     nb, lo, hi = rank.nb, rank.lo, rank.hi
     pos = rank.mem.pos[rank.cur]
     g = rank.ghosts_in
@@ -71,7 +72,7 @@ def ghosts(rank) -> None:
 
 
 def counts(rank) -> None:
-    """The counts I made in my neighbours' rows to them; theirs in mine added to my counts."""
+    """The counts the rank made in its neighbours' rows to them; theirs in its rows added to its counts."""
     sends, recvs = [], []
     for side in SIDES:
         if rank.peers[side] is not None:
