@@ -56,38 +56,16 @@ def test_ncu_cases_are_the_scenes_own_and_the_same_as_when_they_were_listed_in_t
         for stage_id, (spec, c) in ncu.HEADLINES.items()
         if not c.profile
     }
+
+    def particles(stage: str) -> tuple:  # both particles cases: one step of 10M, statistics off
+        return ("particles", stage, "2020", 10 * m, "plain", 128, {}, {"statistics": False}, {}, 10, 1, False)
+
     assert cases == {
         "balls.sort": ("balls", "sort", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 6, False),
         "balls.proximity": ("balls", "proximity", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 6, False),
         "balls.forces+integrate": ("balls", "forces+integrate", "block", 10 * m, "grid", 128, {}, {}, {}, 6, 1, False),
-        "particles.bin": (
-            "particles",
-            "bin",
-            "2020",
-            10 * m,
-            "plain",
-            128,
-            {},
-            {"statistics": False},
-            {},
-            10,
-            1,
-            False,
-        ),
-        "particles.forces+move": (
-            "particles",
-            "forces+move",
-            "2020",
-            10 * m,
-            "plain",
-            128,
-            {},
-            {"statistics": False},
-            {},
-            10,
-            1,
-            False,
-        ),
+        "particles.bin": particles("bin"),
+        "particles.forces+move": particles("forces+move"),
         "sdh.histogram": ("sdh", "histogram", "course", 512_000, "tensor", 256, {}, {}, {}, 1, 1, False),
         "heat.step": ("heat", "step", "large", 100 * m, "temporal", (32, 4), {"k": "8"}, {}, {}, 8, 8, False),
         "durbin.recursion": (
