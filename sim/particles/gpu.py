@@ -5,7 +5,10 @@ square root per pair, move, walls, count into the new bin), the prefix sum of th
 launches of common/scan.cuh, or the report's three-launch block scan), ``place`` (each bin-order slot's source index,
 and the occupied bins' counts cleared). The next step reads its particle and its neighbours through
 that index and writes the moved state at its own slot, so the state arrays are in the order the last
-step wrote them (``bin_order`` sorts them), not bin order: no pass writes the state in bin order.
+step wrote them (``bin_order`` sorts them), not bin order: no pass writes the state in bin order. That
+order is the last numbering's bin order with each particle moved once: while no move was longer than a
+bin less the cutoff, the step reads the neighbours by row in the last numbering's bins (``row_start``),
+without the index (all variants but tiled; binning.cu's LAST_BINS).
 Variants:
 - "plain": forces read the state arrays; the scan of common/scan.cuh (sim.gpu.cuda.CountScan);
 - "tiled": each block stages its neighbourhood in shared memory;
@@ -66,7 +69,13 @@ class ParticlesGpu:
         self.bin = cupy.empty(n, cupy.int32)
         self.offset = cupy.empty(n, cupy.int32)
         self.count = cupy.zeros(self.bins, cupy.int32)
-        self.start = cupy.zeros(self.bins + 1, cupy.int32)
+        self.start = cupy.zeros(self.bins + 1, cupy.int32)  # the bins of the numbering the next step's slots are in
+        self.row_start = cupy.zeros(self.bins + 1, cupy.int32)  # those of the numbering the rows are in
+        # LAST_BINS: far[0] whether the rows are not in row_start's bins to within a bin less the cutoff (the
+        # last step moved some particle further, or they were binned afresh); the step sets far[1], place rolls it
+        self.by_row = variant != "tiled"
+        self.far = cupy.ones(2, cupy.int32) if self.by_row else None
+        self.margin = self.real(size / self.nb - world.CUTOFF - size / self.nb / 100)  # 1% of a bin for rounding
         self.scan_blocks = ceil_div(self.bins, 2 * SCAN_BLOCK)
         self.block_sums = cupy.empty(self.scan_blocks, cupy.int32)
         self.count_scan = cuda.CountScan(self.k, self.bins)
@@ -95,7 +104,10 @@ class ParticlesGpu:
 
     # --- every step re-sorted ------------------------------------------------------------------
     def _bin(self) -> None:
-        """Bin the current set from scratch (the counts are clear): count, scan, each slot's source."""
+        """Bin the current set from scratch (the counts are clear): count, scan, each slot's source. The
+        rows are in no bin order: the next step reads through the index (far)."""
+        if self.far is not None:
+            self.far[1] = 1
         self.k["count_bins"](
             *grid_for(self.n, 256),
             (
@@ -127,8 +139,9 @@ class ParticlesGpu:
 
     def _reorder(self) -> None:
         """Each bin-order slot's source index (the next step reads through it); the counts cleared."""
+        far = (self.far,) if self.far is not None else ()
         self.k["place"](
-            *grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n), self.perm, self.count)
+            *grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n), self.perm, self.count, *far)
         )
 
     def prepared_step(self) -> tuple:
@@ -156,6 +169,7 @@ class ParticlesGpu:
                 self.perm,
                 a[2],
                 b[2],
+                *((self.row_start, self.far, self.margin) if self.by_row else ()),
             ),
         )
 
@@ -165,6 +179,8 @@ class ParticlesGpu:
             fn(grid, block, args)
             self._fold_stats()
         self.cur = 1 - self.cur
+        # the rows are now in this step's numbering; the scan numbers the next step's slots in the other starts
+        self.start, self.row_start = self.row_start, self.start
         with timer.stage("bin"):
             self._scan()
             self._reorder()

@@ -1,6 +1,7 @@
 """The CUDA builds of the particles scene (CuPy-free): the step kernels per variant, precision,
 block size and statistics switch, for one GPU and for MPI ranks. Both re-sort by gather (the step reads
-through each slot's source index); the ranks' build (-DRANKS) steps a range of slots, flags particles
+through each slot's source index); one GPU's builds but the tiled one read the neighbours by row while no
+particle moved far (-DLAST_BINS); the ranks' build (-DRANKS) steps a range of slots, flags particles
 that left the rank's window, and adds the kernels that pack ghosts and leavers and place arrivals."""
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def step(variant: str, precision: str, block: int, stats: bool, ranks: bool = Fa
     if variant == "texture":
         options.append("-DTEXTURE")
     options.append("-DGATHER")
+    if variant != "tiled" and not ranks:  # neighbours by row while no particle moved far (binning.cu)
+        options.append("-DLAST_BINS")
     if ranks:
         options.append("-DRANKS")
         names += RANK_NAMES
