@@ -78,8 +78,10 @@ __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #endif
 #ifdef GATHER
 #define SRC(j) perm[j]  // slot j of the bin order -> where the last step wrote that particle
+#define PERM perm
 #else
 #define SRC(j) (j)
+#define PERM nullptr
 #endif
 #ifdef LAST_BINS
 #define FAR_ARG , int* __restrict__ far
@@ -250,6 +252,45 @@ struct Pairs {
     }
 };
 
+// Where a neighbour is read: by row (LAST_BINS), or by slot, through perm (GATHER) and from the block's
+// tile where it holds the slot (TILED).
+struct ByRow {
+    SRC2 pos;
+    __device__ __forceinline__ REAL2 operator()(int j) const { return load2(pos, j); }
+};
+struct BySlot {
+    SRC2 pos;
+    const int* __restrict__ perm;  // (GATHER)
+    const REAL2* tile;             // (TILED) slots [slab_first, slab_first + slab)
+    int slab_first, slab;
+    __device__ __forceinline__ REAL2 operator()(int j) const
+    {
+#ifdef TILED
+        if ((unsigned)(j - slab_first) < (unsigned)slab) return tile[j - slab_first];
+#endif
+        return load2(pos, SRC(j));
+    }
+};
+
+// A particle's sums over the 9 bins around (bx, by) of the numbering `bins`: three runs, each particle
+// read `at` its index there.
+template <class At>
+__device__ __forceinline__ void sum_neighbours(Pairs& acc, const int* __restrict__ bins, const At& at, int bx, int by,
+                                               int nb, REAL xi, REAL yi)
+{
+    int x0 = max(bx - 1, 0), x1 = min(bx + 1, nb - 1);
+    for (int cy = max(by - 1, 0); cy <= min(by + 1, nb - 1); ++cy) {
+        int end = bins[cy * nb + x1 + 1];
+        for (int j = bins[cy * nb + x0]; j < end; ++j) {
+            REAL2 q = at(j);
+            REAL dx = q.x - xi, dy = q.y - yi;
+            REAL r2 = dx * dx + dy * dy;
+            if (r2 > CUTOFF * CUTOFF) continue;
+            acc.add(dx, dy, r2);
+        }
+    }
+}
+
 // One step for the particle at sorted index i: forces of its 9 neighbour bins (three runs of the
 // sorted arrays), move, reflect, then count it into its new bin for the next re-sorting.
 // GATHER: i is the slot in bin order; the particle comes from SRC(i) of the last step's arrays, and
@@ -307,33 +348,19 @@ extern "C" __global__ void STEP_BOUNDS step(
     int slab = min(slab_last - slab_first, TILE);  // a larger slab reads the rest from memory
     for (int k = threadIdx.x; k < slab; k += blockDim.x) tile[k] = load2(pos, SRC(slab_first + k));
     __syncthreads();
-#define POS(j) ((unsigned)((j) - slab_first) < (unsigned)slab ? tile[(j) - slab_first] : load2(pos, SRC(j)))
+    const BySlot by_slot = {pos, PERM, tile, slab_first, slab};
 #else
-#define POS(j) load2(pos, SRC(j))
+    const BySlot by_slot = {pos, PERM, nullptr, 0, 0};
 #endif
     Pairs acc;
     if (live) {
         int b = bin_of(xi, yi, inv_width, nb), bx = b % nb, by = b / nb;
-        int x0 = max(bx - 1, 0), x1 = min(bx + 1, nb - 1);
-        // the 9 bins' particles: three runs of the numbering `bins`, each particle `at` its index there
-        auto sum_neighbours = [&](const int* __restrict__ bins, auto at) {
-            for (int cy = max(by - 1, 0); cy <= min(by + 1, nb - 1); ++cy) {
-                int end = bins[cy * nb + x1 + 1];
-                for (int j = bins[cy * nb + x0]; j < end; ++j) {
-                    REAL2 q = at(j);
-                    REAL dx = q.x - xi, dy = q.y - yi;
-                    REAL r2 = dx * dx + dy * dy;
-                    if (r2 > CUTOFF * CUTOFF) continue;
-                    acc.add(dx, dy, r2);
-                }
-            }
-        };
 #ifdef LAST_BINS
         if (!far[0])
-            sum_neighbours(row_start, [&](int j) { return load2(pos, j); });
+            sum_neighbours(acc, row_start, ByRow{pos}, bx, by, nb, xi, yi);
         else
 #endif
-            sum_neighbours(start, [&](int j) { return POS(j); });
+            sum_neighbours(acc, start, by_slot, bx, by, nb, xi, yi);
         REAL2 w = load2(vel, SRC(i));
 #ifdef GATHER
         id2[i] = id[perm[i]];
