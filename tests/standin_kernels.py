@@ -224,7 +224,7 @@ class StandIn(dict):
     # --- scans --------------------------------------------------------------------------------------
     def scan_blocks(self, grid, block, args, **_):
         """Each block's 2 * blockDim counts scanned (inclusive, from start + 1), zeroed; its total in sums."""
-        count, m, start, sums = args
+        count, m, start, sums, _length = args  # (a rank's: null)
         (c, co), (s, so), width = _view(count), _view(start), 2 * block[0]
         for b in range(grid[0]):
             lo, hi = b * width, min(int(m), (b + 1) * width)
@@ -239,7 +239,7 @@ class StandIn(dict):
         sums[: int(blocks)] = totals - sums[: int(blocks)]
 
     def add_sums(self, grid, block, args, **_):
-        start, m, sums = args
+        start, m, sums, _length = args
         (s, so), width = _view(start), 2 * block[0]
         for b in range(grid[0]):
             s[so + b * width + 1 : so + min(int(m), (b + 1) * width) + 1] += sums[b]

@@ -1,21 +1,35 @@
 // CS 267 particles on the GPU: the twin of binning_cpu.py (same forces, same walls).
 //
-// Bins at least a cutoff wide, numbered row by row; in bin order the 9 neighbour bins of a particle
-// are three contiguous runs. One step:
-//   step     forces from the 9 bins, move, reflect, and count the particle into its new bin:
-//            the atomic's old value is its offset in the bin (the report's binning)
-//   scan     prefix sum of the bin counts: common/scan.cuh's three launches, or the report's
-//            (scan_blocks, scan.cuh's scan_totals, add_sums: the blockscan variant)
-//   place    (GATHER) each bin-order slot's source index only (perm), and the occupied bins' counts
-//            cleared; the next step reads its particle and its neighbours through perm and writes
-//            the moved state at its own slot. Measured faster than writing the state in bin order.
-// RANKS (with GATHER: an MPI rank's strip of bin rows, sim/particles/ranks_gpu.py): slots are numbered
-// over the rank's window (its rows and one row each side), and the step and place run on a range of
-// slots [slot0, n) (the interior rows while the messages travel, then the rows at the ends). Ghost
-// slots (the neighbours' boundary rows, before and after mine) have perm entries that point at the
-// ghost positions received after the state, so the step reads ghosts like its own particles. The
-// rank's own kernels (at the end) pack what it sends through perm, take in the ghosts, keep slots
-// for arriving particles and gather the step's few host numbers for one copy.
+// Bins at least a cutoff wide, numbered row by row; in a numbering's order the 9 neighbour bins of a
+// particle are three contiguous runs (start[]: each bin's first slot).
+//
+// One GPU: the particles are binned afresh only when they have moved too far from their bins.
+//   step         forces from the 9 bins, move, reflect; the state written at the thread's own row. Right
+//                after a binning it reads each slot's particle through perm (the state leaves in bin
+//                order); otherwise by row: the rows are in the numbering's order and each particle has
+//                moved less than `margin` (a bin less the cutoff, less 1% for rounding) along either
+//                axis since, so every particle within the cutoff of mine now is in the 9 bins of the
+//                numbering around my bin now. The step keeps the largest move along an axis.
+//   rebin_count  whether the moves since the numbering (their sum of step maxima) may pass the margin;
+//                if so, each particle counted into its bin (the atomic's old value: its offset there)
+//   scan         prefix sum of the counts (common/scan.cuh's three launches, or the report's scan_blocks,
+//                scan_totals, add_sums: blockscan), only when binning (calm[1] is the scan's length)
+//   rebin_place  each slot's source row (perm) and the ids in slot order, the counts cleared; the next
+//                step reads through perm. Otherwise it adds the step's move to the drift.
+// calm[4] (int): [0] the next step reads through perm, [1] this step's binning (the bins' count or 0),
+// [2] the drift since the numbering, [3] the last step's largest move (floats as bits, rounded up;
+// non-negative floats order like ints, so atomicMax keeps the largest). At 10M fp64 on an H200 the
+// particles stay in their bins for tens of steps: most steps are the step kernel alone.
+//
+// RANKS (an MPI rank's strip of bin rows, sim/particles/ranks_gpu.py): every step re-sorts: the step
+// reads through perm, counts each particle into its new bin (count_bins' atomic, fused), then the scan
+// and place (perm only). Slots are numbered over the rank's window (its rows and one row each side),
+// and the step and place run on a range of slots [slot0, n) (the interior rows while the messages
+// travel, then the rows at the ends). Ghost slots (the neighbours' boundary rows, before and after
+// mine) have perm entries that point at the ghost positions received after the state, so the step
+// reads ghosts like its own particles. The rank's own kernels (at the end) pack what it sends through
+// perm, take in the ghosts, keep slots for arriving particles and gather the step's few host numbers
+// for one copy.
 // No host synchronisation inside a step (a rank: one small read per step).
 //
 // The force: one fp64 reciprocal square root and multiplications per interacting pair instead of
@@ -23,17 +37,9 @@
 // against the CPU are tolerances). The cutoff test is on the squared distance, before any of it.
 //
 // REAL is double (the course's precision) or float. STATS adds the starters' distance statistics.
-// TILED stages each block's neighbourhood (a contiguous slab of the sorted particles) in shared memory.
+// TILED stages each block's neighbourhood (a contiguous slab of the numbering) in shared memory.
 // TEXTURE reads positions and velocities through texture objects over the same linear buffers
 // (fp64 pairs as int4 texels, reassembled with __hiloint2double; fp32 pairs as float2).
-// LAST_BINS (one GPU, not TILED): the neighbours read by row, without perm. The rows are in the slot
-// order of the last numbering (the last step wrote each particle at its slot), grouped by the bins its
-// particles had when they were numbered; each has moved once since. While no move was longer than
-// `margin` (a bin less the cutoff, less 1% for the rounding of the bins), every particle within the
-// cutoff of mine now is in the 9 bins around mine in that numbering (row_start). A step whose move is
-// longer sets far[1]; place moves it to far[0], and the next step reads through perm as before. Read
-// by row, the step measured 0.390 against 0.425 ms at 10M fp64 on an H200 (with registers for 2048
-// threads an SM, without the statistics; uncapped it kept 40 and lost).
 
 #include "common/scan.cuh"
 
@@ -76,19 +82,8 @@ __device__ __forceinline__ REAL2 load2(SRC2 t, int i)
 typedef const REAL2* __restrict__ SRC2;
 __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #endif
-#ifdef GATHER
-#define SRC(j) perm[j]  // slot j of the bin order -> where the last step wrote that particle
-#define PERM perm
-#else
-#define SRC(j) (j)
-#define PERM nullptr
-#endif
-#ifdef LAST_BINS
-#define FAR_ARG , int* __restrict__ far
-#else
-#define FAR_ARG
-#endif
-#if defined(LAST_BINS) && !defined(STATS)  // (with the statistics, 32 registers spill 560 bytes: no cap)
+#if !defined(RANKS) && !defined(STATS) && !defined(TILED)
+// registers for 2048 threads an SM (uncapped it kept 40 and lost; with the statistics 32 registers spill)
 #define STEP_BOUNDS __launch_bounds__(BLOCK, 2048 / BLOCK > 32 ? 32 : 2048 / BLOCK)
 #else
 #define STEP_BOUNDS __launch_bounds__(BLOCK)
@@ -101,6 +96,12 @@ __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #define FIRST 0
 #define RANGE_ARGS
 #endif
+
+// Slot j's row: through perm right after a binning (and always on a rank), else the slot is the row.
+__device__ __forceinline__ int row_of(bool through, const int* __restrict__ perm, int j)
+{
+    return through ? perm[j] : j;
+}
 
 // The acceleration factor of a pair at squared distance r2 (already clamped to min_r^2): the course's
 // (1 - cutoff / r) / r2 / mass with one reciprocal square root.
@@ -117,45 +118,92 @@ __device__ __forceinline__ int bin_of(REAL x, REAL y, REAL inv_width, int nb)
     return by * nb + bx;
 }
 
-// Count each particle into its bin; the atomic's old value is its offset inside the bin.
+// Count particle i at p into its bin (returned); the atomic's old value is its offset inside the bin.
+__device__ __forceinline__ int count_into_bin(REAL2 p, int i, REAL inv_width, int nb, int* bin, int* offset,
+                                              int* count)
+{
+    int b = bin_of(p.x, p.y, inv_width, nb);
+    bin[i] = b;
+    offset[i] = atomicAdd(&count[b], 1);
+    return b;
+}
+
+#ifdef RANKS
 extern "C" __global__ void count_bins(const REAL2* pos, int n, REAL inv_width, int nb, int* bin, int* offset,
                                       int* count)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    REAL2 p = pos[i];
-    int b = bin_of(p.x, p.y, inv_width, nb);
-    bin[i] = b;
-    offset[i] = atomicAdd(&count[b], 1);
+    if (i < n) count_into_bin(pos[i], i, inv_width, nb, bin, offset, count);
 }
 
-// GATHER: slot start[bin] + offset of the bin order reads the particle the step left at index i.
+// Slot start[bin] + offset of the bin order reads the particle the step left at index i.
 // It also clears the counts for the next step, touching only occupied bins (no pass over all bins).
-// RANKS: indices [slot0, n), the slots the step wrote; nothing when *go is 0 (the window outgrew perm).
+// Indices [slot0, n), the slots the step wrote; nothing when *go is 0 (the window outgrew perm).
 extern "C" __global__ void place(const int* bin, const int* offset, const int* start, int n, int* perm,
-                                 int* count RANGE_ARGS FAR_ARG)
+                                 int* count RANGE_ARGS)
 {
-#ifdef RANKS
     if (go && !*go) return;
-#endif
     int i = FIRST + blockIdx.x * blockDim.x + threadIdx.x;
-#ifdef LAST_BINS
-    if (i == 0) {  // the step just done is over: its flag is the next step's
-        far[0] = far[1];
-        far[1] = 0;
-    }
-#endif
     if (i >= n) return;
     int b = bin[i];
     perm[start[b] + offset[i]] = i;
     count[b] = 0;
 }
+#else
+// One GPU (see the top): whether the rows may have left their bins by more than the margin since the numbering.
+__device__ __forceinline__ bool must_rebin(const int* calm, float margin)
+{
+    return __fadd_ru(__int_as_float(calm[2]), __int_as_float(calm[3])) > margin;
+}
+
+// After each step (a grid of at most a few blocks an SM, striding): the verdict (calm[1]: the scan's length,
+// bins or 0) and, when binning, each particle counted into its bin.
+extern "C" __global__ void rebin_count(const REAL2* pos, int n, REAL inv_width, int nb, int* bin, int* offset,
+                                       int* count, int* calm, float margin, int bins)
+{
+    bool rebin = must_rebin(calm, margin);
+    if (blockIdx.x == 0 && threadIdx.x == 0) calm[1] = rebin ? bins : 0;
+    if (!rebin) return;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        count_into_bin(pos[i], i, inv_width, nb, bin, offset, count);
+}
+
+// After the scan: when binning, slot start[bin] + offset reads row i (perm), the ids in slot order
+// (id_sorted: the next step copies them back to id as it writes its rows there), the counts cleared;
+// the next step reads through perm and the drift starts again. Otherwise the drift grows by the move.
+extern "C" __global__ void rebin_place(const int* bin, const int* offset, const int* start, int n, int* perm,
+                                       int* count, const int* id, int* id_sorted, int* calm)
+{
+    bool rebin = calm[1] != 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {  // (no block reads calm[0], [2], [3])
+        calm[0] = rebin;
+        calm[2] = rebin ? 0 : __float_as_int(__fadd_ru(__int_as_float(calm[2]), __int_as_float(calm[3])));
+        calm[3] = 0;
+    }
+    if (!rebin) return;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int b = bin[i], slot = start[b] + offset[i];
+        perm[slot] = i;
+        id_sorted[slot] = id[i];
+        count[b] = 0;
+    }
+}
+
+// The largest of the block's moves into *most (a float's bits): one atomic a warp, and only where the warp
+// beats what is there (the maximum settles early; an atomic a warp on one word would serialise).
+__device__ __forceinline__ void keep_largest(int* most, float move)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) move = fmaxf(move, __shfl_xor_sync(0xffffffffu, move, offset));
+    if ((threadIdx.x & 31) == 0 && move > __int_as_float(*(volatile int*)most)) atomicMax(most, __float_as_int(move));
+}
+#endif
 
 // The report's scan, launch 1: each block scans 2 * blockDim counts in shared memory (inclusive,
 // written to start + 1) and leaves its total in sums[block].
 // The counts are zeroed as they are read, ready for the next binning.
-extern "C" __global__ void scan_blocks(int* count, int m, int* start, int* sums)
+extern "C" __global__ void scan_blocks(int* count, int m, int* start, int* sums, const int* length)
 {
+    if (length && !*length) return;  // (one GPU: not binning this step)
     extern __shared__ int part[];
     int base = 2 * blockIdx.x * blockDim.x, t = threadIdx.x, width = 2 * blockDim.x;
     part[2 * t] = base + 2 * t < m ? count[base + 2 * t] : 0;
@@ -179,8 +227,9 @@ extern "C" __global__ void scan_blocks(int* count, int m, int* start, int* sums)
 // Launch 2: common/scan.cuh's scan_totals (one block: the block totals -> exclusive offsets).
 
 // Launch 3: add each block's offset to its slice.
-extern "C" __global__ void add_sums(int* start, int m, const int* sums)
+extern "C" __global__ void add_sums(int* start, int m, const int* sums, const int* length)
 {
+    if (length && !*length) return;
     int base = 2 * blockIdx.x * blockDim.x, t = threadIdx.x;
     int add = sums[blockIdx.x];
     if (base + 2 * t < m) start[base + 2 * t + 1] += add;
@@ -252,36 +301,33 @@ struct Pairs {
     }
 };
 
-// Where a neighbour is read: by row (LAST_BINS), or by slot, through perm (GATHER) and from the block's
-// tile where it holds the slot (TILED).
-struct ByRow {
+// Where slot j's neighbour is read: its row (through perm when THROUGH), or the block's tile where that holds
+// the slot (TILED).
+template <bool THROUGH>
+struct Neighbour {
     SRC2 pos;
-    __device__ __forceinline__ REAL2 operator()(int j) const { return load2(pos, j); }
-};
-struct BySlot {
-    SRC2 pos;
-    const int* __restrict__ perm;  // (GATHER)
-    const REAL2* tile;             // (TILED) slots [slab_first, slab_first + slab)
+    const int* __restrict__ perm;
+    const REAL2* tile;  // (TILED) slots [slab_first, slab_first + slab)
     int slab_first, slab;
     __device__ __forceinline__ REAL2 operator()(int j) const
     {
 #ifdef TILED
         if ((unsigned)(j - slab_first) < (unsigned)slab) return tile[j - slab_first];
 #endif
-        return load2(pos, SRC(j));
+        return load2(pos, row_of(THROUGH, perm, j));
     }
 };
 
-// A particle's sums over the 9 bins around (bx, by) of the numbering `bins`: three runs, each particle
-// read `at` its index there.
+// A particle's sums over the 9 bins around (bx, by) of the numbering `start`: three runs of slots, each
+// particle read `at` its slot.
 template <class At>
-__device__ __forceinline__ void sum_neighbours(Pairs& acc, const int* __restrict__ bins, const At& at, int bx, int by,
+__device__ __forceinline__ void sum_neighbours(Pairs& acc, const int* __restrict__ start, const At& at, int bx, int by,
                                                int nb, REAL xi, REAL yi)
 {
     int x0 = max(bx - 1, 0), x1 = min(bx + 1, nb - 1);
     for (int cy = max(by - 1, 0); cy <= min(by + 1, nb - 1); ++cy) {
-        int end = bins[cy * nb + x1 + 1];
-        for (int j = bins[cy * nb + x0]; j < end; ++j) {
+        int end = start[cy * nb + x1 + 1];
+        for (int j = start[cy * nb + x0]; j < end; ++j) {
             REAL2 q = at(j);
             REAL dx = q.x - xi, dy = q.y - yi;
             REAL r2 = dx * dx + dy * dy;
@@ -291,26 +337,27 @@ __device__ __forceinline__ void sum_neighbours(Pairs& acc, const int* __restrict
     }
 }
 
-// One step for the particle at sorted index i: forces of its 9 neighbour bins (three runs of the
-// sorted arrays), move, reflect, then count it into its new bin for the next re-sorting.
-// GATHER: i is the slot in bin order; the particle comes from SRC(i) of the last step's arrays, and
-// its moved state (and id) is written at i.
-// RANKS: slots [slot0, n); bins [w0, w1) are the rank's window: a particle that lands outside it
-// (it jumped past a neighbour's row) sets *stray, and the rank takes the slow way this step. With range
-// (the probe's spec: first, end, go), the slots come from the device: the rank queues the next step's
-// interior before it reads the probe; nothing when go is 0.
+// One step for slot i: forces of its 9 neighbour bins (three runs of slots), move, reflect; the moved
+// state (and id) written at row i.
+// One GPU: through (calm[0]) right after a binning, the particle and its neighbours are read through perm
+// and the ids copied from id (rebin_place's, in slot order) to id2; otherwise slot i is row i. The
+// step's largest move along an axis goes to calm[3].
+// RANKS: always through perm (ids from id through perm to id2), and each particle counted into its new
+// bin for the next re-sorting. Slots [slot0, n); bins [w0, w1) are the rank's window: a particle that
+// lands outside it (it jumped past a neighbour's row) sets *stray, and the rank takes the slow way this
+// step. With range (the probe's spec: first, end, go), the slots come from the device: the rank queues
+// the next step's interior before it reads the probe; nothing when go is 0.
 extern "C" __global__ void STEP_BOUNDS step(
     SRC2 pos, SRC2 vel, const int* __restrict__ start, int n, REAL size, REAL inv_width, int nb,
-    REAL2* __restrict__ pos2, REAL2* __restrict__ vel2, int* __restrict__ bin, int* __restrict__ offset,
-    int* __restrict__ count, unsigned long long* stats
-#ifdef GATHER
-    , const int* __restrict__ perm, const int* __restrict__ id, int* __restrict__ id2
+    REAL2* __restrict__ pos2, REAL2* __restrict__ vel2,
+#ifdef RANKS
+    int* __restrict__ bin, int* __restrict__ offset, int* __restrict__ count,
 #endif
+    unsigned long long* stats, const int* __restrict__ perm, const int* __restrict__ id, int* __restrict__ id2
 #ifdef RANKS
     , int slot0, int w0, int w1, int* __restrict__ stray, const int* __restrict__ range
-#endif
-#ifdef LAST_BINS
-    , const int* __restrict__ row_start, int* __restrict__ far, REAL margin
+#else
+    , int* __restrict__ calm
 #endif
     )
 {
@@ -320,19 +367,23 @@ extern "C" __global__ void STEP_BOUNDS step(
         slot0 = range[0];
         n = range[1];
     }
+    const bool through = true;
+#else
+    const bool through = calm[0];
 #endif
     int i = FIRST + blockIdx.x * blockDim.x + threadIdx.x;
     bool live = i < n;
-    REAL2 own = live ? load2(pos, SRC(i)) : REAL2{0, 0};
+    REAL2 own = live ? load2(pos, row_of(through, perm, i)) : REAL2{0, 0};
     REAL xi = own.x, yi = own.y;
 #ifdef TILED
-    // The block's neighbourhood is the slab of sorted particles from the first bin below-left of
-    // its first particle to the last bin above-right of its last one.
+    // The block's neighbourhood is the slab of slots from the first bin below-left of its first particle
+    // to the last bin above-right of its last one (by row the particles have drifted a little: a tile
+    // is a cache, and a neighbour outside it is read from memory).
     __shared__ REAL2 tile[TILE];
     __shared__ int slab_first, slab_last;
     if (threadIdx.x == 0) {
         int first = FIRST + blockIdx.x * blockDim.x, last = min(first + (int)blockDim.x, n) - 1;
-        REAL2 p = load2(pos, SRC(first)), q = load2(pos, SRC(last));
+        REAL2 p = load2(pos, row_of(through, perm, first)), q = load2(pos, row_of(through, perm, last));
 #ifdef RANKS
         // exactly the first and last neighbour bins: an interior block reads no ghost row's start
         // (those are being written while it runs)
@@ -345,25 +396,27 @@ extern "C" __global__ void STEP_BOUNDS step(
 #endif
     }
     __syncthreads();
-    int slab = min(slab_last - slab_first, TILE);  // a larger slab reads the rest from memory
-    for (int k = threadIdx.x; k < slab; k += blockDim.x) tile[k] = load2(pos, SRC(slab_first + k));
+    int slab = max(min(slab_last - slab_first, TILE), 0);  // a larger slab reads the rest from memory
+    for (int k = threadIdx.x; k < slab; k += blockDim.x) tile[k] = load2(pos, row_of(through, perm, slab_first + k));
     __syncthreads();
-    const BySlot by_slot = {pos, PERM, tile, slab_first, slab};
+    const REAL2* tiled = tile;
 #else
-    const BySlot by_slot = {pos, PERM, nullptr, 0, 0};
+    const REAL2* tiled = nullptr;
+    const int slab_first = 0, slab = 0;
 #endif
     Pairs acc;
+    float moved = 0;  // (one GPU) along either axis, rounded up
     if (live) {
         int b = bin_of(xi, yi, inv_width, nb), bx = b % nb, by = b / nb;
-#ifdef LAST_BINS
-        if (!far[0])
-            sum_neighbours(acc, row_start, ByRow{pos}, bx, by, nb, xi, yi);
+        if (through)
+            sum_neighbours(acc, start, Neighbour<true>{pos, perm, tiled, slab_first, slab}, bx, by, nb, xi, yi);
         else
-#endif
-            sum_neighbours(acc, start, by_slot, bx, by, nb, xi, yi);
-        REAL2 w = load2(vel, SRC(i));
-#ifdef GATHER
+            sum_neighbours(acc, start, Neighbour<false>{pos, perm, tiled, slab_first, slab}, bx, by, nb, xi, yi);
+        REAL2 w = load2(vel, row_of(through, perm, i));
+#ifdef RANKS
         id2[i] = id[perm[i]];
+#else
+        if (through) id2[i] = id[i];
 #endif
         REAL u = w.x + acc.ax * DT, v = w.y + acc.ay * DT;
         REAL px = xi + u * DT, py = yi + v * DT;
@@ -371,21 +424,20 @@ extern "C" __global__ void STEP_BOUNDS step(
         while (py < 0 || py > size) { py = py < 0 ? -py : 2 * size - py; v = -v; }
         pos2[i] = REAL2{px, py};
         vel2[i] = REAL2{u, v};
-#ifdef LAST_BINS
-        if (fabs(px - xi) > margin || fabs(py - yi) > margin) far[1] = 1;
-#endif
-        int nb_new = bin_of(px, py, inv_width, nb);
-        bin[i] = nb_new;
-        offset[i] = atomicAdd(&count[nb_new], 1);
 #ifdef RANKS
+        int nb_new = count_into_bin(REAL2{px, py}, i, inv_width, nb, bin, offset, count);
         if ((unsigned)(nb_new - w0) >= (unsigned)(w1 - w0)) *stray = 1;
+#else
+        moved = __double2float_ru(fmax(fabs((double)px - xi), fabs((double)py - yi)));
 #endif
     }
+#ifndef RANKS
+    keep_largest(&calm[3], moved);
+#endif
 #ifdef STATS
     add_stats(stats, acc.dmin, acc.dsum, acc.pairs);
 #endif
 }
-
 
 #ifdef RANKS
 // --- an MPI rank's own kernels (sim/particles/ranks_gpu.py) ------------------------------------------

@@ -1,14 +1,15 @@
-"""CS 267 particles on the GPU (CuPy): particles read in bin order, one fused step kernel, a scan, an index.
+"""CS 267 particles on the GPU (CuPy): a fused step kernel, binned afresh only when the particles may have
+left their bins.
 
-Per step (no host round trip): ``step`` (forces from the 9 neighbour bins with one reciprocal
-square root per pair, move, walls, count into the new bin), the prefix sum of the counts (three
-launches of common/scan.cuh, or the report's three-launch block scan), ``place`` (each bin-order slot's source index,
-and the occupied bins' counts cleared). The next step reads its particle and its neighbours through
-that index and writes the moved state at its own slot, so the state arrays are in the order the last
-step wrote them (``bin_order`` sorts them), not bin order: no pass writes the state in bin order. That
-order is the last numbering's bin order with each particle moved once: while no move was longer than a
-bin less the cutoff, the step reads the neighbours by row in the last numbering's bins (``row_start``),
-without the index (all variants but tiled; binning.cu's LAST_BINS).
+Per step (no host round trip): ``step`` (forces from the 9 neighbour bins with one reciprocal square root
+per pair, move, walls; the state written at the thread's own row, the largest move kept), then the
+binning, which the device decides: ``rebin_count`` (whether the moves since the last numbering may sum to
+a bin less the cutoff; if so each particle counted into its bin), the prefix sum of the counts (three
+launches of common/scan.cuh, or the report's three-launch block scan) and ``rebin_place`` (each slot's
+source row, the ids in slot order, the counts cleared); when not binning they return at once. Right after
+a binning the step reads each slot's particle and neighbours through that index and writes them in bin
+order; on the other steps it reads by row (the rows are in the numbering's order, each particle within the
+margin of its bin there). binning.cu's header has the whole of it.
 Variants:
 - "plain": forces read the state arrays; the scan of common/scan.cuh (sim.gpu.cuda.CountScan);
 - "tiled": each block stages its neighbourhood in shared memory;
@@ -29,6 +30,8 @@ from sim.particles import kernels, world
 VARIANTS = kernels.VARIANTS
 SCAN_BLOCK = 512  # threads of scan_blocks; each scans two counts
 MAX_TEXTURE_1D_LINEAR_WIDTH = 69  # cudaDevAttrMaxTexture1DLinearWidth: 2^27 texels on Hopper
+REBIN_BLOCKS_PER_SM = 8  # rebin_count and rebin_place stride over the particles: 2048 threads an SM
+UNKNOWN_DRIFT = int(np.float32(np.inf).view(np.int32))  # calm[2] before a first binning: bin now
 
 
 class ParticlesGpu:
@@ -58,24 +61,26 @@ class ParticlesGpu:
         self.nb = max(1, int(size / (world.CUTOFF * kernels.BIN_CUTOFFS)))
         self.inv_width = self.nb / size  # bins of side size / nb, at least the reach
         self.bins = self.nb * self.nb
-        # (pos (n, 2), vel (n, 2), ids): x, y pairs side by side, one wide load per particle
-        state = [
-            cupy.asarray(np.column_stack([x, y]), self.real),
-            cupy.asarray(np.column_stack([vx, vy]), self.real),
-            cupy.arange(n, dtype=cupy.int32),
-        ]
+        # positions and velocities, (n, 2): x, y pairs side by side, one wide load per particle; two sets,
+        # the step reads one and writes the other
+        state = [cupy.asarray(np.column_stack([x, y]), self.real), cupy.asarray(np.column_stack([vx, vy]), self.real)]
         self.buffers = [[cupy.empty_like(a) for a in state], state]  # the state starts in set 1
         self.cur = 1
+        self.ids = cupy.arange(n, dtype=cupy.int32)  # each row's particle (moved only by a binning's step)
+        self.id_sorted = cupy.empty(n, cupy.int32)  # the ids in slot order, from a binning to its step
         self.bin = cupy.empty(n, cupy.int32)
         self.offset = cupy.empty(n, cupy.int32)
         self.count = cupy.zeros(self.bins, cupy.int32)
-        self.start = cupy.zeros(self.bins + 1, cupy.int32)  # the bins of the numbering the next step's slots are in
-        self.row_start = cupy.zeros(self.bins + 1, cupy.int32)  # those of the numbering the rows are in
-        # LAST_BINS: far[0] whether the rows are not in row_start's bins to within a bin less the cutoff (the
-        # last step moved some particle further, or they were binned afresh); the step sets far[1], place rolls it
-        self.by_row = variant != "tiled"
-        self.far = cupy.ones(2, cupy.int32) if self.by_row else None
-        self.margin = self.real(size / self.nb - world.CUTOFF - size / self.nb / 100)  # 1% of a bin for rounding
+        self.start = cupy.zeros(self.bins + 1, cupy.int32)  # each bin's first slot in the numbering
+        self.perm = cupy.empty(n, cupy.int32)  # slot -> row, from a binning to its step
+        # calm: [0] the next step reads through perm, [1] this step's binning (the scan's length: bins or 0),
+        # [2] the drift since the numbering, [3] the last step's largest move (floats' bits; binning.cu)
+        self.calm = cupy.zeros(4, cupy.int32)
+        self.binning = self.calm[1:2]
+        bin_side = size / self.nb
+        self.margin = np.float32(bin_side - world.CUTOFF - bin_side / 100)  # 1% of a bin for rounding
+        sms = cuda.device_properties(self.device)["multiProcessorCount"]
+        self.rebin_grid = ((min(ceil_div(n, 256), REBIN_BLOCKS_PER_SM * sms),), (256,))
         self.scan_blocks = ceil_div(self.bins, 2 * SCAN_BLOCK)
         self.block_sums = cupy.empty(self.scan_blocks, cupy.int32)
         self.count_scan = cuda.CountScan(self.k, self.bins)
@@ -83,10 +88,9 @@ class ParticlesGpu:
             self.stat = cupy.zeros(3, cupy.uint64)
             self.stat[0] = np.float64(1.0).view(np.uint64)
             self.totals = cupy.asarray([1.0, 0.0, 0.0])  # absmin, sum of per-step averages, steps with pairs
-        self.perm = cupy.empty(n, cupy.int32)
         # TEXTURE: one texture object per buffer the step reads (both sets' positions and velocities)
         self.textures = (
-            [[linear_texture(a, self.real, self.device) for a in s[:2]] for s in self.buffers]
+            [[linear_texture(a, self.real, self.device) for a in s] for s in self.buffers]
             if variant == "texture"
             else None
         )
@@ -96,20 +100,23 @@ class ParticlesGpu:
         """Replace the state with host arrays of the same count in the particles' own order (a step finished
         on the host: a user's force kernel), binned afresh into the same buffers (textures and a captured
         graph stay valid)."""
-        pos, vel, ids = self.buffers[self.cur]
+        pos, vel = self.buffers[self.cur]
         pos.set(np.column_stack([x, y]).astype(self.real))
         vel.set(np.column_stack([vx, vy]).astype(self.real))
-        ids[:] = cupy.arange(self.n, dtype=cupy.int32)
+        self.ids[:] = cupy.arange(self.n, dtype=cupy.int32)
         self._bin()
 
-    # --- every step re-sorted ------------------------------------------------------------------
     def _bin(self) -> None:
-        """Bin the current set from scratch (the counts are clear): count, scan, each slot's source. The
-        rows are in no bin order: the next step reads through the index (far)."""
-        if self.far is not None:
-            self.far[1] = 1
-        self.k["count_bins"](
-            *grid_for(self.n, 256),
+        """Bin the current set afresh (the counts are clear): the next step reads through the index."""
+        self.calm[2] = UNKNOWN_DRIFT
+        self._rebin()
+
+    # --- a step ------------------------------------------------------------------------------------
+    def _rebin(self) -> None:
+        """The binning after a step, if the device finds the rows may have left their bins: count, scan,
+        each slot's source row. Otherwise each launch returns at once and the drift grows by the step's move."""
+        self.k["rebin_count"](
+            *self.rebin_grid,
             (
                 self.buffers[self.cur][0],
                 np.int32(self.n),
@@ -118,10 +125,26 @@ class ParticlesGpu:
                 self.bin,
                 self.offset,
                 self.count,
+                self.calm,
+                self.margin,
+                np.int32(self.bins),
             ),
         )
         self._scan()
-        self._reorder()
+        self.k["rebin_place"](
+            *self.rebin_grid,
+            (
+                self.bin,
+                self.offset,
+                self.start,
+                np.int32(self.n),
+                self.perm,
+                self.count,
+                self.ids,
+                self.id_sorted,
+                self.calm,
+            ),
+        )
 
     def _scan(self) -> None:
         if self.variant == "blockscan":  # the report's three launches; they clear the counts too
@@ -129,26 +152,18 @@ class ParticlesGpu:
             self.k["scan_blocks"](
                 (self.scan_blocks,),
                 (SCAN_BLOCK,),
-                (self.count, m, self.start, self.block_sums),
+                (self.count, m, self.start, self.block_sums, self.binning),
                 shared_mem=2 * SCAN_BLOCK * 4,
             )
             self.k["scan_totals"]((1,), (1024,), (self.block_sums, np.int32(self.scan_blocks)))
-            self.k["add_sums"]((self.scan_blocks,), (SCAN_BLOCK,), (self.start, m, self.block_sums))
+            self.k["add_sums"]((self.scan_blocks,), (SCAN_BLOCK,), (self.start, m, self.block_sums, self.binning))
         else:
-            self.count_scan(self.count, self.start)  # place clears the counts
-
-    def _reorder(self) -> None:
-        """Each bin-order slot's source index (the next step reads through it); the counts cleared."""
-        far = (self.far,) if self.far is not None else ()
-        self.k["place"](
-            *grid_for(self.n, 256), (self.bin, self.offset, self.start, np.int32(self.n), self.perm, self.count, *far)
-        )
+            self.count_scan(self.count, self.start, length=self.binning)  # rebin_place clears the counts
 
     def prepared_step(self) -> tuple:
-        """The fused step's launch from the current set into the other (forces, move, walls, the count into
-        the new bins), ready to queue: (kernel, grid, block, arguments)."""
-        a, b = self.buffers[self.cur], self.buffers[1 - self.cur]
-        source = self.textures[self.cur] if self.textures else a[:2]
+        """The fused step's launch from the current set into the other (forces, move, walls, the largest
+        move kept), ready to queue: (kernel, grid, block, arguments)."""
+        source = self.textures[self.cur] if self.textures else self.buffers[self.cur]
         grid, block = grid_for(self.n, self.block)
         return (
             self.k["step"],
@@ -161,15 +176,12 @@ class ParticlesGpu:
                 self.real(self.size),
                 self.real(self.inv_width),
                 np.int32(self.nb),
-                *b[:2],
-                self.bin,
-                self.offset,
-                self.count,
+                *self.buffers[1 - self.cur],
                 self._stats_arg(),
                 self.perm,
-                a[2],
-                b[2],
-                *((self.row_start, self.far, self.margin) if self.by_row else ()),
+                self.id_sorted,
+                self.ids,
+                self.calm,
             ),
         )
 
@@ -179,11 +191,8 @@ class ParticlesGpu:
             fn(grid, block, args)
             self._fold_stats()
         self.cur = 1 - self.cur
-        # the rows are now in this step's numbering; the scan numbers the next step's slots in the other starts
-        self.start, self.row_start = self.row_start, self.start
         with timer.stage("bin"):
-            self._scan()
-            self._reorder()
+            self._rebin()
 
     def _stats_arg(self):
         return self.stat if self.stats_on else np.uint64(0)
@@ -195,19 +204,19 @@ class ParticlesGpu:
     # --- reading back ------------------------------------------------------------------------
     @property
     def state(self) -> list:
-        """x, y, vx, vy (views of the pairs) and ids of the current set, in the order the last step wrote
-        them (slot i of the last bin order by thread i; ``bin_order`` sorts them)."""
-        pos, vel, ids = self.buffers[self.cur]
-        return [pos[:, 0], pos[:, 1], vel[:, 0], vel[:, 1], ids]
+        """x, y, vx, vy (views of the pairs) and ids of the current set, in the order the steps wrote them
+        (row i by thread i; the last binning's order, each particle moved since; ``bin_order`` sorts them)."""
+        pos, vel = self.buffers[self.cur]
+        return [pos[:, 0], pos[:, 1], vel[:, 0], vel[:, 1], self.ids]
 
     @property
     def bin_order(self):
-        """Indices of ``state`` in bin order (the next step's slots)."""
+        """Right after a binning (on creation, ``load_state``): indices of ``state`` in bin order."""
         return self.perm
 
     def _by_id(self, arrays) -> list[np.ndarray]:
         """Device arrays in ``state``'s order -> float64 host arrays in the particles' own order."""
-        ids = self.buffers[self.cur][2]
+        ids = self.ids
         out = []
         for a in arrays:
             o = cupy.empty(self.n, cupy.float64)

@@ -1,8 +1,8 @@
 """The CUDA builds of the particles scene (CuPy-free): the step kernels per variant, precision,
-block size and statistics switch, for one GPU and for MPI ranks. Both re-sort by gather (the step reads
-through each slot's source index); one GPU's builds but the tiled one read the neighbours by row while no
-particle moved far (-DLAST_BINS); the ranks' build (-DRANKS) steps a range of slots, flags particles
-that left the rank's window, and adds the kernels that pack ghosts and leavers and place arrivals."""
+block size and statistics switch, for one GPU and for MPI ranks. One GPU's bin the particles afresh only
+when they may have moved a bin less the cutoff since (reading by row otherwise); the ranks' build
+(-DRANKS) re-sorts every step by gather, steps a range of slots, flags particles that left the rank's
+window, and adds the kernels that pack ghosts and leavers and place arrivals (sim/particles/binning.cu)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,18 @@ DEFAULT_BLOCK = 128  # a little faster than 256 at 1M and 10M (bench/results/h20
 BIN_CUTOFFS = 2.5
 PRECISIONS = {"fp64": "double", "fp32": "float"}
 GRAPH_STAGE = "frame (graph)"  # the stage a frame's steps replayed as one CUDA graph are timed as
-NAMES = ("count_bins", "place", "step", "scan_blocks", "add_sums", *SCAN_KERNELS)
-RANK_NAMES = ("pack_ghosts", "take_ghosts", "pack_leavers", "count_arrivals", "place_arrivals", "probe")
+NAMES = ("step", "scan_blocks", "add_sums", *SCAN_KERNELS)
+ONE_GPU_NAMES = ("rebin_count", "rebin_place")
+RANK_NAMES = (
+    "count_bins",
+    "place",
+    "pack_ghosts",
+    "take_ghosts",
+    "pack_leavers",
+    "count_arrivals",
+    "place_arrivals",
+    "probe",
+)
 
 
 def step(variant: str, precision: str, block: int, stats: bool, ranks: bool = False) -> Build:
@@ -31,12 +41,11 @@ def step(variant: str, precision: str, block: int, stats: bool, ranks: bool = Fa
         options.append("-DTILED")
     if variant == "texture":
         options.append("-DTEXTURE")
-    options.append("-DGATHER")
-    if variant != "tiled" and not ranks:  # neighbours by row while no particle moved far (binning.cu)
-        options.append("-DLAST_BINS")
     if ranks:
         options.append("-DRANKS")
         names += RANK_NAMES
+    else:
+        names += ONE_GPU_NAMES
     if stats:
         options.append("-DSTATS")
         names.append("fold_stats")

@@ -306,11 +306,11 @@ class GpuRank:
             self.k["scan_blocks"](
                 (blocks,),
                 (SCAN_BLOCK,),
-                (self.count[w0:], np.int32(m), self.start[w0:], self.block_sums),
+                (self.count[w0:], np.int32(m), self.start[w0:], self.block_sums, NULL),
                 shared_mem=2 * SCAN_BLOCK * 4,
             )
             self.k["scan_totals"]((1,), (1024,), (self.block_sums, np.int32(blocks)))
-            self.k["add_sums"]((blocks,), (SCAN_BLOCK,), (self.start[w0:], np.int32(m), self.block_sums))
+            self.k["add_sums"]((blocks,), (SCAN_BLOCK,), (self.start[w0:], np.int32(m), self.block_sums, NULL))
             self.start[w0] = 0
         else:  # place clears the counts
             self.count_scan(self.count[w0:], self.start[w0:])
