@@ -68,7 +68,7 @@ def test_steps_by_row_until_the_drift_nears_the_margin_then_bin_afresh(variant):
     seed = int(np.random.default_rng().integers(1, 1 << 30))
     g = particles(variant, seed)
     assert calm(g)[0], "binned on creation: the first step reads through the index"
-    binnings, by_row = 0, 0
+    binnings, by_row, before = 0, 0, 0.0
     for _ in range(120):
         through, drift, _ = calm(g)
         if not through:  # the rows in the numbering's order: the drift bounds how far each left its bin
@@ -76,13 +76,14 @@ def test_steps_by_row_until_the_drift_nears_the_margin_then_bin_afresh(variant):
             assert farthest_from_numbered_bin(g) <= drift * (1 + 1e-6)
         assert step_against_cpu(g) < 1e-12
         through, drift, moved = calm(g)
-        assert 0 < moved < g.margin
-        if through:
+        assert moved == 0, "the step's move is folded into the drift"
+        if through:  # the drift would have passed the margin: binned afresh
             binnings += 1
             assert drift == 0
         else:
-            assert drift < g.margin
-    assert by_row > 100 and binnings >= 2, (by_row, binnings)  # 2020 preset: a binning every ~30 steps at N
+            assert before < drift < g.margin
+        before = drift
+    assert by_row > 80 and binnings >= 2, (by_row, binnings)  # the 2020 preset bins every ten steps or so
 
 
 def test_a_far_move_bins_afresh_and_the_next_step_reads_through_the_index():
@@ -95,8 +96,8 @@ def test_a_far_move_bins_afresh_and_the_next_step_reads_through_the_index():
     assert calm(g)[0], "state loaded: binned afresh"
     for _ in range(4):  # each flung particle moves 0.15 a step: every step bins afresh
         assert step_against_cpu(g) < 1e-12
-        through, drift, moved = calm(g)
-        assert through and drift == 0 and moved > 0.1
+        through, drift, _ = calm(g)
+        assert through and drift == 0
 
 
 def test_the_verdict_matters_a_step_by_row_after_a_far_move_misses_pairs():

@@ -66,10 +66,13 @@ def builds() -> list[Build]:
 
 
 # --- speed of light (sim.gpu.roofline): per particle and step ----------------------------------------------------
-# Nsight Compute, H200: 26.96 warp instructions per particle-step in the plain fp64 forces+move kernel (0.2696 G
-# in one step of 10M particles, the 2020 preset, block 128, statistics off; bench/ncu_models.sh). What that
-# variant executes, not an algorithmic minimum: the step is bound by the schedulers' issue slots (68% busy).
-PLAIN_FP64_FORCES_INSTRUCTIONS = 26.96
+# Nsight Compute, H200: 25.72 warp instructions per particle-step in the plain fp64 forces+move kernel reading by
+# row (0.2572 G in one step of 10M particles, the 2020 preset, block 128, statistics off; bench/ncu_models.sh). What
+# that variant executes, not an algorithmic minimum: the step is bound by the schedulers' issue slots (75% busy).
+PLAIN_FP64_FORCES_INSTRUCTIONS = 25.72
+# Steps from one binning to the next at the 2020 preset (10M on an H200: 105 binnings in 1000 steps): the fastest
+# particle's moves sum to a bin less the cutoff in about ten steps. The model spreads a binning's work over them.
+STEPS_A_BINNING = 9.5
 
 
 def models(setup) -> dict:
@@ -85,28 +88,30 @@ def models(setup) -> dict:
     candidates = 9.0 * per_area * bin_side**2  # the 9 bins' particles
     neighbours = math.pi * world.CUTOFF**2 * per_area  # those within the cutoff
     units = setup.n * setup.steps
-    # bin. The least: each particle's bin read and its bin-order slot written (4 B + 4 B). The scan reads and
-    # writes every bin's count (8 B a bin); place reads bin, offset and the bin's start (12 B), writes the slot
-    # (4 B) and clears the count (4 B a bin). Integer work: about 19 operations a particle (Nsight Compute, 10M).
+    every = 1.0 / STEPS_A_BINNING
+    # bin: most steps only the verdict (a few launches that return at once); a binning every STEPS_A_BINNING steps.
+    # Its least: each particle's position read and its slot written (2 reals + 4 B). rebin_count also writes bin and
+    # offset (8 B); the scan reads the counts twice and writes the starts (12 B a bin); rebin_place reads bin, offset,
+    # the bin's start and the id (16 B), writes the slot and the id there (8 B) and clears the count (4 B a bin).
+    # Integer work: about 19 operations a particle and binning (Nsight Compute, 10M).
     bin_stage = StageModel(
-        bytes_min=8.0,
-        bytes_actual=16.0 + 12.0 * bins_each,
-        flops=19.0,
+        bytes_min=(2 * real + 4.0) * every,
+        bytes_actual=(2 * real + 32.0 + 16.0 * bins_each) * every,
+        flops=19.0 * every,
         units=units,
         per="item-step",
         flop_kind="int",
-        note=f"{bins_each:.2f} bins a particle",
+        note=f"{bins_each:.2f} bins a particle; a binning every {STEPS_A_BINNING:g} steps",
     )
-    # forces+move. The least: the state read and written once (2 x 4 reals). The kernel also reads its slot
-    # (4 B) and writes bin and offset (8 B); the neighbours' positions mostly come through L1/L2, but the bin
-    # rows above and below are partly read again from DRAM: about one more position a particle (Nsight Compute
-    # at 10M fp64: 95 B a particle). Arithmetic: 5 FLOP a candidate (dx, dy, r^2), 15 a neighbour within the
-    # cutoff (rsqrt, the force), 12 for the move and walls. Instructions: the plain fp64 kernel's, as measured
+    # forces+move. The least: the state read and written once (2 x 4 reals). By row the neighbours' positions come
+    # through L1/L2 (Nsight Compute at 10M fp64: 66 B a particle); the step after a binning also reads each slot's row
+    # and copies the id (12 B). Arithmetic: 5 FLOP a candidate (dx, dy, r^2), 15 a neighbour within the cutoff
+    # (rsqrt, the force), 12 for the move and walls. Instructions: the plain fp64 kernel's by row, as measured
     # (PLAIN_FP64_FORCES_INSTRUCTIONS); the other variants' and fp32's are unmeasured.
     measured = setup.variant == "plain" and real == 8.0
     forces = StageModel(
         bytes_min=2 * state,
-        bytes_actual=2 * state + 12.0 + 2 * real,
+        bytes_actual=2 * state + 2.0 + 12.0 * every,
         flops=5.0 * candidates + 15.0 * neighbours + 12.0,
         units=units,
         per="item-step",
