@@ -176,7 +176,11 @@ def wavefronts(ncu: dict[str, float], name: str) -> str:
 
 
 def ratio(model: float, measured: float) -> str:
-    return f"{model / measured:.2f}" if measured > 0 else "-"
+    """model / measured in a cell of 7 (no decimals from 100 on: a window far from the model's average)."""
+    if measured <= 0:
+        return "-"
+    r = model / measured
+    return f"{r:.2f}" if r < 100 else f"{r:.0f}"
 
 
 def instruction_cells(model: float, measured: float) -> str:
