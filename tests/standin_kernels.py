@@ -1,4 +1,4 @@
-"""particles/binning.cu's rank build (-DGATHER -DRANKS, fp64, plain forces) on the CPU, for GpuRank on numpy
+"""particles/binning.cu's rank build (-DRANKS, fp64, plain forces) on the CPU, for GpuRank on numpy
 (tests/test_mpi_gpu_standin.py): the same kernel names, arguments and pointer arithmetic. A view's index 0
 is where CuPy's pointer would point; negative indices reach the room before it (``_view``). Each kernel
 runs its threads in order; those that index through a slot check that the slot and its row exist (a
@@ -12,6 +12,7 @@ import contextlib
 import numba
 import numpy as np
 
+from sim.particles import kernels
 from sim.particles.rank_memory import Streams
 
 
@@ -193,22 +194,7 @@ class StandIn(dict):
     """The rank build's kernels as callables ``k[name](grid, block, args)``; ``launches`` counts them."""
 
     def __init__(self):
-        names = (
-            "count_bins",
-            "place",
-            "step",
-            "scan_blocks",
-            "scan_totals",
-            "add_sums",
-            "scan_reduce",
-            "scan_tiles",
-            "pack_ghosts",
-            "take_ghosts",
-            "pack_leavers",
-            "count_arrivals",
-            "place_arrivals",
-            "probe",
-        )
+        names = (*kernels.NAMES, *kernels.RANK_NAMES)  # the ranks' build's kernels, each stood in for below
         super().__init__({name: getattr(self, name) for name in names})
         self.launches = dict.fromkeys(self, 0)
         self.held = None  # main's launches held back (SideFirst), or None: each runs when launched
