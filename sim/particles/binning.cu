@@ -18,8 +18,8 @@
 //                step reads through perm. Otherwise it adds the step's move to the drift.
 // calm[4] (int): [0] the next step reads through perm, [1] this step's binning (the bins' count or 0),
 // [2] the drift since the numbering, [3] the last step's largest move (floats as bits, rounded up;
-// non-negative floats order like ints, so atomicMax keeps the largest). At 10M fp64 on an H200 the
-// particles stay in their bins for tens of steps: most steps are the step kernel alone.
+// non-negative floats order like ints, so atomicMax keeps the largest). At the 2020 preset a binning
+// comes every 9-10 steps (10M, fp64): most steps are the step kernel alone.
 //
 // RANKS (an MPI rank's strip of bin rows, sim/particles/ranks_gpu.py): every step re-sorts: the step
 // reads through perm, counts each particle into its new bin (count_bins' atomic, fused), then the scan
@@ -27,9 +27,9 @@
 // and the step and place run on a range of slots [slot0, n) (the interior rows while the messages
 // travel, then the rows at the ends). Ghost slots (the neighbours' boundary rows, before and after
 // mine) have perm entries that point at the ghost positions received after the state, so the step
-// reads ghosts like its own particles. The rank's own kernels (rank_kernels.cuh) pack what it sends through
-// perm, take in the ghosts, keep slots for arriving particles and gather the step's few host numbers
-// for one copy.
+// reads ghosts like its own particles. The rank's own kernels (rank_kernels.cuh) pack what it sends
+// through perm, take in the ghosts, keep slots for arriving particles and gather the step's few host
+// numbers for one copy.
 // No host synchronisation inside a step (a rank: one small read per step).
 //
 // The force: one fp64 reciprocal square root and multiplications per interacting pair instead of
