@@ -1,9 +1,7 @@
 """bench/cubins.py: one digest a build, the same for a source that differs only in comments and line numbers,
 different when a line of code changes."""
 
-import importlib.util
-from pathlib import Path
-
+import bench_scripts
 import pytest
 
 pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
@@ -15,11 +13,7 @@ BUILD = kernels.step("plain", "fp64", 128, False)
 
 
 def tool():
-    path = Path(__file__).resolve().parent.parent / "bench" / "cubins.py"
-    spec = importlib.util.spec_from_file_location("cubins_tool", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_scripts.load("cubins", "cubins_tool")
 
 
 def test_a_comment_keeps_the_digest_and_a_changed_constant_does_not(tmp_path):

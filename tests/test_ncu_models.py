@@ -1,6 +1,7 @@
 """The speed-of-light models against Nsight Compute: bench/ncu_models.py's cases, files and table, and the
 readings the models carry (the warp instructions of the issue-bound headlines, the histogram's L1 wavefronts)."""
 
+import bench_scripts
 import pytest
 from test_roofline import setup_for
 
@@ -12,14 +13,7 @@ from sim.registry import SCENES
 
 # --- bench/ncu_models.py: the model against Nsight Compute's counts -------------------------------------------
 def ncu_models():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "bench" / "ncu_models.py"
-    spec = importlib.util.spec_from_file_location("ncu_models", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_scripts.load("ncu_models")
 
 
 def test_ncu_covers_every_gpu_stage_of_every_scene():

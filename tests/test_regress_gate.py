@@ -7,13 +7,11 @@ import json
 import os
 import sys
 
+import bench_scripts
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-spec = importlib.util.spec_from_file_location("regress", os.path.join(ROOT, "bench", "regress.py"))
-regress = importlib.util.module_from_spec(spec)
-sys.modules["regress"] = regress  # dataclasses look their module up
-spec.loader.exec_module(regress)
+regress = bench_scripts.load("regress", register=True)
 
 DEVICE = "NVIDIA H200"
 M = 1_000_000
