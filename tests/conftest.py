@@ -230,3 +230,11 @@ def cli():
     """``cli("run", "balls", ...)`` -> Ran(returncode, stdout, stderr), run in this process; session-wide so
     that a module's fixtures can run a command once for all its tests."""
     return run_main
+
+
+@pytest.fixture
+def gate_folders(tmp_path):
+    """The regression gate's out/ and results/ folders with its test reports (tests/gate_reports.py)."""
+    from gate_reports import make_folders
+
+    return make_folders(tmp_path)
