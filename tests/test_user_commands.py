@@ -1,13 +1,12 @@
-"""Your own kernel's commands: ``template`` (a stage's commented start), ``check`` (the grader's table, exit
-0/1/2/3, --json) and ``bench --kernel-file``, on any machine with a stand-in sandbox, and on a GPU with heat's
-template and planted wrong kernels (marked ``gpu``)."""
+"""Your own kernel's commands: ``check`` (the grader's table, exit 0/1/2/3, --json, --baseline) and ``bench
+--kernel-file``, on any machine with a stand-in sandbox (``template``: test_user_template.py; on a GPU:
+test_user_commands_gpu.py)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from test_user_kernels import heat_source
 
 import main
 from sim.gpu.cuda import source_path
@@ -18,87 +17,6 @@ from sim.userkernel import source as user_source
 from sim.userkernel.sandbox import RunResult, SandboxError
 
 pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings is part of the [test] extra")
-
-
-# --- template, check and bench --kernel-file -------------------------------------------------------------------
-EVERY_STAGE = [(s.name, stage.name) for s in SCENES.values() for stage in s.user_stages]
-
-
-@pytest.mark.parametrize("scene, stage", EVERY_STAGE, ids=[f"{a} {b}" for a, b in EVERY_STAGE])
-def test_template_writes_a_file_that_compiles_for_every_stage(tmp_path, capsys, scene, stage):
-    target = tmp_path / f"my_{stage}.cu"
-    assert main.main(["template", scene, stage, "-o", str(target)]) == 0
-    assert f"check {scene} --kernel-file {target}" in capsys.readouterr().err
-    assert user_source.compile_check(user_source.load(target, SCENES[scene], stage)) == []
-
-
-def test_template_prints_to_stdout_without_o(capsys):
-    assert main.main(["template", "heat", "step"]) == 0
-    assert capsys.readouterr().out == source_path("sim/heat/templates/step.cu").read_text()
-
-
-def test_template_refuses_to_overwrite_unless_forced(tmp_path, capsys):
-    target = tmp_path / "my_step.cu"
-    target.write_text("// my work\n")
-    assert main.main(["template", "heat", "-o", str(target)]) == 2
-    assert f"'{target}' exists: not replaced (add --force to replace it)" in capsys.readouterr().err
-    assert target.read_text() == "// my work\n"
-    assert main.main(["template", "heat", "-o", str(target), "--force"]) == 0
-    assert target.read_text().startswith("// One step of the heat stencil")
-
-
-@pytest.mark.parametrize("kind", ["character device", "directory", "FIFO", "dangling link", "looping link"])
-@pytest.mark.parametrize("force", [[], ["--force"]])
-def test_template_says_at_once_why_a_target_cannot_be_written(tmp_path, capsys, kind, force):
-    import os
-
-    target = {"character device": "/dev/null", "directory": str(tmp_path)}.get(kind, str(tmp_path / "target"))
-    if kind == "FIFO":
-        os.mkfifo(target)
-    elif kind.endswith("link"):
-        os.symlink(target if kind == "looping link" else tmp_path / "nowhere", target)
-    assert main.main(["template", "heat", "-o", target, *force]) == 2
-    err = capsys.readouterr().err
-    said = {"dangling link": "symbolic link (not followed)", "looping link": "symbolic link (not followed)"}
-    assert f"template file {target!r} is a {said.get(kind, kind)}: not replaced" in err and "--force" not in err
-
-
-def test_template_hints_and_header_name_the_file_written_quoted(tmp_path, capsys):
-    target = tmp_path / "my kernels" / "hot step.cu"
-    target.parent.mkdir()
-    assert main.main(["template", "heat", "-o", str(target)]) == 0
-    quoted = f"'{target}'"
-    assert capsys.readouterr().err.splitlines()[1:] == [
-        f"  python main.py check heat --kernel-file {quoted}",
-        f"  python main.py view heat --kernel-file {quoted}",
-    ]
-    header = target.read_text().splitlines()[2:4]
-    assert header[0].startswith(f"//   python main.py view heat --kernel-file {quoted}     the scene steps")
-    assert header[1].startswith(f"//   python main.py check heat --kernel-file {quoted}    every size")
-    assert "--kernel-file step.cu" not in "".join(header)
-    template = source_path("sim/heat/templates/step.cu").read_text()
-    assert len(target.read_text().splitlines()) == len(template.splitlines()), "the kernel's lines stay where they are"
-
-
-@pytest.mark.parametrize(
-    "argv, words",
-    [
-        (["template", "heat", "forces"], "the heat scene has no replaceable stage 'forces' (choose from step)"),
-        (["template", "nowhere"], "unknown scene 'nowhere' (choose from"),
-        (["template", "heat", "--force"], "--force replaces the file of -o"),
-    ],
-)
-def test_template_refuses_an_unknown_stage_or_scene_naming_the_choices(capsys, argv, words):
-    assert main.main(argv) == 2
-    assert words in capsys.readouterr().err
-
-
-def test_template_names_a_scene_without_stages_and_those_with(capsys):
-    bare = next((name for name, s in SCENES.items() if not s.user_stages), None)
-    if bare is None:
-        pytest.skip("every scene has a replaceable stage")
-    assert main.main(["template", bare]) == 2
-    assert f"the {bare} scene has no stage your own kernel can replace (scenes with one: " in capsys.readouterr().err
 
 
 def exit_code(argv: list[str]) -> int:
@@ -470,74 +388,3 @@ def test_check_refuses_a_baseline_that_is_no_check_report(my_step, capsys, tmp_p
     assert exit.value.code == 2
     err = capsys.readouterr().err
     assert "--baseline" in err and says in err
-
-
-# --- on the GPU: check heat with the template and planted wrong kernels ------------------------------------
-def check_json(tmp_path, capsys, name: str, *extra: str):
-    path = heat_source(name).path
-    out = tmp_path / "check.json"
-    code = main.main(["check", "heat", "--kernel-file", str(path), "--json", str(out), "--quiet", *extra])
-    return code, capsys.readouterr(), json.loads(out.read_text())
-
-
-@pytest.mark.gpu
-def test_check_passes_the_template_on_every_default_size(tmp_path, capsys):
-    code, printed, record = check_json(tmp_path, capsys, "template", "--seeds", "2")
-    assert code == 0, printed.err
-    assert "8 of 8 cases correct" in printed.out
-    assert [c["size"] for c in record["cases"]] == [9, 9, 1073, 1073, 7000, 7000, 3_000_000, 3_000_000]
-    assert all(c["correct"] and c["ms"] > 0 and c["builtin_ms"]["global"] > 0 for c in record["cases"])
-    assert record["device"] and record["commit"]
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize(
-    "name, cells",
-    [
-        ("edge_column", lambda ni, nj: {(ni - 1, j) for j in range(1, nj - 1)}),
-        (
-            "no_boundary",
-            lambda ni, nj: {(i, j) for i in range(ni) for j in range(nj) if i in (0, ni - 1) or j in (0, nj - 1)},
-        ),
-        ("wrong_factor", lambda ni, nj: {(i, j) for i in range(1, ni - 1) for j in range(1, nj - 1)}),
-    ],
-)
-def test_check_catches_planted_kernels_naming_the_right_cells(tmp_path, capsys, name, cells):
-    code, printed, record = check_json(tmp_path, capsys, name, "--sizes", "1073", "--seeds", "1")
-    assert code == 1
-    case = record["cases"][0]
-    want = cells(37, 29)
-    assert case["mismatches"] == len(want) and not case["correct"]
-    named = {tuple(int(v) for v in w["label"][len("cell (") : -1].split(", ")) for w in case["worst"]}
-    assert named and named <= want
-
-
-@pytest.mark.gpu
-def test_check_catches_a_race_in_a_shared_memory_tile(tmp_path, capsys):
-    """The tile read before every warp has filled it: cells read rows above and below that other warps
-    store, so some come out wrong; only interior cells can (the ring reads its own cell only)."""
-    code, printed, record = check_json(
-        tmp_path, capsys, "tile_race", "--sizes", "3000000", "--seeds", "1", "--block", "32x8"
-    )
-    assert code == 1, printed.out
-    case = record["cases"][0]
-    assert case["mismatches"] > 0 and not case["correct"]
-    named = [tuple(int(v) for v in w["label"][len("cell (") : -1].split(", ")) for w in case["worst"]]
-    assert named and all(0 < i < 1999 and 0 < j < 1499 for i, j in named), named
-
-
-@pytest.mark.gpu
-def test_check_reports_a_write_past_the_end(tmp_path, capsys):
-    code, printed, record = check_json(tmp_path, capsys, "past_end", "--sizes", "7000", "--seeds", "1")
-    assert code == 1 and record["cases"][0]["overflow"] == ["wrote 12 values past the end of `tout`"]
-    assert "wrote 12 values past the end of `tout`" in printed.out
-
-
-@pytest.mark.gpu
-def test_bench_times_the_kernel_beside_the_builtins(tmp_path, capsys):
-    out = tmp_path / "bench.json"
-    path = heat_source("template").path
-    assert main.main(["bench", "heat", "--kernel-file", str(path), "--json", str(out), "--quiet"]) == 0
-    record = json.loads(out.read_text())
-    assert [r["variant"] for r in record["results"]] == ["step.cu", "global", "shared", "temporal"]
-    assert record["correct"] and all(r["median_ms"] > 0 for r in record["results"])
