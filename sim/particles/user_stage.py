@@ -119,7 +119,7 @@ class ForcesStage:
     def builtin_launch(self, variant: str, inputs: Arrays, block):
         """The built-in step kernel alone, from the same positions at rest, binned beforehand as the user's
         are: its kernel fuses the forces with the move, so this is the nearest launch to the stage (the
-        binning, which it runs only every few tens of steps, is left out). One step is taken first, through
+        binning, which comes about every ten steps, is left out). One step is taken first, through
         the index, so that the rows are in bin order and the timed launches read by row, as most steps do."""
         from sim.gpu.timing import NULL_TIMER
         from sim.particles.gpu import ParticlesGpu
