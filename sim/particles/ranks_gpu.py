@@ -140,11 +140,13 @@ class GpuRank:
         self.probed = xp.zeros(self.at.shape[0] + 1, i32)
         self.probed_host = self.streams.pinned(self.at.shape[0] + 1, np.int32)
         self.spec = xp.zeros(3, i32)  # the next interior's first and end slots, and whether they fit (probe)
+        self.go = self.spec[2:]  # (that flag, for the queued place)
         self.cap = 0  # the rows the last probe checked the window against
         self.queued = False  # whether the next step's interior is queued (it takes its slots from spec)
         # per step: closest pair (bits), sum, pairs; a row more for the interior queued after the last step
         self.stats = xp.zeros((max(1, steps) + 1, 3), xp.uint64)
         self.stats[:, 0] = np.float64(1.0).view(np.uint64)
+        self.fresh_stats = self.stats[-1].copy()  # a row before any pair
         self.t = 0
         self.bytes_sent = 0  # ghosts, counts and migrants this rank has sent
         self.migrants = 0  # particles handed to a neighbour the usual way
@@ -203,10 +205,11 @@ class GpuRank:
         with self.timer.stage("bin"):
             self._scan()
             self._queue_probe()
-            self._place(self.lo, self.hi, self.spec[2:])  # (nothing if the window outgrew perm)
+            self._place(self.lo, self.hi, self.go)  # (nothing if the window outgrew perm)
             self.streams.mark()
         with self.timer.stage("forces+move"):
             launched = self._queue_interior()
+        missed = (0, 0)  # the next interior's slots that its queued launch did not step (stepped below)
         with self.timer.stage("bin"):
             total, first, end, bottom_end, top_begin, inner0, inner1, stray = self._probed()
             mine, leave_below, leave_above = end - first, first, total - end
@@ -228,10 +231,11 @@ class GpuRank:
                 self.migrants += leave_below + leave_above
                 self.lo, self.hi, self.inner = first, end, (inner0, inner1)
                 self.queued = True
-        if self.queued and (not fitted or inner1 - inner0 > launched):  # the slots the queued launch missed
-            self.topped_up_steps += fitted
+                missed = (inner0 + launched, inner1) if fitted else (inner0, inner1)
+                self.topped_up_steps += fitted and missed[1] > missed[0]
+        if missed[1] > missed[0]:
             with self.timer.stage("forces+move"):
-                self._step(inner0 + (launched if fitted else 0), inner1)
+                self._step(*missed)
         self.timer.frame_done()
 
     def _settle(self) -> None:
@@ -261,8 +265,7 @@ class GpuRank:
         clears the counts), to be counted again when the step does it."""
         self.streams.join()  # (numpy ranks: main's launches held back run now)
         if self.stats_on:
-            self.stats[self.t] = 0
-            self.stats[self.t, 0] = np.float64(1.0).view(np.uint64)
+            self.stats[self.t] = self.fresh_stats
 
     def _step(self, first: int, end: int, spec=NULL) -> None:
         """Slots [first, end); with ``spec``, as many as end - first of the slots spec gives."""
