@@ -93,6 +93,7 @@ def _step(
     do,
     d2,
     d2o,
+    counts,
     first,
     w0,
     w1,
@@ -102,6 +103,7 @@ def _step(
     cutoff, min_r, mass, dt = 0.01, 0.01 / 100, 0.01, 0.0005
     dmin, dsum, pairs = 1.0, 0.0, 0
     rows = p.shape[0] - po
+    moved = np.float32(0.0)
     for i in range(first, n):
         me = _row(pm, pmo, i, rows)
         xi, yi = p[po + me, 0], p[po + me, 1]
@@ -109,7 +111,7 @@ def _step(
         bx, by = k % nb, k // nb
         x0, x1 = max(bx - 1, 0), min(bx + 1, nb - 1)
         ax = ay = 0.0
-        for cy in range(max(by - 1, 0), min(by + 1, nb - 1) + 1):
+        for cy in range(max(by - 1, w0 // nb), min(by + 1, w1 // nb - 1) + 1):
             for j in range(s[so + cy * nb + x0], s[so + cy * nb + x1 + 1]):
                 q = _row(pm, pmo, j, rows)
                 dx, dy = p[po + q, 0] - xi, p[po + q, 1] - yi
@@ -138,12 +140,21 @@ def _step(
         p2[p2o + i, 0], p2[p2o + i, 1] = px, py
         v2[v2o + i, 0], v2[v2o + i, 1] = u, w
         k = _bin_of(px, py, inv, nb)
-        b[bo + i] = k
-        o[oo + i] = c[co + k]
-        c[co + k] += 1
+        if counts:
+            b[bo + i] = k
+            o[oo + i] = c[co + k]
+            c[co + k] += 1
         if not w0 <= k < w1:
             stray[sto] = 1
-    return dmin, dsum, pairs
+        moved = max(moved, _rounded_up(max(abs(px - xi), abs(py - yi))))
+    return dmin, dsum, pairs, moved
+
+
+@numba.njit(cache=True)
+def _rounded_up(d):
+    """d as a float32 no smaller than d (the kernel's __double2float_ru)."""
+    f = np.float32(d)
+    return f if f >= d else np.nextafter(f, np.float32(np.inf))
 
 
 @numba.njit(cache=True)
@@ -288,7 +299,10 @@ class StandIn(dict):
                 return
             first, n = int(spec[0]), min(int(spec[1]), int(spec[0]) + grid[0] * block[0])
         assert grid[0] * block[0] >= int(n) - int(first), "a launch covers its slots"
-        dmin, dsum, pairs = _step(
+        counts = _pointer(count) is not None
+        if not counts:
+            count = bins = offsets = np.zeros(1, np.int32)  # (not written)
+        dmin, dsum, pairs, moved = _step(
             *_view(pos),
             *_view(vel),
             *_view(start),
@@ -304,11 +318,14 @@ class StandIn(dict):
             *_view(perm),
             *_view(ids),
             *_view(ids2),
+            counts,
             int(first),
             int(w0),
             int(w1),
             *_view(stray),
         )
+        most = stray[1:2].view(np.float32)  # the largest move, a float's bits (atomicMax on the GPU)
+        most[0] = max(most[0], moved)
         if isinstance(stats, np.ndarray) and pairs:
             f = stats[:2].view(np.float64)
             f[0] = min(f[0], dmin)
@@ -382,12 +399,17 @@ class StandIn(dict):
             *_view(perm),
         )
 
+    def slots_as_rows(self, grid, block, args, **_):
+        perm, lo, hi = args
+        (pm, pmo) = _view(perm)
+        pm[pmo + int(lo) : pmo + int(hi)] = np.arange(int(lo), int(hi), dtype=np.int32)
+
     def probe(self, grid, block, args, **_):
         start, at, m, stray, out, cap, inner, spec = args
         (s, so) = _view(start)
         out[: int(m)] = s[so + at[: int(m)]]
-        out[int(m)] = stray[0]
-        stray[0] = 0
+        out[int(m)], out[int(m) + 1] = stray[0], stray[1]
+        stray[:2] = 0
         spec[:] = s[so + at[int(inner)]], s[so + at[int(inner) + 1]], int(s[so + at[0]] <= int(cap))
 
 

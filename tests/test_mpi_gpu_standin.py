@@ -43,13 +43,15 @@ def run_standin(
     gpu: bool = False,
     precision: str = "fp64",
     order: str = "-",
+    more: int = 0,
 ):
     """GpuRank over ``comm`` on numpy with the stand-in kernels (or, with ``gpu``, CuPy and binning.cu on
     the rank's GPU): (state on rank 0 or None, rank, particle count after each step, largest difference of a
     step from a CPU step from the same state (verify)). ``order`` "side-first": the side stream's work before
     the interior step's; "tight": arrays start at the particles' count and grow by exactly what is needed
     (they grow in many steps), the interior queued before the step's read covers half the slots it needs, and
-    the queued place and interior are taken back whenever a particle moves strips."""
+    the queued place and interior are taken back whenever a particle moves strips. ``more``: room for that many
+    steps after these (the caller steps the rank on)."""
     from sim.gpu.timing import StageTimer
     from sim.mpi.links import HostLink
     from sim.particles import world
@@ -85,7 +87,7 @@ def run_standin(
             vy[mine],
             mine,
             size,
-            steps,
+            steps + more,
             variant,
             precision,
             device=device,
@@ -100,7 +102,7 @@ def run_standin(
             vy[mine],
             mine,
             size,
-            steps,
+            steps + more,
             variant,
             xp=np,
             kernels=StandIn(),
@@ -149,6 +151,39 @@ def test_one_rank_matches_the_cpu_run():
     reference = serial(1500, 60, 7, {})
     assert np.abs(state - reference).max() < 1e-9
     assert rank.everywhere_steps == 0
+    assert 2 <= rank.renumbered_steps <= 20, "calm particles keep their slots for several steps"
+
+
+def test_calm_steps_keep_their_slots_and_step_like_the_cpu():
+    """Steps that do not renumber read the particles by the slots of the last numbering, each drifted since:
+    every one of them is a CPU step from the same state, and the scan and place run only when renumbering."""
+    from sim.mpi.comm import Comm
+
+    _, rank, counts, worst = run_standin(Comm(), 1500, 40, 3, {}, verify=True)
+    assert counts == [1500] * 40 and worst < 1e-12
+    assert 2 <= rank.renumbered_steps <= 15 and rank.everywhere_steps == 0
+    assert rank.k.launches["scan_tiles"] == rank.renumbered_steps + 1  # (and the first binning)
+    assert 1 <= rank.k.launches["slots_as_rows"] <= rank.renumbered_steps, "once a run of steps keeping slots"
+
+
+def test_a_step_that_outruns_the_forecast_takes_the_slow_way():
+    """A particle flung mid-run on a step planned not to renumber: the drift passes the margin, and the rank
+    rebins everything before the next step instead of reading a neighbour that left its bins."""
+    from sim.mpi.comm import Comm
+
+    _, rank, counts, worst = run_standin(Comm(), 1500, 12, 3, {}, verify=True, more=13)
+    assert rank.everywhere_steps == 0
+    for _ in range(10):  # into a run of steps that keep their slots
+        rank.step()
+        if not rank.renumbering and rank.slots_are_rows:
+            break
+    assert not rank.renumbering
+    for vel in rank.mem.vel:  # (the next step's interior ran already: numpy ranks run what is queued) slot lo's
+        vel[rank.lo, :] = (40.0, 30.0)  # row in both sets (after a step that kept the slots): 0.02 along x a step
+    slow = rank.everywhere_steps
+    for _ in range(3):
+        rank.step()
+    assert rank.everywhere_steps == slow + 1
 
 
 def test_one_rank_with_fast_particles_steps_like_the_cpu():
@@ -178,6 +213,7 @@ def test_calm_run_over_ranks_matches_the_cpu_run(tmp_path, ranks, variant, order
     assert np.abs(np.load(out) - serial(3000, 60, 5, {})).max() < 1e-9
     summary = done.stdout.split()
     assert summary[1] == "3000" and int(summary[5]) > 0, done.stdout
+    assert int(summary[3]) == 0 and 2 <= int(summary[13]) <= 20, "calm: renumbered every few steps, never slow"
     assert_requeued(summary, order)
 
 
@@ -245,19 +281,44 @@ def test_gpu_one_rank_steps_like_the_cpu(variant, precision):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("variant, ranks", [("plain", 2), ("tiled", 2), ("blockscan", 2), ("plain", 4), ("tiled", 4)])
-def test_gpu_ranks_step_like_the_cpu(tmp_path, variant, ranks):
+@pytest.mark.parametrize("variant", ["plain", "tiled"])
+def test_gpu_one_rank_calm_steps_like_the_cpu(variant):
+    from sim.mpi.comm import Comm
+
+    _, rank, counts, worst = run_standin(Comm(), 20000, 40, 4, {}, True, variant, gpu=True)
+    assert counts == [20000] * 40 and worst < 1e-12 * 3.17
+    assert 2 <= rank.renumbered_steps <= 15 and rank.everywhere_steps == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "variant, ranks, kicks",
+    [
+        ("plain", 2, "3:300,19000:-260"),
+        ("tiled", 2, "3:300,19000:-260"),
+        ("blockscan", 2, "3:300,19000:-260"),
+        ("plain", 4, "3:300,19000:-260"),
+        ("tiled", 4, "3:300,19000:-260"),
+        ("plain", 4, "0:0"),  # calm (particle 0 at rest): steps that keep their slots, each checked
+        ("tiled", 2, "0:0"),
+    ],
+)
+def test_gpu_ranks_step_like_the_cpu(tmp_path, variant, ranks, kicks):
     import cupy
 
     # ranks sharing a GPU go through the host (NCCL wants one GPU a rank); 20000 particles: 31 bin rows a rank
     # at 4 ranks, so each has interior rows stepped while its messages travel
     env = {"KERNEL_LAB_TRANSPORT": "host"} if cupy.cuda.runtime.getDeviceCount() < 2 else None
     out = tmp_path / "state.npy"
-    done = mpirun(ranks, __file__, "20000", "30", "4", str(out), "3:300,19000:-260", variant, "gpu", env=env)
+    done = mpirun(ranks, __file__, "20000", "30", "4", str(out), kicks, variant, "gpu", env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = done.stdout.split()
-    assert set(summary[1].split(",")) == {"20000"} and int(summary[3]) > 0 and int(summary[5]) > 0
+    assert set(summary[1].split(",")) == {"20000"} and int(summary[5]) > 0
     assert float(summary[7]) < 1e-12 * 3.17
+    if kicks == "0:0":
+        assert int(summary[3]) == 0 and 2 <= int(summary[13]) <= 12, summary
+    else:
+        assert int(summary[3]) > 0
 
 
 def _main(argv: list[str]) -> int:
@@ -271,16 +332,18 @@ def _main(argv: list[str]) -> int:
     variant = argv[5] if len(argv) > 5 else "plain"
     gpu, order = argv[6:7] == ["gpu"], (argv[6] if len(argv) > 6 else "-")
     state, rank, counts, worst = run_standin(comm, n, steps, seed, kicks, bool(kicks), variant, gpu, order=order)
-    if variant == "blockscan" and not gpu:
-        assert rank.k.launches["scan_blocks"] >= steps and rank.k.launches["add_sums"] >= steps
+    if variant == "blockscan" and not gpu:  # the report's scan on every renumbering (and the first binning)
+        scans = rank.renumbered_steps + rank.everywhere_steps + 1
+        assert rank.k.launches["scan_blocks"] == rank.k.launches["add_sums"] == scans, (rank.k.launches, scans)
     slow = int(comm.allreduce(np.array([rank.everywhere_steps], np.int64), "max")[0])
     crossed = int(comm.allreduce(np.array([rank.migrants], np.int64))[0])
     requeued = comm.allreduce(np.array([rank.outgrown_steps, rank.topped_up_steps], np.int64))
+    renumbered = int(comm.allreduce(np.array([rank.renumbered_steps], np.int64), "max")[0])
     if comm.is_root:
         np.save(out, state)
         print(
             f"counts {','.join(map(str, sorted(set(counts))))} slow {slow} crossed {crossed} worst {worst:.3g}"
-            f" outgrown {requeued[0]} topped {requeued[1]}"
+            f" outgrown {requeued[0]} topped {requeued[1]} renumbered {renumbered}"
         )
     return 0
 

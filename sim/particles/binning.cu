@@ -21,15 +21,17 @@
 // non-negative floats order like ints, so atomicMax keeps the largest). At the 2020 preset a binning
 // comes every 9-10 steps (10M, fp64): most steps are the step kernel alone.
 //
-// RANKS (an MPI rank's strip of bin rows, sim/particles/ranks_gpu.py): every step re-sorts: the step
-// reads through perm, counts each particle into its new bin (count_bins' atomic, fused), then the scan
-// and place (perm only). Slots are numbered over the rank's window (its rows and one row each side),
-// and the step and place run on a range of slots [slot0, n) (the interior rows while the messages
-// travel, then the rows at the ends). Ghost slots (the neighbours' boundary rows, before and after
-// mine) have perm entries that point at the ghost positions received after the state, so the step
-// reads ghosts like its own particles. The rank's own kernels (rank_kernels.cuh) pack what it sends
-// through perm, take in the ghosts, keep slots for arriving particles and gather the step's few host
-// numbers for one copy.
+// RANKS (an MPI rank's strip of bin rows, sim/particles/ranks_gpu.py): the step reads through perm; a step
+// that renumbers counts each particle into its new bin (count_bins' atomic, fused), then the scan and
+// place (perm only). The others keep the numbering (the host decides from the largest moves, every
+// rank's: sim/particles/rank_drift.py); a particle that drifted out of the rows of its numbering searches
+// the 9 bins around it now, but no row outside the window. Slots are numbered over the rank's window (its
+// rows and one row each side), and the step and place run on a range of slots [slot0, n) (the interior
+// rows while the messages travel, then the rows at the ends). Ghost slots (the neighbours' boundary
+// rows, before and after mine) have perm entries that point at the ghost positions received after the
+// state, so the step reads ghosts like its own particles. The rank's own kernels (rank_kernels.cuh) pack
+// what it sends through perm, take in the ghosts, keep slots for arriving particles and gather the step's
+// few host numbers for one copy.
 // No host synchronisation inside a step (a rank: one small read per step).
 //
 // The force: one fp64 reciprocal square root and multiplications per interacting pair instead of
@@ -90,10 +92,14 @@ __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #endif
 #ifdef RANKS
 #define FIRST slot0  // the launch's first slot (a rank steps its interior rows and boundary rows apart)
+#define ROW_LO (w0 / nb)  // the window's rows: a particle that drifted out of my strip searches no row beyond
+#define ROW_HI (w1 / nb - 1)
 // go: the probe's verdict for a launch queued before the host read it (null: launched knowing)
 #define RANGE_ARGS , int slot0, const int* go
 #else
 #define FIRST 0
+#define ROW_LO 0
+#define ROW_HI (nb - 1)
 #define RANGE_ARGS
 #endif
 
@@ -126,6 +132,14 @@ __device__ __forceinline__ int count_into_bin(REAL2 p, int i, REAL inv_width, in
     bin[i] = b;
     offset[i] = atomicAdd(&count[b], 1);
     return b;
+}
+
+// The largest of the block's moves into *most (a float's bits): one atomic a warp, and only where the warp
+// beats what is there (the maximum settles early; an atomic a warp on one word would serialise).
+__device__ __forceinline__ void keep_largest(int* most, float move)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) move = fmaxf(move, __shfl_xor_sync(0xffffffffu, move, offset));
+    if ((threadIdx.x & 31) == 0 && move > __int_as_float(*(volatile int*)most)) atomicMax(most, __float_as_int(move));
 }
 
 #ifdef RANKS
@@ -189,13 +203,6 @@ extern "C" __global__ void rebin_place(const int* bin, const int* offset, const 
     }
 }
 
-// The largest of the block's moves into *most (a float's bits): one atomic a warp, and only where the warp
-// beats what is there (the maximum settles early; an atomic a warp on one word would serialise).
-__device__ __forceinline__ void keep_largest(int* most, float move)
-{
-    for (int offset = 16; offset > 0; offset >>= 1) move = fmaxf(move, __shfl_xor_sync(0xffffffffu, move, offset));
-    if ((threadIdx.x & 31) == 0 && move > __int_as_float(*(volatile int*)most)) atomicMax(most, __float_as_int(move));
-}
 #endif
 
 // The report's scan, launch 1: each block scans 2 * blockDim counts in shared memory (inclusive,
@@ -320,12 +327,13 @@ struct Neighbour {
 
 // A particle's sums over the 9 bins around (bx, by) of the numbering `start`: three runs of slots, each
 // particle read `at` its slot.
+// Rows outside [row_lo, row_hi] are not searched (a rank's window; all rows on one GPU).
 template <class At>
 __device__ __forceinline__ void sum_neighbours(Pairs& acc, const int* __restrict__ start, const At& at, int bx, int by,
-                                               int nb, REAL xi, REAL yi)
+                                               int nb, int row_lo, int row_hi, REAL xi, REAL yi)
 {
     int x0 = max(bx - 1, 0), x1 = min(bx + 1, nb - 1);
-    for (int cy = max(by - 1, 0); cy <= min(by + 1, nb - 1); ++cy) {
+    for (int cy = max(by - 1, row_lo); cy <= min(by + 1, row_hi); ++cy) {
         int end = start[cy * nb + x1 + 1];
         for (int j = start[cy * nb + x0]; j < end; ++j) {
             REAL2 q = at(j);
@@ -342,11 +350,12 @@ __device__ __forceinline__ void sum_neighbours(Pairs& acc, const int* __restrict
 // One GPU: through (calm[0]) right after a binning, the particle and its neighbours are read through perm
 // and the ids copied from id (rebin_place's, in slot order) to id2; otherwise slot i is row i. The
 // step's largest move along an axis goes to calm[3].
-// RANKS: always through perm (ids from id through perm to id2), and each particle counted into its new
-// bin for the next re-sorting. Slots [slot0, n); bins [w0, w1) are the rank's window: a particle that
-// lands outside it (it jumped past a neighbour's row) sets *stray, and the rank takes the slow way this
-// step. With range (the probe's spec: first, end, go), the slots come from the device: the rank queues
-// the next step's interior before it reads the probe; nothing when go is 0.
+// RANKS: always through perm (ids from id through perm to id2); with count, each particle counted into its
+// new bin for the renumbering. Slots [slot0, n); bins [w0, w1) are the rank's window: a particle that
+// lands outside it (it jumped past a neighbour's row) sets stray[0], and the rank takes the slow way this
+// step; the step's largest move along an axis goes to stray[1]. With range (the probe's spec: first, end,
+// go), the slots come from the device: the rank queues the next step's interior before it reads the
+// probe; nothing when go is 0.
 extern "C" __global__ void STEP_BOUNDS step(
     SRC2 pos, SRC2 vel, const int* __restrict__ start, int n, REAL size, REAL inv_width, int nb,
     REAL2* __restrict__ pos2, REAL2* __restrict__ vel2,
@@ -388,8 +397,8 @@ extern "C" __global__ void STEP_BOUNDS step(
         // exactly the first and last neighbour bins: an interior block reads no ghost row's start
         // (those are being written while it runs)
         int bp = bin_of(p.x, p.y, inv_width, nb), bq = bin_of(q.x, q.y, inv_width, nb);
-        slab_first = start[max(bp / nb - 1, 0) * nb + max(bp % nb - 1, 0)];
-        slab_last = start[min(bq / nb + 1, nb - 1) * nb + min(bq % nb + 1, nb - 1) + 1];
+        slab_first = start[max(bp / nb - 1, ROW_LO) * nb + max(bp % nb - 1, 0)];
+        slab_last = start[min(bq / nb + 1, ROW_HI) * nb + min(bq % nb + 1, nb - 1) + 1];
 #else
         slab_first = start[max(bin_of(p.x, p.y, inv_width, nb) - nb - 1, 0)];
         slab_last = start[min(bin_of(q.x, q.y, inv_width, nb) + nb + 2, nb * nb)];
@@ -405,13 +414,15 @@ extern "C" __global__ void STEP_BOUNDS step(
     const int slab_first = 0, slab = 0;
 #endif
     Pairs acc;
-    float moved = 0;  // (one GPU) along either axis, rounded up
+    float moved = 0;  // along either axis, rounded up
     if (live) {
         int b = bin_of(xi, yi, inv_width, nb), bx = b % nb, by = b / nb;
         if (through)
-            sum_neighbours(acc, start, Neighbour<true>{pos, perm, tiled, slab_first, slab}, bx, by, nb, xi, yi);
+            sum_neighbours(acc, start, Neighbour<true>{pos, perm, tiled, slab_first, slab}, bx, by, nb, ROW_LO, ROW_HI,
+                           xi, yi);
         else
-            sum_neighbours(acc, start, Neighbour<false>{pos, perm, tiled, slab_first, slab}, bx, by, nb, xi, yi);
+            sum_neighbours(acc, start, Neighbour<false>{pos, perm, tiled, slab_first, slab}, bx, by, nb, ROW_LO, ROW_HI,
+                           xi, yi);
         REAL2 w = load2(vel, row_of(through, perm, i));
 #ifdef RANKS
         id2[i] = id[perm[i]];
@@ -425,13 +436,15 @@ extern "C" __global__ void STEP_BOUNDS step(
         pos2[i] = REAL2{px, py};
         vel2[i] = REAL2{u, v};
 #ifdef RANKS
-        int nb_new = count_into_bin(REAL2{px, py}, i, inv_width, nb, bin, offset, count);
-        if ((unsigned)(nb_new - w0) >= (unsigned)(w1 - w0)) *stray = 1;
-#else
-        moved = __double2float_ru(fmax(fabs((double)px - xi), fabs((double)py - yi)));
+        int nb_new = count ? count_into_bin(REAL2{px, py}, i, inv_width, nb, bin, offset, count)
+                           : bin_of(px, py, inv_width, nb);
+        if ((unsigned)(nb_new - w0) >= (unsigned)(w1 - w0)) stray[0] = 1;
 #endif
+        moved = __double2float_ru(fmax(fabs((double)px - xi), fabs((double)py - yi)));
     }
-#ifndef RANKS
+#ifdef RANKS
+    keep_largest(&stray[1], moved);
+#else
     keep_largest(&calm[3], moved);
 #endif
 #ifdef STATS

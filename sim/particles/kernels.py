@@ -1,9 +1,9 @@
 """The CUDA builds of the particles scene (CuPy-free): the step kernels per variant, precision,
 block size and statistics switch, for one GPU and for MPI ranks. One GPU's bin the particles afresh only
 when they may have moved a bin less the cutoff since (reading by row otherwise); the ranks' build
-(-DRANKS) re-sorts every step by gather, steps a range of slots, flags particles that left the rank's
-window, and adds the kernels that pack ghosts and leavers and place arrivals (sim/particles/binning.cu and
-rank_kernels.cuh)."""
+(-DRANKS) reads by gather, counts into bins on the steps that renumber, steps a range of slots, flags
+particles that left the rank's window, and adds the kernels that pack ghosts and leavers and place
+arrivals (sim/particles/binning.cu and rank_kernels.cuh)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ RANK_NAMES = (
     "count_arrivals",
     "place_arrivals",
     "probe",
+    "slots_as_rows",
 )
 
 

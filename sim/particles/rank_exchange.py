@@ -145,12 +145,15 @@ def agree(
     top: int = 0,
     leave_below: int = 0,
     leave_above: int = 0,
+    move: int = 0,
 ) -> bool:
-    """All-gather (stray flag, particles, bottom row, top row, leaving below, leaving above) of every
-    rank; True if any rank had a stray. Sets the next ghosts' and this step's arrivals' counts."""
+    """All-gather (stray flag, particles, bottom row, top row, leaving below, leaving above, the step's largest
+    move) of every rank; True if any rank had a stray. Sets ``moved`` (every rank's largest move: ``move`` is a
+    float's bits), the next ghosts' and this step's arrivals' counts."""
     if mine is None:
         mine, bottom, top = rank.n, rank.bottom, rank.top
-    table = rank.comm.allgather(np.array([int(stray), mine, bottom, top, leave_below, leave_above], np.int64))
+    table = rank.comm.allgather(np.array([int(stray), mine, bottom, top, leave_below, leave_above, move], np.int64))
+    rank.moved = float(table[:, 6].astype(np.int32).view(np.float32).max())
     if table[:, 0].any():
         return True
     rank.bottom, rank.top = bottom, top

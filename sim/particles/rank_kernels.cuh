@@ -65,9 +65,10 @@ extern "C" __global__ void place_arrivals(const REAL2* __restrict__ pos, int k, 
     perm[own ? start[b] + own[x] + r - 1 : start[b + 1] - r] = index0 + i;
 }
 
-// The step's host numbers in one copy: out[t] = start[at[t]] for t < m, then the stray flag (cleared).
-// spec, for the launches queued before the host reads those: the next step's interior slots (from
-// at[inner] and at[inner + 1]) and whether the window's slots (start[at[0]]) fit the rank's cap rows.
+// The step's host numbers in one copy: out[t] = start[at[t]] for t < m, then the stray flag and the step's
+// largest move (a float's bits), both cleared. spec, for the launches queued before the host reads those: the
+// next step's interior slots (from at[inner] and at[inner + 1]) and whether the window's slots (start[at[0]])
+// fit the rank's cap rows.
 extern "C" __global__ void probe(const int* __restrict__ start, const long long* __restrict__ at, int m,
                                  int* __restrict__ stray, int* __restrict__ out, long long cap, int inner,
                                  int* __restrict__ spec)
@@ -75,12 +76,21 @@ extern "C" __global__ void probe(const int* __restrict__ start, const long long*
     int t = threadIdx.x;
     if (t < m) out[t] = start[at[t]];
     if (t == m) {
-        out[m] = *stray;
-        *stray = 0;
+        out[m] = stray[0];
+        out[m + 1] = stray[1];
+        stray[0] = stray[1] = 0;
     }
     if (t == m + 1) {
         spec[0] = start[at[inner]];
         spec[1] = start[at[inner + 1]];
         spec[2] = start[at[0]] <= cap;
     }
+}
+
+// After a step that does not renumber: my slots [lo, hi) are the rows that step wrote, so each slot reads
+// its own row from then on (ghost slots keep theirs).
+extern "C" __global__ void slots_as_rows(int* __restrict__ perm, int lo, int hi)
+{
+    int i = lo + blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < hi) perm[i] = i;
 }

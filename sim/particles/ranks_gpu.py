@@ -1,37 +1,41 @@
 """One rank's particles on its GPU: the one-GPU gather step (particles/binning.cu, built with -DRANKS) on
 the rank's strip of bin rows.
 
-Bins are numbered over the whole box; the rank's window is its rows and one row each side. Each step's
-scan numbers the window's particles in bin order (slots): those now in the row below my strip first,
-then mine, those now in the row above last. ``perm`` maps a slot to the row of the state arrays that
-holds its particle: the step reads its particle and its neighbours through it and writes the moved
-state at its own slot, so a state set holds my particles at my slots of the last scan, the particles
-that arrived after them, and the ghosts after those; nothing is ever written in bin order. The ghosts'
-slots (the neighbours' boundary rows, just before and just after mine) point at the ghost positions,
-so the step reads a ghost like one of mine. One step (``main``: the caller's stream; ``side``: the
-rank's second stream, for messages), with the timer's stages:
+Bins are numbered over the whole box; the rank's window is its rows and one row each side. A renumbering
+scans the window's particles in bin order (slots): those now in the row below my strip first, then mine,
+those now in the row above last. ``perm`` maps a slot to the row of the state arrays that holds its
+particle: the step reads its particle and its neighbours through it and writes the moved state at its own
+slot. The ghosts' slots (the neighbours' boundary rows, just before and just after mine) point at the ghost
+positions, so the step reads a ghost like one of mine. A step renumbers only when the particles may have
+drifted too far from the bins of the last numbering (sim/particles/rank_drift.py: about one step in five
+at the 2020 preset); the others keep the slots (each then reads its own row) and hand no particle over.
+One step (``main``: the caller's stream; ``side``: the rank's second stream, for messages), with the
+timer's stages:
 
 1. forces+move (main): ``step`` on my interior slots (those whose 9 bins hold neither ghosts nor
-   arrivals: all but the two rows at each end that has a neighbour), queued first;
-2. migrate (side, while the interior steps): the last step's leavers (the slots now in a neighbour's
-   row) packed through perm and sent; arrivals received after my state and given the slots kept for them;
+   arrivals, even after a row's drift: all but the three rows at each end that has a neighbour), queued
+   first;
+2. migrate (side, while the interior steps; after a renumbering): the leavers (the slots now in a
+   neighbour's row) packed through perm and sent; arrivals received after my state and given the slots
+   kept for them;
 3. ghosts (side): my bottom and top rows' positions in bin order (packed through perm) and their bin
    starts to the neighbours; theirs received after the arrivals, their slots and bin starts set;
 4. forces+move (main, once side is done): ``step`` on the rows at the ends. A particle that lands outside
-   my window (it jumped past a neighbour's row) sets a flag;
-5. counts (main): each rank sends its neighbours the counts it made in their boundary rows (the
-   particles it is about to hand them, per bin) and adds theirs to its own: the scan then keeps a slot
-   for every arriving particle inside its bin;
-6. bin (main): the prefix sum over the window (common/scan.cuh's three launches, or the blockscan
-   variant's), one small read (slot bounds and the flag) and one MPI all-gather. ``place`` (each window
-   slot's source row; the occupied bins' counts cleared) and the next step's interior are queued before
-   the read, so the GPU works while the host waits for it and for the other ranks: the interior takes its
-   slots from the device (the probe's ``spec``), and both do nothing if the window outgrew the rank's
-   arrays (the host then grows them and queues both again). The migration waits for the next step
-   (``state`` queues it at once).
-If any rank's flag is set, that step re-bins every rank's particles over the whole box and sends each to
-its owner, whatever the distance (the slow way, sim/particles/rank_slow.py: more reads and messages); the
-queued interior's counts and statistics are dropped and it runs again after.
+   my window (it jumped past a neighbour's row) sets a flag; the step keeps its largest move;
+5. counts (main, renumbering): each rank sends its neighbours the counts it made in their boundary rows
+   (the particles it is about to hand them, per bin) and adds theirs to its own: the scan then keeps a
+   slot for every arriving particle inside its bin;
+6. bin (main): when renumbering, the prefix sum over the window (common/scan.cuh's three launches, or the
+   blockscan variant's) and ``place`` (each window slot's source row; the occupied bins' counts cleared);
+   one small read (slot bounds, the flag and the largest move) and one MPI all-gather. The next step's
+   interior is queued before the read, so the GPU works while the host waits for it and for the other
+   ranks: the interior takes its slots from the device (the probe's ``spec``), and both do nothing if the
+   window outgrew the rank's arrays (the host then grows them and queues both again). The migration waits
+   for the next step (``state`` queues it at once).
+If any rank's flag is set, or a step that kept the slots left a drift past the margin, that step re-bins
+every rank's particles over the whole box and sends each to its owner, whatever the distance (the slow
+way, sim/particles/rank_slow.py: more reads and messages); the queued interior's counts and statistics
+are dropped and it runs again after.
 Arrays grow rarely, with room to spare (sim/particles/rank_memory.py): a step allocates nothing.
 
 ``xp`` and ``kernels`` default to CuPy and the compiled kernels; tests pass numpy and a stand-in.
@@ -47,6 +51,7 @@ from sim.gpu import cuda
 from sim.gpu.cuda import ceil_div, grid_for
 from sim.particles import kernels as builds
 from sim.particles import rank_exchange, rank_slow, world
+from sim.particles.rank_drift import Drift
 from sim.particles.rank_memory import SIDES, RankMemory, Streams
 from sim.particles.strips import Strips
 
@@ -127,22 +132,26 @@ class GpuRank:
         self.own_below = xp.zeros(nb, i32)  # my own counts in my bottom row (arrivals from below go after them)
         self.seg_out = {side: xp.zeros(nb + 1, i32) for side in SIDES}  # a boundary row's bin starts
         self.seg_in = {side: xp.zeros(nb + 1, i32) for side in SIDES}
-        self.stray = xp.zeros(1, i32)
-        # the rows whose slots step apart from the interior: two at each end with a neighbour (its ghost row
-        # and its arrivals are read by them)
-        inner0 = min(row0 + (2 if self.below is not None else 0), row1)
-        inner1 = max(row1 - (2 if self.above is not None else 0), inner0)
+        self.stray = xp.zeros(2, i32)  # a particle left the window; the step's largest move (a float's bits)
+        # the rows whose slots step apart from the interior: three at each end with a neighbour (its ghost row
+        # and its arrivals are read by them, or by a particle there that drifted a row since its numbering)
+        inner0 = min(row0 + (3 if self.below is not None else 0), row1)
+        inner1 = max(row1 - (3 if self.above is not None else 0), inner0)
         # probed after each scan: the window's total, my first and end slot, my bottom row's end, my top row's
         # first, the interior's first and end
         self.at = xp.asarray(
             [self.w1, row0 * nb, row1 * nb, (row0 + 1) * nb, (row1 - 1) * nb, inner0 * nb, inner1 * nb], dtype=np.int64
         )
-        self.probed = xp.zeros(self.at.shape[0] + 1, i32)
-        self.probed_host = self.streams.pinned(self.at.shape[0] + 1, np.int32)
+        self.probed = xp.zeros(self.at.shape[0] + 2, i32)
+        self.probed_host = self.streams.pinned(self.at.shape[0] + 2, np.int32)
         self.spec = xp.zeros(3, i32)  # the next interior's first and end slots, and whether they fit (probe)
         self.go = self.spec[2:]  # (that flag, for the queued place)
         self.cap = 0  # the rows the last probe checked the window against
         self.queued = False  # whether the next step's interior is queued (it takes its slots from spec)
+        self.drift = Drift(size / nb)
+        self.moved = 0.0  # every rank's largest move in the step last read (rank_exchange.agree)
+        self.renumbering = True  # whether the step now queued or next to run renumbers (the first one does)
+        self.slots_are_rows = False  # whether perm maps each of my slots to its own row (after a calm step)
         # per step: closest pair (bits), sum, pairs; a row more for the interior queued after the last step
         self.stats = xp.zeros((max(1, steps) + 1, 3), xp.uint64)
         self.stats[:, 0] = np.float64(1.0).view(np.uint64)
@@ -151,6 +160,7 @@ class GpuRank:
         self.bytes_sent = 0  # ghosts, counts and migrants this rank has sent
         self.migrants = 0  # particles handed to a neighbour the usual way
         self.everywhere_steps = 0  # steps that took the slow way (a particle jumped past a neighbour's row)
+        self.renumbered_steps = 0  # steps that renumbered the particles (the others kept their slots)
         self.outgrown_steps = 0  # steps whose queued place and interior ran again (the window outgrew the arrays)
         self.topped_up_steps = 0  # steps whose queued interior missed slots (more than it covered)
         n = x.shape[0]
@@ -183,9 +193,10 @@ class GpuRank:
 
     # --- one step -----------------------------------------------------------------------------------
     def step(self) -> None:
+        renumbering = self.renumbering
         if not self.queued:  # (queued by the last step unless it took the slow way)
             with self.timer.stage("forces+move"):
-                self._step(*self.inner)  # reads no slot, start or row that side writes
+                self._step(*self.inner, counts=renumbering)  # reads no slot, start or row that side writes
         self.queued = False
         with self.streams.side():
             if self.pending is not None:  # the last step's leavers and arrivals
@@ -196,26 +207,41 @@ class GpuRank:
                 rank_exchange.ghosts(self)
         with self.timer.stage("forces+move"):
             self.streams.join()
-            self._step(self.lo, self.inner[0])
-            self._step(self.inner[1], self.hi)
+            self._step(self.lo, self.inner[0], counts=renumbering)
+            self._step(self.inner[1], self.hi, counts=renumbering)
         self.cur = 1 - self.cur
         self.t += 1
-        with self.timer.stage("counts"):
-            rank_exchange.counts(self)
+        self.renumbered_steps += renumbering
+        if renumbering:
+            with self.timer.stage("counts"):
+                rank_exchange.counts(self)
         with self.timer.stage("bin"):
-            self._scan()
-            self._queue_probe()
-            self._place(self.lo, self.hi, self.go)  # (nothing if the window outgrew perm)
+            if renumbering:
+                self._scan()
+                self._queue_probe()
+                self._place(self.lo, self.hi, self.go)  # (nothing if the window outgrew perm)
+                self.slots_are_rows = False
+            else:  # the slots stay; each now reads the row the step wrote it at
+                if not self.slots_are_rows:
+                    self.k["slots_as_rows"](
+                        *grid_for(self.n, 256), (self.mem.perm, np.int32(self.lo), np.int32(self.hi))
+                    )
+                    self.slots_are_rows = True
+                self._queue_probe()  # (the same numbering's slots)
             self.streams.mark()
+        self.renumbering = self.drift.renumbers(renumbering)
         with self.timer.stage("forces+move"):
             launched = self._queue_interior()
         missed = (0, 0)  # the next interior's slots that its queued launch did not step (stepped below)
         with self.timer.stage("bin"):
-            total, first, end, bottom_end, top_begin, inner0, inner1, stray = self._probed()
+            total, first, end, bottom_end, top_begin, inner0, inner1, stray, move = self._probed()
             mine, leave_below, leave_above = end - first, first, total - end
+            if not renumbering:  # the probe read the same numbering: the slots before and after mine are ghosts
+                leave_below = leave_above = 0
             everywhere = rank_exchange.agree(
-                self, stray != 0, mine, bottom_end - first, end - top_begin, leave_below, leave_above
+                self, stray != 0, mine, bottom_end - first, end - top_begin, leave_below, leave_above, move
             )
+            everywhere = self.drift.read(renumbering, self.moved) or everywhere
             if everywhere:
                 self._drop_interior()
                 self._everywhere()
@@ -223,19 +249,22 @@ class GpuRank:
                 fitted = total <= self.cap  # the queued place and interior ran
                 self.outgrown_steps += not fitted
                 if self._fit(total, first, leave_below, leave_above) or not fitted:
-                    if not fitted:
+                    if not fitted and renumbering:
                         self._place(self.lo, self.hi)
                     self.streams.mark()
-                # the migration is queued with the next step's ghosts, after its interior
-                self.pending = (self.hi, total, first, end)
-                self.migrants += leave_below + leave_above
-                self.lo, self.hi, self.inner = first, end, (inner0, inner1)
+                if renumbering:  # the migration is queued with the next step's ghosts, after its interior
+                    self.pending = (self.hi, total, first, end)
+                    self.migrants += leave_below + leave_above
+                    self.lo, self.hi = first, end
+                else:
+                    self.end = self.hi  # the next ghosts go after the rows this step wrote
+                self.inner = (inner0, inner1)
                 self.queued = True
                 missed = (inner0 + launched, inner1) if fitted else (inner0, inner1)
                 self.topped_up_steps += fitted and missed[1] > missed[0]
         if missed[1] > missed[0]:
             with self.timer.stage("forces+move"):
-                self._step(*missed)
+                self._step(*missed, counts=self.renumbering)
         self.timer.frame_done()
 
     def _settle(self) -> None:
@@ -250,7 +279,7 @@ class GpuRank:
         """The next step's interior, its slots from the device (spec): slots the launch covers (the last
         step's particles and a row more; ``step`` launches the rest, if any, once it has read them)."""
         (blocks,), (block,) = grid_for(self._cover(), self.block)
-        self._step(0, blocks * block, self.spec)
+        self._step(0, blocks * block, self.spec, counts=self.renumbering)
         return blocks * block  # (its threads: a whole number of blocks)
 
     def _cover(self) -> int:
@@ -267,8 +296,9 @@ class GpuRank:
         if self.stats_on:
             self.stats[self.t] = self.fresh_stats
 
-    def _step(self, first: int, end: int, spec=NULL) -> None:
-        """Slots [first, end); with ``spec``, as many as end - first of the slots spec gives."""
+    def _step(self, first: int, end: int, spec=NULL, *, counts: bool) -> None:
+        """Slots [first, end); with ``spec``, as many as end - first of the slots spec gives. ``counts``: each
+        particle counted into its new bin (a step that renumbers)."""
         if end <= first:
             return
         pos, vel, ids = self.mem.set(self.cur)
@@ -288,7 +318,7 @@ class GpuRank:
                 vel2,
                 self.mem.bin,
                 self.mem.offset,
-                self.count,
+                self.count if counts else NULL,
                 stats,
                 self.mem.perm,
                 ids,
@@ -386,6 +416,8 @@ class GpuRank:
         """Some particle moved more than a bin row: every rank's particles to their owners, re-binned."""
         self.everywhere_steps += 1
         self._rebin(rank_slow.to_owners(self))
+        self.drift.renumbered()
+        self.renumbering = self.drift.renumbers(True)
         self.queued = False
         rank_exchange.agree(self, stray=False)
         self._fit(self.hi, self.lo, 0, 0)
@@ -406,10 +438,11 @@ class GpuRank:
             ),
         )
         self._scan()
-        total, first, end, bottom_end, top_begin, inner0, inner1, _ = self._probe()
+        total, first, end, bottom_end, top_begin, inner0, inner1, *_ = self._probe()
         if (first, end, total) != (0, m, m):
             raise RuntimeError(f"rank {self.comm.rank}: {m - (end - first)} of its {m} particles are outside its rows")
         self._place(0, m)
+        self.slots_are_rows = False
         self.lo, self.hi, self.end, self.inner, self.pending = 0, m, m, (inner0, inner1), None
         self.bottom, self.top = bottom_end, m - top_begin
 
