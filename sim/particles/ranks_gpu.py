@@ -50,16 +50,14 @@ import numpy as np
 from sim.gpu import cuda
 from sim.gpu.cuda import ceil_div, grid_for
 from sim.particles import kernels as builds
-from sim.particles import rank_exchange, rank_slow, world
+from sim.particles import rank_exchange, rank_launch, rank_slow, world
 from sim.particles.rank_drift import Drift
+from sim.particles.rank_launch import SCAN_BLOCK
 from sim.particles.rank_memory import SIDES, RankMemory, Streams
 from sim.particles.strips import Strips
 
 BIN_CUTOFFS = builds.BIN_CUTOFFS  # as one GPU's
-SCAN_BLOCK = 512
 STAGES = ("ghosts", "forces+move", "counts", "bin", "migrate")
-NULL = np.uint64(0)  # a null pointer argument
-INNER_AT = 5  # the interior's first and end slots in the probe's ``at``
 
 
 def bins_per_side(size: float, bin_cutoffs: float = BIN_CUTOFFS) -> int:
@@ -196,7 +194,7 @@ class GpuRank:
         renumbering = self.renumbering
         if not self.queued:  # (queued by the last step unless it took the slow way)
             with self.timer.stage("forces+move"):
-                self._step(*self.inner, counts=renumbering)  # reads no slot, start or row that side writes
+                rank_launch.step(self, *self.inner, counts=renumbering)  # reads no slot, start or row that side writes
         self.queued = False
         with self.streams.side():
             if self.pending is not None:  # the last step's leavers and arrivals
@@ -207,8 +205,8 @@ class GpuRank:
                 rank_exchange.ghosts(self)
         with self.timer.stage("forces+move"):
             self.streams.join()
-            self._step(self.lo, self.inner[0], counts=renumbering)
-            self._step(self.inner[1], self.hi, counts=renumbering)
+            rank_launch.step(self, self.lo, self.inner[0], counts=renumbering)
+            rank_launch.step(self, self.inner[1], self.hi, counts=renumbering)
         self.cur = 1 - self.cur
         self.t += 1
         self.renumbered_steps += renumbering
@@ -217,9 +215,9 @@ class GpuRank:
                 rank_exchange.counts(self)
         with self.timer.stage("bin"):
             if renumbering:
-                self._scan()
-                self._queue_probe()
-                self._place(self.lo, self.hi, self.go)  # (nothing if the window outgrew perm)
+                rank_launch.scan(self)
+                rank_launch.queue_probe(self)
+                rank_launch.place(self, self.lo, self.hi, self.go)  # (nothing if the window outgrew perm)
                 self.slots_are_rows = False
             else:  # the slots stay; each now reads the row the step wrote it at
                 if not self.slots_are_rows:
@@ -227,14 +225,14 @@ class GpuRank:
                         *grid_for(self.n, 256), (self.mem.perm, np.int32(self.lo), np.int32(self.hi))
                     )
                     self.slots_are_rows = True
-                self._queue_probe()  # (the same numbering's slots)
+                rank_launch.queue_probe(self)  # (the same numbering's slots)
             self.streams.mark()
         self.renumbering = self.drift.renumbers(renumbering)
         with self.timer.stage("forces+move"):
             launched = self._queue_interior()
         missed = (0, 0)  # the next interior's slots that its queued launch did not step (stepped below)
         with self.timer.stage("bin"):
-            total, first, end, bottom_end, top_begin, inner0, inner1, stray, move = self._probed()
+            total, first, end, bottom_end, top_begin, inner0, inner1, stray, move = rank_launch.probed(self)
             mine, leave_below, leave_above = end - first, first, total - end
             if not renumbering:  # the probe read the same numbering: the slots before and after mine are ghosts
                 leave_below = leave_above = 0
@@ -250,7 +248,7 @@ class GpuRank:
                 self.outgrown_steps += not fitted
                 if self._fit(total, first, leave_below, leave_above) or not fitted:
                     if not fitted and renumbering:
-                        self._place(self.lo, self.hi)
+                        rank_launch.place(self, self.lo, self.hi)
                     self.streams.mark()
                 if renumbering:  # the migration is queued with the next step's ghosts, after its interior
                     self.pending = (self.hi, total, first, end)
@@ -264,7 +262,7 @@ class GpuRank:
                 self.topped_up_steps += fitted and missed[1] > missed[0]
         if missed[1] > missed[0]:
             with self.timer.stage("forces+move"):
-                self._step(*missed, counts=self.renumbering)
+                rank_launch.step(self, *missed, counts=self.renumbering)
         self.timer.frame_done()
 
     def _settle(self) -> None:
@@ -279,7 +277,7 @@ class GpuRank:
         """The next step's interior, its slots from the device (spec): slots the launch covers (the last
         step's particles and a row more; ``step`` launches the rest, if any, once it has read them)."""
         (blocks,), (block,) = grid_for(self._cover(), self.block)
-        self._step(0, blocks * block, self.spec, counts=self.renumbering)
+        rank_launch.step(self, 0, blocks * block, self.spec, counts=self.renumbering)
         return blocks * block  # (its threads: a whole number of blocks)
 
     def _cover(self) -> int:
@@ -296,86 +294,6 @@ class GpuRank:
         if self.stats_on:
             self.stats[self.t] = self.fresh_stats
 
-    def _step(self, first: int, end: int, spec=NULL, *, counts: bool) -> None:
-        """Slots [first, end); with ``spec``, as many as end - first of the slots spec gives. ``counts``: each
-        particle counted into its new bin (a step that renumbers)."""
-        if end <= first:
-            return
-        pos, vel, ids = self.mem.set(self.cur)
-        pos2, vel2, ids2 = self.mem.set(1 - self.cur)
-        stats = self.stats[self.t] if self.stats_on else NULL
-        self.k["step"](
-            *grid_for(end - first, self.block),
-            (
-                pos,
-                vel,
-                self.start,
-                np.int32(end),
-                self.real(self.size),
-                self.inv_width,
-                np.int32(self.nb),
-                pos2,
-                vel2,
-                self.mem.bin,
-                self.mem.offset,
-                self.count if counts else NULL,
-                stats,
-                self.mem.perm,
-                ids,
-                ids2,
-                np.int32(first),
-                np.int32(self.w0),
-                np.int32(self.w1),
-                self.stray,
-                spec,
-            ),
-        )
-
-    def _scan(self) -> None:
-        """Bin starts of the window relative to its first bin (start[w0] = 0)."""
-        w0, m = self.w0, self.w1 - self.w0
-        if self.variant == "blockscan":  # the report's three launches, on the window (they clear the counts)
-            blocks = ceil_div(m, 2 * SCAN_BLOCK)
-            self.k["scan_blocks"](
-                (blocks,),
-                (SCAN_BLOCK,),
-                (self.count[w0:], np.int32(m), self.start[w0:], self.block_sums, NULL),
-                shared_mem=2 * SCAN_BLOCK * 4,
-            )
-            self.k["scan_totals"]((1,), (1024,), (self.block_sums, np.int32(blocks)))
-            self.k["add_sums"]((blocks,), (SCAN_BLOCK,), (self.start[w0:], np.int32(m), self.block_sums, NULL))
-            self.start[w0] = 0
-        else:  # place clears the counts
-            self.count_scan(self.count[w0:], self.start[w0:])
-
-    def _queue_probe(self) -> None:
-        """The step's one read from the device, queued: the starts at ``at``, then the stray flag (cleared);
-        and spec (on the device) for the launches queued before the host has it."""
-        self.cap = self._cap()
-        self.k["probe"](
-            (1,),
-            (32,),
-            (
-                self.start,
-                self.at,
-                np.int32(self.at.shape[0]),
-                self.stray,
-                self.probed,
-                np.int64(self.cap),
-                np.int32(INNER_AT),
-                self.spec,
-            ),
-        )
-        self.streams.read_async(self.probed, self.probed_host)
-
-    def _probed(self) -> list[int]:
-        """The queued read, once it has landed."""
-        return [int(v) for v in self.streams.wait_read(self.probed_host)]
-
-    def _probe(self) -> list[int]:
-        self._queue_probe()
-        return self._probed()
-
     def _fit(self, total: int, first: int, leave_below: int, leave_above: int) -> bool:
         """Room for this step's arrivals and leavers and the next step's ghosts, from the window's ``total``
         slots, my ``first``; whether the arrays grew. Only while side is idle (after the step's read), and
@@ -389,27 +307,6 @@ class GpuRank:
         self.mem.fit(rows, head)
         self.mem.fit_sends(max(leave_below, leave_above, self.bottom, self.top))
         return grows
-
-    def _place(self, first: int, end: int, go=NULL) -> None:
-        """Each of the window's slots (mine and the leavers') the row the step wrote its particle at; with
-        ``go`` (spec's flag on the device), only if the window fitted the rows the probe checked."""
-        self.k["place"](
-            *grid_for(end - first, 256),
-            (
-                self.mem.bin,
-                self.mem.offset,
-                self.start,
-                np.int32(end),
-                self.mem.perm,
-                self.count,
-                np.int32(first),
-                go,
-            ),
-        )
-        if self.variant != "blockscan":  # bins with arrivals and none of mine: no particle of mine clears them
-            for side in SIDES:
-                if self.peers[side] is not None:
-                    self.count[self.rows[side]].fill(0)
 
     # --- the rare way: every particle to its owner ---------------------------------------------------
     def _everywhere(self) -> None:
@@ -437,11 +334,11 @@ class GpuRank:
                 self.count,
             ),
         )
-        self._scan()
-        total, first, end, bottom_end, top_begin, inner0, inner1, *_ = self._probe()
+        rank_launch.scan(self)
+        total, first, end, bottom_end, top_begin, inner0, inner1, *_ = rank_launch.probe(self)
         if (first, end, total) != (0, m, m):
             raise RuntimeError(f"rank {self.comm.rank}: {m - (end - first)} of its {m} particles are outside its rows")
-        self._place(0, m)
+        rank_launch.place(self, 0, m)
         self.slots_are_rows = False
         self.lo, self.hi, self.end, self.inner, self.pending = 0, m, m, (inner0, inner1), None
         self.bottom, self.top = bottom_end, m - top_begin

@@ -1,0 +1,125 @@
+"""A GPU rank's launches of binning.cu's rank kernels on its arrays (sim/particles/ranks_gpu.py): the step on a
+range of slots, the prefix sum over the window, the probe and its one read a step, and the place. Each takes
+the rank and queues on its current stream.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.gpu.cuda import ceil_div, grid_for
+from sim.particles.rank_memory import SIDES
+
+SCAN_BLOCK = 512
+NULL = np.uint64(0)  # a null pointer argument
+INNER_AT = 5  # the interior's first and end slots in the probe's ``at``
+
+
+def step(rank, first: int, end: int, spec=NULL, *, counts: bool) -> None:
+    """Slots [first, end); with ``spec``, as many as end - first of the slots spec gives. ``counts``: each
+    particle counted into its new bin (a step that renumbers)."""
+    if end <= first:
+        return
+    pos, vel, ids = rank.mem.set(rank.cur)
+    pos2, vel2, ids2 = rank.mem.set(1 - rank.cur)
+    stats = rank.stats[rank.t] if rank.stats_on else NULL
+    own = (rank.lo, rank.hi) if rank.slots_are_rows else (0, 0)  # read by row (perm is the identity there)
+    rank.k["step"](
+        *grid_for(end - first, rank.block),
+        (
+            pos,
+            vel,
+            rank.start,
+            np.int32(end),
+            rank.real(rank.size),
+            rank.inv_width,
+            np.int32(rank.nb),
+            pos2,
+            vel2,
+            rank.mem.bin,
+            rank.mem.offset,
+            rank.count if counts else NULL,
+            stats,
+            rank.mem.perm,
+            ids,
+            ids2,
+            np.int32(first),
+            np.int32(rank.w0),
+            np.int32(rank.w1),
+            rank.stray,
+            spec,
+            np.int32(own[0]),
+            np.int32(own[1]),
+        ),
+    )
+
+
+def scan(rank) -> None:
+    """Bin starts of the window relative to its first bin (start[w0] = 0)."""
+    w0, m = rank.w0, rank.w1 - rank.w0
+    if rank.variant == "blockscan":  # the report's three launches, on the window (they clear the counts)
+        blocks = ceil_div(m, 2 * SCAN_BLOCK)
+        rank.k["scan_blocks"](
+            (blocks,),
+            (SCAN_BLOCK,),
+            (rank.count[w0:], np.int32(m), rank.start[w0:], rank.block_sums, NULL),
+            shared_mem=2 * SCAN_BLOCK * 4,
+        )
+        rank.k["scan_totals"]((1,), (1024,), (rank.block_sums, np.int32(blocks)))
+        rank.k["add_sums"]((blocks,), (SCAN_BLOCK,), (rank.start[w0:], np.int32(m), rank.block_sums, NULL))
+        rank.start[w0] = 0
+    else:  # place clears the counts
+        rank.count_scan(rank.count[w0:], rank.start[w0:])
+
+
+def queue_probe(rank) -> None:
+    """The step's one read from the device, queued: the starts at ``at``, then the stray flag (cleared);
+    and spec (on the device) for the launches queued before the host has it."""
+    rank.cap = rank._cap()
+    rank.k["probe"](
+        (1,),
+        (32,),
+        (
+            rank.start,
+            rank.at,
+            np.int32(rank.at.shape[0]),
+            rank.stray,
+            rank.probed,
+            np.int64(rank.cap),
+            np.int32(INNER_AT),
+            rank.spec,
+        ),
+    )
+    rank.streams.read_async(rank.probed, rank.probed_host)
+
+
+def probed(rank) -> list[int]:
+    """The queued read, once it has landed."""
+    return [int(v) for v in rank.streams.wait_read(rank.probed_host)]
+
+
+def probe(rank) -> list[int]:
+    queue_probe(rank)
+    return probed(rank)
+
+
+def place(rank, first: int, end: int, go=NULL) -> None:
+    """Each of the window's slots (mine and the leavers') the row the step wrote its particle at; with
+    ``go`` (spec's flag on the device), only if the window fitted the rows the probe checked."""
+    rank.k["place"](
+        *grid_for(end - first, 256),
+        (
+            rank.mem.bin,
+            rank.mem.offset,
+            rank.start,
+            np.int32(end),
+            rank.mem.perm,
+            rank.count,
+            np.int32(first),
+            go,
+        ),
+    )
+    if rank.variant != "blockscan":  # bins with arrivals and none of mine: no particle of mine clears them
+        for side in SIDES:
+            if rank.peers[side] is not None:
+                rank.count[rank.rows[side]].fill(0)
