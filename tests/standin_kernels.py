@@ -38,13 +38,8 @@ def _bin_of(x, y, inv, nb):
 
 
 @numba.njit(cache=True)
-def _row(perm, pmo, j, rows, own0=0, own1=0):
-    """perm's entry for slot j: a row in [0, rows) (the rows after the state pointer); slots in [own0, own1)
-    are their own rows (the kernel reads no perm there: here perm must agree, or the host was wrong)."""
-    if own0 <= j < own1:
-        if perm[pmo + j] != j:
-            raise IndexError("a slot read by row whose perm entry is another row")
-        return j
+def _row(perm, pmo, j, rows):
+    """perm's entry for slot j: a row in [0, rows) (the rows after the state pointer)."""
     if pmo + j < 0 or pmo + j >= perm.shape[0]:
         raise IndexError("a slot outside perm")
     k = perm[pmo + j]
@@ -104,15 +99,13 @@ def _step(
     w1,
     stray,
     sto,
-    own0,
-    own1,
 ):
     cutoff, min_r, mass, dt = 0.01, 0.01 / 100, 0.01, 0.0005
     dmin, dsum, pairs = 1.0, 0.0, 0
     rows = p.shape[0] - po
     moved = np.float32(0.0)
     for i in range(first, n):
-        me = _row(pm, pmo, i, rows, own0, own1)
+        me = _row(pm, pmo, i, rows)
         xi, yi = p[po + me, 0], p[po + me, 1]
         k = _bin_of(xi, yi, inv, nb)
         bx, by = k % nb, k // nb
@@ -120,7 +113,7 @@ def _step(
         ax = ay = 0.0
         for cy in range(max(by - 1, w0 // nb), min(by + 1, w1 // nb - 1) + 1):
             for j in range(s[so + cy * nb + x0], s[so + cy * nb + x1 + 1]):
-                q = _row(pm, pmo, j, rows, own0, own1)
+                q = _row(pm, pmo, j, rows)
                 dx, dy = p[po + q, 0] - xi, p[po + q, 1] - yi
                 r2 = dx * dx + dy * dy
                 if r2 > cutoff * cutoff:
@@ -300,8 +293,6 @@ class StandIn(dict):
             w1,
             stray,
             spec,
-            own0,
-            own1,
         ) = args
         if _pointer(spec) is not None:  # slots from the device: as many as the launch covers
             if not spec[2]:
@@ -332,8 +323,6 @@ class StandIn(dict):
             int(w0),
             int(w1),
             *_view(stray),
-            int(own0),
-            int(own1),
         )
         most = stray[1:2].view(np.float32)  # the largest move, a float's bits (atomicMax on the GPU)
         most[0] = max(most[0], moved)

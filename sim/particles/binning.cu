@@ -103,20 +103,9 @@ __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #define RANGE_ARGS
 #endif
 
-#ifdef RANKS
-#define OWN_PARAMS , int own0, int own1  // a rank's slots that are their own rows (none right after a renumbering)
-#define OWN_ROWS , own0, own1
-#else
-#define OWN_PARAMS
-#define OWN_ROWS
-#endif
-// Slot j's row: through perm right after a binning (and on a rank, but for its own slots after a step that
-// kept them), else the slot is the row.
-__device__ __forceinline__ int row_of(bool through, const int* __restrict__ perm, int j OWN_PARAMS)
+// Slot j's row: through perm right after a binning (and always on a rank), else the slot is the row.
+__device__ __forceinline__ int row_of(bool through, const int* __restrict__ perm, int j)
 {
-#ifdef RANKS
-    if ((unsigned)(j - own0) < (unsigned)(own1 - own0)) return j;
-#endif
     return through ? perm[j] : j;
 }
 
@@ -327,15 +316,12 @@ struct Neighbour {
     const int* __restrict__ perm;
     const REAL2* tile;  // (TILED) slots [slab_first, slab_first + slab)
     int slab_first, slab;
-#ifdef RANKS
-    int own0, own1;
-#endif
     __device__ __forceinline__ REAL2 operator()(int j) const
     {
 #ifdef TILED
         if ((unsigned)(j - slab_first) < (unsigned)slab) return tile[j - slab_first];
 #endif
-        return load2(pos, row_of(THROUGH, perm, j OWN_ROWS));
+        return load2(pos, row_of(THROUGH, perm, j));
     }
 };
 
@@ -364,10 +350,8 @@ __device__ __forceinline__ void sum_neighbours(Pairs& acc, const int* __restrict
 // One GPU: through (calm[0]) right after a binning, the particle and its neighbours are read through perm
 // and the ids copied from id (rebin_place's, in slot order) to id2; otherwise slot i is row i. The
 // step's largest move along an axis goes to calm[3].
-// RANKS: through perm (ids from id through perm to id2) but for slots [own0, own1), which are their own rows
-// (my slots, after a step that kept them: perm is the identity there, and reading by row saves its load
-// before each neighbour's); with count, each particle counted into its new bin for the renumbering.
-// Slots [slot0, n); bins [w0, w1) are the rank's window: a particle that
+// RANKS: always through perm (ids from id through perm to id2); with count, each particle counted into its
+// new bin for the renumbering. Slots [slot0, n); bins [w0, w1) are the rank's window: a particle that
 // lands outside it (it jumped past a neighbour's row) sets stray[0], and the rank takes the slow way this
 // step; the step's largest move along an axis goes to stray[1]. With range (the probe's spec: first, end,
 // go), the slots come from the device: the rank queues the next step's interior before it reads the
@@ -380,7 +364,7 @@ extern "C" __global__ void STEP_BOUNDS step(
 #endif
     unsigned long long* stats, const int* __restrict__ perm, const int* __restrict__ id, int* __restrict__ id2
 #ifdef RANKS
-    , int slot0, int w0, int w1, int* __restrict__ stray, const int* __restrict__ range, int own0, int own1
+    , int slot0, int w0, int w1, int* __restrict__ stray, const int* __restrict__ range
 #else
     , int* __restrict__ calm
 #endif
@@ -398,7 +382,7 @@ extern "C" __global__ void STEP_BOUNDS step(
 #endif
     int i = FIRST + blockIdx.x * blockDim.x + threadIdx.x;
     bool live = i < n;
-    REAL2 own = live ? load2(pos, row_of(through, perm, i OWN_ROWS)) : REAL2{0, 0};
+    REAL2 own = live ? load2(pos, row_of(through, perm, i)) : REAL2{0, 0};
     REAL xi = own.x, yi = own.y;
 #ifdef TILED
     // The block's neighbourhood is the slab of slots from the first bin below-left of its first particle
@@ -408,8 +392,7 @@ extern "C" __global__ void STEP_BOUNDS step(
     __shared__ int slab_first, slab_last;
     if (threadIdx.x == 0) {
         int first = FIRST + blockIdx.x * blockDim.x, last = min(first + (int)blockDim.x, n) - 1;
-        REAL2 p = load2(pos, row_of(through, perm, first OWN_ROWS));
-        REAL2 q = load2(pos, row_of(through, perm, last OWN_ROWS));
+        REAL2 p = load2(pos, row_of(through, perm, first)), q = load2(pos, row_of(through, perm, last));
 #ifdef RANKS
         // exactly the first and last neighbour bins: an interior block reads no ghost row's start
         // (those are being written while it runs)
@@ -423,8 +406,7 @@ extern "C" __global__ void STEP_BOUNDS step(
     }
     __syncthreads();
     int slab = max(min(slab_last - slab_first, TILE), 0);  // a larger slab reads the rest from memory
-    for (int k = threadIdx.x; k < slab; k += blockDim.x)
-        tile[k] = load2(pos, row_of(through, perm, slab_first + k OWN_ROWS));
+    for (int k = threadIdx.x; k < slab; k += blockDim.x) tile[k] = load2(pos, row_of(through, perm, slab_first + k));
     __syncthreads();
     const REAL2* tiled = tile;
 #else
@@ -436,14 +418,14 @@ extern "C" __global__ void STEP_BOUNDS step(
     if (live) {
         int b = bin_of(xi, yi, inv_width, nb), bx = b % nb, by = b / nb;
         if (through)
-            sum_neighbours(acc, start, Neighbour<true>{pos, perm, tiled, slab_first, slab OWN_ROWS}, bx, by, nb, ROW_LO, ROW_HI,
+            sum_neighbours(acc, start, Neighbour<true>{pos, perm, tiled, slab_first, slab}, bx, by, nb, ROW_LO, ROW_HI,
                            xi, yi);
         else
-            sum_neighbours(acc, start, Neighbour<false>{pos, perm, tiled, slab_first, slab OWN_ROWS}, bx, by, nb, ROW_LO, ROW_HI,
+            sum_neighbours(acc, start, Neighbour<false>{pos, perm, tiled, slab_first, slab}, bx, by, nb, ROW_LO, ROW_HI,
                            xi, yi);
-        REAL2 w = load2(vel, row_of(through, perm, i OWN_ROWS));
+        REAL2 w = load2(vel, row_of(through, perm, i));
 #ifdef RANKS
-        id2[i] = id[row_of(true, perm, i OWN_ROWS)];
+        id2[i] = id[perm[i]];
 #else
         if (through) id2[i] = id[i];
 #endif

@@ -23,7 +23,6 @@ def step(rank, first: int, end: int, spec=NULL, *, counts: bool) -> None:
     pos, vel, ids = rank.mem.set(rank.cur)
     pos2, vel2, ids2 = rank.mem.set(1 - rank.cur)
     stats = rank.stats[rank.t] if rank.stats_on else NULL
-    own = (rank.lo, rank.hi) if rank.slots_are_rows else (0, 0)  # read by row (perm is the identity there)
     rank.k["step"](
         *grid_for(end - first, rank.block),
         (
@@ -48,8 +47,6 @@ def step(rank, first: int, end: int, spec=NULL, *, counts: bool) -> None:
             np.int32(rank.w1),
             rank.stray,
             spec,
-            np.int32(own[0]),
-            np.int32(own[1]),
         ),
     )
 
