@@ -120,3 +120,8 @@ def place(rank, first: int, end: int, go=NULL) -> None:
         for side in SIDES:
             if rank.peers[side] is not None:
                 rank.count[rank.rows[side]].fill(0)
+
+
+def slots_as_rows(rank) -> None:
+    """perm the identity on my slots: after a step that kept the slots, each holds the row it was written at."""
+    rank.k["slots_as_rows"](*grid_for(rank.n, 256), (rank.mem.perm, np.int32(rank.lo), np.int32(rank.hi)))

@@ -193,8 +193,8 @@ class GpuRank:
     def step(self) -> None:
         renumbering = self.renumbering
         if not self.queued:  # (queued by the last step unless it took the slow way)
-            with self.timer.stage("forces+move"):
-                rank_launch.step(self, *self.inner, counts=renumbering)  # reads no slot, start or row that side writes
+            with self.timer.stage("forces+move"):  # (reads no slot, start or row that side writes)
+                rank_launch.step(self, *self.inner, counts=renumbering)
         self.queued = False
         with self.streams.side():
             if self.pending is not None:  # the last step's leavers and arrivals
@@ -221,9 +221,7 @@ class GpuRank:
                 self.slots_are_rows = False
             else:  # the slots stay; each now reads the row the step wrote it at
                 if not self.slots_are_rows:
-                    self.k["slots_as_rows"](
-                        *grid_for(self.n, 256), (self.mem.perm, np.int32(self.lo), np.int32(self.hi))
-                    )
+                    rank_launch.slots_as_rows(self)
                     self.slots_are_rows = True
                 rank_launch.queue_probe(self)  # (the same numbering's slots)
             self.streams.mark()
