@@ -205,86 +205,10 @@ extern "C" __global__ void rebin_place(const int* bin, const int* offset, const 
 
 #endif
 
-// The report's scan, launch 1: each block scans 2 * blockDim counts in shared memory (inclusive,
-// written to start + 1) and leaves its total in sums[block].
-// The counts are zeroed as they are read, ready for the next binning.
-extern "C" __global__ void scan_blocks(int* count, int m, int* start, int* sums, const int* length)
-{
-    if (length && !*length) return;  // (one GPU: not binning this step)
-    extern __shared__ int part[];
-    int base = 2 * blockIdx.x * blockDim.x, t = threadIdx.x, width = 2 * blockDim.x;
-    part[2 * t] = base + 2 * t < m ? count[base + 2 * t] : 0;
-    part[2 * t + 1] = base + 2 * t + 1 < m ? count[base + 2 * t + 1] : 0;
-    if (base + 2 * t < m) count[base + 2 * t] = 0;
-    if (base + 2 * t + 1 < m) count[base + 2 * t + 1] = 0;
-    for (int stride = 1; stride < width; stride *= 2) {  // Hillis-Steele over the block's slice
-        __syncthreads();
-        int a = 2 * t, b = 2 * t + 1;
-        int va = a >= stride ? part[a - stride] : 0, vb = b >= stride ? part[b - stride] : 0;
-        __syncthreads();
-        part[a] += va;
-        part[b] += vb;
-    }
-    __syncthreads();
-    if (base + 2 * t < m) start[base + 2 * t + 1] = part[2 * t];
-    if (base + 2 * t + 1 < m) start[base + 2 * t + 2] = part[2 * t + 1];
-    if (t == blockDim.x - 1) sums[blockIdx.x] = part[width - 1];
-}
-
-// Launch 2: common/scan.cuh's scan_totals (one block: the block totals -> exclusive offsets).
-
-// Launch 3: add each block's offset to its slice.
-extern "C" __global__ void add_sums(int* start, int m, const int* sums, const int* length)
-{
-    if (length && !*length) return;
-    int base = 2 * blockIdx.x * blockDim.x, t = threadIdx.x;
-    int add = sums[blockIdx.x];
-    if (base + 2 * t < m) start[base + 2 * t + 1] += add;
-    if (base + 2 * t + 1 < m) start[base + 2 * t + 2] += add;
-}
+#include "particles/report_scan.cuh"  // the blockscan variant's three launches
 
 #ifdef STATS
-// stats[]: per step, the closest pair (as the bits of a non-negative double, which order like
-// integers), the sum of pair distances and their count (in cutoffs, r2 != 0 only).
-__device__ __forceinline__ void add_stats(unsigned long long* stats, double dmin, double dsum, unsigned long long count)
-{
-    // summed over the block first: one set of atomics per block, not per warp (they would serialise)
-    __shared__ double warp_min[32], warp_sum[32];
-    __shared__ unsigned long long warp_count[32];
-    for (int offset = 16; offset > 0; offset >>= 1) {
-        dmin = fmin(dmin, __shfl_down_sync(0xffffffffu, dmin, offset));
-        dsum += __shfl_down_sync(0xffffffffu, dsum, offset);
-        count += __shfl_down_sync(0xffffffffu, count, offset);
-    }
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (lane == 0) { warp_min[warp] = dmin; warp_sum[warp] = dsum; warp_count[warp] = count; }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int w = 1; w < (int)(blockDim.x >> 5); ++w) {
-            dmin = fmin(dmin, warp_min[w]);
-            dsum += warp_sum[w];
-            count += warp_count[w];
-        }
-        if (count) {
-            atomicMin(&stats[0], (unsigned long long)__double_as_longlong(dmin));
-            atomicAdd((double*)&stats[1], dsum);
-            atomicAdd(&stats[2], count);
-        }
-    }
-}
-
-// After each step: the starters' running absmin / absavg, on the device (no host round trip).
-extern "C" __global__ void fold_stats(unsigned long long* stats, double* totals)
-{
-    double dmin = __longlong_as_double((long long)stats[0]);
-    double dsum = __longlong_as_double((long long)stats[1]);
-    unsigned long long count = stats[2];
-    if (count) { totals[1] += dsum / count; totals[2] += 1.0; }
-    totals[0] = fmin(totals[0], dmin);
-    stats[0] = (unsigned long long)__double_as_longlong(1.0);
-    stats[1] = 0;
-    stats[2] = 0;
-}
+#include "particles/stats.cuh"  // the starters' distance statistics
 #endif
 
 // A particle's sums over its interacting pairs (r2 <= cutoff^2), added in the order they are found.
