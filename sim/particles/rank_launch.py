@@ -70,8 +70,8 @@ def scan(rank) -> None:
 
 
 def queue_probe(rank) -> None:
-    """The step's one read from the device, queued: the starts at ``at``, then the stray flag (cleared);
-    and spec (on the device) for the launches queued before the host has it."""
+    """The step's one read from the device, queued: the starts at ``at``, then the stray flag and the step's
+    largest move (both cleared); and spec (on the device) for the launches queued before the host has it."""
     rank.cap = rank._cap()
     rank.k["probe"](
         (1,),
@@ -96,6 +96,7 @@ def probed(rank) -> list[int]:
 
 
 def probe(rank) -> list[int]:
+    """The read queued and waited for (binning from scratch: nothing to overlap it with)."""
     queue_probe(rank)
     return probed(rank)
 
