@@ -102,7 +102,7 @@ class StandIn(dict):
             *_view(bins), *_view(offsets), *_view(start), int(n), *_view(perm), *_view(count), int(first)
         )
 
-    def step(self, grid, block, args, **_):
+    def step(self, grid, block, args, through=True, **_):
         (
             pos,
             vel,
@@ -155,6 +155,7 @@ class StandIn(dict):
             int(w0),
             int(w1),
             *_view(stray),
+            through,
         )
         most = stray[1:2].view(np.float32)  # the largest move, a float's bits (atomicMax on the GPU)
         most[0] = max(most[0], moved)
@@ -163,6 +164,10 @@ class StandIn(dict):
             f[0] = min(f[0], dmin)
             f[1] += dsum
             stats[2] += np.uint64(pairs)
+
+    def step_rows(self, grid, block, args, **_):
+        """step reading by row (each slot read must be its own row: perm says so there)."""
+        self.step(grid, block, args, through=False)
 
     # --- the rank's own ------------------------------------------------------------------------------
     def pack_ghosts(self, grid, block, args, **_):

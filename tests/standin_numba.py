@@ -18,13 +18,24 @@ def bin_of(x, y, inv, nb):
 
 
 @numba.njit(cache=True)
-def row(perm, pmo, j, rows):
-    """perm's entry for slot j: a row in [0, rows) (the rows after the state pointer)."""
+def row(perm, pmo, j, first, rows):
+    """perm's entry for slot j: a row in [first, rows) (0 or the positions' room before their pointer, and
+    the rows after it)."""
     if pmo + j < 0 or pmo + j >= perm.shape[0]:
         raise IndexError("a slot outside perm")
     k = perm[pmo + j]
-    if k < 0 or k >= rows:
+    if k < first or k >= rows:
         raise IndexError("a slot whose row is outside the state")
+    return k
+
+
+@numba.njit(cache=True)
+def row_read(perm, pmo, j, first, rows, through):
+    """Slot j's row as the step reads it: through perm, or by row, which perm must agree with (the rank
+    made each slot its own row: its particles by slots_as_rows, its ghosts taken in at their slots)."""
+    k = row(perm, pmo, j, first, rows)
+    if not through and k != j:
+        raise IndexError("a slot read by row that is not its row")
     return k
 
 
@@ -79,13 +90,14 @@ def step(
     w1,
     stray,
     sto,
+    through,
 ):
     cutoff, min_r, mass, dt = 0.01, 0.01 / 100, 0.01, 0.0005
     dmin, dsum, pairs = 1.0, 0.0, 0
     rows = p.shape[0] - po
     moved = np.float32(0.0)
     for i in range(first, n):
-        me = row(pm, pmo, i, rows)
+        me = row_read(pm, pmo, i, 0, rows, through)
         xi, yi = p[po + me, 0], p[po + me, 1]
         k = bin_of(xi, yi, inv, nb)
         bx, by = k % nb, k // nb
@@ -93,7 +105,7 @@ def step(
         ax = ay = 0.0
         for cy in range(max(by - 1, w0 // nb), min(by + 1, w1 // nb - 1) + 1):
             for j in range(s[so + cy * nb + x0], s[so + cy * nb + x1 + 1]):
-                q = row(pm, pmo, j, rows)
+                q = row_read(pm, pmo, j, -po, rows, through)
                 dx, dy = p[po + q, 0] - xi, p[po + q, 1] - yi
                 r2 = dx * dx + dy * dy
                 if r2 > cutoff * cutoff:
@@ -141,7 +153,7 @@ def rounded_up(d):
 def pack_ghosts(p, po, pm, pmo, first, count, s, so, bin0, nb, out, oo, seg, sgo):
     for t in range(max(count, nb + 1)):
         if t < count:
-            k = row(pm, pmo, first + t, p.shape[0] - po)
+            k = row(pm, pmo, first + t, 0, p.shape[0] - po)
             out[oo + t, 0], out[oo + t, 1] = p[po + k, 0], p[po + k, 1]
         if t <= nb:
             seg[sgo + t] = s[so + bin0 + t] - first
@@ -160,7 +172,7 @@ def take_ghosts(pm, pmo, slot0, count, index0, s, so, bin0, b_lo, b_hi, seg, sgo
 @numba.njit(cache=True)
 def pack_leavers(p, po, v, vo, d, do, pm, pmo, first, count, p2, p2o, v2, v2o, d2, d2o):
     for t in range(count):
-        k = row(pm, pmo, first + t, p.shape[0] - po)
+        k = row(pm, pmo, first + t, 0, p.shape[0] - po)
         p2[p2o + t, 0], p2[p2o + t, 1] = p[po + k, 0], p[po + k, 1]
         v2[v2o + t, 0], v2[v2o + t, 1] = v[vo + k, 0], v[vo + k, 1]
         d2[d2o + t] = d[do + k]

@@ -40,6 +40,7 @@ def test_particles_strong_and_weak_scaling_on_cpu_ranks(tmp_path):
             assert r["speedup"] == pytest.approx(r["efficiency"] * r["ranks"])
         if r["ranks"] > 1:
             assert all(p["stage_ms"]["forces+move"] > 0 and p["exchange_ms"] > 0 for p in r["per_rank"])
+            assert all(p["renumbered_steps"] is None for p in r["per_rank"]), "CPU ranks bin every step"
     assert "strong scaling, n = 4,000" in done.stdout and "weak scaling" in done.stdout
     assert done.stdout.count("particles-scaling on") == 1, "one table, from rank 0"
 
@@ -140,3 +141,5 @@ def test_gpu_scaling_tables(tmp_path):
     assert particles.returncode == 0, particles.stderr[-3000:]
     results = json.loads((tmp_path / "p.json").read_text())["results"]
     assert all(sum(p["particles"] for p in r["per_rank"]) == r["n"] for r in results)
+    ranked = [p for r in results if r["ranks"] > 1 for p in r["per_rank"]]
+    assert ranked and all(0 < p["renumbered_steps"] <= 50 for p in ranked), "renumbered on some of the 50 steps"

@@ -163,6 +163,7 @@ def test_calm_steps_keep_their_slots_and_step_like_the_cpu():
     assert counts == [1500] * 40 and worst < 1e-12
     assert 2 <= rank.renumbered_steps <= 15 and rank.everywhere_steps == 0
     assert rank.k.launches["scan_tiles"] == rank.renumbered_steps + 1  # (and the first binning)
+    assert rank.k.launches["step_rows"] >= 40 - rank.renumbered_steps, "the steps that kept the slots read by row"
     assert 1 <= rank.k.launches["slots_as_rows"] <= rank.renumbered_steps, "once a run of steps keeping slots"
 
 
@@ -248,7 +249,7 @@ def test_rank_memory_keeps_what_it_holds_when_it_grows():
 
     mem = RankMemory(np, np.float64, 10, 4)
     rows, head = mem.rows, mem.head
-    mem.pos[1][:rows] = np.arange(2 * rows).reshape(rows, 2)
+    mem.pos_rows(1, -head, rows)[...] = np.arange(2 * (head + rows)).reshape(head + rows, 2)
     mem.ids[0][:rows] = np.arange(rows) + 7
 
     def slots(m):  # perm's slots -head .. rows - 1 (a negative index into the view would wrap)
@@ -259,7 +260,8 @@ def test_rank_memory_keeps_what_it_holds_when_it_grows():
     assert (mem.rows, mem.head) == (rows, head), "enough room: nothing grows"
     mem.fit(rows + 1, head + 5)
     assert mem.rows > rows and mem.head >= head + 5
-    assert (mem.pos[1][:rows] == np.arange(2 * rows).reshape(rows, 2)).all()
+    assert (mem.pos_rows(1, -head, rows) == np.arange(2 * (head + rows)).reshape(head + rows, 2)).all()
+    assert (mem.pos[1][:rows] == mem.pos_rows(1, 0, rows)).all(), "pos's row 0 is the room's row head"
     assert (mem.ids[0][:rows] == np.arange(rows) + 7).all()
     assert (slots(mem) == np.arange(-head, rows) * 3).all(), "slots keep their numbers, before 0 too"
     mem.fit_sends(mem.send_rows + 1)
@@ -335,6 +337,8 @@ def _main(argv: list[str]) -> int:
     if variant == "blockscan" and not gpu:  # the report's scan on every renumbering (and the first binning)
         scans = rank.renumbered_steps + rank.everywhere_steps + 1
         assert rank.k.launches["scan_blocks"] == rank.k.launches["add_sums"] == scans, (rank.k.launches, scans)
+    if not gpu and not kicks:  # (calm) the steps that kept the slots read by row, the ghosts at their slots
+        assert rank.k.launches["step_rows"] > 0, rank.k.launches
     slow = int(comm.allreduce(np.array([rank.everywhere_steps], np.int64), "max")[0])
     crossed = int(comm.allreduce(np.array([rank.migrants], np.int64))[0])
     requeued = comm.allreduce(np.array([rank.outgrown_steps, rank.topped_up_steps], np.int64))

@@ -103,7 +103,7 @@ __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #define RANGE_ARGS
 #endif
 
-// Slot j's row: through perm right after a binning (and always on a rank), else the slot is the row.
+// Slot j's row: through perm right after a numbering, else the slot is the row.
 __device__ __forceinline__ int row_of(bool through, const int* __restrict__ perm, int j)
 {
     return through ? perm[j] : j;
@@ -269,30 +269,37 @@ __device__ __forceinline__ void sum_neighbours(Pairs& acc, const int* __restrict
     }
 }
 
-// One step for slot i: forces of its 9 neighbour bins (three runs of slots), move, reflect; the moved
-// state (and id) written at row i.
-// One GPU: through (calm[0]) right after a binning, the particle and its neighbours are read through perm
-// and the ids copied from id (rebin_place's, in slot order) to id2; otherwise slot i is row i. The
-// step's largest move along an axis goes to calm[3].
-// RANKS: always through perm (ids from id through perm to id2); with count, each particle counted into its
-// new bin for the renumbering. Slots [slot0, n); bins [w0, w1) are the rank's window: a particle that
-// lands outside it (it jumped past a neighbour's row) sets stray[0], and the rank takes the slow way this
-// step; the step's largest move along an axis goes to stray[1]. With range (the probe's spec: first, end,
-// go), the slots come from the device: the rank queues the next step's interior before it reads the
-// probe; nothing when go is 0.
-extern "C" __global__ void STEP_BOUNDS step(
-    SRC2 pos, SRC2 vel, const int* __restrict__ start, int n, REAL size, REAL inv_width, int nb,
-    REAL2* __restrict__ pos2, REAL2* __restrict__ vel2,
+// The step's parameters, one list for each entry below.
 #ifdef RANKS
-    int* __restrict__ bin, int* __restrict__ offset, int* __restrict__ count,
-#endif
-    unsigned long long* stats, const int* __restrict__ perm, const int* __restrict__ id, int* __restrict__ id2
-#ifdef RANKS
-    , int slot0, int w0, int w1, int* __restrict__ stray, const int* __restrict__ range
+#define RANK_ARRAYS int* __restrict__ bin, int* __restrict__ offset, int* __restrict__ count,
+#define RANK_ARRAYS_ARGS bin, offset, count,
+#define LAST_PARAMS int slot0, int w0, int w1, int* __restrict__ stray, const int* __restrict__ range
+#define LAST_ARGS slot0, w0, w1, stray, range
 #else
-    , int* __restrict__ calm
+#define RANK_ARRAYS
+#define RANK_ARRAYS_ARGS
+#define LAST_PARAMS int* __restrict__ calm
+#define LAST_ARGS calm
 #endif
-    )
+#define STEP_PARAMS                                                                                              \
+    SRC2 pos, SRC2 vel, const int* __restrict__ start, int n, REAL size, REAL inv_width, int nb,                 \
+        REAL2* __restrict__ pos2, REAL2* __restrict__ vel2, RANK_ARRAYS unsigned long long* stats,               \
+        const int* __restrict__ perm, const int* __restrict__ id, int* __restrict__ id2, LAST_PARAMS
+#define STEP_ARGS pos, vel, start, n, size, inv_width, nb, pos2, vel2, RANK_ARRAYS_ARGS stats, perm, id, id2, LAST_ARGS
+
+// One step for slot i: forces of its 9 neighbour bins (three runs of slots), move, reflect; the moved
+// state (and id) written at row i. Through perm (right after a numbering) the particle and its neighbours
+// are read at their rows and the ids copied through perm from id to id2; otherwise slot i is row i.
+// One GPU (step): through when calm[0] (rebin_place's ids are in slot order, so perm is not needed for
+// them). The step's largest move along an axis goes to calm[3].
+// RANKS: step reads through perm, step_rows by row (each a kernel of its own: one that reads through perm
+// when asked keeps more registers than either). With count, each particle is counted into its new bin for
+// the renumbering. Slots [slot0, n); bins [w0, w1) are the rank's window: a particle that lands outside it
+// (it jumped past a neighbour's row) sets stray[0], and the rank takes the slow way this step; the step's
+// largest move along an axis goes to stray[1]. With range (the probe's spec: first, end, go), the slots
+// come from the device: the rank queues the next step's interior before it reads the probe; nothing when
+// go is 0.
+__device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
 {
 #ifdef RANKS
     if (range) {
@@ -300,9 +307,6 @@ extern "C" __global__ void STEP_BOUNDS step(
         slot0 = range[0];
         n = range[1];
     }
-    const bool through = true;
-#else
-    const bool through = calm[0];
 #endif
     int i = FIRST + blockIdx.x * blockDim.x + threadIdx.x;
     bool live = i < n;
@@ -349,7 +353,7 @@ extern "C" __global__ void STEP_BOUNDS step(
                            xi, yi);
         REAL2 w = load2(vel, row_of(through, perm, i));
 #ifdef RANKS
-        id2[i] = id[perm[i]];
+        id2[i] = id[row_of(through, perm, i)];
 #else
         if (through) id2[i] = id[i];
 #endif
@@ -375,6 +379,13 @@ extern "C" __global__ void STEP_BOUNDS step(
     add_stats(stats, acc.dmin, acc.dsum, acc.pairs);
 #endif
 }
+
+#ifdef RANKS
+extern "C" __global__ void STEP_BOUNDS step(STEP_PARAMS) { step_slots(true, STEP_ARGS); }
+extern "C" __global__ void STEP_BOUNDS step_rows(STEP_PARAMS) { step_slots(false, STEP_ARGS); }
+#else
+extern "C" __global__ void STEP_BOUNDS step(STEP_PARAMS) { step_slots(calm[0] != 0, STEP_ARGS); }
+#endif
 
 #ifdef RANKS
 #include "particles/rank_kernels.cuh"  // an MPI rank's own kernels

@@ -28,7 +28,6 @@ from sim.gpu.cuda import ceil_div, grid_for
 from sim.particles import kernels, world
 
 VARIANTS = kernels.VARIANTS
-SCAN_BLOCK = 512  # threads of scan_blocks; each scans two counts
 MAX_TEXTURE_1D_LINEAR_WIDTH = 69  # cudaDevAttrMaxTexture1DLinearWidth: 2^27 texels on Hopper
 REBIN_BLOCKS_PER_SM = 8  # rebin_count and rebin_place stride over the particles: 2048 threads an SM
 UNKNOWN_DRIFT = int(np.float32(np.inf).view(np.int32))  # calm[2] before a first binning: bin now
@@ -81,8 +80,7 @@ class ParticlesGpu:
         self.margin = np.float32(bin_side - world.CUTOFF - bin_side / 100)  # 1% of a bin for rounding
         sms = cuda.device_properties(self.device)["multiProcessorCount"]
         self.rebin_grid = ((min(ceil_div(n, 256), REBIN_BLOCKS_PER_SM * sms),), (256,))
-        self.scan_blocks = ceil_div(self.bins, 2 * SCAN_BLOCK)
-        self.block_sums = cupy.empty(self.scan_blocks, cupy.int32)
+        self.block_sums = cupy.empty(ceil_div(self.bins, 2 * kernels.SCAN_BLOCK), cupy.int32)
         self.count_scan = cuda.CountScan(self.k, self.bins)
         if stats:
             self.stat = cupy.zeros(3, cupy.uint64)
@@ -148,15 +146,7 @@ class ParticlesGpu:
 
     def _scan(self) -> None:
         if self.variant == "blockscan":  # the report's three launches; they clear the counts too
-            m = np.int32(self.bins)
-            self.k["scan_blocks"](
-                (self.scan_blocks,),
-                (SCAN_BLOCK,),
-                (self.count, m, self.start, self.block_sums, self.binning),
-                shared_mem=2 * SCAN_BLOCK * 4,
-            )
-            self.k["scan_totals"]((1,), (1024,), (self.block_sums, np.int32(self.scan_blocks)))
-            self.k["add_sums"]((self.scan_blocks,), (SCAN_BLOCK,), (self.start, m, self.block_sums, self.binning))
+            kernels.report_scan(self.k, self.count, self.bins, self.start, self.block_sums, self.binning)
         else:
             self.count_scan(self.count, self.start, length=self.binning)  # rebin_place clears the counts
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 
-from sim.gpu.cuda import SCAN_KERNELS, Build
+import numpy as np
+
+from sim.gpu.cuda import SCAN_KERNELS, Build, ceil_div
 
 VARIANTS = ("plain", "tiled", "blockscan", "texture")
 RANK_VARIANTS = ("plain", "tiled", "blockscan")  # texture reads from the start of a buffer; ranks start mid-buffer
@@ -19,10 +21,13 @@ DEFAULT_BLOCK = 128  # a little faster than 256 at 1M and 10M (bench/results/h20
 # candidate tests but less counting, scanning and clearing; on an H200 2.5 beat 2 and 3 at 1M and 10M.
 BIN_CUTOFFS = 2.5
 PRECISIONS = {"fp64": "double", "fp32": "float"}
+SCAN_BLOCK = 512  # threads of the blockscan variant's scan_blocks; each scans two counts
+NULL = np.uint64(0)  # a null pointer argument
 GRAPH_STAGE = "frame (graph)"  # the stage a frame's steps replayed as one CUDA graph are timed as
 NAMES = ("step", "scan_blocks", "add_sums", *SCAN_KERNELS)
 ONE_GPU_NAMES = ("rebin_count", "rebin_place")
 RANK_NAMES = (
+    "step_rows",
     "count_bins",
     "place",
     "pack_ghosts",
@@ -52,6 +57,18 @@ def step(variant: str, precision: str, block: int, stats: bool, ranks: bool = Fa
         options.append("-DSTATS")
         names.append("fold_stats")
     return Build("sim/particles/binning.cu", tuple(options), tuple(names))
+
+
+def report_scan(k, count, m: int, start, block_sums, length=NULL) -> None:
+    """The blockscan variant's prefix sum (report_scan.cuh's three launches, on the current stream):
+    start[1 .. m] the running sums of count[0 .. m), the counts cleared. ``block_sums``: a slot for each
+    of ceil(m / (2 SCAN_BLOCK)) blocks; ``length`` (on the device, or null): one GPU's verdict, 0 when the
+    step does not bin (the launches then return at once)."""
+    blocks = ceil_div(m, 2 * SCAN_BLOCK)
+    shared = 2 * SCAN_BLOCK * 4  # two counts a thread
+    k["scan_blocks"]((blocks,), (SCAN_BLOCK,), (count, np.int32(m), start, block_sums, length), shared_mem=shared)
+    k["scan_totals"]((1,), (1024,), (block_sums, np.int32(blocks)))
+    k["add_sums"]((blocks,), (SCAN_BLOCK,), (start, np.int32(m), block_sums, length))
 
 
 def builds() -> list[Build]:

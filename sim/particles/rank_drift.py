@@ -20,7 +20,7 @@ import math
 
 from sim.particles import world
 
-GROWTH = 2.0  # how much faster than the last read's largest move the next two steps may go
+GROWTH = 1.5  # how much faster than the last read's largest move the next two steps may go
 
 
 class Drift:

@@ -15,14 +15,18 @@ NULL = np.uint64(0)  # a null pointer argument
 
 
 def ghosts(rank) -> None:
-    """(on side) The rank's boundary rows to its neighbours; theirs after its state, their slots and bin
-    starts set."""
+    """(on side) The rank's boundary rows to its neighbours; theirs taken in, their slots and bin starts
+    set. Their rows: after my state, or, when the step reads by row, their slots (just before and just after
+    mine: those rows hold nothing then)."""
     nb, lo, hi = rank.nb, rank.lo, rank.hi
     pos = rank.mem.pos[rank.cur]
     g = rank.ghosts_in
     sends, recvs = [], []
     rows = {"below": (lo, rank.bottom, rank.row0 * nb), "above": (hi - rank.top, rank.top, (rank.row1 - 1) * nb)}
-    at = {"below": rank.end, "above": rank.end + g["below"]}
+    if rank.slots_are_rows:
+        at = {"below": lo - g["below"], "above": hi}
+    else:
+        at = {"below": rank.end, "above": rank.end + g["below"]}
     for side in SIDES:
         if rank.peers[side] is None:
             continue
@@ -43,7 +47,8 @@ def ghosts(rank) -> None:
             ),
         )
         sends += [(rank.peers[side], out), (rank.peers[side], rank.seg_out[side])]
-        recvs += [(rank.peers[side], pos[at[side] : at[side] + g[side]]), (rank.peers[side], rank.seg_in[side])]
+        ghost_rows = rank.mem.pos_rows(rank.cur, at[side], at[side] + g[side])
+        recvs += [(rank.peers[side], ghost_rows), (rank.peers[side], rank.seg_in[side])]
     rank.link.exchange(sends, recvs)
     rank.bytes_sent += sum(a.nbytes for _, a in sends)
     # below: slots [lo - g, lo), bins of row0 - 1 but its last start (my first slot);

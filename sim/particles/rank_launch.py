@@ -7,23 +7,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.gpu.cuda import ceil_div, grid_for
+from sim.gpu.cuda import grid_for
+from sim.particles.kernels import report_scan
 from sim.particles.rank_memory import SIDES
 
-SCAN_BLOCK = 512
 NULL = np.uint64(0)  # a null pointer argument
 INNER_AT = 5  # the interior's first and end slots in the probe's ``at``
 
 
 def step(rank, first: int, end: int, spec=NULL, *, counts: bool) -> None:
     """Slots [first, end); with ``spec``, as many as end - first of the slots spec gives. ``counts``: each
-    particle counted into its new bin (a step that renumbers)."""
+    particle counted into its new bin (a step that renumbers). By row when each slot is its row (mine after
+    a step that kept the numbering, the ghosts then taken in at their slots), else through perm."""
     if end <= first:
         return
     pos, vel, ids = rank.mem.set(rank.cur)
     pos2, vel2, ids2 = rank.mem.set(1 - rank.cur)
     stats = rank.stats[rank.t] if rank.stats_on else NULL
-    rank.k["step"](
+    rank.k["step_rows" if rank.slots_are_rows else "step"](
         *grid_for(end - first, rank.block),
         (
             pos,
@@ -55,15 +56,7 @@ def scan(rank) -> None:
     """Bin starts of the window relative to its first bin (start[w0] = 0)."""
     w0, m = rank.w0, rank.w1 - rank.w0
     if rank.variant == "blockscan":  # the report's three launches, on the window (they clear the counts)
-        blocks = ceil_div(m, 2 * SCAN_BLOCK)
-        rank.k["scan_blocks"](
-            (blocks,),
-            (SCAN_BLOCK,),
-            (rank.count[w0:], np.int32(m), rank.start[w0:], rank.block_sums, NULL),
-            shared_mem=2 * SCAN_BLOCK * 4,
-        )
-        rank.k["scan_totals"]((1,), (1024,), (rank.block_sums, np.int32(blocks)))
-        rank.k["add_sums"]((blocks,), (SCAN_BLOCK,), (rank.start[w0:], np.int32(m), rank.block_sums, NULL))
+        report_scan(rank.k, rank.count[w0:], m, rank.start[w0:], rank.block_sums)
         rank.start[w0] = 0
     else:  # place clears the counts
         rank.count_scan(rank.count[w0:], rank.start[w0:])

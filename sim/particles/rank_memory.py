@@ -2,7 +2,8 @@
 
 Every array is indexed by slot or by row of a state set, and sized to the most the rank has needed so far,
 with a quarter more and some rows to spare: it grows a few times at the start, then never, so a step
-allocates nothing. ``perm`` has room before slot 0 (the ghosts below my first slot may start there).
+allocates nothing. ``perm`` and the positions have room before slot and row 0 (the ghosts below my first
+slot may start there; a step that reads by row finds them at their slots).
 Growing copies what is there; the rank grows only when both streams are idle (just after its one read
 from the device in a step).
 """
@@ -23,8 +24,9 @@ def _more(needed: int) -> int:
 
 
 class RankMemory:
-    """Two state sets (pos, vel, ids by row), bin and offset by slot, perm (slot -> row) with ``head``
-    slots before slot 0, and per side the send buffers for leavers (pos, vel, ids) and ghosts (pos)."""
+    """Two state sets (pos, vel, ids by row; pos with ``head`` rows before row 0), bin and offset by slot, perm
+    (slot -> row) with ``head`` slots before slot 0, and per side the send buffers for leavers (pos, vel, ids)
+    and ghosts (pos)."""
 
     def __init__(self, xp, real, rows: int, head: int):
         self.xp, self.real = xp, real
@@ -37,6 +39,7 @@ class RankMemory:
         self.offset: Any = None
         self.perm: Any = None
         self._perm_room: Any = None
+        self._pos_room: list[Any] = [None, None]
         self.leavers: dict[str, tuple[Any, Any, Any]] = {}  # side -> (pos, vel, ids) send buffers
         self.ghosts: dict[str, Any] = {}  # side -> pos send buffer
         self.fit(rows, head)
@@ -54,16 +57,26 @@ class RankMemory:
         new_rows = _more(rows) if rows > self.rows else self.rows
         new_head = _more(head) if head > self.head else self.head
         for s in (0, 1):
-            self.pos[s] = _grown(xp, self.pos[s], (new_rows, 2), self.real)
+            self._pos_room[s] = self._roomy(self._pos_room[s], new_rows, new_head, (2,), self.real)
+            self.pos[s] = self._pos_room[s][new_head:]  # pos[s][-head] is the room's first row
             self.vel[s] = _grown(xp, self.vel[s], (new_rows, 2), self.real)
             self.ids[s] = _grown(xp, self.ids[s], (new_rows,), xp.int32)
         self.bin = _grown(xp, self.bin, (new_rows,), xp.int32)
         self.offset = _grown(xp, self.offset, (new_rows,), xp.int32)
-        room = xp.empty(new_head + new_rows, xp.int32)
-        if self._perm_room is not None:
-            room[new_head - self.head : new_head + self.rows] = self._perm_room
-        self._perm_room, self.perm = room, room[new_head:]  # perm[-head] is the first slot of the room
+        self._perm_room = self._roomy(self._perm_room, new_rows, new_head, (), xp.int32)
+        self.perm = self._perm_room[new_head:]  # perm[-head] is the first slot of the room
         self.rows, self.head = new_rows, new_head
+
+    def _roomy(self, old, rows: int, head: int, shape: tuple, dtype):
+        """``head`` + ``rows`` rows, the old room's copied so that its row 0 stays row 0."""
+        room = self.xp.empty((head + rows, *shape), dtype)
+        if old is not None:
+            room[head - self.head : head + self.rows] = old
+        return room
+
+    def pos_rows(self, s: int, first: int, end: int):
+        """Rows [first, end) of set ``s``'s positions (first may be below 0, in the room before row 0)."""
+        return self._pos_room[s][self.head + first : self.head + end]
 
     def fit_sends(self, rows: int) -> None:
         """Send buffers of at least ``rows`` rows a side (their content is not kept)."""

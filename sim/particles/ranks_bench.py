@@ -157,7 +157,7 @@ def _run(
     sync(gpu)
     rank.timer.flush()
     rank.timer.clear()
-    sent_before = rank.bytes_sent
+    sent_before, renumbered_before = rank.bytes_sent, getattr(rank, "renumbered_steps", 0)
     sub.barrier()
     start = time.perf_counter()
     for _ in range(steps):
@@ -166,7 +166,9 @@ def _run(
     sub.barrier()
     wall = time.perf_counter() - start
     rank.timer.flush()
-    own = [rank.n, (rank.bytes_sent - sent_before) / steps, getattr(rank, "everywhere_steps", 0)]
+    # (a GPU rank renumbers only some steps; -1: a CPU rank, which bins every step)
+    renumbered = rank.renumbered_steps - renumbered_before if hasattr(rank, "renumbered_steps") else -1
+    own = [rank.n, (rank.bytes_sent - sent_before) / steps, getattr(rank, "everywhere_steps", 0), renumbered]
     own += [rank.timer.median(k) for k in STAGE_KEYS]
     table = sub.allgather(np.array(own, np.float64))
     state = gather_state(sub, rank, n) if not gpu else None
@@ -181,8 +183,9 @@ def _run(
             "particles": int(row[0]),
             "halo_bytes_per_step": row[1],
             "slow_steps": int(row[2]),
-            "stage_ms": dict(zip(STAGE_KEYS, row[3:].tolist(), strict=True)),
-            "exchange_ms": float(sum(row[3 + STAGE_KEYS.index(k)] for k in EXCHANGE)),
+            "renumbered_steps": int(row[3]) if row[3] >= 0 else None,
+            "stage_ms": dict(zip(STAGE_KEYS, row[4:].tolist(), strict=True)),
+            "exchange_ms": float(sum(row[4 + STAGE_KEYS.index(k)] for k in EXCHANGE)),
         }
         for q, row in enumerate(table)
     ]

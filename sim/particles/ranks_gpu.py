@@ -52,7 +52,6 @@ from sim.gpu.cuda import ceil_div, grid_for
 from sim.particles import kernels as builds
 from sim.particles import rank_exchange, rank_launch, rank_slow, world
 from sim.particles.rank_drift import Drift
-from sim.particles.rank_launch import SCAN_BLOCK
 from sim.particles.rank_memory import SIDES, RankMemory, Streams
 from sim.particles.strips import Strips
 
@@ -123,7 +122,7 @@ class GpuRank:
         self.rows = {"below": slice(row0 * nb, (row0 + 1) * nb), "above": slice((row1 - 1) * nb, row1 * nb)}
         self.ghost_rows = {"below": slice((row0 - 1) * nb, row0 * nb), "above": slice(row1 * nb, (row1 + 1) * nb)}
         if variant == "blockscan":
-            self.block_sums = xp.zeros(max(1, ceil_div(self.w1 - self.w0, 2 * SCAN_BLOCK)), i32)
+            self.block_sums = xp.zeros(max(1, ceil_div(self.w1 - self.w0, 2 * builds.SCAN_BLOCK)), i32)
         else:
             self.count_scan = cuda.CountScan(kernels, self.w1 - self.w0, xp)
         self.imm = {side: xp.zeros(nb, i32) for side in SIDES}  # arrivals per bin of my row; counted down as placed
