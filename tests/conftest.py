@@ -172,9 +172,9 @@ def small_disk(tmp_path):
 @pytest.fixture
 def gl():
     """A standalone EGL OpenGL 3.3 context (no display needed)."""
-    import moderngl
+    from viewer.gpu.egl import standalone_context
 
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    ctx = standalone_context()
     yield ctx
     ctx.release()
 

@@ -13,9 +13,9 @@ import viewer  # noqa: F401  first: it picks NVIDIA's EGL before any context loa
 def egl_problem() -> str | None:
     """None when a standalone EGL OpenGL 3.3 context opens here, else why not."""
     try:
-        import moderngl
+        from viewer.gpu.egl import standalone_context
 
-        moderngl.create_standalone_context(backend="egl", require=330).release()
+        standalone_context().release()
     except Exception as exc:  # noqa: BLE001  any failure means: skip with the reason
         return f"no EGL OpenGL 3.3 context: {exc}"
     return None
@@ -42,12 +42,12 @@ def field_through_interop(scene, color_mode: str, shape):
     """Show the scene's field view in ``color_mode`` on a standalone EGL context as the viewer does,
     assert that it went through CUDA–GL interop (not the host fallback), and return the field
     texture's values (float32, ``shape``), read back before the context is released."""
-    import moderngl
     import numpy as np
 
+    from viewer.gpu.egl import standalone_context
     from viewer.render.view import SceneView
 
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    ctx = standalone_context()
     view = SceneView(ctx)
     try:
         view.show(scene, color_mode)
@@ -62,16 +62,16 @@ def drag_plot_point(scene, point: str, offsets, size=(900, 600), color_mode: str
     """Drag a plot's drag point with the mouse, headless, as the window does: ImGui/ImPlot frames of the
     scene's plots, the mouse pressed on ``point``, moved by each (dx, dy) pixel offset in turn, released.
     The moves reach the scene through a Controller; returns it (its message line says if one failed)."""
-    import moderngl
     from imgui_bundle import imgui
 
     from sim.contract import PointerEvent
+    from viewer.gpu.egl import standalone_context
     from viewer.panel.gui import Gui
     from viewer.render.offscreen import Offscreen
     from viewer.render.view import SceneView
     from viewer.window.controller import Controller
 
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    ctx = standalone_context()
     gui, view, target = Gui(ctx), SceneView(ctx), Offscreen(ctx, size)
     ctl = Controller(scene, paused=True)
 

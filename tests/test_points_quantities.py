@@ -176,12 +176,11 @@ def test_verification_marks_are_the_views_mask():
 
 
 def _render_gpu(scene, mode: str, camera: OrbitCamera):
-    import moderngl
-
+    from viewer.gpu.egl import standalone_context
     from viewer.render.offscreen import Offscreen
     from viewer.render.view import SceneView
 
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    ctx = standalone_context()
     try:
         view, target = SceneView(ctx), Offscreen(ctx, (800, 500))
         try:

@@ -68,14 +68,13 @@ class Curve:
 def test_a_plot_whose_title_changes_every_frame_keeps_its_fitted_axes():
     """As in the window: one ImGui frame a displayed frame. The title names the frame shown (durbin's
     "frame 22: ..."); the curve stays on its axes every frame, not only the first."""
-    import moderngl
-
+    from viewer.gpu.egl import standalone_context
     from viewer.panel.gui import Gui
     from viewer.render.offscreen import Offscreen
     from viewer.render.view import SceneView
 
     size = (400, 300)
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    ctx = standalone_context()
     gui, view, target = Gui(ctx), SceneView(ctx), Offscreen(ctx, size)
     scene = Curve()
     try:

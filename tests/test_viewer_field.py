@@ -122,9 +122,8 @@ def test_block_mode_outlines_the_tiles_and_tints_their_halos():
 
 
 def test_a_device_field_falls_back_to_the_host_when_interop_is_refused(monkeypatch):
-    import moderngl
-
     import viewer.render.field
+    from viewer.gpu.egl import standalone_context
     from viewer.gpu.interop import InteropError
     from viewer.render.view import SceneView
 
@@ -135,7 +134,7 @@ def test_a_device_field_falls_back_to_the_host_when_interop_is_refused(monkeypat
         raise AssertionError("interop was refused: the view's write must not be called")
 
     monkeypatch.setattr(viewer.render.field, "GLBufferRegistration", refuse)
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    ctx = standalone_context()
     view = SceneView(ctx)
     try:
         scene = FieldScene(write=write)

@@ -115,12 +115,11 @@ class CountedField(np.ndarray):
 
 def panel_frames(scene, frames: int, each=lambda: None) -> None:
     """``frames`` ImGui frames of the panel, every section open, for a controller of ``scene`` (no view)."""
-    import moderngl
-
+    from viewer.gpu.egl import standalone_context
     from viewer.panel.gui import Gui
     from viewer.panel.panel import Panel
 
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    ctx = standalone_context()
     gui = Gui(ctx)
     try:
         panel, ctl = Panel(), Controller(scene)

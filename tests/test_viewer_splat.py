@@ -23,9 +23,11 @@ SIZE = (64, 48)
 
 @pytest.fixture
 def gl():
-    moderngl = pytest.importorskip("moderngl")
+    pytest.importorskip("moderngl")
+    from viewer.gpu.egl import standalone_context
+
     try:
-        ctx = moderngl.create_standalone_context(backend="egl", require=330)
+        ctx = standalone_context()
     except Exception as exc:  # noqa: BLE001  any failure means: skip with the reason
         pytest.skip(f"no EGL OpenGL context: {exc}")
     from viewer.render.points.splat import gl_problem
@@ -173,12 +175,12 @@ def test_a_failing_splat_falls_back_to_impostors_with_the_reason(gl, monkeypatch
 
 def _render(scene, camera: OrbitCamera, size=(800, 500)):
     """(rgb as int, how the balls were drawn) through a fresh EGL context."""
-    import moderngl
 
+    from viewer.gpu.egl import standalone_context
     from viewer.render.offscreen import Offscreen
     from viewer.render.view import SceneView
 
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    ctx = standalone_context()
     try:
         view = SceneView(ctx)
         target = Offscreen(ctx, size)

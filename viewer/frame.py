@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import moderngl
 
+from viewer.gpu.egl import standalone_context
 from viewer.panel.colour import draw_legend_overlay, legend_colormap
 from viewer.render.offscreen import Offscreen
 from viewer.render.view import SceneView
@@ -33,7 +34,7 @@ class Surface:
 
 def offscreen_surface(width: int, height: int) -> Surface:
     """A standalone EGL context drawing into an offscreen framebuffer: no display needed."""
-    ctx = moderngl.create_standalone_context(backend="egl", require=330)
+    ctx = standalone_context()
     try:
         target = Offscreen(ctx, (width, height))
     except BaseException:

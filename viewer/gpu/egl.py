@@ -1,12 +1,18 @@
-"""Which EGL driver headless rendering gets.
+"""Which EGL driver and device headless rendering gets.
 
 On NVIDIA machines set up for containers the driver's EGL vendor file lies outside glvnd's
 search path, so EGL would open Mesa's software renderer, on which CUDA–GL interop cannot work.
 Pointing glvnd at it must happen before libEGL is first loaded: ``viewer/__init__.py`` does it.
+
+On a machine with several GPUs, EGL numbers its devices in its own order: its first need not be the
+GPU that CUDA computes on, and CUDA cannot register the buffers of a context on another GPU.
+``standalone_context`` (and the headless window, through pyglet's ``headless_device``) open the EGL
+device whose contexts CUDA names as its current device.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import MutableMapping
 from pathlib import Path
@@ -30,3 +36,64 @@ def prefer_nvidia_egl(
     others = sorted(str(p) for p in system_dir.glob("*.json")) if system_dir.is_dir() else []
     environ[VENDOR_VARIABLE] = ":".join([str(nvidia_file), *others])
     return True
+
+
+MOST_EGL_DEVICES = 16  # EGL devices tried in turn (NVIDIA's GPUs, then any software device)
+
+
+def standalone_context(require: int = 330):
+    """A moderngl context of its own (no window) on EGL, on the GPU CUDA computes on."""
+    import moderngl
+
+    index = interop_device_index()
+    options = {} if index is None else {"device_index": index}
+    return moderngl.create_standalone_context(backend="egl", require=require, **options)
+
+
+@functools.cache
+def interop_device_index() -> int | None:
+    """The EGL device whose contexts CUDA–GL interop can use (CUDA's current device draws them); None
+    where there is nothing to choose (one CUDA device or none) or no EGL device is that GPU: EGL's
+    default then, and interop falls back to host uploads, saying why."""
+    devices = _cuda_device_count()
+    if devices < 2:
+        return None
+    import moderngl
+
+    want = _cuda_current_device()
+    for index in range(MOST_EGL_DEVICES):
+        try:
+            ctx = moderngl.create_standalone_context(backend="egl", require=330, device_index=index)
+        except Exception:  # noqa: BLE001  past the last device (or one that cannot open): stop looking
+            return None
+        try:
+            if want in _cuda_devices_of_current_gl():
+                return index
+        finally:
+            ctx.release()
+    return None
+
+
+def _cuda_device_count() -> int:
+    try:
+        from cuda.bindings import runtime
+
+        error, count = runtime.cudaGetDeviceCount()
+    except Exception:  # noqa: BLE001  no cuda-bindings, or no driver: no CUDA device to match
+        return 0
+    return int(count) if error == runtime.cudaError_t.cudaSuccess else 0
+
+
+def _cuda_current_device() -> int:
+    from cuda.bindings import runtime
+
+    error, device = runtime.cudaGetDevice()
+    return int(device) if error == runtime.cudaError_t.cudaSuccess else 0
+
+
+def _cuda_devices_of_current_gl() -> list[int]:
+    """The CUDA devices that draw the current GL context (none for a software renderer)."""
+    from cuda.bindings import runtime
+
+    error, count, devices = runtime.cudaGLGetDevices(8, runtime.cudaGLDeviceList.cudaGLDeviceListAll)
+    return [int(d) for d in devices[: int(count)]] if error == runtime.cudaError_t.cudaSuccess else []

@@ -7,6 +7,7 @@ import os
 import sys
 
 from viewer import AUTO_HEADLESS, pyglet
+from viewer.gpu.egl import interop_device_index
 
 
 def display_problem() -> str | None:
@@ -37,6 +38,10 @@ def display_problem() -> str | None:
 
 
 def _make_window(width: int, height: int, visible: bool, caption: str):
+    if pyglet.options.get("headless"):  # (EGL: on the GPU CUDA computes on, where there are several)
+        index = interop_device_index()
+        if index is not None:
+            pyglet.options["headless_device"] = index
     base = dict(width=width, height=height, caption=caption, resizable=True, vsync=False, visible=visible)
     configs = (
         pyglet.gl.Config(major_version=3, minor_version=3, forward_compatible=True, double_buffer=True, depth_size=24),
