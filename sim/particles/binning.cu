@@ -21,15 +21,15 @@
 // non-negative floats order like ints, so atomicMax keeps the largest). At the 2020 preset a binning
 // comes every 9-10 steps (10M, fp64): most steps are the step kernel alone.
 //
-// RANKS (an MPI rank's strip of bin rows, sim/particles/ranks_gpu.py): the step reads through perm; a step
-// that renumbers counts each particle into its new bin (count_bins' atomic, fused), then the scan and
-// place (perm only). The others keep the numbering (the host decides from the largest moves, every
-// rank's: sim/particles/rank_drift.py); a particle that drifted out of the rows of its numbering searches
-// the 9 bins around it now, but no row outside the window. Slots are numbered over the rank's window (its
-// rows and one row each side), and the step and place run on a range of slots [slot0, n) (the interior
-// rows while the messages travel, then the rows at the ends). Ghost slots (the neighbours' boundary
-// rows, before and after mine) have perm entries that point at the ghost positions received after the
-// state, so the step reads ghosts like its own particles. The rank's own kernels (rank_kernels.cuh) pack
+// RANKS (an MPI rank's strip of bin rows, sim/particles/ranks_gpu.py): a step that renumbers counts each
+// particle into its new bin (count_bins' atomic, fused), then the scan and place (perm only). The others
+// keep the numbering (the host decides from the largest moves, every rank's: sim/particles/rank_drift.py);
+// a particle that drifted out of the rows of its numbering searches the 9 bins around it now, but no row
+// outside the window. Slots are numbered over the rank's window (its rows and one row each side), and the
+// step and place run on a range of slots [slot0, n) (the interior rows while the messages travel, then
+// the rows at the ends). Right after a renumbering the step reads through perm, ghost slots (the
+// neighbours' boundary rows, before and after mine) pointing at the ghost positions received after the
+// state; the steps after it (step_rows) read each slot at its own row, the ghosts received at their slots. The rank's own kernels (rank_kernels.cuh) pack
 // what it sends through perm, take in the ghosts, keep slots for arriving particles and gather the step's
 // few host numbers for one copy.
 // No host synchronisation inside a step (a rank: one small read per step).

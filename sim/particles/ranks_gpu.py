@@ -4,11 +4,13 @@ the rank's strip of bin rows.
 Bins are numbered over the whole box; the rank's window is its rows and one row each side. A renumbering
 scans the window's particles in bin order (slots): those now in the row below my strip first, then mine,
 those now in the row above last. ``perm`` maps a slot to the row of the state arrays that holds its
-particle: the step reads its particle and its neighbours through it and writes the moved state at its own
-slot. The ghosts' slots (the neighbours' boundary rows, just before and just after mine) point at the ghost
-positions, so the step reads a ghost like one of mine. A step renumbers only when the particles may have
-drifted too far from the bins of the last numbering (sim/particles/rank_drift.py: about one step in five
-at the 2020 preset); the others keep the slots (each then reads its own row) and hand no particle over.
+particle: the step right after a renumbering reads its particle and its neighbours through it and writes
+the moved state at its own slot; the ghosts' slots (the neighbours' boundary rows, just before and just
+after mine) point at the ghost positions, so the step reads a ghost like one of mine. A step renumbers only
+when the particles may have drifted too far from the bins of the last numbering
+(sim/particles/rank_drift.py: about one step in four at the 2020 preset); the others keep the slots, read
+each slot at its own row (step_rows; the ghosts are then received at their slots) and hand no particle
+over.
 One step (``main``: the caller's stream; ``side``: the rank's second stream, for messages), with the
 timer's stages:
 
