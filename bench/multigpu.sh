@@ -7,6 +7,8 @@
 #                                                            default parts: sdh particles)
 #   bench/multigpu.sh --cpu [OUT_DIR] [sdh] [particles]      CPU ranks and small sizes: the same tables anywhere
 # tests: pytest -m gpu on the multi-rank tests (tests/test_mpi_*.py), with this script's MPI.
+# On a copied tree (the device tool's) set KERNEL_LAB_COMMIT=<sha12>: git there may describe another commit,
+# and the JSON records would name it.
 #
 # MPI: mpiexec beside the Python (a venv with the [mpi] extra) or on the PATH, if mpi4py runs over it;
 # otherwise the mpich and mpi4py wheels carried in .whl/mpi/ (installed under /tmp/mpi). NVLink
@@ -63,6 +65,7 @@ else
   particle_args=(--backend cpu --sizes 20000,40000 --steps 100)
 fi
 echo "ranks: up to $ranks ($mode); results: $out/$tag-*.json"
+echo "the records' commit: ${KERNEL_LAB_COMMIT:-as git describes this tree (KERNEL_LAB_COMMIT is not set)}"
 status=0
 start=$SECONDS
 if [[ " $parts " == *" tests "* ]]; then
