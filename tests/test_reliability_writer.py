@@ -195,6 +195,13 @@ SLOW_WRITER = textwrap.dedent("""
 """)
 
 
+def default_signals() -> None:
+    """The writer's SIGINT and SIGHUP as a terminal's process has them (pytest run under nohup, or a
+    shell's background job, would hand down SIGHUP or SIGINT ignored, and an ignored SIGHUP stays so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
 def test_signals_remove_the_temporary_file(tmp_path, sig, code):
     target = tmp_path / "out.txt"
@@ -203,7 +210,7 @@ def test_signals_remove_the_temporary_file(tmp_path, sig, code):
         [sys.executable, "-c", SLOW_WRITER.format(root=str(ROOT)), str(target), "-"],
         stdout=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=default_signals,
     )
     assert proc.stdout.readline() == "writing\n"
     assert len(leftovers(tmp_path)) == 1
