@@ -41,22 +41,34 @@ class _Released:
 
 
 @pytest.fixture(autouse=True)
-def fresh_choice():
+def fresh_choice(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     yield
     egl.interop_device_index.cache_clear()
 
 
 def test_the_egl_device_that_cuda_draws_on_is_chosen(monkeypatch):
     pretend = PretendEgl(monkeypatch, [[1], [0], []], cuda_devices=2, current=0)
-    assert egl.interop_device_index() == 1, "EGL's first device is CUDA's device 1"
+    assert egl.interop_device_index() == 1, "EGL's first device (its default) is CUDA's device 1"
+    opened = len(pretend.opened)
     egl.standalone_context()
     assert pretend.opened[-1] == 1
-    assert egl.interop_device_index() == 1 and len(pretend.opened) == 3, "chosen once a process"
+    assert egl.interop_device_index() == 1 and len(pretend.opened) == opened + 1, "chosen once a process"
 
 
-def test_cudas_current_device_is_the_one_matched(monkeypatch):
-    PretendEgl(monkeypatch, [[1], [0]], cuda_devices=2, current=1)
-    assert egl.interop_device_index() == 0
+def test_egls_default_is_kept_where_cuda_draws_it(monkeypatch):
+    pretend = PretendEgl(monkeypatch, [[1], [0]], cuda_devices=2, current=1)
+    assert egl.interop_device_index() is None
+    egl.standalone_context()
+    assert pretend.opened == [None, None], "one look at the default, then the default"
+
+
+def test_a_gpu_hidden_from_cuda_is_still_one_of_egls(monkeypatch):
+    """CUDA_VISIBLE_DEVICES=1 (a parallel GPU test run's second worker): CUDA sees one device, its 0, which
+    is EGL's second; EGL's default is the GPU CUDA does not see."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    PretendEgl(monkeypatch, [[], [0]], cuda_devices=1, current=0)
+    assert egl.interop_device_index() == 1
 
 
 def test_one_gpu_or_none_opens_the_egl_default_without_looking(monkeypatch):
@@ -64,7 +76,7 @@ def test_one_gpu_or_none_opens_the_egl_default_without_looking(monkeypatch):
         pretend = PretendEgl(monkeypatch, [[5]], cuda_devices=count, current=0)
         assert egl.interop_device_index() is None
         egl.standalone_context()
-        assert pretend.opened == [None], "no device_index: EGL's default display, as before"
+        assert pretend.opened == [None], "no device_index, no look: EGL's default display, as before"
 
 
 def test_no_egl_device_on_cudas_gpu_leaves_the_default(monkeypatch):

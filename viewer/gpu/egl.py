@@ -52,26 +52,40 @@ def standalone_context(require: int = 330):
 
 @functools.cache
 def interop_device_index() -> int | None:
-    """The EGL device whose contexts CUDA–GL interop can use (CUDA's current device draws them); None
-    where there is nothing to choose (one CUDA device or none) or no EGL device is that GPU: EGL's
-    default then, and interop falls back to host uploads, saying why."""
+    """The EGL device whose contexts CUDA–GL interop can use (CUDA's current device draws them), or None
+    for EGL's default: where it is that GPU, where there is nothing to choose (no CUDA device; one, with
+    every GPU visible to CUDA), and where no EGL device is CUDA's (interop then falls back to host
+    uploads, saying why). EGL sees every GPU even when CUDA_VISIBLE_DEVICES shows CUDA fewer (a parallel
+    GPU test run gives each worker one), so one visible device alone does not settle it."""
     devices = _cuda_device_count()
-    if devices < 2:
+    if devices == 0 or (devices == 1 and not os.environ.get("CUDA_VISIBLE_DEVICES")):
         return None
+    want = _cuda_current_device()
+    if _draws(None, want):
+        return None
+    for index in range(MOST_EGL_DEVICES):
+        found = _draws(index, want)
+        if found is None:  # past the last device (or one that cannot open): stop looking
+            return None
+        if found:
+            return index
+    return None
+
+
+def _draws(index: int | None, device: int) -> bool | None:
+    """Whether CUDA's ``device`` draws a context of EGL device ``index`` (None: EGL's default); None if
+    no context opens there."""
     import moderngl
 
-    want = _cuda_current_device()
-    for index in range(MOST_EGL_DEVICES):
-        try:
-            ctx = moderngl.create_standalone_context(backend="egl", require=330, device_index=index)
-        except Exception:  # noqa: BLE001  past the last device (or one that cannot open): stop looking
-            return None
-        try:
-            if want in _cuda_devices_of_current_gl():
-                return index
-        finally:
-            ctx.release()
-    return None
+    options = {} if index is None else {"device_index": index}
+    try:
+        ctx = moderngl.create_standalone_context(backend="egl", require=330, **options)
+    except Exception:  # noqa: BLE001  any failure: no context there
+        return None
+    try:
+        return device in _cuda_devices_of_current_gl()
+    finally:
+        ctx.release()
 
 
 def _cuda_device_count() -> int:
