@@ -185,7 +185,7 @@ class ParticlesGpu:
             self._rebin()
 
     def _stats_arg(self):
-        return self.stat if self.stats_on else np.uint64(0)
+        return self.stat if self.stats_on else kernels.NULL
 
     def _fold_stats(self) -> None:
         if self.stats_on:

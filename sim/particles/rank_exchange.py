@@ -9,9 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from sim.gpu.cuda import grid_for
+from sim.particles.kernels import NULL
 from sim.particles.rank_memory import SIDES
-
-NULL = np.uint64(0)  # a null pointer argument
 
 
 def ghosts(rank) -> None:

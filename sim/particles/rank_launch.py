@@ -8,10 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from sim.gpu.cuda import grid_for
-from sim.particles.kernels import report_scan
+from sim.particles.kernels import NULL, report_scan
 from sim.particles.rank_memory import SIDES
 
-NULL = np.uint64(0)  # a null pointer argument
 INNER_AT = 5  # the interior's first and end slots in the probe's ``at``
 
 

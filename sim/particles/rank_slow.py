@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.gpu.cuda import grid_for
+from sim.particles.kernels import NULL
 
 
 def to_owners(rank) -> int:
@@ -25,9 +26,8 @@ def to_owners(rank) -> int:
     )
     rank.start[0] = 0
     xp.cumsum(rank.count, dtype=xp.int32, out=rank.start[1:])
-    no_go = np.uint64(0)  # (a null pointer: place all)
-    k["place"](
-        *grid_for(n, 256), (mem.bin, mem.offset, rank.start, np.int32(hi), mem.perm, rank.count, np.int32(lo), no_go)
+    k["place"](  # (no go flag: place all)
+        *grid_for(n, 256), (mem.bin, mem.offset, rank.start, np.int32(hi), mem.perm, rank.count, np.int32(lo), NULL)
     )
     spare = mem.set(1 - rank.cur)  # my particles in bin order there
     k["pack_leavers"](*grid_for(n, 256), (pos, vel, ids, mem.perm, np.int32(0), np.int32(n), *spare))
