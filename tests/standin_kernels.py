@@ -123,6 +123,8 @@ class StandIn(dict):
             first,
             w0,
             w1,
+            s0,
+            s1,
             stray,
             spec,
         ) = args
@@ -154,6 +156,8 @@ class StandIn(dict):
             int(first),
             int(w0),
             int(w1),
+            int(s0),
+            int(s1),
             *_view(stray),
             through,
         )

@@ -88,6 +88,8 @@ def step(
     first,
     w0,
     w1,
+    s0,
+    s1,
     stray,
     sto,
     through,
@@ -136,7 +138,7 @@ def step(
             b[bo + i] = k
             o[oo + i] = c[co + k]
             c[co + k] += 1
-        if not w0 <= k < w1:
+        if not s0 <= k < s1:
             stray[sto] = 1
         moved = max(moved, rounded_up(max(abs(px - xi), abs(py - yi))))
     return dmin, dsum, pairs, moved

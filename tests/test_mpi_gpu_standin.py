@@ -244,6 +244,18 @@ def test_fast_particles_over_ranks_step_like_the_cpu(tmp_path, ranks, order):
     assert_requeued(summary, order)
 
 
+def test_gpu_ranks_need_two_bin_rows_each():
+    """A rank reads two of each neighbour's rows: a box of 9 bin rows takes at most 4 GPU ranks."""
+    from types import SimpleNamespace
+
+    from sim.particles.ranks_gpu import GpuRank
+
+    empty = np.zeros(0)
+    comm = SimpleNamespace(size=5, rank=0)
+    with pytest.raises(ValueError, match="9 bin rows for 5 GPU ranks: each needs at least 2"):
+        GpuRank(comm, None, empty, empty, empty, empty, empty, 0.23, 1, xp=np, kernels=StandIn())
+
+
 def test_rank_memory_keeps_what_it_holds_when_it_grows():
     from sim.particles.rank_memory import RankMemory
 

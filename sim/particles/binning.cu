@@ -25,7 +25,7 @@
 // particle into its new bin (count_bins' atomic, fused), then the scan and place (perm only). The others
 // keep the numbering (the host decides from the largest moves, every rank's: sim/particles/rank_drift.py);
 // a particle that drifted out of the rows of its numbering searches the 9 bins around it now, but no row
-// outside the window. Slots are numbered over the rank's window (its rows and one row each side), and the
+// outside the window. Slots are numbered over the rank's window (its rows and two rows each side), and the
 // step and place run on a range of slots [slot0, n) (the interior rows while the messages travel, then
 // the rows at the ends). Right after a renumbering the step reads through perm, ghost slots (the
 // neighbours' boundary rows, before and after mine) pointing at the ghost positions received after the
@@ -217,8 +217,9 @@ extern "C" __global__ void rebin_place(const int* bin, const int* offset, const 
 #ifdef RANKS
 #define RANK_ARRAYS int* __restrict__ bin, int* __restrict__ offset, int* __restrict__ count,
 #define RANK_ARRAYS_ARGS bin, offset, count,
-#define LAST_PARAMS int slot0, int w0, int w1, int* __restrict__ stray, const int* __restrict__ range
-#define LAST_ARGS slot0, w0, w1, stray, range
+#define LAST_PARAMS                                                                                      \
+    int slot0, int w0, int w1, int s0, int s1, int* __restrict__ stray, const int* __restrict__ range
+#define LAST_ARGS slot0, w0, w1, s0, s1, stray, range
 #else
 #define RANK_ARRAYS
 #define RANK_ARRAYS_ARGS
@@ -238,9 +239,10 @@ extern "C" __global__ void rebin_place(const int* bin, const int* offset, const 
 // them). The step's largest move along an axis goes to calm[3].
 // RANKS: step reads through perm, step_rows by row (each a kernel of its own: one that reads through perm
 // when asked keeps more registers than either). With count, each particle is counted into its new bin for
-// the renumbering. Slots [slot0, n); bins [w0, w1) are the rank's window: a particle that lands outside it
-// (it jumped past a neighbour's row) sets stray[0], and the rank takes the slow way this step; the step's
-// largest move along an axis goes to stray[1]. With range (the probe's spec: first, end, go), the slots
+// the renumbering. Slots [slot0, n); bins [w0, w1) are the rank's window (its rows and two each side: the
+// rows searched). A particle that lands outside bins [s0, s1) (its rows and one each side: it jumped past
+// the row its neighbour takes leavers from) sets stray[0], and the rank takes the slow way this step; the
+// step's largest move along an axis goes to stray[1]. With range (the probe's spec: first, end, go), the slots
 // come from the device: the rank queues the next step's interior before it reads the probe; nothing when
 // go is 0.
 __device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
@@ -310,7 +312,7 @@ __device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
 #ifdef RANKS
         int nb_new = count ? count_into_bin(REAL2{px, py}, i, inv_width, nb, bin, offset, count)
                            : bin_of(px, py, inv_width, nb);
-        if ((unsigned)(nb_new - w0) >= (unsigned)(w1 - w0)) stray[0] = 1;
+        if ((unsigned)(nb_new - s0) >= (unsigned)(s1 - s0)) stray[0] = 1;
 #endif
         moved = __double2float_ru(fmax(fabs((double)px - xi), fabs((double)py - yi)));
     }

@@ -2,10 +2,12 @@
 
 A rank renumbers (counts each particle into its bin, scans, places, hands its leavers over) only on some
 steps; on the others the particles keep their slots and the numbering's bins, and drift. A step stays exact
-while every particle has moved at most ``margin`` along either axis since the numbering: half a bin less
-the cutoff (less 1% of a bin for rounding). Then a particle within the cutoff of mine now was numbered
-within the cutoff and twice the margin of where I was numbered, so inside my window (my rows and one row
-each side), and within a bin of where I am now: in the 9 bins around me now, clipped to the window.
+while every particle has moved at most ``margin`` along either axis since the numbering (less 1% of a bin
+for rounding). A particle within the cutoff c of mine now was numbered within c + margin of where I am
+now: within a bin w of it (in the 9 bins around me) while margin <= w - c, as on one GPU. It was also
+numbered within c + 2 margin of where I was numbered, in my rows: inside my window (my rows and the
+neighbours' ``ghost_rows`` rows each side) while c + 2 margin <= ghost_rows w. With two ghost rows the
+first bound is the tighter one (w - c); with one it would be (w - c) / 2, renumbering twice as often.
 
 Whether a step renumbers is decided before it runs, when its interior is queued ahead of the last step's
 one read: from the drift at that read and the largest move then, allowing each of the next two steps to
@@ -24,8 +26,9 @@ GROWTH = 1.5  # how much faster than the last read's largest move the next two s
 
 
 class Drift:
-    def __init__(self, bin_side: float):
-        self.margin = (bin_side - world.CUTOFF) / 2 - bin_side / 100
+    def __init__(self, bin_side: float, ghost_rows: int):
+        w, c = bin_side, world.CUTOFF
+        self.margin = min(w - c, (ghost_rows * w - c) / 2) - w / 100
         self.drift = 0.0  # since the numbering, through the step last read
         self.move = math.inf  # the largest move along an axis in the step last read (every rank's; none yet)
 

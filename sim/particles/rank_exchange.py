@@ -21,7 +21,8 @@ def ghosts(rank) -> None:
     pos = rank.mem.pos[rank.cur]
     g = rank.ghosts_in
     sends, recvs = [], []
-    rows = {"below": (lo, rank.bottom, rank.row0 * nb), "above": (hi - rank.top, rank.top, (rank.row1 - 1) * nb)}
+    bins = rank.ghost_bins
+    rows = {"below": (lo, rank.bottom, rank.row0 * nb), "above": (hi - rank.top, rank.top, rank.row1 * nb - bins)}
     if rank.slots_are_rows:
         at = {"below": lo - g["below"], "above": hi}
     else:
@@ -32,7 +33,7 @@ def ghosts(rank) -> None:
         first, count, bin0 = rows[side]
         out = rank.mem.ghosts[side][:count]
         rank.k["pack_ghosts"](
-            *grid_for(max(count, nb + 1), 256),
+            *grid_for(max(count, bins + 1), 256),
             (
                 pos,
                 rank.mem.perm,
@@ -40,7 +41,7 @@ def ghosts(rank) -> None:
                 np.int32(count),
                 rank.start,
                 np.int32(bin0),
-                np.int32(nb),
+                np.int32(bins),
                 out,
                 rank.seg_out[side],
             ),
@@ -50,17 +51,17 @@ def ghosts(rank) -> None:
         recvs += [(rank.peers[side], ghost_rows), (rank.peers[side], rank.seg_in[side])]
     rank.link.exchange(sends, recvs)
     rank.bytes_sent += sum(a.nbytes for _, a in sends)
-    # below: slots [lo - g, lo), bins of row0 - 1 but its last start (my first slot);
-    # above: slots [hi, hi + g), bins of row1 after its first start (my end)
+    # below: slots [lo - g, lo), the ghost rows' bins but their last start (my first slot);
+    # above: slots [hi, hi + g), the ghost rows' bins after their first start (my end)
     slots = {
-        "below": (lo - g["below"], rank.ghost_rows["below"].start, 0, nb - 1),
-        "above": (hi, rank.ghost_rows["above"].start, 1, nb),
+        "below": (lo - g["below"], rank.ghost_start["below"], 0, bins - 1),
+        "above": (hi, rank.ghost_start["above"], 1, bins),
     }
     for side in SIDES:
         if rank.peers[side] is not None:
             slot0, bin0, b_lo, b_hi = slots[side]
             rank.k["take_ghosts"](
-                *grid_for(max(g[side], nb + 1), 256),
+                *grid_for(max(g[side], bins + 1), 256),
                 (
                     rank.mem.perm,
                     np.int32(slot0),
@@ -80,7 +81,7 @@ def counts(rank) -> None:
     sends, recvs = [], []
     for side in SIDES:
         if rank.peers[side] is not None:
-            sends.append((rank.peers[side], rank.count[rank.ghost_rows[side]]))
+            sends.append((rank.peers[side], rank.count[rank.leaving_rows[side]]))
             recvs.append((rank.peers[side], rank.imm[side]))
     rank.link.exchange(sends, recvs)
     rank.bytes_sent += sum(a.nbytes for _, a in sends)

@@ -45,6 +45,8 @@ def step(rank, first: int, end: int, spec=NULL, *, counts: bool) -> None:
             np.int32(first),
             np.int32(rank.w0),
             np.int32(rank.w1),
+            np.int32(rank.s0),
+            np.int32(rank.s1),
             rank.stray,
             spec,
         ),

@@ -1,16 +1,17 @@
 """One rank's particles on its GPU: the one-GPU gather step (particles/binning.cu, built with -DRANKS) on
 the rank's strip of bin rows.
 
-Bins are numbered over the whole box; the rank's window is its rows and one row each side. A renumbering
-scans the window's particles in bin order (slots): those now in the row below my strip first, then mine,
-those now in the row above last. ``perm`` maps a slot to the row of the state arrays that holds its
-particle: the step right after a renumbering reads its particle and its neighbours through it and writes
-the moved state at its own slot; the ghosts' slots (the neighbours' boundary rows, just before and just
-after mine) point at the ghost positions, so the step reads a ghost like one of mine. A step renumbers only
-when the particles may have drifted too far from the bins of the last numbering
-(sim/particles/rank_drift.py: about one step in four at the 2020 preset); the others keep the slots, read
-each slot at its own row (step_rows; the ghosts are then received at their slots) and hand no particle
-over.
+Bins are numbered over the whole box; the rank's window is its rows and two rows each side (GHOST_ROWS: a
+particle may drift most of a bin between renumberings, as on one GPU, and still find its neighbours in the
+window). A renumbering scans the window's particles in bin order (slots): those now in the row below my
+strip first, then mine, those now in the row above last (a particle that went further is a stray).
+``perm`` maps a slot to the row of the state arrays that holds its particle: the step right after a
+renumbering reads its particle and its neighbours through it and writes the moved state at its own slot;
+the ghosts' slots (the neighbours' boundary rows, just before and just after mine) point at the ghost
+positions, so the step reads a ghost like one of mine. A step renumbers only when the particles may have
+drifted too far from the bins of the last numbering (sim/particles/rank_drift.py); the others keep the
+slots, read each slot at its own row (step_rows; the ghosts are then received at their slots) and hand no
+particle over.
 One step (``main``: the caller's stream; ``side``: the rank's second stream, for messages), with the
 timer's stages:
 
@@ -59,6 +60,7 @@ from sim.particles.strips import Strips
 
 BIN_CUTOFFS = builds.BIN_CUTOFFS  # as one GPU's
 STAGES = ("ghosts", "forces+move", "counts", "bin", "migrate")
+GHOST_ROWS = 2  # the neighbours' rows next to mine that I read, each side (rank_drift.py: why two)
 
 
 def bins_per_side(size: float, bin_cutoffs: float = BIN_CUTOFFS) -> int:
@@ -117,29 +119,41 @@ class GpuRank:
         self.timer = timer if timer is not None else cuda.stage_timer("gpu" if xp is not np else "cpu", STAGES)
         self.streams = Streams(xp)
         i32 = xp.int32
-        self.w0, self.w1 = max(row0 - 1, 0) * nb, min(row1 + 1, nb) * nb  # the window's bins
+        if nb // comm.size < GHOST_ROWS:
+            raise ValueError(
+                f"the box has {nb} bin rows for {comm.size} GPU ranks: each needs at least {GHOST_ROWS} (its "
+                "neighbours' ghosts; use fewer ranks or more particles)"
+            )
+        # the window's bins: my rows and the ghost rows each side (the rows searched); a particle landing
+        # outside my rows and the one row each side (the leavers' rows) is a stray
+        self.w0, self.w1 = max(row0 - GHOST_ROWS, 0) * nb, min(row1 + GHOST_ROWS, nb) * nb
+        self.s0, self.s1 = max(row0 - 1, 0) * nb, min(row1 + 1, nb) * nb
         pad = -self.w0 % 4  # the window's counts and starts 16-byte aligned (the scan's int4 loads and stores)
         self.count = xp.zeros(nb * nb + pad, i32)[pad:]
         self.start = xp.zeros(nb * nb + 1 + pad, i32)[pad:]
+        # my first and last row (arrivals land there) and the neighbours' rows next to them (leavers go there)
         self.rows = {"below": slice(row0 * nb, (row0 + 1) * nb), "above": slice((row1 - 1) * nb, row1 * nb)}
-        self.ghost_rows = {"below": slice((row0 - 1) * nb, row0 * nb), "above": slice(row1 * nb, (row1 + 1) * nb)}
+        self.leaving_rows = {"below": slice((row0 - 1) * nb, row0 * nb), "above": slice(row1 * nb, (row1 + 1) * nb)}
+        self.ghost_bins = GHOST_ROWS * nb  # bins of the ghost rows each side
+        self.ghost_start = {"below": (row0 - GHOST_ROWS) * nb, "above": row1 * nb}  # their first bin
         if variant == "blockscan":
             self.block_sums = xp.zeros(max(1, ceil_div(self.w1 - self.w0, 2 * builds.SCAN_BLOCK)), i32)
         else:
             self.count_scan = cuda.CountScan(kernels, self.w1 - self.w0, xp)
         self.imm = {side: xp.zeros(nb, i32) for side in SIDES}  # arrivals per bin of my row; counted down as placed
         self.own_below = xp.zeros(nb, i32)  # my own counts in my bottom row (arrivals from below go after them)
-        self.seg_out = {side: xp.zeros(nb + 1, i32) for side in SIDES}  # a boundary row's bin starts
-        self.seg_in = {side: xp.zeros(nb + 1, i32) for side in SIDES}
+        self.seg_out = {side: xp.zeros(self.ghost_bins + 1, i32) for side in SIDES}  # boundary rows' bin starts
+        self.seg_in = {side: xp.zeros(self.ghost_bins + 1, i32) for side in SIDES}
         self.stray = xp.zeros(2, i32)  # a particle left the window; the step's largest move (a float's bits)
         # the rows whose slots step apart from the interior: three at each end with a neighbour (its ghost row
         # and its arrivals are read by them, or by a particle there that drifted a row since its numbering)
         inner0 = min(row0 + (3 if self.below is not None else 0), row1)
         inner1 = max(row1 - (3 if self.above is not None else 0), inner0)
-        # probed after each scan: the window's total, my first and end slot, my bottom row's end, my top row's
-        # first, the interior's first and end
+        # probed after each scan: the window's total, my first and end slot, the end of my bottom rows and the
+        # first of my top rows (the ghosts I send), the interior's first and end
+        bottom_end, top_first = min(row0 + GHOST_ROWS, row1) * nb, max(row1 - GHOST_ROWS, row0) * nb
         self.at = xp.asarray(
-            [self.w1, row0 * nb, row1 * nb, (row0 + 1) * nb, (row1 - 1) * nb, inner0 * nb, inner1 * nb], dtype=np.int64
+            [self.w1, row0 * nb, row1 * nb, bottom_end, top_first, inner0 * nb, inner1 * nb], dtype=np.int64
         )
         self.probed = xp.zeros(self.at.shape[0] + 2, i32)
         self.probed_host = self.streams.pinned(self.at.shape[0] + 2, np.int32)
@@ -147,7 +161,7 @@ class GpuRank:
         self.go = self.spec[2:]  # (that flag, for the queued place)
         self.cap = 0  # the rows the last probe checked the window against
         self.queued = False  # whether the next step's interior is queued (it takes its slots from spec)
-        self.drift = Drift(size / nb)
+        self.drift = Drift(size / nb, GHOST_ROWS)
         self.moved = 0.0  # every rank's largest move in the step last read (rank_exchange.agree)
         self.renumbering = True  # whether the step now queued or next to run renumbers (the first one does)
         self.slots_are_rows = False  # whether perm maps each of my slots to its own row (after a calm step)

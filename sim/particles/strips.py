@@ -2,7 +2,8 @@
 
 Rank r owns the particles whose bin row (the binning's own formula) lies in rows [row0, row1); a
 particle's forces come from the 9 bins around it, so a rank needs, besides its own rows, the one
-row below and the one above: its neighbours' boundary rows (ghosts). With rows numbered bottom to
+row below and the one above: its neighbours' boundary rows (ghosts; a GPU rank, which renumbers its
+particles only every few steps, reads two rows each side: sim/particles/ranks_gpu.py). With rows numbered bottom to
 top and bins numbered row by row, a strip, its boundary rows and the particles that leave it are
 all contiguous runs of a bin-sorted array: ghosts and migrants are slices, never gathered.
 
