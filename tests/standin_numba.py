@@ -123,7 +123,8 @@ def step(
                 ax += coef * dx
                 ay += coef * dy
         u, w = v[vo + me, 0] + ax * dt, v[vo + me, 1] + ay * dt
-        d2[d2o + i] = d[do + me]
+        if through:
+            d2[d2o + i] = d[do + me]
         px, py = xi + u * dt, yi + w * dt
         while px < 0 or px > size:
             px = -px if px < 0 else 2 * size - px

@@ -234,7 +234,8 @@ extern "C" __global__ void rebin_place(const int* bin, const int* offset, const 
 
 // One step for slot i: forces of its 9 neighbour bins (three runs of slots), move, reflect; the moved
 // state (and id) written at row i. Through perm (right after a numbering) the particle and its neighbours
-// are read at their rows and the ids copied through perm from id to id2; otherwise slot i is row i.
+// are read at their rows and the ids copied through perm from id to id2; otherwise slot i is row i, and
+// the ids stay where they are.
 // One GPU (step): through when calm[0] (rebin_place's ids are in slot order, so perm is not needed for
 // them). The step's largest move along an axis goes to calm[3].
 // RANKS: step reads through perm, step_rows by row (each a kernel of its own: one that reads through perm
@@ -299,7 +300,7 @@ __device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
                            xi, yi);
         REAL2 w = load2(vel, row_of(through, perm, i));
 #ifdef RANKS
-        id2[i] = id[row_of(through, perm, i)];
+        if (through) id2[i] = id[perm[i]];  // (by row the ids stay: the rank swaps its two id arrays)
 #else
         if (through) id2[i] = id[i];
 #endif

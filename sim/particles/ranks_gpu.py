@@ -206,7 +206,7 @@ class GpuRank:
 
     # --- one step -----------------------------------------------------------------------------------
     def step(self) -> None:
-        renumbering = self.renumbering
+        renumbering, by_row = self.renumbering, self.slots_are_rows
         if not self.queued:  # (queued by the last step unless it took the slow way)
             with self.timer.stage("forces+move"):  # (reads no slot, start or row that side writes)
                 rank_launch.step(self, *self.inner, counts=renumbering)
@@ -223,6 +223,8 @@ class GpuRank:
             rank_launch.step(self, self.lo, self.inner[0], counts=renumbering)
             rank_launch.step(self, self.inner[1], self.hi, counts=renumbering)
         self.cur = 1 - self.cur
+        if by_row:  # the step left the ids where they were: they are the new current set's
+            self.mem.ids.reverse()
         self.t += 1
         self.renumbered_steps += renumbering
         if renumbering:
