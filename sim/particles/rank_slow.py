@@ -1,7 +1,8 @@
 """The GPU rank's slow way (sim/particles/ranks_gpu.py), for a step in which some particle moved more than a
 bin row (past a neighbour's row): every rank bins its moved particles over the whole box and sends each
 run of rows to the rank that owns it, whatever the distance. It reads from the device, allocates and
-waits for its messages (the usual step does none of that), and runs only on such steps.
+waits for its messages (the usual step does none of that), and runs only on such steps; its fresh
+binning (``bin_afresh``) also numbers a rank's first particles.
 """
 
 from __future__ import annotations
@@ -9,7 +10,37 @@ from __future__ import annotations
 import numpy as np
 
 from sim.gpu.cuda import grid_for
+from sim.particles import rank_exchange, rank_launch
 from sim.particles.kernels import NULL
+
+
+def everywhere(rank) -> None:
+    """Some particle moved more than a bin row: every rank's particles to their owners, re-binned."""
+    rank.everywhere_steps += 1
+    bin_afresh(rank, to_owners(rank))
+    rank.drift.renumbered()
+    rank.renumbering = rank.drift.renumbers(True)
+    rank.queued = False
+    rank_exchange.agree(rank, stray=False)
+    rank.make_room(rank.hi, rank.lo, 0, 0)
+    rank.streams.mark()
+
+
+def bin_afresh(rank, m: int) -> None:
+    """The current set's rows [0, m), all in the rank's strip, binned afresh: its slots [0, m)."""
+    mem = rank.mem
+    rank.k["count_bins"](
+        *grid_for(m, 256),
+        (mem.pos[rank.cur], np.int32(m), rank.inv_width, np.int32(rank.nb), mem.bin, mem.offset, rank.count),
+    )
+    rank_launch.scan(rank)
+    total, first, end, bottom_end, top_begin, inner0, inner1, *_ = rank_launch.probe(rank)
+    if (first, end, total) != (0, m, m):
+        raise RuntimeError(f"rank {rank.comm.rank}: {m - (end - first)} of its {m} particles are outside its rows")
+    rank_launch.place(rank, 0, m)
+    rank.slots_are_rows = False
+    rank.lo, rank.hi, rank.end, rank.inner, rank.pending = 0, m, m, (inner0, inner1), None
+    rank.bottom, rank.top = bottom_end, m - top_begin
 
 
 def to_owners(rank) -> int:

@@ -179,7 +179,7 @@ class GpuRank:
         n = x.shape[0]
         self.mem = RankMemory(xp, self.real, n + 4 * nb, 4 * nb)
         self.cur = 0  # the set the next step reads
-        # set by _rebin and each step: my slots [lo, hi), the end of the rows the step wrote (arrivals
+        # set by rank_slow.bin_afresh and each step: my slots [lo, hi), the end of the rows the step wrote (arrivals
         # after), the interior's slots, the migration still to queue (at, total, first, end)
         self.lo: int
         self.hi: int
@@ -195,9 +195,9 @@ class GpuRank:
         pos[:n] = xp.asarray(np.column_stack([x, y]), self.real)
         vel[:n] = xp.asarray(np.column_stack([vx, vy]), self.real)
         ids_now[:n] = xp.asarray(ids, i32)
-        self._rebin(n)
+        rank_slow.bin_afresh(self, n)
         rank_exchange.agree(self, stray=False)
-        self._fit(self.hi, self.lo, 0, 0)
+        self.make_room(self.hi, self.lo, 0, 0)
         self.streams.mark()
 
     @property
@@ -257,11 +257,11 @@ class GpuRank:
             everywhere = self.drift.read(renumbering, self.moved) or everywhere
             if everywhere:
                 self._drop_interior()
-                self._everywhere()
+                rank_slow.everywhere(self)
             else:
                 fitted = total <= self.cap  # the queued place and interior ran
                 self.outgrown_steps += not fitted
-                if self._fit(total, first, leave_below, leave_above) or not fitted:
+                if self.make_room(total, first, leave_below, leave_above) or not fitted:
                     if not fitted and renumbering:
                         rank_launch.place(self, self.lo, self.hi)
                     self.streams.mark()
@@ -309,7 +309,7 @@ class GpuRank:
         if self.stats_on:
             self.stats[self.t] = self.fresh_stats
 
-    def _fit(self, total: int, first: int, leave_below: int, leave_above: int) -> bool:
+    def make_room(self, total: int, first: int, leave_below: int, leave_above: int) -> bool:
         """Room for this step's arrivals and leavers and the next step's ghosts, from the window's ``total``
         slots, my ``first``; whether the arrays grew. Only while side is idle (after the step's read), and
         before the mark that side waits for (a grown array's copy is queued on main, after the interior)."""
@@ -322,41 +322,6 @@ class GpuRank:
         self.mem.fit(rows, head)
         self.mem.fit_sends(max(leave_below, leave_above, self.bottom, self.top))
         return grows
-
-    # --- the rare way: every particle to its owner ---------------------------------------------------
-    def _everywhere(self) -> None:
-        """Some particle moved more than a bin row: every rank's particles to their owners, re-binned."""
-        self.everywhere_steps += 1
-        self._rebin(rank_slow.to_owners(self))
-        self.drift.renumbered()
-        self.renumbering = self.drift.renumbers(True)
-        self.queued = False
-        rank_exchange.agree(self, stray=False)
-        self._fit(self.hi, self.lo, 0, 0)
-        self.streams.mark()
-
-    def _rebin(self, m: int) -> None:
-        """The current set's rows [0, m), all in my strip, binned afresh: my slots [0, m)."""
-        self.k["count_bins"](
-            *grid_for(m, 256),
-            (
-                self.mem.pos[self.cur],
-                np.int32(m),
-                self.inv_width,
-                np.int32(self.nb),
-                self.mem.bin,
-                self.mem.offset,
-                self.count,
-            ),
-        )
-        rank_launch.scan(self)
-        total, first, end, bottom_end, top_begin, inner0, inner1, *_ = rank_launch.probe(self)
-        if (first, end, total) != (0, m, m):
-            raise RuntimeError(f"rank {self.comm.rank}: {m - (end - first)} of its {m} particles are outside its rows")
-        rank_launch.place(self, 0, m)
-        self.slots_are_rows = False
-        self.lo, self.hi, self.end, self.inner, self.pending = 0, m, m, (inner0, inner1), None
-        self.bottom, self.top = bottom_end, m - top_begin
 
     # --- reading back ------------------------------------------------------------------------------
     def state(self) -> tuple[np.ndarray, ...]:
