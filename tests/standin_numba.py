@@ -134,13 +134,13 @@ def step(
             w = -w
         p2[p2o + i, 0], p2[p2o + i, 1] = px, py
         v2[v2o + i, 0], v2[v2o + i, 1] = u, w
-        k = bin_of(px, py, inv, nb)
-        if counts:
+        if counts:  # (a step that keeps the numbering makes no stray test: the drift margin covers it)
+            k = bin_of(px, py, inv, nb)
             b[bo + i] = k
             o[oo + i] = c[co + k]
             c[co + k] += 1
-        if not s0 <= k < s1:
-            stray[sto] = 1
+            if not s0 <= k < s1:
+                stray[sto] = 1
         moved = max(moved, rounded_up(max(abs(px - xi), abs(py - yi))))
     return dmin, dsum, pairs, moved
 

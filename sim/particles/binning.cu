@@ -241,11 +241,12 @@ extern "C" __global__ void rebin_place(const int* bin, const int* offset, const 
 // RANKS: step reads through perm, step_rows by row (each a kernel of its own: one that reads through perm
 // when asked keeps more registers than either). With count, each particle is counted into its new bin for
 // the renumbering. Slots [slot0, n); bins [w0, w1) are the rank's window (its rows and two each side: the
-// rows searched). A particle that lands outside bins [s0, s1) (its rows and one each side: it jumped past
-// the row its neighbour takes leavers from) sets stray[0], and the rank takes the slow way this step; the
-// step's largest move along an axis goes to stray[1]. With range (the probe's spec: first, end, go), the slots
-// come from the device: the rank queues the next step's interior before it reads the probe; nothing when
-// go is 0.
+// rows searched). In a renumbering step, a particle that lands outside bins [s0, s1) (its rows and one each
+// side: it jumped past the row its neighbour takes leavers from) sets stray[0], and the rank takes the slow
+// way this step (in the others, such a particle moved a bin since its numbering: past the drift margin, the
+// host's test, rank_drift.py); the step's largest move along an axis goes to stray[1]. With range (the
+// probe's spec: first, end, go), the slots come from the device: the rank queues the next step's interior
+// before it reads the probe; nothing when go is 0.
 __device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
 {
 #ifdef RANKS
@@ -311,9 +312,9 @@ __device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
         pos2[i] = REAL2{px, py};
         vel2[i] = REAL2{u, v};
 #ifdef RANKS
-        int nb_new = count ? count_into_bin(REAL2{px, py}, i, inv_width, nb, bin, offset, count)
-                           : bin_of(px, py, inv_width, nb);
-        if ((unsigned)(nb_new - s0) >= (unsigned)(s1 - s0)) stray[0] = 1;
+        if (count && (unsigned)(count_into_bin(REAL2{px, py}, i, inv_width, nb, bin, offset, count) - s0) >=
+                         (unsigned)(s1 - s0))
+            stray[0] = 1;
 #endif
         moved = __double2float_ru(fmax(fabs((double)px - xi), fabs((double)py - yi)));
     }

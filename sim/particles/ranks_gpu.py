@@ -23,8 +23,9 @@ timer's stages:
    kept for them;
 3. ghosts (side): my bottom and top rows' positions in bin order (packed through perm) and their bin
    starts to the neighbours; theirs received after the arrivals, their slots and bin starts set;
-4. forces+move (main, once side is done): ``step`` on the rows at the ends. A particle that lands outside
-   my window (it jumped past a neighbour's row) sets a flag; the step keeps its largest move;
+4. forces+move (main, once side is done): ``step`` on the rows at the ends. A particle that a renumbering
+   step puts past a neighbour's row sets a flag (after the other steps the drift tells); the step keeps
+   its largest move;
 5. counts (main, renumbering): each rank sends its neighbours the counts it made in their boundary rows
    (the particles it is about to hand them, per bin) and adds theirs to its own: the scan then keeps a
    slot for every arriving particle inside its bin;
