@@ -86,8 +86,8 @@ def step(
     d2o,
     counts,
     first,
-    w0,
-    w1,
+    row_lo,
+    row_hi,
     s0,
     s1,
     stray,
@@ -105,7 +105,7 @@ def step(
         bx, by = k % nb, k // nb
         x0, x1 = max(bx - 1, 0), min(bx + 1, nb - 1)
         ax = ay = 0.0
-        for cy in range(max(by - 1, w0 // nb), min(by + 1, w1 // nb - 1) + 1):
+        for cy in range(max(by - 1, row_lo), min(by + 1, row_hi) + 1):
             for j in range(s[so + cy * nb + x0], s[so + cy * nb + x1 + 1]):
                 q = row_read(pm, pmo, j, -po, rows, through)
                 dx, dy = p[po + q, 0] - xi, p[po + q, 1] - yi

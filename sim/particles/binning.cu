@@ -84,7 +84,7 @@ __device__ __forceinline__ REAL2 load2(SRC2 t, int i)
 typedef const REAL2* __restrict__ SRC2;
 __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #endif
-#if !defined(RANKS) && !defined(STATS) && !defined(TILED)
+#if !defined(STATS) && !defined(TILED)
 // registers for 2048 threads an SM (uncapped it kept 40 and lost; with the statistics 32 registers spill)
 #define STEP_BOUNDS __launch_bounds__(BLOCK, 2048 / BLOCK > 32 ? 32 : 2048 / BLOCK)
 #else
@@ -92,8 +92,8 @@ __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #endif
 #ifdef RANKS
 #define FIRST slot0  // the launch's first slot (a rank steps its interior rows and boundary rows apart)
-#define ROW_LO (w0 / nb)  // the window's rows: a particle that drifted out of my strip searches no row beyond
-#define ROW_HI (w1 / nb - 1)
+#define ROW_LO row_lo  // the window's rows: a particle that drifted out of my strip searches no row beyond
+#define ROW_HI row_hi
 // go: the probe's verdict for a launch queued before the host read it (null: launched knowing)
 #define RANGE_ARGS , int slot0, const int* go
 #else
@@ -117,11 +117,17 @@ __device__ __forceinline__ REAL coef_of(REAL r2)
     return (1 - CUTOFF * s) * (s * s) * ((REAL)1 / MASS);
 }
 
+// A position's bin column and row; bin_of numbers the bin row by row. (A step takes the column and row from
+// here: splitting a bin number takes an integer division, 5% of the step's instructions on a rank.)
+__device__ __forceinline__ int2 bin_xy(REAL x, REAL y, REAL inv_width, int nb)
+{
+    return int2{min(max((int)(x * inv_width), 0), nb - 1), min(max((int)(y * inv_width), 0), nb - 1)};
+}
+
 __device__ __forceinline__ int bin_of(REAL x, REAL y, REAL inv_width, int nb)
 {
-    int bx = min(max((int)(x * inv_width), 0), nb - 1);
-    int by = min(max((int)(y * inv_width), 0), nb - 1);
-    return by * nb + bx;
+    int2 b = bin_xy(x, y, inv_width, nb);
+    return b.y * nb + b.x;
 }
 
 // Count particle i at p into its bin (returned); the atomic's old value is its offset inside the bin.
@@ -218,8 +224,8 @@ extern "C" __global__ void rebin_place(const int* bin, const int* offset, const 
 #define RANK_ARRAYS int* __restrict__ bin, int* __restrict__ offset, int* __restrict__ count,
 #define RANK_ARRAYS_ARGS bin, offset, count,
 #define LAST_PARAMS                                                                                      \
-    int slot0, int w0, int w1, int s0, int s1, int* __restrict__ stray, const int* __restrict__ range
-#define LAST_ARGS slot0, w0, w1, s0, s1, stray, range
+    int slot0, int row_lo, int row_hi, int s0, int s1, int* __restrict__ stray, const int* __restrict__ range
+#define LAST_ARGS slot0, row_lo, row_hi, s0, s1, stray, range
 #else
 #define RANK_ARRAYS
 #define RANK_ARRAYS_ARGS
@@ -240,8 +246,8 @@ extern "C" __global__ void rebin_place(const int* bin, const int* offset, const 
 // them). The step's largest move along an axis goes to calm[3].
 // RANKS: step reads through perm, step_rows by row (each a kernel of its own: one that reads through perm
 // when asked keeps more registers than either). With count, each particle is counted into its new bin for
-// the renumbering. Slots [slot0, n); bins [w0, w1) are the rank's window (its rows and two each side: the
-// rows searched). In a renumbering step, a particle that lands outside bins [s0, s1) (its rows and one each
+// the renumbering. Slots [slot0, n); rows [row_lo, row_hi] are the rank's window (its rows and two each
+// side: the rows searched). In a renumbering step, a particle that lands outside bins [s0, s1) (its rows and one each
 // side: it jumped past the row its neighbour takes leavers from) sets stray[0], and the rank takes the slow
 // way this step (in the others, such a particle moved a bin since its numbering: past the drift margin, the
 // host's test, rank_drift.py); the step's largest move along an axis goes to stray[1]. With range (the
@@ -272,9 +278,9 @@ __device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
 #ifdef RANKS
         // exactly the first and last neighbour bins: an interior block reads no ghost row's start
         // (those are being written while it runs)
-        int bp = bin_of(p.x, p.y, inv_width, nb), bq = bin_of(q.x, q.y, inv_width, nb);
-        slab_first = start[max(bp / nb - 1, ROW_LO) * nb + max(bp % nb - 1, 0)];
-        slab_last = start[min(bq / nb + 1, ROW_HI) * nb + min(bq % nb + 1, nb - 1) + 1];
+        int2 bp = bin_xy(p.x, p.y, inv_width, nb), bq = bin_xy(q.x, q.y, inv_width, nb);
+        slab_first = start[max(bp.y - 1, ROW_LO) * nb + max(bp.x - 1, 0)];
+        slab_last = start[min(bq.y + 1, ROW_HI) * nb + min(bq.x + 1, nb - 1) + 1];
 #else
         slab_first = start[max(bin_of(p.x, p.y, inv_width, nb) - nb - 1, 0)];
         slab_last = start[min(bin_of(q.x, q.y, inv_width, nb) + nb + 2, nb * nb)];
@@ -292,7 +298,8 @@ __device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
     Pairs acc;
     float moved = 0;  // along either axis, rounded up
     if (live) {
-        int b = bin_of(xi, yi, inv_width, nb), bx = b % nb, by = b / nb;
+        int2 b = bin_xy(xi, yi, inv_width, nb);
+        int bx = b.x, by = b.y;
         if (through)
             sum_neighbours(acc, start, Neighbour<true>{pos, perm, tiled, slab_first, slab}, bx, by, nb, ROW_LO, ROW_HI,
                            xi, yi);
