@@ -118,7 +118,7 @@ __device__ __forceinline__ REAL coef_of(REAL r2)
 }
 
 // A position's bin column and row; bin_of numbers the bin row by row. (A step takes the column and row from
-// here: splitting a bin number takes an integer division, 5% of the step's instructions on a rank.)
+// here: splitting a bin number back takes an integer division, dozens of instructions a thread.)
 __device__ __forceinline__ int2 bin_xy(REAL x, REAL y, REAL inv_width, int nb)
 {
     return int2{min(max((int)(x * inv_width), 0), nb - 1), min(max((int)(y * inv_width), 0), nb - 1)};
