@@ -29,9 +29,9 @@
 // step and place run on a range of slots [slot0, n) (the interior rows while the messages travel, then
 // the rows at the ends). Right after a renumbering the step reads through perm, ghost slots (the
 // neighbours' boundary rows, before and after mine) pointing at the ghost positions received after the
-// state; the steps after it (step_rows) read each slot at its own row, the ghosts received at their slots. The rank's own kernels (rank_kernels.cuh) pack
-// what it sends through perm, take in the ghosts, keep slots for arriving particles and gather the step's
-// few host numbers for one copy.
+// state; the steps after it (step_rows) read each slot at its own row, the ghosts received at their slots.
+// The rank's own kernels (rank_kernels.cuh) pack what it sends through perm, take in the ghosts, keep
+// slots for arriving particles and gather the step's few host numbers for one copy.
 // No host synchronisation inside a step (a rank: one small read per step).
 //
 // The force: one fp64 reciprocal square root and multiplications per interacting pair instead of
@@ -85,7 +85,8 @@ typedef const REAL2* __restrict__ SRC2;
 __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 #endif
 #if !defined(STATS) && !defined(TILED)
-// registers for 2048 threads an SM (uncapped it kept 40 and lost; with the statistics 32 registers spill)
+// registers for 2048 threads an SM (uncapped one GPU's kept 40 and lost, a rank's 34 and 36; with the
+// statistics 32 registers spill)
 #define STEP_BOUNDS __launch_bounds__(BLOCK, 2048 / BLOCK > 32 ? 32 : 2048 / BLOCK)
 #else
 #define STEP_BOUNDS __launch_bounds__(BLOCK)
@@ -247,12 +248,12 @@ extern "C" __global__ void rebin_place(const int* bin, const int* offset, const 
 // RANKS: step reads through perm, step_rows by row (each a kernel of its own: one that reads through perm
 // when asked keeps more registers than either). With count, each particle is counted into its new bin for
 // the renumbering. Slots [slot0, n); rows [row_lo, row_hi] are the rank's window (its rows and two each
-// side: the rows searched). In a renumbering step, a particle that lands outside bins [s0, s1) (its rows and one each
-// side: it jumped past the row its neighbour takes leavers from) sets stray[0], and the rank takes the slow
-// way this step (in the others, such a particle moved a bin since its numbering: past the drift margin, the
-// host's test, rank_drift.py); the step's largest move along an axis goes to stray[1]. With range (the
-// probe's spec: first, end, go), the slots come from the device: the rank queues the next step's interior
-// before it reads the probe; nothing when go is 0.
+// side: the rows searched). In a renumbering step, a particle that lands outside bins [s0, s1) (its rows
+// and one each side: it jumped past the row its neighbour takes leavers from) sets stray[0], and the rank
+// takes the slow way this step (in the other steps such a particle has moved a bin since its numbering,
+// past the drift margin: the host's test, rank_drift.py). The step's largest move along an axis goes to
+// stray[1]. With range (the probe's spec: first, end, go), the slots come from the device: the rank queues
+// the next step's interior before it reads the probe; nothing when go is 0.
 __device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
 {
 #ifdef RANKS
