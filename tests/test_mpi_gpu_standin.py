@@ -256,6 +256,29 @@ def test_gpu_ranks_need_two_bin_rows_each():
         GpuRank(comm, None, empty, empty, empty, empty, empty, 0.23, 1, xp=np, kernels=StandIn())
 
 
+def test_the_command_refuses_gpu_ranks_without_two_rows_each_before_they_start():
+    from sim.cmdline.cli import UsageError
+    from sim.particles.ranks import check_ranks, strip_rows
+
+    assert strip_rows(110, on_gpu=True) == 9
+    check_ranks(110, 4, on_gpu=True)  # 2, 2, 2 and 3 rows
+    with pytest.raises(UsageError, match="9 bin rows, fewer than the 5 ranks need .each takes at least 2"):
+        check_ranks(110, 5, on_gpu=True)
+    check_ranks(2, 1, on_gpu=True)  # one rank reads no neighbour: one row will do
+    check_ranks(110, 5, on_gpu=False)  # a CPU rank reads one row of each neighbour
+
+
+def test_one_gpu_rank_of_a_single_bin_row_steps_like_the_cpu():
+    """One rank reads no neighbour's rows: a box of one bin row runs (4 particles), every step a CPU step."""
+    from sim.mpi.comm import Comm
+    from sim.particles import world
+    from sim.particles.ranks_gpu import bins_per_side
+
+    assert bins_per_side(world.box_size(4)) == 1
+    _, rank, counts, worst = run_standin(Comm(), 4, 20, 3, {}, verify=True)
+    assert counts == [4] * 20 and worst < 1e-12
+
+
 def test_rank_memory_keeps_what_it_holds_when_it_grows():
     from sim.particles.rank_memory import RankMemory
 

@@ -28,7 +28,7 @@ from sim.particles import world
 from sim.particles.distances import DistanceStats
 from sim.particles.kernels import VARIANTS
 from sim.particles.output import TrajectoryWriter
-from sim.particles.ranks_gpu import GpuRank, bins_per_side, rows_of
+from sim.particles.ranks_gpu import GHOST_ROWS, GpuRank, bins_per_side, rows_of
 from sim.particles.strips import Strips
 
 if TYPE_CHECKING:  # the request type only: no import cycle
@@ -44,11 +44,15 @@ def strip_rows(n: int, on_gpu: bool) -> int:
 
 
 def check_ranks(n: int, ranks: int, on_gpu: bool) -> None:
+    """Refused before any rank starts: a box with fewer bin rows than the ranks need (a CPU rank one; a GPU
+    rank with neighbours GHOST_ROWS, the rows of each neighbour it reads)."""
     rows = strip_rows(n, on_gpu)
-    if rows < ranks:
+    each = GHOST_ROWS if on_gpu and ranks > 1 else 1
+    if rows < ranks * each:
+        need = "at least one" if each == 1 else f"at least {each}: a GPU rank reads {each} of each neighbour's rows"
         raise UsageError(
-            f"{n:,} particles make {rows} bin rows, fewer than the {ranks} ranks (each rank takes at "
-            "least one): use fewer ranks or more particles"
+            f"{n:,} particles make {rows} bin rows, fewer than the {ranks} ranks need (each takes {need}): use "
+            "fewer ranks or more particles"
         )
 
 

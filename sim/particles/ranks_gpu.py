@@ -120,7 +120,7 @@ class GpuRank:
         self.timer = timer if timer is not None else cuda.stage_timer("gpu" if xp is not np else "cpu", STAGES)
         self.streams = Streams(xp)
         i32 = xp.int32
-        if nb // comm.size < GHOST_ROWS:
+        if comm.size > 1 and nb // comm.size < GHOST_ROWS:  # (one rank has no neighbours to read)
             raise ValueError(
                 f"the box has {nb} bin rows for {comm.size} GPU ranks: each needs at least {GHOST_ROWS} (its "
                 "neighbours' ghosts; use fewer ranks or more particles)"
