@@ -15,10 +15,7 @@ export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 out=/tmp/out  # the figures and logs; what comes back goes to $OUT after each step (the tool brings back 8 files)
 mkdir -p "$out"
 if [ -d .gl ]; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site
-fi
+source bench/wheels.sh  # the carried wheels, on PYTHONPATH
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

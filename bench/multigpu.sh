@@ -8,7 +8,8 @@
 #   bench/multigpu.sh --cpu [OUT_DIR] [sdh] [particles]      CPU ranks and small sizes: the same tables anywhere
 # tests: pytest -m gpu on the multi-rank tests (tests/test_mpi_*.py), with this script's MPI.
 # On a copied tree (the device tool's) set KERNEL_LAB_COMMIT=<sha12>: git there may describe another commit,
-# and the JSON records would name it.
+# and the JSON records would name it. On a GPU machine the wheels carried in .whl/ are installed first, as
+# bench/device.sh installs them (bench/wheels.sh), so the script runs on a fresh machine by itself.
 #
 # MPI: mpiexec beside the Python (a venv with the [mpi] extra) or on the PATH, if mpi4py runs over it;
 # otherwise the mpich and mpi4py wheels carried in .whl/mpi/ (installed under /tmp/mpi). NVLink
@@ -20,6 +21,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # Open MPI's m
 command -v ssh > /dev/null || export OMPI_MCA_plm=^rsh  # one host without ssh: Open MPI starts ranks locally
 mode=gpu
 if [ "${1:-}" = --cpu ]; then mode=cpu; shift; fi
+[ "$mode" = gpu ] && source bench/wheels.sh  # the carried wheels (bench/device.sh's), on PYTHONPATH
 out=${OUT:-/tmp/out}
 if [ $# -gt 0 ] && [ "$1" != sdh ] && [ "$1" != particles ] && [ "$1" != tests ]; then out=$1; shift; fi
 parts=${*:-sdh particles}
