@@ -108,6 +108,15 @@ def test_too_many_ranks_for_the_box_is_refused_once():
     assert done.stderr.count("fewer than the 4 ranks") == 1, done.stderr
 
 
+def test_gpu_ranks_with_too_few_rows_each_are_refused_once_before_the_gpu_is_asked():
+    """A GPU rank reads two rows of each neighbour: 60 particles make 6 bin rows, enough for 3 GPU ranks, not 4
+    (refused the same on a machine without a GPU: the box is checked first)."""
+    done = mpirun(4, "particles", "-n", "60", "--backend", "gpu")
+    assert done.returncode == 2
+    assert done.stderr.count("6 bin rows, fewer than the 4 ranks need (each takes at least 2") == 1, done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_unwritable_output_refused_before_any_step(tmp_path):
     done = mpirun(2, "particles", "-n", "500", "-o", str(tmp_path / "missing" / "x.out"))
     assert done.returncode == 2
