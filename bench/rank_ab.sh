@@ -21,3 +21,4 @@ for n in ${SIZES:-1e7 5e7}; do
     done
   done
 done
+[ -f "$out/rank-ab.log" ] && python3 bench/rank_one.py --table "$out/rank-ab.log"  # as bench/results/*-ab-*.txt keep them

@@ -4,15 +4,46 @@ stage medians, and how often it renumbered and took the slow way. bench/rank_ab.
 trees in turns.
 
     python bench/rank_one.py TREE N [STEPS] [RUNS]      (TREE: a folder with sim/ and assets/, e.g. .)
+    python bench/rank_one.py --table LOG                 the lines of a log as bench/results/h200-ab-*.txt's tables
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 
+LINE = re.compile(
+    r"\s*(?P<tree>\S+) n=\s*(?P<n>[\d,]+): (?P<ms>[\d.]+) ms a step \(runs (?P<runs>[^)]*)\); "
+    r"median ms: forces\+move (?P<forces>[\d.]+) bin (?P<bin>[\d.]+); renumbered (?P<renumbered>\d+) of \d+, "
+    r"slow (?P<slow>\d+)"
+)
+HEADER = f"{'tree':<5} {'n':<6} {'ms a step (runs)':<59} {'forces+move':<12} {'bin':<7} {'renumbered':<11} slow"
+
+
+def table(lines) -> list[str]:
+    """The runs' lines (others skipped) as rows under HEADER, in their order: what the A/B files keep."""
+    rows = [HEADER]
+    for line in lines:
+        found = LINE.match(line)
+        if found is None:
+            continue
+        run = found.groupdict()
+        n = int(run["n"].replace(",", ""))
+        size = f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n:,}"
+        timing = f"{run['ms']} ({run['runs']})"
+        rows.append(
+            f"{run['tree']:<5} {size:<6} {timing:<59} {run['forces']:<12} {run['bin']:<7} "
+            f"{run['renumbered']:<11} {run['slow']}"
+        )
+    return rows
+
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--table"]:
+        with open(argv[1]) as log:
+            print("\n".join(table(log)))
+        return 0
     tree, n = argv[0], int(float(argv[1]))
     steps, runs = (int(argv[2]) if len(argv) > 2 else 200), (int(argv[3]) if len(argv) > 3 else 5)
     sys.path.insert(0, tree)
