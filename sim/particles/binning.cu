@@ -303,10 +303,10 @@ __device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
         int bx = b.x, by = b.y;
         if (through)
             sum_neighbours(acc, start, Neighbour<true>{pos, perm, tiled, slab_first, slab}, bx, by, nb, ROW_LO, ROW_HI,
-                           xi, yi);
+                           i, xi, yi);
         else
             sum_neighbours(acc, start, Neighbour<false>{pos, perm, tiled, slab_first, slab}, bx, by, nb, ROW_LO, ROW_HI,
-                           xi, yi);
+                           i, xi, yi);
         REAL2 w = load2(vel, row_of(through, perm, i));
 #ifdef RANKS
         if (through) id2[i] = id[perm[i]];  // (by row the ids stay: the rank swaps its two id arrays)
