@@ -14,9 +14,10 @@ baseline plus the combined error (the sum of the two 95% half-widths that sim.gp
 figure could not be measured. A bench run again in another process (``<workload>-runN.json``: the frame, which
 is mostly host work) counts by its best run.
 
-A baseline is the newest committed record of the same figure on the same device name: first the
-regress files under --results, then any other committed benchmark JSON there that holds a record
-of the headline's configuration (the files are sorted by their own date field). A figure with no
+A baseline is the newest committed record of the same figure on the same device name: of the regress
+files under --results and any other committed benchmark JSON there that holds a record of the
+headline's configuration, the one with the latest date field (so a workload's bench JSON committed
+after the last gate run moves that one figure's baseline, and the others stay). A figure with no
 baseline on this GPU model is reported, not gated. The benches report medians of repeated timings
 after warm-up (sim.gpu.measure); the 7% stands for the drift between calls (clocks, another card of the same
 model) that the error of one call does not see.
@@ -252,9 +253,9 @@ def baselines(results: str, device: str) -> dict[str, tuple[tuple[float, float],
     files.sort(key=lambda f: f[0], reverse=True)
     found: dict[str, tuple[tuple[float, float], str]] = {}
     for h in HEADLINES:
-        regress = [(p, rep) for _, p, rep in files if rep.get("workload") == "regress"]
-        others = [(p, rep) for _, p, rep in files if rep.get("workload") == h.workload]
-        for path, rep in regress + others:
+        for _, path, rep in files:
+            if rep.get("workload") not in ("regress", h.workload):
+                continue
             if rep.get("workload") == "regress":
                 value = _best(rep["results"], _is(figure=h.name), lambda r: r["value"], lambda r: r.get("error"))
             else:

@@ -104,6 +104,23 @@ def test_a_committed_regress_file_is_the_newest_baseline(gate_folders, capsys):
     assert "h200-regress.json" in capsys.readouterr().out
 
 
+def test_a_workload_file_newer_than_the_regress_file_moves_only_its_figure(gate_folders, capsys):
+    out, results = gate_folders
+    assert run(out, results, 1.0) == 0
+    gate = json.load(open(os.path.join(out, "regress.json"))) | {"date": "2026-11-26T00:00:00+00:00"}
+    write(results, "h200-regress.json", gate)
+    faster = product_reports(0.5)["particles"] | {"date": "2026-11-27T00:00:00+00:00", "commit": "def"}
+    write(results, "h200-particles-def.json", faster)  # a particles figure committed after the gate run
+    older = product_reports(0.5)["balls"] | {"date": "2026-11-25T12:00:00+00:00"}
+    write(results, "h200-balls-older.json", older)  # a balls figure committed before it: not the baseline
+    assert run(out, results, 1.0) == 1
+    rows = {line.split(",")[0]: line for line in capsys.readouterr().out.splitlines() if " ms" in line}
+    particles = next(row for name, row in rows.items() if name.startswith("particles"))
+    balls = next(row for name, row in rows.items() if name.startswith("balls"))
+    assert "SLOWER" in particles and "h200-particles-def.json @ def" in particles
+    assert "same" in balls and "h200-regress.json" in balls
+
+
 def test_the_host_cpu_is_recorded_and_named_where_a_baseline_ran_on_another(gate_folders, capsys):
     out, results = gate_folders
     for workload, rep in product_reports(1.0).items():
