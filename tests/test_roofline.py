@@ -134,6 +134,7 @@ def test_a_particles_frame_replayed_as_one_cuda_graph_is_one_stage_of_both():
     graph = stage_models[GRAPH_STAGE]
     assert graph.total_bytes == pytest.approx(stage_models["bin"].total_bytes + stage_models["forces+move"].total_bytes)
     assert graph.instructions == stage_models["forces+move"].instructions > 0  # bin's uncounted: a lower bound
+    assert graph.wavefronts == stage_models["forces+move"].wavefronts > 0
     (perf,) = analyse_stages(spec, setup, {"bin": 0.0, "forces+move": 0.0, GRAPH_STAGE: 5.0}, PEAKS)
     assert perf.stage == GRAPH_STAGE and perf.gbs == pytest.approx(graph.total_bytes / 5e-3 / 1e9)
 

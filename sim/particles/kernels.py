@@ -85,10 +85,13 @@ def builds() -> list[Build]:
 
 
 # --- speed of light (sim.gpu.roofline): per particle and step ----------------------------------------------------
-# Nsight Compute, H200: 25.72 warp instructions per particle-step in the plain fp64 forces+move kernel reading by
-# row (0.2572 G in one step of 10M particles, the 2020 preset, block 128, statistics off; bench/ncu_models.sh). What
-# that variant executes, not an algorithmic minimum: the step is bound by the schedulers' issue slots (75% busy).
-PLAIN_FP64_FORCES_INSTRUCTIONS = 25.72
+# Nsight Compute, H200, the plain fp64 forces+move kernel reading by row (one step of 10M particles, the 2020
+# preset, block 128, statistics off; bench/ncu_stalls.sh, bench/results/ncu-h200-f30d428/): what that variant
+# executes, not an algorithmic minimum. 19.23 warp instructions a particle-step (0.1923 G), 65% of the issue
+# slots; 5.40 wavefronts of L1's data pipe (54.0 M), 73% of its peak: the busiest limit. A warp's lanes read
+# neighbours from scattered slots (a 16-byte load touches 5.5 lines), and most stalls wait on those loads.
+PLAIN_FP64_FORCES_INSTRUCTIONS = 19.23
+PLAIN_FP64_FORCES_WAVEFRONTS = 5.40
 # Steps from one binning to the next at the 2020 preset (10M on an H200: 105 binnings in 1000 steps): the fastest
 # particle's moves sum to a bin less the cutoff in about ten steps. The model spreads a binning's work over them.
 STEPS_A_BINNING = 9.5
@@ -125,8 +128,8 @@ def models(setup) -> dict:
     # forces+move. The least: the state read and written once (2 x 4 reals). By row the neighbours' positions come
     # through L1/L2 (Nsight Compute at 10M fp64: 66 B a particle); the step after a binning also reads each slot's row
     # and copies the id (12 B). Arithmetic: 5 FLOP a candidate (dx, dy, r^2), 15 a neighbour within the cutoff
-    # (rsqrt, the force), 12 for the move and walls. Instructions: the plain fp64 kernel's by row, as measured
-    # (PLAIN_FP64_FORCES_INSTRUCTIONS); the other variants' and fp32's are unmeasured.
+    # (rsqrt, the force), 12 for the move and walls. Instructions and L1 wavefronts: the plain fp64 kernel's by
+    # row, as measured (PLAIN_FP64_FORCES_*); the other variants' and fp32's are unmeasured.
     measured = setup.variant == "plain" and real == 8.0
     forces = StageModel(
         bytes_min=2 * state,
@@ -136,8 +139,13 @@ def models(setup) -> dict:
         per="item-step",
         flop_kind="fp64" if real == 8.0 else "fp32",
         note=f"{candidates:.1f} candidates, {neighbours:.2f} neighbours a particle"
-        + ("; instructions as measured at 10M" if measured else "; no instruction count: no issue limit"),
+        + (
+            "; instructions and L1 wavefronts as measured at 10M"
+            if measured
+            else "; no instruction count: no issue limit"
+        ),
         instructions=PLAIN_FP64_FORCES_INSTRUCTIONS if measured else 0.0,
+        wavefronts=PLAIN_FP64_FORCES_WAVEFRONTS if measured else 0.0,
     )
     # forces (your own kernel's stage, sim.particles.user_stage): the force loop alone on the CPU twin's bins, a
     # cutoff wide. The least: the particle's position in, its acceleration out (2 x 2 reals); it also reads its
@@ -152,7 +160,8 @@ def models(setup) -> dict:
         flop_kind=forces.flop_kind,
         note=f"your kernel's force loop: {twin_candidates:.1f} candidates, {neighbours:.2f} neighbours a particle",
     )
-    # A frame replayed as one CUDA graph times both stages together (bin's instructions uncounted: a lower bound).
+    # A frame replayed as one CUDA graph times both stages together (bin's instructions and wavefronts uncounted: a
+    # lower bound).
     graph = StageModel(
         bytes_min=bin_stage.bytes_min + forces.bytes_min,
         bytes_actual=bin_stage.bytes_actual + forces.bytes_actual,
@@ -160,7 +169,9 @@ def models(setup) -> dict:
         units=units,
         per="item-step",
         flop_kind=forces.flop_kind,
-        note="bin and forces+move in one CUDA graph" + ("; forces+move's instructions" if measured else ""),
+        note="bin and forces+move in one CUDA graph"
+        + ("; forces+move's instructions and L1 wavefronts" if measured else ""),
         instructions=forces.instructions,
+        wavefronts=forces.wavefronts,
     )
     return {"bin": bin_stage, "forces+move": forces, GRAPH_STAGE: graph, "forces": user_forces}
