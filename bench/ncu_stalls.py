@@ -25,7 +25,8 @@ FIGURES = (  # (label, metric, format)
     ("active lanes a warp instruction", "smsp__thread_inst_executed_per_inst_executed.ratio", lambda v: f"{v:.1f}"),
     ("L1 hit rate, %", "l1tex__t_sector_hit_rate.pct", lambda v: f"{v:.0f}"),
     ("L2 hit rate, %", "lts__t_sector_hit_rate.pct", lambda v: f"{v:.0f}"),
-    ("DRAM busy, %", "dram__throughput.avg.pct_of_peak_sustained_elapsed", lambda v: f"{v:.0f}"),
+    ("DRAM busy, %", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", lambda v: f"{v:.0f}"),
+    ("L1 data pipe busy, %", "l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed", lambda v: f"{v:.0f}"),
 )
 STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$")
 PIPE = re.compile(r"^sm__(?:inst_executed_pipe_(\w+?)|pipe_(\w+?)_cycles_active)\.avg\.pct_of_peak_sustained_active$")
