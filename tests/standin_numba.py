@@ -110,7 +110,7 @@ def step(
                 q = row_read(pm, pmo, j, -po, rows, through)
                 dx, dy = p[po + q, 0] - xi, p[po + q, 1] - yi
                 r2 = dx * dx + dy * dy
-                if r2 > cutoff * cutoff:
+                if r2 > cutoff * cutoff or j == i:  # the particle's own slot, skipped as the kernel does
                     continue
                 if r2 != 0:
                     dist = np.sqrt(r2) / 0.01
