@@ -5,14 +5,8 @@
 # Usage: bash bench/ncu_models.sh [OUT_DIR]   (default $OUT, else /tmp/out; bench/device.sh passes /tmp/out)
 # Writes OUT_DIR/ncu/<stage>.csv (ncu's raw page), <stage>.model.json, <stage>.log and OUT_DIR/ncu-models.txt.
 set -uo pipefail
-out=${1:-${OUT:-/tmp/out}}
 cd "$(dirname "$0")/.."
-py=${PYTHON:-python3}
-export PYTHONUNBUFFERED=1
-dir="$out/ncu"
-mkdir -p "$dir"
-command -v ncu >/dev/null || { echo "ncu (Nsight Compute) not found on PATH" >&2; exit 2; }
-ncu --version | tail -1
+source bench/ncu_setup.sh "${1:-}" ncu  # out, py, dir; ncu checked
 profile() {  # stage metrics
   ncu --profile-from-start off --target-processes all --csv --page raw --print-units base --metrics "$2" \
       --log-file "$dir/$1.csv" "$py" bench/ncu_models.py run "$1" "$dir" >"$dir/$1.log" 2>&1

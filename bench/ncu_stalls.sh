@@ -6,14 +6,8 @@
 # Usage: NCU_STAGES="particles.forces+move balls.proximity" bash bench/ncu_stalls.sh [OUT_DIR]
 # (the stages as `python3 bench/ncu_models.py list` names them; default the two below 70% of their model)
 set -uo pipefail
-out=${1:-${OUT:-/tmp/out}}
 cd "$(dirname "$0")/.."
-py=${PYTHON:-python3}
-export PYTHONUNBUFFERED=1
-dir="$out/ncu-stalls"
-mkdir -p "$dir"
-command -v ncu >/dev/null || { echo "ncu (Nsight Compute) not found on PATH" >&2; exit 2; }
-ncu --version | tail -1
+source bench/ncu_setup.sh "${1:-}" ncu-stalls  # out, py, dir; ncu checked
 for stage in ${NCU_STAGES:-particles.forces+move balls.proximity}; do
   name=${stage//+/_}  # a '+' in a file name does not come back from the device
   echo "ncu: $stage (full set) ..."
