@@ -164,6 +164,14 @@ def test_ncu_table_sums_the_kernels_and_prints_model_over_ncu(tmp_path):
     assert "dmma" not in ncu.metrics(tensor=False)
 
 
+def headline_model(stage_id: str):
+    """The scene, the Nsight Compute case and the stage's model at that case (as bench/ncu_models.py builds it,
+    without a GPU)."""
+    spec, case = ncu_models().HEADLINES[stage_id]
+    setup = Setup(case.count, case.window, case.variant, case.block, dict(case.options), case.preset, {})
+    return spec, case, models(spec, setup)[case.stage]
+
+
 # Nsight Compute on an H200, one window of each issue-bound headline: the warp instructions counted (heat's for
 # its kernel with bands of 96 rows), the window's units and the model's instructions per unit
 ISSUE_READINGS = {
@@ -178,10 +186,7 @@ ISSUE_READINGS = {
 def test_each_issue_bound_headline_counts_the_instructions_ncu_read(stage_id):
     """The stage's model at its Nsight Compute case (built as bench/ncu_models.py builds it, without a GPU)
     counts the warp instructions of the reading, per unit and for the window."""
-    ncu = ncu_models()
-    spec, case = ncu.HEADLINES[stage_id]
-    setup = Setup(case.count, case.window, case.variant, case.block, dict(case.options), case.preset, {})
-    model = models(spec, setup)[case.stage]
+    spec, case, model = headline_model(stage_id)
     counted, units, per_unit = ISSUE_READINGS[stage_id]
     assert model.units == units and model.instructions == pytest.approx(per_unit)
     assert model.total_instructions == pytest.approx(counted)
@@ -191,10 +196,7 @@ def test_each_issue_bound_headline_counts_the_instructions_ncu_read(stage_id):
 def test_the_histogram_counts_the_l1_wavefronts_ncu_read_and_they_bound_it():
     """Nsight Compute on an H200, one histogram of 512,000 atoms (tensor, block 256): 17.99 G wavefronts of L1's
     data pipe, 94% of its peak; the model carries them, and at the gate's 73.18 ms they are its limit."""
-    ncu = ncu_models()
-    spec, case = ncu.HEADLINES["sdh.histogram"]
-    setup = Setup(case.count, case.window, case.variant, case.block, dict(case.options), case.preset, {})
-    model = models(spec, setup)[case.stage]
+    spec, case, model = headline_model("sdh.histogram")
     assert model.total_wavefronts == pytest.approx(17.99e9) and "L1 wavefronts" in model.note
     # H200 peaks: FP32 65.2 TFLOP/s -> 1019 G warp instructions, 254.7 G wavefronts a second
     h200 = Peaks("H200", 4267.0, 65_200.0, 33_400.0, 55.0)
@@ -214,10 +216,7 @@ def test_the_particles_step_counts_the_l1_wavefronts_ncu_read_and_they_bound_it(
     wavefronts of L1's data pipe, 73% of its peak, against 65% of the issue slots: the wavefronts are the step's
     limit, not the instructions. At the gate's 0.3668 ms a step it reaches 58% of it, under the 60% that names a
     bound: latency (ncu: most stalls wait on the neighbours' loads). The fp32 kernel counts neither."""
-    ncu = ncu_models()
-    spec, case = ncu.HEADLINES["particles.forces+move"]
-    setup = Setup(case.count, case.window, case.variant, case.block, dict(case.options), case.preset, {})
-    model = models(spec, setup)[case.stage]
+    spec, case, model = headline_model("particles.forces+move")
     assert model.total_wavefronts == pytest.approx(54.0e6) and "L1 wavefronts as measured" in model.note
     h200 = Peaks("H200", 4267.0, 65_200.0, 33_400.0, 55.0)
     perf = analyse(case.stage, model, 0.3668, h200)
