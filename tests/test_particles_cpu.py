@@ -62,6 +62,27 @@ def test_binned_step_is_bit_identical_to_the_starter(n):
                 np.testing.assert_array_equal(ours, theirs)
 
 
+@pytest.mark.parametrize("n", [1, 500, 20_000])
+def test_the_bins_are_a_stable_counting_sort(n):
+    """Each particle's bin from its position (the last bin holds the far walls), each bin's members in index
+    order, each bin's start after the ones before it, against numpy on fresh random positions."""
+    rng = np.random.default_rng()
+    size = world.box_size(n)
+    x, y = rng.uniform(0, size, n), rng.uniform(0, size, n)
+    x[: n // 50], y[n // 50 : n // 25] = size, 0.0  # on the walls
+    nbins = binning_cpu.bin_count(size)
+    bins, start, members = binning_cpu.sort_into_bins(x, y, size, nbins)
+    width = size / nbins
+    expected = np.minimum((y / width).astype(np.int64), nbins - 1) * nbins + np.minimum(
+        (x / width).astype(np.int64), nbins - 1
+    )
+    np.testing.assert_array_equal(bins, expected)
+    np.testing.assert_array_equal(members, np.argsort(expected, kind="stable"))
+    counts = np.bincount(expected, minlength=nbins * nbins)
+    np.testing.assert_array_equal(start, np.concatenate([[0], np.cumsum(counts)]))
+    assert bins.dtype == start.dtype == members.dtype == np.int64
+
+
 def test_distance_statistics_in_the_course_bands():
     scene = create_scene("particles", n=1000, seed=1)
     for _ in range(1000):

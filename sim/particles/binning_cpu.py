@@ -32,15 +32,21 @@ def sort_into_bins(x, y, size, nbins):
     for i in range(n):
         bx = min(int(x[i] / width), nbins - 1)
         by = min(int(y[i] / width), nbins - 1)
-        bins[i] = by * nbins + bx
-        start[bins[i] + 1] += 1
+        b = by * nbins + bx
+        bins[i] = b
+        start[b + 1] += 1
     for b in range(nbins * nbins):
         start[b + 1] += start[b]
-    fill = start[:-1].copy()
+    # Each bin filled from its end, the particles in decreasing index: members in index order. start[b + 1] is
+    # the cursor (no second array of nbins^2: bins a cutoff wide are about 5 a particle), left at bin b's start.
     members = np.empty(n, np.int64)
-    for i in range(n):
-        members[fill[bins[i]]] = i
-        fill[bins[i]] += 1
+    for i in range(n - 1, -1, -1):
+        b = bins[i]
+        start[b + 1] -= 1
+        members[start[b + 1]] = i
+    for b in range(nbins * nbins):
+        start[b] = start[b + 1]
+    start[nbins * nbins] = n
     return bins, start, members
 
 
