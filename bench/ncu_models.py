@@ -136,19 +136,23 @@ def write_model(folder: Path, stage_id: str, model) -> None:
     (folder / f"{stage_id}.model.json").write_text(json.dumps(figures, indent=2) + "\n")
 
 
+def raw_rows(path: Path) -> list[dict[str, str]]:
+    """Each profiled kernel's row of ncu's raw CSV page: metric name -> its text (the units row skipped)."""
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.startswith('"')]
+    rows = list(csv.reader(lines))
+    if not rows:
+        return []
+    header = rows[0]
+    return [dict(zip(header, row, strict=False)) for row in rows[1:] if row and row[0].isdigit()]
+
+
 def ncu_totals(path: Path) -> dict[str, float]:
     """Every metric of ncu's raw CSV page (--print-units base) summed over the profiled kernels; a percentage
     (``pct_of_peak``) is averaged instead, weighted by each kernel's time."""
-    lines = [line for line in path.read_text().splitlines() if line.startswith('"')]
-    rows = list(csv.reader(lines))
-    if not rows:
-        return {}
-    header, totals = rows[0], {}
-    for row in rows[1:]:
-        if not row or not row[0].isdigit():  # the units row
-            continue
+    totals: dict[str, float] = {}
+    for row in raw_rows(path):
         values = {}
-        for name, value in zip(header, row, strict=False):
+        for name, value in row.items():
             try:
                 values[name] = float(value.replace(",", ""))
             except ValueError:

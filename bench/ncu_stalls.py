@@ -11,9 +11,13 @@ RAW_CSV is ncu's raw page (``--csv --page raw --print-units base``), SASS_CSV it
 from __future__ import annotations
 
 import csv
+import os
 import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ncu_models import raw_rows  # noqa: E402  ncu's raw page, a row a kernel
 
 FIGURES = (  # (label, metric, format)
     ("time, µs", "gpu__time_duration.sum", lambda v: f"{v / 1e3:.1f}"),
@@ -30,15 +34,6 @@ FIGURES = (  # (label, metric, format)
 )
 STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$")
 PIPE = re.compile(r"^sm__(?:inst_executed_pipe_(\w+?)|pipe_(\w+?)_cycles_active)\.avg\.pct_of_peak_sustained_active$")
-
-
-def rows_of(path: Path) -> list[dict[str, str]]:
-    lines = [line for line in path.read_text(errors="replace").splitlines() if line.startswith('"')]
-    table = list(csv.reader(lines))
-    if not table:
-        return []
-    header = table[0]
-    return [dict(zip(header, row, strict=False)) for row in table[1:] if row and row[0].isdigit()]
 
 
 def number(row: dict[str, str], name: str) -> float | None:
@@ -108,7 +103,7 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     lines = [f"== {Path(argv[0]).name.removesuffix('.raw.csv')}"]
-    for row in rows_of(Path(argv[0])):
+    for row in raw_rows(Path(argv[0])):
         lines += kernel_summary(row)
     if len(argv) > 1:
         lines += hot_instructions(Path(argv[1]))
