@@ -358,6 +358,26 @@ def test_gpu_ranks_step_like_the_cpu(tmp_path, variant, ranks, kicks):
         assert int(summary[3]) > 0
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_gpu_tiled_ranks_step_like_plain(tmp_path, ranks):
+    """200000 particles: a bin row holds about 500 slots, more than a block's copy holds whole, so each tiled
+    block copies the three runs around its particles, one a bin row, and reads what lies outside from memory
+    (the rows at a strip's ends included). The copy only caches what plain reads: the same state, but for the
+    order in which the binning's atomics put a bin's particles (the sums' order)."""
+    import cupy
+
+    env = {"KERNEL_LAB_TRANSPORT": "host"} if cupy.cuda.runtime.getDeviceCount() < ranks else None
+    states = []
+    for variant in ("plain", "tiled"):
+        out = tmp_path / f"{variant}.npy"
+        done = mpirun(ranks, __file__, "200000", "25", "8", str(out), "3:300,150000:-260", variant, "gpu", env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        states.append(np.load(out))
+    assert np.isfinite(states[0]).all()
+    np.testing.assert_allclose(states[1], states[0], rtol=0, atol=1e-12 * 10.0)  # the box side: sqrt(0.0005 n)
+
+
 def _main(argv: list[str]) -> int:
     from sim.mpi import world
 

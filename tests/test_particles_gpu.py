@@ -192,6 +192,31 @@ def test_each_step_equals_the_cpu_twin_from_fresh_random_states(variant, block, 
         np.testing.assert_allclose(got[2:], expect[2:], rtol=0, atol=(1e-9 if precision == "fp64" else 1e-3) * speed)
 
 
+@pytest.mark.parametrize("block, stats", [(32, False), (128, False), (128, True), (1024, True)])
+def test_tiled_steps_like_plain_when_it_copies_three_runs(block, stats):
+    """200000 particles: a bin row holds about 500 slots, more than a block's copy holds whole, so each tiled
+    block copies the three runs around its particles, one a bin row, and reads what lies outside from memory.
+    The copy only caches what plain reads: each step, through the index and by row, leaves the state plain
+    leaves, but for the order in which the binning's atomics put a bin's particles (the sums' order)."""
+    from sim.gpu.timing import NULL_TIMER
+    from sim.particles.gpu import ParticlesGpu
+    from sim.particles.init import init_2020
+
+    n = 200_000
+    size = world.box_size(n)
+    x, y, vx, vy = init_2020(n, int(np.random.default_rng().integers(1, 1 << 30)))
+    plain, tiled = (
+        ParticlesGpu(x, y, vx, vy, size, variant, "fp64", block, stats=stats) for variant in ("plain", "tiled")
+    )
+    for _ in range(25):  # two or three binnings
+        _poison(tiled)
+        plain.step(NULL_TIMER)
+        tiled.step(NULL_TIMER)
+        for a, b in zip(plain.host_state(), tiled.host_state(), strict=True):
+            np.testing.assert_allclose(b, a, rtol=0, atol=1e-12 * size)
+    assert not np.array_equal(tiled.host_state()[0], x), "the particles moved"
+
+
 def test_texture_variant_names_the_texel_limit(monkeypatch):
     from sim.particles import gpu as particles_gpu
 

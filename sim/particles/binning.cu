@@ -39,7 +39,7 @@
 // against the CPU are tolerances). The cutoff test is on the squared distance, before any of it.
 //
 // REAL is double (the course's precision) or float. STATS adds the starters' distance statistics.
-// TILED stages each block's neighbourhood (a contiguous slab of the numbering) in shared memory.
+// TILED copies the slots each block reads to shared memory first (neighbours.cuh's Tile).
 // TEXTURE reads positions and velocities through texture objects over the same linear buffers
 // (fp64 pairs as int4 texels, reassembled with __hiloint2double; fp32 pairs as float2).
 
@@ -58,7 +58,6 @@ typedef struct __align__(2 * sizeof(REAL)) { REAL x, y; } REAL2;
 #ifndef BLOCK
 #define BLOCK 256
 #endif
-#define TILE (4 * BLOCK > 2048 ? 2048 : 4 * BLOCK)
 
 #ifdef TEXTURE
 typedef cudaTextureObject_t SRC2;
@@ -88,6 +87,9 @@ __device__ __forceinline__ REAL2 load2(SRC2 p, int i) { return p[i]; }
 // registers for 2048 threads an SM (uncapped one GPU's kept 40 and lost, a rank's 34 and 36; with the
 // statistics 32 registers spill)
 #define STEP_BOUNDS __launch_bounds__(BLOCK, 2048 / BLOCK > 32 ? 32 : 2048 / BLOCK)
+#elif defined(TILED) && !defined(STATS)
+// 40 registers (1536 threads an SM): uncapped it keeps 48 and loses (0.571 against 0.526 ms a step at 10M)
+#define STEP_BOUNDS __launch_bounds__(BLOCK, 1536 / BLOCK)
 #else
 #define STEP_BOUNDS __launch_bounds__(BLOCK)
 #endif
@@ -268,33 +270,18 @@ __device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
     REAL2 own = live ? load2(pos, row_of(through, perm, i)) : REAL2{0, 0};
     REAL xi = own.x, yi = own.y;
 #ifdef TILED
-    // The block's neighbourhood is the slab of slots from the first bin below-left of its first particle
-    // to the last bin above-right of its last one (by row the particles have drifted a little: a tile
-    // is a cache, and a neighbour outside it is read from memory).
-    __shared__ REAL2 tile[TILE];
-    __shared__ int slab_first, slab_last;
+    __shared__ Tile tile;
     if (threadIdx.x == 0) {
         int first = FIRST + blockIdx.x * blockDim.x, last = min(first + (int)blockDim.x, n) - 1;
         REAL2 p = load2(pos, row_of(through, perm, first)), q = load2(pos, row_of(through, perm, last));
-#ifdef RANKS
-        // exactly the first and last neighbour bins: an interior block reads no ghost row's start
-        // (those are being written while it runs)
-        int2 bp = bin_xy(p.x, p.y, inv_width, nb), bq = bin_xy(q.x, q.y, inv_width, nb);
-        slab_first = start[max(bp.y - 1, ROW_LO) * nb + max(bp.x - 1, 0)];
-        slab_last = start[min(bq.y + 1, ROW_HI) * nb + min(bq.x + 1, nb - 1) + 1];
-#else
-        slab_first = start[max(bin_of(p.x, p.y, inv_width, nb) - nb - 1, 0)];
-        slab_last = start[min(bin_of(q.x, q.y, inv_width, nb) + nb + 2, nb * nb)];
-#endif
+        tile.plan(bin_xy(p.x, p.y, inv_width, nb), bin_xy(q.x, q.y, inv_width, nb), start, nb, ROW_LO, ROW_HI);
     }
     __syncthreads();
-    int slab = max(min(slab_last - slab_first, TILE), 0);  // a larger slab reads the rest from memory
-    for (int k = threadIdx.x; k < slab; k += blockDim.x) tile[k] = load2(pos, row_of(through, perm, slab_first + k));
+    tile.fill(pos, perm, through);
     __syncthreads();
-    const REAL2* tiled = tile;
+    const Tile* staged = &tile;
 #else
-    const REAL2* tiled = nullptr;
-    const int slab_first = 0, slab = 0;
+    const Tile* staged = nullptr;
 #endif
     Pairs acc;
     float moved = 0;  // along either axis, rounded up
@@ -302,11 +289,9 @@ __device__ __forceinline__ void step_slots(bool through, STEP_PARAMS)
         int2 b = bin_xy(xi, yi, inv_width, nb);
         int bx = b.x, by = b.y;
         if (through)
-            sum_neighbours(acc, start, Neighbour<true>{pos, perm, tiled, slab_first, slab}, bx, by, nb, ROW_LO, ROW_HI,
-                           i, xi, yi);
+            sum_neighbours(acc, start, Neighbours<true>{pos, perm, staged}, bx, by, nb, ROW_LO, ROW_HI, i, xi, yi);
         else
-            sum_neighbours(acc, start, Neighbour<false>{pos, perm, tiled, slab_first, slab}, bx, by, nb, ROW_LO, ROW_HI,
-                           i, xi, yi);
+            sum_neighbours(acc, start, Neighbours<false>{pos, perm, staged}, bx, by, nb, ROW_LO, ROW_HI, i, xi, yi);
         REAL2 w = load2(vel, row_of(through, perm, i));
 #ifdef RANKS
         if (through) id2[i] = id[perm[i]];  // (by row the ids stay: the rank swaps its two id arrays)

@@ -12,7 +12,7 @@ order; on the other steps it reads by row (the rows are in the numbering's order
 margin of its bin there). binning.cu's header has the whole of it.
 Variants:
 - "plain": forces read the state arrays; the scan of common/scan.cuh (sim.gpu.cuda.CountScan);
-- "tiled": each block stages its neighbourhood in shared memory;
+- "tiled": each block copies the slots it reads (three runs, one a bin row) to shared memory first;
 - "blockscan": plain forces with the report's three-launch scan;
 - "texture": plain, with positions and velocities fetched through texture objects.
 Bins are kernels.BIN_CUTOFFS cutoffs wide. fp64 by default, fp32 as an option.
