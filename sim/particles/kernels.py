@@ -86,12 +86,12 @@ def builds() -> list[Build]:
 
 # --- speed of light (sim.gpu.roofline): per particle and step ----------------------------------------------------
 # Nsight Compute, H200, the plain fp64 forces+move kernel reading by row (one step of 10M particles, the 2020
-# preset, block 128, statistics off; bench/ncu_stalls.sh, bench/results/ncu-h200-f30d428/): what that variant
-# executes, not an algorithmic minimum. 19.23 warp instructions a particle-step (0.1923 G), 65% of the issue
-# slots; 5.40 wavefronts of L1's data pipe (54.0 M), 73% of its peak: the busiest limit. A warp's lanes read
-# neighbours from scattered slots (a 16-byte load touches 5.5 lines), and most stalls wait on those loads.
-PLAIN_FP64_FORCES_INSTRUCTIONS = 19.23
-PLAIN_FP64_FORCES_WAVEFRONTS = 5.40
+# preset, block 128, statistics off; bench/ncu_stalls.sh, bench/results/ncu-h200-8ccb53a/): what that variant
+# executes, not an algorithmic minimum. 19.32 warp instructions a particle-step (0.1932 G), 71% of the issue
+# slots; 5.81 wavefronts of L1's data pipe (58.1 M), 85% of its peak: the busiest limit. A warp's lanes read
+# neighbours from scattered slots (two candidates' loads in flight a lane), and most stalls wait on those loads.
+PLAIN_FP64_FORCES_INSTRUCTIONS = 19.32
+PLAIN_FP64_FORCES_WAVEFRONTS = 5.81
 # Steps from one binning to the next at the 2020 preset (10M on an H200: 105 binnings in 1000 steps): the fastest
 # particle's moves sum to a bin less the cutoff in about ten steps. The model spreads a binning's work over them.
 STEPS_A_BINNING = 9.5
