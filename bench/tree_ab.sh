@@ -19,7 +19,10 @@ done
 for round in $(seq "${ROUNDS:-3}"); do
   for tree in $trees; do
     # shellcheck disable=SC2086
-    (cd "$tree" && timeout 300 python3 main.py bench $bench --backend gpu) 2>&1 \
-      | grep -E '^  [a-z].* ± ' | sed "s|^|$tree r$round |" | tee -a "$out/tree-ab.log"
+    if ! (cd "$tree" && timeout 300 python3 main.py bench $bench --backend gpu) >"$out/tree-ab.run" 2>&1; then
+      echo "$tree r$round: main.py bench failed:" >&2
+      tail -5 "$out/tree-ab.run" >&2  # a bad option or count says why here, not in the log below
+    fi
+    grep -E '^  [a-z].* ± ' "$out/tree-ab.run" | sed "s|^|$tree r$round |" | tee -a "$out/tree-ab.log"
   done
 done
