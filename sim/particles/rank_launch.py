@@ -43,8 +43,7 @@ def step(rank, first: int, end: int, spec=NULL, *, counts: bool) -> None:
             ids,
             ids2,
             np.int32(first),
-            np.int32(rank.w0 // rank.nb),  # the window's first and last row
-            np.int32(rank.w1 // rank.nb - 1),
+            *rank.window_rows,
             np.int32(rank.s0),
             np.int32(rank.s1),
             rank.stray,

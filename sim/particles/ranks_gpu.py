@@ -127,7 +127,9 @@ class GpuRank:
             )
         # the window's bins: my rows and the ghost rows each side (the rows searched); a particle landing
         # outside my rows and the one row each side (the leavers' rows) is a stray
-        self.w0, self.w1 = max(row0 - GHOST_ROWS, 0) * nb, min(row1 + GHOST_ROWS, nb) * nb
+        first_row, end_row = max(row0 - GHOST_ROWS, 0), min(row1 + GHOST_ROWS, nb)
+        self.w0, self.w1 = first_row * nb, end_row * nb
+        self.window_rows = (np.int32(first_row), np.int32(end_row - 1))  # the step's rows searched
         self.s0, self.s1 = max(row0 - 1, 0) * nb, min(row1 + 1, nb) * nb
         pad = -self.w0 % 4  # the window's counts and starts 16-byte aligned (the scan's int4 loads and stores)
         self.count = xp.zeros(nb * nb + pad, i32)[pad:]
