@@ -61,9 +61,12 @@ class StandIn(dict):
             sums[b] = part[-1] if part.size else 0
 
     def scan_totals(self, grid, block, args, **_):
-        sums, blocks = args
-        totals = np.cumsum(sums[: int(blocks)])
-        sums[: int(blocks)] = totals - sums[: int(blocks)]
+        sums, blocks, length, tile = args
+        blocks = int(blocks)
+        if (view := _pointer(length)) is not None:  # only the tiles holding the first *length counts
+            blocks = min(blocks, -(-max(int(view[0][view[1]]), 0) // int(tile)))
+        totals = np.cumsum(sums[:blocks])
+        sums[:blocks] = totals - sums[:blocks]
 
     def add_sums(self, grid, block, args, **_):
         start, m, sums, _length = args
@@ -72,11 +75,12 @@ class StandIn(dict):
             s[so + b * width + 1 : so + min(int(m), (b + 1) * width) + 1] += sums[b]
 
     def scan_reduce(self, grid, block, args, **_):
-        """scan.cuh: each tile's total (tiles of 4096 counts). The int4 loads need 16-byte aligned counts."""
+        """scan.cuh: each tile's total (tiles of 4096 counts, the grid's blocks taking them in turns). The int4
+        loads need 16-byte aligned counts."""
         count, m, length, tile_sums = args
         (c, co), m = _view(count), int(m)
         assert (c.ctypes.data + 4 * co) % 16 == 0, "scan.cuh reads the counts as int4: 16-byte aligned"
-        for t in range(grid[0]):
+        for t in range(-(-m // 4096)):
             tile_sums[t] = c[co + t * 4096 : co + min(m, (t + 1) * 4096)].sum()
 
     def scan_tiles(self, grid, block, args, **_):

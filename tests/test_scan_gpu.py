@@ -43,9 +43,10 @@ def test_count_scan_leaves_counts_past_m_alone():
     assert (start[m + 1 :].get() == -7).all()
 
 
-@pytest.mark.parametrize("used", [1, 4095, 4096, 9000, 3 * 4096 + 5])
+@pytest.mark.parametrize("used", [0, 1, 4095, 4096, 9000, 3 * 4096 + 5])
 def test_count_scan_with_a_device_length_scans_that_prefix_only(used):
-    """The balls' grid: the scan is sized for the most cells, the device knows how many are in use."""
+    """The balls' grid: the scan is sized for the most cells, the device knows how many are in use (0: one
+    GPU's particles on a step that does not bin)."""
     import cupy
 
     rng = np.random.default_rng()
@@ -61,3 +62,23 @@ def test_count_scan_with_a_device_length_scans_that_prefix_only(used):
     assert (start[used + 1 :].get() == -7).all()
     assert not count[:used].get().any()
     np.testing.assert_array_equal(count[used:].get(), counts[used:])
+
+
+@pytest.mark.parametrize("m, used", [(5 * 4096 + 7, None), (1_000_003, None), (1_000_003, 9 * 4096 + 1)])
+def test_a_grid_of_fewer_blocks_than_tiles_takes_the_tiles_in_turns(m, used):
+    """Three blocks over 6 and 245 tiles (the default grid covers every tile below about 4M counts)."""
+    import cupy
+
+    rng = np.random.default_rng()
+    counts = rng.poisson(1.3, m).astype(np.int32)
+    count = cupy.asarray(counts)
+    start = cupy.full(m + 1, -7, cupy.int32)
+    scan = cuda.CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m, blocks=3)
+    assert scan.blocks == 3 < scan.tiles
+    length = None if used is None else cupy.asarray([used], cupy.int32)
+    scan(count, start, clear=True, length=length)
+    k = m if used is None else used
+    np.testing.assert_array_equal(start[: k + 1].get(), np.concatenate([[0], np.cumsum(counts[:k])]))
+    assert (start[k + 1 :].get() == -7).all()
+    assert not count[:k].get().any()
+    np.testing.assert_array_equal(count[k:].get(), counts[k:])

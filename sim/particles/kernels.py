@@ -67,7 +67,7 @@ def report_scan(k, count, m: int, start, block_sums, length=NULL) -> None:
     blocks = ceil_div(m, 2 * SCAN_BLOCK)
     shared = 2 * SCAN_BLOCK * 4  # two counts a thread
     k["scan_blocks"]((blocks,), (SCAN_BLOCK,), (count, np.int32(m), start, block_sums, length), shared_mem=shared)
-    k["scan_totals"]((1,), (1024,), (block_sums, np.int32(blocks)))
+    k["scan_totals"]((1,), (1024,), (block_sums, np.int32(blocks), length, np.int32(2 * SCAN_BLOCK)))
     k["add_sums"]((blocks,), (SCAN_BLOCK,), (start, np.int32(m), block_sums, length))
 
 
