@@ -1,6 +1,8 @@
 """Speed of light: every stage of every scene has a model that scales with its size; the roofline's figures
 (GB/s, % of the copy peak, GFLOP/s, % of the FLOP peak, the bound) from a model, a time and the peaks."""
 
+from dataclasses import replace
+
 import pytest
 
 from sim.gpu.peaks import Peaks
@@ -137,6 +139,12 @@ def test_a_particles_frame_replayed_as_one_cuda_graph_is_one_stage_of_both():
     assert graph.wavefronts == stage_models["forces+move"].wavefronts > 0
     (perf,) = analyse_stages(spec, setup, {"bin": 0.0, "forces+move": 0.0, GRAPH_STAGE: 5.0}, PEAKS)
     assert perf.stage == GRAPH_STAGE and perf.gbs == pytest.approx(graph.total_bytes / 5e-3 / 1e9)
+    # the stages run one after the other: the frame's limit is the binning's and the forces' added
+    bin_alone = analyse("bin", stage_models["bin"], 1.0, PEAKS).min_ms
+    forces_alone = analyse("forces+move", stage_models["forces+move"], 1.0, PEAKS).min_ms
+    assert bin_alone > 0 and forces_alone > 0
+    assert perf.min_ms == pytest.approx(bin_alone + forces_alone)
+    assert perf.min_ms > analyse("one", replace(graph, parts=()), 5.0, PEAKS).min_ms  # the max of summed counts
 
 
 def test_bound_is_the_peak_reached_past_60_percent_else_latency():

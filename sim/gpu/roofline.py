@@ -44,6 +44,9 @@ class StageModel:
     # L1 data-pipe wavefronts per unit the variant executes (ncu's l1tex__data_pipe_lsu_wavefronts): an SM's pipe
     # takes one a clock; a shared-memory access one per round of bank conflicts. 0: not modelled (no L1 limit)
     wavefronts: float = 0.0
+    # Stages that run one after another inside this one (a frame of both replayed as one CUDA graph): its
+    # least time is the sum of theirs, since a stage waits for the one before. Empty: a stage of its own.
+    parts: tuple[StageModel, ...] = ()
 
     @property
     def total_bytes(self) -> float:
@@ -137,6 +140,20 @@ def bound(
     return name if share >= BOUND_SHARE else "latency"
 
 
+def least_ms(model: StageModel, peaks) -> float:
+    """The speed-of-light time of a stage of its own: the slowest of its least bytes at the copy peak, its
+    arithmetic at the FLOP peak and, where counted, its instructions at the issue peak and its wavefronts at
+    L1's (``peaks`` of a device)."""
+    byte_peak = peaks.link_gbs if model.where == "link" else peaks.copy_gbs
+    least = min(model.bytes_min, model.bytes_actual)  # a variant that fuses steps beats the step's least
+    limits = [least * model.units / (byte_peak * 1e9), model.total_flops / (peaks.flop_peak(model.flop_kind) * 1e9)]
+    if model.instructions > 0 and peaks.issue_ginst:
+        limits.append(model.total_instructions / (peaks.issue_ginst * 1e9))
+    if model.wavefronts > 0 and peaks.l1_gwave:
+        limits.append(model.total_wavefronts / (peaks.l1_gwave * 1e9))
+    return 1e3 * max(limits)
+
+
 def analyse(stage: str, model: StageModel, ms: float, peaks) -> StagePerf:
     """The figures of ``stage`` timed at ``ms`` for its window; ``peaks`` (``sim.gpu.peaks.Peaks``) or None."""
     seconds = ms * 1e-3
@@ -156,13 +173,7 @@ def analyse(stage: str, model: StageModel, ms: float, peaks) -> StagePerf:
     l1_pct = 100.0 * gwave / l1_peak if l1_peak else None
     min_ms = None
     if byte_peak and flop_peak:
-        least = min(model.bytes_min, model.bytes_actual)  # a variant that fuses steps beats the step's least
-        limits = [least * model.units / (byte_peak * 1e9), model.total_flops / (flop_peak * 1e9)]
-        if issue_peak:
-            limits.append(model.total_instructions / (issue_peak * 1e9))
-        if l1_peak:
-            limits.append(model.total_wavefronts / (l1_peak * 1e9))
-        min_ms = 1e3 * max(limits)
+        min_ms = sum(least_ms(part, peaks) for part in model.parts) if model.parts else least_ms(model, peaks)
     return StagePerf(
         stage,
         ms,

@@ -161,7 +161,7 @@ def models(setup) -> dict:
         note=f"your kernel's force loop: {twin_candidates:.1f} candidates, {neighbours:.2f} neighbours a particle",
     )
     # A frame replayed as one CUDA graph times both stages together (bin's instructions and wavefronts uncounted: a
-    # lower bound).
+    # lower bound); its least time is theirs added (each launch waits for the one before).
     graph = StageModel(
         bytes_min=bin_stage.bytes_min + forces.bytes_min,
         bytes_actual=bin_stage.bytes_actual + forces.bytes_actual,
@@ -173,5 +173,6 @@ def models(setup) -> dict:
         + ("; forces+move's instructions and L1 wavefronts" if measured else ""),
         instructions=forces.instructions,
         wavefronts=forces.wavefronts,
+        parts=(bin_stage, forces),
     )
     return {"bin": bin_stage, "forces+move": forces, GRAPH_STAGE: graph, "forces": user_forces}
