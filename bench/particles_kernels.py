@@ -1,0 +1,164 @@
+"""Where one GPU's particles step goes, kernel by kernel (plain fp64, block 128, the 2020 preset, statistics off).
+
+    python3 bench/particles_kernels.py times [N]     each kernel of 400 steps timed alone (CUDA events around
+                                                    eager launches, a sync a step): the step by row, the step
+                                                    through the index right after a binning, and the binning's
+                                                    count, scan and place; then what a step that does not bin
+                                                    pays for the binning's launches, replayed as a CUDA graph
+    python3 bench/particles_kernels.py binning [N]  one binning after 30 steps, between cudaProfilerStart and
+                                                    Stop: under `ncu --profile-from-start off` its five kernels
+
+N defaults to 10M. The frame's own figure (its steps as one CUDA graph) is `main.py bench particles`; these are
+the parts, eager launches and their gaps included.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from sim import create_scene  # noqa: E402
+from sim.gpu.timing import NULL_TIMER  # noqa: E402
+from sim.particles.gpu import UNKNOWN_DRIFT  # noqa: E402
+
+STAGES = ("forces+move", "rebin_count", "scan", "rebin_place")
+
+
+def particles(n: int):
+    """The scene's GPU state at n particles, statistics off (as the course's timed runs and the bench)."""
+    scene = create_scene("particles", n=n, backend="gpu", variant="plain", block=128)
+    if scene.stats_on:
+        scene.controls.toggles["statistics"] = False
+        scene.toggle_changed("statistics")
+    return scene.gpu
+
+
+def launches(g) -> dict:
+    """A step's four launches as callables, in order (ParticlesGpu.step and _rebin, one launch each)."""
+
+    def step():
+        fn, grid, block, args = g.prepared_step()
+        fn(grid, block, args)
+        g.cur = 1 - g.cur
+
+    def count():
+        g.k["rebin_count"](
+            *g.rebin_grid,
+            (
+                g.buffers[g.cur][0],
+                np.int32(g.n),
+                g.real(g.inv_width),
+                np.int32(g.nb),
+                g.bin,
+                g.offset,
+                g.count,
+                g.calm,
+                g.margin,
+                np.int32(g.bins),
+            ),
+        )
+
+    def place():
+        g.k["rebin_place"](
+            *g.rebin_grid, (g.bin, g.offset, g.start, np.int32(g.n), g.perm, g.count, g.ids, g.id_sorted, g.calm)
+        )
+
+    return dict(zip(STAGES, (step, count, g._scan, place), strict=True))
+
+
+def times(n: int) -> None:
+    import cupy
+
+    g = particles(n)
+    for _ in range(30):
+        g.step(NULL_TIMER)
+    calls = launches(g)
+    events = [cupy.cuda.Event() for _ in range(len(STAGES) + 1)]
+    rows = []
+    for _ in range(400):
+        through = int(g.calm[0].get())
+        events[0].record()
+        for k, call in enumerate(calls.values()):
+            call()
+            events[k + 1].record()
+        events[-1].synchronize()
+        binned = int(g.calm[0].get())
+        rows.append((through, binned, *(cupy.cuda.get_elapsed_time(events[k], events[k + 1]) for k in range(4))))
+    a = np.array(rows)
+    print(f"{n:,} particles, 400 steps, {int(a[:, 1].sum())} binnings; median us a launch (eager)")
+    print(f"  {'step':28s}" + "".join(f"{s:>13s}" for s in STAGES))
+    kinds = (
+        ("by row, not binning", (a[:, 0] == 0) & (a[:, 1] == 0)),
+        ("through the index", a[:, 0] == 1),
+        ("binning", a[:, 1] == 1),
+    )
+    for label, rows_of in kinds:
+        if rows_of.any():
+            medians = np.median(a[rows_of][:, 2:], axis=0) * 1e3
+            print(f"  {label + f' ({rows_of.sum()})':28s}" + "".join(f"{m:13.1f}" for m in medians))
+    means = a[:, 2:].mean(axis=0) * 1e3
+    print(f"  {'mean a step':28s}" + "".join(f"{m:13.1f}" for m in means) + f"   total {means.sum():.1f}")
+    idle(g, calls)
+
+
+def idle(g, calls) -> None:
+    """Each of the binning's launches on a step that does not bin, 20 to a CUDA graph, us a launch."""
+    import cupy
+
+    stream = cupy.cuda.Stream(non_blocking=True)
+
+    def calm():  # no drift: the launches find nothing to bin
+        g.calm[2] = 0
+        g.calm[3] = 0
+        cupy.cuda.runtime.deviceSynchronize()
+
+    def per_launch(call, repeats=20) -> float:
+        calm()
+        with stream:
+            stream.begin_capture()
+            for _ in range(repeats):
+                call()
+            graph = stream.end_capture()
+        graph.launch(stream)
+        stream.synchronize()
+        begin, end, samples = cupy.cuda.Event(), cupy.cuda.Event(), []
+        for _ in range(7):
+            calm()
+            begin.record(stream)
+            graph.launch(stream)
+            end.record(stream)
+            end.synchronize()
+            samples.append(cupy.cuda.get_elapsed_time(begin, end) * 1e3 / repeats)
+        return float(np.median(samples))
+
+    print("a step that does not bin, in a CUDA graph: us a launch")
+    for name in STAGES[1:]:
+        print(f"  {name:28s}{per_launch(calls[name]):13.2f}")
+    print(f"  {'the three':28s}{per_launch(g._rebin):13.2f}")
+
+
+def binning(n: int) -> None:
+    import cupy
+
+    g = particles(n)
+    for _ in range(30):
+        g.step(NULL_TIMER)
+    g.calm[2] = UNKNOWN_DRIFT  # the next binning launches bin whatever the drift
+    cupy.cuda.runtime.deviceSynchronize()
+    cupy.cuda.profiler.start()
+    g._rebin()
+    cupy.cuda.runtime.deviceSynchronize()
+    cupy.cuda.profiler.stop()
+    print("binned:", bool(g.calm[0].get()))
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else ""
+    if what not in ("times", "binning"):
+        sys.exit(__doc__)
+    count = int(float(sys.argv[2])) if len(sys.argv) > 2 else 10_000_000
+    (times if what == "times" else binning)(count)
