@@ -37,37 +37,44 @@ def particles(n: int):
     return scene.gpu
 
 
+def recorded(g, run) -> list:
+    """The launches ``run()`` makes through g's kernels, not made: (kernel name, kernel, arguments) each."""
+    made, real = [], g.k
+
+    class Recorder(dict):
+        def __getitem__(self, name):
+            return lambda *args, **options: made.append((name, real[name], args, options))
+
+    g.k = g.count_scan.k = Recorder()
+    try:
+        run()
+    finally:
+        g.k = g.count_scan.k = real
+    return made
+
+
 def launches(g) -> dict:
-    """A step's four launches as callables, in order (ParticlesGpu.step and _rebin, one launch each)."""
+    """A step's launches as callables in order: the step, then the binning's count, scan and place
+    (ParticlesGpu.step and _rebin's launches, taken from _rebin on the state as it is when called)."""
 
     def step():
         fn, grid, block, args = g.prepared_step()
         fn(grid, block, args)
         g.cur = 1 - g.cur
 
-    def count():
-        g.k["rebin_count"](
-            *g.rebin_grid,
-            (
-                g.buffers[g.cur][0],
-                np.int32(g.n),
-                g.real(g.inv_width),
-                np.int32(g.nb),
-                g.bin,
-                g.offset,
-                g.count,
-                g.calm,
-                g.margin,
-                np.int32(g.bins),
-            ),
-        )
+    def part(first: str, last: str):
+        def call():
+            made = recorded(g, g._rebin)
+            names = [launch[0] for launch in made]
+            for _, kernel, args, options in made[names.index(first) : names.index(last) + 1]:
+                kernel(*args, **options)
 
-    def place():
-        g.k["rebin_place"](
-            *g.rebin_grid, (g.bin, g.offset, g.start, np.int32(g.n), g.perm, g.count, g.ids, g.id_sorted, g.calm)
-        )
+        return call
 
-    return dict(zip(STAGES, (step, count, g._scan, place), strict=True))
+    scan = part("scan_reduce", "scan_tiles")
+    return dict(
+        zip(STAGES, (step, part("rebin_count", "rebin_count"), scan, part("rebin_place", "rebin_place")), strict=True)
+    )
 
 
 def times(n: int) -> None:
