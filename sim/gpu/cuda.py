@@ -201,8 +201,6 @@ def grid_for(n: int, block: int) -> tuple[tuple[int], tuple[int]]:
 # --- prefix sums of counts (common/scan.cuh) -------------------------------------------------------
 SCAN_KERNELS = ("scan_reduce", "scan_totals", "scan_tiles")  # in every build that includes scan.cuh
 SCAN_TILE = 4096  # scan.cuh's SCAN_TILE
-
-
 SCAN_BLOCKS_PER_SM = 8  # scan_reduce's and scan_tiles' grid: 2048 threads an SM, taking the tiles in turns
 
 
