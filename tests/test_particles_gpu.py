@@ -60,7 +60,7 @@ def test_binning_keeps_every_particle_once_in_bin_order(variant, n):
     start = g.start.get()
     counts = np.bincount(bins, minlength=g.bins)
     np.testing.assert_array_equal(start, np.concatenate([[0], np.cumsum(counts)]))
-    assert not g.count.get().any(), "the counts cleared for the next binning (by rebin_place, occupied bins only)"
+    assert not g.count.get().any(), "the counts cleared for the next binning (by the scan)"
 
 
 @pytest.mark.parametrize("block", [32, 128, 256, 1024])

@@ -4,9 +4,9 @@ left their bins.
 Per step (no host round trip): ``step`` (forces from the 9 neighbour bins with one reciprocal square root
 per pair, move, walls; the state written at the thread's own row, the largest move kept), then the
 binning, which the device decides: ``rebin_count`` (whether the moves since the last numbering may sum to
-a bin less the cutoff; if so each particle counted into its bin), the prefix sum of the counts (three
-launches of common/scan.cuh, or the report's three-launch block scan) and ``rebin_place`` (each slot's
-source row, the ids in slot order, the counts cleared); when not binning they return at once. Right after
+a bin less the cutoff; if so each particle counted into its bin), the prefix sum of the counts, clearing
+them (three launches of common/scan.cuh, or the report's three-launch block scan) and ``rebin_place`` (each
+slot's source row and the ids in slot order); when not binning they return at once. Right after
 a binning the step reads each slot's particle and neighbours through that index and writes them in bin
 order; on the other steps it reads by row (the rows are in the numbering's order, each particle within the
 margin of its bin there). binning.cu's header has the whole of it.
@@ -137,7 +137,6 @@ class ParticlesGpu:
                 self.start,
                 np.int32(self.n),
                 self.perm,
-                self.count,
                 self.ids,
                 self.id_sorted,
                 self.calm,
@@ -148,7 +147,7 @@ class ParticlesGpu:
         if self.variant == "blockscan":  # the report's three launches; they clear the counts too
             kernels.report_scan(self.k, self.count, self.bins, self.start, self.block_sums, self.binning)
         else:
-            self.count_scan(self.count, self.start, length=self.binning)  # rebin_place clears the counts
+            self.count_scan(self.count, self.start, clear=True, length=self.binning)
 
     def prepared_step(self) -> tuple:
         """The fused step's launch from the current set into the other (forces, move, walls, the largest
