@@ -3,8 +3,10 @@
     python3 bench/particles_kernels.py times [N]     each kernel of 400 steps timed alone (CUDA events around
                                                     eager launches, a sync a step): the step by row, the step
                                                     through the index right after a binning, and the binning's
-                                                    count, scan and place; then what a step that does not bin
-                                                    pays for the binning's launches, replayed as a CUDA graph
+                                                    count, scan and place (a step foreseen to bin counts
+                                                    itself; a binning it missed counts after); then what a
+                                                    step that does not bin pays for the binning's launches,
+                                                    replayed as a CUDA graph
     python3 bench/particles_kernels.py binning [N]  one binning after 30 steps, between cudaProfilerStart and
                                                     Stop: under `ncu --profile-from-start off` its five kernels
 
@@ -23,7 +25,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from sim import create_scene  # noqa: E402
 from sim.gpu.timing import NULL_TIMER  # noqa: E402
-from sim.particles.gpu import UNKNOWN_DRIFT  # noqa: E402
 
 STAGES = ("forces+move", "rebin_count", "scan", "rebin_place")
 
@@ -87,27 +88,31 @@ def times(n: int) -> None:
     events = [cupy.cuda.Event() for _ in range(len(STAGES) + 1)]
     rows = []
     for _ in range(400):
-        through = int(g.calm[0].get())
+        before = g.calm.get()
+        through, counts = int(before[0]), int(before[4])  # the step reads through the index; it counts
         events[0].record()
         for k, call in enumerate(calls.values()):
             call()
             events[k + 1].record()
         events[-1].synchronize()
         binned = int(g.calm[0].get())
-        rows.append((through, binned, *(cupy.cuda.get_elapsed_time(events[k], events[k + 1]) for k in range(4))))
+        rows.append(
+            (through, counts, binned, *(cupy.cuda.get_elapsed_time(events[k], events[k + 1]) for k in range(4)))
+        )
     a = np.array(rows)
-    print(f"{n:,} particles, 400 steps, {int(a[:, 1].sum())} binnings; median us a launch (eager)")
+    print(f"{n:,} particles, 400 steps, {int(a[:, 2].sum())} binnings; median us a launch (eager)")
     print(f"  {'step':28s}" + "".join(f"{s:>13s}" for s in STAGES))
     kinds = (
-        ("by row, not binning", (a[:, 0] == 0) & (a[:, 1] == 0)),
+        ("by row, not binning", (a[:, 0] == 0) & (a[:, 2] == 0)),
         ("through the index", a[:, 0] == 1),
-        ("binning", a[:, 1] == 1),
+        ("binning, the step counted", (a[:, 1] == 1) & (a[:, 2] == 1)),
+        ("binning, counted after", (a[:, 1] == 0) & (a[:, 2] == 1)),
     )
     for label, rows_of in kinds:
         if rows_of.any():
-            medians = np.median(a[rows_of][:, 2:], axis=0) * 1e3
+            medians = np.median(a[rows_of][:, 3:], axis=0) * 1e3
             print(f"  {label + f' ({rows_of.sum()})':28s}" + "".join(f"{m:13.1f}" for m in medians))
-    means = a[:, 2:].mean(axis=0) * 1e3
+    means = a[:, 3:].mean(axis=0) * 1e3
     print(f"  {'mean a step':28s}" + "".join(f"{m:13.1f}" for m in means) + f"   total {means.sum():.1f}")
     idle(g, calls)
 
@@ -118,9 +123,8 @@ def idle(g, calls) -> None:
 
     stream = cupy.cuda.Stream(non_blocking=True)
 
-    def calm():  # no drift: the launches find nothing to bin
-        g.calm[2] = 0
-        g.calm[3] = 0
+    def calm():  # no drift, no count foreseen: the launches find nothing to bin
+        g.calm[2:5] = 0
         cupy.cuda.runtime.deviceSynchronize()
 
     def per_launch(call, repeats=20) -> float:
@@ -154,7 +158,7 @@ def binning(n: int) -> None:
     g = particles(n)
     for _ in range(30):
         g.step(NULL_TIMER)
-    g.calm[2] = UNKNOWN_DRIFT  # the next binning launches bin whatever the drift
+    g.forget_numbering()  # the next binning launches bin whatever the drift, counting too
     cupy.cuda.runtime.deviceSynchronize()
     cupy.cuda.profiler.start()
     g._rebin()

@@ -1,6 +1,7 @@
 """One GPU bins the particles afresh only when they may have left their bins (binning.cu): between binnings
-the step reads its neighbours by row, right after one through the index. Each step is held against a CPU
-step from the same state (run with pytest -m gpu on a GPU machine)."""
+the step reads its neighbours by row, right after one through the index; a step that ends in a foreseen
+binning counts the particles into their bins itself. Each step is held against a CPU step from the same
+state (run with pytest -m gpu on a GPU machine)."""
 
 import numpy as np
 import pytest
@@ -24,8 +25,13 @@ def particles(variant: str, seed: int):
 
 def calm(g) -> tuple[bool, float, float]:
     """(the next step reads through the index, the drift since the numbering, the last step's largest move)."""
-    through, _, drift, moved = g.calm.get()
+    through, _, drift, moved, _ = g.calm.get()
     return bool(through), *(float(np.int32(v).view(np.float32)) for v in (drift, moved))
+
+
+def foreseen(g) -> bool:
+    """The next step counts the particles into their bins: a binning is foreseen after it."""
+    return bool(g.calm[4].get())
 
 
 def step_against_cpu(g) -> float:
@@ -68,22 +74,27 @@ def test_steps_by_row_until_the_drift_nears_the_margin_then_bin_afresh(variant):
     seed = int(np.random.default_rng().integers(1, 1 << 30))
     g = particles(variant, seed)
     assert calm(g)[0], "binned on creation: the first step reads through the index"
-    binnings, by_row, before = 0, 0, 0.0
+    binnings, counted, by_row, before = 0, 0, 0, 0.0
     for _ in range(120):
         through, drift, _ = calm(g)
         if not through:  # the rows in the numbering's order: the drift bounds how far each left its bin
             by_row += 1
             assert farthest_from_numbered_bin(g) <= drift * (1 + 1e-6)
+        counts = foreseen(g)
         assert step_against_cpu(g) < 1e-12
         through, drift, moved = calm(g)
         assert moved == 0, "the step's move is folded into the drift"
-        if through:  # the drift would have passed the margin: binned afresh
+        assert through or not counts, "a step that counted ends in a binning"
+        if through:  # the drift would have passed the margin (or the step counted): binned afresh
             binnings += 1
+            counted += counts
             assert drift == 0
+            assert not g.count.get().any(), "the counts cleared for the next binning"
         else:
             assert before < drift < g.margin
         before = drift
     assert by_row > 80 and binnings >= 2, (by_row, binnings)  # the 2020 preset bins every ten steps or so
+    assert counted >= binnings - 1, (counted, binnings)  # the moves change slowly: the binnings are foreseen
 
 
 def test_a_far_move_bins_afresh_and_the_next_step_reads_through_the_index():
@@ -94,10 +105,14 @@ def test_a_far_move_bins_afresh_and_the_next_step_reads_through_the_index():
     assert not calm(g)[0]
     kick(g, seed)
     assert calm(g)[0], "state loaded: binned afresh"
+    counts = []
     for _ in range(4):  # each flung particle moves 0.15 a step: every step bins afresh
+        counts.append(foreseen(g))
         assert step_against_cpu(g) < 1e-12
         through, drift, _ = calm(g)
         assert through and drift == 0
+    # the first far move comes unforeseen (the binning counts after the step); then each step counts itself
+    assert counts == [False, True, True, True]
 
 
 def test_the_verdict_matters_a_step_by_row_after_a_far_move_misses_pairs():

@@ -4,9 +4,10 @@ left their bins.
 Per step (no host round trip): ``step`` (forces from the 9 neighbour bins with one reciprocal square root
 per pair, move, walls; the state written at the thread's own row, the largest move kept), then the
 binning, which the device decides: ``rebin_count`` (whether the moves since the last numbering may sum to
-a bin less the cutoff; if so each particle counted into its bin), the prefix sum of the counts, clearing
-them (three launches of common/scan.cuh, or the report's three-launch block scan) and ``rebin_place`` (each
-slot's source row and the ids in slot order); when not binning they return at once. Right after
+a bin less the cutoff; if so each particle counted into its bin, unless the step counted them), the prefix
+sum of the counts, clearing them (three launches of common/scan.cuh, or the report's three-launch block
+scan) and ``rebin_place`` (each slot's source row, the ids in slot order; whether the next step is
+foreseen to bin, and so counts); when not binning they return at once. Right after
 a binning the step reads each slot's particle and neighbours through that index and writes them in bin
 order; on the other steps it reads by row (the rows are in the numbering's order, each particle within the
 margin of its bin there). binning.cu's header has the whole of it.
@@ -73,8 +74,9 @@ class ParticlesGpu:
         self.start = cupy.zeros(self.bins + 1, cupy.int32)  # each bin's first slot in the numbering
         self.perm = cupy.empty(n, cupy.int32)  # slot -> row, from a binning to its step
         # calm: [0] the next step reads through perm, [1] this step's binning (the scan's length: bins or 0),
-        # [2] the drift since the numbering, [3] the last step's largest move (floats' bits; binning.cu)
-        self.calm = cupy.zeros(4, cupy.int32)
+        # [2] the drift since the numbering, [3] the last step's largest move (floats' bits), [4] the next
+        # step counts into bins for the binning it is foreseen to end with (binning.cu)
+        self.calm = cupy.zeros(5, cupy.int32)
         self.binning = self.calm[1:2]
         bin_side = size / self.nb
         self.margin = np.float32(bin_side - world.CUTOFF - bin_side / 100)  # 1% of a bin for rounding
@@ -106,8 +108,12 @@ class ParticlesGpu:
 
     def _bin(self) -> None:
         """Bin the current set afresh (the counts are clear): the next step reads through the index."""
-        self.calm[2] = UNKNOWN_DRIFT
+        self.forget_numbering()
         self._rebin()
+
+    def forget_numbering(self) -> None:
+        """The next binning launches bin whatever the drift, counting the particles themselves."""
+        self.calm[2:5] = cupy.asarray([UNKNOWN_DRIFT, 0, 0], cupy.int32)
 
     # --- a step ------------------------------------------------------------------------------------
     def _rebin(self) -> None:
@@ -140,6 +146,7 @@ class ParticlesGpu:
                 self.ids,
                 self.id_sorted,
                 self.calm,
+                self.margin,
             ),
         )
 
@@ -151,7 +158,8 @@ class ParticlesGpu:
 
     def prepared_step(self) -> tuple:
         """The fused step's launch from the current set into the other (forces, move, walls, the largest
-        move kept), ready to queue: (kernel, grid, block, arguments)."""
+        move kept, the particles counted into bins when a binning is foreseen), ready to queue: (kernel,
+        grid, block, arguments)."""
         source = self.textures[self.cur] if self.textures else self.buffers[self.cur]
         grid, block = grid_for(self.n, self.block)
         return (
@@ -166,6 +174,9 @@ class ParticlesGpu:
                 self.real(self.inv_width),
                 np.int32(self.nb),
                 *self.buffers[1 - self.cur],
+                self.bin,
+                self.offset,
+                self.count,
                 self._stats_arg(),
                 self.perm,
                 self.id_sorted,
