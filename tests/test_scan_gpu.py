@@ -1,4 +1,4 @@
-"""common/scan.cuh's prefix sums (sim.gpu.cuda.CountScan) against numpy's cumsum, the CPU twin, on fresh
+"""common/scan.cuh's prefix sums (sim.gpu.scan.CountScan) against numpy's cumsum, the CPU twin, on fresh
 random counts over poisoned outputs: every length class (within a round, a tile, many tiles, ragged
 ends), with and without clearing the counts, and a length known only on the device (run with
 pytest -m gpu)."""
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from sim.gpu import cuda
+from sim.gpu.scan import CountScan
 from sim.particles import kernels
 
 pytestmark = pytest.mark.gpu
@@ -22,7 +23,7 @@ def test_count_scan_is_the_cumulative_sum(m, clear):
     counts[rng.integers(0, m, max(1, m // 1000))] = rng.integers(50, 500)  # a few crowded bins
     count = cupy.asarray(counts)
     start = cupy.full(m + 1, -7, cupy.int32)
-    scan = cuda.CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m)
+    scan = CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m)
     scan(count, start, clear=clear)
     np.testing.assert_array_equal(start.get(), np.concatenate([[0], np.cumsum(counts)]))
     np.testing.assert_array_equal(count.get(), 0 if clear else counts)
@@ -36,7 +37,7 @@ def test_count_scan_leaves_counts_past_m_alone():
     m = 5000
     count = cupy.arange(1, m + 101, dtype=cupy.int32)
     start = cupy.full(m + 101, -7, cupy.int32)
-    cuda.CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m)(count, start, clear=True)
+    CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m)(count, start, clear=True)
     assert not count[:m].get().any()
     np.testing.assert_array_equal(count[m:].get(), np.arange(m + 1, m + 101))
     np.testing.assert_array_equal(start[: m + 1].get(), np.concatenate([[0], np.cumsum(np.arange(1, m + 1))]))
@@ -55,9 +56,7 @@ def test_count_scan_with_a_device_length_scans_that_prefix_only(used):
     count = cupy.asarray(counts)
     start = cupy.full(m + 1, -7, cupy.int32)
     length = cupy.asarray([used, -3], cupy.int32)
-    cuda.CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m)(
-        count, start, clear=True, length=length
-    )
+    CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m)(count, start, clear=True, length=length)
     np.testing.assert_array_equal(start[: used + 1].get(), np.concatenate([[0], np.cumsum(counts[:used])]))
     assert (start[used + 1 :].get() == -7).all()
     assert not count[:used].get().any()
@@ -73,7 +72,7 @@ def test_a_grid_of_fewer_blocks_than_tiles_takes_the_tiles_in_turns(m, used):
     counts = rng.poisson(1.3, m).astype(np.int32)
     count = cupy.asarray(counts)
     start = cupy.full(m + 1, -7, cupy.int32)
-    scan = cuda.CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m, blocks=3)
+    scan = CountScan(cuda.kernels(kernels.step("plain", "fp64", 128, False), 0), m, blocks=3)
     assert scan.blocks == 3 < scan.tiles
     length = None if used is None else cupy.asarray([used], cupy.int32)
     scan(count, start, clear=True, length=length)

@@ -17,6 +17,7 @@ from sim.balls import kernels, world
 from sim.balls.gpu_pass import FIRST_CAPACITY, ProximityPass
 from sim.gpu import cuda
 from sim.gpu.cuda import grid_for
+from sim.gpu.scan import CountScan
 
 VARIANTS = world.PROXIMITY_VARIANTS
 STEP_BLOCK = kernels.STEP_BLOCK
@@ -92,7 +93,7 @@ class BallsGpu(ProximityPass):
         self.textures: dict[tuple[int, int], Any] = {}  # CuPy texture objects by (pointer, bytes)
         self._bounds_of = None  # the state whose bounds the last step took (step(before_pass=True))
         self._cell_count = None  # the grid's cell counts, kept zero between passes
-        self._scan: cuda.CountScan | None = None  # their prefix sum, kept while the cell count and kernels stay
+        self._scan: CountScan | None = None  # their prefix sum, kept while the cell count and kernels stay
         self._warp_boxes = None  # the step's per-warp boxes before a pass
         self._bounds = cupy.empty(8, cupy.int32)  # the box they fold into
         self._order = None  # a grid pass's order (sorted index -> previous) from its scatter to its search

@@ -26,6 +26,7 @@ from sim.balls import world
 from sim.balls.kernels import STEP_BLOCK
 from sim.gpu import cuda
 from sim.gpu.cuda import grid_for
+from sim.gpu.scan import CountScan
 from sim.pairs import lists_from_pairs
 
 FIRST_CAPACITY = 16  # partner slots per ball; grows on overflow
@@ -61,7 +62,7 @@ class ProximityPass:
     textures: dict[tuple[int, int], Any]
     _bounds_of: Any
     _cell_count: Any
-    _scan: cuda.CountScan | None
+    _scan: CountScan | None
     _bounds: Any
     _order: Any
     _swap: Callable[[], None]
@@ -153,7 +154,7 @@ class ProximityPass:
             *grid_for(n, STEP_BLOCK), (self.pos, np.int32(n), self.grid, fallen_y, rank, self._cell_count, self.summary)
         )
         if self._scan is None or self._scan.m != cells or self._scan.k is not self.kernels:
-            self._scan = cuda.CountScan(self.kernels, cells)
+            self._scan = CountScan(self.kernels, cells)
         # only the grid's cells and the fallen balls' (Grid.cells, known on the device) are scanned
         self._scan(self._cell_count, self.cell_start, clear=True, length=self.grid[9:])
         pos_out, self._order = self._spare[0], cupy.empty(n, cupy.int32)

@@ -5,7 +5,8 @@ gather of one ball's description."""
 from __future__ import annotations
 
 from sim.balls import world
-from sim.gpu.cuda import SCAN_KERNELS, Build
+from sim.gpu.cuda import Build
+from sim.gpu.scan import SCAN_KERNELS
 
 PROXIMITY_GRID = ("sweep", "reorder", "grid_bounds", "grid_setup", "grid_count", "grid_scatter", *SCAN_KERNELS)
 PROXIMITY_SWEEP = ("sweep", "reorder", "sweep_keys")

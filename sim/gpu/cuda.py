@@ -15,7 +15,8 @@ renderers in ``sim/gpu/render_builds.py``) so that a machine without a GPU can c
 with NVRTC (tests/test_cuda_sources.py).
 
 Also shared by every launcher: ``KernelError`` (settings a kernel cannot run with), the device's
-properties read once (``device_properties``), ``ceil_div`` and ``grid_for``.
+properties read once (``device_properties``), ``ceil_div`` and ``grid_for``. The prefix sum of counts
+that several scenes share is ``sim.gpu.scan``.
 
 CuPy is imported inside the functions: importing this module needs no GPU.
 """
@@ -196,46 +197,6 @@ def ceil_div(a: int, b: int) -> int:
 def grid_for(n: int, block: int) -> tuple[tuple[int], tuple[int]]:
     """(grid, block) for one thread per item."""
     return (max(1, ceil_div(n, block)),), (block,)
-
-
-# --- prefix sums of counts (common/scan.cuh) -------------------------------------------------------
-SCAN_KERNELS = ("scan_reduce", "scan_totals", "scan_tiles")  # in every build that includes scan.cuh
-SCAN_TILE = 4096  # scan.cuh's SCAN_TILE
-SCAN_BLOCKS_PER_SM = 8  # scan_reduce's and scan_tiles' grid: 2048 threads an SM, taking the tiles in turns
-
-
-class CountScan:
-    """``start[: m + 1]`` = 0 then ``cumsum(count[:m])``, with the scan.cuh kernels of a build that
-    includes it (``k``: that build's kernels), three launches and no host wait; ``clear`` zeroes the
-    counts. ``length``: a device int32 array whose first value, when below m, is the number of counts
-    to scan instead (only that prefix and ``start`` up to it are read or written). ``start`` must be
-    16-byte aligned (a whole CuPy array is). ``xp``: the array module (CuPy; tests pass numpy, with kernels
-    that stand in for the CUDA ones). ``blocks``: the grid of the two launches over the tiles (default
-    SCAN_BLOCKS_PER_SM a multiprocessor of the current device, at most a block a tile): a step that scans
-    nothing (``length`` 0) then launches a few blocks, not one a tile (10M particles: 8M bins, 1953 tiles;
-    4.0 against 6.1 us a step that does not bin, on an H200)."""
-
-    def __init__(self, k, m: int, xp: Any = None, blocks: int | None = None):
-        if xp is None:
-            import cupy
-
-            xp = cupy
-        self.k, self.m = k, int(m)
-        self.tiles = max(1, ceil_div(self.m, SCAN_TILE))
-        self.tile_sums = xp.empty(self.tiles, xp.int32)
-        if blocks is None:
-            sms = xp.cuda.Device().attributes["MultiProcessorCount"] if hasattr(xp, "cuda") else self.tiles
-            blocks = SCAN_BLOCKS_PER_SM * sms
-        self.blocks = max(1, min(self.tiles, int(blocks)))
-
-    def __call__(self, count, start, clear: bool = False, length=None) -> None:
-        import numpy as np
-
-        m, tiles = np.int32(self.m), np.int32(self.tiles)
-        length = np.uint64(0) if length is None else length
-        self.k["scan_reduce"]((self.blocks,), (256,), (count, m, length, self.tile_sums))
-        self.k["scan_totals"]((1,), (1024,), (self.tile_sums, tiles, length, np.int32(SCAN_TILE)))
-        self.k["scan_tiles"]((self.blocks,), (256,), (count, m, length, self.tile_sums, start, np.int32(clear)))
 
 
 # --- tests plant faults here, never in a launcher's options ------------------------------------

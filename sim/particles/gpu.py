@@ -12,7 +12,7 @@ a binning the step reads each slot's particle and neighbours through that index 
 order; on the other steps it reads by row (the rows are in the numbering's order, each particle within the
 margin of its bin there). binning.cu's header has the whole of it.
 Variants:
-- "plain": forces read the state arrays; the scan of common/scan.cuh (sim.gpu.cuda.CountScan);
+- "plain": forces read the state arrays; the scan of common/scan.cuh (sim.gpu.scan.CountScan);
 - "tiled": each block copies the slots it reads (three runs, one a bin row) to shared memory first;
 - "blockscan": plain forces with the report's three-launch scan;
 - "texture": plain, with positions and velocities fetched through texture objects.
@@ -26,6 +26,7 @@ import numpy as np
 
 from sim.gpu import cuda
 from sim.gpu.cuda import ceil_div, grid_for
+from sim.gpu.scan import CountScan
 from sim.particles import kernels, world
 
 VARIANTS = kernels.VARIANTS
@@ -83,7 +84,7 @@ class ParticlesGpu:
         sms = cuda.device_properties(self.device)["multiProcessorCount"]
         self.rebin_grid = ((min(ceil_div(n, 256), REBIN_BLOCKS_PER_SM * sms),), (256,))
         self.block_sums = cupy.empty(ceil_div(self.bins, 2 * kernels.SCAN_BLOCK), cupy.int32)
-        self.count_scan = cuda.CountScan(self.k, self.bins)
+        self.count_scan = CountScan(self.k, self.bins)
         if stats:
             self.stat = cupy.zeros(3, cupy.uint64)
             self.stat[0] = np.float64(1.0).view(np.uint64)

@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from sim.gpu.cuda import SCAN_KERNELS, Build, ceil_div
+from sim.gpu.cuda import Build, ceil_div
+from sim.gpu.scan import SCAN_KERNELS
 
 VARIANTS = ("plain", "tiled", "blockscan", "texture")
 RANK_VARIANTS = ("plain", "tiled", "blockscan")  # texture reads from the start of a buffer; ranks start mid-buffer

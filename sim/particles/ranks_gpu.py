@@ -53,6 +53,7 @@ import numpy as np
 
 from sim.gpu import cuda
 from sim.gpu.cuda import ceil_div, grid_for
+from sim.gpu.scan import CountScan
 from sim.particles import kernels as builds
 from sim.particles import rank_exchange, rank_launch, rank_slow, world
 from sim.particles.rank_drift import Drift
@@ -142,7 +143,7 @@ class GpuRank:
         if variant == "blockscan":
             self.block_sums = xp.zeros(max(1, ceil_div(self.w1 - self.w0, 2 * builds.SCAN_BLOCK)), i32)
         else:
-            self.count_scan = cuda.CountScan(kernels, self.w1 - self.w0, xp)
+            self.count_scan = CountScan(kernels, self.w1 - self.w0, xp)
         self.imm = {side: xp.zeros(nb, i32) for side in SIDES}  # arrivals per bin of my row; counted down as placed
         self.own_below = xp.zeros(nb, i32)  # my own counts in my bottom row (arrivals from below go after them)
         self.seg_out = {side: xp.zeros(self.ghost_bins + 1, i32) for side in SIDES}  # boundary rows' bin starts
