@@ -99,12 +99,10 @@ class StandIn(dict):
         standin_numba.count_bins(*_view(pos), int(n), float(inv), int(nb), *_view(bins), *_view(offsets), *_view(count))
 
     def place(self, grid, block, args, **_):
-        bins, offsets, start, n, perm, count, first, go = args
+        bins, offsets, start, n, perm, first, go = args
         if _pointer(go) is not None and not go[0]:
             return
-        standin_numba.place(
-            *_view(bins), *_view(offsets), *_view(start), int(n), *_view(perm), *_view(count), int(first)
-        )
+        standin_numba.place(*_view(bins), *_view(offsets), *_view(start), int(n), *_view(perm), int(first))
 
     def step(self, grid, block, args, through=True, **_):
         (

@@ -49,11 +49,9 @@ def count_bins(p, po, n, inv, nb, b, bo, o, oo, c, co):
 
 
 @numba.njit(cache=True)
-def place(b, bo, o, oo, s, so, n, pm, pmo, c, co, first):
+def place(b, bo, o, oo, s, so, n, pm, pmo, first):
     for i in range(first, n):
-        k = b[bo + i]
-        pm[pmo + s[so + k] + o[oo + i]] = i
-        c[co + k] = 0
+        pm[pmo + s[so + b[bo + i]] + o[oo + i]] = i
 
 
 @numba.njit(cache=True)

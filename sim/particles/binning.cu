@@ -168,18 +168,15 @@ extern "C" __global__ void count_bins(const REAL2* pos, int n, REAL inv_width, i
     if (i < n) count_into_bin(pos[i], i, inv_width, nb, bin, offset, count);
 }
 
-// Slot start[bin] + offset of the bin order reads the particle the step left at index i.
-// It also clears the counts for the next step, touching only occupied bins (no pass over all bins).
-// Indices [slot0, n), the slots the step wrote; nothing when *go is 0 (the window outgrew perm).
-extern "C" __global__ void place(const int* bin, const int* offset, const int* start, int n, int* perm,
-                                 int* count RANGE_ARGS)
+// Slot start[bin] + offset of the bin order reads the particle the step left at index i (the scan
+// has cleared the counts for the next step, as one GPU's does). Indices [slot0, n), the slots the step
+// wrote; nothing when *go is 0 (the window outgrew perm).
+extern "C" __global__ void place(const int* bin, const int* offset, const int* start, int n, int* perm RANGE_ARGS)
 {
     if (go && !*go) return;
     int i = FIRST + blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    int b = bin[i];
-    perm[start[b] + offset[i]] = i;
-    count[b] = 0;
+    perm[start[bin[i]] + offset[i]] = i;
 }
 #else
 // One GPU (see the top): whether the rows may have left their bins by more than the margin since the numbering.

@@ -113,13 +113,14 @@ def models(setup) -> dict:
     units = setup.n * setup.steps
     every = 1.0 / STEPS_A_BINNING
     # bin: most steps only the verdict (a few launches that return at once); a binning every STEPS_A_BINNING steps.
-    # Its least: each particle's position read and its slot written (2 reals + 4 B). rebin_count also writes bin and
-    # offset (8 B); the scan reads the counts twice and writes the starts (12 B a bin); rebin_place reads bin, offset,
-    # the bin's start and the id (16 B), writes the slot and the id there (8 B) and clears the count (4 B a bin).
+    # Its least: each particle's position read and its slot written (2 reals + 4 B). The count (in the step before a
+    # foreseen binning, which has the position; else rebin_count) writes bin and offset (8 B); the scan reads the
+    # counts twice, writes the starts and clears the counts (16 B a bin); rebin_place reads bin, offset, the bin's
+    # start and the id (16 B) and writes the slot and the id there (8 B).
     # Integer work: about 19 operations a particle and binning (Nsight Compute, 10M).
     bin_stage = StageModel(
         bytes_min=(2 * real + 4.0) * every,
-        bytes_actual=(2 * real + 32.0 + 16.0 * bins_each) * every,
+        bytes_actual=(32.0 + 16.0 * bins_each) * every,
         flops=19.0 * every,
         units=units,
         per="item-step",

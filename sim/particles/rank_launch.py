@@ -9,7 +9,6 @@ import numpy as np
 
 from sim.gpu.cuda import grid_for
 from sim.particles.kernels import NULL, report_scan
-from sim.particles.rank_memory import SIDES
 
 INNER_AT = 5  # the interior's first and end slots in the probe's ``at``
 
@@ -58,8 +57,8 @@ def scan(rank) -> None:
     if rank.variant == "blockscan":  # the report's three launches, on the window (they clear the counts)
         report_scan(rank.k, rank.count[w0:], m, rank.start[w0:], rank.block_sums)
         rank.start[w0] = 0
-    else:  # place clears the counts
-        rank.count_scan(rank.count[w0:], rank.start[w0:])
+    else:  # the counts cleared as they are read, ready for the next renumbering
+        rank.count_scan(rank.count[w0:], rank.start[w0:], clear=True)
 
 
 def queue_probe(rank) -> None:
@@ -105,15 +104,10 @@ def place(rank, first: int, end: int, go=NULL) -> None:
             rank.start,
             np.int32(end),
             rank.mem.perm,
-            rank.count,
             np.int32(first),
             go,
         ),
     )
-    if rank.variant != "blockscan":  # bins with arrivals and none of mine: no particle of mine clears them
-        for side in SIDES:
-            if rank.peers[side] is not None:
-                rank.count[rank.rows[side]].fill(0)
 
 
 def slots_as_rows(rank) -> None:

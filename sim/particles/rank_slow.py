@@ -57,8 +57,9 @@ def to_owners(rank) -> int:
     )
     rank.start[0] = 0
     xp.cumsum(rank.count, dtype=xp.int32, out=rank.start[1:])
+    rank.count[...] = 0  # (for bin_afresh's count)
     k["place"](  # (no go flag: place all)
-        *grid_for(n, 256), (mem.bin, mem.offset, rank.start, np.int32(hi), mem.perm, rank.count, np.int32(lo), NULL)
+        *grid_for(n, 256), (mem.bin, mem.offset, rank.start, np.int32(hi), mem.perm, np.int32(lo), NULL)
     )
     spare = mem.set(1 - rank.cur)  # my particles in bin order there
     k["pack_leavers"](*grid_for(n, 256), (pos, vel, ids, mem.perm, np.int32(0), np.int32(n), *spare))

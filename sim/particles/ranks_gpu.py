@@ -30,8 +30,8 @@ timer's stages:
    (the particles it is about to hand them, per bin) and adds theirs to its own: the scan then keeps a
    slot for every arriving particle inside its bin;
 6. bin (main): when renumbering, the prefix sum over the window (common/scan.cuh's three launches, or the
-   blockscan variant's) and ``place`` (each window slot's source row; the occupied bins' counts cleared);
-   one small read (slot bounds, the flag and the largest move) and one MPI all-gather. The next step's
+   blockscan variant's; either clears the counts as it reads them) and ``place`` (each window slot's
+   source row); one small read (slot bounds, the flag and the largest move) and one MPI all-gather. The next step's
    interior is queued before the read, so the GPU works while the host waits for it and for the other
    ranks: the interior takes its slots from the device (the probe's ``spec``), and both do nothing if the
    window outgrew the rank's arrays (the host then grows them and queues both again). The migration waits
