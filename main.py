@@ -45,8 +45,9 @@ def _missing_dependency(name: str) -> str:
 
 try:
     from sim.cmdline import cli, interrupts, stdout
-    from sim.cmdline.arguments import DEFAULT_SCENE, DEFAULT_SIZE, build_parser, placed, request_of, user_bench
+    from sim.cmdline.arguments import DEFAULT_SCENE, DEFAULT_SIZE, build_parser, placed, user_bench
     from sim.cmdline.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+    from sim.cmdline.from_args import request_of
     from sim.cmdline.requests import RunRequest, ViewRequest
     from sim.cmdline.scenes import make_scene
     from sim.cmdline.writer import OutputError

@@ -1,6 +1,7 @@
 """The commands' input is a frozen request built once from the parsed command line: no module below
-main.py names argparse's Namespace (but sim/cmdline/arguments.py, which builds the requests from it) or writes
-to a command's arguments, and every request type is a frozen dataclass whose fields its parser fills."""
+main.py names argparse's Namespace (but sim/cmdline/arguments.py and from_args.py, which parse the command
+line and build the requests from it) or writes to a command's arguments, and every request type is a frozen
+dataclass whose fields its parser fills."""
 
 import argparse
 import ast
@@ -11,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from sim.cmdline import requests
-from sim.cmdline.arguments import build_parser, request_of, scene_fields
+from sim.cmdline.arguments import build_parser
+from sim.cmdline.from_args import request_of, scene_fields
 from sim.registry import SCENES, course_commands
 from sim.userkernel import requests as user_requests
 
 ROOT = Path(__file__).resolve().parent.parent
-EDGE = {Path("sim/cmdline/arguments.py")}  # where a parsed namespace becomes a request
+EDGE = {Path("sim/cmdline/arguments.py"), Path("sim/cmdline/from_args.py")}  # where a namespace becomes a request
 ARGUMENT_NAMES = {"args", "request", "namespace"}
 
 

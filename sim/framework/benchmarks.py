@@ -24,7 +24,7 @@ class Bench:
 
     ``add_arguments(parser, scene, positional)`` adds the bench's options (and, ``positional``, the scene's name;
     --json, --baseline and --quiet are the command's own); ``request`` is the frozen dataclass the parsed arguments
-    fill (``sim.cmdline.arguments.request_of``). ``run(request)`` times in one process and returns the exit code;
+    fill (``sim.cmdline.from_args.request_of``). ``run(request)`` times in one process and returns the exit code;
     ``over_ranks(request, spec)`` runs the same request under ``mpiexec -n R`` as strong and weak scaling over the
     ranks (``sim.mpi.bench``; None: the bench runs in one process only)."""
 
