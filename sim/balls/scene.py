@@ -15,28 +15,25 @@ over for the pass, pairs copied back). ``variant`` picks the proximity algorithm
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-import assets
 from sim.balls import DRIP_RATE, PARAMS, SPEC, pipeline_cpu, presets, world
+from sim.balls.cross_passes import CrossPasses
 from sim.balls.items import BallInspector
 from sim.balls.passes import PassFigures, PassLog
 from sim.balls.pipeline_cpu import HostBalls
-from sim.balls.render_cpu import QUANTITY_MODES, UNIFORM_PALETTE, UNITS, mapped_values
-from sim.contract import Legend, Trough
+from sim.balls.render_cpu import UNIFORM_PALETTE
+from sim.balls.view import BallsView
 from sim.framework import finite
-from sim.framework.points import PointsScene
 from sim.framework.scene import Scene, present
-from sim.pairs import differing_items, lists_from_pairs, pairs_from_lists
 
 if TYPE_CHECKING:
     from sim.balls.gpu import BallsGpu
 
 
-class BallsScene(PointsScene, Scene):
+class BallsScene(BallsView, CrossPasses, Scene):
     spec = SPEC
     inspector_type = BallInspector
     bench_type = PassFigures
@@ -266,52 +263,6 @@ class BallsScene(PointsScene, Scene):
             )
         self._forces_step()
 
-    def _gpu_pass_for_cpu(self) -> None:
-        """CPU physics, CUDA proximity (the seed's set-up): copy the state over, the pairs back."""
-        host = self.cpu_balls
-        with self.timer.stage("sort"):
-            if self.gpu is None:
-                self.gpu = self._new_gpu(host.pos, host.vel, host.omega, self.trough)
-            else:
-                self.gpu_balls.load(host.pos, host.vel, host.omega)
-        result = self.gpu_balls.proximity_pass(self.timer)
-        with self.timer.stage("proximity"):
-            count, slots = self.gpu_balls.host_lists()
-            ids = self.gpu_balls.ids[: self.gpu_balls.n].get()
-            self.thread_of = np.empty_like(ids)
-            self.thread_of[ids] = np.arange(ids.shape[0], dtype=ids.dtype)
-            mine, theirs = pairs_from_lists(count, slots)
-            host.pairs = np.column_stack([ids[mine], ids[theirs]]).astype(np.int64)
-        self.last_tests, self.last_pairs = result.tests, result.pairs
-        if self.checks.on:
-            self._verify(host.pos, host.vel, *lists_from_pairs(host.pairs, self.n))
-
-    def _cpu_pass_for_gpu(self) -> None:
-        """GPU physics, CPU proximity: copy the state over, the pair lists back."""
-        with self.timer.stage("sort"):
-            pos, vel, omega = self.gpu_balls.host_state()
-            keep = pos[:, 1] >= self.trough.fallen_y
-            if not keep.all():
-                pos, vel, omega = pos[keep], vel[keep], omega[keep]
-                self.gpu_balls.load(pos, vel, omega, self.gpu_balls.host_ids()[keep])
-        pairs, self.last_tests, self.last_pairs = pipeline_cpu.proximity(pos, vel, self.knobs.variant, self.timer)
-        self.gpu_balls.set_lists(pairs)
-
-    def _verify(self, pos, vel, count, slots) -> None:
-        """Per ball: the GPU's partners against the CPU twin's from the same state."""
-        started = time.perf_counter()
-        pairs, _, found = pipeline_cpu.proximity(pos, vel, self.knobs.variant)
-        cpu_count, cpu_slots = lists_from_pairs(pairs, pos.shape[0])
-        grid = self.knobs.variant == "grid"
-        against = "the CPU grid (every pair the predicate accepts)" if grid else "the CPU z-sweep"
-        self.checked_lists = (count, slots, cpu_count, cpu_slots)
-        self.checks.record(
-            against,
-            differing_items(count, slots, cpu_count, cpu_slots),
-            started,
-            {"pairs on the GPU": int(count.sum()) // 2, "pairs on the CPU": found},
-        )
-
     # --- what the viewer and the tests read --------------------------------------------------------------
     def positions(self) -> np.ndarray:
         return self.gpu_balls.pos[: self.n].get() if self.backend == "gpu" else self.cpu_balls.pos
@@ -328,36 +279,6 @@ class BallsScene(PointsScene, Scene):
             return counts if xp is not np else counts.get()
         return np.bincount(self.cpu_balls.pairs.ravel(), minlength=self.n)[: self.n]
 
-    @property
-    def color_modes(self) -> dict[str, str]:
-        modes = {"speed": "Speed", "height": "Height", "pairs": "Proximity pairs per ball", "uniform": "Uniform"}
-        return {**modes, **super().color_modes}
-
-    # --- the view (sim.framework.points) ------------------------------------------------------------------
-    def points_frame(self) -> tuple[int, Trough, float]:
-        t = self.trough
-        return 3, Trough(t.radius, t.z_min, t.z_max), float(assets.presets("balls")[self.preset]["radius"])
-
-    def mode_legend(self, mode: str) -> Legend:
-        return Legend(self.color_modes[mode].lower(), 0.0, 1.0, UNITS[mode])
-
-    def fill_points(self, xp, pos_out, quantity_out, mode: str) -> None:
-        """On the GPU one kernel (render.cu) writes both; on the CPU its twin (render_cpu.py)."""
-        if self.backend == "gpu":
-            self.gpu_balls.write_points(pos_out, quantity_out, QUANTITY_MODES[mode], self.knobs.threads)
-            return
-        pos_out[:] = self.cpu_balls.pos
-        self.fill_quantity(mode, xp, quantity_out)
-
-    def fill_own(self, mode: str, xp, out) -> None:
-        out[:] = mapped_values(self, mode, xp)
-
-    def block_threads(self, xp):
-        """CPU physics with CUDA proximity: the thread of each ball in the last pass."""
-        if self.backend == "cpu" and self.thread_of is not None:
-            return self.thread_of
-        return super().block_threads(xp)
-
     def stats(self) -> dict:
         n = self.n
         return {
@@ -370,12 +291,3 @@ class BallsScene(PointsScene, Scene):
             "passes": self.pass_log.count,
             finite.STAT_KEY: self.checks.suspect_note,
         }
-
-    # --- the live distance histogram -------------------------------------------------------------------
-    def histogram_points(self):
-        points = self.gpu_balls.pos[: self.n, :3] if self.backend == "gpu" else self.cpu_balls.pos[:, :3]
-        return points.astype(np.float64), 3
-
-    def histogram_widths(self) -> tuple[float, float, float]:
-        radius = float(np.median(self.positions()[:, 3])) if self.n else 1.0
-        return 0.1, 50.0, min(max(radius, 0.1), 50.0)
