@@ -12,46 +12,28 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from sim.contract import Box, Legend, PointerEvent
+from sim.contract import PointerEvent
 from sim.framework import finite
 from sim.framework.checks import Inspector
-from sim.framework.points import PointsScene
 from sim.framework.scene import Scene, present
-from sim.framework.scene_bench import BenchFigures
 from sim.gpu.cuda import FrameGraph
 from sim.gpu.timing import NULL_TIMER
 from sim.particles import SPEC, binning_cpu, pipeline_cpu, world
+from sim.particles.bench import ParticleFigures
 from sim.particles.distances import DistanceStats
 from sim.particles.init import INITS
 from sim.particles.items import ParticleInspector
 from sim.particles.kernels import GRAPH_STAGE
 from sim.particles.pipeline_cpu import HostParticles
+from sim.particles.view import UNIFORM_PALETTE, ParticlesView
 
 if TYPE_CHECKING:
     from sim.particles.gpu import ParticlesGpu
 
-UNIFORM_PALETTE = np.array([[0.3, 0.7, 0.95]], np.float32)
-FERMI_SECONDS = {5000: 0.168, 1_280_000: 23.05, 5_120_000: 93.10}  # the report's GPU, whole run, 1000 steps
 MAX_PUSH_SPEED = 5.0  # box units per second: a push never launches particles across the box at once
 
 
-class ParticleFigures(BenchFigures):
-    """The CS 267 report's Fermi GPU time for this size (1000 steps), where it gave one, and whether the timed
-    frames were replayed as CUDA graphs (the "graph" toggle)."""
-
-    def figures(self, wall_s: float) -> dict:
-        scene = self.scene
-        graph = scene.gpu is not None and scene.controls.toggles["graph"]
-        return {"fermi_s": FERMI_SECONDS.get(scene.n), "cuda_graph": graph}
-
-    @staticmethod
-    def lines(record: dict) -> list[str]:
-        fermi = record.get("fermi_s")
-        lines = ["each frame's ten steps replayed as one CUDA graph"] if record.get("cuda_graph") else []
-        return lines + ([f"the CS 267 report's Fermi GPU: {fermi:.2f} s for 1000 steps"] if fermi else [])
-
-
-class ParticlesScene(PointsScene, Scene):
+class ParticlesScene(ParticlesView, Scene):
     spec = SPEC
     inspector_type: ClassVar[type[Inspector]] = ParticleInspector
     bench_type = ParticleFigures
@@ -283,71 +265,6 @@ class ParticlesScene(PointsScene, Scene):
         vy[near] = dvy
 
     # --- what the viewer reads ------------------------------------------------------------------------
-    def arrays(self):
-        """x, y, vx, vy where the state is (the device's arrays on the GPU)."""
-        if self.gpu is not None:
-            return self.gpu.state[:4]
-        h = self.host
-        return h.x, h.y, h.vx, h.vy
-
-    @property
-    def color_modes(self) -> dict[str, str]:
-        return {"speed": "Speed", "bin": "Bin", "uniform": "Uniform", **super().color_modes}
-
-    # --- the view (sim.framework.points) ------------------------------------------------------------------
-    @property
-    def points_on_device(self) -> bool:
-        return self.gpu is not None
-
-    def points_frame(self) -> tuple[int, Box, float]:
-        return 2, Box(self.size), self.size / np.sqrt(max(self.n, 1))
-
-    def mode_legend(self, mode: str) -> Legend:
-        if mode == "speed":
-            return Legend("speed", 0.0, 1.0, "box units/s")
-        return Legend(
-            "bin (neighbouring bins apart in colour)",
-            0,
-            self.nbins**2 - 1,
-            "bins",
-            colormap="viridis",
-            categorical=True,
-        )
-
-    def fill_points(self, xp, pos_out, quantity_out, mode: str) -> None:
-        self._fill_positions(pos_out)
-        self.fill_quantity(mode, xp, quantity_out)
-
-    def _fill_positions(self, out) -> None:
-        """Discs half a cutoff wide, so touching discs are a cutoff apart."""
-        x, y, _, _ = self.arrays()
-        out[:, 0] = x
-        out[:, 1] = y
-        out[:, 2] = 0.0
-        out[:, 3] = world.CUTOFF / 2
-
-    def fill_own(self, mode: str, xp, out) -> None:
-        x, y, vx, vy = self.arrays()
-        if mode == "speed":
-            out[:] = xp.sqrt(vx * vx + vy * vy)
-            return
-        inv = self.nbins / self.size
-        out[:] = xp.minimum((y * inv).astype(xp.int64), self.nbins - 1) * self.nbins + xp.minimum(
-            (x * inv).astype(xp.int64), self.nbins - 1
-        )
-
-    def positions(self) -> np.ndarray:
-        """(n, 4) x, y, 0, radius on the host."""
-        if self.gpu is None:
-            pos = np.empty((self.n, 4), np.float32)
-            self._fill_positions(pos)
-            return pos
-        import cupy
-
-        pos = cupy.empty((self.n, 4), cupy.float32)
-        self._fill_positions(pos)
-        return pos.get()
-
     def stats(self) -> dict:
         """absmin and absavg only while they are measured (None, shown as "-", with the statistics off)."""
         measured = self.stats_per_step if self.stats_on else None
@@ -361,15 +278,3 @@ class ParticlesScene(PointsScene, Scene):
             "absavg": absavg,
             finite.STAT_KEY: self.checks.suspect_note,
         }
-
-    # --- the live distance histogram -------------------------------------------------------------------
-    def histogram_points(self):
-        x, y, _, _ = self.arrays()
-        if self.gpu is None:
-            return np.stack([x, y, np.zeros_like(x)], axis=1), 2
-        import cupy
-
-        return cupy.stack([x, y, cupy.zeros_like(x)], axis=1).astype(cupy.float64), 2
-
-    def histogram_widths(self) -> tuple[float, float, float]:
-        return world.CUTOFF / 20, world.CUTOFF * 5, world.CUTOFF / 5
