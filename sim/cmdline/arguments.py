@@ -11,7 +11,7 @@ from collections.abc import Callable
 from sim.cmdline import cli
 from sim.cmdline.baseline import add_option as add_baseline
 from sim.registry import SCENES, course_commands, spec
-from sim.userkernel import commands as user_kernel
+from sim.userkernel import arguments as user_kernel
 
 EXAMPLES = """  python main.py                                  the viewer (default scene: balls dripping)
   python main.py view particles                   the viewer on a chosen scene (and --preset)

@@ -24,5 +24,6 @@ comparison, how the scene hands its state in and takes the result back) is that 
   stage's roofline model (``sim.gpu.roofline``) at the setup its adapter gives (``model_setup``);
 - ``footprint`` and ``codegen``: what ptxas made of the kernel (registers, shared and local memory), the
   theoretical occupancy at the chosen block, and the PTX and SASS (``check --ptx/--sass``);
-- ``commands``: the ``template``, ``check`` and ``bench --kernel-file`` commands main.py dispatches to.
+- ``commands``: the ``template``, ``check`` and ``bench --kernel-file`` commands main.py dispatches to;
+  ``arguments``: their command lines.
 """

@@ -1,4 +1,4 @@
-"""What ``template``, ``check`` and ``bench --kernel-file`` are asked to do, as parsed (``commands``'s
+"""What ``template``, ``check`` and ``bench --kernel-file`` are asked to do, as parsed (``arguments``'s
 ``add_*_arguments``): frozen dataclasses, the commands' only input."""
 
 from __future__ import annotations
