@@ -68,7 +68,7 @@ except ModuleNotFoundError as exc:  # a dependency, not one of kernel-lab's own 
 
 # --- view and run ---------------------------------------------------------------------------------
 def cmd_view(request: ViewRequest) -> int:
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     if request.stage is not None and request.kernel_file is None:
         raise UsageError("--stage names the stage of --kernel-file: add --kernel-file FILE")
@@ -104,7 +104,7 @@ def cmd_view(request: ViewRequest) -> int:
             raise
         print(f"kernel-lab: {notice}", file=sys.stderr)
         scene = make_scene(replace(chosen, count=None))
-    from viewer.window.app import main as viewer_main
+    from viewer.window.launch import main as viewer_main
 
     return viewer_main(
         scene, *(request.size or DEFAULT_SIZE), settings=settings, kernel=kernel, baseline=request.baseline
@@ -125,14 +125,14 @@ def cmd_run(request: RunRequest) -> int:
 
         check_video_target(request.record, request.size)
     if not request.headless:
-        from viewer.window.app import display_problem
+        from viewer.window.display import display_problem
 
         problem = display_problem()
         if problem:
             raise UsageError(f"cannot open a window ({problem}); add --headless")
     scene = make_scene(request.scene, request.steps)  # without --preset, the scene's default_preset: view's
     if not request.headless:
-        from viewer.window.app import main as viewer_main
+        from viewer.window.launch import main as viewer_main
 
         return viewer_main(scene, *request.size, steps=request.steps, screenshot=request.screenshot)
     recording = None

@@ -135,7 +135,8 @@ def balls_window(tmp_path):
     """A window of 600 balls, or pyglet's headless (EGL) window where there is no display (a GPU
     machine); its screenshots and recordings go under tmp_path."""
     from sim import create_scene
-    from viewer.window.app import Viewer, display_problem
+    from viewer.window.app import Viewer
+    from viewer.window.display import display_problem
 
     try:
         v = Viewer(

@@ -243,7 +243,7 @@ def test_view_takes_a_baseline_and_refuses_a_bad_one(tmp_path, capsys):
 
 @pytest.mark.window
 def test_the_viewer_draws_ghost_bars_and_survives_a_bad_file(tmp_path):
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     if display_problem() is not None:
         pytest.skip(f"needs a display: {display_problem()}")

@@ -49,7 +49,7 @@ def test_dragging_a_coefficient_with_the_mouse_changes_the_spectrum():
 
 
 def _display_problem():
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     return display_problem()
 

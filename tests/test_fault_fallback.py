@@ -206,7 +206,8 @@ def test_after_a_fault_device_views_go_through_the_host_and_draw_the_same_pictur
 @pytest.fixture
 def device_window(tmp_path, pretend_interop):
     """A window showing a "device" balls scene through the faked interop."""
-    from viewer.window.app import Viewer, display_problem
+    from viewer.window.app import Viewer
+    from viewer.window.display import display_problem
 
     try:
         v = Viewer(

@@ -392,7 +392,7 @@ def test_the_field_is_drawn_and_painting_shows():
 
 
 def _display_problem():
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     return display_problem()
 

@@ -14,7 +14,7 @@ from sim import create_scene
 from sim.registry import SCENES
 from viewer.pick.picker import DEVICE_RAY, RAY, field_cell
 from viewer.pick.ray import ray_hit
-from viewer.window.app import display_problem
+from viewer.window.display import display_problem
 
 _PROBLEM = display_problem()  # with no display, pyglet's headless (EGL) window stands in
 

@@ -17,7 +17,7 @@ from gl_support import needs_egl
 
 from viewer.record.recorder import REAL_TIME, STEPS, RecordOptions
 from viewer.record.video import VideoWriter, check_video_target, even_size
-from viewer.window.app import display_problem
+from viewer.window.display import display_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 _PROBLEM = display_problem()

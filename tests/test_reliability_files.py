@@ -18,7 +18,7 @@ from sim.cmdline.cli import UsageError
 from sim.cmdline.reader import open_input, read_input
 from sim.cmdline.writer import check_target
 from viewer.settings import FOLDER_VARIABLE, SIZE_LIMIT, Settings, settings_path
-from viewer.window.app import display_problem
+from viewer.window.display import display_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 _PROBLEM = display_problem()
@@ -252,7 +252,8 @@ def save(text: str) -> Path:
 @pytest.fixture
 def viewer_started(monkeypatch):
     """``view`` without a window: the scene and settings it would open the window with."""
-    import viewer.window.app as app
+    import viewer.window.display as display
+    import viewer.window.launch as launch
 
     started = {}
 
@@ -260,8 +261,8 @@ def viewer_started(monkeypatch):
         started.update(scene=scene, settings=settings)
         return 0
 
-    monkeypatch.setattr(app, "display_problem", lambda: None)
-    monkeypatch.setattr(app, "main", fake_main)
+    monkeypatch.setattr(display, "display_problem", lambda: None)
+    monkeypatch.setattr(launch, "main", fake_main)
     return started
 
 

@@ -16,7 +16,7 @@ WIDTH, HEIGHT = 900, 640
 
 
 def _display_problem():
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     return display_problem()
 

@@ -46,7 +46,8 @@ def test_the_window_draws_the_speed_of_light_section(monkeypatch):
     peaks: the section draws the figures of the stage's recent time; on the CPU it says it measures GPU stages."""
     from viewer.panel import style
     from viewer.panel.speed_of_light import recent_ms
-    from viewer.window.app import Viewer, display_problem
+    from viewer.window.app import Viewer
+    from viewer.window.display import display_problem
 
     if display_problem() is not None:
         pytest.skip(f"needs a display: {display_problem()}")

@@ -14,7 +14,7 @@ from sim import create_scene
 from sim.cmdline.requests import SceneRequest, ViewRequest
 from sim.registry import SCENES
 from viewer.settings import FOLDER_VARIABLE, VERSION, Settings, settings_path
-from viewer.window.app import display_problem
+from viewer.window.display import display_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 _PROBLEM = display_problem()

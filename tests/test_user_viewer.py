@@ -76,12 +76,13 @@ def lines_text(ctl) -> str:
 @pytest.fixture
 def heat_with_a_stage(monkeypatch):
     """The heat scene with a replaceable stage where it declares none yet, and no window needed."""
-    import viewer.window.app
+    import viewer.window.display
+    import viewer.window.launch
 
     if not HEAT.user_stages:
         monkeypatch.setitem(sim.registry.SCENES, "heat", dataclasses.replace(HEAT, user_stages=(STAGE,)))
-    monkeypatch.setattr(viewer.window.app, "display_problem", lambda: None)
-    monkeypatch.setattr(viewer.window.app, "main", lambda *a, **k: pytest.fail("the window must not open"))
+    monkeypatch.setattr(viewer.window.display, "display_problem", lambda: None)
+    monkeypatch.setattr(viewer.window.launch, "main", lambda *a, **k: pytest.fail("the window must not open"))
 
 
 def test_view_with_a_missing_kernel_file_exits_2_before_the_window(cli, heat_with_a_stage, tmp_path):
@@ -98,7 +99,7 @@ def test_view_with_an_unknown_stage_exits_2_naming_the_stages(cli, heat_with_a_s
 
 
 def test_view_with_a_kernel_file_opens_the_window_with_it(cli, heat_with_a_stage, monkeypatch, tmp_path):
-    import viewer.window.app
+    import viewer.window.launch
 
     opened = {}
 
@@ -106,7 +107,7 @@ def test_view_with_a_kernel_file_opens_the_window_with_it(cli, heat_with_a_stage
         opened.update(kwargs, scene=scene)
         return 0
 
-    monkeypatch.setattr(viewer.window.app, "main", window)
+    monkeypatch.setattr(viewer.window.launch, "main", window)
     path = write(tmp_path / "my_step.cu", BROKEN)
     ran = cli("view", "heat", "--no-settings", "--kernel-file", path)
     assert ran.returncode == 0, "a compile error does not stop the viewer: the panel shows it"
@@ -341,7 +342,7 @@ def test_the_panel_draws_the_kernels_messages(fake_sandbox, tmp_path):
 
 
 def _display_problem():
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     return display_problem()
 

@@ -131,7 +131,7 @@ def test_headless_pictures_are_the_composers_frames():
 
 @pytest.fixture
 def window(tmp_path):
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     problem = display_problem()
     if problem is not None:

@@ -204,7 +204,7 @@ def test_density_panel_shows_the_legend():
 
 
 def _display_problem():
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     return display_problem()
 

@@ -284,7 +284,7 @@ def test_panel_draws_the_cuda_controls_and_verification():
 
 
 def _display_problem():
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     return display_problem()
 

@@ -9,8 +9,8 @@ import pytest
 
 from sim import create_scene
 from viewer.live_histogram import EVERY_FRAMES, TIME_SHARE
-from viewer.window.app import display_problem
 from viewer.window.controller import Controller
+from viewer.window.display import display_problem
 
 
 def all_pairs(n: int) -> int:

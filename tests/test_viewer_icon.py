@@ -21,7 +21,7 @@ def test_icon_files_are_the_drawn_icons(name):
 
 
 def _display_problem():
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     return display_problem()
 

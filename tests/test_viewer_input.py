@@ -84,7 +84,7 @@ def test_a_ray_along_the_plane_has_no_point_on_it():
 
 
 def _display_problem():
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     return display_problem()
 

@@ -10,8 +10,8 @@ from sim import create_scene
 from sim.registry import SCENES
 from viewer.keys import BINDINGS, KeyMap, KeyTargets, bindings_for, find_binding, key, scene_bindings
 from viewer.window.actions import WindowActions
-from viewer.window.app import display_problem
 from viewer.window.controller import Controller
+from viewer.window.display import display_problem
 
 
 def window_actions(controller) -> WindowActions:

@@ -74,7 +74,7 @@ def test_render_image_without_a_display(tmp_path):
 
 
 def _display_problem():
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     return display_problem()
 

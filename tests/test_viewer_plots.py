@@ -120,7 +120,7 @@ def test_dragging_a_point_reaches_the_scene():
 
 
 def _display_problem():
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     return display_problem()
 

@@ -16,7 +16,7 @@ from sim import create_scene
 from sim.registry import SCENES
 from viewer.image import read_image, write_image
 from viewer.panel.scene import gpu_advice
-from viewer.window.app import display_problem
+from viewer.window.display import display_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 _PROBLEM = display_problem()

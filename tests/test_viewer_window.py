@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from viewer.window.app import display_problem
+from viewer.window.display import display_problem
 
 _PROBLEM = display_problem()
 pytestmark = [
@@ -226,7 +226,7 @@ def test_scripted_run_reaches_the_step_count_and_saves_the_window(tmp_path):
     # Its own process: main() opens (and closes) a window of its own.
     shot = tmp_path / "run.png"
     code = (
-        "import sys; from sim import create_scene; from viewer.window.app import main; "
+        "import sys; from sim import create_scene; from viewer.window.launch import main; "
         "scene = create_scene('balls', preset='block', n=100); "
         f"status = main(scene, 320, 240, steps=23, screenshot={str(shot)!r}); "
         "print('steps', scene.steps); sys.exit(status)"

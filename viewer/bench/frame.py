@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         except UsageError as exc:
             parser.error(str(exc))
 
-    from viewer.window.app import display_problem
+    from viewer.window.display import display_problem
 
     headless = args.headless or display_problem() is not None
     from sim.gpu.backend import BackendUnavailable

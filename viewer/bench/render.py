@@ -14,7 +14,8 @@ import time
 
 from sim.registry import SCENES
 from viewer.bench.frame import timed_preset
-from viewer.window.app import Viewer, display_problem
+from viewer.window.app import Viewer
+from viewer.window.display import display_problem
 
 
 def measure(

@@ -8,7 +8,6 @@ drive the window without ``pyglet.app.run``. Pointer drags go to the camera or, 
 
 from __future__ import annotations
 
-import faulthandler
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ from viewer.render.view import SceneView
 from viewer.settings import Settings
 from viewer.window.actions import WindowActions
 from viewer.window.controller import Controller
-from viewer.window.display import _make_window, display_problem
+from viewer.window.display import _make_window
 from viewer.window.events import WindowEvents
 from viewer.window.geometry import WindowGeometry
 from viewer.window.icon import set_window_icon
@@ -38,12 +37,13 @@ from viewer.window.rates import RateMeter
 from viewer.window.reach import draw_tool_reach
 from viewer.window.recording import RECORDING_DIR, WindowRecording
 from viewer.window.session import SessionSettings
+from viewer.window.shortcuts import ViewerShortcuts
 from viewer.window.viewpoint import Viewpoint
 
 SCREENSHOT_DIR = Path("screenshots")
 
 
-class Viewer:
+class Viewer(ViewerShortcuts):
     """The window and what it is made of, wired here: the ``controller`` (what the user does to the
     scene), the ``composer`` (a frame onto a framebuffer), ``events`` (pyglet's handlers), ``actions``
     (the window's own keys and buttons), ``loop`` (how frames follow one another), ``session`` (the
@@ -119,60 +119,6 @@ class Viewer:
         controller.new_scene = self.session.new_scene
         self.ui_scale = self.session.apply(self.ui_scale)
         self.window.push_handlers(self.events)  # held weakly by pyglet; the viewer holds it
-
-    # --- shortcuts ------------------------------------------------------------------------
-    @property
-    def scene(self):
-        return self.controller.scene
-
-    @property
-    def paused(self) -> bool:
-        return self.controller.paused
-
-    @property
-    def message(self) -> str:
-        return self.controller.message
-
-    @property
-    def camera(self):
-        return self.viewpoint.camera
-
-    @camera.setter
-    def camera(self, camera) -> None:
-        self.viewpoint.camera = camera
-
-    @property
-    def bookmarks(self) -> dict[str, dict]:
-        return self.viewpoint.bookmarks
-
-    @property
-    def show_help(self) -> bool:
-        return self.actions.show_help
-
-    @property
-    def quit_requested(self) -> bool:
-        return self.actions.quit_requested
-
-    @property
-    def screenshot_dir(self) -> Path:
-        return self.actions.screenshot_dir
-
-    @property
-    def last_screenshot(self) -> Path | None:
-        return self.actions.last_screenshot
-
-    @last_screenshot.setter
-    def last_screenshot(self, path: Path | None) -> None:
-        self.actions.last_screenshot = path
-
-    def covered_display(self) -> int:
-        return self.geometry.covered_display()
-
-    def covered_right(self, fb_size: tuple[int, int]) -> int:
-        return self.geometry.covered_right(fb_size)
-
-    def plots_area(self) -> tuple[float, float, float, float]:
-        return self.geometry.plots_area()
 
     def _scene_switched(self, old, old_color_mode: str) -> None:
         """The controller replaced the scene: its settings kept and the new one's applied, the pin and the
@@ -320,45 +266,3 @@ class Viewer:
         self.ctx.release()
         self.window.remove_handlers(self.events)
         self.window.close()
-
-
-def main(
-    scene,
-    width: int = 1280,
-    height: int = 800,
-    steps: int | None = None,
-    screenshot: str | Path | None = None,
-    settings: Settings | None = None,
-    kernel=None,
-    baseline: dict | None = None,
-) -> int:
-    """Open the viewer on ``scene`` until the user quits; returns a process exit status.
-
-    With ``steps``: a scripted run that advances the scene to exactly that many physics steps,
-    saves the window to ``screenshot`` if given (its path printed, like headless runs do), and
-    closes (status 1 if a step or the picture failed). ``settings``: restored now, saved on exit.
-    ``kernel``: a user's own kernel (``sim.userkernel.source.UserSource``) to run as the scene's variant.
-    ``baseline``: a benchmark report (``sim.cmdline.baseline.load``) drawn as ghost bars beside the stage times.
-    """
-    problem = display_problem()
-    if problem:
-        print(f"viewer: {problem}", file=sys.stderr)
-        return 2
-    if not faulthandler.is_enabled():  # a crash in native code (GL driver, FFmpeg's encoder thread) leaves its stacks
-        faulthandler.enable()
-    try:
-        viewer = Viewer(scene, width, height, settings=settings, baseline=baseline)
-    except Exception as exc:  # noqa: BLE001  no window: say why in one line
-        print(f"viewer: cannot open the window: {exc}", file=sys.stderr)
-        return 1
-    if kernel is not None:
-        # compiled in the background: a compile error shows in the panel, the window opens anyway
-        viewer.controller.act(f"loading {kernel.variant}", viewer.controller.kernel.use, kernel)
-    if steps is not None or screenshot:
-        viewer.loop.script(steps, Path(screenshot) if screenshot else None)
-    viewer.loop.run()
-    if viewer.loop.exit_status and viewer.message:
-        print(f"viewer: {viewer.message}", file=sys.stderr)
-    elif viewer.loop.final_screenshot is not None and viewer.last_screenshot is not None:
-        print(f"screenshot: {viewer.last_screenshot}")
-    return viewer.loop.exit_status
