@@ -133,15 +133,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(cons
     unsigned found = 0, scanned = 0;
     float4 p9 = i < n ? pos[i] : make_float4(0.f, 0.f, 0.f, 0.f);
     bool live = i < n && p9.y >= fallen_y;
-    float4 v9 = p9;
-    if (i < n) {
-        int row = order ? order[i] : i;
-        v9 = vel[row];
-        if (order) {
-            vel_out[i] = v9;
-            spin_yz_out[i] = spin_yz[row];
-            ids_out[i] = ids[row];
-        }
+    if (i < n && order) {
+        int row = order[i];
+        vel_out[i] = vel[row];
+        spin_yz_out[i] = spin_yz[row];
+        ids_out[i] = ids[row];
     }
     if (live) {
         const Grid g = *grid;
@@ -150,35 +146,49 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(cons
         // the distance bound (above), squared; it needs margin >= 0 (reach grows with the radii)
         float beyond2 = MARGIN(margin) >= 0.f ? (float)(bound * bound * (1.0 + 1e-5)) : INF;
         int3 c = cell_of(p9, g);
-        int x0 = max(c.x - 1, 0), x1 = min(c.x + 1, g.nx - 1);
-        for (int z = max(c.z - 1, 0); z <= min(c.z + 1, g.nz - 1); ++z)
-            for (int y = max(c.y - 1, 0); y <= min(c.y + 1, g.ny - 1); ++y) {
-                int first = cell_index(x0, y, z, g), last = cell_index(x1, y, z, g);
-                int end = cell_start[last + 1];
-                // BATCH positions of the run in one round of loads, then their tests in order
-                for (int j0 = cell_start[first]; j0 < end; j0 += BATCH) {
-                    float4 pj[BATCH];
+        // the runs: `width` + 1 cells from `first`, a row of cells (nx) apart, a plane (nx * ny) between planes
+        int x0 = max(c.x - 1, 0), width = min(c.x + 1, g.nx - 1) - x0;
+        int y0 = max(c.y - 1, 0), rows = min(c.y + 1, g.ny - 1) - y0 + 1;
+        int z0 = max(c.z - 1, 0), runs = rows * (min(c.z + 1, g.nz - 1) - z0 + 1);
+        int first = cell_index(x0, y0, z0, g), row = 0;
+        int j0 = cell_start[first], end = cell_start[first + width + 1];
+        for (int run = 1;; ++run) {
+            // the next run's bounds, loaded while this run is tested
+            first += g.nx;
+            if (++row == rows) { row = 0; first += g.nx * (g.ny - rows); }
+            bool more = run < runs;
+            int next_j0 = 0, next_end = 0;
+            if (more) { next_j0 = cell_start[first]; next_end = cell_start[first + width + 1]; }
+            // BATCH positions of the run in one round of loads, then their tests in order
+            for (; j0 < end; j0 += BATCH) {
+                float4 pj[BATCH];
 #pragma unroll
-                    for (int b = 0; b < BATCH; ++b)
-                        if (j0 + b < end) pj[b] = pos[j0 + b];
+                for (int b = 0; b < BATCH; ++b)
+                    if (j0 + b < end) pj[b] = pos[j0 + b];
 #pragma unroll
-                    for (int b = 0; b < BATCH; ++b) {
-                        int j = j0 + b;
-                        if (j >= end || j == i) continue;
-                        ++scanned;
-                        float d2 = distance_squared(pj[b], p9);
-                        if (d2 > beyond2) continue;
-                        float dist = sqrtf(d2), within = reach(pj[b], p9, margin);
-                        if (dist - far > within) continue;
-                        // within reach already: a pair at any speed (fl(dist - T*speed) <= dist, as
-                        // rounding is monotone; a NaN velocity comes with a NaN position), so no velocity
-                        if (dist <= within || approaches(dist, vel[order ? order[j] : j], v9, t, within)) {
-                            if (found < k) partners[(size_t)found * stride + i] = j;
-                            ++found;
-                        }
+                for (int b = 0; b < BATCH; ++b) {
+                    int j = j0 + b;
+                    if (j >= end || j == i) continue;
+                    ++scanned;
+                    float d2 = distance_squared(pj[b], p9);
+                    if (d2 > beyond2) continue;
+                    float dist = sqrtf(d2), within = reach(pj[b], p9, margin);
+                    if (dist - far > within) continue;
+                    // within reach already: a pair at any speed (fl(dist - T*speed) <= dist, as
+                    // rounding is monotone; a NaN velocity comes with a NaN position), so no velocity.
+                    // The ball's own velocity is loaded again here, where few candidates get: kept in
+                    // registers through the loop, it spilled the runs' bounds.
+                    float4 v9 = order ? vel_out[i] : vel[i];
+                    if (dist <= within || approaches(dist, vel[order ? order[j] : j], v9, t, within)) {
+                        if (found < k) partners[(size_t)found * stride + i] = j;
+                        ++found;
                     }
                 }
             }
+            if (!more) break;
+            j0 = next_j0;
+            end = next_end;
+        }
         if (found > k) atomicMax(&summary[LONGEST], (unsigned long long)found);
     }
     if (i < n) count[i] = found;
