@@ -11,7 +11,7 @@ peers=${PEERS:-.peers}
 export PYTHONUNBUFFERED=1
 
 timeout 50 $py -m pytest -q -m gpu -p no:cacheprovider tests/test_balls_gpu.py tests/test_balls_designs_gpu.py \
-    tests/test_picking.py > "$out/pytest-balls.log" 2>&1
+    tests/test_picking.py tests/test_picking_window.py > "$out/pytest-balls.log" 2>&1
 echo "pytest (rc $?): $(tail -1 "$out/pytest-balls.log")"
 
 timeout 17 $py main.py bench balls --backend gpu --preset block -n 1000000,10000000 --variant grid --block 128 \

@@ -1,6 +1,6 @@
 """Which EGL device headless contexts open (viewer/gpu/egl.py): on a machine with several GPUs, the one that
 CUDA computes on, so that CUDA–GL interop can register its buffers. Here with pretend devices, on any machine;
-the GPU tests that assert the interop path (test_viewer_interop.py, test_picking.py) meet it on real ones."""
+the GPU tests that assert the interop path (test_viewer_interop.py, test_picking_window.py) meet it on real ones."""
 
 from __future__ import annotations
 
