@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = ["tests/test_user_kernels.py", "tests/test_user_live.py"]
+FILES = ["tests/test_user_kernels_heat.py", "tests/test_user_live.py"]
 FAULTING = [
-    "tests/test_user_kernels.py::test_an_illegal_address_is_a_fault_and_the_next_run_works",
+    "tests/test_user_kernels_heat.py::test_an_illegal_address_is_a_fault_and_the_next_run_works",
     "tests/test_user_live.py::test_a_kernel_that_faults_or_never_returns_leaves_the_scene_on_its_own_kernel"
     "[heat_illegal_address.cu]",
 ]
