@@ -9,7 +9,7 @@ import importlib
 import numpy as np
 import pytest
 from gl_support import needs_egl
-from test_heat_scene import SIZE, cell_pixel
+from test_heat_scene_view import SIZE, cell_pixel
 
 from sim import create_scene
 from sim.framework import finite
