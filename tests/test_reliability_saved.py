@@ -10,7 +10,7 @@ import test_reliability_files as inputs
 from test_reliability_files import run
 
 from viewer.settings import Settings, settings_path
-from viewer.window.app import display_problem
+from viewer.window.display import display_problem
 
 _PROBLEM = display_problem()
 needs_display = pytest.mark.skipif(_PROBLEM is not None, reason=f"needs a display: {_PROBLEM}")
@@ -28,7 +28,8 @@ def save(text: str) -> Path:
 @pytest.fixture
 def viewer_started(monkeypatch):
     """``view`` without a window: the scene and settings it would open the window with."""
-    import viewer.window.app as app
+    import viewer.window.display as display
+    import viewer.window.launch as launch
 
     started = {}
 
@@ -36,8 +37,8 @@ def viewer_started(monkeypatch):
         started.update(scene=scene, settings=settings)
         return 0
 
-    monkeypatch.setattr(app, "display_problem", lambda: None)
-    monkeypatch.setattr(app, "main", fake_main)
+    monkeypatch.setattr(display, "display_problem", lambda: None)
+    monkeypatch.setattr(launch, "main", fake_main)
     return started
 
 
