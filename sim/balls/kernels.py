@@ -42,10 +42,10 @@ def builds() -> list[Build]:
 
 # --- speed of light (sim.gpu.roofline): per ball --------------------------------------------------------------
 STATE_BYTES = 40  # float4 pos, float4 vel, float2 spin y, z (gpu.py)
-# Nsight Compute, H200: 46.73 warp instructions per ball in the grid variant's proximity pass (0.4673 G in a
-# pass over 10M balls of the block preset, block 128, 23 predicate tests a ball; bench/ncu_models.sh). What the
-# variant executes, not an algorithmic minimum: the pass is bound by the schedulers' issue slots (78% busy).
-GRID_PROXIMITY_INSTRUCTIONS = 46.73
+# Nsight Compute, H200: 45.50 warp instructions per ball in the grid variant's proximity pass (0.4550 G in a
+# pass over 10M balls of the block preset, block 128, 23 predicate tests a ball; bench/ncu_models.sh, 1f3c5a3).
+# What the variant executes, not an algorithmic minimum: the schedulers' issue slots are 83% busy at ncu's clock.
+GRID_PROXIMITY_INSTRUCTIONS = 45.50
 
 
 def models(setup) -> dict:
