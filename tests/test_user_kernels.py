@@ -1,7 +1,7 @@
 """Your own kernel in a stage (sim.userkernel): the file read as text and NVRTC's diagnostics with file:line,
 on a plain scene of one stage. Its kernel file and the planted heat kernels (heat_source) serve the other
 tests of a user's kernel too: guarded buffers and the sandbox worker in test_user_kernels_sandbox.py, the heat
-step stage in test_user_kernels_heat.py, the commands in test_user_commands.py. NVRTC compiles without a GPU."""
+step stage in test_user_kernels_heat.py, the commands in test_user_commands*.py. NVRTC compiles without a GPU."""
 
 from __future__ import annotations
 
