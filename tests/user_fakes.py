@@ -1,5 +1,5 @@
 """Stand-ins for the tests of a user's own kernel in the live scene (tests/test_user_live.py and
-tests/test_user_viewer.py): a heat scene that believes a GPU is there (the state stays on the host) and
+tests/test_user_viewer*.py): a heat scene that believes a GPU is there (the state stays on the host) and
 hands a "step" stage its field, a "step" stage whose adapter steps the CPU twin, and a sandbox that runs
 Python instead of the CUDA text it is given, each behaviour picked by a marker comment in that text.
 
