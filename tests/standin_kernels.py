@@ -1,9 +1,9 @@
 """particles/binning.cu's rank build (-DRANKS, fp64, plain forces) on the CPU, for GpuRank on numpy
-(tests/test_mpi_gpu_standin.py): the same kernel names, arguments and pointer arithmetic. A view's index 0
-is where CuPy's pointer would point; negative indices reach the room before it (``_view``). Each kernel
-runs its threads in order (tests/standin_numba.py); those that index through a slot check that the slot
-and its row exist (a pointer past an array on the GPU), so a slot or row the rank forgot to set is an
-error here, not a wrap.
+(tests/test_mpi_gpu_standin.py, tests/test_mpi_gpu_one_rank.py): the same kernel names, arguments and
+pointer arithmetic. A view's index 0 is where CuPy's pointer would point; negative indices reach the room
+before it (``_view``). Each kernel runs its threads in order (tests/standin_numba.py); those that index
+through a slot check that the slot and its row exist (a pointer past an array on the GPU), so a slot or
+row the rank forgot to set is an error here, not a wrap.
 """
 
 from __future__ import annotations
