@@ -165,14 +165,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(cons
 #pragma unroll
                 for (int b = 0; b < BATCH; ++b)
                     if (j0 + b < end) pj[b] = pos[j0 + b];
+                // the batch's distances before its tests: their chains overlap (a distance past the run's
+                // end, from a position not loaded, is never tested)
+                float d2[BATCH];
+#pragma unroll
+                for (int b = 0; b < BATCH; ++b) d2[b] = distance_squared(pj[b], p9);
 #pragma unroll
                 for (int b = 0; b < BATCH; ++b) {
                     int j = j0 + b;
                     if (j >= end || j == i) continue;
                     ++scanned;
-                    float d2 = distance_squared(pj[b], p9);
-                    if (d2 > beyond2) continue;
-                    float dist = sqrtf(d2), within = reach(pj[b], p9, margin);
+                    if (d2[b] > beyond2) continue;
+                    float dist = sqrtf(d2[b]), within = reach(pj[b], p9, margin);
                     if (dist - far > within) continue;
                     // within reach already: a pair at any speed (fl(dist - T*speed) <= dist, as
                     // rounding is monotone; a NaN velocity comes with a NaN position), so no velocity.
