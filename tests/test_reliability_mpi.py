@@ -48,12 +48,9 @@ def start_mpi_particles(target):
     )
 
 
-@pytest.mark.parametrize(
-    "sig, group",
-    [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
-    ids=["ctrl-c", "int-to-mpiexec", "term-to-mpiexec", "term-to-group"],
-)
-def test_a_signal_to_an_mpi_job_keeps_the_previous_output_and_leaves_no_temporary(tmp_path, sig, group):
+def signalled_mpi_job(tmp_path, send):
+    """An MPI particles job writing over a previous ``out.txt``, signalled by ``send(proc)`` a second into its
+    steps: (its output file, the process, its exit code)."""
     if MPIEXEC is None:
         pytest.skip("no mpiexec here (install the [mpi] extra)")
     target = tmp_path / "out.txt"
@@ -62,11 +59,25 @@ def test_a_signal_to_an_mpi_job_keeps_the_previous_output_and_leaves_no_temporar
     try:
         wait_for_partial(tmp_path, proc)
         time.sleep(1.0)  # into the steps
-        os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
-        assert proc.wait(timeout=30) == EXIT[sig]
+        send(proc)
+        code = proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    return target, proc, code
+
+
+@pytest.mark.parametrize(
+    "sig, group",
+    [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+    ids=["ctrl-c", "int-to-mpiexec", "term-to-mpiexec", "term-to-group"],
+)
+def test_a_signal_to_an_mpi_job_keeps_the_previous_output_and_leaves_no_temporary(tmp_path, sig, group):
+    def send(proc):
+        os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
+
+    target, proc, code = signalled_mpi_job(tmp_path, send)
+    assert code == EXIT[sig]
     assert leftovers(tmp_path) == [] and target.read_text() == "previous"
     err = proc.stderr.read()
     assert "Traceback" not in err and "Abort" not in err, err
@@ -75,19 +86,8 @@ def test_a_signal_to_an_mpi_job_keeps_the_previous_output_and_leaves_no_temporar
 def test_a_hung_up_mpi_job_leaves_no_temporary(tmp_path):
     """SIGHUP to the terminal's process group: mpiexec (Hydra) dies of it and its proxy kills the ranks with
     SIGKILL, which no handler sees; rank 0's watcher removes the temporary file all the same."""
-    if MPIEXEC is None:
-        pytest.skip("no mpiexec here (install the [mpi] extra)")
-    target = tmp_path / "out.txt"
-    target.write_text("previous")
-    proc = start_mpi_particles(target)
-    try:
-        wait_for_partial(tmp_path, proc)
-        time.sleep(1.0)
-        os.killpg(proc.pid, signal.SIGHUP)
-        assert proc.wait(timeout=30) in (-signal.SIGHUP, 129)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    target, _, code = signalled_mpi_job(tmp_path, lambda proc: os.killpg(proc.pid, signal.SIGHUP))
+    assert code in (-signal.SIGHUP, 129)
     deadline = time.monotonic() + 10
     while leftovers(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.05)
