@@ -147,18 +147,40 @@ def test_a_signal_stops_the_window_between_frames(sig, code):
     assert "SystemError" not in err and "Traceback" not in err, err
 
 
+def wait_for_window(proc, width: int, height: int, seconds: float = 60) -> None:
+    """Until a kernel-lab window of that size shows on the display (xdotool; else a fixed wait): a signal
+    before the window opens ends the start-up, with no settings to save."""
+    if shutil.which("xdotool") is None:
+        time.sleep(8.0)
+        return
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        found = subprocess.run(
+            ["xdotool", "search", "--onlyvisible", "--name", "kernel-lab"], capture_output=True, text=True
+        )
+        for window in found.stdout.split():
+            shape = subprocess.run(["xdotool", "getwindowgeometry", "--shell", window], capture_output=True, text=True)
+            if f"WIDTH={width}\n" in shape.stdout and f"HEIGHT={height}\n" in shape.stdout:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"no {width}x{height} kernel-lab window in {seconds:.0f} s")
+
+
 @pytest.mark.window
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_closes_the_viewer_as_a_quit_does_with_its_settings_saved(tmp_path, sig, code):
-    """Ctrl-C in the window: exit 130, and the settings saved as Esc Esc saves them (none half-written)."""
+@pytest.mark.parametrize("sig, code, width", [(signal.SIGINT, 130, 1001), (signal.SIGTERM, 143, 1003)])
+def test_a_signal_closes_the_viewer_as_a_quit_does_with_its_settings_saved(tmp_path, sig, code, width):
+    """Ctrl-C in the window: exit 130, and the settings saved as Esc Esc saves them (none half-written).
+    Each case's own window size tells its window from those of tests running beside it."""
     if not os.environ.get("DISPLAY"):
         pytest.skip("needs a display (make test runs under Xvfb)")
     config = tmp_path / "config"
     proc = start(
-        [sys.executable, "main.py", "view", "heat", "--preset", "dli"],
+        [sys.executable, "main.py", "view", "heat", "--preset", "dli", "--size", f"{width}x700"],
         env={**CLEAN_ENV, "DISPLAY": os.environ["DISPLAY"], "KERNEL_LAB_CONFIG_DIR": str(config)},
     )
-    time.sleep(8.0)  # the window opens, compiles and steps
+    wait_for_window(proc, width, 700)
+    time.sleep(2.0)  # it compiles and steps
     assert proc.poll() is None, proc.stderr.read()
     proc.send_signal(sig)
     assert proc.wait(timeout=60) == code
