@@ -146,17 +146,22 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(cons
         // the distance bound (above), squared; it needs margin >= 0 (reach grows with the radii)
         float beyond2 = MARGIN(margin) >= 0.f ? (float)(bound * bound * (1.0 + 1e-5)) : INF;
         int3 c = cell_of(p9, g);
-        // the runs: `width` + 1 cells from `first`, a row of cells (nx) apart, a plane (nx * ny) between planes
+        // the runs: `width` + 1 cells from `first`, a row of cells (nx) apart, `rows` rows a plane
         int x0 = max(c.x - 1, 0), width = min(c.x + 1, g.nx - 1) - x0;
         int y0 = max(c.y - 1, 0), rows = min(c.y + 1, g.ny - 1) - y0 + 1;
         int z0 = max(c.z - 1, 0), runs = rows * (min(c.z + 1, g.nz - 1) - z0 + 1);
-        int first = cell_index(x0, y0, z0, g), row = 0;
+        int first = cell_index(x0, y0, z0, g);
+        // The walk as bits, one a run (few registers: the run and row counters spilled): bit r set where
+        // the run after run r starts a plane (every rows-th), the highest set bit marking the last run.
+        unsigned last = 1u << (runs - 1), planes = rows == 3 ? 0x24u : rows == 2 ? 0xAAu : 0xFFu;
+        unsigned walk = last | (planes & (last - 1));
+        int row_step = g.nx, plane_step = g.nx * (g.ny - rows + 1);
         int j0 = cell_start[first], end = cell_start[first + width + 1];
-        for (int run = 1;; ++run) {
+        for (;;) {
             // the next run's bounds, loaded while this run is tested
-            first += g.nx;
-            if (++row == rows) { row = 0; first += g.nx * (g.ny - rows); }
-            bool more = run < runs;
+            bool more = walk > 1;
+            first += walk & 1 ? plane_step : row_step;
+            walk >>= 1;
             int next_j0 = 0, next_end = 0;
             if (more) { next_j0 = cell_start[first]; next_end = cell_start[first + width + 1]; }
             // BATCH positions of the run in one round of loads, then their tests in order
