@@ -42,10 +42,10 @@ def builds() -> list[Build]:
 
 # --- speed of light (sim.gpu.roofline): per ball --------------------------------------------------------------
 STATE_BYTES = 40  # float4 pos, float4 vel, float2 spin y, z (gpu.py)
-# Nsight Compute, H200: 45.50 warp instructions per ball in the grid variant's proximity pass (0.4550 G in a
-# pass over 10M balls of the block preset, block 128, 23 predicate tests a ball; bench/ncu_models.sh, 1f3c5a3).
-# What the variant executes, not an algorithmic minimum: the schedulers' issue slots are 83% busy at ncu's clock.
-GRID_PROXIMITY_INSTRUCTIONS = 45.50
+# Nsight Compute, H200: 45.21 warp instructions per ball in the grid variant's proximity pass (0.4521 G in a
+# pass over 10M balls of the block preset, block 128, 23 predicate tests a ball; bench/ncu_models.sh, ab3e747).
+# What the variant executes, not an algorithmic minimum: the schedulers' issue slots are 84% busy at ncu's clock.
+GRID_PROXIMITY_INSTRUCTIONS = 45.21
 
 
 def models(setup) -> dict:
@@ -76,14 +76,16 @@ def models(setup) -> dict:
     # The candidates are near in memory after the sort: L1/L2 hits. The z-sweep also reads its keys (8 B); the
     # grid search reads the cell starts (~2 cells a ball, 8 B) and moves vel, spin and ids (2 x 32 B).
     # Arithmetic: the predicate over the pair's lifetime, 25 FLOP for a candidate that passes the first axis
-    # check, far fewer for most that do not: ~11 a test on average (Nsight Compute at 10M, 23 tests a ball).
+    # check, far fewer for most that do not. The grid search: 12.75 a test on average (Nsight Compute at 10M,
+    # 23 tests a ball; it works out a batch's second distance even past its run's end, never tested). The
+    # z-sweep's are unmeasured: 11, the grid search's before it did that.
     # Instructions: the grid variant's, as measured (GRID_PROXIMITY_INSTRUCTIONS); the z-sweep's are unmeasured.
     least = 32.0 + 4.0 + 4.0 * listed
     tested = f"{tests:.1f} predicate tests a ball (the last pass)"
     proximity = StageModel(
         bytes_min=least,
         bytes_actual=least + (72.0 if grid else 8.0),
-        flops=11.0 * max(tests, 1.0),
+        flops=(12.75 if grid else 11.0) * max(tests, 1.0),
         units=n * passes,
         per="item",
         flop_kind="fp32",
