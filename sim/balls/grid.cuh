@@ -164,6 +164,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(cons
             walk >>= 1;
             int next_j0 = 0, next_end = 0;
             if (more) { next_j0 = cell_start[first]; next_end = cell_start[first + width + 1]; }
+            // the tests, counted a run at a time (a count in the loop held a register there): the run's balls,
+            // the ball itself (in its own run) taken off after the last
+            scanned += end - j0;
             // BATCH positions of the run in one round of loads, then their tests in order
             for (; j0 < end; j0 += BATCH) {
                 float4 pj[BATCH];
@@ -179,7 +182,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(cons
                 for (int b = 0; b < BATCH; ++b) {
                     int j = j0 + b;
                     if (j >= end || j == i) continue;
-                    ++scanned;
                     if (d2[b] > beyond2) continue;
                     float dist = sqrtf(d2[b]), within = reach(pj[b], p9, margin);
                     if (dist - far > within) continue;
@@ -198,6 +200,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(cons
             j0 = next_j0;
             end = next_end;
         }
+        --scanned;  // the ball itself
         if (found > k) atomicMax(&summary[LONGEST], (unsigned long long)found);
     }
     if (i < n) count[i] = found;
