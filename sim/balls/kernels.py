@@ -42,10 +42,10 @@ def builds() -> list[Build]:
 
 # --- speed of light (sim.gpu.roofline): per ball --------------------------------------------------------------
 STATE_BYTES = 40  # float4 pos, float4 vel, float2 spin y, z (gpu.py)
-# Nsight Compute, H200: 45.21 warp instructions per ball in the grid variant's proximity pass (0.4521 G in a
-# pass over 10M balls of the block preset, block 128, 23 predicate tests a ball; bench/ncu_models.sh, ab3e747).
-# What the variant executes, not an algorithmic minimum: the schedulers' issue slots are 84% busy at ncu's clock.
-GRID_PROXIMITY_INSTRUCTIONS = 45.21
+# Nsight Compute, H200: 42.10 warp instructions per ball in the grid variant's proximity pass (0.4210 G in a
+# pass over 10M balls of the block preset, block 128, 23 predicate tests a ball; bench/ncu_models.sh, 97164b5).
+# What the variant executes, not an algorithmic minimum: the schedulers' issue slots are 82% busy at ncu's clock.
+GRID_PROXIMITY_INSTRUCTIONS = 42.10
 
 
 def models(setup) -> dict:
