@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from sim.gpu.roofline import Setup, models
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -139,6 +141,28 @@ def test_bench_writes_the_json_shape(cli, tmp_path):
     # a pass per timed frame: the 12 steps asked for (2 frames), more until the median is known to 1%
     assert len(record["passes"]) == record["repeats"] == record["steps"] // 6 >= 2
     assert record["step_ms"] > 0 and record["ball_steps_per_s"] > 0
+
+
+def test_bench_models_read_the_timed_passes_average(cli, tmp_path):
+    """The stage times are medians over the timed frames, so the models read those passes' average tests and
+    pairs, not the last pass's: the dripping balls' passes test more as they pile up."""
+    from sim.registry import SCENES
+
+    path = tmp_path / "bench.json"
+    out = cli("bench", "balls", "--preset", "drip", "--steps", "48", "--warmup", "0", "--json", str(path))
+    assert out.returncode == 0, out.stderr
+    (record,) = json.loads(path.read_text())["results"]
+    tests = [p["tests"] for p in record["passes"]]
+    assert len(set(tests)) > 1 and record["stats"]["tests"] == tests[-1] != sum(tests) / len(tests)
+    average = sum(tests) / len(tests) / record["n"]
+    proximity = record["speed_of_light"]["proximity"]
+    spec = SCENES["balls"]
+    for tests_per_ball, same in ((average, True), (record["stats"]["tests_per_ball"], False)):
+        stats = {**record["stats"], "tests_per_ball": tests_per_ball}
+        setup = Setup(record["n"], 1.0, record["variant"], record["block"], {}, "drip", stats)
+        model = models(spec, setup)["proximity"]
+        rate = model.flops * model.units / (record["stage_ms"]["proximity"] * 1e-3) / 1e9
+        assert (rate == pytest.approx(proximity["gflops"])) is same
 
 
 def test_bench_json_to_stdout_keeps_the_table_on_stderr(cli):

@@ -1,6 +1,9 @@
 """The speed-of-light models against Nsight Compute: bench/ncu_models.py's cases, files and table, and the
 readings the models carry (the warp instructions of the issue-bound headlines, the histogram's L1 wavefronts)."""
 
+import json
+from pathlib import Path
+
 import bench_scripts
 import pytest
 from test_roofline import setup_for
@@ -9,6 +12,8 @@ from sim.contract import load
 from sim.gpu.peaks import Peaks
 from sim.gpu.roofline import Setup, StageModel, analyse, model_lines, models
 from sim.registry import SCENES
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 # --- bench/ncu_models.py: the model against Nsight Compute's counts -------------------------------------------
@@ -172,10 +177,11 @@ def headline_model(stage_id: str):
     return spec, case, models(spec, setup)[case.stage]
 
 
-# Nsight Compute on an H200, one window of each issue-bound headline: the warp instructions counted (heat's for
-# its kernel with bands of 96 rows), the window's units and the model's instructions per unit
+# Nsight Compute on an H200, one window of each issue-bound headline (the balls': the average window of the
+# bench's timed passes, below): the warp instructions counted (heat's for its kernel with bands of 96 rows), the
+# window's units and the model's instructions per unit
 ISSUE_READINGS = {
-    "balls.proximity": (0.4210e9, 10e6, 42.10),  # a pass over 10M balls
+    "balls.proximity": (0.4767e9, 10e6, 47.67),  # a pass over 10M balls: the 40 timed passes' average
     "particles.forces+move": (0.1932e9, 10e6, 19.32),  # one step of 10M particles (by row)
     "heat.step": (0.2936e9, 8 * 10_000**2, 0.367),  # 8 steps over 10000^2 cells
     "sdh.histogram": (46.39e9, 512_000 * 511_999 / 2, 0.353928),  # one histogram of 512,000 atoms
@@ -191,6 +197,31 @@ def test_each_issue_bound_headline_counts_the_instructions_ncu_read(stage_id):
     assert model.units == units and model.instructions == pytest.approx(per_unit)
     assert model.total_instructions == pytest.approx(counted)
     assert "instructions" in model.note and "as measured" in model.note
+
+
+def test_the_balls_count_is_the_average_of_every_timed_pass_ncu_read():
+    """bench/results/ncu-h200-61ad354-passes/: every grid search of the headline bench counted (2 warm-up passes,
+    then 40 timed). The model's instructions a ball are the timed passes' average; they rise as the lattice
+    breaks up, from the first timed pass's (the one window bench/ncu_models.sh profiles) to the last's."""
+    import csv
+
+    from sim.balls.kernels import GRID_PROXIMITY_INSTRUCTIONS
+
+    folder = ROOT / "bench" / "results" / "ncu-h200-61ad354-passes"
+    lines = (folder / "sweeps.csv").read_text().splitlines()
+    rows = list(csv.DictReader(lines[next(i for i, line in enumerate(lines) if line.startswith('"ID"')) :]))
+    launches: dict[int, dict[str, float]] = {}
+    for row in rows:
+        launches.setdefault(int(row["ID"]), {})[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
+    counted = [launches[i] for i in sorted(launches)]
+    (record,) = json.loads((folder / "bench.json").read_text())["results"]
+    timed = counted[2:]
+    assert len(timed) == len(record["passes"]) == 40
+    per_ball = [c["smsp__inst_executed.sum"] / (c["launch__grid_size"] * 128) for c in timed]
+    assert sum(per_ball) / len(per_ball) == pytest.approx(GRID_PROXIMITY_INSTRUCTIONS, abs=0.01)
+    assert per_ball[0] == pytest.approx(42.07, abs=0.01) and per_ball[-1] == pytest.approx(51.28, abs=0.01)
+    tests = [p["tests"] / record["n"] for p in record["passes"]]
+    assert tests[0] == pytest.approx(22.92, abs=0.01) and tests[-1] == pytest.approx(29.28, abs=0.01)
 
 
 def test_the_histogram_counts_the_l1_wavefronts_ncu_read_and_they_bound_it():

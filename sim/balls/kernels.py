@@ -42,15 +42,19 @@ def builds() -> list[Build]:
 
 # --- speed of light (sim.gpu.roofline): per ball --------------------------------------------------------------
 STATE_BYTES = 40  # float4 pos, float4 vel, float2 spin y, z (gpu.py)
-# Nsight Compute, H200: 42.10 warp instructions per ball in the grid variant's proximity pass (0.4210 G in a
-# pass over 10M balls of the block preset, block 128, 23 predicate tests a ball; bench/ncu_models.sh, 97164b5).
-# What the variant executes, not an algorithmic minimum: the schedulers' issue slots are 82% busy at ncu's clock.
-GRID_PROXIMITY_INSTRUCTIONS = 42.10
+# Nsight Compute, H200, every pass of the headline bench (10M balls of the block preset, block 128, 240 steps;
+# bench/results/ncu-h200-61ad354-passes/): 47.67 warp instructions per ball in the grid variant's proximity pass,
+# on average over the 40 timed passes (25.9 predicate tests a ball). The count grows as the lattice breaks up:
+# 42.07 on the first timed pass (22.9 tests a ball), 51.28 on the last (29.3); a warp walks each run as long as
+# its longest lane's, and its lanes differ more. What the variant executes, not an algorithmic minimum.
+GRID_PROXIMITY_INSTRUCTIONS = 47.67
+MEASURED = "; instructions as measured over the 10M bench's passes"
 
 
 def models(setup) -> dict:
     """Per ball: the sort and the proximity pass once every STEPS_PER_PASS steps, the step every step.
-    Partner figures come from the last pass (``pairs``, ``tests_per_ball``; none yet: a ball alone)."""
+    Partner figures come from ``pairs`` and ``tests_per_ball`` (none yet: a ball alone): the last pass's, or
+    in a benchmark the timed passes' average (``PassFigures.model_stats``)."""
     from sim.gpu.roofline import StageModel
 
     n = max(setup.n, 1)
@@ -81,7 +85,7 @@ def models(setup) -> dict:
     # z-sweep's are unmeasured: 11, the grid search's before it did that.
     # Instructions: the grid variant's, as measured (GRID_PROXIMITY_INSTRUCTIONS); the z-sweep's are unmeasured.
     least = 32.0 + 4.0 + 4.0 * listed
-    tested = f"{tests:.1f} predicate tests a ball (the last pass)"
+    tested = f"{tests:.1f} predicate tests a ball"
     proximity = StageModel(
         bytes_min=least,
         bytes_actual=least + (72.0 if grid else 8.0),
@@ -89,7 +93,7 @@ def models(setup) -> dict:
         units=n * passes,
         per="item",
         flop_kind="fp32",
-        note=tested + ("; instructions as measured at 10M" if grid else "; no instruction count: no issue limit"),
+        note=tested + (MEASURED if grid else "; no instruction count: no issue limit"),
         instructions=GRID_PROXIMITY_INSTRUCTIONS if grid else 0.0,
     )
     # forces+integrate. The least: the state read and written (80 B) and the partner list the pass wrote, read

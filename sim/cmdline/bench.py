@@ -9,8 +9,10 @@ stage, amortised per step) and stage_ms_err, step_ms, step_ms_err and repeats (t
 l2_flushed, item_steps_per_s and ``<one>_steps_per_s`` (e.g. ball_steps_per_s), steps_per_s, stats
 (the scene's statistics after the run), whatever the scene adds through its ``bench_type`` (the
 balls' passes, tests_per_s) and speed_of_light (stage -> gbs, copy_pct, gflops, flop_pct, intensity,
-bound, sol_ms, issue_pct: ``sim.gpu.roofline``). Every bench times through ``sim.gpu.measure``: a figure's
-``<figure>_err`` is the half-width of its median's 95% interval (None below 6 repeats), ``repeats`` how many it took.
+bound, sol_ms, issue_pct: ``sim.gpu.roofline``; the models read stats, with what the scene's figures say of
+the timed frames in place of the last one's: the balls' average pass). Every bench times through
+``sim.gpu.measure``: a figure's ``<figure>_err`` is the half-width of its median's 95% interval (None below
+6 repeats), ``repeats`` how many it took.
 """
 
 from __future__ import annotations
@@ -140,7 +142,15 @@ def run(scene, steps: int, warmup: int = 12, progress=None, budget_s: float = me
     knobs = scene.knobs
     record["speed_of_light"] = speed_of_light(
         spec,
-        Setup(record["n"], 1.0, knobs.variant, knobs.block, knobs.options, scene.preset, record["stats"]),
+        Setup(
+            record["n"],
+            1.0,
+            knobs.variant,
+            knobs.block,
+            knobs.options,
+            scene.preset,
+            {**record["stats"], **figures.model_stats(record)},
+        ),
         record["stage_ms"],
         gpu,
         scene.device,

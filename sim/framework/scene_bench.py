@@ -16,6 +16,12 @@ class BenchFigures:
         return {}
 
     @staticmethod
+    def model_stats(record: dict) -> dict:
+        """What the stage models should read of the timed frames in place of the scene's statistics after the
+        run (``record["stats"]``), where those describe only the last frame: nothing here."""
+        return {}
+
+    @staticmethod
     def lines(record: dict) -> list[str]:
         """Those figures of a benchmark record as lines of the bench table."""
         return []
