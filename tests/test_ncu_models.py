@@ -1,7 +1,6 @@
 """The speed-of-light models against Nsight Compute: bench/ncu_models.py's cases, files and table, and the
 readings the models carry (the warp instructions of the issue-bound headlines, the histogram's L1 wavefronts)."""
 
-import json
 from pathlib import Path
 
 import bench_scripts
@@ -199,29 +198,41 @@ def test_each_issue_bound_headline_counts_the_instructions_ncu_read(stage_id):
     assert "instructions" in model.note and "as measured" in model.note
 
 
-def test_the_balls_count_is_the_average_of_every_timed_pass_ncu_read():
-    """bench/results/ncu-h200-61ad354-passes/: every grid search of the headline bench counted (2 warm-up passes,
-    then 40 timed). The model's instructions a ball are the timed passes' average; they rise as the lattice
-    breaks up, from the first timed pass's (the one window bench/ncu_models.sh profiles) to the last's."""
-    import csv
+PASSES = ROOT / "bench" / "results" / "ncu-h200-61ad354-passes"  # bench/ncu_passes.sh at 61ad354, an H200
 
+
+def test_the_balls_count_is_the_average_of_every_timed_pass_ncu_read():
+    """Every grid search of the headline bench counted (2 warm-up passes, then 40 timed): the model's
+    instructions a ball are the timed passes' average; they rise as the lattice breaks up, from the first timed
+    pass's (the one window bench/ncu_models.sh profiles) to the last's."""
     from sim.balls.kernels import GRID_PROXIMITY_INSTRUCTIONS
 
-    folder = ROOT / "bench" / "results" / "ncu-h200-61ad354-passes"
-    lines = (folder / "sweeps.csv").read_text().splitlines()
-    rows = list(csv.DictReader(lines[next(i for i, line in enumerate(lines) if line.startswith('"ID"')) :]))
-    launches: dict[int, dict[str, float]] = {}
-    for row in rows:
-        launches.setdefault(int(row["ID"]), {})[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
-    counted = [launches[i] for i in sorted(launches)]
-    (record,) = json.loads((folder / "bench.json").read_text())["results"]
-    timed = counted[2:]
-    assert len(timed) == len(record["passes"]) == 40
-    per_ball = [c["smsp__inst_executed.sum"] / (c["launch__grid_size"] * 128) for c in timed]
-    assert sum(per_ball) / len(per_ball) == pytest.approx(GRID_PROXIMITY_INSTRUCTIONS, abs=0.01)
-    assert per_ball[0] == pytest.approx(42.07, abs=0.01) and per_ball[-1] == pytest.approx(51.28, abs=0.01)
-    tests = [p["tests"] / record["n"] for p in record["passes"]]
-    assert tests[0] == pytest.approx(22.92, abs=0.01) and tests[-1] == pytest.approx(29.28, abs=0.01)
+    ncu_passes = bench_scripts.load("ncu_passes")
+    rows, record = ncu_passes.passes(PASSES)
+    assert len(rows) == record["pass_count"] == 40
+    assert ncu_passes.average(rows, "instructions_a_ball") == pytest.approx(GRID_PROXIMITY_INSTRUCTIONS, abs=0.01)
+    first, last = rows[0], rows[-1]
+    assert first["instructions_a_ball"] == pytest.approx(42.07, abs=0.01) and first["tests_a_ball"] == pytest.approx(
+        22.92, abs=0.01
+    )
+    assert last["instructions_a_ball"] == pytest.approx(51.28, abs=0.01) and last["tests_a_ball"] == pytest.approx(
+        29.28, abs=0.01
+    )
+
+
+def test_the_passes_table_ends_with_the_average_and_refuses_unpaired_launches(tmp_path, capsys):
+    ncu_passes = bench_scripts.load("ncu_passes")
+    assert ncu_passes.main([str(PASSES)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 + 40 + 1 and out[-1].startswith("timed passes' average: 25.88 tests a ball, 47.67 warp")
+    # a pass that searched again adds a launch: the launches no longer pair with the passes
+    lines = (PASSES / "sweeps.csv").read_text().splitlines()
+    extra = [line.replace('"41"', '"42"', 1) for line in lines if line.startswith('"41"')]
+    (tmp_path / "sweeps.csv").write_text("\n".join(lines + extra) + "\n")
+    (tmp_path / "bench.json").write_text((PASSES / "bench.json").read_text())
+    assert ncu_passes.main([str(tmp_path)]) == 1
+    assert "do not pair" in capsys.readouterr().err
+    assert ncu_passes.main([]) == 2
 
 
 def test_the_histogram_counts_the_l1_wavefronts_ncu_read_and_they_bound_it():

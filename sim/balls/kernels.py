@@ -43,10 +43,11 @@ def builds() -> list[Build]:
 # --- speed of light (sim.gpu.roofline): per ball --------------------------------------------------------------
 STATE_BYTES = 40  # float4 pos, float4 vel, float2 spin y, z (gpu.py)
 # Nsight Compute, H200, every pass of the headline bench (10M balls of the block preset, block 128, 240 steps;
-# bench/results/ncu-h200-61ad354-passes/): 47.67 warp instructions per ball in the grid variant's proximity pass,
-# on average over the 40 timed passes (25.9 predicate tests a ball). The count grows as the lattice breaks up:
-# 42.07 on the first timed pass (22.9 tests a ball), 51.28 on the last (29.3); a warp walks each run as long as
-# its longest lane's, and its lanes differ more. What the variant executes, not an algorithmic minimum.
+# bench/ncu_passes.sh, bench/results/ncu-h200-61ad354-passes/): 47.67 warp instructions per ball in the grid
+# variant's proximity pass on average over the 40 timed passes (25.9 predicate tests a ball). The count grows as
+# the lattice breaks up: 42.07 on the first timed pass (22.9 tests a ball), 51.28 on the last (29.3); a warp
+# walks each run as long as its longest lane's, and its lanes differ more. What the variant executes, not an
+# algorithmic minimum; count it again (bench/ncu_passes.sh) after a change to the grid search.
 GRID_PROXIMITY_INSTRUCTIONS = 47.67
 MEASURED = "; instructions as measured over the 10M bench's passes"
 

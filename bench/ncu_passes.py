@@ -1,0 +1,90 @@
+"""Every proximity pass of the balls' headline bench under Nsight Compute (bench/ncu_passes.sh): the warp
+instructions a ball each pass executed beside its tests a ball, and the timed passes' average, the count the
+balls' model takes (``sim.balls.kernels.GRID_PROXIMITY_INSTRUCTIONS``).
+
+    python3 bench/ncu_passes.py DIR      DIR/sweeps.csv (ncu's --csv log, one row a metric a launch) and
+                                         DIR/bench.json (the same run's record: its timed passes' tests)
+
+The record's passes are the last ones run, after the warm-up's; a pass that searched again (lists that
+overflowed) has two launches, and then the launches are not matched to passes (said, exit 1).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+INSTRUCTIONS = "smsp__inst_executed.sum"
+GRID = "launch__grid_size"
+TIME = "gpu__time_duration.sum"
+CLOCK = "smsp__cycles_elapsed.avg.per_second"
+BLOCK = 128  # the headline's block: a launch's grid times this is its balls, to within a block
+
+
+def launches(path: Path) -> list[dict[str, float]]:
+    """ncu's --csv log: the launches in order, each a metric name -> value."""
+    lines = path.read_text().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+    if start is None:
+        raise ValueError(f'{path}: no Nsight Compute table (a line starting with "ID")')
+    found: dict[int, dict[str, float]] = {}
+    for row in csv.DictReader(lines[start:]):
+        value = row["Metric Value"].replace(",", "")
+        found.setdefault(int(row["ID"]), {})[row["Metric Name"]] = float(value) if value else float("nan")
+    return [found[i] for i in sorted(found)]
+
+
+def passes(folder: Path) -> tuple[list[dict], dict]:
+    """The timed passes, each with tests, instructions a ball, tests a ball, µs and GHz; and the record."""
+    (record,) = json.loads((folder / "bench.json").read_text())["results"]
+    counted = launches(folder / "sweeps.csv")
+    timed = record["passes"]
+    if len(counted) != record["pass_count"] + record.get("warmup_steps", 0) // 6 or len(timed) > len(counted):
+        raise ValueError(
+            f"{len(counted)} launches for {record['pass_count']} timed passes and the warm-up's: a pass searched "
+            "again (its lists overflowed), so launches and passes do not pair"
+        )
+    rows = []
+    for launch, p in zip(counted[len(counted) - len(timed) :], timed, strict=True):
+        balls = launch[GRID] * BLOCK
+        rows.append(
+            {
+                "tests": p["tests"],
+                "tests_a_ball": p["tests"] / record["n"],
+                "instructions_a_ball": launch[INSTRUCTIONS] / balls,
+                "us": launch[TIME] / 1e3,
+                "ghz": launch[CLOCK] / 1e9,
+            }
+        )
+    return rows, record
+
+
+def average(rows: list[dict], key: str) -> float:
+    return sum(r[key] for r in rows) / len(rows)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python3 bench/ncu_passes.py DIR   (DIR/sweeps.csv and DIR/bench.json)", file=sys.stderr)
+        return 2
+    try:
+        rows, record = passes(Path(argv[0]))
+    except (OSError, ValueError, KeyError) as e:
+        print(f"ncu_passes: {e}", file=sys.stderr)
+        return 1
+    print(f"{'pass':>4}  {'tests a ball':>12}  {'instructions a ball':>19}  {'µs':>7}  {'GHz':>5}")
+    for i, r in enumerate(rows):
+        figures = f"{r['tests_a_ball']:>12.2f}  {r['instructions_a_ball']:>19.2f}  {r['us']:>7.1f}  {r['ghz']:>5.2f}"
+        print(f"{i:>4}  {figures}")
+    print(
+        f"timed passes' average: {average(rows, 'tests_a_ball'):.2f} tests a ball, "
+        f"{average(rows, 'instructions_a_ball'):.2f} warp instructions a ball, {average(rows, 'us'):.1f} µs "
+        f"({len(rows)} passes, {record['n']:,} balls)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
