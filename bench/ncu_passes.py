@@ -1,6 +1,7 @@
 """Every proximity pass of the balls' headline bench under Nsight Compute (bench/ncu_passes.sh): the warp
-instructions a ball each pass executed beside its tests a ball, and the timed passes' average, the count the
-balls' model takes (``sim.balls.kernels.GRID_PROXIMITY_INSTRUCTIONS``).
+instructions a ball each pass executed beside its tests a ball, their timed passes' average, and the line
+through them that the balls' model takes (``GRID_INSTRUCTIONS_A_BALL`` + ``GRID_INSTRUCTIONS_A_TEST`` x tests
+a ball, in ``sim.balls.kernels``; a least-squares line goes through the average).
 
     python3 bench/ncu_passes.py DIR      DIR/sweeps.csv (ncu's --csv log, one row a metric a launch) and
                                          DIR/bench.json (the same run's record: its timed passes' tests)
@@ -65,6 +66,17 @@ def average(rows: list[dict], key: str) -> float:
     return sum(r[key] for r in rows) / len(rows)
 
 
+def fit(rows: list[dict]) -> tuple[float, float, float]:
+    """Instructions a ball = a + b x tests a ball, by least squares over the passes: (a, b, the largest miss of
+    a pass as a fraction of its count)."""
+    t0, y0 = average(rows, "tests_a_ball"), average(rows, "instructions_a_ball")
+    spread = sum((r["tests_a_ball"] - t0) ** 2 for r in rows)
+    b = sum((r["tests_a_ball"] - t0) * (r["instructions_a_ball"] - y0) for r in rows) / spread if spread else 0.0
+    a = y0 - b * t0
+    worst = max(abs(a + b * r["tests_a_ball"] - r["instructions_a_ball"]) / r["instructions_a_ball"] for r in rows)
+    return a, b, worst
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python3 bench/ncu_passes.py DIR   (DIR/sweeps.csv and DIR/bench.json)", file=sys.stderr)
@@ -83,6 +95,8 @@ def main(argv: list[str]) -> int:
         f"{average(rows, 'instructions_a_ball'):.2f} warp instructions a ball, {average(rows, 'us'):.1f} µs "
         f"({len(rows)} passes, {record['n']:,} balls)"
     )
+    a, b, worst = fit(rows)
+    print(f"fit: {a:.4g} + {b:.5g} x tests a ball warp instructions a ball (each pass within {100 * worst:.1f}%)")
     return 0
 
 

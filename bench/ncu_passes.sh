@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every proximity pass of the balls' headline bench under Nsight Compute: each grid search's warp instructions,
-# time and clock at the GPU's own clock and caches, beside the pass's tests (the bench's record), and the timed
-# passes' average, the count the balls' model takes (bench/ncu_passes.py; GRID_PROXIMITY_INSTRUCTIONS in
-# sim/balls/kernels.py). Run it after a change to the grid search and take the average into the model.
-# Usage: bash bench/ncu_passes.sh [OUT_DIR]   (bench/device.sh ncu_passes; about 30 s on an H200)
+# time and clock at the GPU's own clock and caches, beside the pass's tests (the bench's record), the timed
+# passes' average, and the line through them that the balls' model takes (bench/ncu_passes.py;
+# GRID_INSTRUCTIONS_A_BALL and _A_TEST in sim/balls/kernels.py). Run it after a change to the grid search.
+# Usage: bash bench/ncu_passes.sh [OUT_DIR]   (bench/device.sh ncu_passes; about 20 s on an H200)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source bench/ncu_setup.sh "${1:-}" ncu-passes  # out, py, dir; ncu checked

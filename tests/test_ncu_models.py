@@ -176,11 +176,10 @@ def headline_model(stage_id: str):
     return spec, case, models(spec, setup)[case.stage]
 
 
-# Nsight Compute on an H200, one window of each issue-bound headline (the balls': the average window of the
-# bench's timed passes, below): the warp instructions counted (heat's for its kernel with bands of 96 rows), the
-# window's units and the model's instructions per unit
+# Nsight Compute on an H200, one window of each issue-bound headline (the balls' proximity: every pass, below):
+# the warp instructions counted (heat's for its kernel with bands of 96 rows), the window's units and the model's
+# instructions per unit
 ISSUE_READINGS = {
-    "balls.proximity": (0.4767e9, 10e6, 47.67),  # a pass over 10M balls: the 40 timed passes' average
     "particles.forces+move": (0.1932e9, 10e6, 19.32),  # one step of 10M particles (by row)
     "heat.step": (0.2936e9, 8 * 10_000**2, 0.367),  # 8 steps over 10000^2 cells
     "sdh.histogram": (46.39e9, 512_000 * 511_999 / 2, 0.353928),  # one histogram of 512,000 atoms
@@ -201,30 +200,38 @@ def test_each_issue_bound_headline_counts_the_instructions_ncu_read(stage_id):
 PASSES = ROOT / "bench" / "results" / "ncu-h200-61ad354-passes"  # bench/ncu_passes.sh at 61ad354, an H200
 
 
-def test_the_balls_count_is_the_average_of_every_timed_pass_ncu_read():
-    """Every grid search of the headline bench counted (2 warm-up passes, then 40 timed): the model's
-    instructions a ball are the timed passes' average; they rise as the lattice breaks up, from the first timed
-    pass's (the one window bench/ncu_models.sh profiles) to the last's."""
-    from sim.balls.kernels import GRID_PROXIMITY_INSTRUCTIONS
+def test_the_balls_count_is_the_line_through_every_timed_pass_ncu_read():
+    """Every grid search of the headline bench counted (2 warm-up passes, then 40 timed). The model's instructions
+    a ball are the least-squares line through the timed passes against their tests a ball: at the bench's average
+    tests the passes' average count, and at each pass within 4.1% of its own, the first timed pass's (the one
+    window bench/ncu_models.sh profiles) and the last's among them."""
+    from sim.balls.kernels import GRID_INSTRUCTIONS_A_BALL, GRID_INSTRUCTIONS_A_TEST
 
     ncu_passes = bench_scripts.load("ncu_passes")
     rows, record = ncu_passes.passes(PASSES)
     assert len(rows) == record["pass_count"] == 40
-    assert ncu_passes.average(rows, "instructions_a_ball") == pytest.approx(GRID_PROXIMITY_INSTRUCTIONS, abs=0.01)
-    first, last = rows[0], rows[-1]
-    assert first["instructions_a_ball"] == pytest.approx(42.07, abs=0.01) and first["tests_a_ball"] == pytest.approx(
-        22.92, abs=0.01
-    )
-    assert last["instructions_a_ball"] == pytest.approx(51.28, abs=0.01) and last["tests_a_ball"] == pytest.approx(
-        29.28, abs=0.01
-    )
+    a, b, worst = ncu_passes.fit(rows)
+    assert a == pytest.approx(GRID_INSTRUCTIONS_A_BALL, abs=5e-4)
+    assert b == pytest.approx(GRID_INSTRUCTIONS_A_TEST, abs=5e-5)
+    assert worst < 0.042
+    spec = SCENES["balls"]
+
+    def counted(tests_a_ball):
+        stats = {"tests_per_ball": tests_a_ball}
+        return models(spec, Setup(record["n"], 1.0, "grid", 128, {}, "block", stats))["proximity"].instructions
+
+    average = ncu_passes.average(rows, "tests_a_ball")
+    assert counted(average) == pytest.approx(ncu_passes.average(rows, "instructions_a_ball"), rel=1e-4)  # 47.67
+    for row in (rows[0], rows[-1]):  # 42.07 at 22.92 tests a ball, 51.28 at 29.28
+        assert counted(row["tests_a_ball"]) == pytest.approx(row["instructions_a_ball"], rel=0.042)
 
 
 def test_the_passes_table_ends_with_the_average_and_refuses_unpaired_launches(tmp_path, capsys):
     ncu_passes = bench_scripts.load("ncu_passes")
     assert ncu_passes.main([str(PASSES)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 1 + 40 + 1 and out[-1].startswith("timed passes' average: 25.88 tests a ball, 47.67 warp")
+    assert len(out) == 1 + 40 + 2 and out[-2].startswith("timed passes' average: 25.88 tests a ball, 47.67 warp")
+    assert out[-1] == "fit: 11.07 + 1.4146 x tests a ball warp instructions a ball (each pass within 4.1%)"
     # a pass that searched again adds a launch: the launches no longer pair with the passes
     lines = (PASSES / "sweeps.csv").read_text().splitlines()
     extra = [line.replace('"41"', '"42"', 1) for line in lines if line.startswith('"41"')]
