@@ -17,11 +17,14 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sim.balls.world import STEPS_PER_PASS  # noqa: E402
+
 INSTRUCTIONS = "smsp__inst_executed.sum"
 GRID = "launch__grid_size"
 TIME = "gpu__time_duration.sum"
 CLOCK = "smsp__cycles_elapsed.avg.per_second"
-BLOCK = 128  # the headline's block: a launch's grid times this is its balls, to within a block
 
 
 def launches(path: Path) -> list[dict[str, float]]:
@@ -42,14 +45,14 @@ def passes(folder: Path) -> tuple[list[dict], dict]:
     (record,) = json.loads((folder / "bench.json").read_text())["results"]
     counted = launches(folder / "sweeps.csv")
     timed = record["passes"]
-    if len(counted) != record["pass_count"] + record.get("warmup_steps", 0) // 6 or len(timed) > len(counted):
+    if len(counted) != record["pass_count"] + record.get("warmup_steps", 0) // STEPS_PER_PASS:
         raise ValueError(
             f"{len(counted)} launches for {record['pass_count']} timed passes and the warm-up's: a pass searched "
             "again (its lists overflowed), so launches and passes do not pair"
         )
     rows = []
     for launch, p in zip(counted[len(counted) - len(timed) :], timed, strict=True):
-        balls = launch[GRID] * BLOCK
+        balls = launch[GRID] * record["block"]  # to within a block
         rows.append(
             {
                 "tests": p["tests"],

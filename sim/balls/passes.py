@@ -74,11 +74,11 @@ class PassFigures(BenchFigures):
         passes = record["passes"]
         if not passes:
             return []
-        tests = sum(p["tests"] for p in passes) / len(passes)
-        pairs = sum(p["pairs"] for p in passes) / len(passes)
+        average = PassFigures.model_stats(record)
         first = "first timed" if len(passes) == record["pass_count"] else "oldest kept"
         return [
-            f"per pass: {tests:.0f} tests, {pairs:.0f} pairs on average ({tests / max(record['n'], 1):.1f} "
-            f"tests per ball); {first} pass {passes[0]['tests']} tests, {passes[0]['pairs']} pairs; "
+            f"per pass: {average['tests']:.0f} tests, {average['pairs']:.0f} pairs on average "
+            f"({average['tests_per_ball']:.1f} tests per ball); "
+            f"{first} pass {passes[0]['tests']} tests, {passes[0]['pairs']} pairs; "
             f"{record['pass_count']} passes; tests/s {record['tests_per_s']:.4g}"
         ]
