@@ -41,12 +41,23 @@ def prefer_nvidia_egl(
 MOST_EGL_DEVICES = 16  # EGL devices tried in turn (NVIDIA's GPUs, then any software device)
 
 
+# The GL version asked for first: 4.3 reads storage buffers in shaders (the splat, the field) and tells their
+# limits; a driver may give exactly the version asked for (NVIDIA's EGL gives 3.3 for 3.3).
+PREFERRED_GL = 430
+
+
 def standalone_context(require: int = 330):
-    """A moderngl context of its own (no window) on EGL, on the GPU CUDA computes on."""
+    """A moderngl context of its own (no window) on EGL, on the GPU CUDA computes on: GL 4.3 where the driver
+    offers it, else ``require``."""
     import moderngl
 
     index = interop_device_index()
     options = {} if index is None else {"device_index": index}
+    if require < PREFERRED_GL:
+        try:
+            return moderngl.create_standalone_context(backend="egl", require=PREFERRED_GL, **options)
+        except Exception:  # noqa: BLE001  no 4.3 here: the version asked for
+            pass
     return moderngl.create_standalone_context(backend="egl", require=require, **options)
 
 

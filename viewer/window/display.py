@@ -44,6 +44,8 @@ def _make_window(width: int, height: int, visible: bool, caption: str):
             pyglet.options["headless_device"] = index
     base = dict(width=width, height=height, caption=caption, resizable=True, vsync=False, visible=visible)
     configs = (
+        # 4.3 first (storage buffers, viewer.gpu.egl.PREFERRED_GL): a driver may give exactly the version asked for
+        pyglet.gl.Config(major_version=4, minor_version=3, forward_compatible=True, double_buffer=True, depth_size=24),
         pyglet.gl.Config(major_version=3, minor_version=3, forward_compatible=True, double_buffer=True, depth_size=24),
         None,  # whatever the platform offers; the viewer checks the version through moderngl
     )
