@@ -1,6 +1,10 @@
 #version 330 core
-// A 2D scalar field over its extent at z = 0: an R32F texture (one texel per cell, nearest) coloured
-// through a colour map; NaN in the highlight colour; faint cell edges once cells are large on screen;
+#ifdef FIELD_STORAGE
+#extension GL_ARB_shader_storage_buffer_object : require
+#endif
+// A 2D scalar field over its extent at z = 0, one float32 a cell (nearest), coloured through a colour
+// map: read from the storage buffer the values were written to (FIELD_STORAGE), else from their copy
+// in an R32F texture; NaN in the highlight colour; faint cell edges once cells are large on screen;
 // in block-colour mode the tiles a launch covers the field with, and their halos, drawn over it.
 
 #if defined VERTEX_SHADER
@@ -22,7 +26,13 @@ void main() {
 
 in vec2 v_uv;
 
+#ifdef FIELD_STORAGE
+layout(std430) readonly buffer Field {
+    float values[];  // row after row, row 0 at the bottom
+};
+#else
 uniform sampler2D u_field;     // R32F, (columns, rows), row 0 at the bottom
+#endif
 uniform sampler2D u_colormap;  // 256 x 1 RGB ramp
 uniform vec2 u_range;          // values mapped to the ends of the ramp
 uniform vec3 u_highlight;      // NaN cells
@@ -38,10 +48,20 @@ out vec4 f_color;
 
 const float CELL_EDGES_FROM = 12.0;  // pixels per cell from which cell edges show
 
+// The value of the cell under the fragment: the texel a nearest texture lookup takes.
+float field_value(vec2 cell) {
+#ifdef FIELD_STORAGE
+    ivec2 at = clamp(ivec2(floor(cell)), ivec2(0), ivec2(u_shape) - 1);
+    return values[at.y * int(u_shape.x) + at.x];
+#else
+    return texture(u_field, v_uv).r;
+#endif
+}
+
 void main() {
     vec2 cell = v_uv * u_shape;
     vec2 cells_per_pixel = max(fwidth(cell), vec2(1e-6));
-    float value = texture(u_field, v_uv).r;
+    float value = field_value(cell);
     vec3 colour;
     if (isnan(value) || isinf(value)) {  // verification's marks, and a user's NaN or inf: no place on the scale
         colour = u_highlight;

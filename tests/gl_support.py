@@ -40,10 +40,8 @@ class HostOnly:
 
 def field_through_interop(scene, color_mode: str, shape):
     """Show the scene's field view in ``color_mode`` on a standalone EGL context as the viewer does,
-    assert that it went through CUDA–GL interop (not the host fallback), and return the field
-    texture's values (float32, ``shape``), read back before the context is released."""
-    import numpy as np
-
+    assert that it went through CUDA–GL interop (not the host fallback), and return the values the
+    field's shader reads (float32, ``shape``), read back before the context is released."""
     from viewer.gpu.egl import standalone_context
     from viewer.render.view import SceneView
 
@@ -52,7 +50,9 @@ def field_through_interop(scene, color_mode: str, shape):
     try:
         view.show(scene, color_mode)
         assert view.feed.path == "CUDA–GL interop", view.feed.fallback_reason
-        return np.frombuffer(view.field.feed.texture.read(), np.float32).reshape(shape)
+        values = view.field.feed.read()
+        assert values.shape == tuple(shape), values.shape
+        return values
     finally:
         view.release()
         ctx.release()

@@ -121,6 +121,37 @@ def test_block_mode_outlines_the_tiles_and_tints_their_halos():
     assert np.array_equal(untinted[cell_centre(1, 0)], plain[cell_centre(1, 0)]), "no halo: no tint"
 
 
+def drawn_through(monkeypatch, limit, scene, mode):
+    """The scene's field drawn with storage buffers of at most ``limit`` bytes readable by the shader (None:
+    the context's own): (pixels, whether the shader read the buffer itself, the values it read)."""
+    import viewer.render.field
+    from viewer.headless import HeadlessRenderer
+
+    if limit is not None:
+        monkeypatch.setattr(viewer.render.field, "storage_limit", lambda ctx: limit)
+    with HeadlessRenderer(*SIZE) as renderer:
+        renderer.render(scene, CAMERA, mode)
+        feed = renderer.view.field.feed
+        return renderer.pixels().astype(int), feed.in_storage, feed.read()
+
+
+@pytest.mark.parametrize("mode", ["value", BLOCK_COLORS])
+def test_the_shader_reading_the_buffer_draws_what_the_texture_draws(monkeypatch, mode):
+    """Where the context reads storage buffers the field is drawn from its buffer, no texture copy; a
+    context without them, or a field larger than one, draws from the texture: the same pixels, cell for
+    cell, NaN and tiles included."""
+    scene = FieldScene(tiles=Tiles(size=(3, 3), halo=1))
+    own, in_storage, read = drawn_through(monkeypatch, None, scene, mode)
+    assert in_storage, "this context reads storage buffers (GL 4.3): the field is drawn from its buffer"
+    np.testing.assert_array_equal(read, scene.values)
+    too_small = ROWS * COLS * 4 - 4
+    for limit in (0, too_small):
+        pixels, in_storage, read = drawn_through(monkeypatch, limit, scene, mode)
+        assert not in_storage, f"limit {limit}: the texture"
+        np.testing.assert_array_equal(read, scene.values)
+        assert np.array_equal(pixels, own), f"limit {limit}: {np.argwhere(np.any(pixels != own, axis=2))[:5]}"
+
+
 def test_a_device_field_falls_back_to_the_host_when_interop_is_refused(monkeypatch):
     import viewer.render.field
     from viewer.gpu.egl import standalone_context
@@ -140,7 +171,7 @@ def test_a_device_field_falls_back_to_the_host_when_interop_is_refused(monkeypat
         scene = FieldScene(write=write)
         view.show(scene, "value")
         assert view.feed.path == "host upload" and "cudaGraphicsGLRegisterBuffer" in view.feed.fallback_reason
-        uploaded = np.frombuffer(view.field.feed.texture.read(), np.float32).reshape(ROWS, COLS)
+        uploaded = view.field.feed.read()
         np.testing.assert_array_equal(uploaded, scene.values)
     finally:
         view.release()

@@ -91,7 +91,9 @@ class SceneView:
     def drawn_as(self) -> str:
         if self.kind == "points":
             return self.points.drawn_as
-        return {"field": "colour-mapped texture", "plots": "ImPlot"}.get(self.kind, "")
+        if self.kind == "field":
+            return self.field.drawn_as
+        return "ImPlot" if self.kind == "plots" else ""
 
     @property
     def legend(self) -> Legend | None:
