@@ -91,16 +91,18 @@ def test_grid_keeps_every_pair_of_overflowing_lists():
 
 def test_step_matches_the_cpu_twin_from_a_crowded_state():
     """One step from a crowded state (many contacts, lists longer than a batch of partners, so the
-    eagerly loaded first batch and the later ones both count; some balls on the trough), every output
-    written over poison, against the CPU twin (it sums each pair's forces in pair order, the GPU in
-    list order: rounding apart)."""
+    eagerly loaded first batch and the later ones both count; balls on the trough, some with their
+    centres within rounding of its shell, where the contact's normal rests on the difference of two near
+    numbers), every output written over poison, equals the CPU twin's bit for bit: the twin computes each
+    contact with the same float32 operations, and given the pairs in the order of the grid's lists
+    (ascending partners) it sums each ball's contacts in the GPU's order."""
     import cupy
 
     from sim.balls.gpu import BallsGpu
 
     rng = np.random.default_rng()
     pos, vel = random_cloud(rng, 4000, 15.0, speed=3.0)
-    pos[:, 1] -= 26.0  # the lowest balls rest against the trough bottom (y = -40)
+    pos[:, 1] -= 26.0  # the lowest balls rest against the trough bottom (y = -40), or lie across its shell
     omega = np.zeros_like(pos)
     omega[:, :3] = rng.normal(0.0, 2.0, (pos.shape[0], 3))
     settings, trough = world.BallSettings(friction=0.5), world.TroughWalls()
@@ -114,26 +116,18 @@ def test_step_matches_the_cpu_twin_from_a_crowded_state():
     gpu.step(settings, trough, settings.zeta(), world.DT)
     cupy.cuda.Device().synchronize()
     got = gpu.host_state()
-    for a in got:
-        assert np.isfinite(a).all()
     # HostBalls takes float32 arrays as they are and the twin steps them in place: give it copies,
     # so that ``before`` stays the state the step started from
     host = pipeline_cpu.HostBalls(*(a.copy() for a in before))
     host.pairs = pairs_of(count, slots)
-    mine, theirs = host.pairs[:, 0], host.pairs[:, 1]
     pipeline_cpu.step(host, settings, trough, world.DT)
     free_fall = before[1][:, :3] + np.float32(world.DT) * np.array([0.0, -settings.gravity, 0.0], np.float32)
     kicked = np.abs(host.vel[:, :3] - free_fall).max(axis=1) > 0.01
     assert kicked.mean() > 0.5, "contacts change most balls' velocities"
-    fair = ~at_contact_onset(before[0], mine, theirs, trough)
-    assert fair.mean() > 0.99
+    radial = np.hypot(before[0][:, 0], before[0][:, 1]).astype(np.float64)
+    assert (np.abs(radial - trough.radius) < 0.05).any(), "some centres lie near the shell"
     for have, want in zip(got, (host.pos, host.vel, host.omega), strict=True):
-        scale = np.abs(want[:, :3]).max()
-        error = np.abs(have[fair, :3] - want[fair, :3]).max(axis=1)
-        # rounding apart, except where one rounding decides a contact's regime (the friction cap, a
-        # damping cap): a handful of balls in 4000 may then differ more, still far below the scale
-        assert (error > 2e-5 * scale).sum() <= 4, np.sort(error)[-8:] / scale
-        assert error.max() < 1e-3 * scale
+        np.testing.assert_array_equal(have[:, :3], want[:, :3])
 
 
 def pairs_of(count, slots):
@@ -159,24 +153,6 @@ def test_scene_runs_two_passes_from_a_landing_state_and_verifies():
     assert scene.checks.verification.passes_checked == 2 and scene.checks.verification.differing == 0
     for a in scene.state():
         assert np.isfinite(a).all()
-
-
-def at_contact_onset(pos, mine, theirs, trough, within=1e-5):
-    """Balls with a contact (ball or trough) within ``within`` of its onset. There the damped normal
-    force jumps from 0 to 2 zeta w0 m |v_n|, so one rounding (an FMA on the GPU) may decide whether a
-    contact acts at all: those balls are compared by the bit-for-bit check between designs only."""
-    d = pos[mine, :3].astype(np.float64) - pos[theirs, :3]
-    reach = pos[mine, 3].astype(np.float64) + pos[theirs, 3]
-    edge = np.abs(np.sqrt((d * d).sum(axis=1)) / reach - 1) < within
-    marked = np.zeros(pos.shape[0], bool)
-    marked[mine[edge]] = marked[theirs[edge]] = True
-    x, y, z = (pos[:, a].astype(np.float64) for a in range(3))
-    below = y <= 0
-    radial = np.hypot(x, y)
-    to_shell = np.where(below, np.abs(radial - trough.radius), np.hypot(np.abs(x) - trough.radius, y))
-    z_out = np.maximum(np.maximum(trough.z_min - z, z - trough.z_max), 0)
-    to_shell = np.hypot(to_shell, z_out)
-    return marked | (np.abs(to_shell / pos[:, 3] - 1) < within)
 
 
 def spun_cloud(rng, n):

@@ -1,7 +1,11 @@
-"""DEM contact forces and semi-implicit Euler integration on the CPU (numba), float32 state.
+"""DEM contact forces and semi-implicit Euler integration on the CPU (numba): the twin of contact.cuh.
 
 Model and parameters: see ``sim/balls/world.py``. ``force`` and ``torque`` are (n, 4) float32
-accumulators (w unused) so the layout matches the GPU's float4 arrays.
+accumulators (w unused) so the layout matches the GPU's float4 arrays. Every operation is the GPU's, in
+float32 (the parameters as ``world.contact_args`` gives them, the constants below), each rounded on its
+own: a contact's force is the GPU's bit for bit, and the two steps differ only in the order they sum a
+ball's contacts. (A float64 step would disagree most near the trough shell, where a ball's normal rests
+on the difference of two near numbers.)
 """
 
 from __future__ import annotations
@@ -10,12 +14,14 @@ import numba
 import numpy as np
 from numba import prange
 
-FOUR_THIRDS_PI = 4.0 / 3.0 * np.pi
+F = np.float32  # numba keeps a float32 global float32; a float literal would widen to float64
+FOUR_THIRDS_PI = F(4.0 / 3.0 * np.pi)
 # Viscous caps of friction and rolling resistance, as fractions of w0. Explicit integration keeps
 # a ball's summed damping rate under 2/dt only if each contact's share is small: a sliding
 # contact's relative velocity decays at 3.5 * TANGENTIAL_DAMPING * w0 (spin takes 5/2 of it).
-TANGENTIAL_DAMPING = 0.15
-ROLLING_DAMPING = 0.5
+TANGENTIAL_DAMPING = F(0.15)
+ROLLING_DAMPING = F(0.5)
+ZERO, ONE, TWO, TWO_FIFTHS = F(0.0), F(1.0), F(2.0), F(0.4)
 
 
 @numba.njit(inline="always")
@@ -45,7 +51,8 @@ def pair_forces(pos, vel, omega, pairs, force, torque, density, w0, zeta, mu, mu
             continue
         dist = np.sqrt(dist2)
         overlap = reach - dist
-        nx, ny, nz = dx / dist, dy / dist, dz / dist  # from i to j
+        inv = ONE / dist
+        nx, ny, nz = inv * dx, inv * dy, inv * dz  # from i to j
         mi = _mass(ri, density)
         mj = _mass(rj, density)
         m_eff = mi * mj / (mi + mj)
@@ -56,7 +63,7 @@ def pair_forces(pos, vel, omega, pairs, force, torque, density, w0, zeta, mu, mu
         vy = (vel[j, 1] + cjy) - (vel[i, 1] + ciy)
         vz = (vel[j, 2] + cjz) - (vel[i, 2] + ciz)
         vn = vx * nx + vy * ny + vz * nz  # < 0 while approaching
-        fn = m_eff * (w0 * w0 * overlap - 2.0 * zeta * w0 * vn)
+        fn = m_eff * (w0 * w0 * overlap - TWO * zeta * w0 * vn)
         if fn <= 0.0:
             continue
         fx, fy, fz = fn * nx, fn * ny, fn * nz  # on j
@@ -90,7 +97,7 @@ def pair_forces(pos, vel, omega, pairs, force, torque, density, w0, zeta, mu, mu
         wr = np.sqrt(wx * wx + wy * wy + wz * wz)
         if wr > 0.0 and mu_roll > 0.0:
             r_eff = ri * rj / reach
-            i_eff = 0.4 * m_eff * r_eff * r_eff
+            i_eff = TWO_FIFTHS * m_eff * r_eff * r_eff
             tr = min(mu_roll * r_eff * fn, ROLLING_DAMPING * i_eff * w0 * wr) / wr
             torque[j, 0] -= tr * wx
             torque[j, 1] -= tr * wy
@@ -111,10 +118,10 @@ def trough_contact(x, y, z, radius, z_min, z_max):
     if y <= 0.0:
         d = np.sqrt(x * x + y * y)
         if d == 0.0:
-            return 0.0, 0.0, 0.0, radius
+            return ZERO, ZERO, ZERO, radius
         sx, sy = radius * x / d, radius * y / d
     else:
-        sx, sy = (radius if x >= 0.0 else -radius), 0.0
+        sx, sy = (radius if x >= 0.0 else -radius), ZERO
     sz = min(max(z, z_min), z_max)
     cx, cy, cz = x - sx, y - sy, z - sz
     return cx, cy, cz, np.sqrt(cx * cx + cy * cy + cz * cz)
@@ -129,14 +136,15 @@ def trough_forces(pos, vel, omega, force, torque, density, w0, zeta, mu, mu_roll
         overlap = r - dist
         if overlap <= 0.0 or dist == 0.0:
             continue
-        nx, ny, nz = -cx / dist, -cy / dist, -cz / dist  # from the centre towards the shell
+        inv = -ONE / dist
+        nx, ny, nz = inv * cx, inv * cy, inv * cz  # from the centre towards the shell
         m = _mass(r, density)
         ax, ay, az = _cross(omega[i, 0], omega[i, 1], omega[i, 2], r * nx, r * ny, r * nz)
         vx = vel[i, 0] + ax
         vy = vel[i, 1] + ay
         vz = vel[i, 2] + az
         vn = vx * nx + vy * ny + vz * nz  # > 0 while moving into the shell
-        fn = m * (w0 * w0 * overlap + 2.0 * zeta * w0 * vn)
+        fn = m * (w0 * w0 * overlap + TWO * zeta * w0 * vn)
         if fn <= 0.0:
             continue
         fx, fy, fz = -fn * nx, -fn * ny, -fn * nz
@@ -158,7 +166,7 @@ def trough_forces(pos, vel, omega, force, torque, density, w0, zeta, mu, mu_roll
         wx, wy, wz = omega[i, 0], omega[i, 1], omega[i, 2]
         wr = np.sqrt(wx * wx + wy * wy + wz * wz)
         if wr > 0.0 and mu_roll > 0.0:
-            tr = min(mu_roll * r * fn, ROLLING_DAMPING * 0.4 * m * r * r * w0 * wr) / wr
+            tr = min(mu_roll * r * fn, ROLLING_DAMPING * TWO_FIFTHS * m * r * r * w0 * wr) / wr
             torque[i, 0] -= tr * wx
             torque[i, 1] -= tr * wy
             torque[i, 2] -= tr * wz
@@ -170,8 +178,8 @@ def integrate(pos, vel, omega, force, torque, density, gravity, dt):
     for i in prange(pos.shape[0]):
         r = pos[i, 3]
         m = _mass(r, density)
-        inv_m = 1.0 / m
-        inv_i = 1.0 / (0.4 * m * r * r)
+        inv_m = ONE / m
+        inv_i = ONE / (TWO_FIFTHS * m * r * r)
         vel[i, 0] += dt * force[i, 0] * inv_m
         vel[i, 1] += dt * (force[i, 1] * inv_m - gravity)
         vel[i, 2] += dt * force[i, 2] * inv_m

@@ -145,7 +145,7 @@ class BallsGpu(ProximityPass):
         n = self.n
         if n == 0:
             return
-        contact = contact_args(settings, trough, zeta, dt)
+        contact = world.contact_args(settings, trough, zeta, dt)
         out = self._spare
         bounds = before_pass and self.variant == "grid"
         grid = grid_for(n, STEP_BLOCK)
@@ -195,19 +195,3 @@ def unpacked(pos: np.ndarray, vel: np.ndarray, spin_yz: np.ndarray) -> tuple[np.
     vel = vel.copy()
     vel[:, 3] = 0.0
     return pos, vel, omega
-
-
-def contact_args(settings, trough, zeta: float, dt: float) -> tuple:
-    """The contact model's kernel arguments (struct Contact of contact.cuh, in order)."""
-    return (
-        np.float32(world.DENSITY),
-        np.float32(settings.contact_freq),
-        np.float32(zeta),
-        np.float32(settings.friction),
-        np.float32(settings.rolling),
-        np.float32(settings.gravity),
-        np.float32(dt),
-        np.float32(trough.radius),
-        np.float32(trough.z_min),
-        np.float32(trough.z_max),
-    )

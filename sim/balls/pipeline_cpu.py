@@ -64,35 +64,11 @@ def proximity(pos: np.ndarray, vel: np.ndarray, variant: str, timer=None):
 
 
 def step(balls: HostBalls, settings: world.BallSettings, trough: world.TroughWalls, dt: float) -> None:
-    """Contact forces over the pair list and the trough, then semi-implicit Euler."""
-    zeta = settings.zeta()
-    s = settings
-    contact_cpu.pair_forces(
-        balls.pos,
-        balls.vel,
-        balls.omega,
-        balls.pairs,
-        balls.force,
-        balls.torque,
-        world.DENSITY,
-        s.contact_freq,
-        zeta,
-        s.friction,
-        s.rolling,
+    """Contact forces over the pair list and the trough, then semi-implicit Euler, in float32 as on the GPU."""
+    density, w0, zeta, mu, mu_roll, gravity, dt32, radius, z_min, z_max = world.contact_args(
+        settings, trough, settings.zeta(), dt
     )
-    contact_cpu.trough_forces(
-        balls.pos,
-        balls.vel,
-        balls.omega,
-        balls.force,
-        balls.torque,
-        world.DENSITY,
-        s.contact_freq,
-        zeta,
-        s.friction,
-        s.rolling,
-        trough.radius,
-        trough.z_min,
-        trough.z_max,
-    )
-    contact_cpu.integrate(balls.pos, balls.vel, balls.omega, balls.force, balls.torque, world.DENSITY, s.gravity, dt)
+    state = (balls.pos, balls.vel, balls.omega)
+    contact_cpu.pair_forces(*state, balls.pairs, balls.force, balls.torque, density, w0, zeta, mu, mu_roll)
+    contact_cpu.trough_forces(*state, balls.force, balls.torque, density, w0, zeta, mu, mu_roll, radius, z_min, z_max)
+    contact_cpu.integrate(*state, balls.force, balls.torque, density, gravity, dt32)

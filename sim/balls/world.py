@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 GRAVITY = 9.8  # along -y
 DENSITY = 0.00746  # mass per unit volume
 DT = 1.0 / 360.0
@@ -68,6 +70,13 @@ class BallSettings:
         e = min(max(self.restitution, 1e-3), 0.999)
         le = math.log(e)
         return -le / math.sqrt(math.pi**2 + le * le)
+
+
+def contact_args(settings: BallSettings, trough, zeta: float, dt: float) -> tuple:
+    """The contact model's parameters in float32, as both steps take them (struct Contact of contact.cuh, in
+    order: density, w0, zeta, mu, mu_roll, gravity, dt, trough radius, z_min, z_max)."""
+    values = (DENSITY, settings.contact_freq, zeta, settings.friction, settings.rolling, settings.gravity, dt)
+    return tuple(np.float32(v) for v in (*values, trough.radius, trough.z_min, trough.z_max))
 
 
 def ball_mass(radius):
