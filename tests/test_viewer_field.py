@@ -44,7 +44,7 @@ class FieldScene:
         return FieldView(
             shape=self.values.shape,
             extent=(0.0, 0.0, float(COLS), float(ROWS)),
-            value_range=(0.0, 1.0),
+            value_range=self.color_ranges.get(color_mode),  # None: the values' own range
             legend=Legend("value", 0.0, 1.0),
             host=lambda: self.values,
             write=self.write,
@@ -150,6 +150,26 @@ def test_the_shader_reading_the_buffer_draws_what_the_texture_draws(monkeypatch,
         assert not in_storage, f"limit {limit}: the texture"
         np.testing.assert_array_equal(read, scene.values)
         assert np.array_equal(pixels, own), f"limit {limit}: {np.argwhere(np.any(pixels != own, axis=2))[:5]}"
+
+
+def test_the_colours_span_the_fields_own_range_unless_it_is_fixed(monkeypatch):
+    """Automatic: the field's finite range, taken every frame; fixed: that range, and no pass over the
+    field for its own (on the GPU: no reduction over the field, no wait for its two numbers)."""
+    import viewer.render.field
+    from viewer.headless import HeadlessRenderer
+
+    spans = []
+    take_span = viewer.render.field.data_span
+    monkeypatch.setattr(viewer.render.field, "data_span", lambda *args: spans.append(1) or take_span(*args))
+    values = known_values()
+    finite = values[np.isfinite(values)]
+    with HeadlessRenderer(*SIZE) as renderer:
+        renderer.render(FieldScene(fixed=None), CAMERA, "value")
+        assert renderer.view.field.value_range == (float(finite.min()), float(finite.max()))
+        assert len(spans) == 1
+        renderer.render(FieldScene(fixed=(0.25, 0.5)), CAMERA, "value")
+        assert renderer.view.field.value_range == (0.25, 0.5)
+        assert len(spans) == 1, "a fixed range takes no span of the field"
 
 
 def test_a_device_field_falls_back_to_the_host_when_interop_is_refused(monkeypatch):

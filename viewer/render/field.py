@@ -11,8 +11,8 @@ in ``fallback_reason``.
 
 The colour map is the view's (``FieldView.colormap``, from assets/colormaps.toml); NaN cells are
 drawn in a highlight colour far from every colour of the map. The map spans the range fixed from
-the panel (``Scene.color_scales``), else the values' own range, taken every frame (on the GPU two
-numbers come back, not the field). In block-colour mode the view's
+the panel (``Scene.color_scales``, the view's ``value_range``), else the values' own range, taken
+every frame (on the GPU two numbers come back, not the field). In block-colour mode the view's
 tiles (``FieldView.tiles``) are outlined, their halos tinted.
 """
 
@@ -104,7 +104,7 @@ class FieldFeed(InteropFeed):
             self.buffer.write(values)
         else:
             self.texture.write(values, alignment=4)
-        self.data_range = data_span(values)
+        self._take_range(view, values, np)
         self.path = HOST
 
     def _write_on_device(self, view: FieldView, rows: int, cols: int) -> None:
@@ -116,9 +116,15 @@ class FieldFeed(InteropFeed):
             view.write(values)
             import cupy
 
-            self.data_range = data_span(values, cupy)  # two numbers back, not the field
+            self._take_range(view, values, cupy)
         if not self.in_storage:
             self.texture.write(self.buffer, alignment=4)  # GL copies buffer -> texture on the device
+
+    def _take_range(self, view: FieldView, values, xp) -> None:
+        """The values' own range (on the GPU two numbers back, not the field), unless the view fixes one:
+        then no pass over the field and no wait for it."""
+        if view.value_range is None:
+            self.data_range = data_span(values, xp)
 
     def bind(self) -> None:
         """The values where the shader reads them: storage buffer binding 0, or texture unit 0."""
