@@ -114,7 +114,7 @@ def test_a_headless_picture_fits_its_axes_to_its_own_data():
 
 @needs_egl
 def test_lpc_recording_draws_the_spectrum_on_its_axes_in_every_frame():
-    from sim.durbin.lpc_mode import ENVELOPE_RGBA
+    from sim.durbin.lpc_plots import ENVELOPE_RGBA
     from viewer.headless import HeadlessRenderer
 
     envelope = np.array(ENVELOPE_RGBA[:3]) * 255

@@ -8,7 +8,7 @@ launch on a thread-block cluster or a cooperative grid, batched systems), built 
 and launched by ``gpu`` (CuPy; the batched systems by ``batched_gpu``); ``layout`` says which CUDA
 block owns which entries of y; ``lpc`` is batched linear prediction of a PCM WAV file; ``cli`` the
 ``durbin`` and ``lpc`` commands and ``bench`` the benchmark; ``scene`` the viewer scene declared here
-(its plots in ``plots`` and ``lpc_mode``, built with its statistics in ``readout``, its verification
+(its plots in ``plots`` and ``lpc_plots``, built with its statistics in ``readout``, its verification
 in ``verify``, the items under the pointer in ``items``).
 """
 

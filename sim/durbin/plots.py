@@ -1,5 +1,5 @@
 """What the durbin scene draws, from host arrays: decimation, spectra, block bands and the plots of
-the recursion (the LPC mode's plots are in ``lpc_mode``). No scene state here: plain functions.
+the recursion (the LPC mode's plots are in ``lpc_plots``). No scene state here: plain functions.
 
 Large systems (N up to 200,000) are drawn from at most a few thousand points: each bucket of
 entries keeps its smallest and its largest value, in index order, so a spike stays visible.

@@ -1,5 +1,5 @@
 """What the viewer reads of the durbin scene each frame: its plots, built from the host copies of the
-state (``plots``; the lpc preset's from ``lpc_mode``) and cached until what they show changes, and its
+state (``plots``; the lpc preset's from ``lpc_plots``) and cached until what they show changes, and its
 statistics. The scene holds one ``DurbinReadout`` and hands the viewer's ``view`` and ``stats`` to it."""
 
 from __future__ import annotations
