@@ -172,7 +172,7 @@ def small_disk(tmp_path):
 
 @pytest.fixture
 def gl():
-    """A standalone EGL OpenGL 3.3 context (no display needed)."""
+    """A standalone EGL OpenGL context, 4.3 where offered, else 3.3 (no display needed)."""
     from viewer.gpu.egl import standalone_context
 
     ctx = standalone_context()

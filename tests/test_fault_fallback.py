@@ -53,9 +53,10 @@ def pretend_interop(monkeypatch):
     def field(self, view, rows, cols):
         writes["field"] += 1
         values = np.ascontiguousarray(view.host(), dtype=np.float32)
-        self.buffer.write(values)  # where CUDA writes, and from there into the texture where one is drawn
+        buffer = self.values_buffer()
+        buffer.write(values)  # where CUDA writes, and from there into the texture where one is drawn
         if not self.in_storage:
-            self.texture.write(self.buffer, alignment=4)
+            self.texture.write(buffer, alignment=4)
         self.data_range = (float(np.nanmin(values)), float(np.nanmax(values)))
 
     monkeypatch.setattr(points_feed.PointsFeed, "_write_on_device", points)

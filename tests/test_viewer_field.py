@@ -123,7 +123,8 @@ def test_block_mode_outlines_the_tiles_and_tints_their_halos():
 
 def drawn_through(monkeypatch, limit, scene, mode):
     """The scene's field drawn with storage buffers of at most ``limit`` bytes readable by the shader (None:
-    the context's own): (pixels, whether the shader read the buffer itself, the values it read)."""
+    the context's own): (pixels, whether the shader read the buffer itself, the values it read, whether a GL
+    buffer was made)."""
     import viewer.render.field
     from viewer.headless import HeadlessRenderer
 
@@ -132,7 +133,7 @@ def drawn_through(monkeypatch, limit, scene, mode):
     with HeadlessRenderer(*SIZE) as renderer:
         renderer.render(scene, CAMERA, mode)
         feed = renderer.view.field.feed
-        return renderer.pixels().astype(int), feed.in_storage, feed.read()
+        return renderer.pixels().astype(int), feed.in_storage, feed.read(), feed.buffer is not None
 
 
 @pytest.mark.parametrize("mode", ["value", BLOCK_COLORS])
@@ -141,15 +142,36 @@ def test_the_shader_reading_the_buffer_draws_what_the_texture_draws(monkeypatch,
     context without them, or a field larger than one, draws from the texture: the same pixels, cell for
     cell, NaN and tiles included."""
     scene = FieldScene(tiles=Tiles(size=(3, 3), halo=1))
-    own, in_storage, read = drawn_through(monkeypatch, None, scene, mode)
+    own, in_storage, read, _ = drawn_through(monkeypatch, None, scene, mode)
     assert in_storage, "this context reads storage buffers (GL 4.3): the field is drawn from its buffer"
     np.testing.assert_array_equal(read, scene.values)
     too_small = ROWS * COLS * 4 - 4
     for limit in (0, too_small):
-        pixels, in_storage, read = drawn_through(monkeypatch, limit, scene, mode)
+        pixels, in_storage, read, made_buffer = drawn_through(monkeypatch, limit, scene, mode)
         assert not in_storage, f"limit {limit}: the texture"
+        assert not made_buffer, "values from the host go straight into the texture: no field-sized buffer"
         np.testing.assert_array_equal(read, scene.values)
         assert np.array_equal(pixels, own), f"limit {limit}: {np.argwhere(np.any(pixels != own, axis=2))[:5]}"
+
+
+@pytest.mark.parametrize("limit", [None, 0])
+def test_a_released_feed_takes_a_field_of_the_same_shape_again(gl, monkeypatch, limit):
+    """Released, the feed has no GL objects; the same shape again makes them anew and holds the values,
+    in the storage buffer (limit None: the context's own) and in the texture (limit 0)."""
+    import viewer.render.field
+    from viewer.render.field import FieldFeed
+
+    if limit is not None:
+        monkeypatch.setattr(viewer.render.field, "storage_limit", lambda ctx: limit)
+    scene = FieldScene()
+    feed = FieldFeed(gl)
+    feed.update(scene.view("value"))
+    feed.release()
+    assert feed.buffer is None and feed.texture is None
+    scene.values = known_values()[::-1].copy()
+    feed.update(scene.view("value"))
+    np.testing.assert_array_equal(feed.read(), scene.values)
+    feed.release()
 
 
 def test_the_colours_span_the_fields_own_range_unless_it_is_fixed(monkeypatch):

@@ -61,7 +61,7 @@ class FieldFeed(InteropFeed):
         self.storage_bytes = storage_limit(ctx)
         self.shape: tuple[int, int] | None = None  # rows, columns
         self.in_storage = False  # whether the shader reads the buffer itself (else the texture)
-        self.buffer: moderngl.Buffer | None = None  # the values, row after row; CUDA writes it
+        self.buffer: moderngl.Buffer | None = None  # the values, row after row; CUDA writes it (made when first needed)
         self.texture: moderngl.Texture | None = None  # their copy, where the shader cannot read the buffer
         self.fallback_reason: str | None = None  # why a device view goes through the host
         self.path: str | None = None  # how the last frame's values arrived (DEVICE or HOST)
@@ -78,8 +78,7 @@ class FieldFeed(InteropFeed):
         rows, cols = shape
         self.shape = shape
         self.in_storage = rows * cols * 4 <= self.storage_bytes
-        self.buffer = self.ctx.buffer(reserve=rows * cols * 4)
-        self.texture = None
+        self.buffer = self.texture = None
         if not self.in_storage:
             self.texture = self.ctx.texture((cols, rows), 1, dtype="f4")
             self.texture.filter = (moderngl.NEAREST, moderngl.NEAREST)
@@ -101,16 +100,24 @@ class FieldFeed(InteropFeed):
         if values.shape != (rows, cols):
             raise ValueError(f"field values have shape {values.shape}, the view says {(rows, cols)}")
         if self.in_storage:
-            self.buffer.write(values)
+            self.values_buffer().write(values)
         else:
             self.texture.write(values, alignment=4)
         self._take_range(view, values, np)
         self.path = HOST
 
+    def values_buffer(self) -> moderngl.Buffer:
+        """The buffer of the field's shape, made on first use: a host upload into the texture needs none."""
+        if self.buffer is None:
+            rows, cols = self.shape
+            self.buffer = self.ctx.buffer(reserve=rows * cols * 4)
+        return self.buffer
+
     def _write_on_device(self, view: FieldView, rows: int, cols: int) -> None:
-        if self._registration is None or not self._registration.matches([self.buffer]):
+        buffer = self.values_buffer()
+        if self._registration is None or not self._registration.matches([buffer]):
             self._unregister()
-            self._registration = GLBufferRegistration([self.buffer])
+            self._registration = GLBufferRegistration([buffer])
         with self._registration.mapped(current_stream_ptr()) as [(ptr, size)]:
             values = cupy_view(ptr, size, (rows, cols), "float32", self._registration)
             view.write(values)
@@ -118,7 +125,7 @@ class FieldFeed(InteropFeed):
 
             self._take_range(view, values, cupy)
         if not self.in_storage:
-            self.texture.write(self.buffer, alignment=4)  # GL copies buffer -> texture on the device
+            self.texture.write(buffer, alignment=4)  # GL copies buffer -> texture on the device
 
     def _take_range(self, view: FieldView, values, xp) -> None:
         """The values' own range (on the GPU two numbers back, not the field), unless the view fixes one:
@@ -147,6 +154,7 @@ class FieldFeed(InteropFeed):
                 if obj is not None:
                     obj.release()
             self.texture = self.buffer = None
+            self.shape = None  # a feed used again reserves anew
 
 
 class FieldRenderer:
