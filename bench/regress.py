@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gate_headlines import HEADLINES, commands, is_record  # noqa: E402  what the gate compares, how it runs
 
 from sim.cmdline import baseline  # noqa: E402  the rule of bench --baseline
-from sim.cmdline.bench import git_commit  # noqa: E402  the commit every bench JSON records
+from sim.cmdline.bench_report import git_commit  # noqa: E402  the commit every bench JSON records
 from sim.cmdline.cli import UsageError  # noqa: E402
 from sim.cmdline.reader import read_json  # noqa: E402  regular files only, bounded, nesting checked
 from sim.cmdline.writer import OutputError, check_target, write_text  # noqa: E402  atomic, never through a link

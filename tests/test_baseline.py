@@ -9,7 +9,7 @@ import os
 import pytest
 
 import main
-from sim.cmdline import baseline, bench
+from sim.cmdline import baseline, bench, bench_report
 from sim.cmdline.cli import UsageError
 
 
@@ -157,8 +157,8 @@ def test_every_bench_shape_compares(old, new, config, figure):
 def test_the_table_then_the_comparison_and_the_exit_code_is_the_bench_s(tmp_path, capsys, monkeypatch):
     old = tmp_path / "old.json"
     old.write_text(json.dumps(report([frames_record(1.0, 0.01)])))
-    monkeypatch.setattr("sim.cmdline.bench.git_commit", lambda: "new")
-    bench.publish(report([frames_record(2.0, 0.01)]), "THE TABLE", None, baseline.load(str(old)))
+    monkeypatch.setattr("sim.cmdline.bench_report.git_commit", lambda: "new")
+    bench_report.publish(report([frames_record(2.0, 0.01)]), "THE TABLE", None, baseline.load(str(old)))
     out = capsys.readouterr().out
     assert out.startswith("THE TABLE\n") and f"against the baseline {old}" in out and "slower" in out
     # the command: the comparison is a report, the exit code stays the bench's (0); the table goes to stderr

@@ -195,7 +195,7 @@ def test_headless_screenshot_without_display(tmp_path):
 
 
 def test_bench_records_the_commit_named_for_a_copied_tree(monkeypatch):
-    from sim.cmdline.bench import git_commit
+    from sim.cmdline.bench_report import git_commit
 
     monkeypatch.setenv("KERNEL_LAB_COMMIT", "0123456789ab")
     assert git_commit() == "0123456789ab"

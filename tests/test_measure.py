@@ -187,7 +187,7 @@ def test_event_clock_and_l2_flush_on_the_device():
 
 
 def test_timed_frames_record_the_error_and_the_frame_count(capsys):
-    from sim.cmdline import bench
+    from sim.cmdline import bench, bench_report
     from sim.registry import SCENES
 
     scene = SCENES["balls"].create(preset="T", backend="cpu")
@@ -196,18 +196,18 @@ def test_timed_frames_record_the_error_and_the_frame_count(capsys):
     # an error bar, not its size: on a busy machine ten frames' spread can pass their median
     assert record["step_ms_err"] is not None and 0 <= record["step_ms_err"] < float("inf")
     assert set(record["stage_ms_err"]) == set(record["stage_ms"]) and record["l2_flushed"] is False
-    text = bench.table(bench.report("balls", [record]))
+    text = bench_report.table(bench_report.report("balls", [record]))
     assert f"± {record['step_ms_err']:.4g} (10)" in text
 
 
 def test_the_bench_table_says_what_the_step_time_and_the_pace_each_measure():
-    from sim.cmdline import bench
+    from sim.cmdline import bench, bench_report
     from sim.registry import SCENES
 
     scene = SCENES["balls"].create(preset="T", backend="cpu")
     record = bench.run(scene, steps=56, warmup=6, budget_s=0.0)  # 10 frames of 6 steps: 60 timed
     assert (record["steps"], record["warmup_steps"], record["stats"]["steps"]) == (60, 6, 66)
-    lines = [line.strip() for line in bench.table(bench.report("balls", [record])).splitlines()]
+    lines = [line.strip() for line in bench_report.table(bench_report.report("balls", [record])).splitlines()]
     step = next(line for line in lines if line.startswith("step (stages) "))
     assert step.endswith(f"the median frame's stages per step ({1e3 / record['step_ms']:.1f} steps/s)")
     assert f"wall {record['wall_s']:.3f} s for 60 timed steps (10 frames of 6)" in lines[lines.index(step) + 1]
@@ -217,7 +217,7 @@ def test_the_bench_table_says_what_the_step_time_and_the_pace_each_measure():
 
 
 def test_heat_records_keep_their_fields_and_gain_the_error():
-    from sim.cmdline import bench
+    from sim.cmdline import bench_report
     from sim.heat import bench as heat_bench
 
     timing = summarise([100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 100.2])
@@ -226,12 +226,12 @@ def test_heat_records_keep_their_fields_and_gain_the_error():
     assert record["run_ms"] == 100.0 and record["runs_ms"] == [100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 100.2]
     assert record["ms_per_step"] == pytest.approx(0.5) and record["repeats"] == 7
     assert record["run_ms_err"] == pytest.approx(1.0) and record["ms_per_step_err"] == pytest.approx(1.0 / 200)
-    text = heat_bench.table(bench.report("heat", [record]) | {"copy_TBps": 3.0})
+    text = heat_bench.table(bench_report.report("heat", [record]) | {"copy_TBps": 3.0})
     assert "0.5 ± 0.005 (7)" in text
 
 
 def test_durbin_scipy_figures_carry_seconds_per_step_and_their_error():
-    from sim.cmdline import bench
+    from sim.cmdline import bench_report
     from sim.durbin import bench as durbin_bench
     from sim.durbin.bench_runs import _scipy_single, seconds
 
@@ -240,7 +240,7 @@ def test_durbin_scipy_figures_carry_seconds_per_step_and_their_error():
     record = {"kind": "single", "backend": "cpu", "n": 400, "method": "scipy", **seconds(timing, 399)}
     assert record["us_per_step"] == pytest.approx(timing.median / 399 * 1e6)
     assert record["repeats"] == timing.repeats and set(record) >= {"s_err", "us_per_step_err"}
-    text = durbin_bench.table(bench.report("durbin", [record]))
+    text = durbin_bench.table(bench_report.report("durbin", [record]))
     assert f"({timing.repeats})" in text
 
 

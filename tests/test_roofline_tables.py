@@ -117,7 +117,7 @@ def test_bench_on_the_cpu_has_rates_per_stage_and_a_cpu_fingerprint(tmp_path, ca
 
 
 def test_gpu_bench_table_prints_the_fingerprint_and_peaks():
-    from sim.cmdline.bench import table
+    from sim.cmdline.bench_report import table
 
     rep = {
         "workload": "heat",

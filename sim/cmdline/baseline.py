@@ -1,4 +1,4 @@
-"""A/B against a baseline: an earlier benchmark JSON (``sim.cmdline.bench``'s report) beside this run's.
+"""A/B against a baseline: an earlier benchmark JSON (``sim.cmdline.bench_report``'s report) beside this run's.
 
 ``load(path)`` reads and checks a report (UsageError naming the file: not JSON, not a report, too large);
 ``comparison(new, old)`` is the text ``bench ... --baseline OLD.json`` prints: per configuration and

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sim.cmdline import bench, cli
+from sim.cmdline import bench, bench_report, cli
 from sim.cmdline.arguments import add_scene_args
 from sim.cmdline.requests import BenchRequest, SceneRequest, frozen_mapping
 from sim.cmdline.scenes import make_scene
@@ -51,8 +51,10 @@ def run(request: BenchRequest) -> int:
         )
         del scene
         bench.release_memory()
-    report = bench.report(s.name, records)
-    bench.publish(report, bench.table(report, load(s.scene).bench_type.lines), request.json, request.baseline)
+    report = bench_report.report(s.name, records)
+    bench_report.publish(
+        report, bench_report.table(report, load(s.scene).bench_type.lines), request.json, request.baseline
+    )
     return 0
 
 

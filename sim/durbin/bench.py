@@ -45,7 +45,7 @@ def run(
 ) -> dict:
     """The report for single systems of ``sizes`` (each kernel x block) and, with ``batch`` = (systems,
     order), the batched solvers."""
-    from sim.cmdline import bench
+    from sim.cmdline import bench_report
 
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     kernels = list(BENCH_KERNELS) if list(kernels) == ["all"] else list(kernels)
@@ -58,7 +58,7 @@ def run(
         records += batch_records(*batch, precision, log)
     for record in records:
         add_speed_of_light(record)
-    return bench.report("durbin", records)
+    return bench_report.report("durbin", records)
 
 
 def add_speed_of_light(record: dict) -> None:
@@ -217,7 +217,7 @@ def check_resources(request: DurbinBenchRequest) -> None:
 def run_command(request: DurbinBenchRequest) -> int:
     """``bench durbin``: the report of ``run`` as a table (and JSON with --json); the kernels need a GPU.
     Sizes whose estimate exceeds this machine's memory or a week are refused first (exit 2)."""
-    from sim.cmdline import bench
+    from sim.cmdline import bench_report
     from sim.cmdline.cli import UsageError
     from sim.gpu.backend import BackendUnavailable, gpu_status
 
@@ -230,7 +230,7 @@ def run_command(request: DurbinBenchRequest) -> int:
         report = run(request.sizes, request.kernel, request.block, request.batch, request.precision)
     except ValueError as exc:  # an unknown kernel, a block or size a kernel cannot take
         raise UsageError(str(exc)) from None
-    bench.publish(report, table(report), request.json, request.baseline)
+    bench_report.publish(report, table(report), request.json, request.baseline)
     return 0
 
 

@@ -67,11 +67,12 @@ def run(
     repeats: int = 3,
     device: int = 0,
 ) -> dict:
-    """Time every configuration on n x n grids for each n in ``sizes``; the report of ``sim.cmdline.bench.report``
-    with the copy rate added. KernelError (ValueError) before any timing for a shape a variant cannot run."""
+    """Time every configuration on n x n grids for each n in ``sizes``; the report of
+    ``sim.cmdline.bench_report.report`` with the copy rate added. KernelError (ValueError) before any timing
+    for a shape a variant cannot run."""
     import cupy
 
-    from sim.cmdline import bench
+    from sim.cmdline import bench, bench_report
     from sim.heat import SPEC, gpu
 
     configs = configurations(kernels, blocks, ks)
@@ -122,7 +123,7 @@ def run(
                     )
             del heat, start_field, reference
         bench.release_memory()
-    report = bench.report("heat", results)
+    report = bench_report.report("heat", results)
     report["copy_TBps"] = rate / 1e12
     return report
 
@@ -275,7 +276,7 @@ def check_resources(request: HeatBenchRequest, kernels: list[str]) -> None:
 
 
 def run_command(request: HeatBenchRequest) -> int:
-    from sim.cmdline import bench
+    from sim.cmdline import bench_report
     from sim.gpu.backend import BackendUnavailable, gpu_status
 
     kernels = cli.choices(cli.items(request.kernel), KERNELS, "kernel")
@@ -302,7 +303,7 @@ def run_command(request: HeatBenchRequest) -> int:
         )
     except KernelError as exc:
         raise UsageError(str(exc)) from None
-    bench.publish(report, table(report), request.json, request.baseline)
+    bench_report.publish(report, table(report), request.json, request.baseline)
     return 0 if all(r["exact"] for r in report["results"]) or request.fma else 1
 
 

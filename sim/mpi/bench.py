@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from sim.cmdline import bench
+from sim.cmdline import bench_report
 from sim.cmdline.cli import UsageError
 from sim.contract import SceneSpec
 from sim.gpu.backend import BackendUnavailable, gpu_status
@@ -98,8 +98,8 @@ def finish(
     if not comm.is_root:
         return 0
     efficiency(records, columns.time_key)
-    report = _report(bench.report(workload, records), comm, ranks.describe, names, gpu)
-    bench.publish(report, table(report, columns), request.json)
+    report = _report(bench_report.report(workload, records), comm, ranks.describe, names, gpu)
+    bench_report.publish(report, table(report, columns), request.json)
     return 0 if all(exact(r) for r in records) else 1
 
 

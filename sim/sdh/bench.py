@@ -107,7 +107,7 @@ def check_arguments(request: SdhBenchRequest) -> SdhBenchRequest:
 
 
 def run(request: SdhBenchRequest) -> int:
-    from sim.cmdline import bench
+    from sim.cmdline import bench, bench_report
 
     request = check_arguments(request)
     if request.backend == "cpu":  # the CPU histogram's scaling table: the one-rank row in one process
@@ -166,8 +166,8 @@ def run(request: SdhBenchRequest) -> int:
             )
         del points
         bench.release_memory()
-    report = bench.report("sdh", records)
-    bench.publish(report, table(report), request.json, request.baseline)
+    report = bench_report.report("sdh", records)
+    bench_report.publish(report, table(report), request.json, request.baseline)
     return 1 if failed else 0
 
 

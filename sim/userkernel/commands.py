@@ -136,7 +136,7 @@ def _sandbox_stop(exc: SandboxError, src, command: str) -> int:
 # --- check ------------------------------------------------------------------------------------------------
 def run_check(args: CheckRequest) -> int:
     from sim.cmdline import progress, resources
-    from sim.cmdline.bench import git_commit, publish
+    from sim.cmdline.bench_report import git_commit, publish
     from sim.userkernel.estimate import check_estimate
 
     src, adapter, block = _load(args)
@@ -205,7 +205,7 @@ def run_bench(args: KernelBenchRequest) -> int:
 
     import numpy as np
 
-    from sim.cmdline.bench import git_commit, publish
+    from sim.cmdline.bench_report import git_commit, publish
 
     src, adapter, block = _load(args)
     tgt = codegen.target()

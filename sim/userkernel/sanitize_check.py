@@ -70,7 +70,7 @@ def run(args, src, adapter, block, compiles) -> int:
             return EXIT_NO_GPU
         print(f"kernel-lab check: {exc}", file=sys.stderr)
         return EXIT_USAGE if exc.kind in ("compile", "missing") else EXIT_FAILED
-    from sim.cmdline.bench import git_commit, publish
+    from sim.cmdline.bench_report import git_commit, publish
 
     found = outcome.hazards
     lines = [

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         "a comma list of section titles (default all: every section open)",
     )
     parser.add_argument(
-        "--json", metavar="FILE", help="also write the figures as JSON to FILE (sim.cmdline.bench's report)"
+        "--json", metavar="FILE", help="also write the figures as JSON to FILE (sim.cmdline.bench_report's report)"
     )
     args = parser.parse_args(argv)
     if args.n < 1 or args.frames < 1 or args.warmup < 0:
@@ -194,11 +194,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_report(path: str, scene, n: int, width: int, height: int, frames: int, result: dict) -> None:
-    """The figures as sim.cmdline.bench's report: one record, the scene's knobs (``n``: the count at the start, the
-    configuration timed; ``n_end`` the count at the end) and every number measured."""
+    """The figures as sim.cmdline.bench_report's report: one record, the scene's knobs (``n``: the count at the
+    start, the configuration timed; ``n_end`` the count at the end) and every number measured."""
     import json
 
-    from sim.cmdline import bench
+    from sim.cmdline import bench_report
     from sim.cmdline.writer import write_text
 
     record = {
@@ -213,7 +213,7 @@ def write_report(path: str, scene, n: int, width: int, height: int, frames: int,
         "frames": frames,
         **{k: v for k, v in result.items() if v is None or isinstance(v, int | float | str | dict)},
     }
-    write_text(path, json.dumps(bench.report("frame", [record]), indent=2) + "\n", "JSON file")
+    write_text(path, json.dumps(bench_report.report("frame", [record]), indent=2) + "\n", "JSON file")
 
 
 if __name__ == "__main__":
