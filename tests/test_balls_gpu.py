@@ -5,6 +5,7 @@ import pathlib
 import numpy as np
 import pytest
 from test_balls_proximity import all_pairs_brute_force as brute_force_pairs
+from test_balls_proximity import splashed_cloud
 
 from sim import create_scene
 from sim.balls import grid_cpu, proximity_cpu, world
@@ -83,6 +84,24 @@ def test_lattice_first_pass_is_exact(variant, preset, tests, pairs):
     assert scene.pass_log[0][1] == pairs
     if variant != "grid":
         assert scene.pass_log[0][0] == tests
+
+
+@pytest.mark.parametrize("heap, far_pairs", [(3000, 12), (9000, 40)])
+def test_the_grid_of_a_splashed_cloud_is_its_twins(heap, far_pairs):
+    """Balls flung far from the heap: the GPU trims the same box as the twin (from the same sample: every ball
+    below 4096, a stride above), at the same cells, and lists every pair the twin finds."""
+    rng = np.random.default_rng()
+    pos, vel = splashed_cloud(rng, heap, far_pairs)
+    gpu, result, (spos, svel, _), count, slots = gpu_pass(pos, vel, "grid", 128)
+    grid = gpu.grid.get()
+    origin, cell, dims = grid_cpu.grid_shape(pos, vel, T, M, 2 * len(pos))
+    assert grid.view(np.float32)[:4].tolist() == [*origin.tolist(), float(cell)]
+    assert grid[4:7].tolist() == dims.tolist()
+    assert (origin > pos[:, :3].min(axis=0)).all(), "the box is trimmed"
+    twin, tests, found = grid_cpu.grid_pass(spos, svel, T, M)
+    cpu_count, cpu_slots = _lists_from_pairs(twin, gpu.n)
+    assert not _differing_balls(count, slots, cpu_count, cpu_slots).any()
+    assert result.pairs == found >= far_pairs
 
 
 def test_overflowing_lists_still_hold_every_pair():

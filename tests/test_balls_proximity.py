@@ -115,6 +115,39 @@ def test_grid_twin_finds_every_pair_the_predicate_accepts(n, box, speed):
     assert tests >= 2 * count
 
 
+def splashed_cloud(rng, heap: int, far_pairs: int, spread: float = 2000.0):
+    """A heap of slow balls (as in a settled trough) and a few pairs flung far from it, each pair's balls close
+    enough to be one: their box needs far more cells than two a ball."""
+    pos = np.empty((heap + 2 * far_pairs, 4), np.float32)
+    pos[:heap, :3] = rng.uniform(-10.0, 10.0, (heap, 3))
+    centres = rng.uniform(-spread, spread, (far_pairs, 3))
+    pos[heap::2, :3] = centres
+    pos[heap + 1 :: 2, :3] = centres + rng.uniform(-0.9, 0.9, (far_pairs, 3))
+    pos[:, 3] = rng.uniform(0.5, 1.0, len(pos))
+    vel = np.zeros((len(pos), 4), np.float32)
+    vel[:, :3] = rng.normal(0.0, 0.3, (len(pos), 3))
+    return rng.permutation(pos), vel
+
+
+def test_a_splashed_cloud_keeps_fine_cells_and_every_pair():
+    """Balls far from the heap would make the bounding box's cells coarse (every ball testing hundreds): the
+    grid trims them from its box instead, counts them in its boundary cells, and still finds every pair, the
+    far pairs too."""
+    rng = np.random.default_rng()
+    pos, vel = splashed_cloud(rng, 3000, 12)
+    n = len(pos)
+    origin, cell, dims = grid_cpu.grid_shape(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN, 2 * n)
+    lo, hi = pos[:, :3].min(axis=0), pos[:, :3].max(axis=0)
+    speed = np.sqrt((vel[:, :3] ** 2).sum(axis=1).max())
+    reach = 2 * world.PROXIMITY_MARGIN * pos[:, 3].max() + 2 * world.PAIR_LIFETIME * speed
+    assert cell == pytest.approx(reach * 1.01, rel=1e-4), "cells at the predicate's reach, not grown"
+    assert (origin > lo).all() and (origin + cell * dims < hi).all(), "the far balls are outside the box"
+    pairs, tests, count = grid_cpu.grid_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
+    assert {(int(a), int(b)) for a, b in pairs} == {(int(i), int(j)) for i, j in all_pairs_brute_force(pos, vel)}
+    assert count >= 12, "every far pair found"
+    assert tests < 200 * n, f"{tests / n:.0f} tests a ball"
+
+
 def test_grid_finds_pairs_the_z_window_misses():
     """A fast sideways pair: the predicate accepts it, its z intervals do not overlap."""
     pos = np.array([(0, 0, 0, 1), (0, 0, 2.3, 1)], np.float32)

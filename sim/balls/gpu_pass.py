@@ -23,7 +23,7 @@ import cupy
 import numpy as np
 
 from sim.balls import world
-from sim.balls.kernels import STEP_BLOCK
+from sim.balls.kernels import SETUP_THREADS, STEP_BLOCK
 from sim.gpu import cuda
 from sim.gpu.cuda import grid_for
 from sim.gpu.scan import CountScan
@@ -145,11 +145,10 @@ class ProximityPass:
             )
         self._bounds_of = None
         self.grid = cupy.empty(10, cupy.int32)  # struct Grid: origin, cell side, dims, bounds, cells
-        self.kernels["grid_setup"](
-            (1,), (1,), (bounds, np.float32(lifetime), np.float32(margin), np.int64(max_cells), self.grid)
-        )
-        rank = cupy.empty(n, cupy.int32)
         fallen_y = np.float32(self.fallen_y)
+        setup = (self.pos, np.int32(n), fallen_y, bounds, np.float32(lifetime), np.float32(margin), np.int64(max_cells))
+        self.kernels["grid_setup"]((1,), (SETUP_THREADS,), (*setup, self.grid))
+        rank = cupy.empty(n, cupy.int32)
         self.kernels["grid_count"](
             *grid_for(n, STEP_BLOCK), (self.pos, np.int32(n), self.grid, fallen_y, rank, self._cell_count, self.summary)
         )

@@ -5,10 +5,14 @@
 #include "balls/bounds.cuh"
 #include "common/scan.cuh"
 
-// A dense grid over the live balls' bounding box: cubic cells of side >= the predicate's largest
-// reach, numbered x fastest, so the three cells of a row are adjacent in the sorted order and a
-// ball's 27 neighbour cells are nine contiguous runs. Cells grow when the box would need more than
-// `max_cells`. Cell nx * ny * nz, right after the box's, holds fallen balls, sorted last.
+// grid_setup's block (SETUP_THREADS), the balls it samples where the box must be trimmed (SETUP_SAMPLES), its
+// histogram's bins an axis (SETUP_BINS) and the trims it tries in turn (TRIM_SHIFTS: at most live >> shift of
+// the sampled live balls beyond each end of an axis): -D options from kernels.py, which the CPU twin reads.
+
+// A dense grid over the live balls' bounding box (trimmed where balls splashed far: grid_setup):
+// cubic cells of side >= the predicate's largest reach, numbered x fastest, so the three cells of a
+// row are adjacent in the sorted order and a ball's 27 neighbour cells are nine contiguous runs.
+// Cell nx * ny * nz, right after the box's, holds fallen balls, sorted last.
 struct Grid {
     float ox, oy, oz, cell;
     int nx, ny, nz;
@@ -42,26 +46,89 @@ extern "C" __global__ void grid_bounds(const float4* pos, const float4* vel, int
     bounds_commit(box, bounds);
 }
 
-extern "C" __global__ void grid_setup(const int* bounds, float t, float margin, long long max_cells, Grid* grid)
+// The box's cells at side `cell`, or max_cells + 1 past max_cells (dims then left unset).
+__device__ long long box_cells(const float lo[3], const float hi[3], float cell, long long max_cells, int dims[3])
 {
+    long long total = 1;
+    for (int a = 0; a < 3; ++a) {
+        long long d = (long long)((hi[a] - lo[a]) / cell) + 1;
+        if (d > max_cells || (total *= d) > max_cells) return max_cells + 1;
+        dims[a] = (int)d;
+    }
+    return total;
+}
+
+// A sample's bin on one axis of the box (NaN to bin 0, beyond the box to its end bins).
+__device__ __forceinline__ int sample_bin(float x, float lo, float scale)
+{
+    float f = (x - lo) * scale;
+    return f >= 1.f ? (int)fminf(f, (float)(SETUP_BINS - 1)) : 0;
+}
+
+// The grid for the pass, one block. Cells at the predicate's reach, over the live balls' box; where that box
+// needs more than max_cells (balls splashed far from the heap), over a trimmed box instead: per axis, the end
+// bins of a sample's histogram that hold at most live >> shift of its live balls, shift from TRIM_SHIFTS, the
+// least trim that fits. Balls beyond a trimmed box count in its boundary cells (cell_of clamps), which keeps
+// every pair in neighbouring cells: clamping never moves two cells further apart. Only where even the most
+// trimmed box does not fit do the cells grow (by 1.25), as they did over the whole box. grid_cpu.grid_shape
+// is its twin.
+extern "C" __global__ void __launch_bounds__(SETUP_THREADS) grid_setup(const float4* pos, int n, float fallen_y,
+                                                                       const int* bounds, float t, float margin,
+                                                                       long long max_cells, Grid* grid)
+{
+    __shared__ int hist[3][SETUP_BINS];
+    __shared__ int live;
     float lo[3], hi[3];
     for (int a = 0; a < 3; ++a) { lo[a] = unordered(bounds[a]); hi[a] = unordered(bounds[3 + a]); }
     float reach = 2.f * MARGIN(margin) * unordered(bounds[6]) + 2.f * t * sqrtf(unordered(bounds[7]));
     float speed_bound = 2.f * sqrtf(unordered(bounds[7])) * 1.0001f + 1e-18f;
     Grid g = {lo[0], lo[1], lo[2], reach * 1.01f + 1e-6f, 1, 1, 1, speed_bound,  // 1% to spare for rounding
               unordered(bounds[6]), 2};
-    if (!(lo[0] <= hi[0])) { g.ox = g.oy = g.oz = 0.f; g.cell = 1.f; *grid = g; return; }  // no live balls
-    for (;;) {
-        long long nx = (long long)((hi[0] - lo[0]) / g.cell) + 1;
-        long long ny = (long long)((hi[1] - lo[1]) / g.cell) + 1;
-        long long nz = (long long)((hi[2] - lo[2]) / g.cell) + 1;
-        if (nx * ny * nz <= max_cells) {
-            g.nx = (int)nx; g.ny = (int)ny; g.nz = (int)nz;
-            g.cells = (int)(nx * ny * nz) + 1;
-            break;
-        }
-        g.cell *= 1.25f;
+    if (!(lo[0] <= hi[0])) {  // no live balls
+        if (threadIdx.x == 0) { g.ox = g.oy = g.oz = 0.f; g.cell = 1.f; *grid = g; }
+        return;
     }
+    int dims[3];
+    if (box_cells(lo, hi, g.cell, max_cells, dims) > max_cells) {  // the same for every thread
+        for (int b = threadIdx.x; b < 3 * SETUP_BINS; b += blockDim.x) hist[b / SETUP_BINS][b % SETUP_BINS] = 0;
+        if (threadIdx.x == 0) live = 0;
+        __syncthreads();
+        float scale[3];
+        for (int a = 0; a < 3; ++a) scale[a] = hi[a] > lo[a] ? (float)SETUP_BINS / (hi[a] - lo[a]) : 0.f;
+        int samples = min(n, SETUP_SAMPLES);
+        for (int k = threadIdx.x; k < samples; k += blockDim.x) {
+            float4 p = pos[(long long)k * n / samples];
+            if (!(p.y >= fallen_y)) continue;
+            atomicAdd(&live, 1);
+            atomicAdd(&hist[0][sample_bin(p.x, lo[0], scale[0])], 1);
+            atomicAdd(&hist[1][sample_bin(p.y, lo[1], scale[1])], 1);
+            atomicAdd(&hist[2][sample_bin(p.z, lo[2], scale[2])], 1);
+        }
+        __syncthreads();
+        if (threadIdx.x != 0) return;
+        const int shifts[] = {TRIM_SHIFTS};
+        float box_lo[3], box_hi[3];
+        for (int s = 0; s < (int)(sizeof(shifts) / sizeof(shifts[0])); ++s) {
+            int allowed = live >> shifts[s];
+            for (int a = 0; a < 3; ++a) {
+                int first = 0, last = SETUP_BINS - 1, cut = 0;
+                while (first < last && cut + hist[a][first] <= allowed) cut += hist[a][first++];
+                cut = 0;
+                while (last > first && cut + hist[a][last] <= allowed) cut += hist[a][last--];
+                float width = (hi[a] - lo[a]) / (float)SETUP_BINS;
+                box_lo[a] = first == 0 ? lo[a] : lo[a] + width * (float)first;
+                box_hi[a] = last == SETUP_BINS - 1 ? hi[a] : fminf(lo[a] + width * (float)(last + 1), hi[a]);
+            }
+            if (box_cells(box_lo, box_hi, g.cell, max_cells, dims) <= max_cells) break;
+        }
+        for (int a = 0; a < 3; ++a) { lo[a] = box_lo[a]; hi[a] = box_hi[a]; }
+    } else if (threadIdx.x != 0) {
+        return;
+    }
+    while (box_cells(lo, hi, g.cell, max_cells, dims) > max_cells) g.cell *= 1.25f;
+    g.ox = lo[0]; g.oy = lo[1]; g.oz = lo[2];
+    g.nx = dims[0]; g.ny = dims[1]; g.nz = dims[2];
+    g.cells = dims[0] * dims[1] * dims[2] + 1;
     *grid = g;
 }
 

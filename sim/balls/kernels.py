@@ -12,13 +12,29 @@ PROXIMITY_GRID = ("sweep", "reorder", "grid_bounds", "grid_setup", "grid_count",
 PROXIMITY_SWEEP = ("sweep", "reorder", "sweep_keys")
 
 
+# The grid's setup (grid.cuh, grid_setup; grid_cpu.grid_shape is its twin): one block of SETUP_THREADS; where
+# the balls' box needs too many cells, SETUP_SAMPLES balls in a histogram of SETUP_BINS an axis, and the box
+# trimmed of at most live >> shift of them at each end of an axis, for each shift in turn.
+SETUP_THREADS = 256
+SETUP_SAMPLES = 4096
+SETUP_BINS = 256
+TRIM_SHIFTS = (10, 8, 6)
+GRID_SETUP_OPTIONS = (
+    f"-DSETUP_THREADS={SETUP_THREADS}",
+    f"-DSETUP_SAMPLES={SETUP_SAMPLES}",
+    f"-DSETUP_BINS={SETUP_BINS}",
+    f"-DTRIM_SHIFTS={','.join(map(str, TRIM_SHIFTS))}",
+)
+
+
 def proximity(variant: str, block: int) -> Build:
     """The proximity kernels of one variant, registers fitted to the block size. Built with
     --fmad=false: the predicate rounds each operation on its own, like the CPU twin."""
     if variant not in world.PROXIMITY_VARIANTS:
         raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(world.PROXIMITY_VARIANTS)})")
     names = PROXIMITY_GRID if variant == "grid" else PROXIMITY_SWEEP
-    return Build("sim/balls/proximity.cu", ("--fmad=false", f"-DVARIANT_{variant.upper()}", f"-DBLOCK={block}"), names)
+    options = ("--fmad=false", f"-DVARIANT_{variant.upper()}", f"-DBLOCK={block}")
+    return Build("sim/balls/proximity.cu", options + (GRID_SETUP_OPTIONS if variant == "grid" else ()), names)
 
 
 # The physics step, launched in blocks of STEP_BLOCK (as are the pass's other per-ball kernels).
