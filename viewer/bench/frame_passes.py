@@ -58,7 +58,7 @@ def time_frames(
     panel: PanelLayer | None = None,
 ) -> tuple[harness.Timing, np.ndarray]:
     """(the whole frame's timing in ms, (frames, 3) milliseconds: physics, the view into the GL buffers,
-    drawing), whole frames timed by ``sim.gpu.measure`` on the host clock: at least ``frames`` after ``warmup``.
+    drawing), whole frames timed by ``sim.gpu.measure`` on the host clock: ``frames`` of them after ``warmup``.
 
     With ``split`` False nothing waits inside a frame, so the device's physics and interop work
     spills into the later columns: only the whole frame counts then. ``before_draw`` runs between the
@@ -92,7 +92,11 @@ def time_frames(
         end = time.perf_counter()
         parts.append(((physics_done - start) * 1e3, (fed - physics_done) * 1e3, (end - fed) * 1e3))
 
-    timing = harness.measure(frame, harness.HostClock(), warmup=warmup, min_repeats=frames, between=interrupts.check)
+    # exactly ``frames``: the scene moves on while it is timed (balls fall, splash, settle, and their steps cost
+    # more or less), so more frames would time a later state; this way every run times the same stretch of it
+    timing = harness.measure(
+        frame, harness.HostClock(), warmup=warmup, min_repeats=frames, max_repeats=frames, between=interrupts.check
+    )
     return timing, np.array(parts[warmup:]).reshape(-1, 3)
 
 
@@ -152,7 +156,7 @@ def picking_pass(run: Frames, scene, composer: FrameComposer, size, camera, fram
             pick()
 
     try:
-        _, parts = run(2 * frames, split=False, before_draw=pick_or_not)
+        _, parts = run(max(2 * frames, 4 * RUN), split=False, before_draw=pick_or_not)  # two runs of each at least
     finally:
         picking.release()
     whole = parts.sum(axis=1)
