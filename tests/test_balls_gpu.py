@@ -5,10 +5,10 @@ import pathlib
 import numpy as np
 import pytest
 from test_balls_proximity import all_pairs_brute_force as brute_force_pairs
-from test_balls_proximity import splashed_cloud
+from test_balls_proximity import fast_cloud, splashed_cloud
 
 from sim import create_scene
-from sim.balls import grid_cpu, proximity_cpu, world
+from sim.balls import grid_cpu, grid_setup_cpu, proximity_cpu, world
 from sim.gpu import cuda
 from sim.pairs import differing_items as _differing_balls
 from sim.pairs import lists_from_pairs as _lists_from_pairs
@@ -86,22 +86,44 @@ def test_lattice_first_pass_is_exact(variant, preset, tests, pairs):
         assert scene.pass_log[0][0] == tests
 
 
-@pytest.mark.parametrize("heap, far_pairs", [(3000, 12), (9000, 40)])
-def test_the_grid_of_a_splashed_cloud_is_its_twins(heap, far_pairs):
-    """Balls flung far from the heap: the GPU trims the same box as the twin (from the same sample: every ball
-    below 4096, a stride above), at the same cells, and lists every pair the twin finds."""
-    rng = np.random.default_rng()
+def splashed_and_fast(rng, heap, far_pairs, fast):
     pos, vel = splashed_cloud(rng, heap, far_pairs)
+    fast_pos, fast_vel = fast_cloud(rng, heap // 4, fast)
+    return np.concatenate([pos, fast_pos]), np.concatenate([vel, fast_vel])
+
+
+CLOUDS = {
+    "splashed": lambda rng: splashed_cloud(rng, 3000, 12),
+    "splashed, strided sample": lambda rng: splashed_cloud(rng, 9000, 40),
+    "fast": lambda rng: fast_cloud(rng, 3000, 8),
+    "fast, strided sample": lambda rng: fast_cloud(rng, 12000, 20),  # ~7 fast in the sample: at most 16
+    "fast in a dense heap": lambda rng: fast_cloud(rng, 2500, 8, box=5.0),  # ~100 partners: the lists overflow
+    "splashed and fast": lambda rng: splashed_and_fast(rng, 6000, 20, 12),
+}
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_the_grid_is_its_twins_and_lists_every_pair(cloud):
+    """Balls flung far from the heap, a few much faster than the rest, or both: the GPU chooses the grid its
+    twin chooses (the same sample: every ball below 4096, a stride above), box, cells and split, and lists
+    every pair the twin finds: slow with slow in the fine cells, every pair with a fast ball through the
+    coarse ones."""
+    rng = np.random.default_rng()
+    pos, vel = CLOUDS[cloud](rng)
     gpu, result, (spos, svel, _), count, slots = gpu_pass(pos, vel, "grid", 128)
     grid = gpu.grid.get()
-    origin, cell, dims = grid_cpu.grid_shape(pos, vel, T, M, 2 * len(pos))
-    assert grid.view(np.float32)[:4].tolist() == [*origin.tolist(), float(cell)]
-    assert grid[4:7].tolist() == dims.tolist()
-    assert (origin > pos[:, :3].min(axis=0)).all(), "the box is trimmed"
+    floats = grid.view(np.float32)
+    shape = grid_setup_cpu.grid_shape(pos, vel, T, M, 2 * len(pos))
+    assert floats[[0, 1, 2, 3, 10, 11]].tolist() == [*shape.origin.tolist(), shape.cell, shape.fast2, shape.coarse]
+    assert grid[4:7].tolist() == shape.dims.tolist() and grid[12:15].tolist() == shape.coarse_dims.tolist()
+    assert shape.split == ("fast" in cloud), "split where a few balls are fast"
+    assert (shape.origin > pos[:, :3].min(axis=0)).all() == ("splashed" in cloud), "trimmed where splashed"
     twin, tests, found = grid_cpu.grid_pass(spos, svel, T, M)
     cpu_count, cpu_slots = _lists_from_pairs(twin, gpu.n)
     assert not _differing_balls(count, slots, cpu_count, cpu_slots).any()
-    assert result.pairs == found >= far_pairs
+    assert result.pairs == found
+    if "dense" in cloud:
+        assert gpu.capacity >= count.max() > 16, "the lists overflowed and were searched again"
 
 
 def test_overflowing_lists_still_hold_every_pair():

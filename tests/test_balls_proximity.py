@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sim import create_scene
-from sim.balls import grid_cpu, presets, proximity_cpu, world
+from sim.balls import grid_cpu, grid_setup_cpu, presets, proximity_cpu, world
 
 T = np.float32(world.PAIR_LIFETIME)
 MARGIN = np.float32(world.PROXIMITY_MARGIN)
@@ -136,7 +136,9 @@ def test_a_splashed_cloud_keeps_fine_cells_and_every_pair():
     rng = np.random.default_rng()
     pos, vel = splashed_cloud(rng, 3000, 12)
     n = len(pos)
-    origin, cell, dims = grid_cpu.grid_shape(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN, 2 * n)
+    shape = grid_setup_cpu.grid_shape(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN, 2 * n)
+    origin, cell, dims = shape[:3]
+    assert not shape.split, "every ball slow: one grid"
     lo, hi = pos[:, :3].min(axis=0), pos[:, :3].max(axis=0)
     speed = np.sqrt((vel[:, :3] ** 2).sum(axis=1).max())
     reach = 2 * world.PROXIMITY_MARGIN * pos[:, 3].max() + 2 * world.PAIR_LIFETIME * speed
@@ -146,6 +148,40 @@ def test_a_splashed_cloud_keeps_fine_cells_and_every_pair():
     assert {(int(a), int(b)) for a, b in pairs} == {(int(i), int(j)) for i, j in all_pairs_brute_force(pos, vel)}
     assert count >= 12, "every far pair found"
     assert tests < 200 * n, f"{tests / n:.0f} tests a ball"
+
+
+def fast_cloud(rng, heap: int, fast: int, box: float = 10.0):
+    """A heap of slow balls and a few fast ones (a splash), half of them inside the heap, half around it, and
+    half of those inside in close pairs: pairs of slow balls, of a slow and a fast one, of two fast ones."""
+    pos = np.empty((heap + fast, 4), np.float32)
+    pos[:heap, :3] = rng.uniform(-box, box, (heap, 3))
+    pos[heap:, :3] = rng.uniform(-1.5 * box, 1.5 * box, (fast, 3))
+    pos[heap : heap + fast // 2, :3] = rng.uniform(-0.5 * box, 0.5 * box, (fast // 2, 3))  # inside the heap
+    pos[heap + 1 :: 2, :3][: fast // 4] = pos[heap::2, :3][: fast // 4] + rng.uniform(-1.0, 1.0, (fast // 4, 3))
+    pos[:, 3] = rng.uniform(0.5, 1.0, len(pos))
+    vel = np.zeros((len(pos), 4), np.float32)
+    vel[:heap, :3] = rng.normal(0.0, 0.3, (heap, 3))
+    way = rng.normal(0.0, 1.0, (fast, 3))
+    vel[heap:, :3] = way / np.linalg.norm(way, axis=1)[:, None] * rng.uniform(40.0, 120.0, (fast, 1))
+    order = rng.permutation(len(pos))
+    return pos[order], vel[order]
+
+
+def test_a_few_fast_balls_get_coarse_cells_of_their_own():
+    """A few balls fast enough to set everyone's cells three times as wide: the slow balls' cells are sized
+    by the slow balls' speed, the fast ones get coarse cells of the full reach; every pair is found."""
+    rng = np.random.default_rng()
+    pos, vel = fast_cloud(rng, 3000, 8)
+    shape = grid_setup_cpu.grid_shape(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN, 2 * len(pos))
+    assert shape.split and shape.cell < 0.75 * shape.coarse
+    speed2 = grid_setup_cpu.speed_squared(vel)
+    assert (speed2 > shape.fast2).sum() == 8, "the fast balls, and only they, above the cut"
+    assert (shape.coarse_dims <= shape.dims).all()
+    pairs, tests, count = grid_cpu.grid_pass(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN)
+    expected = all_pairs_brute_force(pos, vel)
+    assert {(int(a), int(b)) for a, b in pairs} == {(int(i), int(j)) for i, j in expected}
+    fast = np.isin(expected, np.flatnonzero(speed2 > shape.fast2))
+    assert fast.all(axis=1).sum() >= 2 and (fast.any(axis=1) & ~fast.all(axis=1)).sum() >= 10, "every kind of pair"
 
 
 def test_grid_finds_pairs_the_z_window_misses():

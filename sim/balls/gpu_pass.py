@@ -131,7 +131,7 @@ class ProximityPass:
         moves the rest, _search). The counts stay allocated between passes, zero: the prefix sum clears
         them as it reads them."""
         max_cells = 2 * n  # a cell per ball or so; cells grow past this
-        cells = max_cells + 1  # at most: the grid's cells, then the fallen balls' cell
+        cells = 2 * max_cells + 1  # at most: the fine cells, as many coarse ones (grid_setup.cuh), the fallen
         if self._cell_count is None or self._cell_count.size < cells:
             self._cell_count = cupy.zeros(cells, cupy.int32)
             self.cell_start = cupy.zeros(cells + 1, cupy.int32)  # the scan writes [0 .. Grid.cells]
@@ -144,13 +144,14 @@ class ProximityPass:
                 (blocks,), (STEP_BLOCK,), (self.pos, self.vel, np.int32(n), np.float32(self.fallen_y), bounds)
             )
         self._bounds_of = None
-        self.grid = cupy.empty(10, cupy.int32)  # struct Grid: origin, cell side, dims, bounds, cells
+        self.grid = cupy.empty(15, cupy.int32)  # struct Grid (grid.cuh): origin, cells, bounds, the split
         fallen_y = np.float32(self.fallen_y)
-        setup = (self.pos, np.int32(n), fallen_y, bounds, np.float32(lifetime), np.float32(margin), np.int64(max_cells))
-        self.kernels["grid_setup"]((1,), (SETUP_THREADS,), (*setup, self.grid))
+        setup = (self.pos, self.vel, np.int32(n), fallen_y, bounds, np.float32(lifetime), np.float32(margin))
+        self.kernels["grid_setup"]((1,), (SETUP_THREADS,), (*setup, np.int64(max_cells), self.grid))
         rank = cupy.empty(n, cupy.int32)
         self.kernels["grid_count"](
-            *grid_for(n, STEP_BLOCK), (self.pos, np.int32(n), self.grid, fallen_y, rank, self._cell_count, self.summary)
+            *grid_for(n, STEP_BLOCK),
+            (self.pos, self.vel, np.int32(n), self.grid, fallen_y, rank, self._cell_count, self.summary),
         )
         if self._scan is None or self._scan.m != cells or self._scan.k is not self.kernels:
             self._scan = CountScan(self.kernels, cells)
@@ -159,7 +160,7 @@ class ProximityPass:
         pos_out, self._order = self._spare[0], cupy.empty(n, cupy.int32)
         self.kernels["grid_scatter"](
             *grid_for(n, STEP_BLOCK),
-            (self.grid, fallen_y, rank, self.cell_start, np.int32(n), self.pos, pos_out, self._order),
+            (self.grid, fallen_y, rank, self.cell_start, np.int32(n), self.pos, self.vel, pos_out, self._order),
         )
         self._spare = (self.pos, *self._spare[1:])
         self.pos = pos_out  # the rest follows in the search (_search)
@@ -215,6 +216,10 @@ class ProximityPass:
             if order is not None:
                 self._spare = (self._spare[0], self.vel, self.spin_yz)
                 self.vel, self.spin_yz, self.ids = moving[1:]
+            # the fast balls' pairs where the grid is split (grid_fast.cuh); a few blocks that return at once if not
+            blocks = min(cuda.ceil_div(n, block), 4 * self.sm_count)
+            fast = (self.pos, self.vel, self.grid, self.cell_start, *common, np.float32(self.fallen_y))
+            self.kernels["sweep_fast"]((blocks,), (block,), (*fast, *lists))
             return
         self.count[:n].fill(0)
         fn, grid, threads, args, shared = self.prepared_sweep(lifetime, margin, n)

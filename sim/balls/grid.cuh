@@ -5,27 +5,30 @@
 #include "balls/bounds.cuh"
 #include "common/scan.cuh"
 
-// grid_setup's block (SETUP_THREADS), the balls it samples where the box must be trimmed (SETUP_SAMPLES), its
-// histogram's bins an axis (SETUP_BINS) and the trims it tries in turn (TRIM_SHIFTS: at most live >> shift of
-// the sampled live balls beyond each end of an axis): -D options from kernels.py, which the CPU twin reads.
-
-// A dense grid over the live balls' bounding box (trimmed where balls splashed far: grid_setup):
+// A dense grid over the live balls' bounding box (trimmed where balls splashed far: grid_setup.cuh):
 // cubic cells of side >= the predicate's largest reach, numbered x fastest, so the three cells of a
 // row are adjacent in the sorted order and a ball's 27 neighbour cells are nine contiguous runs.
-// Cell nx * ny * nz, right after the box's, holds fallen balls, sorted last.
+// Where a few balls are much faster than the rest (a splash), the grid splits: the slow balls' cells
+// are sized by the slow balls' speed, and the fast ones go to a coarse grid of their own over the same
+// box, cells of the full reach (grid_fast.cuh finds their pairs). Then the coarse cells follow the
+// fine ones; the last cell holds fallen balls, sorted last.
 struct Grid {
     float ox, oy, oz, cell;
     int nx, ny, nz;
-    float speed_bound;  // >= every pair's relative speed as the predicate rounds it
+    float speed_bound;  // >= the relative speed of every pair the fine cells hold, as the predicate rounds it
     float max_radius;   // of the live balls
-    int cells;          // nx * ny * nz + 1 (the fallen balls' cell): the counts the scan covers
+    int cells;          // nx * ny * nz (+ cx * cy * cz) + 1 (the fallen balls' cell): the counts the scan covers
+    float fast2;        // a ball whose speed squared is above this is fast (INF: no split)
+    float coarse;       // the coarse cells' side, >= the full reach (0: no split)
+    int cx, cy, cz;
 };
 
 // The speed bound: a pair whose distance minus T * speed_bound already exceeds its reach is rejected
 // before its velocity is loaded. Exact, not a heuristic: the predicate's speed is <= speed_bound,
 // and float rounding is monotone, so fl(dist - fl(T*speed)) >= fl(dist - fl(T*speed_bound)) > reach.
 // speed_bound = 2 * (the fastest live ball's speed) * (1 + 1e-4) + 1e-18: the relative slack is far
-// above the few roundings of the speeds (~1e-6), the absolute one above any underflowed square.
+// above the few roundings of the speeds (~1e-6), the absolute one above any underflowed square. Where
+// the grid is split the fine cells hold slow balls alone, and the fastest of them is sqrt(fast2).
 //
 // The distance bound: most candidates are rejected from their squared distance alone, before the
 // square root (the search is bound by its instructions). A candidate j (r_j <= max_radius) can pass
@@ -46,92 +49,6 @@ extern "C" __global__ void grid_bounds(const float4* pos, const float4* vel, int
     bounds_commit(box, bounds);
 }
 
-// The box's cells at side `cell`, or max_cells + 1 past max_cells (dims then left unset).
-__device__ long long box_cells(const float lo[3], const float hi[3], float cell, long long max_cells, int dims[3])
-{
-    long long total = 1;
-    for (int a = 0; a < 3; ++a) {
-        long long d = (long long)((hi[a] - lo[a]) / cell) + 1;
-        if (d > max_cells || (total *= d) > max_cells) return max_cells + 1;
-        dims[a] = (int)d;
-    }
-    return total;
-}
-
-// A sample's bin on one axis of the box (NaN to bin 0, beyond the box to its end bins).
-__device__ __forceinline__ int sample_bin(float x, float lo, float scale)
-{
-    float f = (x - lo) * scale;
-    return f >= 1.f ? (int)fminf(f, (float)(SETUP_BINS - 1)) : 0;
-}
-
-// The grid for the pass, one block. Cells at the predicate's reach, over the live balls' box; where that box
-// needs more than max_cells (balls splashed far from the heap), over a trimmed box instead: per axis, the end
-// bins of a sample's histogram that hold at most live >> shift of its live balls, shift from TRIM_SHIFTS, the
-// least trim that fits. Balls beyond a trimmed box count in its boundary cells (cell_of clamps), which keeps
-// every pair in neighbouring cells: clamping never moves two cells further apart. Only where even the most
-// trimmed box does not fit do the cells grow (by 1.25), as they did over the whole box. grid_cpu.grid_shape
-// is its twin.
-extern "C" __global__ void __launch_bounds__(SETUP_THREADS) grid_setup(const float4* pos, int n, float fallen_y,
-                                                                       const int* bounds, float t, float margin,
-                                                                       long long max_cells, Grid* grid)
-{
-    __shared__ int hist[3][SETUP_BINS];
-    __shared__ int live;
-    float lo[3], hi[3];
-    for (int a = 0; a < 3; ++a) { lo[a] = unordered(bounds[a]); hi[a] = unordered(bounds[3 + a]); }
-    float reach = 2.f * MARGIN(margin) * unordered(bounds[6]) + 2.f * t * sqrtf(unordered(bounds[7]));
-    float speed_bound = 2.f * sqrtf(unordered(bounds[7])) * 1.0001f + 1e-18f;
-    Grid g = {lo[0], lo[1], lo[2], reach * 1.01f + 1e-6f, 1, 1, 1, speed_bound,  // 1% to spare for rounding
-              unordered(bounds[6]), 2};
-    if (!(lo[0] <= hi[0])) {  // no live balls
-        if (threadIdx.x == 0) { g.ox = g.oy = g.oz = 0.f; g.cell = 1.f; *grid = g; }
-        return;
-    }
-    int dims[3];
-    if (box_cells(lo, hi, g.cell, max_cells, dims) > max_cells) {  // the same for every thread
-        for (int b = threadIdx.x; b < 3 * SETUP_BINS; b += blockDim.x) hist[b / SETUP_BINS][b % SETUP_BINS] = 0;
-        if (threadIdx.x == 0) live = 0;
-        __syncthreads();
-        float scale[3];
-        for (int a = 0; a < 3; ++a) scale[a] = hi[a] > lo[a] ? (float)SETUP_BINS / (hi[a] - lo[a]) : 0.f;
-        int samples = min(n, SETUP_SAMPLES);
-        for (int k = threadIdx.x; k < samples; k += blockDim.x) {
-            float4 p = pos[(long long)k * n / samples];
-            if (!(p.y >= fallen_y)) continue;
-            atomicAdd(&live, 1);
-            atomicAdd(&hist[0][sample_bin(p.x, lo[0], scale[0])], 1);
-            atomicAdd(&hist[1][sample_bin(p.y, lo[1], scale[1])], 1);
-            atomicAdd(&hist[2][sample_bin(p.z, lo[2], scale[2])], 1);
-        }
-        __syncthreads();
-        if (threadIdx.x != 0) return;
-        const int shifts[] = {TRIM_SHIFTS};
-        float box_lo[3], box_hi[3];
-        for (int s = 0; s < (int)(sizeof(shifts) / sizeof(shifts[0])); ++s) {
-            int allowed = live >> shifts[s];
-            for (int a = 0; a < 3; ++a) {
-                int first = 0, last = SETUP_BINS - 1, cut = 0;
-                while (first < last && cut + hist[a][first] <= allowed) cut += hist[a][first++];
-                cut = 0;
-                while (last > first && cut + hist[a][last] <= allowed) cut += hist[a][last--];
-                float width = (hi[a] - lo[a]) / (float)SETUP_BINS;
-                box_lo[a] = first == 0 ? lo[a] : lo[a] + width * (float)first;
-                box_hi[a] = last == SETUP_BINS - 1 ? hi[a] : fminf(lo[a] + width * (float)(last + 1), hi[a]);
-            }
-            if (box_cells(box_lo, box_hi, g.cell, max_cells, dims) <= max_cells) break;
-        }
-        for (int a = 0; a < 3; ++a) { lo[a] = box_lo[a]; hi[a] = box_hi[a]; }
-    } else if (threadIdx.x != 0) {
-        return;
-    }
-    while (box_cells(lo, hi, g.cell, max_cells, dims) > max_cells) g.cell *= 1.25f;
-    g.ox = lo[0]; g.oy = lo[1]; g.oz = lo[2];
-    g.nx = dims[0]; g.ny = dims[1]; g.nz = dims[2];
-    g.cells = dims[0] * dims[1] * dims[2] + 1;
-    *grid = g;
-}
-
 __device__ __forceinline__ int3 cell_of(float4 p, const Grid& g)
 {
     return make_int3(min(max((int)floorf((p.x - g.ox) / g.cell), 0), g.nx - 1),
@@ -141,24 +58,38 @@ __device__ __forceinline__ int3 cell_of(float4 p, const Grid& g)
 
 __device__ __forceinline__ int cell_index(int x, int y, int z, const Grid& g) { return (z * g.ny + y) * g.nx + x; }
 
-// A ball's cell: the one its position falls in, or the fallen balls' cell.
-__device__ __forceinline__ int ball_cell(float4 p, const Grid& g, float fallen_y)
+__device__ __forceinline__ int3 coarse_cell_of(float4 p, const Grid& g)
+{
+    return make_int3(min(max((int)floorf((p.x - g.ox) / g.coarse), 0), g.cx - 1),
+                     min(max((int)floorf((p.y - g.oy) / g.coarse), 0), g.cy - 1),
+                     min(max((int)floorf((p.z - g.oz) / g.coarse), 0), g.cz - 1));
+}
+
+__device__ __forceinline__ float speed_squared(float4 u) { return u.x * u.x + u.y * u.y + u.z * u.z; }
+
+// A ball's cell: the fine cell its position falls in, the coarse one for a fast ball, or the fallen balls'.
+// The velocity is read only where the grid is split.
+__device__ __forceinline__ int ball_cell(float4 p, const float4* vel, int i, const Grid& g, float fallen_y)
 {
     if (p.y < fallen_y) return g.cells - 1;
+    if (g.coarse > 0.f && speed_squared(vel[i]) > g.fast2) {
+        int3 q = coarse_cell_of(p, g);
+        return g.nx * g.ny * g.nz + (q.z * g.cy + q.y) * g.cx + q.x;
+    }
     int3 q = cell_of(p, g);
     return cell_index(q.x, q.y, q.z, g);
 }
 
 // Counting sort, step 1: each ball's rank inside its cell (the atomic's old value).
-extern "C" __global__ void grid_count(const float4* pos, int n, const Grid* grid, float fallen_y, int* rank,
-                                      int* cell_count, unsigned long long* summary)
+extern "C" __global__ void grid_count(const float4* pos, const float4* vel, int n, const Grid* grid, float fallen_y,
+                                      int* rank, int* cell_count, unsigned long long* summary)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const Grid g = *grid;
     float4 p = pos[i];
     if (p.y < fallen_y) atomicAdd(&summary[FALLEN], 1ull);
-    rank[i] = atomicAdd(&cell_count[ball_cell(p, g, fallen_y)], 1);
+    rank[i] = atomicAdd(&cell_count[ball_cell(p, vel, i, g, fallen_y)], 1);
 }
 
 // Step 3, after the prefix sum of the counts (cell c's balls go to cell_start[c] .. cell_start[c + 1]):
@@ -166,13 +97,13 @@ extern "C" __global__ void grid_count(const float4* pos, int n, const Grid* grid
 // here; the search, bound by its instructions, not its bytes, moves the rest on its way (sweep).
 // The cell is found again from the position (grid_count's arithmetic), cheaper than storing it.
 extern "C" __global__ void grid_scatter(const Grid* grid, float fallen_y, const int* rank, const int* cell_start,
-                                        int n, const float4* pos, float4* pos_out, int* order)
+                                        int n, const float4* pos, const float4* vel, float4* pos_out, int* order)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const Grid g = *grid;
     float4 p = pos[i];
-    int k = cell_start[ball_cell(p, g, fallen_y)] + rank[i];
+    int k = cell_start[ball_cell(p, vel, i, g, fallen_y)] + rank[i];
     pos_out[k] = p;
     order[k] = i;
 }
@@ -182,7 +113,8 @@ extern "C" __global__ void grid_scatter(const Grid* grid, float fallen_y, const 
 #define SWEEP_MIN_BLOCKS (1536 / BLOCK)
 
 // One thread per (cell-sorted) ball: test every ball of the 27 neighbour cells, nine runs of
-// three; each ball writes only its own list, so the lists come out symmetric without atomics.
+// three; each ball writes only its own list, so the lists come out symmetric without atomics. Where
+// the grid is split, the slow balls' pairs with fast ones, and the fast balls' own, follow in sweep_fast.
 // Right after grid_scatter (order non-null) velocities, spins and ids are still in the previous
 // order, sorted ball j's at row order[j]: each thread also copies its own into the new order
 // (vel_out, spin_yz_out, ids_out). A search again over the same pass (lists that overflowed) passes
@@ -206,9 +138,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(cons
         spin_yz_out[i] = spin_yz[row];
         ids_out[i] = ids[row];
     }
-    if (live) {
+    // a fast ball (sorted after the fine cells where the grid is split) is searched by sweep_fast
+    if (live && !(grid->coarse > 0.f && i >= cell_start[grid->nx * grid->ny * grid->nz])) {
         const Grid g = *grid;
-        float far = t * g.speed_bound;  // how far no pair can close in the lifetime
+        float far = t * g.speed_bound;  // how far no slow pair can close in the lifetime
         double bound = ((double)MARGIN(margin) * ((double)p9.w + g.max_radius) + far) * (1.0 + 1e-5);
         // the distance bound (above), squared; it needs margin >= 0 (reach grows with the radii)
         float beyond2 = MARGIN(margin) >= 0.f ? (float)(bound * bound * (1.0 + 1e-5)) : INF;
@@ -273,3 +206,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SWEEP_MIN_BLOCKS) sweep(cons
     if (i < n) count[i] = found;
     add_totals(summary, scanned, found);
 }
+
+#include "balls/grid_setup.cuh"
+#include "balls/grid_fast.cuh"

@@ -8,22 +8,31 @@ from sim.balls import world
 from sim.gpu.cuda import Build
 from sim.gpu.scan import SCAN_KERNELS
 
-PROXIMITY_GRID = ("sweep", "reorder", "grid_bounds", "grid_setup", "grid_count", "grid_scatter", *SCAN_KERNELS)
+PROXIMITY_GRID = (
+    *("sweep", "sweep_fast", "reorder", "grid_bounds", "grid_setup", "grid_count", "grid_scatter"),
+    *SCAN_KERNELS,
+)
 PROXIMITY_SWEEP = ("sweep", "reorder", "sweep_keys")
 
 
-# The grid's setup (grid.cuh, grid_setup; grid_cpu.grid_shape is its twin): one block of SETUP_THREADS; where
-# the balls' box needs too many cells, SETUP_SAMPLES balls in a histogram of SETUP_BINS an axis, and the box
-# trimmed of at most live >> shift of them at each end of an axis, for each shift in turn.
+# The grid's setup (grid_setup.cuh; grid_setup_cpu.grid_shape is its twin): one block of SETUP_THREADS. Where the
+# speed alone could make the cells SPLIT_GAIN of their side or less, or the balls' box needs too many cells, it
+# samples SETUP_SAMPLES balls into histograms of SETUP_BINS: the balls faster than all but live >> FAST_SHIFT of
+# them go to coarse cells of their own where the rest's cells are that much finer; the box is trimmed of at
+# most live >> shift of them at each end of an axis, for each shift in turn.
 SETUP_THREADS = 256
 SETUP_SAMPLES = 4096
 SETUP_BINS = 256
 TRIM_SHIFTS = (10, 8, 6)
+FAST_SHIFT = 8
+SPLIT_GAIN = 0.75
 GRID_SETUP_OPTIONS = (
     f"-DSETUP_THREADS={SETUP_THREADS}",
     f"-DSETUP_SAMPLES={SETUP_SAMPLES}",
     f"-DSETUP_BINS={SETUP_BINS}",
     f"-DTRIM_SHIFTS={','.join(map(str, TRIM_SHIFTS))}",
+    f"-DFAST_SHIFT={FAST_SHIFT}",
+    f"-DSPLIT_GAIN={SPLIT_GAIN}f",
 )
 
 
