@@ -1,5 +1,5 @@
 // The grid's setup for a pass (grid.cuh's Grid): one block, after the live balls' bounds. Its twin is
-// grid_cpu.grid_shape, bit for bit. -D options from kernels.py: SETUP_THREADS (the block), SETUP_SAMPLES (the
+// grid_setup_cpu.grid_shape, bit for bit. -D options from kernels.py: SETUP_THREADS (the block), SETUP_SAMPLES (the
 // balls sampled), SETUP_BINS (a histogram's bins), TRIM_SHIFTS, FAST_SHIFT and SPLIT_GAIN (below).
 //
 // Cells are at the predicate's reach: 2 * margin * (largest radius) + 2 * T * (fastest speed), 1% to spare.
