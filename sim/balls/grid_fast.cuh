@@ -9,6 +9,22 @@
 // pairs are the predicate's, bit for bit (in_proximity, as the sweep rounds it).
 #pragma once
 
+// Ball i (at p9, moving v9) tested against the cell-sorted balls j0 .. end - 1: its partners go on its own list.
+// A fine run never holds i itself (a fast ball is in a coarse cell), a coarse run may.
+__device__ __forceinline__ void test_run(int j0, int end, int i, float4 p9, float4 v9, const float4* __restrict__ pos,
+                                         const float4* __restrict__ vel, float t, float margin, int k, int stride,
+                                         int* partners, int& found, unsigned long long& tests)
+{
+    for (int j = j0; j < end; ++j) {
+        if (j == i) continue;
+        ++tests;
+        if (in_proximity(pos[j], vel[j], p9, v9, t, margin)) {
+            if (found < k) partners[(size_t)found * stride + i] = j;
+            ++found;
+        }
+    }
+}
+
 // Where the grid is not split every thread returns at once: a launch of a few blocks a pass.
 extern "C" __global__ void __launch_bounds__(BLOCK) sweep_fast(const float4* __restrict__ pos,
                                                                const float4* __restrict__ vel,
@@ -32,14 +48,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sweep_fast(const float4* __r
             for (int y = max(c.y - 1, 0); y <= min(c.y + 1, g.cy - 1); ++y) {
                 int row = fine + (z * g.cy + y) * g.cx;
                 int end = cell_start[row + min(c.x + 1, g.cx - 1) + 1];
-                for (int j = cell_start[row + max(c.x - 1, 0)]; j < end; ++j) {
-                    if (j == i) continue;
-                    ++tests;
-                    if (in_proximity(pos[j], vel[j], p9, v9, t, margin)) {
-                        if (found < k) partners[(size_t)found * stride + i] = j;
-                        ++found;
-                    }
-                }
+                test_run(cell_start[row + max(c.x - 1, 0)], end, i, p9, v9, pos, vel, t, margin, k, stride, partners,
+                         found, tests);
             }
         if (fast) {
             float slow_reach = MARGIN(margin) * (p9.w + g.max_radius) + t * (sqrtf(speed_squared(v9)) + sqrtf(g.fast2));
@@ -50,13 +60,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) sweep_fast(const float4* __r
             for (int z = max(q.z - r, 0); z <= min(q.z + r, g.nz - 1); ++z)
                 for (int y = max(q.y - r, 0); y <= min(q.y + r, g.ny - 1); ++y) {
                     int end = cell_start[cell_index(x1, y, z, g) + 1];
-                    for (int j = cell_start[cell_index(x0, y, z, g)]; j < end; ++j) {
-                        ++tests;
-                        if (in_proximity(pos[j], vel[j], p9, v9, t, margin)) {
-                            if (found < k) partners[(size_t)found * stride + i] = j;
-                            ++found;
-                        }
-                    }
+                    test_run(cell_start[cell_index(x0, y, z, g)], end, i, p9, v9, pos, vel, t, margin, k, stride,
+                             partners, found, tests);
                 }
         }
         if (found > k) atomicMax(&summary[LONGEST], (unsigned long long)found);
