@@ -19,12 +19,13 @@ PROXIMITY_SWEEP = ("sweep", "reorder", "sweep_keys")
 # speed alone could make the cells SPLIT_GAIN of their side or less, or the balls' box needs too many cells, it
 # samples SETUP_SAMPLES balls into histograms of SETUP_BINS: the balls faster than all but live >> FAST_SHIFT of
 # them go to coarse cells of their own where the rest's cells are that much finer; the box is trimmed of at
-# most live >> shift of them at each end of an axis, for each shift in turn.
+# most live >> shift of them at each end of an axis, for each shift in turn. FAST_SHIFT 6 (1/64): as the 1M block
+# splashes, 1% of its balls can fly fast, more than 1/256 took (bench/results/h200-ab-c3c579a-fast-cut.txt).
 SETUP_THREADS = 256
 SETUP_SAMPLES = 4096
 SETUP_BINS = 256
 TRIM_SHIFTS = (10, 8, 6)
-FAST_SHIFT = 8
+FAST_SHIFT = 6
 SPLIT_GAIN = 0.75
 GRID_SETUP_OPTIONS = (
     f"-DSETUP_THREADS={SETUP_THREADS}",
