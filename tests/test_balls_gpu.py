@@ -9,6 +9,7 @@ from test_balls_proximity import fast_cloud, splashed_cloud
 
 from sim import create_scene
 from sim.balls import grid_cpu, grid_setup_cpu, proximity_cpu, world
+from sim.balls.kernels import grid_max_cells
 from sim.gpu import cuda
 from sim.pairs import differing_items as _differing_balls
 from sim.pairs import lists_from_pairs as _lists_from_pairs
@@ -96,7 +97,7 @@ CLOUDS = {
     "splashed": lambda rng: splashed_cloud(rng, 3000, 12),
     "splashed, strided sample": lambda rng: splashed_cloud(rng, 9000, 40),
     "fast": lambda rng: fast_cloud(rng, 3000, 8),
-    "fast, strided sample": lambda rng: fast_cloud(rng, 12000, 20),  # ~7 fast in the sample: at most 16
+    "fast, strided sample": lambda rng: fast_cloud(rng, 12000, 20),  # ~7 fast in the sample: at most 256
     "fast in a dense heap": lambda rng: fast_cloud(rng, 2500, 8, box=5.0),  # ~100 partners: the lists overflow
     "splashed and fast": lambda rng: splashed_and_fast(rng, 6000, 20, 12),
 }
@@ -113,7 +114,7 @@ def test_the_grid_is_its_twins_and_lists_every_pair(cloud):
     gpu, result, (spos, svel, _), count, slots = gpu_pass(pos, vel, "grid", 128)
     grid = gpu.grid.get()
     floats = grid.view(np.float32)
-    shape = grid_setup_cpu.grid_shape(pos, vel, T, M, 2 * len(pos))
+    shape = grid_setup_cpu.grid_shape(pos, vel, T, M, grid_max_cells(len(pos)))
     assert floats[[0, 1, 2, 3, 10, 11]].tolist() == [*shape.origin.tolist(), shape.cell, shape.fast2, shape.coarse]
     assert grid[4:7].tolist() == shape.dims.tolist() and grid[12:15].tolist() == shape.coarse_dims.tolist()
     assert shape.split == ("fast" in cloud), "split where a few balls are fast"

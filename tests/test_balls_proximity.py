@@ -5,6 +5,7 @@ import pytest
 
 from sim import create_scene
 from sim.balls import grid_cpu, grid_setup_cpu, presets, proximity_cpu, world
+from sim.balls.kernels import grid_max_cells
 
 T = np.float32(world.PAIR_LIFETIME)
 MARGIN = np.float32(world.PROXIMITY_MARGIN)
@@ -136,7 +137,7 @@ def test_a_splashed_cloud_keeps_fine_cells_and_every_pair():
     rng = np.random.default_rng()
     pos, vel = splashed_cloud(rng, 3000, 12)
     n = len(pos)
-    shape = grid_setup_cpu.grid_shape(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN, 2 * n)
+    shape = grid_setup_cpu.grid_shape(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN, grid_max_cells(n))
     origin, cell, dims = shape[:3]
     assert not shape.split, "every ball slow: one grid"
     lo, hi = pos[:, :3].min(axis=0), pos[:, :3].max(axis=0)
@@ -172,7 +173,7 @@ def test_a_few_fast_balls_get_coarse_cells_of_their_own():
     by the slow balls' speed, the fast ones get coarse cells of the full reach; every pair is found."""
     rng = np.random.default_rng()
     pos, vel = fast_cloud(rng, 3000, 8)
-    shape = grid_setup_cpu.grid_shape(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN, 2 * len(pos))
+    shape = grid_setup_cpu.grid_shape(pos, vel, world.PAIR_LIFETIME, world.PROXIMITY_MARGIN, grid_max_cells(len(pos)))
     assert shape.split and shape.cell < 0.75 * shape.coarse
     speed2 = grid_setup_cpu.speed_squared(vel)
     assert (speed2 > shape.fast2).sum() == 8, "the fast balls, and only they, above the cut"

@@ -21,9 +21,9 @@ from sim.gpu.scan import CountScan
 
 VARIANTS = world.PROXIMITY_VARIANTS
 STEP_BLOCK = kernels.STEP_BLOCK
-# state x2, the grid's cell counts and starts (room for four cells a ball: fine and coarse), partner slots, sort
+# state x2, the grid's cell counts and starts (room for eight cells a ball: fine and coarse), partner slots, sort
 # scratch
-BYTES_PER_BALL = 2 * 40 + 8 * 4 + 16 * 4 + 8 * 4
+BYTES_PER_BALL = 2 * 40 + 16 * 4 + 16 * 4 + 8 * 4
 
 
 def check_memory(n: int) -> None:

@@ -23,7 +23,7 @@ import cupy
 import numpy as np
 
 from sim.balls import world
-from sim.balls.kernels import SETUP_THREADS, STEP_BLOCK
+from sim.balls.kernels import SETUP_THREADS, STEP_BLOCK, grid_max_cells
 from sim.gpu import cuda
 from sim.gpu.cuda import grid_for
 from sim.gpu.scan import CountScan
@@ -130,7 +130,7 @@ class ProximityPass:
         """Counting sort by grid cell: atomic counts, prefix sum, scatter of the positions (the search
         moves the rest, _search). The counts stay allocated between passes, zero: the prefix sum clears
         them as it reads them."""
-        max_cells = 2 * n  # a cell per ball or so; cells grow past this
+        max_cells = grid_max_cells(n)
         cells = 2 * max_cells + 1  # at most: the fine cells, as many coarse ones (grid_setup.cuh), the fallen
         if self._cell_count is None or self._cell_count.size < cells:
             self._cell_count = cupy.zeros(cells, cupy.int32)

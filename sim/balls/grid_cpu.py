@@ -17,11 +17,8 @@ import numpy as np
 from numba import prange
 
 from sim.balls.grid_setup_cpu import grid_shape
+from sim.balls.kernels import grid_max_cells
 from sim.balls.proximity_cpu import in_proximity
-
-
-def max_cells_for(n: int) -> int:
-    return max(2 * n, 64)
 
 
 @numba.njit(cache=True)
@@ -79,7 +76,7 @@ def grid_pass(pos, vel, lifetime, margin):
     n = pos.shape[0]
     if n == 0:
         return np.empty((0, 2), np.int64), 0, 0
-    shape = grid_shape(pos, vel, lifetime, margin, max_cells_for(n))
+    shape = grid_shape(pos, vel, lifetime, margin, grid_max_cells(n))
     origin, cell, dims = (shape.origin, shape.coarse, shape.coarse_dims) if shape.split else shape[:3]
     cells, cell_end, cell_count, members = _sort_by_cell(pos, origin, cell, dims)
     args = (pos, vel, lifetime, margin, cells, dims, cell_end, cell_count, members)

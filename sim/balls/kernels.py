@@ -19,14 +19,17 @@ PROXIMITY_SWEEP = ("sweep", "reorder", "sweep_keys")
 # speed alone could make the cells SPLIT_GAIN of their side or less, or the balls' box needs too many cells, it
 # samples SETUP_SAMPLES balls into histograms of SETUP_BINS: the balls faster than all but live >> FAST_SHIFT of
 # them go to coarse cells of their own where the rest's cells are that much finer; the box is trimmed of at
-# most live >> shift of them at each end of an axis, for each shift in turn. FAST_SHIFT 6 (1/64): as the 1M block
-# splashes, 1% of its balls can fly fast, more than 1/256 took (bench/results/h200-ab-c3c579a-fast-cut.txt).
+# most live >> shift of them at each end of an axis, for each shift in turn. The box has at most GRID_CELLS_PER_BALL
+# fine cells a ball (grid_max_cells), as many coarse ones: a splash's spray spans a box far larger than its heap,
+# and at two cells a ball its cells grew to nearly twice the heap's reach. FAST_SHIFT 4 (1/16): in a splash 5-10% of the
+# balls can fly fast. Both were chosen on the 1M block's states as it splashes (docs/performance.md).
 SETUP_THREADS = 256
 SETUP_SAMPLES = 4096
 SETUP_BINS = 256
 TRIM_SHIFTS = (10, 8, 6)
-FAST_SHIFT = 6
+FAST_SHIFT = 4
 SPLIT_GAIN = 0.75
+GRID_CELLS_PER_BALL = 4
 GRID_SETUP_OPTIONS = (
     f"-DSETUP_THREADS={SETUP_THREADS}",
     f"-DSETUP_SAMPLES={SETUP_SAMPLES}",
@@ -35,6 +38,12 @@ GRID_SETUP_OPTIONS = (
     f"-DFAST_SHIFT={FAST_SHIFT}",
     f"-DSPLIT_GAIN={SPLIT_GAIN}f",
 )
+
+
+def grid_max_cells(n: int) -> int:
+    """The most fine cells the grid's box may have for n balls (grid_setup's max_cells): past it, it trims the box
+    of outlying balls, then grows the cells."""
+    return max(GRID_CELLS_PER_BALL * n, 64)
 
 
 def proximity(variant: str, block: int) -> Build:
