@@ -6,7 +6,8 @@ every fourth line kept) for two trees in turns.
     python bench/balls_splash.py TREE [FRAMES] [N] [EVERY] [BACKEND]
         TREE: a folder with sim/ and assets/ (. for this one; another made by git archive, as bench/tree_ab.sh
         says); FRAMES 2000, N 1000000 balls of the block preset, the grid variant, a line every EVERY (100)
-        frames: the median of the frames since the last line and their slowest, in ms, then the last pass's
+        frames: the median of the frames since the last line and their slowest, in ms, the median of their
+        proximity stage (the scene's stage timer: CUDA events on the GPU, ms a frame), then the last pass's
         tests a ball; BACKEND gpu (cpu: the same lines, slowly)
 """
 
@@ -33,9 +34,12 @@ def lines(frames: int, n: int, every: int, backend: str) -> Iterator[str]:
         if frame % every == 0 or frame == frames - 1:
             stats = scene.stats()
             recent = times[-every:] if frame else times
+            scene.timer.flush()  # the GPU's stage times are read a frame late
+            proximity = scene.timer.history("proximity")[-len(recent) :]
             yield (
                 f"frame {frame:5d} step {stats['steps']:6d} n {stats['n']:8d} ms {np.median(recent):7.3f} "
-                f"max {max(recent):7.3f} tests/ball {stats['tests_per_ball']:7.2f}"
+                f"max {max(recent):7.3f} proximity {np.median(proximity):7.3f} "
+                f"tests/ball {stats['tests_per_ball']:7.2f}"
             )
             times.clear()
 
