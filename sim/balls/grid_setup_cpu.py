@@ -53,8 +53,11 @@ def speed_squared(vel: np.ndarray) -> np.ndarray:
     return vel[:, 0] * vel[:, 0] + vel[:, 1] * vel[:, 1] + vel[:, 2] * vel[:, 2]
 
 
-def grid_shape(pos: np.ndarray, vel: np.ndarray, lifetime: float, margin: float, max_cells: int) -> GridShape:
-    """The grid grid_setup.cuh chooses for these balls (all live: the twin drops no fallen ones)."""
+def grid_shape(
+    pos: np.ndarray, vel: np.ndarray, lifetime: float, margin: float, max_cells: int, fast_shift: int = FAST_SHIFT
+) -> GridShape:
+    """The grid grid_setup.cuh chooses for these balls (all live: the twin drops no fallen ones); another
+    ``fast_shift`` than the build's is the grid a build with that cut would choose."""
     lo = pos[:, :3].min(axis=0).astype(f)
     hi = pos[:, :3].max(axis=0).astype(f)
     max_radius, fastest2 = f(pos[:, 3].max()), f(speed_squared(vel).max())
@@ -75,7 +78,7 @@ def grid_shape(pos: np.ndarray, vel: np.ndarray, lifetime: float, margin: float,
         if may_split:
             scale = f(SETUP_BINS) / fastest2 if fastest2 > 0 else f(0)
             speed_hist = np.bincount(_bins(speeds, f(0), scale), minlength=SETUP_BINS)
-            last, cut, allowed = SETUP_BINS - 1, 0, len(sample) >> FAST_SHIFT
+            last, cut, allowed = SETUP_BINS - 1, 0, len(sample) >> fast_shift
             while last > 0 and cut + speed_hist[last] <= allowed:
                 cut += speed_hist[last]
                 last -= 1
