@@ -49,20 +49,24 @@ extern "C" __global__ void grid_bounds(const float4* pos, const float4* vel, int
     bounds_commit(box, bounds);
 }
 
+// The cell of side `side` over the grid's box that p falls in, clamped to the box's nx x ny x nz cells.
+__device__ __forceinline__ int3 clamped_cell(float4 p, const Grid& g, float side, int nx, int ny, int nz)
+{
+    return make_int3(min(max((int)floorf((p.x - g.ox) / side), 0), nx - 1),
+                     min(max((int)floorf((p.y - g.oy) / side), 0), ny - 1),
+                     min(max((int)floorf((p.z - g.oz) / side), 0), nz - 1));
+}
+
 __device__ __forceinline__ int3 cell_of(float4 p, const Grid& g)
 {
-    return make_int3(min(max((int)floorf((p.x - g.ox) / g.cell), 0), g.nx - 1),
-                     min(max((int)floorf((p.y - g.oy) / g.cell), 0), g.ny - 1),
-                     min(max((int)floorf((p.z - g.oz) / g.cell), 0), g.nz - 1));
+    return clamped_cell(p, g, g.cell, g.nx, g.ny, g.nz);
 }
 
 __device__ __forceinline__ int cell_index(int x, int y, int z, const Grid& g) { return (z * g.ny + y) * g.nx + x; }
 
 __device__ __forceinline__ int3 coarse_cell_of(float4 p, const Grid& g)
 {
-    return make_int3(min(max((int)floorf((p.x - g.ox) / g.coarse), 0), g.cx - 1),
-                     min(max((int)floorf((p.y - g.oy) / g.coarse), 0), g.cy - 1),
-                     min(max((int)floorf((p.z - g.oz) / g.coarse), 0), g.cz - 1));
+    return clamped_cell(p, g, g.coarse, g.cx, g.cy, g.cz);
 }
 
 __device__ __forceinline__ float speed_squared(float4 u) { return u.x * u.x + u.y * u.y + u.z * u.z; }
